@@ -1,0 +1,51 @@
+/*
+ * cli/main.c: the `memwatch` command. Thin: parses the subcommand and hands
+ * the rest of the arguments to it. Each subcommand lives in cli/cmd_<name>.c.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct mw_cmd {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} cmds[] = {
+    {"probe", mw_cmd_probe, "show the PMUs, privileges and measurement methods of this machine"},
+    {"calibrate", mw_cmd_calibrate,
+     "run ground-truth microbenchmarks, validate every method, write the machine profile"},
+    {"record", mw_cmd_record, "run a program under libmemwatch.so and record it"},
+    {"report", mw_cmd_report, "turn raw .mwr files into a SQLite database and a summary"},
+    {"prefetch", mw_cmd_prefetch, "show, switch or restore the hardware prefetchers"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: memwatch [--version] [--help] <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
+    fprintf(f, "\n'memwatch <command> --help' describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("memwatch %s\n", MW_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (!strcmp(argv[1], cmds[i].name))
+            return cmds[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "memwatch: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

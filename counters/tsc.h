@@ -1,0 +1,61 @@
+/*
+ * Time-stamp counter access for x86-64 (serialized reads after Fang et al.)
+ * and a portable fallback. Internal to memwatch; async-signal-safe (no libc).
+ *
+ *   start: cpuid ; rdtsc        (nothing earlier leaks into the timed region)
+ *   end:   rdtscp ; cpuid       (nothing later leaks into it)
+ */
+#ifndef MW_COUNTERS_TSC_H
+#define MW_COUNTERS_TSC_H
+
+#include <stdint.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define MW_HAVE_TSC 1
+static inline uint64_t mw_rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+static inline uint64_t mw_tsc_start(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("cpuid\n\trdtsc" : "=a"(lo), "=d"(hi) : "a"(0) : "rbx", "rcx", "memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+static inline uint64_t mw_tsc_end(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtscp\n\tmov %%eax, %0\n\tmov %%edx, %1\n\tcpuid"
+                     : "=r"(lo), "=r"(hi)
+                     :
+                     : "rax", "rbx", "rcx", "rdx", "memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+#else
+#define MW_HAVE_TSC 0
+static inline uint64_t mw_rdtsc(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+#define mw_tsc_start mw_rdtsc
+#define mw_tsc_end mw_rdtsc
+#endif
+
+static inline uint64_t mw_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* TSC frequency in Hz: from the kernel's perf_event time conversion when it
+ * exposes one (cap_user_time), else measured against CLOCK_MONOTONIC_RAW and
+ * cached. *source (may be NULL) says which. Implemented in counters/tsc.c. */
+double mw_tsc_hz(const char **source);
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * The memwatch raw file (.mwr): what libmemwatch.so writes, one file per
+ * process, and what `memwatch report` reads. Specified in docs/raw-format.md;
+ * this header is the authoritative layout. All integers are little-endian
+ * (the writer's native order on x86-64), all records 8-byte aligned.
+ *
+ *   file    := file_header record*  [trailer record]
+ *   record  := mwr_rec_hdr payload padding-to-8
+ *
+ * Every record carries its total size, so a reader stops cleanly at the last
+ * whole record of a file cut short by a crash or SIGKILL. A missing trailer
+ * means the process did not end normally; the reader says so.
+ *
+ * Compatibility: the major version changes when a layout changes; new record
+ * types and new fields appended at the end of a payload (readers use the
+ * record size) keep the major version. Readers skip record types they do not
+ * know.
+ */
+#ifndef MEMWATCH_MWR_H
+#define MEMWATCH_MWR_H
+
+#include <stdint.h>
+
+#define MWR_MAGIC "MEMWATCH"   /* 8 bytes, no terminator */
+#define MWR_VERSION_MAJOR 1
+#define MWR_VERSION_MINOR 0
+
+typedef struct mwr_file_header {
+    char magic[8];            /* "MEMWATCH" */
+    uint16_t version_major;
+    uint16_t version_minor;
+    uint32_t header_size;     /* sizeof(struct mwr_file_header) */
+    uint64_t reserved[2];
+} mwr_file_header;            /* 32 bytes */
+
+typedef struct mwr_rec_hdr {
+    uint32_t type;            /* enum mwr_type */
+    uint32_t size;            /* whole record including this header and padding */
+} mwr_rec_hdr;
+
+enum mwr_type {
+    MWR_META = 1,        /* text: "key=value\n" lines (see docs/raw-format.md for keys) */
+    MWR_PERF_ATTR = 2,   /* mwr_perf_attr + attr bytes: how to decode MWR_PERF_DATA */
+    MWR_PERF_DATA = 3,   /* mwr_perf_data + whole kernel records copied verbatim */
+    MWR_INTERVAL = 4,    /* mwr_interval */
+    MWR_THREAD = 5,      /* mwr_thread */
+    MWR_ALLOC = 6,       /* mwr_alloc + frames */
+    MWR_FREE = 7,        /* mwr_free */
+    MWR_MODULE = 8,      /* mwr_module + path */
+    MWR_COUNTERS = 9,    /* mwr_counters + values: one group read */
+    MWR_LOG = 10,        /* text: a warning memwatch gave during the run */
+    MWR_GPU_KERNEL = 20, /* GPU records: layouts defined in gpu/ and docs/raw-format.md */
+    MWR_GPU_SAMPLE = 21,
+    MWR_GPU_PC = 22,
+    MWR_GPU_META = 23,
+    MWR_TRAILER = 0x7fff /* mwr_trailer: the last record of a cleanly ended process */
+};
+
+/* Flags of mwr_interval. */
+enum mwr_interval_flag {
+    MWR_IV_BW_BOUND = 1u << 0,      /* latency above the saturation threshold */
+    MWR_IV_LAT_VALID = 1u << 1,     /* latency_ns holds a measurement */
+    MWR_IV_BW_VALID = 1u << 2,      /* bytes holds a measurement */
+    MWR_IV_UNCALIBRATED = 1u << 3,  /* threshold is memwatch's default, no machine profile */
+};
+
+typedef struct mwr_perf_attr {
+    uint32_t attr_id;         /* referenced by mwr_perf_data */
+    uint32_t attr_size;       /* bytes of struct perf_event_attr that follow */
+    char name[32];            /* "cpu-clock", "page-faults", "mem-loads", ... */
+    /* struct perf_event_attr bytes follow (as passed to perf_event_open) */
+} mwr_perf_attr;
+
+typedef struct mwr_perf_data {
+    uint32_t attr_id;         /* which mwr_perf_attr decodes these records */
+    uint32_t tid;             /* thread whose ring buffer they came from */
+    uint64_t time_ns;         /* CLOCK_MONOTONIC when drained */
+    /* whole kernel records (struct perf_event_header + body) follow, verbatim */
+} mwr_perf_data;
+
+typedef struct mwr_interval {
+    uint64_t t_start_ns;      /* CLOCK_MONOTONIC */
+    uint64_t t_end_ns;
+    uint32_t flags;           /* enum mwr_interval_flag */
+    uint32_t nthreads;        /* live application threads */
+    double latency_ns;        /* loaded-latency method value */
+    double threshold_ns;      /* saturation threshold in force */
+    double bytes;             /* DRAM bytes in the interval (bandwidth method), if valid */
+    uint64_t samples;         /* samples drained in the interval */
+    uint64_t lost;            /* samples the kernel reported lost in the interval */
+    char lat_method[16];      /* "probe_lat", "lmrl", ... */
+    char bw_method[16];       /* "imc_cas", ... or "" */
+} mwr_interval;
+
+enum mwr_thread_event { MWR_THREAD_START = 1, MWR_THREAD_EXIT = 2, MWR_THREAD_NAME = 3 };
+
+typedef struct mwr_thread {
+    uint64_t time_ns;
+    uint32_t tid;
+    uint32_t event;           /* enum mwr_thread_event */
+    char name[16];            /* comm, as the kernel holds it */
+} mwr_thread;
+
+enum mwr_alloc_kind {
+    MWR_A_MALLOC = 1, MWR_A_CALLOC, MWR_A_REALLOC, MWR_A_POSIX_MEMALIGN, MWR_A_ALIGNED_ALLOC,
+    MWR_A_MEMALIGN, MWR_A_VALLOC, MWR_A_MMAP, MWR_A_MREMAP, MWR_A_PVALLOC
+};
+
+typedef struct mwr_alloc {
+    uint64_t time_ns;
+    uint64_t addr;
+    uint64_t size;
+    uint32_t tid;
+    uint16_t kind;            /* enum mwr_alloc_kind */
+    uint16_t nframes;         /* return addresses that follow, innermost first */
+    /* uint64_t frames[nframes] follow */
+} mwr_alloc;
+
+typedef struct mwr_free {
+    uint64_t time_ns;
+    uint64_t addr;
+    uint64_t size;            /* bytes released (munmap length; 0 when unknown) */
+    uint32_t tid;
+    uint16_t kind;            /* 1 free, 2 munmap, 3 realloc-away */
+    uint16_t pad;
+} mwr_free;
+
+typedef struct mwr_module {
+    uint64_t time_ns;
+    uint64_t base;            /* load bias (dlpi_addr) */
+    uint64_t start, end;      /* lowest and highest mapped address of its PT_LOAD segments */
+    uint8_t build_id_size;
+    uint8_t build_id[20];
+    uint8_t pad[3];
+    uint32_t path_len;        /* bytes of path that follow, without terminator */
+    /* char path[path_len] */
+} mwr_module;
+
+typedef struct mwr_counters {
+    uint64_t time_ns;
+    uint32_t group_id;        /* index of the counter group in META "group.N=" */
+    uint32_t nvalues;
+    uint64_t time_enabled;
+    uint64_t time_running;
+    /* uint64_t values[nvalues] */
+} mwr_counters;
+
+typedef struct mwr_trailer {
+    uint64_t time_ns;
+    uint64_t records;         /* records written, the trailer excluded */
+    uint64_t bytes;           /* bytes written before the trailer */
+    uint64_t lost_samples;    /* PERF_RECORD_LOST totals */
+    uint64_t throttled;       /* PERF_RECORD_THROTTLE count */
+    uint64_t dropped_records; /* records memwatch could not write (buffer full, I/O error) */
+    uint64_t alloc_dropped;   /* allocation records dropped */
+    int32_t exit_status;      /* exit code, or -signal */
+    uint32_t pad;
+} mwr_trailer;
+
+#define MWR_ALIGN(n) (((n) + 7u) & ~7u)
+
+#endif

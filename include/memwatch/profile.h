@@ -1,0 +1,64 @@
+/*
+ * The machine profile: what `memwatch calibrate` learned about this machine and
+ * what `record` uses. Stored as JSON (schema: docs/profile-format.md), keyed by
+ * the machine identity. Implemented in counters/profile.c (reading needs only
+ * cJSON, so the preload library can load it at start-up; writing happens in
+ * calibrate/).
+ *
+ * The fields below are the contract the profiler relies on; the JSON holds much
+ * more (verdicts with numbers, raw evidence, the hierarchy).
+ */
+#ifndef MEMWATCH_PROFILE_H
+#define MEMWATCH_PROFILE_H
+
+#include <memwatch/memwatch.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MW_PROFILE_SCHEMA "memwatch-profile"
+#define MW_PROFILE_VERSION 1
+#define MW_PROFILE_MAX_METHODS 16
+
+typedef struct mw_profile_method {
+    char name[24];          /* "probe_lat", "imc_cas", ... */
+    char verdict[24];       /* "accurate", "biased", "misses_prefetch", "noisy", "unavailable" */
+    double factor;          /* correction factor for "biased" (1.0 otherwise) */
+    double cv;              /* coefficient of variation measured */
+    double false_pos, false_neg; /* latency methods: rates over the read-sweep grid */
+    double threshold;       /* latency methods: saturation threshold in ns (0 if none) */
+    char reason[200];       /* why, in words */
+} mw_profile_method;
+
+typedef struct mw_profile {
+    int version;
+    char identity[192];     /* machine identity string the profile is keyed by */
+    char created[32];       /* ISO 8601 time of calibration */
+    double tsc_hz;
+    double peak_bw;         /* bytes/s, best measured */
+    double idle_latency_ns;
+    char lat_method[24];    /* best validated latency method ("" if none) */
+    double lat_threshold_ns;/* its saturation threshold */
+    char bw_method[24];     /* best validated bandwidth method ("" if none) */
+    double bw_factor;       /* its correction factor */
+    unsigned n_methods;
+    mw_profile_method methods[MW_PROFILE_MAX_METHODS];
+} mw_profile;
+
+/* This machine's identity: CPU model, microcode, kernel release, cores, memory.
+ * proc_root/sys_root may be NULL for "/proc" and "/sys". */
+MW_API int mw_machine_identity(const char *proc_root, const char *sys_root, char *buf, size_t n);
+
+/* $XDG_DATA_HOME/memwatch/profile.json (or ~/.local/share/...). */
+MW_API int mw_profile_default_path(char *buf, size_t n);
+
+/* Read a profile. MW_ERR_CORRUPT for malformed JSON or missing fields,
+ * MW_ERR_FOREIGN for another schema, version or machine (identity compared when
+ * check_identity is non-zero). Never crashes on any input. */
+MW_API int mw_profile_load(const char *path, int check_identity, mw_profile *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
