@@ -4,8 +4,11 @@
  */
 #include "cli.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct mw_cmd {
     const char *name;
@@ -28,6 +31,31 @@ static void usage(FILE *f)
     fprintf(f, "\n'memwatch <command> --help' describes a command.\n");
 }
 
+/* `memwatch calibrate --gpu ...` runs memwatch-gpu (built with nvcc, installed
+ * beside this program) so that the CPU tool never links CUDA. */
+static int run_gpu_tool(int argc, char **argv)
+{
+    char self[PATH_MAX], tool[PATH_MAX + 16];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        fprintf(stderr, "memwatch: cannot find my own path: %s\n", strerror(errno));
+        return 1;
+    }
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = 0;
+    snprintf(tool, sizeof tool, "%s/memwatch-gpu", self);
+    argv[0] = tool;
+    execv(tool, argv);
+    fprintf(stderr,
+            "memwatch: the GPU part is not available: %s: %s\n"
+            "  (it is built when CMake finds a CUDA toolkit; see docs/gpu.md)\n",
+            tool, strerror(errno));
+    (void)argc;
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -42,6 +70,10 @@ int main(int argc, char **argv)
         printf("memwatch %s\n", MW_VERSION);
         return 0;
     }
+    if (!strcmp(argv[1], "calibrate"))
+        for (int i = 2; i < argc; i++)
+            if (!strcmp(argv[i], "--gpu"))
+                return run_gpu_tool(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(argv[1], cmds[i].name))
             return cmds[i].run(argc - 1, argv + 1);
