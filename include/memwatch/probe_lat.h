@@ -25,7 +25,13 @@ typedef struct mw_probe_lat_config {
     unsigned lines;        /* dependent loads per burst (0: default 32) */
     unsigned bursts;       /* bursts per measurement; the median is kept (0: default) */
     size_t region_bytes;   /* region the lines are spread over (0: default) */
+    unsigned flags;        /* MW_PROBE_LAT_* below (0: defaults) */
 } mw_probe_lat_config;
+
+/* Serialize the timer with cpuid (counters/tsc.h) instead of lfence. Same
+ * readings, but cpuid traps to the hypervisor in a VM (about 6 us each on the
+ * development VM), so this makes a measurement many times dearer there. */
+#define MW_PROBE_LAT_CPUID 1u
 
 typedef struct mw_probe_lat_result {
     double median_cycles;  /* TSC cycles per dependent load, median over bursts */

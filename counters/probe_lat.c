@@ -1,0 +1,307 @@
+/*
+ * counters/probe_lat.c: memwatch's software latency probe (include/memwatch/probe_lat.h).
+ *
+ * Owns: one mmap'ed region per probe, a pointer chain through `lines` cache
+ * lines placed in distinct, randomly chosen 4 KiB pages of that region, at a
+ * random line offset in each page, visited in a random page order; the timing
+ * of bursts of dependent loads of those lines after they were flushed.
+ * Calls: libc (mmap, madvise, clock_gettime), counters/tsc.h, mw_log.
+ * Threading: a handle is used by one thread at a time; distinct handles are
+ * independent. Never calls malloc (the probe runs inside profiled programs);
+ * not async-signal-safe (mw_log on errors in create).
+ *
+ * One burst: flush every line of the chain (clflushopt, or clflush where the CPU
+ * lacks it), fence (mfence: the flushes and earlier loads are complete), then
+ * `lfence; rdtsc; lfence`, `lines` dependent loads p = *p, `rdtscp; lfence`
+ * (or counters/tsc.h's cpuid-serialized pair with MW_PROBE_LAT_CPUID). The timer's
+ * own cost (measured at creation, median of empty timed regions) is subtracted
+ * and the rest divided by the number of loads. Flushing goes through the TLB,
+ * so the translations of the chain's pages are warm when the timed loads start;
+ * the region is 2 MiB-aligned with MADV_HUGEPAGE so that, where transparent huge
+ * pages exist, one TLB entry covers it all. Prefetchers cannot follow the chain:
+ * consecutive loads go to different pages in random order, one line per page.
+ */
+#include <memwatch/probe_lat.h>
+
+#include "tsc.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#define PL_LINE 64u
+#define PL_PAGE 4096u
+#define PL_DEFAULT_LINES 32u
+#define PL_DEFAULT_BURSTS 15u
+#define PL_DEFAULT_REGION (2u << 20)
+#define PL_MAX_LINES 4096u
+#define PL_MAX_BURSTS 4096u
+#define PL_HUGE (2u << 20)
+
+struct mw_probe_lat {
+    unsigned lines, bursts;
+    size_t region_bytes;
+    void *map;          /* what mmap returned (munmap'ed whole) */
+    size_t map_bytes;
+    char *region;       /* 2 MiB-aligned start inside map */
+    void **start;       /* first line of the chain */
+    void **order;       /* the chain's lines, in visiting order (in the map's tail) */
+    uint64_t *cycles;   /* per-burst scratch (in the map's tail) */
+    uint64_t timer_overhead;
+    double tsc_hz;
+    int use_clflushopt;
+    int use_cpuid;      /* MW_PROBE_LAT_CPUID */
+};
+
+#if defined(__x86_64__)
+
+static int pl_cpu_features(int *have_clflush, int *have_clflushopt, int *have_tsc)
+{
+    unsigned a, b, c, d;
+    *have_clflush = *have_clflushopt = *have_tsc = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return -1;
+    *have_tsc = (d >> 4) & 1;
+    *have_clflush = (d >> 19) & 1;
+    if (__get_cpuid_max(0, NULL) >= 7) {
+        __cpuid_count(7, 0, a, b, c, d);
+        *have_clflushopt = (b >> 23) & 1;
+    }
+    return 0;
+}
+
+static inline void pl_flush(void *p, int opt)
+{
+    if (opt)
+        __asm__ volatile(".byte 0x66; clflush %0" : "+m"(*(volatile char *)p));
+    else
+        __asm__ volatile("clflush %0" : "+m"(*(volatile char *)p));
+}
+
+static inline void pl_mfence(void)
+{
+    __asm__ volatile("mfence" ::: "memory");
+}
+
+/* lfence-serialized reads: `lfence; rdtsc; lfence` and `rdtscp; lfence`. lfence
+ * waits for every earlier instruction to complete locally (Intel; AMD with the
+ * LFENCE-serializing bit that Linux sets on every Zen), so nothing leaks across
+ * the timer, and unlike cpuid it does not trap to the hypervisor in a VM. */
+static inline uint64_t pl_tsc_start_lfence(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi) : : "memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+static inline uint64_t pl_tsc_end_lfence(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi) : : "rcx", "memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+
+#endif
+
+/* xorshift64*: the chain's layout only needs to defeat prefetchers. */
+static uint64_t pl_rand(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+static void pl_sort_u64(uint64_t *v, unsigned n)
+{
+    for (unsigned i = 1; i < n; i++) {
+        uint64_t x = v[i];
+        unsigned j = i;
+        while (j > 0 && v[j - 1] > x) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
+static uint64_t pl_median_u64(uint64_t *v, unsigned n)
+{
+    pl_sort_u64(v, n);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#if defined(__x86_64__)
+/* Cost of the serialized timer pair around nothing: the median of 31 tries. */
+static uint64_t pl_timer_overhead(const mw_probe_lat *p, uint64_t *scratch)
+{
+    for (unsigned i = 0; i < 31; i++) {
+        uint64_t t0 = p->use_cpuid ? mw_tsc_start() : pl_tsc_start_lfence();
+        uint64_t t1 = p->use_cpuid ? mw_tsc_end() : pl_tsc_end_lfence();
+        scratch[i] = t1 - t0;
+    }
+    return pl_median_u64(scratch, 31);
+}
+
+/* One burst: flush, fence, time the chase. Returns TSC cycles for all loads. */
+static uint64_t pl_burst(mw_probe_lat *p)
+{
+    for (unsigned i = 0; i < p->lines; i++)
+        pl_flush(p->order[i], p->use_clflushopt);
+    pl_mfence();
+    void **q = p->start;
+    uint64_t t0, t1;
+    if (p->use_cpuid) {
+        t0 = mw_tsc_start();
+        for (unsigned i = 0; i < p->lines; i++)
+            q = (void **)*(void *volatile *)q;
+        t1 = mw_tsc_end();
+    } else {
+        t0 = pl_tsc_start_lfence();
+        for (unsigned i = 0; i < p->lines; i++)
+            q = (void **)*(void *volatile *)q;
+        t1 = pl_tsc_end_lfence();
+    }
+    /* keep the chase: q is the start again after a full cycle */
+    __asm__ volatile("" : : "r"(q) : "memory");
+    uint64_t dt = t1 - t0;
+    return dt > p->timer_overhead ? dt - p->timer_overhead : 0;
+}
+#endif
+
+int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
+{
+    if (!out)
+        return -EINVAL;
+    *out = NULL;
+#if !defined(__x86_64__)
+    (void)cfg;
+    mw_log(MW_LOG_WARN, "probe_lat: needs x86-64 (cache-line flush and a TSC); this build "
+                        "targets another architecture");
+    return MW_ERR_UNSUPPORTED;
+#else
+    int have_clflush, have_opt, have_tsc;
+    if (pl_cpu_features(&have_clflush, &have_opt, &have_tsc) < 0 || !have_tsc) {
+        mw_log(MW_LOG_WARN, "probe_lat: the CPU reports no time-stamp counter (cpuid.1:edx.4)");
+        return MW_ERR_UNSUPPORTED;
+    }
+    if (!have_clflush) {
+        mw_log(MW_LOG_WARN, "probe_lat: the CPU reports neither clflushopt nor clflush");
+        return MW_ERR_UNSUPPORTED;
+    }
+    unsigned lines = cfg && cfg->lines ? cfg->lines : PL_DEFAULT_LINES;
+    unsigned bursts = cfg && cfg->bursts ? cfg->bursts : PL_DEFAULT_BURSTS;
+    size_t region = cfg && cfg->region_bytes ? cfg->region_bytes : PL_DEFAULT_REGION;
+    region = (region + PL_PAGE - 1) / PL_PAGE * PL_PAGE;
+    if (lines < 2 || lines > PL_MAX_LINES || bursts > PL_MAX_BURSTS) {
+        mw_log(MW_LOG_ERROR, "probe_lat: lines must lie in 2..%u and bursts in 1..%u", PL_MAX_LINES,
+               PL_MAX_BURSTS);
+        return -EINVAL;
+    }
+    size_t pages = region / PL_PAGE;
+    if (pages < lines) {
+        mw_log(MW_LOG_ERROR, "probe_lat: a region of %zu bytes has fewer 4 KiB pages than the "
+                             "%u lines that must each get their own page", region, lines);
+        return -EINVAL;
+    }
+    /* Tail after the region: the handle, the visiting order, per-burst scratch,
+     * and a page-index table used while building the chain. */
+    size_t tail = sizeof(mw_probe_lat) + lines * sizeof(void *) +
+                  (bursts > 31 ? bursts : 31) * sizeof(uint64_t) + pages * sizeof(uint32_t) + 64;
+    tail = (tail + PL_PAGE - 1) / PL_PAGE * PL_PAGE;
+    size_t map_bytes = region + PL_HUGE + tail;
+    void *map = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) {
+        int e = errno;
+        mw_log(MW_LOG_ERROR, "probe_lat: mmap of %zu bytes failed: %s", map_bytes, strerror(e));
+        return -e;
+    }
+    char *reg = (char *)(((uintptr_t)map + PL_HUGE - 1) & ~(uintptr_t)(PL_HUGE - 1));
+    if (region >= PL_HUGE)
+        (void)madvise(reg, region, MADV_HUGEPAGE); /* best effort: THP may be off */
+    char *t = reg + region;
+    mw_probe_lat *p = (mw_probe_lat *)t;
+    t += (sizeof *p + 63) & ~(size_t)63;
+    memset(p, 0, sizeof *p);
+    p->order = (void **)t;
+    t += lines * sizeof(void *);
+    p->cycles = (uint64_t *)t;
+    t += (bursts > 31 ? bursts : 31) * sizeof(uint64_t);
+    uint32_t *perm = (uint32_t *)t;
+    p->lines = lines;
+    p->bursts = bursts;
+    p->region_bytes = region;
+    p->map = map;
+    p->map_bytes = map_bytes;
+    p->region = reg;
+    p->use_clflushopt = have_opt;
+
+    /* Touch every page once, before the chain is written: no timed load faults. */
+    for (size_t off = 0; off < region; off += PL_PAGE)
+        ((volatile char *)reg)[off + PL_LINE * 63] = 0;
+    /* Random distinct pages (partial Fisher-Yates), random line in each. */
+    uint64_t seed = mw_rdtsc() | 1;
+    for (size_t i = 0; i < pages; i++)
+        perm[i] = (uint32_t)i;
+    for (unsigned i = 0; i < lines; i++) {
+        size_t j = i + (size_t)(pl_rand(&seed) % (pages - i));
+        uint32_t x = perm[i];
+        perm[i] = perm[j];
+        perm[j] = x;
+        unsigned line = (unsigned)(pl_rand(&seed) % (PL_PAGE / PL_LINE));
+        p->order[i] = reg + (size_t)perm[i] * PL_PAGE + (size_t)line * PL_LINE;
+    }
+    for (unsigned i = 0; i < lines; i++)
+        *(void **)p->order[i] = p->order[(i + 1) % lines];
+    p->start = (void **)p->order[0];
+    p->use_cpuid = cfg && (cfg->flags & MW_PROBE_LAT_CPUID);
+    p->timer_overhead = pl_timer_overhead(p, p->cycles);
+    p->tsc_hz = mw_tsc_hz(NULL);
+    if (!(p->tsc_hz > 0)) {
+        mw_log(MW_LOG_WARN, "probe_lat: the TSC frequency is unknown, so cycles cannot become ns");
+        munmap(map, map_bytes);
+        return MW_ERR_UNSUPPORTED;
+    }
+    *out = p;
+    return 0;
+#endif
+}
+
+int mw_probe_lat_measure(mw_probe_lat *p, mw_probe_lat_result *out)
+{
+    if (!p || !out)
+        return -EINVAL;
+#if !defined(__x86_64__)
+    return MW_ERR_UNSUPPORTED;
+#else
+    uint64_t c0 = mw_now_ns();
+    (void)pl_burst(p); /* warm-up: code and the chain's translations */
+    for (unsigned b = 0; b < p->bursts; b++)
+        p->cycles[b] = pl_burst(p);
+    pl_sort_u64(p->cycles, p->bursts);
+    unsigned n = p->bursts;
+    double med = n % 2 ? (double)p->cycles[n / 2]
+                       : ((double)p->cycles[n / 2 - 1] + (double)p->cycles[n / 2]) / 2.0;
+    double per = 1e9 / p->tsc_hz / (double)p->lines;
+    out->median_cycles = med / (double)p->lines;
+    out->median_ns = med * per;
+    out->min_ns = (double)p->cycles[0] * per;
+    out->max_ns = (double)p->cycles[n - 1] * per;
+    out->bursts = n;
+    out->cost_ns = mw_now_ns() - c0;
+    return 0;
+#endif
+}
+
+void mw_probe_lat_destroy(mw_probe_lat *p)
+{
+    if (p)
+        munmap(p->map, p->map_bytes);
+}
