@@ -1,0 +1,422 @@
+/*
+ * counters/profile.c: the machine profile reader (include/memwatch/profile.h):
+ * the machine identity a profile is keyed by, the default path, and a loader
+ * that refuses damaged or foreign files with a logged reason. The writer lives
+ * in calibrate/profile_write.c; the format is docs/profile-format.md.
+ *
+ * May call: libc (open/read, no stdio), cJSON, mw_cpu_identify, mw_log.
+ * Threading: no shared state; every function is safe from any thread. Not
+ * async-signal-safe (malloc through cJSON, mw_log): the preload library calls
+ * mw_profile_load once at start-up, never from a hook.
+ *
+ * Robustness: the file is read with a size cap (MW_PROFILE_MAX_BYTES), parsed
+ * with a length bound, and every field is type-checked before it is copied;
+ * strings that do not fit their field make the profile corrupt rather than
+ * being cut silently. No input can make the loader read out of bounds.
+ */
+#include <memwatch/catalogue.h>
+#include <memwatch/profile.h>
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define MW_PROFILE_MAX_BYTES (8u << 20)
+
+/* Reads at most cap-1 bytes of a small file into buf (NUL-terminated). */
+static int pf_read_small(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = -errno;
+            close(fd);
+            return e;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    buf[n] = 0;
+    close(fd);
+    return (int)n;
+}
+
+static void pf_trim(char *s)
+{
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = 0;
+}
+
+/* Counts "processor" lines of cpuinfo and finds MemTotal in meminfo. */
+static unsigned pf_count_cpus(const char *proc)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/cpuinfo", proc);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    char line[512];
+    unsigned n = 0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "processor", 9) && (line[9] == ' ' || line[9] == '\t' || line[9] == ':'))
+            n++;
+    fclose(f);
+    return n;
+}
+
+static unsigned long long pf_mem_total_kib(const char *proc)
+{
+    char path[512], buf[4096];
+    snprintf(path, sizeof path, "%s/meminfo", proc);
+    if (pf_read_small(path, buf, sizeof buf) <= 0)
+        return 0;
+    const char *p = strstr(buf, "MemTotal:");
+    return p ? strtoull(p + 9, NULL, 10) : 0;
+}
+
+static unsigned pf_count_nodes(const char *sys)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/devices/system/node", sys);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    unsigned n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, "node", 4) && isdigit((unsigned char)e->d_name[4]))
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* DIMMs the EDAC driver describes (rarely visible in VMs): count and total MiB. */
+static unsigned pf_count_dimms(const char *sys, unsigned long long *total_mib)
+{
+    char path[768], buf[64];
+    *total_mib = 0;
+    snprintf(path, sizeof path, "%s/devices/system/edac/mc", sys);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    unsigned n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "mc", 2) || !isdigit((unsigned char)e->d_name[2]))
+            continue;
+        for (unsigned k = 0; k < 64; k++) {
+            snprintf(path, sizeof path, "%s/devices/system/edac/mc/%s/dimm%u/size", sys,
+                     e->d_name, k);
+            if (pf_read_small(path, buf, sizeof buf) <= 0)
+                continue;
+            unsigned long long mib = strtoull(buf, NULL, 10);
+            if (mib) {
+                n++;
+                *total_mib += mib;
+            }
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+MW_API int mw_machine_identity(const char *proc_root, const char *sys_root, char *buf, size_t n)
+{
+    if (!buf || n == 0)
+        return -EINVAL;
+    const char *proc = proc_root ? proc_root : "/proc";
+    const char *sys = sys_root ? sys_root : "/sys";
+    mw_cpu_id cpu;
+    int rc = mw_cpu_identify(proc, &cpu);
+    if (rc < 0) {
+        mw_log(MW_LOG_WARN, "machine identity: cannot identify the CPU from %s/cpuinfo: %s", proc,
+               mw_strerror(rc));
+        return rc;
+    }
+    char kernel[96] = "";
+    char path[512];
+    snprintf(path, sizeof path, "%s/sys/kernel/osrelease", proc);
+    if (pf_read_small(path, kernel, sizeof kernel) <= 0)
+        snprintf(kernel, sizeof kernel, "?");
+    pf_trim(kernel);
+    unsigned cpus = pf_count_cpus(proc);
+    unsigned long long mem_gib = (pf_mem_total_kib(proc) + (1u << 19)) >> 20; /* rounded */
+    unsigned nodes = pf_count_nodes(sys);
+    unsigned long long dimm_mib;
+    unsigned dimms = pf_count_dimms(sys, &dimm_mib);
+    char model[72];
+    snprintf(model, sizeof model, "%.71s", cpu.model_name[0] ? cpu.model_name : cpu.vendor);
+    pf_trim(model);
+    char memdesc[64];
+    if (dimms)
+        snprintf(memdesc, sizeof memdesc, "%lluGiB,%u dimms %lluMiB", mem_gib, dimms, dimm_mib);
+    else
+        snprintf(memdesc, sizeof memdesc, "%lluGiB", mem_gib);
+    int w = snprintf(buf, n, "cpu=%s;fms=%u/%u/%u;ucode=%s;kernel=%s;cpus=%u;nodes=%u;mem=%s",
+                     model, cpu.family, cpu.model, cpu.stepping,
+                     cpu.microcode[0] ? cpu.microcode : "?", kernel, cpus, nodes, memdesc);
+    if (w < 0)
+        return -EINVAL;
+    if ((size_t)w >= n)
+        return MW_ERR_TOOBIG;
+    return w;
+}
+
+MW_API int mw_profile_default_path(char *buf, size_t n)
+{
+    if (!buf || n == 0)
+        return -EINVAL;
+    const char *xdg = getenv("XDG_DATA_HOME");
+    int w;
+    if (xdg && xdg[0] == '/') { /* the XDG spec ignores relative values */
+        w = snprintf(buf, n, "%s/memwatch/profile.json", xdg);
+    } else {
+        const char *home = getenv("HOME");
+        if (!home || !home[0]) {
+            mw_log(MW_LOG_WARN, "profile: neither XDG_DATA_HOME nor HOME is set");
+            return -ENOENT;
+        }
+        w = snprintf(buf, n, "%s/.local/share/memwatch/profile.json", home);
+    }
+    if (w < 0 || (size_t)w >= n)
+        return MW_ERR_TOOBIG;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- loading */
+
+typedef struct pf_ctx {
+    const char *path;
+    char why[256];
+} pf_ctx;
+
+static int pf_bad(pf_ctx *c, int err, const char *fmt, const char *a, const char *b)
+{
+    if (!c->why[0])
+        snprintf(c->why, sizeof c->why, fmt, a ? a : "", b ? b : "");
+    return err;
+}
+
+static int pf_num(pf_ctx *c, const cJSON *o, const char *key, int required, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) {
+        if (!required)
+            return 0;
+        return pf_bad(c, MW_ERR_CORRUPT, "missing number \"%s\"%s", key, NULL);
+    }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return pf_bad(c, MW_ERR_CORRUPT, "\"%s\" is not a finite number%s", key, NULL);
+    *out = v->valuedouble;
+    return 0;
+}
+
+static int pf_str(pf_ctx *c, const cJSON *o, const char *key, int required, char *out, size_t n)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) {
+        if (!required)
+            return 0;
+        return pf_bad(c, MW_ERR_CORRUPT, "missing string \"%s\"%s", key, NULL);
+    }
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return pf_bad(c, MW_ERR_CORRUPT, "\"%s\" is not a string%s", key, NULL);
+    size_t len = strlen(v->valuestring);
+    if (len >= n)
+        return pf_bad(c, MW_ERR_CORRUPT, "\"%s\" is longer than the profile format allows%s", key,
+                      NULL);
+    memcpy(out, v->valuestring, len + 1);
+    return 0;
+}
+
+static int pf_method(pf_ctx *c, const cJSON *m, mw_profile_method *out)
+{
+    if (!cJSON_IsObject(m))
+        return pf_bad(c, MW_ERR_CORRUPT, "an entry of \"methods\" is not an object%s%s", NULL,
+                      NULL);
+    int rc;
+    memset(out, 0, sizeof *out);
+    out->factor = 1.0;
+    if ((rc = pf_str(c, m, "name", 1, out->name, sizeof out->name)) < 0 ||
+        (rc = pf_str(c, m, "verdict", 1, out->verdict, sizeof out->verdict)) < 0 ||
+        (rc = pf_str(c, m, "reason", 0, out->reason, sizeof out->reason)) < 0 ||
+        (rc = pf_num(c, m, "factor", 0, &out->factor)) < 0 ||
+        (rc = pf_num(c, m, "cv", 0, &out->cv)) < 0 ||
+        (rc = pf_num(c, m, "false_pos", 0, &out->false_pos)) < 0 ||
+        (rc = pf_num(c, m, "false_neg", 0, &out->false_neg)) < 0 ||
+        (rc = pf_num(c, m, "threshold_ns", 0, &out->threshold)) < 0)
+        return rc;
+    return 0;
+}
+
+static int pf_parse(pf_ctx *c, const char *text, size_t len, int check_identity, mw_profile *out)
+{
+    int rc = 0;
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    if (!root)
+        return pf_bad(c, MW_ERR_CORRUPT, "not valid JSON%s%s", NULL, NULL);
+    if (!cJSON_IsObject(root)) {
+        rc = pf_bad(c, MW_ERR_CORRUPT, "the top level is not a JSON object%s%s", NULL, NULL);
+        goto out;
+    }
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, MW_PROFILE_SCHEMA)) {
+        rc = pf_bad(c, MW_ERR_FOREIGN, "not a memwatch profile (schema \"%s\", expected \"%s\")",
+                    cJSON_IsString(schema) ? schema->valuestring : "(none)", MW_PROFILE_SCHEMA);
+        goto out;
+    }
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    if (!cJSON_IsNumber(ver)) {
+        rc = pf_bad(c, MW_ERR_CORRUPT, "\"version\" is missing or not a number%s%s", NULL, NULL);
+        goto out;
+    }
+    if (ver->valuedouble != (double)MW_PROFILE_VERSION) {
+        char got[32], want[32];
+        snprintf(got, sizeof got, "%g", ver->valuedouble);
+        snprintf(want, sizeof want, "%d", MW_PROFILE_VERSION);
+        rc = pf_bad(c, MW_ERR_FOREIGN,
+                    "profile format version %s; this memwatch reads version %s "
+                    "(run `memwatch calibrate` again)", got, want);
+        goto out;
+    }
+    out->version = MW_PROFILE_VERSION;
+    if ((rc = pf_str(c, root, "identity", 1, out->identity, sizeof out->identity)) < 0 ||
+        (rc = pf_str(c, root, "created", 0, out->created, sizeof out->created)) < 0 ||
+        (rc = pf_num(c, root, "tsc_hz", 0, &out->tsc_hz)) < 0 ||
+        (rc = pf_num(c, root, "peak_bw", 1, &out->peak_bw)) < 0 ||
+        (rc = pf_num(c, root, "idle_latency_ns", 1, &out->idle_latency_ns)) < 0 ||
+        (rc = pf_str(c, root, "lat_method", 1, out->lat_method, sizeof out->lat_method)) < 0 ||
+        (rc = pf_num(c, root, "lat_threshold_ns", 1, &out->lat_threshold_ns)) < 0 ||
+        (rc = pf_str(c, root, "bw_method", 1, out->bw_method, sizeof out->bw_method)) < 0 ||
+        (rc = pf_num(c, root, "bw_factor", 1, &out->bw_factor)) < 0)
+        goto out;
+    if (out->peak_bw < 0 || out->idle_latency_ns < 0 || out->lat_threshold_ns < 0 ||
+        out->bw_factor < 0) {
+        rc = pf_bad(c, MW_ERR_CORRUPT, "a bandwidth, latency or factor is negative%s%s", NULL,
+                    NULL);
+        goto out;
+    }
+    if (out->lat_method[0] && !(out->lat_threshold_ns > 0)) {
+        rc = pf_bad(c, MW_ERR_CORRUPT, "lat_method \"%s\" has no positive threshold%s",
+                    out->lat_method, NULL);
+        goto out;
+    }
+    const cJSON *methods = cJSON_GetObjectItemCaseSensitive(root, "methods");
+    if (methods && !cJSON_IsArray(methods)) {
+        rc = pf_bad(c, MW_ERR_CORRUPT, "\"methods\" is not an array%s%s", NULL, NULL);
+        goto out;
+    }
+    const cJSON *m;
+    cJSON_ArrayForEach(m, methods)
+    {
+        if (out->n_methods == MW_PROFILE_MAX_METHODS) {
+            mw_log(MW_LOG_WARN, "profile %s: more than %d methods; the rest are ignored", c->path,
+                   MW_PROFILE_MAX_METHODS);
+            break;
+        }
+        if ((rc = pf_method(c, m, &out->methods[out->n_methods])) < 0)
+            goto out;
+        out->n_methods++;
+    }
+    if (check_identity) {
+        char here[sizeof out->identity];
+        int ir = mw_machine_identity(NULL, NULL, here, sizeof here);
+        if (ir < 0) {
+            rc = pf_bad(c, MW_ERR_FOREIGN,
+                        "this machine's identity cannot be read, so the profile cannot be "
+                        "matched to it%s%s", NULL, NULL);
+            goto out;
+        }
+        if (strcmp(here, out->identity)) {
+            rc = pf_bad(c, MW_ERR_FOREIGN,
+                        "calibrated on another machine or configuration (profile: %s; here: %s)",
+                        out->identity, here);
+            goto out;
+        }
+    }
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+MW_API int mw_profile_load(const char *path, int check_identity, mw_profile *out)
+{
+    if (!path || !out)
+        return -EINVAL;
+    memset(out, 0, sizeof *out);
+    pf_ctx c = {.path = path};
+    int rc = 0;
+    char *text = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        rc = -errno;
+        mw_log(MW_LOG_INFO, "profile %s: %s", path, mw_strerror(rc));
+        return rc;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        rc = -errno;
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = pf_bad(&c, MW_ERR_CORRUPT, "not a regular file%s%s", NULL, NULL);
+        goto done;
+    }
+    if ((unsigned long long)st.st_size > MW_PROFILE_MAX_BYTES) {
+        rc = pf_bad(&c, MW_ERR_CORRUPT, "larger than any profile memwatch writes%s%s", NULL, NULL);
+        goto done;
+    }
+    size_t cap = (size_t)st.st_size + 1, len = 0;
+    text = malloc(cap);
+    if (!text) {
+        rc = -ENOMEM;
+        goto done;
+    }
+    while (len < cap - 1) {
+        ssize_t r = read(fd, text + len, cap - 1 - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = -errno;
+            goto done;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    text[len] = 0;
+    if (len == 0) {
+        rc = pf_bad(&c, MW_ERR_CORRUPT, "empty file%s%s", NULL, NULL);
+        goto done;
+    }
+    rc = pf_parse(&c, text, len, check_identity, out);
+done:
+    if (fd >= 0)
+        close(fd);
+    free(text);
+    if (rc < 0) {
+        mw_log(MW_LOG_ERROR, "profile %s refused: %s (%s)", path,
+               c.why[0] ? c.why : mw_strerror(rc), mw_strerror(rc));
+        int v = out->version;
+        memset(out, 0, sizeof *out);
+        out->version = v;
+    }
+    return rc;
+}
