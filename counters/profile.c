@@ -204,13 +204,14 @@ MW_API int mw_profile_default_path(char *buf, size_t n)
 
 typedef struct pf_ctx {
     const char *path;
-    char why[256];
+    char why[480];
 } pf_ctx;
 
 static int pf_bad(pf_ctx *c, int err, const char *fmt, const char *a, const char *b)
 {
-    if (!c->why[0])
-        snprintf(c->why, sizeof c->why, fmt, a ? a : "", b ? b : "");
+    /* a long reason is cut at the end of why[]: that is fine for a log line */
+    if (!c->why[0] && snprintf(c->why, sizeof c->why, fmt, a ? a : "", b ? b : "") < 0)
+        c->why[0] = 0;
     return err;
 }
 
