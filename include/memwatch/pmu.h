@@ -56,7 +56,8 @@ MW_API int mw_format_parse(const char *s, mw_format_field *out, char *why, size_
 typedef struct mw_alias_term {
     char name[MW_PMU_NAME_MAX];
     uint64_t value;
-    int needs_value;
+    int has_value;   /* "name=..." rather than a bare "name" */
+    int needs_value; /* "name=?" */
 } mw_alias_term;
 
 #define MW_ALIAS_MAX_TERMS 16
@@ -121,9 +122,9 @@ MW_API size_t mw_pmus_match(const mw_pmu_set *set, const char *pattern, const mw
 /* The problems met during discovery, one sentence each. */
 MW_API size_t mw_pmus_problems(const mw_pmu_set *set, const char *const **msgs);
 
-/* True when the kernel exposes a hardware PMU: a core PMU (cpu, cpu_core,
- * cpu_atom, or any PMU of type PERF_TYPE_RAW) or any PMU other than the
- * purely software ones (software, tracepoint, breakpoint, kprobe, uprobe, msr). */
+/* True when the kernel exposes hardware event counters: any PMU other than
+ * software, tracepoint, breakpoint, kprobe, uprobe, msr, power, cstate_core
+ * and cstate_pkg (which count time, energy and residency, never events). */
 MW_API int mw_pmus_have_hardware(const mw_pmu_set *set);
 /* The core PMU (cpu, cpu_core, or the one of type PERF_TYPE_RAW), or NULL. */
 MW_API const mw_pmu *mw_pmus_core(const mw_pmu_set *set);

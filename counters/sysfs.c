@@ -1,0 +1,1019 @@
+/*
+ * counters/sysfs.c: PMU discovery from <sysfs>/bus/event_source/devices and
+ * the generic encoder (pmu.h). Owns the format/alias/cpumask parsers and the
+ * immutable mw_pmu_set. May call libc and mw_log only.
+ * Threading: parsers are pure; a set is read-only once built. Not
+ * async-signal-safe (allocates, uses stdio).
+ */
+#include <memwatch/pmu.h>
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct mw_pmu_set {
+    size_t n;
+    mw_pmu *pmus;
+    size_t n_problems;
+    char **problems;
+};
+
+/* PMUs that count time, energy, residency or software events, never
+ * hardware events that memwatch's methods could use. */
+static const char *const mw_soft_pmus[] = {
+    "software", "tracepoint", "breakpoint", "kprobe", "uprobe",
+    "msr",      "power",      "cstate_core", "cstate_pkg",
+};
+
+static void why_set(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void why_set(char *why, size_t len, const char *fmt, ...)
+{
+    if (!why || !len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- number and string helpers ---- */
+
+/* Parse an unsigned number (decimal or 0x hex) at *p, advancing *p.
+ * Returns 0, MW_ERR_PARSE (no digits) or MW_ERR_TOOBIG (overflow). */
+static int parse_u64(const char **p, uint64_t *out)
+{
+    const char *s = *p;
+    uint64_t v = 0;
+    int base = 10, digits = 0;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+    }
+    for (;; s++) {
+        int d;
+        if (*s >= '0' && *s <= '9')
+            d = *s - '0';
+        else if (base == 16 && *s >= 'a' && *s <= 'f')
+            d = *s - 'a' + 10;
+        else if (base == 16 && *s >= 'A' && *s <= 'F')
+            d = *s - 'A' + 10;
+        else
+            break;
+        if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
+            return MW_ERR_TOOBIG;
+        v = v * (uint64_t)base + (uint64_t)d;
+        digits++;
+    }
+    if (!digits)
+        return MW_ERR_PARSE;
+    *p = s;
+    *out = v;
+    return 0;
+}
+
+static const char *skip_ws(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    return s;
+}
+
+static int is_name_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.';
+}
+
+/* Length of a printable excerpt for messages (stops at newline, max 40). */
+static int excerpt_len(const char *s)
+{
+    int n = 0;
+    while (s[n] && s[n] != '\n' && n < 40)
+        n++;
+    return n;
+}
+
+/* ---- format strings ---- */
+
+MW_API int mw_format_parse(const char *s, mw_format_field *out, char *why, size_t why_len)
+{
+    if (!s || !out) {
+        why_set(why, why_len, "no format string");
+        return MW_ERR_PARSE;
+    }
+    const char *p = skip_ws(s);
+    unsigned word;
+    if (strncmp(p, "config", 6)) {
+        why_set(why, why_len, "format \"%.*s\" does not start with config, config1, config2 or config3",
+                excerpt_len(s), s);
+        return MW_ERR_PARSE;
+    }
+    p += 6;
+    if (*p == ':') {
+        word = 0;
+    } else if (*p >= '1' && *p <= '3' && p[1] == ':') {
+        word = (unsigned)(*p - '0');
+        p++;
+    } else {
+        why_set(why, why_len, "format \"%.*s\": expected config, config1, config2 or config3 then ':'",
+                excerpt_len(s), s);
+        return MW_ERR_PARSE;
+    }
+    p++; /* ':' */
+    uint64_t mask = 0;
+    for (;;) {
+        uint64_t lo, hi;
+        if (parse_u64(&p, &lo) || lo > 63) {
+            why_set(why, why_len, "format \"%.*s\": bit numbers must be 0..63", excerpt_len(s), s);
+            return MW_ERR_PARSE;
+        }
+        hi = lo;
+        if (*p == '-') {
+            p++;
+            if (parse_u64(&p, &hi) || hi > 63) {
+                why_set(why, why_len, "format \"%.*s\": bit numbers must be 0..63", excerpt_len(s),
+                        s);
+                return MW_ERR_PARSE;
+            }
+            if (hi < lo) {
+                why_set(why, why_len, "format \"%.*s\": range %u-%u runs backwards",
+                        excerpt_len(s), s, (unsigned)lo, (unsigned)hi);
+                return MW_ERR_PARSE;
+            }
+        }
+        uint64_t m = (hi == 63 ? ~0ull : ((1ull << (hi + 1)) - 1)) & ~((1ull << lo) - 1);
+        if (mask & m) {
+            why_set(why, why_len, "format \"%.*s\": ranges overlap", excerpt_len(s), s);
+            return MW_ERR_PARSE;
+        }
+        mask |= m;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    p = skip_ws(p);
+    if (*p) {
+        why_set(why, why_len, "format \"%.*s\": unexpected \"%.*s\"", excerpt_len(s), s,
+                excerpt_len(p), p);
+        return MW_ERR_PARSE;
+    }
+    out->name[0] = 0;
+    out->word = word;
+    out->mask = mask;
+    out->width = (unsigned)__builtin_popcountll(mask);
+    return 0;
+}
+
+/* ---- alias strings ---- */
+
+MW_API int mw_alias_parse(const char *s, mw_alias_term *terms, size_t max, size_t *n, char *why,
+                          size_t why_len)
+{
+    size_t k = 0;
+    if (n)
+        *n = 0;
+    if (!s || !n) {
+        why_set(why, why_len, "no event string");
+        return MW_ERR_PARSE;
+    }
+    const char *p = skip_ws(s);
+    if (!*p)
+        return 0;
+    for (;;) {
+        p = skip_ws(p);
+        const char *name = p;
+        while (is_name_char(*p))
+            p++;
+        size_t len = (size_t)(p - name);
+        if (!len) {
+            why_set(why, why_len, "event terms \"%.*s\": expected a term name at \"%.*s\"",
+                    excerpt_len(s), s, excerpt_len(name), name);
+            return MW_ERR_PARSE;
+        }
+        if (len >= MW_PMU_NAME_MAX) {
+            why_set(why, why_len, "event terms \"%.*s\": term name longer than %d characters",
+                    excerpt_len(s), s, MW_PMU_NAME_MAX - 1);
+            return MW_ERR_PARSE;
+        }
+        if (k >= max) {
+            why_set(why, why_len, "event terms \"%.*s\": more than %zu terms", excerpt_len(s), s,
+                    max);
+            return MW_ERR_TOOBIG;
+        }
+        mw_alias_term *t = &terms[k];
+        memcpy(t->name, name, len);
+        t->name[len] = 0;
+        t->value = 1;
+        t->has_value = 0;
+        t->needs_value = 0;
+        p = skip_ws(p);
+        if (*p == '=') {
+            p = skip_ws(p + 1);
+            t->has_value = 1;
+            if (*p == '?') {
+                t->needs_value = 1;
+                t->value = 0;
+                p++;
+            } else {
+                int rc = parse_u64(&p, &t->value);
+                if (rc == MW_ERR_TOOBIG) {
+                    why_set(why, why_len, "event terms \"%.*s\": value of %s exceeds 64 bits",
+                            excerpt_len(s), s, t->name);
+                    return rc;
+                }
+                if (rc) {
+                    why_set(why, why_len, "event terms \"%.*s\": %s= needs a number or ?",
+                            excerpt_len(s), s, t->name);
+                    return rc;
+                }
+            }
+            p = skip_ws(p);
+        }
+        k++;
+        if (!*p)
+            break;
+        if (*p != ',') {
+            why_set(why, why_len, "event terms \"%.*s\": expected ',' at \"%.*s\"", excerpt_len(s),
+                    s, excerpt_len(p), p);
+            return MW_ERR_PARSE;
+        }
+        p++;
+    }
+    *n = k;
+    return 0;
+}
+
+/* ---- cpu lists ---- */
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+MW_API int mw_cpulist_parse(const char *s, int *cpus, size_t max)
+{
+    size_t k = 0;
+    if (!s)
+        return MW_ERR_PARSE;
+    const char *p = skip_ws(s);
+    if (!*p)
+        return 0;
+    for (;;) {
+        uint64_t lo, hi;
+        if (parse_u64(&p, &lo) || lo > INT_MAX)
+            return MW_ERR_PARSE;
+        hi = lo;
+        if (*p == '-') {
+            p++;
+            if (parse_u64(&p, &hi) || hi > INT_MAX || hi < lo)
+                return MW_ERR_PARSE;
+        }
+        for (uint64_t c = lo; c <= hi; c++) {
+            if (k >= max)
+                return MW_ERR_TOOBIG;
+            cpus[k++] = (int)c;
+        }
+        if (*p != ',')
+            break;
+        p++;
+    }
+    if (*skip_ws(p))
+        return MW_ERR_PARSE;
+    qsort(cpus, k, sizeof *cpus, cmp_int);
+    return (int)k;
+}
+
+/* ---- discovery ---- */
+
+/* Read a small sysfs file into buf (NUL-terminated, trailing whitespace cut).
+ * Returns 0 or -errno. */
+static int read_small(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t got = 0;
+    for (;;) {
+        ssize_t r = read(fd, buf + got, len - 1 - got);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = -errno;
+            close(fd);
+            return e;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+        if (got == len - 1)
+            break;
+    }
+    close(fd);
+    buf[got] = 0;
+    while (got && isspace((unsigned char)buf[got - 1]))
+        buf[--got] = 0;
+    return 0;
+}
+
+static int problem(mw_pmu_set *set, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int problem(mw_pmu_set *set, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    mw_log(MW_LOG_INFO, "%s", msg);
+    char **np = realloc(set->problems, (set->n_problems + 1) * sizeof *np);
+    if (!np)
+        return -ENOMEM;
+    set->problems = np;
+    if (!(np[set->n_problems] = strdup(msg)))
+        return -ENOMEM;
+    set->n_problems++;
+    return 0;
+}
+
+/* Natural order: "uncore_imc_2" < "uncore_imc_10". */
+static int natcmp(const char *a, const char *b)
+{
+    while (*a && *b) {
+        if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+            unsigned long x = strtoul(a, (char **)&a, 10), y = strtoul(b, (char **)&b, 10);
+            if (x != y)
+                return x < y ? -1 : 1;
+            continue;
+        }
+        if (*a != *b)
+            return (unsigned char)*a - (unsigned char)*b;
+        a++;
+        b++;
+    }
+    return (unsigned char)*a - (unsigned char)*b;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return natcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int cmp_pmu(const void *a, const void *b)
+{
+    return natcmp(((const mw_pmu *)a)->name, ((const mw_pmu *)b)->name);
+}
+
+/* Sorted list of the regular entries of a directory (no dot files).
+ * Returns the count, 0 when the directory does not exist, or -errno. */
+static int list_dir(const char *path, char ***out)
+{
+    *out = NULL;
+    DIR *d = opendir(path);
+    if (!d)
+        return errno == ENOENT ? 0 : -errno;
+    char **v = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **nv = realloc(v, cap * sizeof *nv);
+            if (!nv) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            v = nv;
+        }
+        if (!(v[n] = strdup(e->d_name))) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        n++;
+    }
+    qsort(v, n, sizeof *v, cmp_name);
+out:
+    closedir(d);
+    if (rc) {
+        for (size_t i = 0; i < n; i++)
+            free(v[i]);
+        free(v);
+        return rc;
+    }
+    *out = v;
+    return (int)n;
+}
+
+static void free_list(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* snprintf for paths; a truncated path simply fails to open later. */
+static void mkpath(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void mkpath(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+static void pmu_free_fields(mw_pmu *p)
+{
+    free((char *)p->name);
+    free((mw_format_field *)p->formats);
+    for (size_t i = 0; i < p->n_events; i++) {
+        free((char *)p->events[i].name);
+        free((char *)p->events[i].terms);
+        free((char *)p->events[i].unit);
+    }
+    free((mw_pmu_event *)p->events);
+    for (size_t i = 0; i < p->n_caps; i++) {
+        free((char *)p->caps[i].name);
+        free((char *)p->caps[i].value);
+    }
+    free((mw_pmu_cap *)p->caps);
+    free((int *)p->cpus);
+}
+
+static int load_formats(mw_pmu_set *set, mw_pmu *pmu, const char *dir)
+{
+    char path[PATH_MAX], buf[256], why[200];
+    mkpath(path, sizeof path, "%s/format", dir);
+    char **names;
+    int n = list_dir(path, &names);
+    if (n < 0)
+        return problem(set, "%s: cannot list %s: %s", pmu->name, path, mw_strerror(n)) ? -ENOMEM
+                                                                                        : 0;
+    mw_format_field *f = calloc((size_t)n + 1, sizeof *f);
+    int rc = 0;
+    size_t k = 0;
+    if (!f) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        mkpath(path, sizeof path, "%s/format/%s", dir, names[i]);
+        int r = read_small(path, buf, sizeof buf);
+        if (!r && strlen(names[i]) >= MW_PMU_NAME_MAX)
+            r = MW_ERR_TOOBIG;
+        if (!r)
+            r = mw_format_parse(buf, &f[k], why, sizeof why);
+        else
+            snprintf(why, sizeof why, "%s", mw_strerror(r));
+        if (r) {
+            if (problem(set, "%s: format field %s left out: %s", pmu->name, names[i], why)) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            continue;
+        }
+        snprintf(f[k].name, sizeof f[k].name, "%s", names[i]);
+        k++;
+    }
+    pmu->formats = f;
+    pmu->n_formats = k;
+    f = NULL;
+out:
+    free(f);
+    free_list(names, n);
+    return rc;
+}
+
+static int load_events(mw_pmu_set *set, mw_pmu *pmu, const char *dir)
+{
+    char path[PATH_MAX], buf[1024], why[200];
+    mkpath(path, sizeof path, "%s/events", dir);
+    char **names;
+    int n = list_dir(path, &names);
+    if (n < 0)
+        return problem(set, "%s: cannot list %s: %s", pmu->name, path, mw_strerror(n)) ? -ENOMEM
+                                                                                        : 0;
+    mw_pmu_event *ev = calloc((size_t)n + 1, sizeof *ev);
+    int rc = 0;
+    size_t k = 0;
+    if (!ev) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *nm = names[i];
+        if (strchr(nm, '.')) /* .scale, .unit, .per-pkg, .snapshot: attributes of an alias */
+            continue;
+        mkpath(path, sizeof path, "%s/events/%s", dir, nm);
+        int r = read_small(path, buf, sizeof buf);
+        if (r) {
+            if (problem(set, "%s: event %s left out: cannot read %s: %s", pmu->name, nm, path,
+                        mw_strerror(r))) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            continue;
+        }
+        mw_alias_term terms[MW_ALIAS_MAX_TERMS];
+        size_t nt;
+        r = mw_alias_parse(buf, terms, MW_ALIAS_MAX_TERMS, &nt, why, sizeof why);
+        if (r) {
+            if (problem(set, "%s: event %s left out: %s", pmu->name, nm, why)) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            continue;
+        }
+        double scale = 1.0;
+        char unit[64] = "";
+        mkpath(path, sizeof path, "%s/events/%s.scale", dir, nm);
+        char sbuf[64];
+        r = read_small(path, sbuf, sizeof sbuf);
+        if (!r) {
+            char *end;
+            errno = 0;
+            double v = strtod(sbuf, &end);
+            if (end == sbuf || *end || errno || !(v > 0)) {
+                if (problem(set, "%s: event %s left out: %s holds \"%.40s\", not a positive number",
+                            pmu->name, nm, path, sbuf)) {
+                    rc = -ENOMEM;
+                    goto out;
+                }
+                continue;
+            }
+            scale = v;
+        } else if (r != -ENOENT) {
+            if (problem(set, "%s: event %s left out: cannot read %s: %s", pmu->name, nm, path,
+                        mw_strerror(r))) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            continue;
+        }
+        mkpath(path, sizeof path, "%s/events/%s.unit", dir, nm);
+        r = read_small(path, unit, sizeof unit);
+        if (r) {
+            unit[0] = 0;
+            if (r != -ENOENT &&
+                problem(set, "%s: event %s: unit ignored: cannot read %s: %s", pmu->name, nm,
+                        path, mw_strerror(r))) {
+                rc = -ENOMEM;
+                goto out;
+            }
+        }
+        ev[k].name = strdup(nm);
+        ev[k].terms = strdup(skip_ws(buf));
+        ev[k].unit = strdup(unit);
+        ev[k].scale = scale;
+        k++;
+        if (!ev[k - 1].name || !ev[k - 1].terms || !ev[k - 1].unit) {
+            rc = -ENOMEM;
+            goto out;
+        }
+    }
+out:
+    pmu->events = ev;
+    pmu->n_events = k;
+    free_list(names, n);
+    return rc;
+}
+
+static int load_caps(mw_pmu_set *set, mw_pmu *pmu, const char *dir)
+{
+    char path[PATH_MAX], buf[256];
+    mkpath(path, sizeof path, "%s/caps", dir);
+    char **names;
+    int n = list_dir(path, &names);
+    if (n < 0)
+        return problem(set, "%s: cannot list %s: %s", pmu->name, path, mw_strerror(n)) ? -ENOMEM
+                                                                                        : 0;
+    mw_pmu_cap *c = calloc((size_t)n + 1, sizeof *c);
+    int rc = 0;
+    size_t k = 0;
+    if (!c) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        mkpath(path, sizeof path, "%s/caps/%s", dir, names[i]);
+        int r = read_small(path, buf, sizeof buf);
+        if (r) {
+            if (problem(set, "%s: capability %s left out: %s", pmu->name, names[i],
+                        mw_strerror(r))) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            continue;
+        }
+        c[k].name = strdup(names[i]);
+        c[k].value = strdup(buf);
+        k++;
+        if (!c[k - 1].name || !c[k - 1].value) {
+            rc = -ENOMEM;
+            goto out;
+        }
+    }
+out:
+    pmu->caps = c;
+    pmu->n_caps = k;
+    free_list(names, n);
+    return rc;
+}
+
+static int load_cpumask(mw_pmu_set *set, mw_pmu *pmu, const char *dir)
+{
+    char path[PATH_MAX], buf[4096];
+    /* Uncore PMUs publish cpumask; hybrid core PMUs publish cpus. */
+    mkpath(path, sizeof path, "%s/cpumask", dir);
+    int r = read_small(path, buf, sizeof buf);
+    if (r == -ENOENT) {
+        mkpath(path, sizeof path, "%s/cpus", dir);
+        r = read_small(path, buf, sizeof buf);
+    }
+    if (r == -ENOENT)
+        return 0;
+    if (r)
+        return problem(set, "%s: cpumask ignored: cannot read %s: %s", pmu->name, path,
+                       mw_strerror(r));
+    int tmp[4096];
+    int n = mw_cpulist_parse(buf, tmp, sizeof tmp / sizeof tmp[0]);
+    if (n < 0)
+        return problem(set, "%s: cpumask ignored: %s holds \"%.40s\", not a CPU list", pmu->name,
+                       path, buf);
+    if (n == 0)
+        return 0;
+    int *c = malloc((size_t)n * sizeof *c);
+    if (!c)
+        return -ENOMEM;
+    memcpy(c, tmp, (size_t)n * sizeof *c);
+    pmu->cpus = c;
+    pmu->n_cpus = (size_t)n;
+    return 0;
+}
+
+MW_API int mw_pmus_discover(const char *sysfs_root, mw_pmu_set **out)
+{
+    char devdir[PATH_MAX], dir[PATH_MAX], buf[64];
+    *out = NULL;
+    mkpath(devdir, sizeof devdir, "%s/bus/event_source/devices", sysfs_root ? sysfs_root : "/sys");
+    mw_pmu_set *set = calloc(1, sizeof *set);
+    if (!set)
+        return -ENOMEM;
+    DIR *probe = opendir(devdir);
+    if (!probe) {
+        int e = -errno;
+        mw_log(MW_LOG_INFO, "cannot read %s: %s%s", devdir, mw_strerror(e),
+               e == -ENOENT ? " (kernel without perf events, or sysfs not mounted)" : "");
+        free(set);
+        return e;
+    }
+    closedir(probe);
+    char **names;
+    int n = list_dir(devdir, &names);
+    if (n < 0) {
+        free(set);
+        return n;
+    }
+    int rc = 0;
+    set->pmus = calloc((size_t)n + 1, sizeof *set->pmus);
+    if (!set->pmus) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        mkpath(dir, sizeof dir, "%s/%s", devdir, names[i]);
+        char path[PATH_MAX];
+        mkpath(path, sizeof path, "%s/type", dir);
+        int r = read_small(path, buf, sizeof buf);
+        const char *q = buf;
+        uint64_t type = 0;
+        if (r) {
+            if ((rc = problem(set, "PMU %s left out: cannot read %s: %s", names[i], path,
+                              mw_strerror(r))))
+                goto out;
+            continue;
+        }
+        if (parse_u64(&q, &type) || *q || type > UINT32_MAX) {
+            if ((rc = problem(set, "PMU %s left out: %s holds \"%.40s\", not a PMU type number",
+                              names[i], path, buf)))
+                goto out;
+            continue;
+        }
+        mw_pmu *p = &set->pmus[set->n];
+        p->name = names[i];
+        names[i] = NULL;
+        p->type = (uint32_t)type;
+        set->n++;
+        if ((rc = load_formats(set, p, dir)) || (rc = load_events(set, p, dir)) ||
+            (rc = load_caps(set, p, dir)) || (rc = load_cpumask(set, p, dir)))
+            goto out;
+    }
+    qsort(set->pmus, set->n, sizeof *set->pmus, cmp_pmu);
+out:
+    free_list(names, n);
+    if (rc) {
+        mw_pmus_free(set);
+        return rc;
+    }
+    *out = set;
+    return 0;
+}
+
+MW_API void mw_pmus_free(mw_pmu_set *set)
+{
+    if (!set)
+        return;
+    for (size_t i = 0; i < set->n; i++)
+        pmu_free_fields(&set->pmus[i]);
+    free(set->pmus);
+    for (size_t i = 0; i < set->n_problems; i++)
+        free(set->problems[i]);
+    free(set->problems);
+    free(set);
+}
+
+MW_API size_t mw_pmus_count(const mw_pmu_set *set)
+{
+    return set ? set->n : 0;
+}
+
+MW_API const mw_pmu *mw_pmus_get(const mw_pmu_set *set, size_t i)
+{
+    return set && i < set->n ? &set->pmus[i] : NULL;
+}
+
+MW_API const mw_pmu *mw_pmus_find(const mw_pmu_set *set, const char *name)
+{
+    for (size_t i = 0; set && name && i < set->n; i++)
+        if (!strcmp(set->pmus[i].name, name))
+            return &set->pmus[i];
+    return NULL;
+}
+
+/* "<base>_N" for a base name and a PMU name. */
+static int is_numbered(const char *pmu, const char *base, size_t blen)
+{
+    if (strncmp(pmu, base, blen) || pmu[blen] != '_' || !pmu[blen + 1])
+        return 0;
+    for (const char *c = pmu + blen + 1; *c; c++)
+        if (!isdigit((unsigned char)*c))
+            return 0;
+    return 1;
+}
+
+MW_API size_t mw_pmus_match(const mw_pmu_set *set, const char *pattern, const mw_pmu **out,
+                            size_t max)
+{
+    size_t k = 0;
+    if (!set || !pattern)
+        return 0;
+    size_t plen = strlen(pattern);
+    int star_suffix = plen >= 2 && !strcmp(pattern + plen - 2, "_*");
+    for (size_t i = 0; i < set->n; i++) {
+        const char *nm = set->pmus[i].name;
+        int m;
+        if (strchr(pattern, '*') || strchr(pattern, '?') || strchr(pattern, '['))
+            /* "uncore_imc_*" also matches a lone "uncore_imc" (client parts). */
+            m = !fnmatch(pattern, nm, 0) ||
+                (star_suffix && strlen(nm) == plen - 2 && !strncmp(nm, pattern, plen - 2));
+        else
+            m = !strcmp(nm, pattern) || is_numbered(nm, pattern, plen);
+        if (!m)
+            continue;
+        if (out && k < max)
+            out[k] = &set->pmus[i];
+        k++;
+    }
+    return k;
+}
+
+MW_API size_t mw_pmus_problems(const mw_pmu_set *set, const char *const **msgs)
+{
+    if (msgs)
+        *msgs = set ? (const char *const *)set->problems : NULL;
+    return set ? set->n_problems : 0;
+}
+
+MW_API int mw_pmus_have_hardware(const mw_pmu_set *set)
+{
+    for (size_t i = 0; set && i < set->n; i++) {
+        int soft = 0;
+        for (size_t j = 0; j < sizeof mw_soft_pmus / sizeof mw_soft_pmus[0]; j++)
+            if (!strcmp(set->pmus[i].name, mw_soft_pmus[j]))
+                soft = 1;
+        if (!soft)
+            return 1;
+    }
+    return 0;
+}
+
+MW_API const mw_pmu *mw_pmus_core(const mw_pmu_set *set)
+{
+    static const char *const core_names[] = {"cpu", "cpu_core"};
+    for (size_t j = 0; j < 2; j++) {
+        const mw_pmu *p = mw_pmus_find(set, core_names[j]);
+        if (p)
+            return p;
+    }
+    for (size_t i = 0; set && i < set->n; i++)
+        if (set->pmus[i].type == 4 /* PERF_TYPE_RAW */)
+            return &set->pmus[i];
+    return NULL;
+}
+
+MW_API const mw_format_field *mw_pmu_format(const mw_pmu *pmu, const char *name)
+{
+    for (size_t i = 0; pmu && name && i < pmu->n_formats; i++)
+        if (!strcmp(pmu->formats[i].name, name))
+            return &pmu->formats[i];
+    return NULL;
+}
+
+MW_API const mw_pmu_event *mw_pmu_event_find(const mw_pmu *pmu, const char *name)
+{
+    for (size_t i = 0; pmu && name && i < pmu->n_events; i++)
+        if (!strcmp(pmu->events[i].name, name))
+            return &pmu->events[i];
+    return NULL;
+}
+
+MW_API const char *mw_pmu_cap_get(const mw_pmu *pmu, const char *name)
+{
+    for (size_t i = 0; pmu && name && i < pmu->n_caps; i++)
+        if (!strcmp(pmu->caps[i].name, name))
+            return pmu->caps[i].value;
+    return NULL;
+}
+
+/* ---- encoding ---- */
+
+/* Deposit the low bits of v into the set bits of mask, lowest first. */
+static uint64_t deposit(uint64_t v, uint64_t mask)
+{
+    uint64_t r = 0;
+    for (int b = 0; b < 64 && mask; b++) {
+        if (mask & (1ull << b)) {
+            if (v & 1)
+                r |= 1ull << b;
+            v >>= 1;
+            mask &= ~(1ull << b);
+        }
+    }
+    return r;
+}
+
+/* List the PMU's fields for an "unknown term" message. */
+static void list_fields(const mw_pmu *pmu, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < pmu->n_formats && off + 1 < len; i++) {
+        int w = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", pmu->formats[i].name);
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+    if (!pmu->n_formats)
+        snprintf(buf, len, "none");
+}
+
+/* Apply one term (not an alias) to enc. pending: names of "?" fields. */
+static int apply_term(const mw_pmu *pmu, const mw_alias_term *t, mw_pmu_encoding *enc,
+                      char *why, size_t why_len)
+{
+    static const char *const words[] = {"config", "config1", "config2", "config3"};
+    for (unsigned w = 0; w < MW_PMU_CONFIG_WORDS; w++)
+        if (!strcmp(t->name, words[w])) {
+            enc->config[w] = t->value;
+            return 0;
+        }
+    const mw_format_field *f = mw_pmu_format(pmu, t->name);
+    if (!f) {
+        char fields[256];
+        list_fields(pmu, fields, sizeof fields);
+        why_set(why, why_len, "%s has no event or format field \"%s\" (fields: %s)", pmu->name,
+                t->name, fields);
+        return MW_ERR_NOEVENT;
+    }
+    if (f->width < 64 && (t->value >> f->width)) {
+        why_set(why, why_len, "%s: %s=0x%llx does not fit the field's %u bits (max 0x%llx)",
+                pmu->name, t->name, (unsigned long long)t->value, f->width,
+                (unsigned long long)((1ull << f->width) - 1));
+        return MW_ERR_TOOBIG;
+    }
+    enc->config[f->word] = (enc->config[f->word] & ~f->mask) | deposit(t->value, f->mask);
+    return 0;
+}
+
+MW_API int mw_pmu_encode(const mw_pmu *pmu, const char *terms, mw_pmu_encoding *out, char *why,
+                         size_t why_len)
+{
+    mw_alias_term user[MW_ALIAS_MAX_TERMS], at[MW_ALIAS_MAX_TERMS];
+    char pending[MW_ALIAS_MAX_TERMS][MW_PMU_NAME_MAX];
+    size_t nu, npend = 0;
+    int rc;
+    char lwhy[256];
+    if (!why || !why_len) {
+        why = lwhy;
+        why_len = sizeof lwhy;
+    }
+    why[0] = 0;
+    if (!pmu || !out) {
+        why_set(why, why_len, "no PMU");
+        return MW_ERR_NOPMU;
+    }
+    memset(out, 0, sizeof *out);
+    out->type = pmu->type;
+    out->scale = 1.0;
+    if ((rc = mw_alias_parse(terms, user, MW_ALIAS_MAX_TERMS, &nu, why, why_len)))
+        goto fail;
+    if (!nu) {
+        why_set(why, why_len, "%s: no event given", pmu->name);
+        rc = MW_ERR_PARSE;
+        goto fail;
+    }
+    for (size_t i = 0; i < nu; i++) {
+        const mw_alias_term *t = &user[i];
+        const mw_pmu_event *ev = t->has_value ? NULL : mw_pmu_event_find(pmu, t->name);
+        if (t->needs_value) {
+            why_set(why, why_len, "%s: \"%s=?\": give a number", pmu->name, t->name);
+            rc = MW_ERR_PARSE;
+            goto fail;
+        }
+        if (ev) {
+            size_t na;
+            char sub[200];
+            if ((rc = mw_alias_parse(ev->terms, at, MW_ALIAS_MAX_TERMS, &na, sub, sizeof sub))) {
+                why_set(why, why_len, "%s/%s: %s", pmu->name, ev->name, sub);
+                goto fail;
+            }
+            for (size_t j = 0; j < na; j++) {
+                if (at[j].needs_value) {
+                    if (npend < MW_ALIAS_MAX_TERMS)
+                        memcpy(pending[npend++], at[j].name, MW_PMU_NAME_MAX);
+                    continue;
+                }
+                if ((rc = apply_term(pmu, &at[j], out, sub, sizeof sub))) {
+                    why_set(why, why_len, "alias %s=\"%s\": %s", ev->name, ev->terms, sub);
+                    goto fail;
+                }
+            }
+            out->scale = ev->scale;
+            snprintf(out->unit, sizeof out->unit, "%s", ev->unit);
+            continue;
+        }
+        if ((rc = apply_term(pmu, t, out, why, why_len)))
+            goto fail;
+        for (size_t j = 0; j < npend; j++)
+            if (!strcmp(pending[j], t->name))
+                pending[j][0] = 0;
+    }
+    for (size_t j = 0; j < npend; j++)
+        if (pending[j][0]) {
+            why_set(why, why_len, "%s: the event needs a value for %s (add %s=N)", pmu->name,
+                    pending[j], pending[j]);
+            rc = MW_ERR_PARSE;
+            goto fail;
+        }
+    return 0;
+fail:
+    mw_log(MW_LOG_INFO, "%s", why);
+    return rc;
+}
+
+MW_API int mw_pmus_encode(const mw_pmu_set *set, const char *spec, mw_pmu_encoding *out,
+                          char *why, size_t why_len)
+{
+    char name[MW_PMU_NAME_MAX], terms[512];
+    const char *slash = spec ? strchr(spec, '/') : NULL;
+    if (!slash || (size_t)(slash - spec) >= sizeof name || slash == spec) {
+        why_set(why, why_len, "event \"%.*s\": expected pmu/terms/ (e.g. msr/tsc/)",
+                spec ? excerpt_len(spec) : 0, spec ? spec : "");
+        return MW_ERR_PARSE;
+    }
+    memcpy(name, spec, (size_t)(slash - spec));
+    name[slash - spec] = 0;
+    const char *end = strrchr(slash + 1, '/');
+    if (!end || end[1] || (size_t)(end - slash - 1) >= sizeof terms) {
+        why_set(why, why_len, "event \"%.*s\": expected pmu/terms/ ending in '/'",
+                excerpt_len(spec), spec);
+        return MW_ERR_PARSE;
+    }
+    memcpy(terms, slash + 1, (size_t)(end - slash - 1));
+    terms[end - slash - 1] = 0;
+    const mw_pmu *pmu = mw_pmus_find(set, name);
+    if (!pmu) {
+        why_set(why, why_len, "event \"%s\": no PMU named %s on this machine", spec, name);
+        mw_log(MW_LOG_INFO, "event \"%s\": no PMU named %s on this machine", spec, name);
+        return MW_ERR_NOPMU;
+    }
+    return mw_pmu_encode(pmu, terms, out, why, why_len);
+}
