@@ -1,0 +1,63 @@
+/*
+ * calibrate/bench_int.h: helpers shared by the microbenchmarks in
+ * calibrate/bench_*.c (memory, pinning, a spin barrier, cycle conversion).
+ * Internal to calibrate/; not exported.
+ */
+#ifndef MW_CALIBRATE_BENCH_INT_H
+#define MW_CALIBRATE_BENCH_INT_H
+
+#include <memwatch/bench.h>
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MW_HUGE_ALIGN ((size_t)2 << 20)
+
+/* mmap'ed, 2 MiB aligned memory with MADV_HUGEPAGE where THP allows it.
+ * *huge (may be NULL) says whether the advice was accepted. NOT touched. */
+void *mw_bench_alloc(size_t bytes, int *huge);
+void mw_bench_free(void *p, size_t bytes);
+
+/* Pins the calling thread to one CPU; 0 or -errno. */
+int mw_bench_pin(int cpu);
+
+/* Fills cpus from cfg (cpus/ncpus) or mw_bench_cpus; returns the count. */
+int mw_bench_cpu_list(const int *cfg_cpus, unsigned ncfg, int *cpus, int max);
+
+/* A sense-reversing spin barrier for n threads (benchmarks spin so that no
+ * thread sleeps through the start of a timed region). */
+typedef struct mw_spin_barrier {
+    _Atomic unsigned count;
+    _Atomic unsigned sense;
+    unsigned n;
+} mw_spin_barrier;
+void mw_spin_barrier_init(mw_spin_barrier *b, unsigned n);
+void mw_spin_barrier_wait(mw_spin_barrier *b, unsigned *local_sense);
+
+/* Timer overhead in TSC cycles of an empty mw_tsc_start/mw_tsc_end pair. */
+double mw_bench_timer_overhead(void);
+double mw_bench_tsc_hz(void);
+
+/* Deterministic xorshift generator. */
+static inline uint64_t mw_rng_next(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+/* Bytes for the "large" working sets (chasing memory): max(4 x LLC, 128 MiB). */
+size_t mw_bench_big_bytes(void);
+
+/* Chases n dependent loads starting at p; returns the final pointer so the
+ * compiler cannot drop the chain. */
+void *mw_chase(void *p, uint64_t n);
+
+/* Builds a pointer cycle over `lines` 64-byte lines of buf following a Sattolo
+ * permutation; returns the first element or NULL on allocation failure. */
+void *mw_chase_build(void *buf, size_t lines, uint64_t seed);
+
+#endif

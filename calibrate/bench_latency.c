@@ -1,0 +1,464 @@
+/*
+ * calibrate/bench_latency.c: the latency benchmarks. The pointer-chase ladder
+ * (a Sattolo cycle over the lines of footprints from 4 KiB to beyond the
+ * last-level cache) and the detection of cache levels from its steps; loaded
+ * latency in the manner of Intel MLC (one pinned chasing thread while the
+ * other CPUs run the Helm & Taura read load at each delay); memory-level
+ * parallelism (k independent chains over one random cycle, k = 1..32).
+ * May call: bench_common.c, bench_sweep.c (mw_read_load_*), counters/tsc.h.
+ * Threading: the ladder and MLP pin the calling thread to one CPU for their
+ * duration and restore its previous affinity; loaded latency does the same
+ * for the chasing (calling) thread.
+ */
+#include "bench_int.h"
+#include "tsc.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Plateau membership: within this fraction above the plateau's base. */
+#define LADDER_TOL 0.20
+/* A transition ends where the next point rises less than this. */
+#define LADDER_FLAT 0.10
+
+struct affinity_saved {
+    cpu_set_t set;
+    int ok;
+};
+
+static int pin_calling(int cpu, struct affinity_saved *sv)
+{
+    sv->ok = sched_getaffinity(0, sizeof sv->set, &sv->set) == 0;
+    if (cpu < 0) {
+        int cpus[MW_BENCH_MAX_CPUS];
+        int n = mw_bench_cpus(cpus, MW_BENCH_MAX_CPUS);
+        if (n <= 0)
+            return n < 0 ? n : -ENODEV;
+        cpu = cpus[0];
+    }
+    int rc = mw_bench_pin(cpu);
+    return rc < 0 ? rc : cpu;
+}
+
+static void unpin_calling(struct affinity_saved *sv)
+{
+    if (sv->ok)
+        sched_setaffinity(0, sizeof sv->set, &sv->set);
+}
+
+static volatile void *chase_sink;
+
+/* Time `loads` dependent loads from *p (advancing *p); returns TSC cycles
+ * per load with the timer overhead removed. */
+static double chase_time(void **p, uint64_t loads, double ovh)
+{
+    uint64_t t0 = mw_tsc_start();
+    void *q = mw_chase(*p, loads);
+    uint64_t t1 = mw_tsc_end();
+    *p = q;
+    chase_sink = q;
+    double c = (double)(t1 - t0) - ovh;
+    return c > 0 ? c / (double)loads : 0;
+}
+
+/* ------------------------------------------------------------ ladder */
+static double median_of(const double *v, unsigned n)
+{
+    mw_stats s;
+    mw_stats_compute(v, n, 0, &s);
+    return s.median;
+}
+
+/* log-log interpolation is not needed: sizes are reported as grid points. */
+MW_API int mw_ladder_detect(const size_t *bytes, const double *ns, const double *cycles,
+                            unsigned n, double step_ratio, const mw_cache_info *ci,
+                            mw_ladder_result *out)
+{
+    out->nlevels = 0;
+    out->dram_ns = out->dram_cycles = 0;
+    if (!n || !bytes || !ns)
+        return -EINVAL;
+    for (unsigned i = 0; i < n; i++)
+        if (!(ns[i] > 0))
+            return -EINVAL;
+    struct seg {
+        unsigned a, b; /* points a..b */
+    } segs[MW_LADDER_MAX_LEVELS + 8];
+    unsigned nseg = 0;
+    unsigned i = 0;
+    while (i < n && nseg < sizeof segs / sizeof segs[0]) {
+        double base = ns[i];
+        unsigned j = i;
+        while (j + 1 < n && ns[j + 1] <= base * (1 + LADDER_TOL)) {
+            j++;
+            if (ns[j] < base)
+                base = ns[j];
+        }
+        /* merge with the previous plateau when the level is not distinct */
+        if (nseg) {
+            struct seg *pv = &segs[nseg - 1];
+            double prev = median_of(ns + pv->a, pv->b - pv->a + 1);
+            if (ns[i] <= prev * (1 + LADDER_TOL)) {
+                pv->b = j;
+                goto next;
+            }
+        }
+        segs[nseg++] = (struct seg){i, j};
+    next:
+        if (j + 1 >= n)
+            break;
+        /* skip the transition: the next plateau starts at the first point
+         * after which the curve rises by less than LADDER_FLAT */
+        unsigned k = j + 1;
+        while (k + 1 < n && ns[k + 1] > ns[k] * (1 + LADDER_FLAT))
+            k++;
+        i = k;
+    }
+    /* A single-point segment in the middle is a transition artefact: drop it
+     * unless it is the last (memory may be reached only at the end). */
+    struct seg keep[sizeof segs / sizeof segs[0]];
+    unsigned nkeep = 0;
+    for (unsigned s = 0; s < nseg; s++)
+        if (segs[s].b > segs[s].a || s == nseg - 1 || s == 0)
+            keep[nkeep++] = segs[s];
+    if (nkeep > MW_LADDER_MAX_LEVELS)
+        nkeep = MW_LADDER_MAX_LEVELS;
+
+    /* sysfs levels, data/unified, ascending */
+    double lstep = log(step_ratio > 1 ? step_ratio : 2.0) * 1.01;
+    for (unsigned s = 0; s < nkeep; s++) {
+        mw_ladder_level *lv = &out->level[out->nlevels++];
+        memset(lv, 0, sizeof *lv);
+        unsigned a = keep[s].a, b = keep[s].b;
+        lv->level = (int)s + 1;
+        lv->ns = median_of(ns + a, b - a + 1);
+        lv->cycles = cycles ? median_of(cycles + a, b - a + 1) : 0;
+        lv->plateau_end = bytes[b];
+        lv->is_memory = s == nkeep - 1 && nkeep > 1;
+        lv->size = lv->is_memory ? 0 : bytes[b];
+        if (!lv->is_memory && ci && s < ci->n) {
+            lv->sysfs_size = ci->level[s].size;
+            lv->within_one_step =
+                fabs(log((double)lv->size / (double)lv->sysfs_size)) <= lstep;
+        }
+    }
+    if (out->nlevels > 1) {
+        /* idle memory latency: the largest footprint measured (the closest to
+         * pure misses; the plateau may still hold a few cache hits) */
+        out->dram_ns = ns[n - 1];
+        out->dram_cycles = cycles ? cycles[n - 1] : 0;
+    }
+    return 0;
+}
+
+MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
+{
+    memset(out, 0, sizeof *out);
+    mw_ladder_config c = cfg ? *cfg : (mw_ladder_config){.cpu = -1};
+    if (!cfg)
+        c.cpu = -1;
+    if (!c.min_bytes)
+        c.min_bytes = 4096;
+    if (!c.max_bytes)
+        c.max_bytes = mw_bench_big_bytes();
+    if (!c.steps_per_octave)
+        c.steps_per_octave = 4;
+    if (!c.repeats)
+        c.repeats = 3;
+    if (c.repeats > MW_BENCH_MAX_REPEATS)
+        return MW_ERR_TOOBIG;
+    if (!c.min_loads)
+        c.min_loads = (uint64_t)1 << 18;
+    if (c.min_bytes < 2 * MW_LINE || c.max_bytes < c.min_bytes)
+        return -EINVAL;
+    out->step_ratio = pow(2.0, 1.0 / c.steps_per_octave);
+    /* grid */
+    size_t grid[MW_LADDER_MAX_POINTS];
+    unsigned np = 0;
+    for (unsigned k = 0; np < MW_LADDER_MAX_POINTS; k++) {
+        double b = (double)c.min_bytes * pow(2.0, (double)k / c.steps_per_octave);
+        size_t bb = ((size_t)(b + 0.5) + MW_LINE - 1) / MW_LINE * MW_LINE;
+        if (bb > c.max_bytes)
+            break;
+        if (np && bb == grid[np - 1])
+            continue;
+        grid[np++] = bb;
+    }
+    if (np < 2)
+        return -EINVAL;
+    size_t maxb = grid[np - 1];
+    size_t alloc = (maxb + MW_HUGE_ALIGN - 1) & ~(MW_HUGE_ALIGN - 1);
+    int huge = 0;
+    char *buf = mw_bench_alloc(alloc, &huge);
+    if (!buf)
+        return -ENOMEM;
+    out->huge_pages = huge;
+    struct affinity_saved sv;
+    int rc = pin_calling(c.cpu, &sv);
+    if (rc < 0) {
+        mw_bench_free(buf, alloc);
+        return rc;
+    }
+    rc = 0;
+    memset(buf, 0, alloc); /* touch every page before timing */
+    double hz = mw_bench_tsc_hz(), ovh = mw_bench_timer_overhead();
+    for (unsigned pi = 0; pi < np; pi++) {
+        size_t lines = grid[pi] / MW_LINE;
+        void *p = mw_chase_build(buf, lines, 0x5eed0000u + pi);
+        if (!p) {
+            rc = -ENOMEM;
+            break;
+        }
+        uint64_t warm = lines < ((uint64_t)1 << 20) ? 2 * lines : lines;
+        if (warm > ((uint64_t)1 << 21))
+            warm = (uint64_t)1 << 21;
+        p = mw_chase(p, warm);
+        uint64_t loads = c.min_loads;
+        if (lines * 2 > loads && lines * 2 <= ((uint64_t)1 << 20))
+            loads = lines * 2;
+        double cyc[MW_BENCH_MAX_REPEATS];
+        for (unsigned r = 0; r < c.repeats; r++)
+            cyc[r] = chase_time(&p, loads, ovh);
+        mw_stats st;
+        mw_stats_compute(cyc, c.repeats, 0, &st);
+        mw_ladder_point *pt = &out->point[out->npoints++];
+        pt->bytes = grid[pi];
+        pt->cycles = st.best;
+        pt->ns = st.best / hz * 1e9;
+        pt->cv = st.cv;
+        if (c.progress)
+            c.progress(c.user, pi + 1, np);
+    }
+    unpin_calling(&sv);
+    mw_bench_free(buf, alloc);
+    if (rc < 0)
+        return rc;
+    size_t bytes[MW_LADDER_MAX_POINTS];
+    double ns[MW_LADDER_MAX_POINTS], cy[MW_LADDER_MAX_POINTS];
+    for (unsigned i = 0; i < out->npoints; i++) {
+        bytes[i] = out->point[i].bytes;
+        ns[i] = out->point[i].ns;
+        cy[i] = out->point[i].cycles;
+    }
+    mw_cache_info ci;
+    int have_ci = mw_cache_info_read(NULL, 0, &ci) == 0;
+    return mw_ladder_detect(bytes, ns, cy, out->npoints, out->step_ratio, have_ci ? &ci : NULL,
+                            out);
+}
+
+/* ------------------------------------------------------ loaded latency */
+static void median_chase(void **p, double seconds, double ovh, double hz, double *ns_out,
+                         double *cyc_out)
+{
+    enum { BURST = 1 << 13, MAXB = 4096 };
+    static __thread double v[MAXB];
+    unsigned nb = 0;
+    uint64_t end = mw_rdtsc() + (uint64_t)(seconds * hz);
+    while (nb < MAXB && (nb < 5 || mw_rdtsc() < end))
+        v[nb++] = chase_time(p, BURST, ovh);
+    double med = median_of(v, nb);
+    *cyc_out = med;
+    *ns_out = med / hz * 1e9;
+}
+
+MW_API int mw_bench_loaded_latency(const mw_loaded_config *cfg, mw_loaded_result *out)
+{
+    memset(out, 0, sizeof *out);
+    mw_loaded_config c = cfg ? *cfg : (mw_loaded_config){0};
+    int cpus[MW_BENCH_MAX_CPUS];
+    int ncpus = mw_bench_cpus(cpus, MW_BENCH_MAX_CPUS);
+    if (ncpus <= 0)
+        return ncpus < 0 ? ncpus : -ENODEV;
+    if (ncpus < 2) {
+        mw_log(MW_LOG_ERROR, "loaded latency needs at least two CPUs (one chases, the others "
+                             "load memory); this process may use one");
+        return MW_ERR_UNSUPPORTED;
+    }
+    if (!c.load_threads || c.load_threads > (unsigned)ncpus - 1)
+        c.load_threads = (unsigned)ncpus - 1;
+    if (!c.max_delay)
+        c.max_delay = 1024;
+    if (!(c.duration_s > 0))
+        c.duration_s = 0.3;
+    if (!c.chase_bytes)
+        c.chase_bytes = mw_bench_big_bytes();
+    size_t alloc = (c.chase_bytes + MW_HUGE_ALIGN - 1) & ~(MW_HUGE_ALIGN - 1);
+    char *buf = mw_bench_alloc(alloc, NULL);
+    if (!buf)
+        return -ENOMEM;
+    int rc;
+    struct affinity_saved sv;
+    mw_read_load *l = NULL;
+    unsigned delays[MW_SWEEP_MAX_DELAYS];
+    unsigned nd = mw_read_sweep_delay_grid(c.max_delay, delays, MW_SWEEP_MAX_DELAYS);
+    rc = pin_calling(cpus[0], &sv);
+    if (rc < 0)
+        goto out;
+    out->chase_cpu = (unsigned)cpus[0];
+    out->load_threads = c.load_threads;
+    void *p = mw_chase_build(buf, alloc / MW_LINE, 0x10adedu);
+    if (!p) {
+        rc = -ENOMEM;
+        goto out_unpin;
+    }
+    mw_read_load_config lc = {
+        .threads = c.load_threads, .cpus = cpus + 1, .ncpus = (unsigned)ncpus - 1};
+    rc = mw_read_load_create(&lc, &l);
+    if (rc < 0)
+        goto out_unpin;
+    double hz = mw_bench_tsc_hz(), ovh = mw_bench_timer_overhead();
+    double cyc;
+    p = mw_chase(p, (uint64_t)1 << 16);
+    median_chase(&p, c.duration_s, ovh, hz, &out->idle_ns, &cyc);
+    unsigned total = nd, done = 0;
+    for (unsigned di = 0; di < nd; di++) {
+        mw_loaded_point *pt = &out->point[out->npoints];
+        rc = mw_read_load_start(l, delays[di]);
+        if (rc < 0)
+            break;
+        median_chase(&p, c.duration_s, ovh, hz, &pt->ns, &pt->cycles);
+        mw_sweep_point sp;
+        rc = mw_read_load_stop(l, &sp);
+        if (rc < 0)
+            break;
+        pt->delay = delays[di];
+        pt->bw = sp.bw;
+        out->npoints++;
+        if (c.progress)
+            c.progress(c.user, ++done, total);
+    }
+    mw_read_load_destroy(l);
+out_unpin:
+    unpin_calling(&sv);
+out:
+    mw_bench_free(buf, alloc);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---------------------------------------------------------------- MLP */
+static inline __attribute__((always_inline)) void mlp_run(void **p, unsigned k, uint64_t steps)
+{
+    void *q[MW_MLP_MAX_CHAINS];
+    for (unsigned j = 0; j < k; j++)
+        q[j] = p[j];
+    for (uint64_t s = 0; s < steps; s++) {
+#pragma GCC unroll 32
+        for (unsigned j = 0; j < k; j++)
+            q[j] = *(void **)q[j];
+    }
+    for (unsigned j = 0; j < k; j++)
+        p[j] = q[j];
+}
+
+static void mlp_dispatch(void **p, unsigned k, uint64_t steps)
+{
+    switch (k) {
+#define C(K)                                                                                   \
+    case K:                                                                                    \
+        mlp_run(p, K, steps);                                                                  \
+        break;
+        C(1) C(2) C(3) C(4) C(5) C(6) C(7) C(8) C(9) C(10) C(11) C(12) C(13) C(14) C(15) C(16)
+        C(17) C(18) C(19) C(20) C(21) C(22) C(23) C(24) C(25) C(26) C(27) C(28) C(29) C(30)
+        C(31) C(32)
+#undef C
+    default:
+        break;
+    }
+}
+
+MW_API int mw_mlp_analyse(mw_mlp_result *r)
+{
+    if (!r->n || r->n > MW_MLP_MAX_CHAINS || !(r->ns_per_load[0] > 0))
+        return -EINVAL;
+    r->max_parallelism = 0;
+    for (unsigned i = 0; i < r->n; i++) {
+        r->parallelism[i] = r->ns_per_load[i] > 0 ? r->ns_per_load[0] / r->ns_per_load[i] : 0;
+        if (r->parallelism[i] > r->max_parallelism)
+            r->max_parallelism = r->parallelism[i];
+    }
+    r->saturation_k = r->n;
+    for (unsigned i = 0; i < r->n; i++)
+        if (r->parallelism[i] >= 0.95 * r->max_parallelism) {
+            r->saturation_k = i + 1;
+            break;
+        }
+    r->outstanding = r->max_parallelism;
+    return 0;
+}
+
+MW_API int mw_bench_mlp(const mw_mlp_config *cfg, mw_mlp_result *out)
+{
+    memset(out, 0, sizeof *out);
+    mw_mlp_config c = cfg ? *cfg : (mw_mlp_config){.cpu = -1};
+    if (!cfg)
+        c.cpu = -1;
+    if (!c.max_chains)
+        c.max_chains = MW_MLP_MAX_CHAINS;
+    if (c.max_chains > MW_MLP_MAX_CHAINS)
+        return MW_ERR_TOOBIG;
+    if (!c.bytes)
+        c.bytes = mw_bench_big_bytes();
+    if (!c.loads)
+        c.loads = (uint64_t)1 << 19;
+    size_t alloc = (c.bytes + MW_HUGE_ALIGN - 1) & ~(MW_HUGE_ALIGN - 1);
+    size_t lines = alloc / MW_LINE;
+    char *buf = mw_bench_alloc(alloc, NULL);
+    uint32_t *order = malloc(lines * sizeof *order);
+    int rc = 0;
+    struct affinity_saved sv;
+    if (!buf || !order) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    rc = pin_calling(c.cpu, &sv);
+    if (rc < 0)
+        goto out;
+    rc = 0;
+    /* A random cycle whose visiting order is known: shuffle, then link
+     * order[i] -> order[i+1]. Chain j of k starts at order[j * lines / k], so
+     * chains stay lines/k apart along the cycle and never share lines. */
+    for (size_t i = 0; i < lines; i++)
+        order[i] = (uint32_t)i;
+    uint64_t s = 0x3a11e1u;
+    for (size_t i = lines - 1; i > 0; i--) {
+        size_t j = (size_t)(mw_rng_next(&s) % (i + 1));
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t i = 0; i < lines; i++)
+        *(void **)(buf + (size_t)order[i] * MW_LINE) =
+            buf + (size_t)order[(i + 1) % lines] * MW_LINE;
+    double hz = mw_bench_tsc_hz(), ovh = mw_bench_timer_overhead();
+    /* Run k walks its own region of the cycle, [(k-1)L, kL), L = lines / max_chains,
+     * so no run finds lines that an earlier run left in the caches. */
+    uint64_t region = lines / c.max_chains;
+    if (region > c.loads)
+        region = c.loads;
+    for (unsigned k = 1; k <= c.max_chains; k++) {
+        void *p[MW_MLP_MAX_CHAINS];
+        size_t base = (size_t)(k - 1) * (lines / c.max_chains);
+        uint64_t steps = region / k - 1;
+        for (unsigned j = 0; j < k; j++)
+            p[j] = buf + (size_t)order[base + (size_t)j * (region / k)] * MW_LINE;
+        uint64_t t0 = mw_tsc_start();
+        mlp_dispatch(p, k, steps);
+        uint64_t t1 = mw_tsc_end();
+        chase_sink = p[0];
+        double cycles = (double)(t1 - t0) - ovh;
+        out->ns_per_load[k - 1] = cycles / hz * 1e9 / (double)(steps * k);
+        out->n = k;
+        if (c.progress)
+            c.progress(c.user, k, c.max_chains);
+    }
+    unpin_calling(&sv);
+    rc = mw_mlp_analyse(out);
+out:
+    free(order);
+    mw_bench_free(buf, alloc);
+    return rc;
+}

@@ -1,0 +1,346 @@
+/*
+ * memwatch calibration microbenchmarks: the ground truth that every
+ * measurement method is validated against (implemented in calibrate/bench_*.c).
+ *
+ *   - timing harness (Fang et al.): serialized TSC reads, TSC frequency
+ *     cross-checked against clock_gettime, timer overhead, repeat statistics;
+ *   - cache information from sysfs;
+ *   - STREAM triad c[i] = b[i] + s*a[i] with exact byte counts
+ *     (32 B/iteration with normal stores: 24 explicit + 8 write-allocate;
+ *      24 B/iteration with non-temporal stores);
+ *   - the delay-regulated read sweep of Helm & Taura (one load per 64-byte
+ *     record, K NOPs after every four loads), also available as a background
+ *     load generator (mw_read_load_*) so another thread can measure while a
+ *     known bandwidth flows;
+ *   - the pointer-chase latency ladder with cache-level detection;
+ *   - loaded latency (MLC style) and memory-level parallelism.
+ *
+ * Contract: every function returns 0 or a negative errno / MW_ERR_*; the
+ * library prints nothing (mw_log). Benchmarks create and pin their own worker
+ * threads (sched_setaffinity) and join them before returning; the calling
+ * thread is never re-pinned except by the functions that say so. Functions are
+ * not re-entrant with each other in the sense that two benchmarks running at
+ * once disturb each other's figures, but they share no global state, so doing
+ * so is safe (the validation engine runs a read load while it measures).
+ */
+#ifndef MEMWATCH_BENCH_H
+#define MEMWATCH_BENCH_H
+
+#include <memwatch/memwatch.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ limits */
+#define MW_BENCH_MAX_REPEATS 64
+#define MW_BENCH_MAX_CPUS 256
+#define MW_CACHE_MAX_LEVELS 8
+#define MW_SWEEP_MAX_DELAYS 32
+#define MW_SWEEP_MAX_THREADS 12
+#define MW_LADDER_MAX_POINTS 160
+#define MW_LADDER_MAX_LEVELS 6
+#define MW_MLP_MAX_CHAINS 32
+#define MW_LINE 64 /* bytes per cache line assumed by the record layouts */
+
+/* ------------------------------------------------------------ statistics */
+typedef struct mw_stats {
+    unsigned n;
+    double best;   /* max for rates (higher is better), min for times */
+    double median;
+    double mean;
+    double worst;
+    double cv;     /* standard deviation / mean (0 for n < 2) */
+} mw_stats;
+
+/* Statistics of v[0..n-1]; higher_is_better picks whether best is the max.
+ * v is not modified. n == 0 gives all zeros. */
+MW_API void mw_stats_compute(const double *v, unsigned n, int higher_is_better, mw_stats *out);
+
+/* ------------------------------------------------------------- timing */
+typedef struct mw_timer_info {
+    int have_tsc;            /* 0 where the architecture has none (ns clock used) */
+    double tsc_hz;           /* from mw_tsc_hz() */
+    char tsc_source[96];     /* where tsc_hz came from */
+    double clock_hz;         /* the TSC rate measured against CLOCK_MONOTONIC_RAW */
+    double tsc_clock_diff;   /* (clock_hz - tsc_hz) / tsc_hz */
+    double overhead_cycles;  /* minimum cost of an empty start/end pair, subtracted */
+    char thp[16];            /* transparent huge pages: "always", "madvise", "never", "?" */
+    int huge_pages;          /* 1 when MADV_HUGEPAGE can take effect */
+    char note[160];          /* e.g. why huge pages are not used */
+} mw_timer_info;
+
+/* Calibrates the timer once (cached; thread-safe) and fills *out. */
+MW_API int mw_timer_info_get(mw_timer_info *out);
+
+/* --------------------------------------------------------- cache info */
+typedef struct mw_cache_level {
+    int level;            /* 1, 2, 3 ... */
+    char type[16];        /* "Data", "Unified", "Instruction" */
+    size_t size;          /* bytes */
+    unsigned line;        /* coherency_line_size */
+    unsigned ways;        /* 0 if unknown */
+    unsigned sharing;     /* CPUs sharing this cache (from shared_cpu_list) */
+} mw_cache_level;
+
+typedef struct mw_cache_info {
+    unsigned n;                              /* data/unified levels, ascending */
+    mw_cache_level level[MW_CACHE_MAX_LEVELS];
+    size_t llc_size;                         /* size of the last level (0 if unknown) */
+    unsigned line;                           /* line size (64 if unknown) */
+} mw_cache_info;
+
+/* Reads <sys_root>/devices/system/cpu/cpu<cpu>/cache/index*. sys_root NULL means
+ * "/sys". Instruction caches are skipped. MW_ERR_NODATA when nothing is found. */
+MW_API int mw_cache_info_read(const char *sys_root, int cpu, mw_cache_info *out);
+
+/* CPUs this process may run on, ascending; returns the count or -errno. */
+MW_API int mw_bench_cpus(int *cpus, int max);
+
+/* ------------------------------------------------------------- triad */
+typedef enum mw_triad_store {
+    MW_TRIAD_NORMAL = 0, /* ordinary stores: 32 B/iteration reach memory */
+    MW_TRIAD_NT = 1,     /* non-temporal stores: 24 B/iteration */
+} mw_triad_store;
+
+/* Bytes per iteration that move between the cores and memory (exact):
+ * normal 3*8 + 8 (write-allocate read of c) = 32, non-temporal 3*8 = 24.
+ * explicit_only = 1 gives STREAM's own convention (24 for both). */
+MW_API unsigned mw_triad_bytes_per_iter(mw_triad_store store, int explicit_only);
+
+typedef struct mw_triad_config {
+    unsigned threads;      /* 0: every CPU we may run on */
+    size_t elems;          /* doubles per array, all threads together; 0: 4x LLC each */
+    unsigned repeats;      /* 0: 10; at most MW_BENCH_MAX_REPEATS */
+    mw_triad_store store;
+    const int *cpus;       /* CPUs to pin thread i to cpus[i % ncpus]; NULL: mw_bench_cpus */
+    unsigned ncpus;
+    const char *isa;       /* NULL/"auto", or force "scalar", "sse2", "avx2", "avx512" */
+} mw_triad_config;
+
+typedef struct mw_triad_result {
+    unsigned threads;
+    size_t elems;            /* per array */
+    size_t array_bytes;      /* per array */
+    mw_triad_store store;
+    char isa[16];            /* kernel used */
+    unsigned bytes_per_iter; /* counted: 32 or 24 */
+    double bytes;            /* per repetition, bytes_per_iter * elems */
+    unsigned repeats;
+    double seconds[MW_BENCH_MAX_REPEATS];
+    double bw[MW_BENCH_MAX_REPEATS]; /* bytes/s per repetition */
+    mw_stats bw_stats;               /* bytes/s, best = max */
+    double explicit_bw_best;         /* best in STREAM's 24 B/iteration convention */
+    int huge_pages;                  /* 1 if the arrays were madvise'd huge */
+    int verified;                    /* 1 if c[] held the expected values */
+} mw_triad_result;
+
+MW_API int mw_bench_triad(const mw_triad_config *cfg, mw_triad_result *out);
+
+/* -------------------------------------------------------- read sweep */
+/* The delay grid: 0, then powers of two 1, 2, 4, ... up to max_delay (a
+ * non-power-of-two max_delay is appended). Returns the count (<= cap). */
+MW_API unsigned mw_read_sweep_delay_grid(unsigned max_delay, unsigned *out, unsigned cap);
+
+/* The thread grid: 1, 2, 4, ... up to max_threads, with max_threads appended
+ * when it is not a power of two. Returns the count (<= cap). */
+MW_API unsigned mw_read_sweep_thread_grid(unsigned max_threads, unsigned *out, unsigned cap);
+
+typedef struct mw_sweep_point {
+    unsigned threads;
+    unsigned delay;        /* NOPs after every four loads */
+    uint64_t lines;        /* 64-byte records loaded, all threads, exact */
+    double seconds;        /* window: first thread's start to last thread's end */
+    double bytes;          /* lines * 64 */
+    double bw;             /* bytes/s: sum over threads of own lines*64/own time */
+    double bw_window;      /* bytes / seconds */
+} mw_sweep_point;
+
+/* A background read load: threads pinned to CPUs, each reading its own array
+ * (a share of >= 4x LLC, huge pages where allowed) in the Helm & Taura pattern.
+ * create allocates and first-touches; start/stop may be repeated with
+ * different delays; destroy joins the threads. One controlling thread. */
+typedef struct mw_read_load mw_read_load;
+
+typedef struct mw_read_load_config {
+    unsigned threads;       /* 1..; required */
+    const int *cpus;        /* thread i runs on cpus[i % ncpus]; NULL: mw_bench_cpus */
+    unsigned ncpus;
+    size_t bytes_per_thread;/* 0: max(4 x LLC / threads, 8 x L2, 16 MiB) rounded to 2 MiB */
+} mw_read_load_config;
+
+MW_API int mw_read_load_create(const mw_read_load_config *cfg, mw_read_load **out);
+/* Threads begin loading with `delay` NOPs after every four loads. Returns once
+ * every thread is running. */
+MW_API int mw_read_load_start(mw_read_load *l, unsigned delay);
+/* Stops the threads (each finishes its current block of 256 records) and
+ * reports exactly what was read since start. */
+MW_API int mw_read_load_stop(mw_read_load *l, mw_sweep_point *out);
+MW_API void mw_read_load_destroy(mw_read_load *l);
+
+/* Convenience: create, run for duration_s (0: 0.25 s), stop, destroy. Threads
+ * are pinned to the first `threads` allowed CPUs. */
+MW_API int mw_bench_read_sweep_point(unsigned threads, unsigned delay, double duration_s,
+                                     mw_sweep_point *out);
+
+typedef struct mw_sweep_config {
+    unsigned max_threads;   /* 0: every CPU */
+    unsigned max_delay;     /* 0: 1024 */
+    double duration_s;      /* per grid point; 0: 0.25 */
+    const int *cpus;
+    unsigned ncpus;
+    size_t bytes_per_thread;/* 0: default of mw_read_load_config */
+    /* Called after each grid point (may be NULL), e.g. for progress output. */
+    void (*progress)(void *user, unsigned done, unsigned total);
+    void *user;
+} mw_sweep_config;
+
+typedef struct mw_sweep_result {
+    unsigned nthreads, ndelays;
+    unsigned thread_grid[MW_SWEEP_MAX_THREADS];
+    unsigned delay_grid[MW_SWEEP_MAX_DELAYS];
+    mw_sweep_point point[MW_SWEEP_MAX_THREADS][MW_SWEEP_MAX_DELAYS];
+    double peak_bw;         /* highest bw over the grid */
+    double min_bw;          /* lowest */
+} mw_sweep_result;
+
+MW_API int mw_bench_read_sweep(const mw_sweep_config *cfg, mw_sweep_result *out);
+
+/* ------------------------------------------------------------ ladder */
+/* Builds a single random cycle over n elements (Sattolo's algorithm) with a
+ * deterministic generator seeded by seed: next[i] is the successor of i. */
+MW_API int mw_sattolo_cycle(uint32_t *next, size_t n, uint64_t seed);
+
+typedef struct mw_ladder_point {
+    size_t bytes;          /* footprint */
+    double cycles;         /* TSC cycles per load (best of repeats) */
+    double ns;             /* ns per load */
+    double cv;             /* over repeats */
+} mw_ladder_point;
+
+typedef struct mw_ladder_level {
+    int level;             /* 1, 2, ... in order found; the last one is memory */
+    int is_memory;
+    double ns, cycles;     /* latency on the plateau (median of its points) */
+    size_t size;           /* detected capacity (0 for memory) */
+    size_t plateau_end;    /* largest footprint still on the plateau */
+    size_t sysfs_size;     /* the kernel's size for the matching level (0 none) */
+    int within_one_step;   /* |log(size/sysfs_size)| <= log(step) */
+} mw_ladder_level;
+
+typedef struct mw_ladder_config {
+    size_t min_bytes;      /* 0: 4 KiB */
+    size_t max_bytes;      /* 0: max(4 x LLC, 128 MiB) */
+    unsigned steps_per_octave; /* 0: 4 */
+    unsigned repeats;      /* 0: 3 */
+    uint64_t min_loads;    /* timed loads per repeat; 0: 1<<18 */
+    int cpu;               /* CPU to pin to; -1: first allowed */
+    void (*progress)(void *user, unsigned done, unsigned total);
+    void *user;
+} mw_ladder_config;
+
+typedef struct mw_ladder_result {
+    unsigned npoints;
+    mw_ladder_point point[MW_LADDER_MAX_POINTS];
+    double step_ratio;     /* footprint ratio between neighbouring points */
+    unsigned nlevels;
+    mw_ladder_level level[MW_LADDER_MAX_LEVELS];
+    double dram_ns, dram_cycles; /* idle memory latency (last plateau) */
+    int huge_pages;
+} mw_ladder_result;
+
+MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out);
+
+/* Finds cache levels in a latency curve (pure function; used by
+ * mw_bench_ladder and tested on synthetic curves). bytes ascending, ns > 0.
+ * Fills out->level[] and out->nlevels, matches them against ci (may be NULL)
+ * and sets dram_ns. step_ratio is the footprint ratio between points. */
+MW_API int mw_ladder_detect(const size_t *bytes, const double *ns, const double *cycles,
+                            unsigned n, double step_ratio, const mw_cache_info *ci,
+                            mw_ladder_result *out);
+
+/* ------------------------------------------------------ loaded latency */
+typedef struct mw_loaded_point {
+    unsigned delay;
+    double bw;              /* bytes/s of the load threads (exact lines) */
+    double ns, cycles;      /* latency seen by the chasing thread (median of repeats) */
+} mw_loaded_point;
+
+typedef struct mw_loaded_config {
+    unsigned load_threads;  /* 0: every allowed CPU but the chaser's */
+    unsigned max_delay;     /* 0: 1024 */
+    double duration_s;      /* per point; 0: 0.3 */
+    size_t chase_bytes;     /* 0: max(4 x LLC, 128 MiB) */
+    void (*progress)(void *user, unsigned done, unsigned total);
+    void *user;
+} mw_loaded_config;
+
+typedef struct mw_loaded_result {
+    unsigned chase_cpu, load_threads;
+    double idle_ns;         /* no load running */
+    unsigned npoints;
+    mw_loaded_point point[MW_SWEEP_MAX_DELAYS]; /* ascending delay */
+} mw_loaded_result;
+
+MW_API int mw_bench_loaded_latency(const mw_loaded_config *cfg, mw_loaded_result *out);
+
+/* ---------------------------------------------------------------- MLP */
+typedef struct mw_mlp_config {
+    unsigned max_chains;    /* 0: 32 (at most MW_MLP_MAX_CHAINS) */
+    size_t bytes;           /* 0: max(4 x LLC, 128 MiB) */
+    uint64_t loads;         /* most timed loads per k (each k walks its own
+                               lines/max_chains region of the cycle); 0: 1<<19 */
+    int cpu;                /* -1: first allowed */
+    void (*progress)(void *user, unsigned done, unsigned total);
+    void *user;
+} mw_mlp_config;
+
+typedef struct mw_mlp_result {
+    unsigned n;
+    double ns_per_load[MW_MLP_MAX_CHAINS];  /* index k-1: wall ns / total loads */
+    double parallelism[MW_MLP_MAX_CHAINS];  /* ns_per_load(1) / ns_per_load(k) */
+    double max_parallelism;                 /* highest parallelism reached */
+    unsigned saturation_k;  /* smallest k reaching 95 % of max_parallelism */
+    double outstanding;     /* sustained outstanding misses per core (max_parallelism) */
+} mw_mlp_result;
+
+/* Pure: fills parallelism, max_parallelism, saturation_k, outstanding from
+ * ns_per_load[0..n-1]. */
+MW_API int mw_mlp_analyse(mw_mlp_result *r);
+
+MW_API int mw_bench_mlp(const mw_mlp_config *cfg, mw_mlp_result *out);
+
+/* ----------------------------------------------- everything, for the CLI */
+enum mw_calib_what {
+    MW_CALIB_TRIAD = 1u << 0,
+    MW_CALIB_SWEEP = 1u << 1,
+    MW_CALIB_LADDER = 1u << 2,
+    MW_CALIB_LOADED = 1u << 3,
+    MW_CALIB_MLP = 1u << 4,
+    MW_CALIB_ALL = 0x1f,
+};
+
+/* What `memwatch calibrate` collected; handed to validation (issue 4) and to
+ * the JSON writer. Fields of benchmarks not in `ran` are zero. */
+typedef struct mw_calib_results {
+    unsigned ran;                     /* MW_CALIB_* bits of benchmarks run */
+    unsigned threads;
+    mw_timer_info timer;
+    mw_cache_info cache;
+    mw_triad_result triad[2];         /* [MW_TRIAD_NORMAL], [MW_TRIAD_NT] */
+    mw_sweep_result sweep;
+    mw_ladder_result ladder;
+    mw_loaded_result loaded;
+    mw_mlp_result mlp;
+} mw_calib_results;
+
+/* Writes every raw figure as JSON (schema: docs/calibrate-json.md). */
+MW_API int mw_calib_results_write_json(const mw_calib_results *r, const char *path);
+
+/* Writes sweep.svg, loaded.svg, mlp.svg, ladder.svg into dir (created). */
+MW_API int mw_calib_results_write_plots(const mw_calib_results *r, const char *dir);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
