@@ -1,0 +1,192 @@
+/*
+ * Counter validation: memwatch measures each method against ground truth (the
+ * calibration benchmarks of bench.h), gives it a verdict with its numbers,
+ * derives the saturation threshold and writes the machine profile (profile.h).
+ *
+ *   - verdicts (calibrate/verdict.c): pure functions on recorded readings;
+ *   - threshold (calibrate/threshold.c): pure, from a latency-vs-bandwidth curve;
+ *   - the validation run (calibrate/validate.c): probe_lat measured while the
+ *     read sweep's load runs at each grid point, every other method reported with
+ *     the counters-core availability (probe.h);
+ *   - the profile writer (calibrate/profile_write.c), schema docs/profile-format.md.
+ *
+ * Contract: 0 or a negative errno / MW_ERR_*; nothing prints except
+ * mw_validate_write_table, which writes to the stream it is given. The pure
+ * functions are thread-safe; mw_validate_run starts and joins its own threads
+ * and must not run beside another benchmark.
+ */
+#ifndef MEMWATCH_VALIDATE_H
+#define MEMWATCH_VALIDATE_H
+
+#include <stdio.h>
+
+#include <memwatch/memwatch.h>
+#include <memwatch/profile.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct mw_calib_results; /* bench.h */
+
+typedef enum mw_verdict {
+    MW_VERDICT_UNAVAILABLE = 0,
+    MW_VERDICT_ACCURATE,
+    MW_VERDICT_BIASED,          /* a stable factor off; corrected by dividing by it */
+    MW_VERDICT_MISSES_PREFETCH, /* matches with prefetchers off, counts too little with them on */
+    MW_VERDICT_NOISY,
+} mw_verdict;
+
+/* The profile's verdict strings: "unavailable", "accurate", "biased",
+ * "misses_prefetch", "noisy". */
+MW_API const char *mw_verdict_name(mw_verdict v);
+
+/* The rules a verdict applies; mw_verdict_rules_default fills the values that
+ * docs/saturation.md and docs/profile-format.md justify. */
+typedef struct mw_verdict_rules {
+    double bw_tol;       /* |ratio - 1| always accepted as accurate (0.05) */
+    double bw_stable_cv; /* CV of the ratio up to which a bias is stable (0.05) */
+    double bw_noisy_cv;  /* CV of the ratio above which a method is noisy (0.15) */
+    double pf_miss_min;  /* share of traffic missed with prefetchers on to say so (0.10) */
+    double lat_noisy_cv; /* median per-point CV above which a latency method is noisy (0.10) */
+    double lat_max_rate; /* false-positive / false-negative rate still accurate (0.05) */
+    double low_frac;     /* "far from the peak": bandwidth < low_frac x peak (0.5) */
+    double high_frac;    /* "near the peak": bandwidth >= high_frac x peak (0.9) */
+    double idle_frac;    /* "idle end" of the sweep for the separation check (0.25) */
+    double knee_frac;    /* threshold: lowest latency read at >= knee_frac x peak (0.8) */
+    double min_rise;     /* threshold >= idle x (1 + min_rise); saturated if the
+                            latency at the peak rose at least this much (0.15) */
+} mw_verdict_rules;
+
+MW_API void mw_verdict_rules_default(mw_verdict_rules *r);
+
+/* ------------------------------------------------------------ bandwidth */
+typedef struct mw_bw_reading {
+    const char *bench;    /* "triad", "read_sweep" (for the reason text) */
+    int prefetch;         /* 1 prefetchers on, 0 off, -1 as they were (not switched) */
+    double true_bytes;    /* the benchmark's exact volume */
+    double counted_bytes; /* what the method counted over the same run */
+} mw_bw_reading;
+
+typedef struct mw_bw_verdict {
+    mw_verdict verdict;
+    unsigned n;
+    double ratio;          /* median counted/true over all readings */
+    double ratio_on, ratio_off; /* medians by prefetcher state (NAN: none) */
+    double cv;             /* of the ratio, all readings */
+    double lo, hi;         /* smallest and largest ratio */
+    double missed;         /* misses_prefetch: share missed with prefetchers on */
+    double factor;         /* divide counts by it (1 unless biased) */
+    char reason[200];
+} mw_bw_verdict;
+
+MW_API int mw_verdict_bw(const mw_bw_reading *r, size_t n, const mw_verdict_rules *rules,
+                         mw_bw_verdict *out);
+
+/* -------------------------------------------------------------- latency */
+typedef struct mw_lat_point {
+    double bw;            /* bytes/s the read load reached at this grid point */
+    double direct_ns;     /* loaded latency measured directly by a benchmark (0: none) */
+    unsigned n;           /* readings of the method at this point */
+    const double *ns;     /* the readings, ns */
+} mw_lat_point;
+
+typedef struct mw_threshold {
+    double peak_bw;       /* highest point bandwidth */
+    double idle_ns;       /* median reading at the lowest-bandwidth point */
+    double knee_ns;       /* lowest point median among points at >= knee_frac x peak */
+    double peak_ns;       /* median reading at the highest-bandwidth point */
+    double rise;          /* peak_ns / idle_ns */
+    int saturated;        /* rise >= 1 + min_rise: the sweep saturated memory */
+    double threshold_ns;  /* max(knee_ns, idle_ns x (1 + min_rise)) */
+    char rule[160];       /* which term set the threshold */
+} mw_threshold;
+
+MW_API int mw_threshold_compute(const mw_lat_point *pts, size_t n, const mw_verdict_rules *rules,
+                                mw_threshold *out);
+
+typedef struct mw_lat_verdict {
+    mw_verdict verdict;
+    mw_threshold th;
+    double cv, cv_max;       /* median and largest per-point CV */
+    unsigned n_low, fp;      /* readings far from the peak, of which above threshold */
+    unsigned n_high, fn;     /* readings near the peak, of which not above threshold */
+    double false_pos, false_neg; /* fp / n_low, fn / n_high (0 when no readings) */
+    /* separation: readings at the idle end (bw <= idle_frac x peak) against the
+     * saturated end (bw >= high_frac x peak) */
+    unsigned n_idle, n_sat;
+    double idle_min, idle_max, sat_min, sat_max;
+    int overlap;             /* idle_max >= sat_min */
+    double direct_ratio;     /* median method / direct latency where known (0: none) */
+    char reason[240];
+} mw_lat_verdict;
+
+MW_API int mw_verdict_lat(const mw_lat_point *pts, size_t n, const mw_verdict_rules *rules,
+                          mw_lat_verdict *out);
+
+/* ------------------------------------------------------- validation run */
+#define MW_VAL_MAX_POINTS 160
+#define MW_VAL_MAX_SAMPLES 48
+
+typedef struct mw_val_point {
+    unsigned threads, delay; /* read-load threads (0: idle) and NOPs per four loads */
+    double bw;               /* bytes/s, exact lines read */
+    double direct_ns;        /* the loaded-latency benchmark at this load (0: none) */
+    unsigned n;
+    double ns[MW_VAL_MAX_SAMPLES]; /* probe_lat readings (median of bursts each) */
+} mw_val_point;
+
+typedef struct mw_val_method {
+    char name[24];
+    int latency;             /* 1 latency method, 0 bandwidth method */
+    int available;
+    char reason[320];        /* unavailable: why (counters core); else what was done */
+    mw_lat_verdict lat;      /* latency methods that were measured */
+    mw_bw_verdict bw;        /* bandwidth methods that were measured */
+} mw_val_method;
+
+typedef struct mw_validate_config {
+    double point_s;          /* seconds per grid point (0: 0.2) */
+    unsigned max_threads;    /* read-load threads (0: allowed CPUs - 1, at least 1) */
+    unsigned max_delay;      /* 0: 1024 */
+    const char *proc_root, *sys_root, *dev_root; /* NULL: /proc, /sys, /dev */
+    void (*progress)(void *user, unsigned done, unsigned total);
+    void *user;
+} mw_validate_config;
+
+typedef struct mw_validation {
+    mw_verdict_rules rules;
+    int probe_cpu;           /* CPU the probe ran on */
+    unsigned load_threads_max;
+    unsigned npoints;
+    mw_val_point point[MW_VAL_MAX_POINTS];
+    double probe_cost_ns;    /* median wall time of one probe_lat measurement */
+    unsigned probe_lines, probe_bursts;
+    unsigned nmethods;
+    mw_val_method method[MW_PROFILE_MAX_METHODS];
+    char prefetch_note[256]; /* prefetchers: switched or why not */
+    char hw_note[320];       /* the counters core's one-line summary */
+    mw_profile profile;      /* what the run derived; written by mw_profile_write */
+} mw_validation;
+
+/* Run the validation. calib (may be NULL) supplies the triad, the sweep's peak
+ * and the loaded-latency benchmark for the comparison and the hierarchy. out is
+ * large: allocate it (calloc). */
+MW_API int mw_validate_run(const mw_validate_config *cfg, const struct mw_calib_results *calib,
+                           mw_validation *out);
+
+/* The readable validation table (one line per method, then the probe's
+ * separation and the threshold). Writes to f; returns 0 or -errno. */
+MW_API int mw_validate_write_table(const mw_validation *v, FILE *f);
+
+/* ---------------------------------------------------------------- profile */
+/* Write a profile atomically (temporary file + rename; directories created).
+ * v and calib may be NULL; when given, their raw evidence and the hierarchy
+ * go in too. */
+MW_API int mw_profile_write(const char *path, const mw_profile *p, const mw_validation *v,
+                            const struct mw_calib_results *calib);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
