@@ -430,6 +430,19 @@ static void mkpath(char *buf, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Alias names may hold dots ("umc_cas_cmd.rd"); these suffixes do not. */
+static int is_attr_file(const char *nm)
+{
+    static const char *const sfx[] = {".scale", ".unit", ".per-pkg", ".snapshot"};
+    size_t a = strlen(nm);
+    for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+        size_t b = strlen(sfx[i]);
+        if (a > b && !strcmp(nm + a - b, sfx[i]))
+            return 1;
+    }
+    return 0;
+}
+
 static void pmu_free_fields(mw_pmu *p)
 {
     free((char *)p->name);
@@ -510,7 +523,7 @@ static int load_events(mw_pmu_set *set, mw_pmu *pmu, const char *dir)
     }
     for (int i = 0; i < n; i++) {
         const char *nm = names[i];
-        if (strchr(nm, '.')) /* .scale, .unit, .per-pkg, .snapshot: attributes of an alias */
+        if (is_attr_file(nm)) /* .scale, .unit, .per-pkg, .snapshot: attributes of an alias */
             continue;
         mkpath(path, sizeof path, "%s/events/%s", dir, nm);
         int r = read_small(path, buf, sizeof buf);
