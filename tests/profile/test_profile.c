@@ -1,0 +1,316 @@
+/*
+ * tests/profile/test_profile.c: machine identity from fixture trees, the
+ * default path, a written profile read back, and every kind of damaged or
+ * foreign file refused with a logged reason -- including every truncation and
+ * many byte flips of a valid profile, none of which may crash the reader.
+ */
+#include "mw_test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <memwatch/profile.h>
+#include <memwatch/validate.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+static char last_log[1024];
+
+static void capture(int level, const char *msg, void *user)
+{
+    (void)level;
+    (void)user;
+    snprintf(last_log, sizeof last_log, "%s", msg);
+}
+
+static void put(const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, rel);
+    for (char *p = path + strlen(tmpdir) + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(path, 0755);
+            *p = '/';
+        }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_identity(void)
+{
+    put("proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n"
+                        "model\t\t: 207\nmodel name\t: INTEL(R) XEON(R) PLATINUM 8568Y+\n"
+                        "stepping\t: 2\nmicrocode\t: 0x21000230\n\n"
+                        "processor\t: 1\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n"
+                        "model\t\t: 207\nmodel name\t: INTEL(R) XEON(R) PLATINUM 8568Y+\n"
+                        "stepping\t: 2\nmicrocode\t: 0x21000230\n\n");
+    put("proc/sys/kernel/osrelease", "6.8.0-45-generic\n");
+    put("proc/meminfo", "MemTotal:       263921152 kB\nMemFree: 1 kB\n");
+    put("sys/devices/system/node/node0/x", "");
+    put("sys/devices/system/node/node1/x", "");
+    put("sys/devices/system/edac/mc/mc0/dimm0/size", "32768\n");
+    put("sys/devices/system/edac/mc/mc0/dimm1/size", "32768\n");
+    char proc[300], sys[300], id[192], id2[192];
+    snprintf(proc, sizeof proc, "%s/proc", tmpdir);
+    snprintf(sys, sizeof sys, "%s/sys", tmpdir);
+    int rc = mw_machine_identity(proc, sys, id, sizeof id);
+    MW_CHECK(rc > 0, "identity rc %d", rc);
+    MW_CHECK(strstr(id, "cpu=INTEL(R) XEON(R) PLATINUM 8568Y+;") != NULL, "%s", id);
+    MW_CHECK(strstr(id, "fms=6/207/2") != NULL, "%s", id);
+    MW_CHECK(strstr(id, "ucode=0x21000230") != NULL, "%s", id);
+    MW_CHECK(strstr(id, "kernel=6.8.0-45-generic;") != NULL, "%s", id);
+    MW_CHECK(strstr(id, "cpus=2;") != NULL, "%s", id);
+    MW_CHECK(strstr(id, "nodes=2;") != NULL, "%s", id);
+    MW_CHECK(strstr(id, "mem=252GiB,2 dimms 65536MiB") != NULL, "%s", id);
+    /* a microcode update makes another identity */
+    put("proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n"
+                        "model\t\t: 207\nmodel name\t: INTEL(R) XEON(R) PLATINUM 8568Y+\n"
+                        "stepping\t: 2\nmicrocode\t: 0x21000240\n\n");
+    MW_CHECK(mw_machine_identity(proc, sys, id2, sizeof id2) > 0, "second identity");
+    MW_CHECK(strcmp(id, id2) != 0, "microcode must change the identity");
+    char small[16];
+    MW_CHECK_INT(mw_machine_identity(proc, sys, small, sizeof small), MW_ERR_TOOBIG);
+    char none[300];
+    snprintf(none, sizeof none, "%s/nothing", tmpdir);
+    MW_CHECK(mw_machine_identity(none, sys, id, sizeof id) < 0, "no cpuinfo fails");
+    /* this machine */
+    MW_CHECK(mw_machine_identity(NULL, NULL, id, sizeof id) > 0, "this machine: %s", id);
+}
+
+static void test_default_path(void)
+{
+    char buf[512];
+    setenv("XDG_DATA_HOME", "/data/x", 1);
+    MW_CHECK_INT(mw_profile_default_path(buf, sizeof buf), 0);
+    MW_CHECK_STR(buf, "/data/x/memwatch/profile.json");
+    setenv("XDG_DATA_HOME", "relative/ignored", 1);
+    setenv("HOME", "/home/u", 1);
+    MW_CHECK_INT(mw_profile_default_path(buf, sizeof buf), 0);
+    MW_CHECK_STR(buf, "/home/u/.local/share/memwatch/profile.json");
+    unsetenv("XDG_DATA_HOME");
+    unsetenv("HOME");
+    MW_CHECK_INT(mw_profile_default_path(buf, sizeof buf), -ENOENT);
+    setenv("HOME", "/home/u", 1);
+    MW_CHECK_INT(mw_profile_default_path(buf, 8), MW_ERR_TOOBIG);
+}
+
+static void sample_profile(mw_profile *p)
+{
+    memset(p, 0, sizeof *p);
+    p->version = MW_PROFILE_VERSION;
+    MW_CHECK(mw_machine_identity(NULL, NULL, p->identity, sizeof p->identity) > 0, "identity");
+    snprintf(p->created, sizeof p->created, "2026-11-21T23:30:00Z");
+    p->tsc_hz = 2.595e9;
+    p->peak_bw = 31.7e9;
+    p->idle_latency_ns = 141.25;
+    snprintf(p->lat_method, sizeof p->lat_method, "probe_lat");
+    p->lat_threshold_ns = 162.4375;
+    p->bw_factor = 1.0;
+    p->n_methods = 2;
+    snprintf(p->methods[0].name, sizeof p->methods[0].name, "probe_lat");
+    snprintf(p->methods[0].verdict, sizeof p->methods[0].verdict, "accurate");
+    p->methods[0].factor = 1;
+    p->methods[0].cv = 0.0125;
+    p->methods[0].false_pos = 0.03125;
+    p->methods[0].false_neg = 1;
+    p->methods[0].threshold = 162.4375;
+    snprintf(p->methods[0].reason, sizeof p->methods[0].reason, "steady \"quoted\" \\ reason");
+    snprintf(p->methods[1].name, sizeof p->methods[1].name, "imc_cas");
+    snprintf(p->methods[1].verdict, sizeof p->methods[1].verdict, "unavailable");
+    p->methods[1].factor = 1;
+    snprintf(p->methods[1].reason, sizeof p->methods[1].reason, "no uncore_imc PMU");
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b)
+        b[n] = 0;
+    *len = (size_t)n;
+    return b;
+}
+
+static void spit(const char *path, const char *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        exit(1);
+    fwrite(b, 1, n, f);
+    fclose(f);
+}
+
+static char *replace(const char *s, const char *from, const char *to)
+{
+    const char *at = strstr(s, from);
+    if (!at)
+        return NULL;
+    size_t n = strlen(s) - strlen(from) + strlen(to) + 1;
+    char *r = malloc(n);
+    snprintf(r, n, "%.*s%s%s", (int)(at - s), s, to, at + strlen(from));
+    return r;
+}
+
+static void test_round_trip_and_refusals(void)
+{
+    mw_profile p, q;
+    sample_profile(&p);
+    char path[512], bad[512];
+    snprintf(path, sizeof path, "%s/data/memwatch/profile.json", tmpdir);
+    snprintf(bad, sizeof bad, "%s/bad.json", tmpdir);
+    MW_CHECK_INT(mw_profile_write(path, &p, NULL, NULL), 0);
+    /* read back by the next run, identity checked against this machine */
+    MW_CHECK_INT(mw_profile_load(path, 1, &q), 0);
+    MW_CHECK_INT(q.version, MW_PROFILE_VERSION);
+    MW_CHECK_STR(q.identity, p.identity);
+    MW_CHECK_STR(q.created, p.created);
+    MW_CHECK_STR(q.lat_method, "probe_lat");
+    MW_CHECK_STR(q.bw_method, "");
+    MW_CHECK(q.lat_threshold_ns == p.lat_threshold_ns, "threshold %g", q.lat_threshold_ns);
+    MW_CHECK(q.idle_latency_ns == p.idle_latency_ns, "idle %g", q.idle_latency_ns);
+    MW_CHECK(q.peak_bw == p.peak_bw && q.bw_factor == 1.0 && q.tsc_hz == p.tsc_hz, "numbers");
+    MW_CHECK_INT(q.n_methods, 2);
+    MW_CHECK_STR(q.methods[0].reason, p.methods[0].reason);
+    MW_CHECK(q.methods[0].false_pos == 0.03125 && q.methods[0].false_neg == 1 &&
+                 q.methods[0].threshold == 162.4375 && q.methods[0].cv == 0.0125,
+             "method numbers");
+    MW_CHECK_STR(q.methods[1].verdict, "unavailable");
+    /* written again over itself: atomic replace, no temporary left */
+    MW_CHECK_INT(mw_profile_write(path, &p, NULL, NULL), 0);
+    char tmpname[600];
+    snprintf(tmpname, sizeof tmpname, "%s.tmp.%ld", path, (long)getpid());
+    MW_CHECK(access(tmpname, F_OK) != 0, "temporary file left behind");
+
+    size_t len;
+    char *good = slurp(path, &len);
+    MW_CHECK(good != NULL, "read back");
+    if (!good)
+        return;
+
+    /* another machine: foreign with the identity check, fine without */
+    char *other = replace(good, p.identity, "cpu=Some Other CPU;fms=6/85/7;ucode=0x1;kernel=5.4;cpus=96;nodes=2;mem=384GiB");
+    spit(bad, other, strlen(other));
+    last_log[0] = 0;
+    MW_CHECK_INT(mw_profile_load(bad, 1, &q), MW_ERR_FOREIGN);
+    MW_CHECK(strstr(last_log, "another machine") && strstr(last_log, "Some Other CPU"), "log: %s", last_log);
+    MW_CHECK_INT(mw_profile_load(bad, 0, &q), 0);
+    free(other);
+
+    static const struct {
+        const char *from, *to;
+        int want;
+        const char *why;
+    } cases[] = {
+        {"\"memwatch-profile\"", "\"likwid-topology\"", MW_ERR_FOREIGN, "not a memwatch profile"},
+        {"\"version\":\t1", "\"version\":\t2", MW_ERR_FOREIGN, "version 2"},
+        {"\"version\":\t1", "\"version\":\t\"1\"", MW_ERR_CORRUPT, "version"},
+        {"\"peak_bw\"", "\"peak_bandwidth\"", MW_ERR_CORRUPT, "missing number \"peak_bw\""},
+        {"\"lat_method\":\t\"probe_lat\"", "\"lat_method\":\t7", MW_ERR_CORRUPT, "not a string"},
+        {"\"lat_method\":\t\"probe_lat\"", "\"lat_method\":\t\"probe_lat_with_a_name_far_too_long_for_it\"", MW_ERR_CORRUPT, "longer"},
+        {"\"idle_latency_ns\":\t141.25", "\"idle_latency_ns\":\t-1", MW_ERR_CORRUPT, "negative"},
+        {"\"lat_threshold_ns\":\t162.4375", "\"lat_threshold_ns\":\t0", MW_ERR_CORRUPT, "no positive threshold"},
+        {"\"methods\":\t[", "\"methods\":\t[3, ", MW_ERR_CORRUPT, "not an object"},
+        {"\"identity\"", "\"who\"", MW_ERR_CORRUPT, "missing string \"identity\""},
+        {"\"bw_factor\":\t1", "\"bw_factor\":\t1e999", MW_ERR_CORRUPT, "finite"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *t = replace(good, cases[i].from, cases[i].to);
+        MW_CHECK(t != NULL, "case %zu: pattern %s not in the written profile", i, cases[i].from);
+        if (!t)
+            continue;
+        spit(bad, t, strlen(t));
+        free(t);
+        last_log[0] = 0;
+        int rc = mw_profile_load(bad, 0, &q);
+        MW_CHECK(rc == cases[i].want, "case %zu (%s): rc %d (%s), expected %d", i, cases[i].why, rc,
+                 mw_strerror(rc), cases[i].want);
+        MW_CHECK(strstr(last_log, cases[i].why) != NULL, "case %zu: log \"%s\" lacks \"%s\"", i,
+                 last_log, cases[i].why);
+        MW_CHECK(q.lat_method[0] == 0 && q.n_methods == 0, "case %zu: nothing half-loaded", i);
+    }
+
+    /* not JSON, empty, a directory, a device, missing, too large */
+    spit(bad, "\x89PNG\r\n\x1a\n", 8);
+    MW_CHECK_INT(mw_profile_load(bad, 0, &q), MW_ERR_CORRUPT);
+    spit(bad, "", 0);
+    MW_CHECK_INT(mw_profile_load(bad, 0, &q), MW_ERR_CORRUPT);
+    spit(bad, "[1,2,3]", 7);
+    MW_CHECK_INT(mw_profile_load(bad, 0, &q), MW_ERR_CORRUPT);
+    MW_CHECK_INT(mw_profile_load(tmpdir, 0, &q), MW_ERR_CORRUPT);
+    MW_CHECK_INT(mw_profile_load("/dev/null", 0, &q), MW_ERR_CORRUPT);
+    snprintf(bad, sizeof bad, "%s/none.json", tmpdir);
+    MW_CHECK_INT(mw_profile_load(bad, 0, &q), -ENOENT);
+    snprintf(bad, sizeof bad, "%s/big.json", tmpdir);
+    int fd = open(bad, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    MW_CHECK(fd >= 0 && ftruncate(fd, 64 << 20) == 0, "sparse file");
+    if (fd >= 0)
+        close(fd);
+    MW_CHECK_INT(mw_profile_load(bad, 0, &q), MW_ERR_CORRUPT);
+    MW_CHECK_INT(mw_profile_load(NULL, 0, &q), -EINVAL);
+
+    /* every truncation of a valid profile is refused, none crashes */
+    snprintf(bad, sizeof bad, "%s/cut.json", tmpdir);
+    unsigned refused = 0, tried = 0;
+    size_t body = len;
+    while (body && (good[body - 1] == '\n'))
+        body--;
+    for (size_t cut = 0; cut < body; cut += (cut < 200 ? 1 : 7)) {
+        spit(bad, good, cut);
+        int rc = mw_profile_load(bad, 0, &q);
+        tried++;
+        refused += rc == MW_ERR_CORRUPT;
+    }
+    MW_CHECK(refused == tried, "%u of %u truncations refused as corrupt", refused, tried);
+    /* byte flips: any outcome but a crash; most are refused */
+    uint64_t s = 12345;
+    unsigned ok = 0, flips = 3000;
+    char *m = malloc(len);
+    for (unsigned i = 0; i < flips && m; i++) {
+        memcpy(m, good, len);
+        for (int k = 0; k < 3; k++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            m[(s >> 33) % len] = (char)(s >> 13);
+        }
+        spit(bad, m, len);
+        int rc = mw_profile_load(bad, 0, &q);
+        MW_CHECK(rc == 0 || rc == MW_ERR_CORRUPT || rc == MW_ERR_FOREIGN, "flip %u: rc %d", i, rc);
+        ok += rc == 0;
+    }
+    free(m);
+    printf("truncations refused %u/%u; byte-flipped files accepted %u/%u\n", refused, tried, ok, flips);
+    free(good);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/mw-test-profile-XXXXXX");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    mw_set_log(capture, NULL, MW_LOG_DEBUG);
+    test_identity();
+    test_default_path();
+    test_round_trip_and_refusals();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    return mw_test_done();
+}
