@@ -1,0 +1,216 @@
+/*
+ * counters/cpuid.c: who is this CPU. Reads vendor, family, model, stepping,
+ * model name and microcode of the first processor in <proc_root>/cpuinfo and
+ * maps vendor/family/model to a memwatch microarchitecture through one
+ * constant table (mw_uarch_from_cpuid).
+ *
+ * May call: libc only. Thread safety: no state; safe from any thread. Not for
+ * signal handlers (stdio).
+ *
+ * Sources of the model numbers:
+ *  - Intel family 6: the Linux kernel's arch/x86/include/asm/intel-family.h
+ *    (INTEL_HASWELL_X 0x3F, INTEL_BROADWELL_X 0x4F, INTEL_BROADWELL_D 0x56,
+ *    INTEL_SKYLAKE_X 0x55, INTEL_ICELAKE_X 0x6A, INTEL_ICELAKE_D 0x6C,
+ *    INTEL_SAPPHIRERAPIDS_X 0x8F, INTEL_EMERALDRAPIDS_X 0xCF,
+ *    INTEL_GRANITERAPIDS_X 0xAD, INTEL_GRANITERAPIDS_D 0xAE, INTEL_SKYLAKE_L
+ *    0x4E, INTEL_SKYLAKE 0x5E, INTEL_KABYLAKE_L 0x8E, INTEL_KABYLAKE 0x9E,
+ *    INTEL_COMETLAKE 0xA5, INTEL_COMETLAKE_L 0xA6, INTEL_ICELAKE 0x7D,
+ *    INTEL_ICELAKE_L 0x7E, INTEL_ALDERLAKE 0x97, INTEL_ALDERLAKE_L 0x9A,
+ *    INTEL_RAPTORLAKE 0xB7, INTEL_RAPTORLAKE_P 0xBA, INTEL_RAPTORLAKE_S 0xBF,
+ *    INTEL_XEON_PHI_KNL 0x57, INTEL_XEON_PHI_KNM 0x85), which follows the
+ *    Intel SDM vol. 4 table 2-1.
+ *  - AMD: the kernel's arch/x86/kernel/cpu/amd.c (bsp_init_amd: Zen 1 family
+ *    0x17 models 0x00-0x2F and 0x50-0x5F, Zen 2 0x30-0x4F, 0x60-0x7F,
+ *    0x90-0x91, 0xA0-0xAF; Zen 3 family 0x19 0x00-0x0F, 0x20-0x5F; Zen 4
+ *    0x10-0x1F, 0x60-0xAF; Zen 5 family 0x1A 0x00-0x4F, 0x60-0x7F) and the
+ *    AMD PPRs (55803 family 19h model 01h: Milan; 57095 family 1Ah model 02h:
+ *    Turin). Zen 1 (Naples, Raven Ridge) maps to UNKNOWN on purpose: its core
+ *    event table differs from Zen 2 and memwatch has no Zen 1 table.
+ */
+#include <memwatch/catalogue.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mw_cpuid_row {
+    const char *vendor;
+    unsigned family;
+    unsigned model_lo, model_hi; /* inclusive */
+    mw_uarch uarch;
+} mw_cpuid_row;
+
+static const mw_cpuid_row mw_cpuid_table[] = {
+    /* Intel server */
+    {"GenuineIntel", 6, 0x3F, 0x3F, MW_UARCH_HSW_EP}, /* HASWELL_X */
+    {"GenuineIntel", 6, 0x4F, 0x4F, MW_UARCH_BDW_EP}, /* BROADWELL_X */
+    {"GenuineIntel", 6, 0x56, 0x56, MW_UARCH_BDW_EP}, /* BROADWELL_D (Xeon D-1500) */
+    {"GenuineIntel", 6, 0x55, 0x55, MW_UARCH_SKX},    /* SKYLAKE_X: SKX, CLX, CPX */
+    {"GenuineIntel", 6, 0x6A, 0x6A, MW_UARCH_ICX},    /* ICELAKE_X */
+    {"GenuineIntel", 6, 0x6C, 0x6C, MW_UARCH_ICX},    /* ICELAKE_D */
+    {"GenuineIntel", 6, 0x8F, 0x8F, MW_UARCH_SPR},    /* SAPPHIRERAPIDS_X */
+    {"GenuineIntel", 6, 0xCF, 0xCF, MW_UARCH_SPR},    /* EMERALDRAPIDS_X */
+    {"GenuineIntel", 6, 0xAD, 0xAD, MW_UARCH_GNR},    /* GRANITERAPIDS_X */
+    {"GenuineIntel", 6, 0xAE, 0xAE, MW_UARCH_GNR},    /* GRANITERAPIDS_D */
+    /* Intel client with the Skylake-class IMC free-running counters */
+    {"GenuineIntel", 6, 0x4E, 0x4E, MW_UARCH_SKL}, /* SKYLAKE_L */
+    {"GenuineIntel", 6, 0x5E, 0x5E, MW_UARCH_SKL}, /* SKYLAKE */
+    {"GenuineIntel", 6, 0x8E, 0x8E, MW_UARCH_SKL}, /* KABYLAKE_L (also Whiskey/Amber/Coffee-U) */
+    {"GenuineIntel", 6, 0x9E, 0x9E, MW_UARCH_SKL}, /* KABYLAKE (also Coffee Lake) */
+    {"GenuineIntel", 6, 0xA5, 0xA5, MW_UARCH_SKL}, /* COMETLAKE */
+    {"GenuineIntel", 6, 0xA6, 0xA6, MW_UARCH_SKL}, /* COMETLAKE_L */
+    {"GenuineIntel", 6, 0x7D, 0x7D, MW_UARCH_ICL}, /* ICELAKE */
+    {"GenuineIntel", 6, 0x7E, 0x7E, MW_UARCH_ICL}, /* ICELAKE_L */
+    {"GenuineIntel", 6, 0x97, 0x97, MW_UARCH_ADL}, /* ALDERLAKE */
+    {"GenuineIntel", 6, 0x9A, 0x9A, MW_UARCH_ADL}, /* ALDERLAKE_L */
+    {"GenuineIntel", 6, 0xB7, 0xB7, MW_UARCH_ADL}, /* RAPTORLAKE */
+    {"GenuineIntel", 6, 0xBA, 0xBA, MW_UARCH_ADL}, /* RAPTORLAKE_P */
+    {"GenuineIntel", 6, 0xBF, 0xBF, MW_UARCH_ADL}, /* RAPTORLAKE_S */
+    {"GenuineIntel", 6, 0x57, 0x57, MW_UARCH_KNL}, /* XEON_PHI_KNL */
+    {"GenuineIntel", 6, 0x85, 0x85, MW_UARCH_KNL}, /* XEON_PHI_KNM */
+    /* AMD family 17h: Zen 1 / Zen+ deliberately absent (UNKNOWN) */
+    {"AuthenticAMD", 0x17, 0x30, 0x4F, MW_UARCH_ZEN2}, /* Rome 0x31, Renoir..0x4x */
+    {"AuthenticAMD", 0x17, 0x60, 0x7F, MW_UARCH_ZEN2}, /* Renoir/Lucienne 0x60, Matisse 0x71 */
+    {"AuthenticAMD", 0x17, 0x90, 0x91, MW_UARCH_ZEN2}, /* Van Gogh */
+    {"AuthenticAMD", 0x17, 0xA0, 0xAF, MW_UARCH_ZEN2}, /* Mendocino */
+    /* AMD family 19h */
+    {"AuthenticAMD", 0x19, 0x00, 0x0F, MW_UARCH_ZEN3}, /* Milan 0x01 */
+    {"AuthenticAMD", 0x19, 0x20, 0x5F, MW_UARCH_ZEN3}, /* Vermeer 0x21, Cezanne 0x50 */
+    {"AuthenticAMD", 0x19, 0x10, 0x1F, MW_UARCH_ZEN4}, /* Genoa 0x11, Bergamo... */
+    {"AuthenticAMD", 0x19, 0x60, 0xAF, MW_UARCH_ZEN4}, /* Raphael 0x61, Phoenix 0x74, Siena 0xA0 */
+    /* AMD family 1Ah */
+    {"AuthenticAMD", 0x1A, 0x00, 0x4F, MW_UARCH_ZEN5}, /* Turin 0x02, Turin dense 0x11 */
+    {"AuthenticAMD", 0x1A, 0x60, 0x7F, MW_UARCH_ZEN5}, /* Strix/Granite Ridge */
+};
+
+MW_API mw_uarch mw_uarch_from_cpuid(const char *vendor, unsigned family, unsigned model)
+{
+    if (!vendor)
+        return MW_UARCH_UNKNOWN;
+    for (size_t i = 0; i < sizeof mw_cpuid_table / sizeof mw_cpuid_table[0]; i++) {
+        const mw_cpuid_row *r = &mw_cpuid_table[i];
+        if (r->family == family && model >= r->model_lo && model <= r->model_hi &&
+            strcmp(r->vendor, vendor) == 0)
+            return r->uarch;
+    }
+    return MW_UARCH_UNKNOWN;
+}
+
+/* Copies the value part of "key\t: value\n" into dst, trimmed. */
+static void mw_cpuid_copy_value(char *dst, size_t cap, const char *val)
+{
+    while (*val == ' ' || *val == '\t')
+        val++;
+    size_t n = strcspn(val, "\n");
+    while (n > 0 && isspace((unsigned char)val[n - 1]))
+        n--;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, val, n);
+    dst[n] = '\0';
+}
+
+/* Parses an unsigned number ("6", "0x1000065") into *out; 0 or MW_ERR_PARSE. */
+static int mw_cpuid_parse_uint(const char *val, unsigned *out)
+{
+    char *end;
+    while (*val == ' ' || *val == '\t')
+        val++;
+    errno = 0;
+    unsigned long v = strtoul(val, &end, 0);
+    if (end == val || errno || v > 0xFFFFFFFFul)
+        return MW_ERR_PARSE;
+    while (*end == ' ' || *end == '\t' || *end == '\n')
+        end++;
+    if (*end)
+        return MW_ERR_PARSE;
+    *out = (unsigned)v;
+    return 0;
+}
+
+/*
+ * mw_cpu_identify: fills *out from <proc_root>/cpuinfo ("/proc" when proc_root
+ * is NULL). Only the first processor block is read; vendor, family and model
+ * are required (MW_ERR_PARSE when one is missing or malformed); model name,
+ * stepping and microcode are optional (empty / 0). Returns -errno when the
+ * file cannot be opened.
+ */
+MW_API int mw_cpu_identify(const char *proc_root, mw_cpu_id *out)
+{
+    char path[4096];
+    char line[1024];
+    int rc = 0;
+    int have_vendor = 0, have_family = 0, have_model = 0;
+    FILE *f = NULL;
+
+    if (!out)
+        return -EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!proc_root)
+        proc_root = "/proc";
+    if ((size_t)snprintf(path, sizeof path, "%s/cpuinfo", proc_root) >= sizeof path)
+        return -ENAMETOOLONG;
+    f = fopen(path, "re");
+    if (!f) {
+        rc = -errno;
+        mw_log(MW_LOG_DEBUG, "cpuid: cannot open %s: %s", path, mw_strerror(rc));
+        return rc;
+    }
+    int seen_processor = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '\n') {
+            if (seen_processor && have_vendor)
+                break; /* end of the first processor block */
+            continue;
+        }
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        size_t klen = (size_t)(colon - line);
+        while (klen > 0 && (line[klen - 1] == ' ' || line[klen - 1] == '\t'))
+            klen--;
+        const char *val = colon + 1;
+#define MW_KEY(k) (klen == sizeof(k) - 1 && strncmp(line, k, klen) == 0)
+        if (MW_KEY("processor")) {
+            seen_processor = 1;
+        } else if (MW_KEY("vendor_id")) {
+            mw_cpuid_copy_value(out->vendor, sizeof out->vendor, val);
+            have_vendor = out->vendor[0] != '\0';
+        } else if (MW_KEY("cpu family")) {
+            if (mw_cpuid_parse_uint(val, &out->family) == 0)
+                have_family = 1;
+            else
+                rc = MW_ERR_PARSE;
+        } else if (MW_KEY("model")) {
+            if (mw_cpuid_parse_uint(val, &out->model) == 0)
+                have_model = 1;
+            else
+                rc = MW_ERR_PARSE;
+        } else if (MW_KEY("stepping")) {
+            if (mw_cpuid_parse_uint(val, &out->stepping) != 0)
+                out->stepping = 0; /* "unknown" on some hypervisors */
+        } else if (MW_KEY("model name")) {
+            mw_cpuid_copy_value(out->model_name, sizeof out->model_name, val);
+        } else if (MW_KEY("microcode")) {
+            mw_cpuid_copy_value(out->microcode, sizeof out->microcode, val);
+        }
+#undef MW_KEY
+    }
+    if (ferror(f) && rc == 0)
+        rc = -EIO;
+    fclose(f);
+    if (rc == 0 && !(have_vendor && have_family && have_model)) {
+        mw_log(MW_LOG_WARN, "cpuid: %s lacks%s%s%s", path, have_vendor ? "" : " vendor_id",
+               have_family ? "" : " 'cpu family'", have_model ? "" : " model");
+        rc = MW_ERR_PARSE;
+    }
+    if (rc < 0) {
+        if (rc == MW_ERR_PARSE)
+            mw_log(MW_LOG_WARN, "cpuid: cannot identify the CPU from %s", path);
+        return rc;
+    }
+    out->uarch = mw_uarch_from_cpuid(out->vendor, out->family, out->model);
+    return 0;
+}

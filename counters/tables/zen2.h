@@ -1,0 +1,23 @@
+/* counters/tables/zen2.h: AMD Zen 2 (family 0x17 models 0x30-0x4F, 0x60-0x7F,
+ * 0x90-0x91, 0xA0-0xAF); libpfm4 PMU "amd64_fam17h_zen2". Zen 2 has no MAB
+ * occupancy event (libpfm4 4.13's zen2 table and the Zen 2 PPR define no
+ * ALLOC_MAB_COUNT), so lmrl is absent; it has no offcore response either. */
+#ifndef MW_TABLES_ZEN2_H
+#define MW_TABLES_ZEN2_H
+#include "amd_common.h"
+
+static const mw_event_spec mw_zen2_df[] = {MW_DF_CHANNELS};
+static const mw_event_spec mw_zen2_ibs[] = {
+    MW_SYSFS("ops", "ibs_op", "cnt_ctl=1", 0x80000ull, 0, 1.0,
+             "kernel arch/x86/events/amd/ibs.c ibs_op format cnt_ctl config:19; AMD PPR "
+             "17h IBS_OP_CTL IbsOpCntCtl bit 19"),
+};
+static const mw_method_def mw_tab_zen2[] = {
+    MW_METHOD("amd_df", MW_Q_DRAM_BYTES, MW_SCOPE_SYSTEM, MW_NEED_UNCORE | MW_NEED_SYSTEMWIDE,
+              MW_F_DF, MW_N_DF, mw_zen2_df),
+    MW_METHOD("ibs_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_IBS, MW_F_IBS,
+              MW_N_IBS "; Zen 2 has no L3-miss-only filter, so most samples hit caches",
+              mw_zen2_ibs),
+    MW_METHOD_PROBE_LAT,
+};
+#endif
