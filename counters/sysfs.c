@@ -815,16 +815,21 @@ MW_API size_t mw_pmus_problems(const mw_pmu_set *set, const char *const **msgs)
     return set ? set->n_problems : 0;
 }
 
+MW_API int mw_pmu_is_hardware(const mw_pmu *pmu)
+{
+    if (!pmu)
+        return 0;
+    for (size_t j = 0; j < sizeof mw_soft_pmus / sizeof mw_soft_pmus[0]; j++)
+        if (!strcmp(pmu->name, mw_soft_pmus[j]))
+            return 0;
+    return 1;
+}
+
 MW_API int mw_pmus_have_hardware(const mw_pmu_set *set)
 {
-    for (size_t i = 0; set && i < set->n; i++) {
-        int soft = 0;
-        for (size_t j = 0; j < sizeof mw_soft_pmus / sizeof mw_soft_pmus[0]; j++)
-            if (!strcmp(set->pmus[i].name, mw_soft_pmus[j]))
-                soft = 1;
-        if (!soft)
+    for (size_t i = 0; set && i < set->n; i++)
+        if (mw_pmu_is_hardware(&set->pmus[i]))
             return 1;
-    }
     return 0;
 }
 

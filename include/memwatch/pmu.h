@@ -126,6 +126,8 @@ MW_API size_t mw_pmus_problems(const mw_pmu_set *set, const char *const **msgs);
  * software, tracepoint, breakpoint, kprobe, uprobe, msr, power, cstate_core
  * and cstate_pkg (which count time, energy and residency, never events). */
 MW_API int mw_pmus_have_hardware(const mw_pmu_set *set);
+/* True for a PMU with hardware event counters (not one of the list above). */
+MW_API int mw_pmu_is_hardware(const mw_pmu *pmu);
 /* The core PMU (cpu, cpu_core, or the one of type PERF_TYPE_RAW), or NULL. */
 MW_API const mw_pmu *mw_pmus_core(const mw_pmu_set *set);
 
