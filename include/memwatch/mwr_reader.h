@@ -1,0 +1,81 @@
+/*
+ * memwatch raw reader: iterate the records of a .mwr file (layout in
+ * include/memwatch/mwr.h). Never trusts the file: a record whose size is
+ * below 8, not a multiple of 8, or runs past the end stops the iteration
+ * with MW_ERR_CORRUPT and a message naming the byte offset; every record
+ * before the damage has been returned. A file that ends without
+ * MWR_TRAILER is reported (mw_reader_trailer() returns 0 and
+ * mw_reader_status() says why).
+ *
+ * Typed accessors (mw_rec_*) copy a payload into its struct: payloads
+ * shorter than the struct's required part are MW_ERR_CORRUPT, longer ones
+ * (newer writers appending fields) are accepted, missing appended fields
+ * read as 0.
+ *
+ * Threading: one reader per thread; readers share nothing.
+ */
+#ifndef MEMWATCH_MWR_READER_H
+#define MEMWATCH_MWR_READER_H
+
+#include <memwatch/memwatch.h>
+#include <memwatch/mwr.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mw_reader mw_reader;
+
+typedef struct mw_record {
+    uint32_t type;          /* enum mwr_type */
+    uint32_t size;          /* whole record */
+    uint64_t offset;        /* file offset of its header */
+    const void *payload;    /* bytes after the 8-byte header (valid until the next call) */
+    size_t payload_len;     /* size - 8 */
+} mw_record;
+
+/* Open a file (mapped read-only). MW_ERR_CORRUPT when the header is short or
+ * has a wrong magic, MW_ERR_FOREIGN for another major version, -errno when it
+ * cannot be opened. */
+MW_API int mw_reader_open(const char *path, mw_reader **out);
+/* Read from memory (the caller keeps buf alive while the reader lives). */
+MW_API int mw_reader_open_mem(const void *buf, size_t len, mw_reader **out);
+MW_API void mw_reader_close(mw_reader *r);
+
+/* Next record: 1 and *rec filled; 0 at the clean end of the file (after a
+ * trailer, or at EOF without one: check mw_reader_trailer); MW_ERR_CORRUPT at
+ * damage (mw_reader_status() describes it; further calls return it again). */
+MW_API int mw_reader_next(mw_reader *r, mw_record *rec);
+
+/* 1 when the trailer was read (then *t is filled when t != NULL). */
+MW_API int mw_reader_trailer(const mw_reader *r, mwr_trailer *t);
+/* A sentence about the reader's state: "" while fine, else what went wrong
+ * ("truncated at byte 1234: record of 96 bytes, 40 left", "no trailer: the
+ * process did not end normally", ...). */
+MW_API const char *mw_reader_status(const mw_reader *r);
+/* Header version of the file. */
+MW_API void mw_reader_version(const mw_reader *r, unsigned *major, unsigned *minor);
+/* Bytes of the file and bytes consumed so far (for progress). */
+MW_API uint64_t mw_reader_size(const mw_reader *r);
+MW_API uint64_t mw_reader_pos(const mw_reader *r);
+
+/* Typed payloads. Variable parts are returned as pointers into the record. */
+MW_API int mw_rec_interval(const mw_record *rec, mwr_interval *out);
+MW_API int mw_rec_thread(const mw_record *rec, mwr_thread *out);
+MW_API int mw_rec_alloc(const mw_record *rec, mwr_alloc *out, const void **frames);
+MW_API int mw_rec_free(const mw_record *rec, mwr_free *out);
+MW_API int mw_rec_module(const mw_record *rec, mwr_module *out, const char **path);
+MW_API int mw_rec_counters(const mw_record *rec, mwr_counters *out, const void **values);
+MW_API int mw_rec_trailer(const mw_record *rec, mwr_trailer *out);
+/* attr bytes and their count */
+MW_API int mw_rec_perf_attr(const mw_record *rec, mwr_perf_attr *out, const void **attr);
+/* kernel records and their byte count */
+MW_API int mw_rec_perf_data(const mw_record *rec, mwr_perf_data *out, const void **data,
+                            size_t *len);
+/* text records (META, LOG): pointer and length, not NUL-terminated */
+MW_API int mw_rec_text(const mw_record *rec, const char **text, size_t *len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,63 @@
+/*
+ * memwatch report: raw .mwr files -> a SQLite database (schema in
+ * docs/report-schema.md) -> a summary (text or JSON).
+ *
+ * mw_report_ingest() reads every file (one per process; many for an MPI job),
+ * decodes the kernel records, assigns samples to intervals and applies the
+ * hybrid selection, symbolizes code addresses and allocation sites offline,
+ * matches data addresses to allocations, static data and stacks, and writes
+ * all of it in one transaction per file with prepared statements. A damaged
+ * file contributes everything up to the damage; the damage is recorded in
+ * processes.status and counted in the stats.
+ *
+ * mw_report_summary() writes the summary to a stream the caller gives (the
+ * CLI passes stdout). The library itself prints nothing else.
+ *
+ * Threading: one ingest at a time per database file.
+ */
+#ifndef MEMWATCH_REPORT_H
+#define MEMWATCH_REPORT_H
+
+#include <memwatch/memwatch.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called now and then during ingest: bytes done of bytes total. */
+typedef void (*mw_progress_fn)(uint64_t done, uint64_t total, const char *file, void *user);
+
+typedef struct mw_report_opts {
+    const char *db_path;      /* database to create (replaced if it exists) */
+    const char *debug_dirs;   /* NULL: "/usr/lib/debug" */
+    double threshold;         /* precise-sample latency threshold (in the weight's unit);
+                                 <= 0: from the machine profile, else idle DRAM latency */
+    const char *profile_path; /* NULL: the default profile path; "": none */
+    int no_symbols;           /* 1: skip symbolization (addresses only) */
+    mw_progress_fn progress;
+    void *progress_user;
+} mw_report_opts;
+
+typedef struct mw_report_stats {
+    uint64_t files, files_damaged, files_no_trailer;
+    uint64_t records, perf_records, samples, intervals, allocations, losses;
+    uint64_t bad_perf_records;   /* kernel records that failed to decode */
+    uint64_t pcs;                /* distinct code addresses symbolized */
+    double seconds;              /* wall time of the ingest */
+} mw_report_stats;
+
+/* Ingest raw files into opts->db_path. Returns 0 when every file was read
+ * (damaged files included: see stats), a negative code when the database
+ * cannot be written or no file could be opened. */
+MW_API int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_opts *opts,
+                            mw_report_stats *stats);
+
+/* Write the summary of a database: text (json = 0) or JSON (json = 1).
+ * top: rows per table (0 = 10). */
+MW_API int mw_report_summary(const char *db_path, FILE *out, int json, int top);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

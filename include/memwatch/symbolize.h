@@ -1,0 +1,89 @@
+/*
+ * memwatch offline symbolization (elfutils libdwfl/libdw/libelf).
+ *
+ * A symbolizer opens each module (executable, shared library, dlopen'ed
+ * module) once, keyed by path and build-id, and answers for addresses
+ * relative to the module's load bias (runtime address - bias; for non-PIE
+ * executables the bias is 0): function, file, line and the inlined frames,
+ * innermost first. Debug information is found in the file itself, through
+ * .gnu_debuglink, or under <debug dir>/.build-id/xx/yyyy.debug (default
+ * /usr/lib/debug). When the file on disk has another build-id than the one
+ * recorded, only a debug file with the recorded build-id is used; otherwise
+ * the answer is module + address. Stripped binaries give symbol + offset from
+ * .dynsym, or module + address. Nothing here crashes on a bad file: a module
+ * that cannot be opened answers with the module name and the address.
+ *
+ * Strings returned stay valid until mw_symbolizer_free().
+ * Threading: a symbolizer is used by one thread at a time.
+ */
+#ifndef MEMWATCH_SYMBOLIZE_H
+#define MEMWATCH_SYMBOLIZE_H
+
+#include <memwatch/memwatch.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MW_SYM_MAX_FRAMES 16 /* inline depth kept per address */
+
+typedef struct mw_symbolizer mw_symbolizer;
+typedef struct mw_symmod mw_symmod;
+
+typedef struct mw_sym_frame {
+    const char *function;   /* NULL when unknown */
+    const char *file;       /* NULL when no line information */
+    int line;               /* 0 when unknown */
+    int column;
+    int inlined;            /* 1: this frame was inlined into the next one */
+} mw_sym_frame;
+
+enum mw_sym_quality {
+    MW_SYMQ_NONE = 0,       /* module + address only */
+    MW_SYMQ_SYMTAB = 1,     /* ELF symbol + offset */
+    MW_SYMQ_DWARF = 2,      /* function, file, line, inlines */
+};
+
+typedef struct mw_sym_result {
+    int quality;            /* enum mw_sym_quality */
+    const char *symbol;     /* ELF symbol containing the address (NULL if none) */
+    uint64_t symbol_offset; /* address - symbol start */
+    unsigned nframes;       /* 0 unless quality == MW_SYMQ_DWARF (or a symbol gave 1) */
+    mw_sym_frame frames[MW_SYM_MAX_FRAMES];
+} mw_sym_result;
+
+typedef struct mw_symbolizer_opts {
+    const char *debug_dirs; /* ':'-separated dirs holding .build-id/ trees and debuglink
+                               targets; NULL = "/usr/lib/debug" */
+} mw_symbolizer_opts;
+
+MW_API int mw_symbolizer_new(const mw_symbolizer_opts *opts, mw_symbolizer **out);
+MW_API void mw_symbolizer_free(mw_symbolizer *s);
+
+/* The module for a file, opened once per (path, build-id) and cached. The
+ * build-id may be NULL/0 (then the file is taken as it is). Never fails for a
+ * missing or broken file: *out is a module that answers MW_SYMQ_NONE, and the
+ * return value says why (0 when usable, a negative code otherwise). */
+MW_API int mw_symbolizer_module(mw_symbolizer *s, const char *path, const uint8_t *build_id,
+                                size_t build_id_len, mw_symmod **out);
+
+/* Symbolize an address relative to the module (runtime address - load bias).
+ * Returns the quality (>= 0). For return addresses of call chains pass the
+ * address minus 1 to land inside the call instruction. */
+MW_API int mw_symmod_lookup(mw_symmod *m, uint64_t rel_addr, mw_sym_result *out);
+
+/* A data symbol (STT_OBJECT/STT_TLS with a size) containing rel_addr:
+ * 1 and name/start/size filled, 0 when none. */
+MW_API int mw_symmod_data_symbol(mw_symmod *m, uint64_t rel_addr, const char **name,
+                                 uint64_t *start, uint64_t *size);
+
+/* What the module is: its path, whether debug info was found, the file it
+ * came from (may differ from the path: a .build-id or debuglink file). */
+MW_API const char *mw_symmod_path(const mw_symmod *m);
+MW_API const char *mw_symmod_debug_file(const mw_symmod *m);
+MW_API int mw_symmod_quality(const mw_symmod *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

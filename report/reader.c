@@ -1,0 +1,329 @@
+/*
+ * report/reader.c: the .mwr raw reader (include/memwatch/mwr_reader.h).
+ *
+ * Owns: validation of the file header and of every record frame (size >= 8,
+ * a multiple of 8, inside the file), the trailer check, and the typed payload
+ * copies. A damaged file yields every whole record before the damage and a
+ * sentence naming the offset; nothing here reads outside the mapping.
+ * May call: libc, mmap. Threading: a reader is used by one thread at a time.
+ */
+#include <memwatch/mwr_reader.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct mw_reader {
+    const unsigned char *base;
+    size_t len;
+    size_t pos;
+    int mapped;
+    int done;          /* 1 clean end, MW_ERR_CORRUPT after damage */
+    int have_trailer;
+    mwr_trailer trailer;
+    unsigned major, minor;
+    char status[200];
+};
+
+static int reader_init(mw_reader *r)
+{
+    mwr_file_header h;
+    if (r->len < sizeof h) {
+        snprintf(r->status, sizeof r->status,
+                 "not a memwatch raw file: %zu bytes, shorter than the %zu-byte header", r->len,
+                 sizeof h);
+        return MW_ERR_CORRUPT;
+    }
+    memcpy(&h, r->base, sizeof h);
+    if (memcmp(h.magic, MWR_MAGIC, 8) != 0) {
+        snprintf(r->status, sizeof r->status, "not a memwatch raw file: wrong magic");
+        return MW_ERR_CORRUPT;
+    }
+    r->major = h.version_major;
+    r->minor = h.version_minor;
+    if (h.version_major != MWR_VERSION_MAJOR) {
+        snprintf(r->status, sizeof r->status,
+                 "raw format version %u.%u, this memwatch reads %u.x", h.version_major,
+                 h.version_minor, MWR_VERSION_MAJOR);
+        return MW_ERR_FOREIGN;
+    }
+    if (h.header_size < sizeof h || h.header_size > r->len || (h.header_size & 7)) {
+        snprintf(r->status, sizeof r->status, "corrupt header: header_size %u", h.header_size);
+        return MW_ERR_CORRUPT;
+    }
+    r->pos = h.header_size;
+    return 0;
+}
+
+int mw_reader_open_mem(const void *buf, size_t len, mw_reader **out)
+{
+    *out = NULL;
+    mw_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return -ENOMEM;
+    r->base = buf;
+    r->len = len;
+    int rc = reader_init(r);
+    if (rc) {
+        mw_log(MW_LOG_WARN, "%s", r->status);
+        free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+int mw_reader_open(const char *path, mw_reader **out)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int rc = 0;
+    void *map = NULL;
+    mw_reader *r = NULL;
+    if (fstat(fd, &st) < 0) {
+        rc = -errno;
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = -EINVAL;
+        goto out;
+    }
+    r = calloc(1, sizeof *r);
+    if (!r) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    if (st.st_size > 0) {
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            rc = -errno;
+            goto out;
+        }
+        r->mapped = 1;
+    }
+    r->base = map;
+    r->len = (size_t)st.st_size;
+    rc = reader_init(r);
+    if (rc)
+        mw_log(MW_LOG_WARN, "%s: %s", path, r->status);
+out:
+    close(fd);
+    if (rc) {
+        if (r && r->mapped)
+            munmap((void *)r->base, r->len);
+        free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+void mw_reader_close(mw_reader *r)
+{
+    if (!r)
+        return;
+    if (r->mapped)
+        munmap((void *)r->base, r->len);
+    free(r);
+}
+
+int mw_reader_next(mw_reader *r, mw_record *rec)
+{
+    if (r->done)
+        return r->done < 0 ? r->done : 0;
+    size_t left = r->len - r->pos;
+    if (left == 0) {
+        r->done = 1;
+        if (!r->have_trailer)
+            snprintf(r->status, sizeof r->status,
+                     "no trailer at byte %zu: the process did not end normally (crash, kill or "
+                     "still running); records up to here are whole",
+                     r->pos);
+        return 0;
+    }
+    if (r->have_trailer) {
+        /* Bytes after the trailer: a second writer or garbage. Stop here. */
+        snprintf(r->status, sizeof r->status, "%zu bytes after the trailer at byte %zu ignored",
+                 left, r->pos);
+        r->done = 1;
+        return 0;
+    }
+    mwr_rec_hdr h;
+    if (left < sizeof h) {
+        snprintf(r->status, sizeof r->status,
+                 "truncated at byte %zu: %zu bytes left, less than a record header", r->pos,
+                 left);
+        r->done = MW_ERR_CORRUPT;
+        return r->done;
+    }
+    memcpy(&h, r->base + r->pos, sizeof h);
+    if (h.size < sizeof h || (h.size & 7) || h.type == 0) {
+        snprintf(r->status, sizeof r->status,
+                 "corrupt record at byte %zu: type %u, size %u (size must be >= 8 and a "
+                 "multiple of 8)",
+                 r->pos, h.type, h.size);
+        r->done = MW_ERR_CORRUPT;
+        return r->done;
+    }
+    if (h.size > left) {
+        snprintf(r->status, sizeof r->status,
+                 "truncated at byte %zu: record of type %u and %u bytes, only %zu left", r->pos,
+                 h.type, h.size, left);
+        r->done = MW_ERR_CORRUPT;
+        return r->done;
+    }
+    rec->type = h.type;
+    rec->size = h.size;
+    rec->offset = r->pos;
+    rec->payload = r->base + r->pos + sizeof h;
+    rec->payload_len = h.size - sizeof h;
+    if (h.type == MWR_TRAILER) {
+        mwr_trailer t;
+        if (mw_rec_trailer(rec, &t) != 0) {
+            snprintf(r->status, sizeof r->status, "corrupt trailer at byte %zu (%u bytes)",
+                     r->pos, h.size);
+            r->done = MW_ERR_CORRUPT;
+            return r->done;
+        }
+        r->have_trailer = 1;
+        r->trailer = t;
+    }
+    r->pos += h.size;
+    return 1;
+}
+
+int mw_reader_trailer(const mw_reader *r, mwr_trailer *t)
+{
+    if (r->have_trailer && t)
+        *t = r->trailer;
+    return r->have_trailer;
+}
+
+const char *mw_reader_status(const mw_reader *r) { return r->status; }
+
+void mw_reader_version(const mw_reader *r, unsigned *major, unsigned *minor)
+{
+    *major = r->major;
+    *minor = r->minor;
+}
+
+uint64_t mw_reader_size(const mw_reader *r) { return r->len; }
+uint64_t mw_reader_pos(const mw_reader *r) { return r->pos; }
+
+/* Copy a payload: at least `need` bytes required, up to `cap` copied, rest 0. */
+static int copy_fixed(const mw_record *rec, void *out, size_t need, size_t cap)
+{
+    if (rec->payload_len < need)
+        return MW_ERR_CORRUPT;
+    size_t n = rec->payload_len < cap ? rec->payload_len : cap;
+    memset(out, 0, cap);
+    memcpy(out, rec->payload, n);
+    return 0;
+}
+
+int mw_rec_interval(const mw_record *rec, mwr_interval *out)
+{
+    return rec->type == MWR_INTERVAL ? copy_fixed(rec, out, sizeof *out, sizeof *out)
+                                     : -EINVAL;
+}
+
+int mw_rec_thread(const mw_record *rec, mwr_thread *out)
+{
+    int rc = rec->type == MWR_THREAD ? copy_fixed(rec, out, sizeof *out, sizeof *out) : -EINVAL;
+    if (rc == 0)
+        out->name[sizeof out->name - 1] = 0;
+    return rc;
+}
+
+int mw_rec_alloc(const mw_record *rec, mwr_alloc *out, const void **frames)
+{
+    if (rec->type != MWR_ALLOC)
+        return -EINVAL;
+    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
+    if (rc)
+        return rc;
+    if ((size_t)out->nframes * 8 > rec->payload_len - sizeof *out)
+        return MW_ERR_CORRUPT;
+    *frames = (const unsigned char *)rec->payload + sizeof *out;
+    return 0;
+}
+
+int mw_rec_free(const mw_record *rec, mwr_free *out)
+{
+    return rec->type == MWR_FREE ? copy_fixed(rec, out, sizeof *out, sizeof *out) : -EINVAL;
+}
+
+int mw_rec_module(const mw_record *rec, mwr_module *out, const char **path)
+{
+    if (rec->type != MWR_MODULE)
+        return -EINVAL;
+    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
+    if (rc)
+        return rc;
+    if (out->path_len > rec->payload_len - sizeof *out || out->build_id_size > 20)
+        return MW_ERR_CORRUPT;
+    *path = (const char *)rec->payload + sizeof *out;
+    return 0;
+}
+
+int mw_rec_counters(const mw_record *rec, mwr_counters *out, const void **values)
+{
+    if (rec->type != MWR_COUNTERS)
+        return -EINVAL;
+    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
+    if (rc)
+        return rc;
+    if ((uint64_t)out->nvalues * 8 > rec->payload_len - sizeof *out)
+        return MW_ERR_CORRUPT;
+    *values = (const unsigned char *)rec->payload + sizeof *out;
+    return 0;
+}
+
+int mw_rec_trailer(const mw_record *rec, mwr_trailer *out)
+{
+    return rec->type == MWR_TRAILER ? copy_fixed(rec, out, sizeof *out, sizeof *out) : -EINVAL;
+}
+
+int mw_rec_perf_attr(const mw_record *rec, mwr_perf_attr *out, const void **attr)
+{
+    if (rec->type != MWR_PERF_ATTR)
+        return -EINVAL;
+    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
+    if (rc)
+        return rc;
+    out->name[sizeof out->name - 1] = 0;
+    if (out->attr_size > rec->payload_len - sizeof *out)
+        return MW_ERR_CORRUPT;
+    *attr = (const unsigned char *)rec->payload + sizeof *out;
+    return 0;
+}
+
+int mw_rec_perf_data(const mw_record *rec, mwr_perf_data *out, const void **data, size_t *len)
+{
+    if (rec->type != MWR_PERF_DATA)
+        return -EINVAL;
+    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
+    if (rc)
+        return rc;
+    *data = (const unsigned char *)rec->payload + sizeof *out;
+    *len = rec->payload_len - sizeof *out;
+    return 0;
+}
+
+int mw_rec_text(const mw_record *rec, const char **text, size_t *len)
+{
+    *text = rec->payload;
+    *len = rec->payload_len;
+    /* Writers pad text with NULs to 8 bytes: drop them. */
+    while (*len && (*text)[*len - 1] == 0)
+        (*len)--;
+    return 0;
+}

@@ -1,0 +1,83 @@
+/*
+ * report/schema.h: the SQLite schema of a memwatch report database
+ * (documented for users in docs/report-schema.md; keep both in step).
+ * Private to report/.
+ */
+#ifndef MW_REPORT_SCHEMA_H
+#define MW_REPORT_SCHEMA_H
+
+#define MW_REPORT_SCHEMA_VERSION 1
+
+static const char mw_report_schema[] =
+    "CREATE TABLE schema(version INTEGER NOT NULL);\n"
+    "CREATE TABLE runs(id INTEGER PRIMARY KEY, created TEXT, memwatch_version TEXT,\n"
+    "  inputs TEXT, nfiles INTEGER, threshold REAL, threshold_source TEXT);\n"
+    "CREATE TABLE processes(id INTEGER PRIMARY KEY, run_id INTEGER, file TEXT, pid INTEGER,\n"
+    "  ppid INTEGER, rank INTEGER, hostname TEXT, exe TEXT, cmdline TEXT, t_start INTEGER,\n"
+    "  t_end INTEGER, exit_status INTEGER, clean_exit INTEGER, status TEXT, records INTEGER,\n"
+    "  bytes INTEGER, trailer_lost INTEGER, trailer_throttled INTEGER,\n"
+    "  trailer_dropped INTEGER, trailer_alloc_dropped INTEGER);\n"
+    "CREATE TABLE meta(process_id INTEGER, key TEXT, value TEXT);\n"
+    "CREATE TABLE logs(process_id INTEGER, text TEXT);\n"
+    "CREATE TABLE threads(process_id INTEGER, tid INTEGER, name TEXT, t_start INTEGER,\n"
+    "  t_end INTEGER);\n"
+    "CREATE TABLE events(id INTEGER PRIMARY KEY, process_id INTEGER, attr_id INTEGER, name TEXT,\n"
+    "  source TEXT, type INTEGER, config INTEGER, sample_type INTEGER, precise_ip INTEGER);\n"
+    "CREATE TABLE intervals(id INTEGER PRIMARY KEY, process_id INTEGER, t_start INTEGER,\n"
+    "  t_end INTEGER, flags INTEGER, bw_bound INTEGER, latency_ns REAL, threshold_ns REAL,\n"
+    "  bytes REAL, nthreads INTEGER, samples INTEGER, lost INTEGER, lat_method TEXT,\n"
+    "  bw_method TEXT);\n"
+    "CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT, build_id TEXT, debug_file TEXT,\n"
+    "  symbols TEXT);\n"
+    "CREATE TABLE process_modules(process_id INTEGER, module_id INTEGER, base INTEGER,\n"
+    "  start INTEGER, end INTEGER, time_ns INTEGER);\n"
+    "CREATE TABLE pcs(id INTEGER PRIMARY KEY, module_id INTEGER, rel_addr INTEGER,\n"
+    "  symbol TEXT, symbol_offset INTEGER, function TEXT, file TEXT, line INTEGER,\n"
+    "  quality TEXT);\n"
+    "CREATE TABLE frames(pc_id INTEGER, depth INTEGER, function TEXT, file TEXT,\n"
+    "  line INTEGER, column INTEGER, inlined INTEGER);\n"
+    "CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent_id INTEGER, pc_id INTEGER,\n"
+    "  depth INTEGER);\n"
+    "CREATE TABLE mem_levels(id INTEGER PRIMARY KEY, name TEXT);\n"
+    "CREATE TABLE tlb_kinds(id INTEGER PRIMARY KEY, name TEXT);\n"
+    "CREATE TABLE snoop_kinds(id INTEGER PRIMARY KEY, name TEXT);\n"
+    "CREATE TABLE samples(id INTEGER PRIMARY KEY, process_id INTEGER, event_id INTEGER,\n"
+    "  source TEXT, tid INTEGER, time_ns INTEGER, cpu INTEGER, period INTEGER, ip INTEGER,\n"
+    "  pc_id INTEGER, stack_id INTEGER, addr INTEGER, phys_addr INTEGER, weight INTEGER,\n"
+    "  data_src INTEGER, mem_op INTEGER, mem_level INTEGER, mem_hit INTEGER,\n"
+    "  mem_remote INTEGER, mem_hops INTEGER, mem_tlb INTEGER, mem_snoop INTEGER,\n"
+    "  mem_lock INTEGER, interval_id INTEGER, in_flagged INTEGER, selected INTEGER,\n"
+    "  object_id INTEGER);\n"
+    "CREATE TABLE allocations(id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER,\n"
+    "  kind TEXT, addr INTEGER, size INTEGER, t_alloc INTEGER, t_free INTEGER,\n"
+    "  stack_id INTEGER, site_pc_id INTEGER);\n"
+    "CREATE TABLE objects(id INTEGER PRIMARY KEY, process_id INTEGER, kind TEXT, name TEXT,\n"
+    "  addr INTEGER, size INTEGER, allocation_id INTEGER, module_id INTEGER,\n"
+    "  site_pc_id INTEGER);\n"
+    "CREATE TABLE losses(process_id INTEGER, time_ns INTEGER, tid INTEGER, event_id INTEGER,\n"
+    "  kind TEXT, count INTEGER);\n"
+    "CREATE TABLE counters(process_id INTEGER, time_ns INTEGER, group_id INTEGER,\n"
+    "  time_enabled INTEGER, time_running INTEGER, idx INTEGER, value INTEGER);\n"
+    "CREATE TABLE gpu_kernels(id INTEGER PRIMARY KEY, process_id INTEGER, start_ns INTEGER,\n"
+    "  end_ns INTEGER, device INTEGER, stream INTEGER, correlation INTEGER, flags INTEGER,\n"
+    "  bw_bound INTEGER, dram_bytes REAL, dram_bw REAL, threshold_bw REAL, peak_bw REAL,\n"
+    "  name TEXT);\n"
+    "CREATE TABLE gpu_samples(process_id INTEGER, start_ns INTEGER, end_ns INTEGER,\n"
+    "  device INTEGER, flags INTEGER, dram_read_bytes REAL, dram_write_bytes REAL,\n"
+    "  dram_bw REAL, threshold_bw REAL);\n"
+    "CREATE TABLE gpu_pcs(process_id INTEGER, correlation INTEGER, file TEXT,\n"
+    "  function TEXT, line INTEGER, pc_offset INTEGER, samples INTEGER,\n"
+    "  stall_memory INTEGER);\n";
+
+/* Created after the bulk insert (faster than maintaining them row by row). */
+static const char mw_report_indexes[] =
+    "CREATE INDEX samples_pc ON samples(pc_id);\n"
+    "CREATE INDEX samples_interval ON samples(interval_id);\n"
+    "CREATE INDEX samples_object ON samples(object_id);\n"
+    "CREATE INDEX frames_pc ON frames(pc_id);\n"
+    "CREATE INDEX stacks_parent ON stacks(parent_id);\n"
+    "CREATE VIEW sample_lines AS SELECT s.*, p.function AS function, p.file AS file,\n"
+    "  p.line AS line, p.symbol AS symbol, m.path AS module FROM samples s\n"
+    "  LEFT JOIN pcs p ON p.id = s.pc_id LEFT JOIN modules m ON m.id = p.module_id;\n";
+
+#endif

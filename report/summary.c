@@ -1,0 +1,385 @@
+/*
+ * report/summary.c: the summary of a report database (mw_report_summary).
+ *
+ * Owns: the summary queries (run and processes, share of time
+ * bandwidth-bound and its timeline, top lines and functions inside flagged
+ * intervals and overall, top data objects with allocation sites, losses, GPU
+ * kernels) gathered into one cJSON document, rendered as JSON or as text.
+ * May call: SQLite, cJSON, libc. Writes only to the stream it is given.
+ * Threading: reentrant; opens its own read-only connection.
+ */
+#include <memwatch/report.h>
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TIMELINE_COLS 60
+
+/* Run a query and return its rows as an array of objects (column names as
+ * keys). Integer columns stay numbers, NULLs are omitted. */
+static cJSON *rows(sqlite3 *db, const char *sql, int top)
+{
+    sqlite3_stmt *s;
+    cJSON *arr = cJSON_CreateArray();
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+        mw_log(MW_LOG_WARN, "summary query failed: %s", sqlite3_errmsg(db));
+        return arr;
+    }
+    if (sqlite3_bind_parameter_count(s) >= 1)
+        sqlite3_bind_int(s, 1, top);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cJSON *o = cJSON_CreateObject();
+        for (int i = 0; i < sqlite3_column_count(s); i++) {
+            const char *name = sqlite3_column_name(s, i);
+            switch (sqlite3_column_type(s, i)) {
+            case SQLITE_INTEGER:
+                cJSON_AddNumberToObject(o, name, (double)sqlite3_column_int64(s, i));
+                break;
+            case SQLITE_FLOAT:
+                cJSON_AddNumberToObject(o, name, sqlite3_column_double(s, i));
+                break;
+            case SQLITE_TEXT:
+                cJSON_AddStringToObject(o, name, (const char *)sqlite3_column_text(s, i));
+                break;
+            default:
+                break;
+            }
+        }
+        cJSON_AddItemToArray(arr, o);
+    }
+    sqlite3_finalize(s);
+    return arr;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int64_t scalar(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *s;
+    int64_t v = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+        v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+/* The timeline: share of each column's time covered by flagged intervals. */
+static cJSON *timeline(sqlite3 *db, int64_t t0, int64_t t1)
+{
+    double flagged[TIMELINE_COLS] = {0}, covered[TIMELINE_COLS] = {0};
+    double w = (double)(t1 - t0) / TIMELINE_COLS;
+    sqlite3_stmt *s;
+    if (w > 0 && sqlite3_prepare_v2(db, "SELECT t_start, t_end, bw_bound FROM intervals", -1, &s,
+                                    NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            double a = (double)(sqlite3_column_int64(s, 0) - t0),
+                   b = (double)(sqlite3_column_int64(s, 1) - t0);
+            int bw = sqlite3_column_int(s, 2);
+            for (int k = (int)(a / w); k < TIMELINE_COLS && k * w < b; k++) {
+                if (k < 0)
+                    continue;
+                double lo = a > k * w ? a : k * w, hi = b < (k + 1) * w ? b : (k + 1) * w;
+                if (hi > lo) {
+                    covered[k] += hi - lo;
+                    if (bw)
+                        flagged[k] += hi - lo;
+                }
+            }
+        }
+        sqlite3_finalize(s);
+    }
+    char line[TIMELINE_COLS + 1];
+    for (int k = 0; k < TIMELINE_COLS; k++) {
+        double f = covered[k] > 0 ? flagged[k] / covered[k] : -1;
+        line[k] = f < 0 ? ' ' : f == 0 ? '.' : f < 0.5 ? '+' : '#';
+    }
+    line[TIMELINE_COLS] = 0;
+    return cJSON_CreateString(line);
+}
+
+static const char q_lines[] =
+    "SELECT p.file AS file, p.line AS line, p.function AS function, COUNT(*) AS samples"
+    " FROM samples s JOIN pcs p ON p.id = s.pc_id WHERE %s"
+    " GROUP BY p.file, p.line, p.function ORDER BY samples DESC LIMIT ?";
+static const char q_funcs[] =
+    "SELECT p.function AS function, m.path AS module, COUNT(*) AS samples"
+    " FROM samples s JOIN pcs p ON p.id = s.pc_id LEFT JOIN modules m ON m.id = p.module_id"
+    " WHERE %s GROUP BY p.function, m.path ORDER BY samples DESC LIMIT ?";
+
+/* Which samples name the code: precise ones when present, else timer ones. */
+static const char *code_source(sqlite3 *db, int flagged)
+{
+    int64_t nprec = scalar(db, flagged ? "SELECT COUNT(*) FROM samples WHERE selected=1 AND "
+                                         "source='precise'"
+                                       : "SELECT COUNT(*) FROM samples WHERE source='precise'");
+    return nprec ? "precise" : "timer";
+}
+
+static void add_code(sqlite3 *db, cJSON *root, const char *key, int flagged, int top)
+{
+    const char *src = code_source(db, flagged);
+    char where[160], sql[600];
+    snprintf(where, sizeof where, "s.source = '%s'%s", src, flagged ? " AND s.selected = 1" : "");
+    cJSON *o = cJSON_AddObjectToObject(root, key);
+    cJSON_AddStringToObject(o, "source", src);
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM samples s WHERE %s", where);
+    cJSON_AddNumberToObject(o, "samples", (double)scalar(db, sql));
+    snprintf(sql, sizeof sql, q_lines, where);
+    cJSON_AddItemToObject(o, "lines", rows(db, sql, top));
+    snprintf(sql, sizeof sql, q_funcs, where);
+    cJSON_AddItemToObject(o, "functions", rows(db, sql, top));
+}
+
+static cJSON *collect(sqlite3 *db, int top)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *run = rows(db, "SELECT created, memwatch_version, inputs, nfiles, threshold,"
+                          " threshold_source FROM runs LIMIT 1", top);
+    cJSON_AddItemToObject(root, "run", cJSON_DetachItemFromArray(run, 0));
+    cJSON_Delete(run);
+    cJSON_AddItemToObject(
+        root, "processes",
+        rows(db,
+             "SELECT p.id, pid, rank, hostname, exe, cmdline, file, t_start, t_end,"
+             " exit_status, clean_exit, status,"
+             " (SELECT COUNT(*) FROM threads t WHERE t.process_id = p.id) AS threads,"
+             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id) AS samples"
+             " FROM processes p ORDER BY rank, pid, p.id",
+             top));
+    cJSON_AddItemToObject(root, "samples",
+                          rows(db,
+                               "SELECT source, COUNT(*) AS samples, SUM(in_flagged) AS"
+                               " in_flagged, SUM(selected) AS selected FROM samples GROUP BY"
+                               " source ORDER BY source",
+                               top));
+    /* bandwidth-bound share */
+    cJSON *bw = cJSON_AddObjectToObject(root, "bandwidth");
+    int64_t tot = scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals");
+    int64_t fl = scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals WHERE"
+                            " bw_bound = 1");
+    cJSON_AddNumberToObject(bw, "intervals", (double)scalar(db, "SELECT COUNT(*) FROM intervals"));
+    cJSON_AddNumberToObject(bw, "flagged_intervals",
+                            (double)scalar(db, "SELECT COUNT(*) FROM intervals WHERE bw_bound=1"));
+    cJSON_AddNumberToObject(bw, "uncalibrated_intervals",
+                            (double)scalar(db, "SELECT COUNT(*) FROM intervals WHERE flags & 8"));
+    cJSON_AddNumberToObject(bw, "time_ns", (double)tot);
+    cJSON_AddNumberToObject(bw, "flagged_ns", (double)fl);
+    cJSON_AddNumberToObject(bw, "share", tot > 0 ? (double)fl / (double)tot : 0);
+    int64_t t0 = scalar(db, "SELECT MIN(t_start) FROM intervals"),
+            t1 = scalar(db, "SELECT MAX(t_end) FROM intervals");
+    cJSON_AddNumberToObject(bw, "t_start", (double)t0);
+    cJSON_AddNumberToObject(bw, "t_end", (double)t1);
+    cJSON_AddItemToObject(bw, "timeline", timeline(db, t0, t1));
+    cJSON *lm = rows(db, "SELECT lat_method, AVG(latency_ns) AS mean_latency_ns,"
+                         " MAX(threshold_ns) AS threshold_ns FROM intervals GROUP BY lat_method",
+                     top);
+    cJSON_AddItemToObject(bw, "latency", lm);
+
+    add_code(db, root, "flagged", 1, top);
+    add_code(db, root, "overall", 0, top);
+
+    cJSON_AddItemToObject(
+        root, "objects",
+        rows(db,
+             "SELECT o.kind AS kind, o.name AS name, o.size AS size, o.addr AS addr,"
+             " ps.function AS site_function, ps.file AS site_file, ps.line AS site_line,"
+             " COUNT(*) AS samples, SUM(s.in_flagged) AS in_flagged, SUM(s.selected) AS selected"
+             " FROM samples s JOIN objects o ON o.id = s.object_id"
+             " LEFT JOIN pcs ps ON ps.id = o.site_pc_id"
+             " GROUP BY o.id ORDER BY samples DESC LIMIT ?",
+             top));
+    cJSON_AddNumberToObject(
+        root, "addressed_samples",
+        (double)scalar(db, "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND addr != 0"));
+    cJSON_AddNumberToObject(
+        root, "unattributed_addresses",
+        (double)scalar(db, "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND addr != 0"
+                           " AND object_id IS NULL"));
+    cJSON_AddItemToObject(root, "losses",
+                          rows(db,
+                               "SELECT kind, SUM(count) AS count, COUNT(*) AS records FROM"
+                               " losses GROUP BY kind ORDER BY kind",
+                               top));
+    cJSON_AddItemToObject(
+        root, "gpu_kernels",
+        rows(db,
+             "SELECT name, COUNT(*) AS launches, SUM(end_ns - start_ns) AS time_ns,"
+             " SUM(bw_bound) AS bw_bound, AVG(dram_bw) AS mean_dram_bw,"
+             " MAX(threshold_bw) AS threshold_bw FROM gpu_kernels"
+             " GROUP BY name ORDER BY time_ns DESC LIMIT ?",
+             top));
+    return root;
+}
+
+static const char *base(const char *p)
+{
+    const char *b = p ? strrchr(p, '/') : NULL;
+    return b ? b + 1 : p ? p : "?";
+}
+
+static void human_bytes(double v, char *buf, size_t n)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (v >= 1024 && i < 4) {
+        v /= 1024;
+        i++;
+    }
+    snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
+static void text_code(FILE *f, const cJSON *o, const char *title)
+{
+    double total = num(o, "samples");
+    const char *src = str(o, "source");
+    fprintf(f, "\n%s (%s samples: %.0f)\n", title, src ? src : "?", total);
+    if (total == 0) {
+        fprintf(f, "  none\n");
+        return;
+    }
+    const cJSON *r;
+    fprintf(f, "  %6s  %-40s %s\n", "share", "source line", "function");
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(o, "lines"))
+    {
+        char loc[256];
+        if (str(r, "file"))
+            snprintf(loc, sizeof loc, "%s:%.0f", base(str(r, "file")), num(r, "line"));
+        else
+            snprintf(loc, sizeof loc, "(no line info)");
+        fprintf(f, "  %5.1f%%  %-40s %s\n", 100 * num(r, "samples") / total, loc,
+                str(r, "function") ? str(r, "function") : "?");
+    }
+    fprintf(f, "  %6s  %s\n", "share", "function (module)");
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(o, "functions"))
+        fprintf(f, "  %5.1f%%  %s (%s)\n", 100 * num(r, "samples") / total,
+                str(r, "function") ? str(r, "function") : "?", base(str(r, "module")));
+}
+
+static void render_text(FILE *f, const cJSON *root)
+{
+    const cJSON *run = cJSON_GetObjectItem(root, "run"), *r;
+    fprintf(f, "memwatch report: %.0f file(s) from %s\n", num(run, "nfiles"),
+            str(run, "inputs") ? str(run, "inputs") : "?");
+    fprintf(f, "precise-sample latency threshold: %.0f (%s)\n", num(run, "threshold"),
+            str(run, "threshold_source") ? str(run, "threshold_source") : "?");
+    fprintf(f, "\nProcesses\n");
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "processes"))
+    {
+        double dur = num(r, "t_end") - num(r, "t_start");
+        fprintf(f, "  pid %-7.0f", num(r, "pid"));
+        if (cJSON_GetObjectItem(r, "rank"))
+            fprintf(f, " rank %-4.0f", num(r, "rank"));
+        if (str(r, "hostname"))
+            fprintf(f, " %s", str(r, "hostname"));
+        fprintf(f, " %s  %.2f s, %.0f threads, %.0f samples, %s",
+                str(r, "cmdline") ? str(r, "cmdline") : str(r, "exe") ? str(r, "exe") : "",
+                dur > 0 ? dur / 1e9 : 0, num(r, "threads"), num(r, "samples"),
+                num(r, "clean_exit") ? "ended normally" : "no trailer");
+        if (num(r, "clean_exit"))
+            fprintf(f, " (exit %.0f)", num(r, "exit_status"));
+        fprintf(f, "\n");
+        const char *st = str(r, "status");
+        if (st && strcmp(st, "ok"))
+            fprintf(f, "    %s: %s\n", base(str(r, "file")), st);
+    }
+    fprintf(f, "  samples:");
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "samples"))
+        fprintf(f, " %s %.0f (%.0f in flagged intervals, %.0f selected)", str(r, "source"),
+                num(r, "samples"), num(r, "in_flagged"), num(r, "selected"));
+    fprintf(f, "\n");
+
+    const cJSON *bw = cJSON_GetObjectItem(root, "bandwidth");
+    fprintf(f, "\nBandwidth-bound: %.1f%% of %.2f s measured (%.0f of %.0f intervals flagged)\n",
+            100 * num(bw, "share"), num(bw, "time_ns") / 1e9, num(bw, "flagged_intervals"),
+            num(bw, "intervals"));
+    if (num(bw, "uncalibrated_intervals"))
+        fprintf(f, "  note: %.0f intervals used memwatch's default threshold (no machine "
+                   "profile: run 'memwatch calibrate')\n",
+                num(bw, "uncalibrated_intervals"));
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(bw, "latency"))
+        fprintf(f, "  latency method %s: mean %.1f ns, threshold %.1f ns\n",
+                str(r, "lat_method") ? str(r, "lat_method") : "?", num(r, "mean_latency_ns"),
+                num(r, "threshold_ns"));
+    if (num(bw, "intervals"))
+        fprintf(f, "  |%s|  (# >50%% flagged, + some, . none)\n  0 s%*s%.2f s\n",
+                str(bw, "timeline"), TIMELINE_COLS - 4, "",
+                (num(bw, "t_end") - num(bw, "t_start")) / 1e9);
+
+    text_code(f, cJSON_GetObjectItem(root, "flagged"), "Top code inside flagged intervals");
+    text_code(f, cJSON_GetObjectItem(root, "overall"), "Top code overall");
+
+    fprintf(f, "\nTop data objects (%.0f samples with a data address, %.0f unattributed)\n",
+            num(root, "addressed_samples"), num(root, "unattributed_addresses"));
+    double addressed = num(root, "addressed_samples");
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "objects"))
+    {
+        char sz[32], site[300] = "";
+        human_bytes(num(r, "size"), sz, sizeof sz);
+        if (str(r, "site_file"))
+            snprintf(site, sizeof site, " allocated at %s:%.0f (%s)", base(str(r, "site_file")),
+                     num(r, "site_line"), str(r, "site_function") ? str(r, "site_function") : "?");
+        else if (str(r, "site_function"))
+            snprintf(site, sizeof site, " allocated in %s", str(r, "site_function"));
+        fprintf(f, "  %5.1f%%  %-6s %-22s %10s%s\n",
+                addressed > 0 ? 100 * num(r, "samples") / addressed : 0, str(r, "kind"),
+                str(r, "name") ? str(r, "name") : "?", sz, site);
+    }
+    fprintf(f, "\nLosses\n");
+    int any = 0;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "losses"))
+    {
+        fprintf(f, "  %-16s %.0f (%.0f records)\n", str(r, "kind"), num(r, "count"),
+                num(r, "records"));
+        any = 1;
+    }
+    if (!any)
+        fprintf(f, "  none reported\n");
+    const cJSON *gk = cJSON_GetObjectItem(root, "gpu_kernels");
+    if (cJSON_GetArraySize(gk) > 0) {
+        fprintf(f, "\nGPU kernels\n");
+        cJSON_ArrayForEach(r, gk)
+        {
+            char bwb[32];
+            human_bytes(num(r, "mean_dram_bw"), bwb, sizeof bwb);
+            fprintf(f, "  %-40.40s %5.0f launches %9.3f ms  %s/s mean, %.0f bandwidth-bound\n",
+                    str(r, "name") ? str(r, "name") : "?", num(r, "launches"),
+                    num(r, "time_ns") / 1e6, bwb, num(r, "bw_bound"));
+        }
+    }
+}
+
+int mw_report_summary(const char *db_path, FILE *out, int json, int top)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        mw_log(MW_LOG_ERROR, "%s: %s", db_path, db ? sqlite3_errmsg(db) : "cannot open");
+        sqlite3_close(db);
+        return -EIO;
+    }
+    cJSON *root = collect(db, top > 0 ? top : 10);
+    sqlite3_close(db);
+    if (json) {
+        char *s = cJSON_Print(root);
+        if (s) {
+            fputs(s, out);
+            fputc('\n', out);
+            free(s);
+        }
+    } else {
+        render_text(out, root);
+    }
+    cJSON_Delete(root);
+    return 0;
+}

@@ -1,0 +1,362 @@
+/*
+ * sampling/symbolize.c: offline symbolization with elfutils (libdwfl).
+ *
+ * Owns: one Dwfl per module file, reported at bias 0 so that lookups take
+ * addresses relative to the load bias (the same module loaded at different
+ * addresses in different processes shares one cache entry); build-id checks;
+ * debug file search (.build-id trees and .gnu_debuglink through
+ * dwfl_standard_find_debuginfo); inline frame expansion via dwarf_getscopes;
+ * data symbols (STT_OBJECT) for static data attribution.
+ * May call: libdwfl, libdw, libelf, libc. Never prints (mw_log only).
+ * Threading: a symbolizer belongs to one thread at a time.
+ */
+#include <memwatch/symbolize.h>
+
+#include <dwarf.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct dsym {
+    uint64_t start, size;
+    const char *name;
+} dsym;
+
+struct mw_symmod {
+    struct mw_symmod *next;
+    char *path;
+    uint8_t bid[20];
+    size_t bidlen;
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+    int quality;
+    char *debug_file;
+    dsym *dsyms;
+    size_t ndsyms;
+    int dsyms_loaded;
+};
+
+struct mw_symbolizer {
+    char *debug_path;      /* for Dwfl_Callbacks.debuginfo_path */
+    char *debug_dirs;      /* the user's list, for our own build-id lookups */
+    Dwfl_Callbacks cb;
+    mw_symmod *mods;
+};
+
+int mw_symbolizer_new(const mw_symbolizer_opts *o, mw_symbolizer **out)
+{
+    *out = NULL;
+    static int elf_ready;
+    if (!elf_ready) {
+        elf_version(EV_CURRENT);
+        elf_ready = 1;
+    }
+    mw_symbolizer *s = calloc(1, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    const char *dirs = o && o->debug_dirs ? o->debug_dirs : "/usr/lib/debug";
+    s->debug_dirs = strdup(dirs);
+    size_t n = strlen(dirs) + 16;
+    s->debug_path = malloc(n);
+    if (!s->debug_dirs || !s->debug_path) {
+        mw_symbolizer_free(s);
+        return -ENOMEM;
+    }
+    /* '-': do not check debuglink CRCs (build-ids are checked instead);
+     * "": the file's own directory; ".debug": its .debug subdirectory. */
+    snprintf(s->debug_path, n, "-:.debug:%s", dirs);
+    s->cb.find_elf = dwfl_build_id_find_elf;
+    s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+    s->cb.debuginfo_path = &s->debug_path;
+    *out = s;
+    return 0;
+}
+
+void mw_symbolizer_free(mw_symbolizer *s)
+{
+    if (!s)
+        return;
+    for (mw_symmod *m = s->mods, *n; m; m = n) {
+        n = m->next;
+        if (m->dwfl)
+            dwfl_end(m->dwfl);
+        free(m->path);
+        free(m->debug_file);
+        free(m->dsyms);
+        free(m);
+    }
+    free(s->debug_path);
+    free(s->debug_dirs);
+    free(s);
+}
+
+/* Build-id of a file on disk: its length, 0 when none, < 0 when unreadable. */
+static int file_build_id(const char *path, uint8_t *bid, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = MW_ERR_CORRUPT;
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (e && elf_kind(e) == ELF_K_ELF) {
+        const void *p;
+        ssize_t n = dwelf_elf_gnu_build_id(e, &p);
+        if (n > 0) {
+            rc = (int)((size_t)n < cap ? (size_t)n : cap);
+            memcpy(bid, p, (size_t)rc);
+        } else {
+            rc = 0;
+        }
+    }
+    if (e)
+        elf_end(e);
+    close(fd);
+    return rc;
+}
+
+/* <dir>/.build-id/xx/yyyy.debug for the first dir in the list that has it. */
+static int find_by_build_id(const mw_symbolizer *s, const uint8_t *bid, size_t n, char *out,
+                            size_t cap)
+{
+    char hex[41];
+    if (n < 2 || n > 20)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+    const char *p = s->debug_dirs;
+    while (*p) {
+        const char *e = strchr(p, ':');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len > 0) {
+            snprintf(out, cap, "%.*s/.build-id/%.2s/%s.debug", (int)len, p, hex, hex + 2);
+            if (access(out, R_OK) == 0)
+                return 1;
+        }
+        p += len;
+        if (*p == ':')
+            p++;
+    }
+    return 0;
+}
+
+static int open_module(mw_symbolizer *s, mw_symmod *m)
+{
+    uint8_t fbid[20];
+    int fn = file_build_id(m->path, fbid, sizeof fbid);
+    const char *file = m->path;
+    char alt[4096];
+    int rc = 0;
+    int mismatch = m->bidlen && (fn <= 0 || (size_t)fn != m->bidlen ||
+                                 memcmp(fbid, m->bid, m->bidlen) != 0);
+    if (mismatch) {
+        if (find_by_build_id(s, m->bid, m->bidlen, alt, sizeof alt)) {
+            file = alt;
+        } else {
+            mw_log(MW_LOG_INFO, "%s: %s; no debug file with the recorded build-id", m->path,
+                   fn < 0 ? "cannot be opened" : "build-id differs from the recorded one");
+            return fn < 0 ? fn : MW_ERR_FOREIGN;
+        }
+    } else if (fn < 0) {
+        return fn;
+    }
+    m->dwfl = dwfl_begin(&s->cb);
+    if (!m->dwfl)
+        return -ENOMEM;
+    const char *base = strrchr(m->path, '/');
+    base = base ? base + 1 : m->path;
+    dwfl_report_begin(m->dwfl);
+    m->mod = dwfl_report_elf(m->dwfl, base, file, -1, 0, false);
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    if (!m->mod) {
+        mw_log(MW_LOG_INFO, "%s: %s", file, dwfl_errmsg(-1));
+        dwfl_end(m->dwfl);
+        m->dwfl = NULL;
+        return MW_ERR_CORRUPT;
+    }
+    Dwarf_Addr bias;
+    if (dwfl_module_getdwarf(m->mod, &bias))
+        m->quality = MW_SYMQ_DWARF;
+    else if (dwfl_module_getsymtab(m->mod) > 0)
+        m->quality = MW_SYMQ_SYMTAB;
+    else
+        m->quality = MW_SYMQ_NONE;
+    const char *mainf = NULL, *debugf = NULL;
+    dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainf, &debugf);
+    if (debugf)
+        m->debug_file = strdup(debugf);
+    else if (file != m->path)
+        m->debug_file = strdup(file);
+    return rc;
+}
+
+int mw_symbolizer_module(mw_symbolizer *s, const char *path, const uint8_t *bid, size_t bidlen,
+                         mw_symmod **out)
+{
+    if (bidlen > 20)
+        bidlen = 20;
+    for (mw_symmod *m = s->mods; m; m = m->next)
+        if (!strcmp(m->path, path) && m->bidlen == bidlen &&
+            (!bidlen || !memcmp(m->bid, bid, bidlen))) {
+            *out = m;
+            return m->mod ? 0 : MW_ERR_NODATA;
+        }
+    mw_symmod *m = calloc(1, sizeof *m);
+    if (!m)
+        return -ENOMEM;
+    m->path = strdup(path);
+    if (!m->path) {
+        free(m);
+        return -ENOMEM;
+    }
+    if (bidlen && bid)
+        memcpy(m->bid, bid, bidlen);
+    m->bidlen = bid ? bidlen : 0;
+    int rc = open_module(s, m);
+    m->next = s->mods;
+    s->mods = m;
+    *out = m;
+    return rc;
+}
+
+static const char *die_name(Dwarf_Die *d)
+{
+    Dwarf_Attribute a;
+    const char *n = dwarf_formstring(dwarf_attr_integrate(d, DW_AT_linkage_name, &a));
+    if (!n)
+        n = dwarf_diename(d);
+    return n;
+}
+
+int mw_symmod_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
+{
+    memset(r, 0, sizeof *r);
+    if (!m || !m->mod)
+        return MW_SYMQ_NONE;
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char *sname = dwfl_module_addrinfo(m->mod, a, &off, &sym, NULL, NULL, NULL);
+    if (sname) {
+        r->symbol = sname;
+        r->symbol_offset = off;
+        r->quality = MW_SYMQ_SYMTAB;
+    }
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(m->mod, a, &bias);
+    if (cu) {
+        int line = 0, col = 0;
+        const char *file = NULL;
+        Dwfl_Line *ln = dwfl_module_getsrc(m->mod, a);
+        if (ln)
+            file = dwfl_lineinfo(ln, NULL, &line, &col, NULL, NULL);
+        Dwarf_Die *scopes = NULL;
+        int n = dwarf_getscopes(cu, a - bias, &scopes);
+        for (int i = 0; i < n && r->nframes < MW_SYM_MAX_FRAMES; i++) {
+            int tag = dwarf_tag(&scopes[i]);
+            if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+                continue;
+            mw_sym_frame *f = &r->frames[r->nframes++];
+            f->function = die_name(&scopes[i]);
+            f->file = file;
+            f->line = line;
+            f->column = col;
+            f->inlined = tag == DW_TAG_inlined_subroutine;
+            if (tag == DW_TAG_subprogram)
+                break;
+            /* The caller's position is the call site of this inline. */
+            Dwarf_Attribute at;
+            Dwarf_Word v;
+            line = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &at), &v) == 0
+                       ? (int)v
+                       : 0;
+            col = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &at), &v) == 0
+                      ? (int)v
+                      : 0;
+            if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &at), &v) == 0) {
+                Dwarf_Files *files;
+                size_t nf;
+                if (dwarf_getsrcfiles(cu, &files, &nf) == 0 && v < nf)
+                    file = dwarf_filesrc(files, v, NULL, NULL);
+            }
+        }
+        free(scopes);
+        if (r->nframes == 0 && file) { /* line info but no subprogram DIE */
+            r->frames[0].function = sname;
+            r->frames[0].file = file;
+            r->frames[0].line = line;
+            r->frames[0].column = col;
+            r->nframes = 1;
+        }
+        if (r->nframes)
+            r->quality = MW_SYMQ_DWARF;
+    }
+    if (r->nframes == 0 && sname) {
+        r->frames[0].function = sname;
+        r->nframes = 1;
+    }
+    return r->quality;
+}
+
+static int dsym_cmp(const void *a, const void *b)
+{
+    const dsym *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void load_dsyms(mw_symmod *m)
+{
+    m->dsyms_loaded = 1;
+    int n = dwfl_module_getsymtab(m->mod);
+    if (n <= 0)
+        return;
+    m->dsyms = calloc((size_t)n, sizeof *m->dsyms);
+    if (!m->dsyms)
+        return;
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr val;
+        const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &val, NULL, NULL, NULL);
+        if (!name || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_size == 0 ||
+            sym.st_shndx == SHN_UNDEF)
+            continue;
+        m->dsyms[m->ndsyms++] = (dsym){val, sym.st_size, name};
+    }
+    qsort(m->dsyms, m->ndsyms, sizeof *m->dsyms, dsym_cmp);
+}
+
+int mw_symmod_data_symbol(mw_symmod *m, uint64_t a, const char **name, uint64_t *start,
+                          uint64_t *size)
+{
+    if (!m || !m->mod)
+        return 0;
+    if (!m->dsyms_loaded)
+        load_dsyms(m);
+    size_t lo = 0, hi = m->ndsyms;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->dsyms[mid].start <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Check a few predecessors: objects may nest (a struct and its alias). */
+    for (size_t k = lo, tries = 0; k > 0 && tries < 4; k--, tries++) {
+        const dsym *d = &m->dsyms[k - 1];
+        if (a >= d->start && a - d->start < d->size) {
+            *name = d->name;
+            *start = d->start;
+            *size = d->size;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+const char *mw_symmod_path(const mw_symmod *m) { return m->path; }
+const char *mw_symmod_debug_file(const mw_symmod *m) { return m->debug_file; }
+int mw_symmod_quality(const mw_symmod *m) { return m->quality; }
