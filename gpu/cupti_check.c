@@ -1,0 +1,307 @@
+/*
+ * gpu/cupti_check.c: CUPTI metrics checked against a volume memwatch knows.
+ *
+ * Owns: one Range Profiler session (CUDA 13 cuptiRangeProfiler* with the
+ * cuptiProfilerHost* config and evaluation), AutoRange + KernelReplay, around a
+ * single triad launched after an L2 flush; each metric gets a verdict against
+ * the triad's known bytes (3 x n x 8: reads of b and c, write of a; GPUs do not
+ * write-allocate) and its event-timed duration.
+ * May call: the CUDA driver and runtime, CUPTI, gpu/probes.cu's triad helpers.
+ * Threading: one call at a time; prints nothing (errors in mw_gpu_cupti).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+
+#include "cupti_util.h"
+#include "memwatch/gpu.h"
+#include "memwatch/memwatch.h"
+
+static const char *const metrics[] = {
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "lts__t_bytes.sum",
+    "gpu__time_duration.sum",
+};
+#define NMETRICS (sizeof metrics / sizeof metrics[0])
+
+#define CUPTI_TRY(call, what)                                                           \
+    do {                                                                                \
+        CUptiResult r_ = (call);                                                        \
+        if (r_ != CUPTI_SUCCESS) {                                                      \
+            mw_cupti_explain(what, r_, o->status_text, sizeof o->status_text);          \
+            o->status = mw_cupti_is_access_error(r_) ? MW_ERR_PRIV : MW_ERR_GPU;        \
+            if (r_ == CUPTI_ERROR_HARDWARE_BUSY ||                                      \
+                r_ == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)                   \
+                o->status = MW_ERR_UNSUPPORTED;                                         \
+            goto out;                                                                   \
+        }                                                                               \
+    } while (0)
+
+static int host_object(const char *chip, CUpti_Profiler_Host_Object **h)
+{
+    CUpti_Profiler_Host_Initialize_Params p = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    p.pChipName = chip;
+    CUptiResult r = cuptiProfilerHostInitialize(&p);
+    *h = p.pHostObject;
+    return (int)r;
+}
+
+static void host_free(CUpti_Profiler_Host_Object *h)
+{
+    if (!h)
+        return;
+    CUpti_Profiler_Host_Deinitialize_Params p = {
+        CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+    p.pHostObject = h;
+    cuptiProfilerHostDeinitialize(&p);
+}
+
+static void set_check(mw_gpu_metric_check *m, const char *name, double value, double expected,
+                      const char *why)
+{
+    snprintf(m->metric, sizeof m->metric, "%s", name);
+    m->value = value;
+    m->expected = expected;
+    m->ratio = expected > 0 ? value / expected : 0;
+    snprintf(m->verdict, sizeof m->verdict, "%s", mw_gpu_verdict(value, expected));
+    snprintf(m->reason, sizeof m->reason, "%s", why);
+}
+
+int mw_gpu_cupti_check(int dev, size_t n, mw_gpu_cupti *o)
+{
+    mw_gpu_triad_bufs t;
+    CUpti_Profiler_Host_Object *host = NULL;
+    CUpti_RangeProfiler_Object *rp = NULL;
+    uint8_t *config = NULL, *data = NULL;
+    size_t config_size = 0, data_size = 0;
+    int profiler_up = 0;
+    double values[NMETRICS] = {0};
+    double triad_s = 0;
+    CUcontext ctx = NULL;
+    mw_gpu_device d;
+
+    memset(o, 0, sizeof *o);
+    memset(&t, 0, sizeof t);
+    if (mw_gpu_device_get(dev, &d, o->status_text, sizeof o->status_text))
+        return o->status = MW_ERR_GPU;
+    if ((o->status = mw_gpu_triad_alloc(dev, n, &t))) {
+        snprintf(o->status_text, sizeof o->status_text, "cannot allocate the triad's arrays");
+        return o->status;
+    }
+    n = t.n;
+    /* A timed triad outside the session gives the duration to compare with. */
+    mw_gpu_triad_launch(&t, NULL);
+    if (mw_gpu_triad_launch(&t, &triad_s)) {
+        o->status = MW_ERR_GPU;
+        snprintf(o->status_text, sizeof o->status_text, "the triad kernel failed");
+        goto out;
+    }
+    /* The driver's cuCtxGetCurrent through the runtime: memwatch-gpu does not
+     * link libcuda, so that it starts (and says why) on machines without one. */
+    {
+        CUresult (*get_ctx)(CUcontext *) = NULL;
+        enum cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", (void **)&get_ctx, 12000,
+                                             cudaEnableDefault, &q) != cudaSuccess ||
+            !get_ctx || get_ctx(&ctx) != CUDA_SUCCESS)
+            ctx = NULL;
+    }
+    if (!ctx) {
+        o->status = MW_ERR_GPU;
+        snprintf(o->status_text, sizeof o->status_text, "no current CUDA context");
+        goto out;
+    }
+
+    {
+        CUpti_Profiler_Initialize_Params p = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+        CUPTI_TRY(cuptiProfilerInitialize(&p), "cuptiProfilerInitialize");
+        profiler_up = 1;
+    }
+    {
+        CUpti_Device_GetChipName_Params p = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+        p.deviceIndex = (size_t)dev;
+        CUPTI_TRY(cuptiDeviceGetChipName(&p), "cuptiDeviceGetChipName");
+        snprintf(o->chip, sizeof o->chip, "%s", p.pChipName);
+    }
+    /* Config image: which counters, scheduled into passes. */
+    CUPTI_TRY((CUptiResult)host_object(o->chip, &host), "cuptiProfilerHostInitialize");
+    {
+        CUpti_Profiler_Host_ConfigAddMetrics_Params p = {
+            CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+        p.pHostObject = host;
+        p.ppMetricNames = (const char **)metrics;
+        p.numMetrics = NMETRICS;
+        CUPTI_TRY(cuptiProfilerHostConfigAddMetrics(&p), "cuptiProfilerHostConfigAddMetrics");
+    }
+    {
+        CUpti_Profiler_Host_GetConfigImageSize_Params p = {
+            CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+        p.pHostObject = host;
+        CUPTI_TRY(cuptiProfilerHostGetConfigImageSize(&p), "cuptiProfilerHostGetConfigImageSize");
+        config_size = p.configImageSize;
+        config = calloc(1, config_size);
+        if (!config) {
+            o->status = -ENOMEM;
+            goto out;
+        }
+        CUpti_Profiler_Host_GetConfigImage_Params q = {
+            CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+        q.pHostObject = host;
+        q.pConfigImage = config;
+        q.configImageSize = config_size;
+        CUPTI_TRY(cuptiProfilerHostGetConfigImage(&q), "cuptiProfilerHostGetConfigImage");
+        CUpti_Profiler_Host_GetNumOfPasses_Params r = {
+            CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+        r.pConfigImage = config;
+        r.configImageSize = config_size;
+        CUPTI_TRY(cuptiProfilerHostGetNumOfPasses(&r), "cuptiProfilerHostGetNumOfPasses");
+        o->passes = (int)r.numOfPasses;
+    }
+    {
+        CUpti_RangeProfiler_Enable_Params p = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+        p.ctx = ctx;
+        CUPTI_TRY(cuptiRangeProfilerEnable(&p), "cuptiRangeProfilerEnable");
+        rp = p.pRangeProfilerObject;
+    }
+    {
+        CUpti_RangeProfiler_GetCounterDataSize_Params p = {
+            CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+        p.pRangeProfilerObject = rp;
+        p.pMetricNames = (const char **)metrics;
+        p.numMetrics = NMETRICS;
+        p.maxNumOfRanges = 4;
+        p.maxNumRangeTreeNodes = 4;
+        CUPTI_TRY(cuptiRangeProfilerGetCounterDataSize(&p), "cuptiRangeProfilerGetCounterDataSize");
+        data_size = p.counterDataSize;
+        data = calloc(1, data_size);
+        if (!data) {
+            o->status = -ENOMEM;
+            goto out;
+        }
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params q = {
+            CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+        q.pRangeProfilerObject = rp;
+        q.pCounterData = data;
+        q.counterDataSize = data_size;
+        CUPTI_TRY(cuptiRangeProfilerCounterDataImageInitialize(&q),
+                  "cuptiRangeProfilerCounterDataImageInitialize");
+    }
+    {
+        CUpti_RangeProfiler_SetConfig_Params p = {CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+        p.pRangeProfilerObject = rp;
+        p.configSize = config_size;
+        p.pConfig = config;
+        p.counterDataImageSize = data_size;
+        p.pCounterDataImage = data;
+        p.range = CUPTI_AutoRange;
+        p.replayMode = CUPTI_KernelReplay;
+        p.maxRangesPerPass = 4;
+        p.numNestingLevels = 1;
+        p.minNestingLevel = 1;
+        p.passIndex = 0;
+        p.targetNestingLevel = 0;
+        CUPTI_TRY(cuptiRangeProfilerSetConfig(&p), "cuptiRangeProfilerSetConfig");
+    }
+    /* Flush outside the session so that only the triad is a range. */
+    if (mw_gpu_triad_flush_l2(&t)) {
+        o->status = MW_ERR_GPU;
+        snprintf(o->status_text, sizeof o->status_text, "L2 flush kernel failed");
+        goto out;
+    }
+    {
+        CUpti_RangeProfiler_Start_Params p = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+        p.pRangeProfilerObject = rp;
+        CUPTI_TRY(cuptiRangeProfilerStart(&p), "cuptiRangeProfilerStart");
+    }
+    if (mw_gpu_triad_launch(&t, NULL)) {
+        o->status = MW_ERR_GPU;
+        snprintf(o->status_text, sizeof o->status_text, "the triad failed under the profiler");
+        goto out;
+    }
+    {
+        CUpti_RangeProfiler_Stop_Params p = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+        p.pRangeProfilerObject = rp;
+        CUPTI_TRY(cuptiRangeProfilerStop(&p), "cuptiRangeProfilerStop");
+    }
+    {
+        CUpti_RangeProfiler_DecodeData_Params p = {
+            CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+        p.pRangeProfilerObject = rp;
+        CUPTI_TRY(cuptiRangeProfilerDecodeData(&p), "cuptiRangeProfilerDecodeData");
+    }
+    {
+        CUpti_RangeProfiler_GetCounterDataInfo_Params p = {
+            CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+        p.pCounterDataImage = data;
+        p.counterDataImageSize = data_size;
+        CUPTI_TRY(cuptiRangeProfilerGetCounterDataInfo(&p), "cuptiRangeProfilerGetCounterDataInfo");
+        if (p.numTotalRanges < 1) {
+            o->status = MW_ERR_NODATA;
+            snprintf(o->status_text, sizeof o->status_text,
+                     "the range profiler recorded no range for the triad");
+            goto out;
+        }
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params q = {
+            CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+        q.pHostObject = host;
+        q.pCounterDataImage = data;
+        q.counterDataImageSize = data_size;
+        q.rangeIndex = p.numTotalRanges - 1;
+        q.ppMetricNames = (const char **)metrics;
+        q.numMetrics = NMETRICS;
+        q.pMetricValues = values;
+        CUPTI_TRY(cuptiProfilerHostEvaluateToGpuValues(&q), "cuptiProfilerHostEvaluateToGpuValues");
+    }
+    {
+        double nb = (double)n * 8, l2 = (double)d.l2_bytes;
+        char why[240];
+        set_check(&o->m[0], metrics[0], values[0], 2 * nb,
+                  "known: b and c read once (2 x n x 8 bytes)");
+        snprintf(why, sizeof why,
+                 "known: a written once (n x 8 bytes, no write-allocate); up to the L2 size "
+                 "(%.0f MB, %.1f %% of it) may still sit dirty in the L2 when the kernel ends",
+                 l2 / 1e6, 100 * l2 / nb);
+        set_check(&o->m[1], metrics[1], values[1], nb, why);
+        set_check(&o->m[2], metrics[2], values[2], 3 * nb,
+                  "known: every byte the SMs read or write passes the L2 once (3 x n x 8); "
+                  "traffic between the two L2 partitions may count twice");
+        set_check(&o->m[3], metrics[3], values[3] * 1e-9, triad_s,
+                  "compared with the same triad timed by CUDA events outside the session");
+        o->m[3].value = values[3];
+        o->m[3].expected = triad_s * 1e9;
+        o->n = 4;
+        if (strcmp(o->m[1].verdict, "accurate") && values[1] < nb && nb - values[1] <= l2 * 1.05) {
+            snprintf(o->m[1].verdict, sizeof o->m[1].verdict, "accurate-within-l2");
+        }
+    }
+out:
+    if (rp) {
+        CUpti_RangeProfiler_Disable_Params p = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+        p.pRangeProfilerObject = rp;
+        cuptiRangeProfilerDisable(&p);
+    }
+    host_free(host);
+    if (profiler_up) {
+        CUpti_Profiler_DeInitialize_Params p = {CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+        cuptiProfilerDeInitialize(&p);
+    }
+    free(config);
+    free(data);
+    mw_gpu_triad_free(&t);
+    if (o->status && !o->status_text[0])
+        snprintf(o->status_text, sizeof o->status_text, "failed with code %d", o->status);
+    return o->status;
+}

@@ -1,0 +1,164 @@
+/*
+ * memwatch's GPU part: probes of the GPU memory hierarchy (gpu/probes.cu),
+ * CUPTI metric validation against the triad's known volume (gpu/cupti_check.c)
+ * and the GPU section of the machine profile (gpu/gpu_profile.c).
+ *
+ * Used by memwatch-gpu (gpu/main.c) and the tests in tests/gpu/. The probe and
+ * CUPTI functions need the CUDA runtime and a device; the profile functions are
+ * plain C and run anywhere. Nothing here prints: failures come back as
+ * MW_ERR_GPU / MW_ERR_UNSUPPORTED with the reason in the caller's buffer or
+ * through mw_log. Not thread-safe: one calibration at a time per process.
+ */
+#ifndef MEMWATCH_GPU_H
+#define MEMWATCH_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MW_GPU_PROFILE_SCHEMA "memwatch-gpu-profile"
+#define MW_GPU_PROFILE_VERSION 1
+/* Without a calibrated profile, kernels above this fraction of the computed
+ * peak are flagged, and every record says the threshold is uncalibrated. */
+#define MW_GPU_DEFAULT_THRESHOLD_FRAC 0.5
+/* A calibrated threshold is this fraction of the triad's measured bandwidth. */
+#define MW_GPU_THRESHOLD_OF_TRIAD 0.5
+
+typedef struct mw_gpu_device {
+    int ordinal;
+    char name[128];
+    int cc_major, cc_minor;
+    int sms;
+    double sm_clock_attr_hz;   /* cudaDevAttrClockRate */
+    double mem_clock_hz;       /* cudaDevAttrMemoryClockRate */
+    int bus_width_bits;        /* cudaDevAttrGlobalMemoryBusWidth */
+    size_t l2_bytes;           /* cudaDevAttrL2CacheSize */
+    size_t global_bytes;
+    size_t smem_per_sm;        /* cudaDevAttrMaxSharedMemoryPerMultiprocessor */
+    double peak_bw;            /* bytes/s: mem clock x bus width x 2 (DDR) */
+} mw_gpu_device;
+
+/* Number of CUDA devices (>= 0), or MW_ERR_GPU with the runtime's words in
+ * reason (e.g. "no CUDA-capable device is detected"). */
+int mw_gpu_count(char *reason, size_t n);
+int mw_gpu_device_get(int ordinal, mw_gpu_device *out, char *reason, size_t n);
+
+/* One curve point for the plots. */
+typedef struct mw_gpu_point { double x, y; } mw_gpu_point;
+
+#define MW_GPU_MAX_POINTS 160
+
+typedef struct mw_gpu_curve {
+    char name[48];
+    unsigned n;
+    mw_gpu_point p[MW_GPU_MAX_POINTS];
+} mw_gpu_curve;
+
+typedef struct mw_gpu_latency {
+    double sm_hz;              /* clock64 against %globaltimer, measured */
+    double l1_cyc, l2_cyc, l2_near_cyc, l2_far_cyc, dram_cyc, smem_cyc;
+    double far_fraction;       /* share of L2 hits in the slow (far) mode */
+} mw_gpu_latency;
+
+typedef struct mw_gpu_geometry {
+    size_t l1_bytes;           /* largest array the L1 holds without misses */
+    size_t l1_fill_bytes;      /* miss period of a cold 4-byte-stride walk */
+    size_t l1_line_bytes;      /* 128 on every NVIDIA GPU since Fermi; fill may be a 32-B sector */
+    int l1_assoc;              /* from the miss count one line past capacity, 0 if unclear */
+    int l1_sets;
+    char l1_policy[96];
+    size_t l2_bytes;           /* where the miss share crosses one half */
+    size_t l2_attr_bytes;
+    size_t tlb1_reach, tlb2_reach; /* bytes; 0 when no step was seen */
+    double tlb1_penalty_cyc, tlb2_penalty_cyc;
+    mw_gpu_curve l1_curve;     /* array KiB -> miss share */
+    mw_gpu_curve l2_curve;     /* array MiB -> miss share */
+    mw_gpu_curve tlb_curve;    /* pages of 2 MiB -> mean cycles */
+    mw_gpu_curve l2_hist;      /* cycles -> count (near/far modes) */
+} mw_gpu_geometry;
+
+typedef struct mw_gpu_banks {
+    mw_gpu_curve lat4;         /* stride -> cycles, 4-byte words */
+    mw_gpu_curve lat8;         /* stride -> cycles, 8-byte words */
+    int degree4[MW_GPU_MAX_POINTS], degree8[MW_GPU_MAX_POINTS];
+    double corr4, corr8;       /* Spearman correlation of latency with conflict degree */
+} mw_gpu_banks;
+
+typedef struct mw_gpu_outstanding {
+    mw_gpu_curve lat[4];       /* per loads-per-thread: threads -> mean cycles */
+    int limit_requests;        /* per-SM outstanding loads at the variance spike, 0 if none */
+    int limit_threads, limit_loads;
+    double spike_var;
+} mw_gpu_outstanding;
+
+typedef struct mw_gpu_triad {
+    size_t n;                  /* doubles per array */
+    double bytes;              /* 3 * n * 8: reads of b, c, write of a (no write-allocate) */
+    double triad_bw, memcpy_bw;/* best of runs, bytes/s */
+    double triad_s, memcpy_s;  /* best times */
+    double peak_bw;
+    int runs;
+} mw_gpu_triad;
+
+/* CUPTI verdict for one metric against the known volume. */
+typedef struct mw_gpu_metric_check {
+    char metric[48];
+    double value, expected, ratio;
+    char verdict[24];          /* accurate, biased, wrong, unavailable */
+    char reason[240];
+} mw_gpu_metric_check;
+
+typedef struct mw_gpu_cupti {
+    int status;                /* 0 ok, else MW_ERR_* */
+    char status_text[320];     /* what went wrong and what to do */
+    char chip[32];
+    int passes;
+    unsigned n;
+    mw_gpu_metric_check m[6];
+} mw_gpu_cupti;
+
+typedef void (*mw_gpu_progress_fn)(const char *step, void *user);
+
+int mw_gpu_probe_latency(int dev, mw_gpu_latency *out, mw_gpu_progress_fn pf, void *user);
+int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_geometry *out,
+                          mw_gpu_progress_fn pf, void *user);
+int mw_gpu_probe_banks(int dev, mw_gpu_banks *out);
+int mw_gpu_probe_outstanding(int dev, mw_gpu_outstanding *out, mw_gpu_progress_fn pf, void *user);
+int mw_gpu_probe_triad(int dev, int runs, mw_gpu_triad *out);
+
+/* Device helpers for the CUPTI check (gpu/probes.cu): allocate the triad's
+ * arrays, flush the L2 by writing 2x its size, launch one triad. */
+typedef struct mw_gpu_triad_bufs { double *a, *b, *c; size_t n; void *flush; size_t flush_bytes; } mw_gpu_triad_bufs;
+int mw_gpu_triad_alloc(int dev, size_t n, mw_gpu_triad_bufs *t);
+int mw_gpu_triad_flush_l2(mw_gpu_triad_bufs *t);
+int mw_gpu_triad_launch(mw_gpu_triad_bufs *t, double *seconds);
+void mw_gpu_triad_free(mw_gpu_triad_bufs *t);
+
+/* Range Profiler check of dram__bytes_read/write, lts__t_bytes and
+ * gpu__time_duration for one triad after an L2 flush (gpu/cupti_check.c). */
+int mw_gpu_cupti_check(int dev, size_t n, mw_gpu_cupti *out);
+
+/* Verdict for a measured value against the known one: within 3 % accurate,
+ * within 25 % biased (factor in ratio), otherwise wrong. */
+const char *mw_gpu_verdict(double value, double expected);
+
+/* GPU profile file: $MEMWATCH_GPU_PROFILE, or gpu-profile.json beside the
+ * machine profile ($XDG_DATA_HOME/memwatch/ or ~/.local/share/memwatch/). */
+int mw_gpu_profile_path(char *buf, size_t n);
+
+/* Read the flagging threshold (bytes/s) and computed peak from a GPU profile.
+ * 0 on success; MW_ERR_NODATA if absent, MW_ERR_CORRUPT if malformed. */
+int mw_gpu_profile_threshold(const char *path, double *threshold_bw, double *peak_bw);
+
+/* Find a numeric value "key": <number> in a JSON text (first occurrence, any
+ * depth). 0 on success, MW_ERR_NODATA when absent, MW_ERR_PARSE when not a
+ * number. Small on purpose: the injected library links no JSON library. */
+int mw_gpu_json_number(const char *json, const char *key, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

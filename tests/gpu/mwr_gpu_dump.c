@@ -1,0 +1,68 @@
+/*
+ * tests/gpu/mwr_gpu_dump.c: prints the GPU records of a .mwr file, one line
+ * each, and a last line "kernels=N flagged=M samples=S flagged_samples=F
+ * uncalibrated=U trailer=0|1". Used by test_gpu_inject.sh; plain C, no CUDA.
+ * Usage: mwr_gpu_dump FILE [kernel-name-substring]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memwatch/mwr.h"
+#include "memwatch/mwr_gpu.h"
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: mwr_gpu_dump FILE [kernel-substring]\n");
+        return 2;
+    }
+    FILE *f = fopen(argv[1], "rb");
+    if (!f) {
+        perror(argv[1]);
+        return 1;
+    }
+    mwr_file_header fh;
+    if (fread(&fh, sizeof fh, 1, f) != 1 || memcmp(fh.magic, MWR_MAGIC, 8)) {
+        fprintf(stderr, "%s: not a memwatch raw file\n", argv[1]);
+        return 1;
+    }
+    fseek(f, fh.header_size, SEEK_SET);
+    unsigned long kernels = 0, flagged = 0, samples = 0, fsamples = 0, uncal = 0, trailer = 0;
+    static unsigned char buf[1 << 16];
+    mwr_rec_hdr h;
+    while (fread(&h, sizeof h, 1, f) == 1) {
+        if (h.size < sizeof h || h.size - sizeof h > sizeof buf)
+            break;
+        size_t len = h.size - sizeof h;
+        if (fread(buf, 1, len, f) != len)
+            break;
+        if (h.type == MWR_GPU_KERNEL && len >= sizeof(mwr_gpu_kernel)) {
+            mwr_gpu_kernel k;
+            memcpy(&k, buf, sizeof k);
+            int nl = (int)(k.name_len < len - sizeof k ? k.name_len : len - sizeof k);
+            const char *name = (const char *)buf + sizeof k;
+            if (argc > 2 && !memmem(name, (size_t)nl, argv[2], strlen(argv[2])))
+                continue;
+            kernels++;
+            flagged += !!(k.flags & MWR_GPU_BW_BOUND);
+            uncal += !!(k.flags & MWR_GPU_UNCALIBRATED);
+            printf("kernel %.*s dur_us=%.1f dram_GBps=%.1f thr_GBps=%.1f flags=0x%x%s\n", nl, name,
+                   (k.end_ns - k.start_ns) / 1e3, k.dram_bw / 1e9, k.threshold_bw / 1e9, k.flags,
+                   k.flags & MWR_GPU_BW_BOUND ? " BW_BOUND" : "");
+        } else if (h.type == MWR_GPU_SAMPLE && len >= sizeof(mwr_gpu_sample)) {
+            mwr_gpu_sample s;
+            memcpy(&s, buf, sizeof s);
+            samples++;
+            fsamples += !!(s.flags & MWR_GPU_BW_BOUND);
+        } else if (h.type == MWR_GPU_META || h.type == MWR_META) {
+            printf("meta %.*s", (int)len, (const char *)buf);
+        } else if (h.type == MWR_TRAILER) {
+            trailer = 1;
+        }
+    }
+    fclose(f);
+    printf("kernels=%lu flagged=%lu samples=%lu flagged_samples=%lu uncalibrated=%lu trailer=%lu\n",
+           kernels, flagged, samples, fsamples, uncal, trailer);
+    return 0;
+}

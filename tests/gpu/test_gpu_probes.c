@@ -1,0 +1,69 @@
+/*
+ * tests/gpu/test_gpu_probes.c (gpu): the probes against what is known —
+ * published Hopper latencies (REFERENCE.md §5, within 15 %), the L2 size
+ * attribute (within 10 %), bank-conflict latency rising with the conflict
+ * degree, an outstanding-request spike, and the triad at >= 0.98x the
+ * device-to-device cudaMemcpy rate of the same run. Skips without a GPU.
+ */
+#include <stdio.h>
+
+#include "gpu_skip.h"
+
+static void near15(const char *what, double v, double lo, double hi)
+{
+    MW_CHECK(v >= lo * 0.85 && v <= hi * 1.15, "%s: %.1f cycles, published %.0f-%.0f", what, v,
+             lo, hi);
+    printf("%-12s %7.1f cycles (published %.0f-%.0f)\n", what, v, lo, hi);
+}
+
+int main(void)
+{
+    mw_gpu_require();
+    mw_gpu_device d;
+    char why[256];
+    MW_CHECK_INT(mw_gpu_device_get(0, &d, why, sizeof why), 0);
+    printf("device: %s, cc %d.%d, L2 %zu\n", d.name, d.cc_major, d.cc_minor, d.l2_bytes);
+    static mw_gpu_latency l;
+    static mw_gpu_geometry g;
+    static mw_gpu_banks b;
+    static mw_gpu_outstanding o;
+    static mw_gpu_triad t;
+    MW_CHECK_INT(mw_gpu_probe_latency(0, &l, NULL, NULL), 0);
+    MW_CHECK(l.sm_hz > 5e8 && l.sm_hz < 4e9, "SM clock %.0f Hz", l.sm_hz);
+    if (d.cc_major == 9) {
+        near15("L1 hit", l.l1_cyc, 32, 32);
+        near15("L2 near", l.l2_near_cyc, 260, 280);
+        near15("L2 far", l.l2_far_cyc, 415, 500);
+        near15("DRAM", l.dram_cyc, 650, 690);
+    } else {
+        printf("not a Hopper GPU: latency figures not compared\n");
+        MW_CHECK(l.l1_cyc < l.l2_cyc && l.l2_cyc < l.dram_cyc, "L1 < L2 < DRAM");
+    }
+    MW_CHECK_INT(mw_gpu_probe_geometry(0, &l, &g, NULL, NULL), 0);
+    MW_CHECK_NEAR((double)g.l2_bytes, (double)g.l2_attr_bytes, 0.10);
+    printf("L2 %zu vs attribute %zu; L1 %zu; TLB %zu / %zu\n", g.l2_bytes, g.l2_attr_bytes,
+           g.l1_bytes, g.tlb1_reach, g.tlb2_reach);
+    MW_CHECK(g.l1_bytes >= 16384, "L1 size %zu", g.l1_bytes);
+
+    MW_CHECK_INT(mw_gpu_probe_banks(0, &b), 0);
+    MW_CHECK(b.corr4 > 0.8, "4-byte latency vs degree: Spearman %.3f", b.corr4);
+    MW_CHECK(b.corr8 > 0.8, "8-byte latency vs degree: Spearman %.3f", b.corr8);
+    MW_CHECK_INT(b.degree4[32], 32);
+    MW_CHECK_INT(b.degree4[1], 1);
+    MW_CHECK(b.lat4.p[32].y > 4 * b.lat4.p[1].y, "stride 32 %.1f vs stride 1 %.1f cycles",
+             b.lat4.p[32].y, b.lat4.p[1].y);
+
+    MW_CHECK_INT(mw_gpu_probe_outstanding(0, &o, NULL, NULL), 0);
+    MW_CHECK(o.limit_requests > 0, "no outstanding-request spike");
+    printf("outstanding limit: %d requests (%d threads x %d loads)\n", o.limit_requests,
+           o.limit_threads, o.limit_loads);
+
+    MW_CHECK_INT(mw_gpu_probe_triad(0, 20, &t), 0);
+    printf("triad %.1f GB/s (%.1f %% of peak), memcpy %.1f GB/s (%.1f %%), ratio %.3f\n",
+           t.triad_bw / 1e9, 100 * t.triad_bw / t.peak_bw, t.memcpy_bw / 1e9,
+           100 * t.memcpy_bw / t.peak_bw, t.triad_bw / t.memcpy_bw);
+    MW_CHECK(t.triad_bw >= 0.98 * t.memcpy_bw, "triad %.4g < 0.98 x memcpy %.4g", t.triad_bw,
+             t.memcpy_bw);
+    MW_CHECK(t.triad_bw < t.peak_bw, "triad above the computed peak");
+    return mw_test_done();
+}
