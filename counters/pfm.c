@@ -11,7 +11,9 @@
  */
 #include <memwatch/encode.h>
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -35,10 +37,21 @@ static void mw_pfm_init_once(void)
         mw_log(MW_LOG_WARN, "libpfm4: pfm_initialize failed: %s", pfm_strerror(mw_pfm_init_rc));
         return;
     }
+    /* pfm_get_version() gives the API version (4.0), not the release. The release
+     * is in the name of the shared object the dynamic linker resolved
+     * (libpfm.so.4.13.0); a static or renamed libpfm4 leaves "4.x". */
     int v = pfm_get_version();
     if (v >= 0)
-        snprintf(mw_pfm_version_str, sizeof mw_pfm_version_str, "%d.%d", PFM_MAJ_VERSION(v),
-                 PFM_MIN_VERSION(v));
+        snprintf(mw_pfm_version_str, sizeof mw_pfm_version_str, "%d.x", PFM_MAJ_VERSION(v));
+    Dl_info dli;
+    char real[PATH_MAX];
+    unsigned maj, min;
+    if (dladdr((void *)pfm_initialize, &dli) && dli.dli_fname &&
+        realpath(dli.dli_fname, real)) {
+        const char *so = strstr(real, ".so.");
+        if (so && sscanf(so + 4, "%u.%u", &maj, &min) == 2)
+            snprintf(mw_pfm_version_str, sizeof mw_pfm_version_str, "%u.%u", maj, min);
+    }
 }
 
 MW_API int mw_pfm_init(void)

@@ -26,7 +26,9 @@
         MW_DF_CH(5, "event=0x147,umask=0x38", 0x100003847ull),                                 \
         MW_DF_CH(6, "event=0x187,umask=0x38", 0x100003887ull),                                 \
         MW_DF_CH(7, "event=0x1c7,umask=0x38", 0x1000038c7ull)
-#define MW_F_DF "(ch0 + ... + ch7) * 64 bytes (DRAM reads and writes of the socket)"
+#define MW_F_DF                                                                                \
+    "(ch0 + ch1 + ch2 + ch3 + ch4 + ch5 + ch6 + ch7) * 64 bytes (DRAM reads and writes of "    \
+    "the socket)"
 #define MW_N_DF                                                                                \
     "system-wide data-fabric counters; users report Zen 2 DF counts about 3x high and NPS "    \
     "modes off by 2x, so calibrate before trusting it; channels a part lacks count 0"
@@ -47,7 +49,9 @@
 
 /* IBS op sampling: cnt_ctl=1 counts dispatched ops (IBS_OP_CTL bit 19) rather than
  * cycles; l3missonly (bit 16, Zen 4+) keeps only ops that missed L3. */
-#define MW_F_IBS "mean DcMissLat (sample weight) of IBS op samples whose data_src says DRAM, in core cycles"
+#define MW_F_IBS                                                                               \
+    "mean DcMissLat (sample weight) of the sampled ops whose data_src says DRAM, in core "      \
+    "cycles"
 #define MW_N_IBS                                                                               \
     "samples one op in N; DcMissLat is the miss latency from allocation to fill; older "       \
     "kernels cannot exclude the kernel for IBS, so it needs perf_event_paranoid <= 1"

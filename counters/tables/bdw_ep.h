@@ -1,4 +1,5 @@
-/* counters/tables/bdw_ep.h: Intel Broadwell-EP (family 6 models 0x4F, 0x56); libpfm4 PMU "bdw_ep". */
+/* counters/tables/bdw_ep.h: Intel Broadwell-EP (family 6 models 0x4F, 0x56);
+ * libpfm4 PMU "bdw_ep". */
 #ifndef MW_TABLES_BDW_EP_H
 #define MW_TABLES_BDW_EP_H
 #include "common.h"

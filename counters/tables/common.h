@@ -71,11 +71,15 @@
 #define MW_N_L1ML                                                                              \
     "pending counts every outstanding L1D miss (prefetches too) but the denominator only "     \
     "retired demand loads, so it reads high when prefetching is heavy"
-#define MW_F_PEBS "mean weight of precise samples whose data_src says DRAM, in core cycles"
+#define MW_F_PEBS                                                                              \
+    "mean weight of the precise samples of loads whose data_src says DRAM, in core cycles"
 #define MW_N_PEBS                                                                              \
     "precise sampling with a load-latency threshold (ldlat, MSR 0x3F6); weight is the use "    \
     "latency; Helm & Taura saw false positives (CV up to 33 %); ~200-300 ns per record"
 #define MW_F_IMC_FREE "(rd + wr) * 64 bytes (client IMC free-running counters)"
+#define MW_F_PEBS_AUX                                                                          \
+    "mean weight of the precise samples of loads (grouped behind aux) whose data_src says "    \
+    "DRAM, in core cycles"
 #define MW_N_IMC_FREE                                                                          \
     "client memory controller counters count all DRAM traffic of the package, GPU "            \
     "included; need system-wide counting"

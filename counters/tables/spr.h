@@ -56,7 +56,7 @@ static const mw_method_def mw_tab_spr[] = {
     MW_METHOD("l1_miss_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_L1ML,
               MW_N_L1ML, mw_spr_l1ml),
     MW_METHOD("pebs_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU | MW_NEED_PRECISE,
-              MW_F_PEBS, MW_N_PEBS "; group {aux, loads} with loads sampled", mw_spr_pebs),
+              MW_F_PEBS_AUX, MW_N_PEBS, mw_spr_pebs),
     MW_METHOD_PROBE_LAT,
 };
 #endif

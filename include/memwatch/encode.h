@@ -34,7 +34,8 @@ enum mw_enc_flag {
  * message logged. Every other function here calls it. */
 MW_API int mw_pfm_init(void);
 
-/* The installed libpfm4's version, "4.13"; "unknown" when it cannot start. */
+/* The installed libpfm4 release, "4.13" (from the name of the loaded shared object;
+ * "4.x" when that cannot be read, "unknown" when libpfm4 cannot start). */
 MW_API const char *mw_pfm_version(void);
 
 /* libpfm4's core PMU name for a microarchitecture ("skx", "amd64_fam19h_zen4");
