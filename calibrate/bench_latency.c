@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Plateau membership: within this fraction above the plateau's base. */
-#define LADDER_TOL 0.20
-/* A transition ends where the next point rises less than this. */
+/* Neighbouring points on one plateau differ by less than this fraction. */
 #define LADDER_FLAT 0.10
+#define LADDER_CHUNK 16384u
+#define LADDER_MAX_CHUNKS 256
 
 struct affinity_saved {
     cpu_set_t set;
@@ -73,84 +73,104 @@ static double median_of(const double *v, unsigned n)
     return s.median;
 }
 
-/* log-log interpolation is not needed: sizes are reported as grid points. */
+/*
+ * Level detection. A "flat run" is a maximal sequence of at least
+ * LADDER_MIN_RUN points in which each point is less than LADDER_FLAT above
+ * its predecessor. Flat runs whose latencies differ by less than LADDER_GAP
+ * belong to one level (a TLB step inside a cache level is not a new cache);
+ * the points between runs form the transitions. A level's capacity is the
+ * footprint where the next level's first flat run begins: with (pseudo-)LRU
+ * replacement a cyclic chase misses entirely once it exceeds the capacity,
+ * and set conflicts (physically indexed caches, pages scattered by the
+ * kernel or a hypervisor) make the curve leave the plateau early, so the end
+ * of the transition, not its start, marks the size. plateau_end keeps the
+ * start as well. The last level is memory when there is more than one.
+ */
+#define LADDER_MIN_RUN 3
+#define LADDER_GAP 1.5
+
 MW_API int mw_ladder_detect(const size_t *bytes, const double *ns, const double *cycles,
                             unsigned n, double step_ratio, const mw_cache_info *ci,
                             mw_ladder_result *out)
 {
     out->nlevels = 0;
     out->dram_ns = out->dram_cycles = 0;
-    if (!n || !bytes || !ns)
+    if (!n || !bytes || !ns || n > MW_LADDER_MAX_POINTS)
         return -EINVAL;
     for (unsigned i = 0; i < n; i++)
-        if (!(ns[i] > 0))
+        if (!(ns[i] > 0) || (i && bytes[i] <= bytes[i - 1]))
             return -EINVAL;
-    struct seg {
-        unsigned a, b; /* points a..b */
-    } segs[MW_LADDER_MAX_LEVELS + 8];
-    unsigned nseg = 0;
-    unsigned i = 0;
-    while (i < n && nseg < sizeof segs / sizeof segs[0]) {
-        double base = ns[i];
+    /* flat runs */
+    struct run {
+        unsigned a, b;
+    } runs[MW_LADDER_MAX_POINTS];
+    unsigned nruns = 0;
+    for (unsigned i = 0; i < n;) {
         unsigned j = i;
-        while (j + 1 < n && ns[j + 1] <= base * (1 + LADDER_TOL)) {
+        while (j + 1 < n && ns[j + 1] <= ns[j] * (1 + LADDER_FLAT))
             j++;
-            if (ns[j] < base)
-                base = ns[j];
-        }
-        /* merge with the previous plateau when the level is not distinct */
-        if (nseg) {
-            struct seg *pv = &segs[nseg - 1];
-            double prev = median_of(ns + pv->a, pv->b - pv->a + 1);
-            if (ns[i] <= prev * (1 + LADDER_TOL)) {
-                pv->b = j;
-                goto next;
+        if (j - i + 1 >= LADDER_MIN_RUN || i == 0)
+            runs[nruns++] = (struct run){i, j};
+        i = j + 1;
+    }
+    /* levels: groups of runs */
+    struct lvl {
+        unsigned first_run, last_run;
+    } lv[MW_LADDER_MAX_POINTS];
+    unsigned nl = 0;
+    double vals[MW_LADDER_MAX_POINTS];
+    for (unsigned r = 0; r < nruns; r++) {
+        double med = median_of(ns + runs[r].a, runs[r].b - runs[r].a + 1);
+        if (nl) {
+            struct lvl *cur = &lv[nl - 1];
+            unsigned k = 0;
+            for (unsigned q = cur->first_run; q <= cur->last_run; q++)
+                for (unsigned i = runs[q].a; i <= runs[q].b; i++)
+                    vals[k++] = ns[i];
+            double curmed = median_of(vals, k);
+            if (med < curmed * LADDER_GAP) {
+                cur->last_run = r;
+                continue;
             }
         }
-        segs[nseg++] = (struct seg){i, j};
-    next:
-        if (j + 1 >= n)
-            break;
-        /* skip the transition: the next plateau starts at the first point
-         * after which the curve rises by less than LADDER_FLAT */
-        unsigned k = j + 1;
-        while (k + 1 < n && ns[k + 1] > ns[k] * (1 + LADDER_FLAT))
-            k++;
-        i = k;
+        lv[nl++] = (struct lvl){r, r};
     }
-    /* A single-point segment in the middle is a transition artefact: drop it
-     * unless it is the last (memory may be reached only at the end). */
-    struct seg keep[sizeof segs / sizeof segs[0]];
-    unsigned nkeep = 0;
-    for (unsigned s = 0; s < nseg; s++)
-        if (segs[s].b > segs[s].a || s == nseg - 1 || s == 0)
-            keep[nkeep++] = segs[s];
-    if (nkeep > MW_LADDER_MAX_LEVELS)
-        nkeep = MW_LADDER_MAX_LEVELS;
-
-    /* sysfs levels, data/unified, ascending */
+    if (nl > MW_LADDER_MAX_LEVELS)
+        nl = MW_LADDER_MAX_LEVELS;
     double lstep = log(step_ratio > 1 ? step_ratio : 2.0) * 1.01;
-    for (unsigned s = 0; s < nkeep; s++) {
-        mw_ladder_level *lv = &out->level[out->nlevels++];
-        memset(lv, 0, sizeof *lv);
-        unsigned a = keep[s].a, b = keep[s].b;
-        lv->level = (int)s + 1;
-        lv->ns = median_of(ns + a, b - a + 1);
-        lv->cycles = cycles ? median_of(cycles + a, b - a + 1) : 0;
-        lv->plateau_end = bytes[b];
-        lv->is_memory = s == nkeep - 1 && nkeep > 1;
-        lv->size = lv->is_memory ? 0 : bytes[b];
-        if (!lv->is_memory && ci && s < ci->n) {
-            lv->sysfs_size = ci->level[s].size;
-            lv->within_one_step =
-                fabs(log((double)lv->size / (double)lv->sysfs_size)) <= lstep;
+    for (unsigned l = 0; l < nl; l++) {
+        mw_ladder_level *o = &out->level[out->nlevels++];
+        memset(o, 0, sizeof *o);
+        unsigned k = 0, kc = 0;
+        double cvals[MW_LADDER_MAX_POINTS];
+        for (unsigned q = lv[l].first_run; q <= lv[l].last_run; q++)
+            for (unsigned i = runs[q].a; i <= runs[q].b; i++) {
+                vals[k++] = ns[i];
+                if (cycles)
+                    cvals[kc++] = cycles[i];
+            }
+        o->level = (int)l + 1;
+        o->ns = median_of(vals, k);
+        o->cycles = kc ? median_of(cvals, kc) : 0;
+        o->plateau_end = bytes[runs[lv[l].last_run].b];
+        o->is_memory = l == nl - 1 && nl > 1;
+        if (!o->is_memory) {
+            o->size = l + 1 < nl ? bytes[runs[lv[l + 1].first_run].a] : o->plateau_end;
+            if (ci && l < ci->n && ci->level[l].size) {
+                o->sysfs_size = ci->level[l].size;
+                o->within_one_step =
+                    fabs(log((double)o->size / (double)o->sysfs_size)) <= lstep;
+            }
         }
     }
     if (out->nlevels > 1) {
-        /* idle memory latency: the largest footprint measured (the closest to
-         * pure misses; the plateau may still hold a few cache hits) */
-        out->dram_ns = ns[n - 1];
-        out->dram_cycles = cycles ? cycles[n - 1] : 0;
+        /* idle memory latency: median of the (up to) three largest footprints
+         * of the memory plateau, the closest to pure misses */
+        unsigned b = runs[lv[nl - 1].last_run].b, a = b >= 2 ? b - 2 : 0;
+        if (a < runs[lv[nl - 1].first_run].a)
+            a = runs[lv[nl - 1].first_run].a;
+        out->dram_ns = median_of(ns + a, b - a + 1);
+        out->dram_cycles = cycles ? median_of(cycles + a, b - a + 1) : 0;
     }
     return 0;
 }
@@ -220,9 +240,18 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
         uint64_t loads = c.min_loads;
         if (lines * 2 > loads && lines * 2 <= ((uint64_t)1 << 20))
             loads = lines * 2;
+        /* Each repeat is timed in chunks of LADDER_CHUNK loads and keeps the
+         * median chunk, so a time slice lost to another process does not
+         * count; the point keeps the best repeat. */
         double cyc[MW_BENCH_MAX_REPEATS];
-        for (unsigned r = 0; r < c.repeats; r++)
-            cyc[r] = chase_time(&p, loads, ovh);
+        for (unsigned r = 0; r < c.repeats; r++) {
+            double ch[LADDER_MAX_CHUNKS];
+            unsigned nch = 0;
+            for (uint64_t done = 0; done < loads && nch < LADDER_MAX_CHUNKS;
+                 done += LADDER_CHUNK)
+                ch[nch++] = chase_time(&p, LADDER_CHUNK, ovh);
+            cyc[r] = median_of(ch, nch);
+        }
         mw_stats st;
         mw_stats_compute(cyc, c.repeats, 0, &st);
         mw_ladder_point *pt = &out->point[out->npoints++];
@@ -281,7 +310,7 @@ MW_API int mw_bench_loaded_latency(const mw_loaded_config *cfg, mw_loaded_result
     if (!c.load_threads || c.load_threads > (unsigned)ncpus - 1)
         c.load_threads = (unsigned)ncpus - 1;
     if (!c.max_delay)
-        c.max_delay = 1024;
+        c.max_delay = 4096;
     if (!(c.duration_s > 0))
         c.duration_s = 0.3;
     if (!c.chase_bytes)
@@ -340,6 +369,8 @@ out:
 }
 
 /* ---------------------------------------------------------------- MLP */
+#define MLP_REPEATS 3
+
 static inline __attribute__((always_inline)) void mlp_run(void **p, unsigned k, uint64_t steps)
 {
     void *q[MW_MLP_MAX_CHAINS];
@@ -387,6 +418,9 @@ MW_API int mw_mlp_analyse(mw_mlp_result *r)
             break;
         }
     r->outstanding = r->max_parallelism;
+    /* flattened: the last quarter of k adds less than 5 % */
+    unsigned q = (3 * r->n + 3) / 4;
+    r->saturated = r->n >= 4 && r->parallelism[r->n - 1] < 1.05 * r->parallelism[q - 1];
     return 0;
 }
 
@@ -430,27 +464,44 @@ MW_API int mw_bench_mlp(const mw_mlp_config *cfg, mw_mlp_result *out)
         order[i] = order[j];
         order[j] = t;
     }
-    for (size_t i = 0; i < lines; i++)
-        *(void **)(buf + (size_t)order[i] * MW_LINE) =
-            buf + (size_t)order[(i + 1) % lines] * MW_LINE;
+    /* Links are written with non-temporal stores where the CPU has them, so
+     * building the cycle leaves none of its lines in the caches. */
+    for (size_t i = 0; i < lines; i++) {
+        void **dst = (void **)(buf + (size_t)order[i] * MW_LINE);
+        void *val = buf + (size_t)order[(i + 1) % lines] * MW_LINE;
+#if defined(__x86_64__)
+        __builtin_ia32_movnti64((long long *)dst, (long long)(intptr_t)val);
+#else
+        *dst = val;
+#endif
+    }
+#if defined(__x86_64__)
+    __builtin_ia32_sfence();
+#endif
     double hz = mw_bench_tsc_hz(), ovh = mw_bench_timer_overhead();
-    /* Run k walks its own region of the cycle, [(k-1)L, kL), L = lines / max_chains,
-     * so no run finds lines that an earlier run left in the caches. */
-    uint64_t region = lines / c.max_chains;
+    /* Every (k, repeat) walks its own region of the cycle, so no run finds
+     * lines that an earlier run left in the caches; the best repeat counts. */
+    unsigned nreg = c.max_chains * MLP_REPEATS;
+    uint64_t region = lines / nreg;
     if (region > c.loads)
         region = c.loads;
     for (unsigned k = 1; k <= c.max_chains; k++) {
-        void *p[MW_MLP_MAX_CHAINS];
-        size_t base = (size_t)(k - 1) * (lines / c.max_chains);
-        uint64_t steps = region / k - 1;
-        for (unsigned j = 0; j < k; j++)
-            p[j] = buf + (size_t)order[base + (size_t)j * (region / k)] * MW_LINE;
-        uint64_t t0 = mw_tsc_start();
-        mlp_dispatch(p, k, steps);
-        uint64_t t1 = mw_tsc_end();
-        chase_sink = p[0];
-        double cycles = (double)(t1 - t0) - ovh;
-        out->ns_per_load[k - 1] = cycles / hz * 1e9 / (double)(steps * k);
+        double best = 0;
+        for (unsigned rep = 0; rep < MLP_REPEATS; rep++) {
+            void *p[MW_MLP_MAX_CHAINS];
+            size_t base = (size_t)((k - 1) * MLP_REPEATS + rep) * (lines / nreg);
+            uint64_t steps = region / k - 1;
+            for (unsigned j = 0; j < k; j++)
+                p[j] = buf + (size_t)order[base + (size_t)j * (region / k)] * MW_LINE;
+            uint64_t t0 = mw_tsc_start();
+            mlp_dispatch(p, k, steps);
+            uint64_t t1 = mw_tsc_end();
+            chase_sink = p[0];
+            double v = ((double)(t1 - t0) - ovh) / hz * 1e9 / (double)(steps * k);
+            if (rep == 0 || v < best)
+                best = v;
+        }
+        out->ns_per_load[k - 1] = best;
         out->n = k;
         if (c.progress)
             c.progress(c.user, k, c.max_chains);

@@ -380,9 +380,13 @@ MW_API int mw_bench_read_sweep(const mw_sweep_config *cfg, mw_sweep_result *out)
     if (!c.max_threads)
         c.max_threads = (unsigned)ncpus;
     if (!c.max_delay)
-        c.max_delay = 1024;
+        c.max_delay = 4096;
     if (!(c.duration_s > 0))
         c.duration_s = 0.25;
+    if (!c.windows)
+        c.windows = 3;
+    if (c.windows > MW_BENCH_MAX_REPEATS)
+        return MW_ERR_TOOBIG;
     out->nthreads = mw_read_sweep_thread_grid(c.max_threads, out->thread_grid,
                                               MW_SWEEP_MAX_THREADS);
     out->ndelays = mw_read_sweep_delay_grid(c.max_delay, out->delay_grid, MW_SWEEP_MAX_DELAYS);
@@ -398,15 +402,28 @@ MW_API int mw_bench_read_sweep(const mw_sweep_config *cfg, mw_sweep_result *out)
         rc = mw_read_load_create(&lc, &l);
         if (rc < 0)
             break;
-        for (unsigned di = 0; di < out->ndelays; di++) {
-            rc = mw_read_load_start(l, out->delay_grid[di]);
-            if (rc < 0)
-                break;
-            sleep_s(c.duration_s);
+        for (unsigned di = 0; di < out->ndelays && !rc; di++) {
             mw_sweep_point *p = &out->point[ti][di];
-            rc = mw_read_load_stop(l, p);
+            double bws[MW_BENCH_MAX_REPEATS];
+            for (unsigned w = 0; w < c.windows; w++) {
+                mw_sweep_point cur;
+                rc = mw_read_load_start(l, out->delay_grid[di]);
+                if (rc < 0)
+                    break;
+                sleep_s(c.duration_s);
+                rc = mw_read_load_stop(l, &cur);
+                if (rc < 0)
+                    break;
+                bws[w] = cur.bw;
+                if (w == 0 || cur.bw > p->bw)
+                    *p = cur;
+            }
             if (rc < 0)
                 break;
+            mw_stats st;
+            mw_stats_compute(bws, c.windows, 1, &st);
+            p->windows = c.windows;
+            p->bw_median = st.median;
             if (p->bw > out->peak_bw)
                 out->peak_bw = p->bw;
             if (out->min_bw == 0 || p->bw < out->min_bw)

@@ -1,12 +1,560 @@
-/* cli/cmd_calibrate.c: `memwatch calibrate` (placeholder until the module lands). */
+/*
+ * cli/cmd_calibrate.c: `memwatch calibrate`: runs the ground-truth
+ * microbenchmarks of calibrate/ (include/memwatch/bench.h), prints a table,
+ * writes every raw figure as JSON (docs/calibrate-json.md) and, on request,
+ * SVG plots. `--gpu` never reaches this file (cli/main.c hands it to
+ * memwatch-gpu). Progress goes to stderr only when stderr is a terminal.
+ * Single-threaded itself; the benchmarks create their own threads.
+ */
 #include "cli.h"
 
+#include <memwatch/bench.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct calib_opts {
+    unsigned what;          /* MW_CALIB_* */
+    int quick;
+    unsigned threads;       /* 0: all allowed CPUs */
+    size_t triad_bytes;     /* per array; 0: 4 x LLC */
+    unsigned repeats;       /* triad; 0: 10 */
+    const char *isa;
+    unsigned max_delay;     /* 0: default */
+    double duration;        /* per sweep / loaded point; 0: default */
+    size_t ladder_max;      /* 0: default */
+    const char *json;       /* NULL: default path; "-" stdout */
+    int no_json;
+    const char *plot_dir;
+    int progress;           /* -1 auto, 0 off, 1 on */
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: memwatch calibrate [options]\n"
+            "\n"
+            "Runs memwatch's ground-truth microbenchmarks (STREAM triad, delay-regulated read\n"
+            "sweep, latency ladder, loaded latency, memory-level parallelism), prints a table\n"
+            "and writes every raw figure as JSON (docs/calibrate-json.md).\n"
+            "\n"
+            "options:\n"
+            "  --quick              shorter runs (a full calibration in well under a minute)\n"
+            "  --bench LIST         benchmarks to run, comma-separated: triad, sweep, ladder,\n"
+            "                       loaded, mlp, all (default: all)\n"
+            "  --threads N          threads for triad and sweep (default: every allowed CPU)\n"
+            "  --triad-size SIZE    bytes per triad array, e.g. 512M (default: 4 x LLC)\n"
+            "  --repeats N          triad repetitions, best reported (default 10, max %d)\n"
+            "  --isa NAME           triad kernel: auto, avx512, avx2, sse2, scalar\n"
+            "  --max-delay N        largest NOP delay of the read sweep (default 4096)\n"
+            "  --duration SEC       seconds per sweep / loaded-latency point\n"
+            "  --ladder-max SIZE    largest ladder footprint (default: max(4 x LLC, 128M))\n"
+            "  --json PATH          where to write the JSON ('-' for stdout;\n"
+            "                       default: memwatch-calibrate.json)\n"
+            "  --no-json            write no JSON\n"
+            "  --plot DIR           write sweep.svg, loaded.svg, mlp.svg, ladder.svg into DIR\n"
+            "  --progress, --no-progress   force progress output on stderr on or off\n"
+            "  --gpu ...            the GPU calibration (memwatch-gpu; see docs/gpu.md)\n"
+            "  -h, --help           this text\n",
+            MW_BENCH_MAX_REPEATS);
+}
+
+static int bad(const char *opt, const char *val, const char *want)
+{
+    fprintf(stderr, "memwatch calibrate: %s: expected %s, got '%s'\n", opt, want, val);
+    fprintf(stderr, "Try 'memwatch calibrate --help'.\n");
+    return 2;
+}
+
+static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+    char *end;
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+/* "4096", "64K", "1M", "2G", "512MiB" (binary multiples). */
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !(v > 0))
+        return -1;
+    double mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1024.0; end++; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (mul > 1 && (!strcmp(end, "iB") || !strcmp(end, "B") || !strcmp(end, "ib")))
+        end += strlen(end);
+    else if (mul == 1 && !strcmp(end, "B"))
+        end++;
+    if (*end)
+        return -1;
+    v *= mul;
+    if (v < 4096 || v > 1e13)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+static int parse_bench_list(const char *s, unsigned *what)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {{"triad", MW_CALIB_TRIAD},   {"sweep", MW_CALIB_SWEEP},
+                 {"ladder", MW_CALIB_LADDER}, {"loaded", MW_CALIB_LOADED},
+                 {"mlp", MW_CALIB_MLP},       {"all", MW_CALIB_ALL}};
+    unsigned w = 0;
+    if (!s || !*s)
+        return -1;
+    const char *p = s;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        size_t i;
+        for (i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i].name) == len && !strncmp(p, names[i].name, len))
+                break;
+        if (i == sizeof names / sizeof names[0])
+            return -1;
+        w |= names[i].bit;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    if (!w)
+        return -1;
+    *what = w;
+    return 0;
+}
+
+/* Returns -1 when parsing succeeded, else the exit status to return. */
+static int parse_opts(int argc, char **argv, struct calib_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->what = MW_CALIB_ALL;
+    o->progress = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = NULL;
+        /* options taking a value accept "--opt value" and "--opt=value" */
+        static const char *const with_value[] = {"--bench",    "--threads",  "--triad-size",
+                                                 "--repeats",  "--isa",      "--max-delay",
+                                                 "--duration", "--ladder-max", "--json",
+                                                 "--plot"};
+        char name[32];
+        snprintf(name, sizeof name, "%s", a);
+        char *eq = strchr(name, '=');
+        if (eq && !strncmp(a, "--", 2)) {
+            *eq = 0;
+            val = a + (eq - name) + 1;
+        }
+        int needs = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            if (!strcmp(name, with_value[k]))
+                needs = 1;
+        if (needs && !val) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "memwatch calibrate: %s needs a value\n", name);
+                fprintf(stderr, "Try 'memwatch calibrate --help'.\n");
+                return 2;
+            }
+            val = argv[++i];
+        } else if (!needs && val) {
+            fprintf(stderr, "memwatch calibrate: %s takes no value\n", name);
+            return 2;
+        }
+        if (!strcmp(name, "-h") || !strcmp(name, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(name, "--quick")) {
+            o->quick = 1;
+        } else if (!strcmp(name, "--bench")) {
+            if (parse_bench_list(val, &o->what) < 0)
+                return bad(name, val, "a comma-separated list of triad, sweep, ladder, loaded, "
+                                      "mlp, all");
+        } else if (!strcmp(name, "--threads")) {
+            if (parse_uint(val, 1, MW_BENCH_MAX_CPUS, &o->threads) < 0)
+                return bad(name, val, "a whole number from 1 to 256");
+        } else if (!strcmp(name, "--triad-size")) {
+            if (parse_size(val, &o->triad_bytes) < 0)
+                return bad(name, val, "a size of at least 4096 bytes such as 512M or 2G");
+        } else if (!strcmp(name, "--repeats")) {
+            if (parse_uint(val, 1, MW_BENCH_MAX_REPEATS, &o->repeats) < 0)
+                return bad(name, val, "a whole number from 1 to 64");
+        } else if (!strcmp(name, "--isa")) {
+            if (strcmp(val, "auto") && strcmp(val, "avx512") && strcmp(val, "avx2") &&
+                strcmp(val, "sse2") && strcmp(val, "scalar"))
+                return bad(name, val, "one of auto, avx512, avx2, sse2, scalar");
+            o->isa = val;
+        } else if (!strcmp(name, "--max-delay")) {
+            if (parse_uint(val, 1, 8192, &o->max_delay) < 0)
+                return bad(name, val, "a whole number from 1 to 8192");
+        } else if (!strcmp(name, "--duration")) {
+            char *end;
+            errno = 0;
+            double d = strtod(val, &end);
+            if (errno || end == val || *end || !(d >= 0.01 && d <= 60))
+                return bad(name, val, "seconds from 0.01 to 60");
+            o->duration = d;
+        } else if (!strcmp(name, "--ladder-max")) {
+            if (parse_size(val, &o->ladder_max) < 0 || o->ladder_max < 65536)
+                return bad(name, val, "a size of at least 64K such as 256M");
+        } else if (!strcmp(name, "--json")) {
+            if (!*val)
+                return bad(name, val, "a file name or '-'");
+            o->json = val;
+        } else if (!strcmp(name, "--no-json")) {
+            o->no_json = 1;
+        } else if (!strcmp(name, "--plot")) {
+            if (!*val)
+                return bad(name, val, "a directory");
+            o->plot_dir = val;
+        } else if (!strcmp(name, "--progress")) {
+            o->progress = 1;
+        } else if (!strcmp(name, "--no-progress")) {
+            o->progress = 0;
+        } else {
+            fprintf(stderr, "memwatch calibrate: unknown option '%s'\n", a);
+            fprintf(stderr, "Try 'memwatch calibrate --help'.\n");
+            return 2;
+        }
+    }
+    if (o->json && o->no_json) {
+        fprintf(stderr, "memwatch calibrate: --json and --no-json contradict each other\n");
+        return 2;
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------ progress */
+struct progress {
+    int on;
+    const char *what;
+    double t0;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void progress_cb(void *user, unsigned done, unsigned total)
+{
+    struct progress *p = user;
+    if (!p->on)
+        return;
+    fprintf(stderr, "\r  %-8s %3u/%-3u  %5.1f s", p->what, done, total, now_s() - p->t0);
+    fflush(stderr);
+}
+
+static void progress_begin(struct progress *p, const char *what)
+{
+    p->what = what;
+    if (p->on) {
+        fprintf(stderr, "\r  %-8s ...", what);
+        fflush(stderr);
+    }
+}
+
+static void progress_end(struct progress *p)
+{
+    if (p->on) {
+        fprintf(stderr, "\r%60s\r", "");
+        fflush(stderr);
+    }
+}
+
+/* --------------------------------------------------------------- table */
+static const char *human_bytes(size_t b, char *buf, size_t n)
+{
+    if (b >= ((size_t)1 << 30) && b % ((size_t)1 << 30) == 0)
+        snprintf(buf, n, "%zu GiB", b >> 30);
+    else if (b >= ((size_t)1 << 20))
+        snprintf(buf, n, "%.3g MiB", (double)b / (1 << 20));
+    else
+        snprintf(buf, n, "%.3g KiB", (double)b / 1024);
+    return buf;
+}
+
+static void print_table(const mw_calib_results *r)
+{
+    char b1[32], b2[32];
+    printf("memwatch calibrate: %u threads; TSC %.4f GHz (%s; CLOCK_MONOTONIC_RAW differs by "
+           "%+.3f %%), timer overhead %.0f cycles; transparent huge pages '%s'%s%s\n",
+           r->threads, r->timer.tsc_hz / 1e9, r->timer.tsc_source,
+           100 * r->timer.tsc_clock_diff, r->timer.overhead_cycles, r->timer.thp,
+           r->timer.note[0] ? ": " : "", r->timer.note);
+    printf("caches (sysfs):");
+    for (unsigned i = 0; i < r->cache.n; i++)
+        printf(" L%d %s%s", r->cache.level[i].level, human_bytes(r->cache.level[i].size, b1, sizeof b1),
+               i + 1 < r->cache.n ? "," : "\n");
+    if (!r->cache.n)
+        printf(" none found\n");
+
+    if (r->ran & MW_CALIB_TRIAD) {
+        printf("\nSTREAM triad  (arrays of %s, %s kernel, best of %u)\n",
+               human_bytes(r->triad[0].array_bytes, b1, sizeof b1), r->triad[0].isa,
+               r->triad[0].repeats);
+        printf("  %-22s %6s %12s %12s %8s %14s\n", "stores", "B/iter", "best GB/s", "median GB/s",
+               "CV", "STREAM GB/s");
+        for (int s = 0; s < 2; s++) {
+            const mw_triad_result *t = &r->triad[s];
+            if (!t->repeats)
+                continue;
+            printf("  %-22s %6u %12.2f %12.2f %7.1f%% %14.2f\n",
+                   s ? "non-temporal" : "normal (write-allocate)", t->bytes_per_iter,
+                   t->bw_stats.best / 1e9, t->bw_stats.median / 1e9, 100 * t->bw_stats.cv,
+                   t->explicit_bw_best / 1e9);
+        }
+        printf("  (B/iter: bytes that really move; 'STREAM GB/s' counts 24 B/iter as STREAM "
+               "does)\n");
+    }
+    if (r->ran & MW_CALIB_SWEEP) {
+        const mw_sweep_result *s = &r->sweep;
+        printf("\nread sweep  (GB/s; one load per 64-byte line, NOPs after every four loads)\n");
+        printf("  %8s", "delay");
+        for (unsigned t = 0; t < s->nthreads; t++)
+            printf(" %7u thr", s->thread_grid[t]);
+        printf("\n");
+        for (unsigned d = 0; d < s->ndelays; d++) {
+            printf("  %8u", s->delay_grid[d]);
+            for (unsigned t = 0; t < s->nthreads; t++)
+                printf(" %11.2f", s->point[t][d].bw / 1e9);
+            printf("\n");
+        }
+        printf("  range %.2f .. %.2f GB/s\n", s->min_bw / 1e9, s->peak_bw / 1e9);
+    }
+    if (r->ran & MW_CALIB_LADDER) {
+        const mw_ladder_result *l = &r->ladder;
+        printf("\nlatency ladder  (%u footprints, %s pages; cycles are TSC cycles)\n", l->npoints,
+               l->huge_pages ? "2 MiB" : "4 KiB");
+        printf("  %-7s %10s %9s %12s %12s %s\n", "level", "ns", "cycles", "detected", "sysfs",
+               "within one step");
+        for (unsigned i = 0; i < l->nlevels; i++) {
+            const mw_ladder_level *v = &l->level[i];
+            char lname[16];
+            if (v->is_memory)
+                snprintf(lname, sizeof lname, "memory");
+            else
+                snprintf(lname, sizeof lname, "L%d", v->level);
+            printf("  %-7s %10.2f %9.1f %12s %12s %s\n", lname, v->ns, v->cycles,
+                   v->is_memory ? "-" : human_bytes(v->size, b1, sizeof b1),
+                   v->sysfs_size ? human_bytes(v->sysfs_size, b2, sizeof b2) : "-",
+                   v->is_memory ? "" : (v->sysfs_size ? (v->within_one_step ? "yes" : "NO") : "?"));
+        }
+        if (l->npoints)
+            printf("  idle memory latency %.1f ns (%.0f cycles) at %s\n", l->dram_ns,
+                   l->dram_cycles,
+                   human_bytes(l->point[l->npoints - 1].bytes, b1, sizeof b1));
+    }
+    if (r->ran & MW_CALIB_LOADED) {
+        const mw_loaded_result *L = &r->loaded;
+        printf("\nloaded latency  (chaser on CPU %u, %u load threads; idle %.1f ns)\n",
+               L->chase_cpu, L->load_threads, L->idle_ns);
+        printf("  %8s %12s %12s\n", "delay", "load GB/s", "latency ns");
+        for (unsigned i = 0; i < L->npoints; i++)
+            printf("  %8u %12.2f %12.1f\n", L->point[i].delay, L->point[i].bw / 1e9,
+                   L->point[i].ns);
+    }
+    if (r->ran & MW_CALIB_MLP) {
+        const mw_mlp_result *m = &r->mlp;
+        printf("\nmemory-level parallelism  (k independent chains)\n  k        ");
+        for (unsigned k = 0; k < m->n; k++)
+            if (k < 8 || (k + 1) % 4 == 0)
+                printf(" %5u", k + 1);
+        printf("\n  ns/load  ");
+        for (unsigned k = 0; k < m->n; k++)
+            if (k < 8 || (k + 1) % 4 == 0)
+                printf(" %5.1f", m->ns_per_load[k]);
+        printf("\n  speed-up ");
+        for (unsigned k = 0; k < m->n; k++)
+            if (k < 8 || (k + 1) % 4 == 0)
+                printf(" %5.1f", m->parallelism[k]);
+        if (m->saturated)
+            printf("\n  sustained outstanding misses per core: %.1f (95 %% of it reached at k = %u)\n",
+                   m->outstanding, m->saturation_k);
+        else
+            printf("\n  sustained outstanding misses per core: at least %.1f (still rising at k = %u)\n",
+                   m->outstanding, m->n);
+    }
+    fflush(stdout);
+}
+
+static int bench_failed(const char *what, int rc)
+{
+    fprintf(stderr, "memwatch calibrate: %s: %s\n", what, mw_strerror(rc));
+    return 1;
+}
 
 int mw_cmd_calibrate(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "memwatch: 'calibrate' is not built into this version yet\n");
-    return 2;
+    struct calib_opts o;
+    int st = parse_opts(argc, argv, &o);
+    if (st >= 0)
+        return st;
+    int status = 0;
+    mw_calib_results *r = calloc(1, sizeof *r);
+    if (!r) {
+        fprintf(stderr, "memwatch calibrate: out of memory\n");
+        return 1;
+    }
+    struct progress pg = {.on = o.progress >= 0 ? o.progress : isatty(STDERR_FILENO),
+                          .t0 = now_s()};
+    int cpus[MW_BENCH_MAX_CPUS];
+    int ncpus = mw_bench_cpus(cpus, MW_BENCH_MAX_CPUS);
+    if (ncpus <= 0) {
+        fprintf(stderr, "memwatch calibrate: cannot list the CPUs this process may use\n");
+        free(r);
+        return 1;
+    }
+    if (o.threads > (unsigned)ncpus)
+        fprintf(stderr,
+                "memwatch calibrate: warning: %u threads on %d CPUs: threads will share CPUs\n",
+                o.threads, ncpus);
+    r->threads = o.threads ? o.threads : (unsigned)ncpus;
+    int rc = mw_timer_info_get(&r->timer);
+    if (rc < 0) {
+        fprintf(stderr, "memwatch calibrate: no usable time-stamp counter: %s\n", mw_strerror(rc));
+        free(r);
+        return 1;
+    }
+    if (mw_cache_info_read(NULL, cpus[0], &r->cache) < 0)
+        fprintf(stderr, "memwatch calibrate: warning: no cache information in sysfs; assuming "
+                        "a 32 MiB last-level cache\n");
+
+    if (o.what & MW_CALIB_TRIAD) {
+        progress_begin(&pg, "triad");
+        for (int s = 0; s < 2 && status == 0; s++) {
+            mw_triad_config c = {.threads = r->threads,
+                                 .elems = o.triad_bytes / sizeof(double),
+                                 .repeats = o.repeats,
+                                 .store = (mw_triad_store)s,
+                                 .isa = o.isa};
+            rc = mw_bench_triad(&c, &r->triad[s]);
+            if (rc == MW_ERR_UNSUPPORTED && s == MW_TRIAD_NT) {
+                fprintf(stderr, "memwatch calibrate: triad: no non-temporal kernel for ISA '%s'\n",
+                        o.isa ? o.isa : "auto");
+                continue;
+            }
+            if (rc < 0)
+                status = bench_failed("triad", rc);
+            progress_cb(&pg, (unsigned)s + 1, 2);
+        }
+        if (status == 0)
+            r->ran |= MW_CALIB_TRIAD;
+        progress_end(&pg);
+    }
+    if ((o.what & MW_CALIB_SWEEP) && status == 0) {
+        progress_begin(&pg, "sweep");
+        mw_sweep_config c = {.max_threads = r->threads,
+                             .max_delay = o.max_delay,
+                             .duration_s = o.duration > 0 ? o.duration : (o.quick ? 0.07 : 0.2),
+                             .windows = o.quick ? 2 : 3,
+                             .progress = progress_cb,
+                             .user = &pg};
+        rc = mw_bench_read_sweep(&c, &r->sweep);
+        if (rc < 0)
+            status = bench_failed("read sweep", rc);
+        else
+            r->ran |= MW_CALIB_SWEEP;
+        progress_end(&pg);
+    }
+    if ((o.what & MW_CALIB_LADDER) && status == 0) {
+        progress_begin(&pg, "ladder");
+        mw_ladder_config c = {.max_bytes = o.ladder_max,
+                              .repeats = o.quick ? 2 : 3,
+                              .min_loads = o.quick ? ((uint64_t)1 << 17) : 0,
+                              .cpu = cpus[0],
+                              .progress = progress_cb,
+                              .user = &pg};
+        rc = mw_bench_ladder(&c, &r->ladder);
+        if (rc < 0)
+            status = bench_failed("latency ladder", rc);
+        else
+            r->ran |= MW_CALIB_LADDER;
+        progress_end(&pg);
+    }
+    if ((o.what & MW_CALIB_LOADED) && status == 0) {
+        progress_begin(&pg, "loaded");
+        mw_loaded_config c = {.load_threads = r->threads > 1 ? r->threads - 1 : 0,
+                              .max_delay = o.max_delay,
+                              .duration_s = o.duration > 0 ? o.duration : (o.quick ? 0.15 : 0.3),
+                              .progress = progress_cb,
+                              .user = &pg};
+        rc = mw_bench_loaded_latency(&c, &r->loaded);
+        if (rc == MW_ERR_UNSUPPORTED)
+            fprintf(stderr, "memwatch calibrate: loaded latency skipped: it needs two CPUs\n");
+        else if (rc < 0)
+            status = bench_failed("loaded latency", rc);
+        else
+            r->ran |= MW_CALIB_LOADED;
+        progress_end(&pg);
+    }
+    if ((o.what & MW_CALIB_MLP) && status == 0) {
+        progress_begin(&pg, "mlp");
+        mw_mlp_config c = {.loads = o.quick ? ((uint64_t)1 << 18) : 0,
+                           .cpu = cpus[0],
+                           .progress = progress_cb,
+                           .user = &pg};
+        rc = mw_bench_mlp(&c, &r->mlp);
+        if (rc < 0)
+            status = bench_failed("memory-level parallelism", rc);
+        else
+            r->ran |= MW_CALIB_MLP;
+        progress_end(&pg);
+    }
+
+    int json_stdout = o.json && !strcmp(o.json, "-");
+    if (!json_stdout)
+        print_table(r);
+
+    /* validation and machine profile (issue 4): the collected results are in
+     * *r (mw_calib_results, include/memwatch/bench.h); validation runs here,
+     * after the benchmarks and before the JSON is written. */
+
+    if (!o.no_json) {
+        const char *path = o.json ? o.json : "memwatch-calibrate.json";
+        rc = mw_calib_results_write_json(r, json_stdout ? NULL : path);
+        if (rc < 0) {
+            fprintf(stderr, "memwatch calibrate: cannot write %s: %s\n", path, mw_strerror(rc));
+            status = status ? status : 1;
+        } else if (!json_stdout) {
+            printf("\nraw figures: %s\n", path);
+        }
+    }
+    if (o.plot_dir) {
+        rc = mw_calib_results_write_plots(r, o.plot_dir);
+        if (rc < 0) {
+            fprintf(stderr, "memwatch calibrate: cannot write plots into %s: %s\n", o.plot_dir,
+                    mw_strerror(rc));
+            status = status ? status : 1;
+        } else if (!json_stdout) {
+            printf("plots: %s/{sweep,loaded,mlp,ladder}.svg\n", o.plot_dir);
+        }
+    }
+    if (pg.on)
+        fprintf(stderr, "memwatch calibrate: done in %.1f s\n", now_s() - pg.t0);
+    free(r);
+    return status;
 }

@@ -154,6 +154,10 @@ typedef struct mw_sweep_point {
     double bytes;          /* lines * 64 */
     double bw;             /* bytes/s: sum over threads of own lines*64/own time */
     double bw_window;      /* bytes / seconds */
+    /* Filled by mw_bench_read_sweep only (0 elsewhere): the point above is
+     * the best of `windows` measurement windows; bw_median is their median. */
+    unsigned windows;
+    double bw_median;
 } mw_sweep_point;
 
 /* A background read load: threads pinned to CPUs, each reading its own array
@@ -185,8 +189,9 @@ MW_API int mw_bench_read_sweep_point(unsigned threads, unsigned delay, double du
 
 typedef struct mw_sweep_config {
     unsigned max_threads;   /* 0: every CPU */
-    unsigned max_delay;     /* 0: 1024 */
-    double duration_s;      /* per grid point; 0: 0.25 */
+    unsigned max_delay;     /* 0: 4096 */
+    double duration_s;      /* per measurement window; 0: 0.25 */
+    unsigned windows;       /* windows per grid point, best kept; 0: 3 */
     const int *cpus;
     unsigned ncpus;
     size_t bytes_per_thread;/* 0: default of mw_read_load_config */
@@ -268,7 +273,7 @@ typedef struct mw_loaded_point {
 
 typedef struct mw_loaded_config {
     unsigned load_threads;  /* 0: every allowed CPU but the chaser's */
-    unsigned max_delay;     /* 0: 1024 */
+    unsigned max_delay;     /* 0: 4096 */
     double duration_s;      /* per point; 0: 0.3 */
     size_t chase_bytes;     /* 0: max(4 x LLC, 128 MiB) */
     void (*progress)(void *user, unsigned done, unsigned total);
@@ -302,6 +307,8 @@ typedef struct mw_mlp_result {
     double max_parallelism;                 /* highest parallelism reached */
     unsigned saturation_k;  /* smallest k reaching 95 % of max_parallelism */
     double outstanding;     /* sustained outstanding misses per core (max_parallelism) */
+    int saturated;          /* 1 if the curve flattened before k = n; 0: outstanding is
+                               only a lower bound (still rising at the largest k) */
 } mw_mlp_result;
 
 /* Pure: fills parallelism, max_parallelism, saturation_k, outstanding from

@@ -1,0 +1,223 @@
+/*
+ * calibrate/bench_json.c: writes mw_calib_results as JSON with every raw
+ * figure (schema: docs/calibrate-json.md, "memwatch-calibrate" version 1).
+ * May call: cJSON, libc. Threading: reentrant; prints nothing itself.
+ */
+#include "bench_int.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define CALIB_SCHEMA "memwatch-calibrate"
+#define CALIB_VERSION 1
+
+static cJSON *stats_json(const mw_stats *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "n", s->n);
+    cJSON_AddNumberToObject(o, "best", s->best);
+    cJSON_AddNumberToObject(o, "median", s->median);
+    cJSON_AddNumberToObject(o, "mean", s->mean);
+    cJSON_AddNumberToObject(o, "worst", s->worst);
+    cJSON_AddNumberToObject(o, "cv", s->cv);
+    return o;
+}
+
+static cJSON *triad_json(const mw_triad_result *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "stores", t->store == MW_TRIAD_NT ? "non-temporal" : "normal");
+    cJSON_AddStringToObject(o, "isa", t->isa);
+    cJSON_AddNumberToObject(o, "threads", t->threads);
+    cJSON_AddNumberToObject(o, "elements", (double)t->elems);
+    cJSON_AddNumberToObject(o, "array_bytes", (double)t->array_bytes);
+    cJSON_AddNumberToObject(o, "bytes_per_iter", t->bytes_per_iter);
+    cJSON_AddNumberToObject(o, "explicit_bytes_per_iter", 24);
+    cJSON_AddNumberToObject(o, "bytes_per_repeat", t->bytes);
+    cJSON_AddBoolToObject(o, "huge_pages", t->huge_pages);
+    cJSON_AddBoolToObject(o, "verified", t->verified);
+    cJSON *sec = cJSON_AddArrayToObject(o, "seconds");
+    cJSON *bw = cJSON_AddArrayToObject(o, "bytes_per_s");
+    for (unsigned r = 0; r < t->repeats; r++) {
+        cJSON_AddItemToArray(sec, cJSON_CreateNumber(t->seconds[r]));
+        cJSON_AddItemToArray(bw, cJSON_CreateNumber(t->bw[r]));
+    }
+    cJSON_AddItemToObject(o, "bw", stats_json(&t->bw_stats));
+    cJSON_AddNumberToObject(o, "explicit_bw_best", t->explicit_bw_best);
+    return o;
+}
+
+static cJSON *sweep_point_json(const mw_sweep_point *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "threads", p->threads);
+    cJSON_AddNumberToObject(o, "delay", p->delay);
+    cJSON_AddNumberToObject(o, "lines", (double)p->lines);
+    cJSON_AddNumberToObject(o, "bytes", p->bytes);
+    cJSON_AddNumberToObject(o, "seconds", p->seconds);
+    cJSON_AddNumberToObject(o, "bw", p->bw);
+    cJSON_AddNumberToObject(o, "bw_window", p->bw_window);
+    cJSON_AddNumberToObject(o, "windows", p->windows);
+    cJSON_AddNumberToObject(o, "bw_median", p->bw_median);
+    return o;
+}
+
+static cJSON *build(const mw_calib_results *r)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", CALIB_SCHEMA);
+    cJSON_AddNumberToObject(root, "version", CALIB_VERSION);
+    cJSON_AddStringToObject(root, "memwatch", MW_VERSION);
+    char ts[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    cJSON_AddStringToObject(root, "created", ts);
+    cJSON_AddNumberToObject(root, "threads", r->threads);
+
+    cJSON *tm_ = cJSON_AddObjectToObject(root, "timer");
+    cJSON_AddBoolToObject(tm_, "have_tsc", r->timer.have_tsc);
+    cJSON_AddNumberToObject(tm_, "tsc_hz", r->timer.tsc_hz);
+    cJSON_AddStringToObject(tm_, "tsc_source", r->timer.tsc_source);
+    cJSON_AddNumberToObject(tm_, "clock_hz", r->timer.clock_hz);
+    cJSON_AddNumberToObject(tm_, "tsc_clock_diff", r->timer.tsc_clock_diff);
+    cJSON_AddNumberToObject(tm_, "overhead_cycles", r->timer.overhead_cycles);
+    cJSON_AddStringToObject(tm_, "thp", r->timer.thp);
+    cJSON_AddBoolToObject(tm_, "huge_pages", r->timer.huge_pages);
+    cJSON_AddStringToObject(tm_, "note", r->timer.note);
+
+    cJSON *caches = cJSON_AddArrayToObject(root, "caches");
+    for (unsigned i = 0; i < r->cache.n; i++) {
+        const mw_cache_level *c = &r->cache.level[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "level", c->level);
+        cJSON_AddStringToObject(o, "type", c->type);
+        cJSON_AddNumberToObject(o, "size", (double)c->size);
+        cJSON_AddNumberToObject(o, "line", c->line);
+        cJSON_AddNumberToObject(o, "ways", c->ways);
+        cJSON_AddNumberToObject(o, "sharing_cpus", c->sharing);
+        cJSON_AddItemToArray(caches, o);
+    }
+
+    if (r->ran & MW_CALIB_TRIAD) {
+        cJSON *t = cJSON_AddObjectToObject(root, "triad");
+        if (r->triad[MW_TRIAD_NORMAL].repeats)
+            cJSON_AddItemToObject(t, "normal", triad_json(&r->triad[MW_TRIAD_NORMAL]));
+        if (r->triad[MW_TRIAD_NT].repeats)
+            cJSON_AddItemToObject(t, "nontemporal", triad_json(&r->triad[MW_TRIAD_NT]));
+    }
+    if (r->ran & MW_CALIB_SWEEP) {
+        const mw_sweep_result *s = &r->sweep;
+        cJSON *o = cJSON_AddObjectToObject(root, "read_sweep");
+        cJSON *tg = cJSON_AddArrayToObject(o, "thread_grid");
+        cJSON *dg = cJSON_AddArrayToObject(o, "delay_grid");
+        for (unsigned i = 0; i < s->nthreads; i++)
+            cJSON_AddItemToArray(tg, cJSON_CreateNumber(s->thread_grid[i]));
+        for (unsigned i = 0; i < s->ndelays; i++)
+            cJSON_AddItemToArray(dg, cJSON_CreateNumber(s->delay_grid[i]));
+        cJSON_AddNumberToObject(o, "line_bytes", MW_LINE);
+        cJSON_AddNumberToObject(o, "peak_bw", s->peak_bw);
+        cJSON_AddNumberToObject(o, "min_bw", s->min_bw);
+        cJSON *pts = cJSON_AddArrayToObject(o, "points");
+        for (unsigned t = 0; t < s->nthreads; t++)
+            for (unsigned d = 0; d < s->ndelays; d++)
+                cJSON_AddItemToArray(pts, sweep_point_json(&s->point[t][d]));
+    }
+    if (r->ran & MW_CALIB_LADDER) {
+        const mw_ladder_result *l = &r->ladder;
+        cJSON *o = cJSON_AddObjectToObject(root, "ladder");
+        cJSON_AddNumberToObject(o, "step_ratio", l->step_ratio);
+        cJSON_AddBoolToObject(o, "huge_pages", l->huge_pages);
+        cJSON_AddStringToObject(o, "cycles_unit", "tsc");
+        cJSON *pts = cJSON_AddArrayToObject(o, "points");
+        for (unsigned i = 0; i < l->npoints; i++) {
+            cJSON *p = cJSON_CreateObject();
+            cJSON_AddNumberToObject(p, "bytes", (double)l->point[i].bytes);
+            cJSON_AddNumberToObject(p, "ns", l->point[i].ns);
+            cJSON_AddNumberToObject(p, "cycles", l->point[i].cycles);
+            cJSON_AddNumberToObject(p, "cv", l->point[i].cv);
+            cJSON_AddItemToArray(pts, p);
+        }
+        cJSON *lv = cJSON_AddArrayToObject(o, "levels");
+        for (unsigned i = 0; i < l->nlevels; i++) {
+            const mw_ladder_level *v = &l->level[i];
+            cJSON *p = cJSON_CreateObject();
+            cJSON_AddNumberToObject(p, "level", v->level);
+            cJSON_AddBoolToObject(p, "memory", v->is_memory);
+            cJSON_AddNumberToObject(p, "ns", v->ns);
+            cJSON_AddNumberToObject(p, "cycles", v->cycles);
+            cJSON_AddNumberToObject(p, "size", (double)v->size);
+            cJSON_AddNumberToObject(p, "plateau_end", (double)v->plateau_end);
+            cJSON_AddNumberToObject(p, "sysfs_size", (double)v->sysfs_size);
+            cJSON_AddBoolToObject(p, "within_one_step", v->within_one_step);
+            cJSON_AddItemToArray(lv, p);
+        }
+        cJSON_AddNumberToObject(o, "dram_ns", l->dram_ns);
+        cJSON_AddNumberToObject(o, "dram_cycles", l->dram_cycles);
+    }
+    if (r->ran & MW_CALIB_LOADED) {
+        const mw_loaded_result *L = &r->loaded;
+        cJSON *o = cJSON_AddObjectToObject(root, "loaded_latency");
+        cJSON_AddNumberToObject(o, "chase_cpu", L->chase_cpu);
+        cJSON_AddNumberToObject(o, "load_threads", L->load_threads);
+        cJSON_AddNumberToObject(o, "idle_ns", L->idle_ns);
+        cJSON *pts = cJSON_AddArrayToObject(o, "points");
+        for (unsigned i = 0; i < L->npoints; i++) {
+            cJSON *p = cJSON_CreateObject();
+            cJSON_AddNumberToObject(p, "delay", L->point[i].delay);
+            cJSON_AddNumberToObject(p, "bw", L->point[i].bw);
+            cJSON_AddNumberToObject(p, "ns", L->point[i].ns);
+            cJSON_AddNumberToObject(p, "cycles", L->point[i].cycles);
+            cJSON_AddItemToArray(pts, p);
+        }
+    }
+    if (r->ran & MW_CALIB_MLP) {
+        const mw_mlp_result *m = &r->mlp;
+        cJSON *o = cJSON_AddObjectToObject(root, "mlp");
+        cJSON *a = cJSON_AddArrayToObject(o, "ns_per_load");
+        cJSON *b = cJSON_AddArrayToObject(o, "parallelism");
+        for (unsigned k = 0; k < m->n; k++) {
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(m->ns_per_load[k]));
+            cJSON_AddItemToArray(b, cJSON_CreateNumber(m->parallelism[k]));
+        }
+        cJSON_AddNumberToObject(o, "max_parallelism", m->max_parallelism);
+        cJSON_AddNumberToObject(o, "saturation_k", m->saturation_k);
+        cJSON_AddNumberToObject(o, "outstanding", m->outstanding);
+    cJSON_AddBoolToObject(o, "saturated", m->saturated);
+    }
+    return root;
+}
+
+MW_API int mw_calib_results_write_json(const mw_calib_results *r, const char *path)
+{
+    cJSON *root = build(r);
+    if (!root)
+        return -ENOMEM;
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text)
+        return -ENOMEM;
+    int rc = 0;
+    if (!path || !strcmp(path, "-")) {
+        if (fputs(text, stdout) < 0 || fputc('\n', stdout) < 0)
+            rc = -EIO;
+        fflush(stdout);
+    } else {
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            rc = -errno;
+        } else {
+            if (fputs(text, f) < 0 || fputc('\n', f) < 0)
+                rc = -EIO;
+            if (fclose(f) != 0 && !rc)
+                rc = -errno;
+        }
+    }
+    free(text);
+    return rc;
+}
