@@ -12,4 +12,18 @@ double mw_val_median(const double *v, size_t n);
 /* Mean and sample standard deviation (sd 0 for n < 2). */
 void mw_val_mean_sd(const double *v, size_t n, double *mean, double *sd);
 
+struct mw_method_def;
+struct mw_probe;
+struct mw_validate_config;
+struct mw_validation;
+struct mw_val_method;
+
+/* Measure one available bandwidth method against the read load's exact volume
+ * (calibrate/validate_bw.c): fills m->bw and m->reason; prefetchers off and on
+ * where the MSR is reachable. Returns 0, or a negative code when the method
+ * could not be measured after all (m->reason says why). */
+int mw_val_bw_method(const struct mw_method_def *def, const struct mw_probe *pr,
+                     const struct mw_validate_config *cfg, const int *cpus, int ncpus,
+                     struct mw_validation *v, struct mw_val_method *m);
+
 #endif

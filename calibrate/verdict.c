@@ -94,7 +94,7 @@ MW_API void mw_verdict_rules_default(mw_verdict_rules *r)
     r->high_frac = 0.9;
     r->idle_frac = 0.25;
     r->knee_frac = 0.8;
-    r->min_rise = 0.15;
+    r->min_rise = 0.25;
 }
 
 /* Median, mean, sd of the ratios of readings whose prefetch state is `pf`

@@ -53,9 +53,9 @@ typedef struct mw_verdict_rules {
     double low_frac;     /* "far from the peak": bandwidth < low_frac x peak (0.5) */
     double high_frac;    /* "near the peak": bandwidth >= high_frac x peak (0.9) */
     double idle_frac;    /* "idle end" of the sweep for the separation check (0.25) */
-    double knee_frac;    /* threshold: lowest latency read at >= knee_frac x peak (0.8) */
+    double knee_frac;    /* threshold: latency at knee_frac x peak, interpolated (0.8) */
     double min_rise;     /* threshold >= idle x (1 + min_rise); saturated if the
-                            latency at the peak rose at least this much (0.15) */
+                            latency at the peak rose at least this much (0.25) */
 } mw_verdict_rules;
 
 MW_API void mw_verdict_rules_default(mw_verdict_rules *r);
@@ -94,7 +94,7 @@ typedef struct mw_lat_point {
 typedef struct mw_threshold {
     double peak_bw;       /* highest point bandwidth */
     double idle_ns;       /* median reading at the lowest-bandwidth point */
-    double knee_ns;       /* lowest point median among points at >= knee_frac x peak */
+    double knee_ns;       /* point medians interpolated at knee_frac x peak */
     double peak_ns;       /* median reading at the highest-bandwidth point */
     double rise;          /* peak_ns / idle_ns */
     int saturated;        /* rise >= 1 + min_rise: the sweep saturated memory */
@@ -164,7 +164,7 @@ typedef struct mw_validation {
     unsigned probe_lines, probe_bursts;
     unsigned nmethods;
     mw_val_method method[MW_PROFILE_MAX_METHODS];
-    char prefetch_note[256]; /* prefetchers: switched or why not */
+    char prefetch_note[384]; /* prefetchers: switched or why not */
     char hw_note[320];       /* the counters core's one-line summary */
     mw_profile profile;      /* what the run derived; written by mw_profile_write */
 } mw_validation;

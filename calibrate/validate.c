@@ -1,0 +1,437 @@
+/*
+ * calibrate/validate.c: the validation run (validate.h, mw_validate_run) and
+ * its readable table (mw_validate_write_table).
+ *
+ * What it does: asks the counters core (probe.h) which methods exist and can
+ * run here; measures probe_lat on one CPU while the read load of bench.h runs
+ * on the others at every point of the read-sweep grid (plus an idle point);
+ * measures every available bandwidth method against the read load's exact
+ * volume (calibrate/validate_bw.c), with prefetchers off and on where the
+ * prefetcher MSR can be switched (msr.h); computes verdicts and thresholds
+ * (verdict.c, threshold.c); fills the profile that profile_write.c writes.
+ *
+ * May call: bench.h, probe.h, probe_lat.h, msr.h, libc. Threading: run from
+ * one thread; it pins the calling thread to the probe's CPU for the duration
+ * and restores its affinity; the read load's threads are started and joined
+ * by bench.h. Prints nothing except in mw_validate_write_table.
+ */
+#include <memwatch/bench.h>
+#include <memwatch/catalogue.h>
+#include <memwatch/probe.h>
+#include <memwatch/probe_lat.h>
+#include <memwatch/validate.h>
+
+#include "validate_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tsc.h"
+
+static void val_sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+/* Take probe readings for `seconds`, spread evenly (like a profiler's interval
+ * ticks), into pt->ns; also collects each measurement's cost. */
+static int val_sample(mw_probe_lat *pl, double seconds, mw_val_point *pt, double *costs,
+                      unsigned *ncost, unsigned cost_cap)
+{
+    uint64_t span = (uint64_t)(seconds * 1e9);
+    uint64_t step = span / MW_VAL_MAX_SAMPLES;
+    uint64_t t0 = mw_now_ns();
+    pt->n = 0;
+    for (unsigned i = 0; i < MW_VAL_MAX_SAMPLES; i++) {
+        mw_probe_lat_result r;
+        int rc = mw_probe_lat_measure(pl, &r);
+        if (rc < 0)
+            return rc;
+        pt->ns[pt->n++] = r.median_ns;
+        if (*ncost < cost_cap)
+            costs[(*ncost)++] = (double)r.cost_ns;
+        uint64_t next = t0 + (i + 1) * step, now = mw_now_ns();
+        if (next > now)
+            val_sleep_ns(next - now);
+    }
+    return 0;
+}
+
+static void val_iso_time(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    else
+        snprintf(buf, n, "unknown");
+}
+
+static mw_val_method *val_method_add(mw_validation *v, const char *name, int latency)
+{
+    for (unsigned i = 0; i < v->nmethods; i++)
+        if (!strcmp(v->method[i].name, name))
+            return &v->method[i];
+    if (v->nmethods == MW_PROFILE_MAX_METHODS)
+        return NULL;
+    mw_val_method *m = &v->method[v->nmethods++];
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s", name);
+    m->latency = latency;
+    return m;
+}
+
+/* The probe_lat part: idle point, then every (threads, delay) of the grid. */
+static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *calib,
+                         const int *cpus, int ncpus, mw_validation *v, mw_val_method *m)
+{
+    mw_probe_lat *pl = NULL;
+    int rc = mw_probe_lat_create(NULL, &pl);
+    if (rc < 0) {
+        m->available = 0;
+        snprintf(m->reason, sizeof m->reason, "the software probe cannot run here: %s",
+                 rc == MW_ERR_UNSUPPORTED ? "this CPU lacks a cache-line flush or a TSC"
+                                          : mw_strerror(rc));
+        return 0;
+    }
+    double point_s = cfg->point_s > 0 ? cfg->point_s : 0.2;
+    unsigned max_threads = cfg->max_threads;
+    if (!max_threads)
+        max_threads = ncpus > 1 ? (unsigned)ncpus - 1 : 1;
+    v->load_threads_max = max_threads;
+    unsigned tgrid[MW_SWEEP_MAX_THREADS], dgrid[MW_SWEEP_MAX_DELAYS];
+    unsigned nt = mw_read_sweep_thread_grid(max_threads, tgrid, MW_SWEEP_MAX_THREADS);
+    unsigned nd = mw_read_sweep_delay_grid(cfg->max_delay ? cfg->max_delay : 1024, dgrid,
+                                           MW_SWEEP_MAX_DELAYS);
+    unsigned total = 1 + nt * nd, done = 0;
+    enum { COST_CAP = 4096 };
+    double *costs = malloc(COST_CAP * sizeof *costs);
+    unsigned ncost = 0;
+    if (!costs) {
+        mw_probe_lat_destroy(pl);
+        return -ENOMEM;
+    }
+    /* the load runs on the CPUs after the probe's (all of them when there is one) */
+    const int *lcpus = ncpus > 1 ? cpus + 1 : cpus;
+    unsigned nl = ncpus > 1 ? (unsigned)ncpus - 1 : 1;
+
+    mw_val_point *pt = &v->point[v->npoints++];
+    memset(pt, 0, sizeof *pt);
+    rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP);
+    if (calib && (calib->ran & MW_CALIB_LOADED))
+        pt->direct_ns = calib->loaded.idle_ns;
+    if (cfg->progress)
+        cfg->progress(cfg->user, ++done, total);
+    for (unsigned ti = 0; ti < nt && !rc; ti++) {
+        mw_read_load_config lc = {.threads = tgrid[ti], .cpus = lcpus, .ncpus = nl};
+        mw_read_load *l = NULL;
+        rc = mw_read_load_create(&lc, &l);
+        if (rc < 0)
+            break;
+        for (unsigned di = 0; di < nd && !rc && v->npoints < MW_VAL_MAX_POINTS; di++) {
+            pt = &v->point[v->npoints];
+            memset(pt, 0, sizeof *pt);
+            pt->threads = tgrid[ti];
+            pt->delay = dgrid[di];
+            if ((rc = mw_read_load_start(l, dgrid[di])) < 0)
+                break;
+            val_sleep_ns(10 * 1000 * 1000); /* let the load reach its pace */
+            rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP);
+            mw_sweep_point sp;
+            int src = mw_read_load_stop(l, &sp);
+            if (!rc)
+                rc = src;
+            if (rc < 0)
+                break;
+            pt->bw = sp.bw;
+            if (calib && (calib->ran & MW_CALIB_LOADED) &&
+                calib->loaded.load_threads == pt->threads)
+                for (unsigned k = 0; k < calib->loaded.npoints && k < MW_SWEEP_MAX_DELAYS; k++)
+                    if (calib->loaded.point[k].delay == pt->delay)
+                        pt->direct_ns = calib->loaded.point[k].ns;
+            v->npoints++;
+            if (cfg->progress)
+                cfg->progress(cfg->user, ++done, total);
+        }
+        mw_read_load_destroy(l);
+    }
+    v->probe_cost_ns = ncost ? mw_val_median_inplace(costs, ncost) : 0;
+    free(costs);
+    v->probe_lines = 32;
+    v->probe_bursts = 15;
+    mw_probe_lat_destroy(pl);
+    if (rc < 0) {
+        m->available = 0;
+        snprintf(m->reason, sizeof m->reason, "the read load failed: %s", mw_strerror(rc));
+        return rc;
+    }
+    mw_lat_point *lp = calloc(v->npoints, sizeof *lp);
+    if (!lp)
+        return -ENOMEM;
+    for (unsigned i = 0; i < v->npoints; i++)
+        lp[i] = (mw_lat_point){.bw = v->point[i].bw, .direct_ns = v->point[i].direct_ns,
+                               .n = v->point[i].n, .ns = v->point[i].ns};
+    rc = mw_verdict_lat(lp, v->npoints, &v->rules, &m->lat);
+    free(lp);
+    if (rc < 0)
+        return rc;
+    m->available = 1;
+    snprintf(m->reason, sizeof m->reason, "%s", m->lat.reason);
+    return 0;
+}
+
+static void val_fill_profile(mw_validation *v, const mw_calib_results *calib)
+{
+    mw_profile *p = &v->profile;
+    memset(p, 0, sizeof *p);
+    p->version = MW_PROFILE_VERSION;
+    if (mw_machine_identity(NULL, NULL, p->identity, sizeof p->identity) < 0)
+        snprintf(p->identity, sizeof p->identity, "unknown");
+    val_iso_time(p->created, sizeof p->created);
+    p->tsc_hz = mw_tsc_hz(NULL);
+    p->bw_factor = 1.0;
+    double peak = 0;
+    for (unsigned i = 0; i < v->npoints; i++)
+        peak = fmax(peak, v->point[i].bw);
+    if (calib && (calib->ran & MW_CALIB_TRIAD))
+        peak = fmax(peak, fmax(calib->triad[MW_TRIAD_NORMAL].bw_stats.best,
+                               calib->triad[MW_TRIAD_NT].bw_stats.best));
+    if (calib && (calib->ran & MW_CALIB_SWEEP))
+        peak = fmax(peak, calib->sweep.peak_bw);
+    p->peak_bw = isfinite(peak) ? peak : 0;
+    /* the latency method: accurate ones, probe_lat last (hardware first) */
+    const mw_val_method *lat = NULL, *bw = NULL;
+    for (unsigned i = 0; i < v->nmethods; i++) {
+        const mw_val_method *m = &v->method[i];
+        if (!m->available)
+            continue;
+        if (m->latency && m->lat.verdict == MW_VERDICT_ACCURATE &&
+            (!lat || !strcmp(lat->name, "probe_lat")))
+            lat = m;
+        if (!m->latency && (m->bw.verdict == MW_VERDICT_ACCURATE ||
+                            m->bw.verdict == MW_VERDICT_BIASED) &&
+            (!bw || (bw->bw.verdict == MW_VERDICT_BIASED &&
+                     m->bw.verdict == MW_VERDICT_ACCURATE)))
+            bw = m;
+    }
+    if (lat) {
+        snprintf(p->lat_method, sizeof p->lat_method, "%s", lat->name);
+        p->lat_threshold_ns = lat->lat.th.threshold_ns;
+        p->idle_latency_ns = lat->lat.th.idle_ns;
+    } else {
+        for (unsigned i = 0; i < v->nmethods; i++)
+            if (!strcmp(v->method[i].name, "probe_lat") && v->method[i].available)
+                p->idle_latency_ns = v->method[i].lat.th.idle_ns;
+    }
+    if (!(p->idle_latency_ns > 0) && calib && (calib->ran & MW_CALIB_LADDER))
+        p->idle_latency_ns = calib->ladder.dram_ns;
+    if (!isfinite(p->idle_latency_ns) || p->idle_latency_ns < 0)
+        p->idle_latency_ns = 0;
+    if (bw) {
+        snprintf(p->bw_method, sizeof p->bw_method, "%s", bw->name);
+        p->bw_factor = bw->bw.factor;
+    }
+    for (unsigned i = 0; i < v->nmethods && p->n_methods < MW_PROFILE_MAX_METHODS; i++) {
+        const mw_val_method *m = &v->method[i];
+        mw_profile_method *pm = &p->methods[p->n_methods++];
+        snprintf(pm->name, sizeof pm->name, "%s", m->name);
+        pm->factor = 1.0;
+        mw_verdict vd = !m->available ? MW_VERDICT_UNAVAILABLE
+                        : m->latency  ? m->lat.verdict
+                                      : m->bw.verdict;
+        snprintf(pm->verdict, sizeof pm->verdict, "%s", mw_verdict_name(vd));
+        snprintf(pm->reason, sizeof pm->reason, "%s", m->reason);
+        if (m->available && m->latency && vd != MW_VERDICT_UNAVAILABLE) {
+            pm->cv = m->lat.cv;
+            pm->false_pos = m->lat.false_pos;
+            pm->false_neg = m->lat.false_neg;
+            pm->threshold = m->lat.th.threshold_ns;
+        } else if (m->available && vd != MW_VERDICT_UNAVAILABLE) {
+            pm->cv = isfinite(m->bw.cv) ? m->bw.cv : 0;
+            pm->factor = m->bw.factor;
+        }
+    }
+}
+
+MW_API int mw_validate_run(const mw_validate_config *cfg_in, const mw_calib_results *calib,
+                           mw_validation *out)
+{
+    if (!out)
+        return -EINVAL;
+    mw_validate_config cfg = {0};
+    if (cfg_in)
+        cfg = *cfg_in;
+    memset(out, 0, sizeof *out);
+    mw_verdict_rules_default(&out->rules);
+    out->probe_cpu = -1;
+
+    /* 1. which methods exist and can run here (counters core) */
+    mw_probe_opts po = {.sysfs_root = cfg.sys_root, .proc_root = cfg.proc_root,
+                        .dev_root = cfg.dev_root};
+    mw_probe *pr = NULL;
+    int rc = mw_probe_run(&po, &pr);
+    if (rc < 0) {
+        snprintf(out->hw_note, sizeof out->hw_note, "the machine could not be probed: %s",
+                 mw_strerror(rc));
+    } else {
+        snprintf(out->hw_note, sizeof out->hw_note, "%s", pr->summary);
+        for (size_t i = 0; i < pr->n_methods; i++) {
+            const mw_method_avail *a = &pr->methods[i];
+            int latency = a->def ? a->def->quantity == MW_Q_LATENCY : 0;
+            mw_val_method *m = val_method_add(out, a->name, latency);
+            if (!m)
+                break;
+            m->available = a->available;
+            snprintf(m->reason, sizeof m->reason, "%s", a->reason);
+        }
+        snprintf(out->prefetch_note, sizeof out->prefetch_note,
+                 "prefetchers left as they are: %s",
+                 pr->msr.reachable ? "no bandwidth counter to compare with them off"
+                                   : pr->msr.reason);
+    }
+    mw_val_method *plm = val_method_add(out, "probe_lat", 1);
+
+    /* 2. CPUs: the probe on the first, the load on the rest */
+    int cpus[MW_BENCH_MAX_CPUS];
+    int ncpus = mw_bench_cpus(cpus, MW_BENCH_MAX_CPUS);
+    if (ncpus <= 0) {
+        rc = ncpus < 0 ? ncpus : MW_ERR_NODATA;
+        goto out;
+    }
+    cpu_set_t saved, one;
+    int have_saved = sched_getaffinity(0, sizeof saved, &saved) == 0;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[0], &one);
+    if (sched_setaffinity(0, sizeof one, &one) == 0)
+        out->probe_cpu = cpus[0];
+
+    /* 3. probe_lat over the read-sweep grid */
+    rc = 0;
+    if (plm && (!pr || plm->available || !pr->n_methods)) {
+        rc = val_probe_lat(&cfg, calib, cpus, ncpus, out, plm);
+    } else if (plm && !plm->available && !plm->reason[0]) {
+        snprintf(plm->reason, sizeof plm->reason, "not available here");
+    }
+
+    /* 4. bandwidth methods the counters core found usable */
+    if (rc == 0 && pr) {
+        for (unsigned i = 0; i < out->nmethods; i++) {
+            mw_val_method *m = &out->method[i];
+            if (m->latency || !m->available)
+                continue;
+            const mw_method_avail *a = mw_probe_method(pr, m->name);
+            int brc = mw_val_bw_method(a ? a->def : NULL, pr, &cfg, cpus, ncpus, out, m);
+            if (brc < 0)
+                m->available = 0;
+        }
+        for (unsigned i = 0; i < out->nmethods; i++) {
+            mw_val_method *m = &out->method[i];
+            if (m->latency && m->available && strcmp(m->name, "probe_lat")) {
+                m->available = 0;
+                snprintf(m->reason, sizeof m->reason,
+                         "available here, but this version validates hardware latency methods "
+                         "only through the profiler's own readings; not measured");
+            }
+        }
+    }
+    if (have_saved)
+        sched_setaffinity(0, sizeof saved, &saved);
+out:
+    val_fill_profile(out, calib);
+    mw_probe_free(pr);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ table */
+
+static const char *val_gbs(double bw, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.1f GB/s", bw / 1e9);
+    return buf;
+}
+
+MW_API int mw_validate_write_table(const mw_validation *v, FILE *f)
+{
+    if (!v || !f)
+        return -EINVAL;
+    char b1[32];
+    fprintf(f, "\nValidation of the measurement methods on this machine\n");
+    if (v->hw_note[0])
+        fprintf(f, "  hardware: %s\n", v->hw_note);
+    if (v->prefetch_note[0])
+        fprintf(f, "  %s\n", v->prefetch_note);
+    fprintf(f, "\n  %-12s %-16s %7s %7s %7s %10s  %s\n", "method", "verdict", "CV", "FP", "FN",
+            "threshold", "reason");
+    for (unsigned i = 0; i < v->profile.n_methods; i++) {
+        const mw_profile_method *m = &v->profile.methods[i];
+        if (!strcmp(m->verdict, "unavailable")) {
+            fprintf(f, "  %-12s %-16s %7s %7s %7s %10s  %s\n", m->name, m->verdict, "-", "-", "-",
+                    "-", m->reason);
+            continue;
+        }
+        const mw_val_method *vm = NULL;
+        for (unsigned k = 0; k < v->nmethods; k++)
+            if (!strcmp(v->method[k].name, m->name))
+                vm = &v->method[k];
+        if (vm && vm->latency)
+            fprintf(f, "  %-12s %-16s %6.1f%% %6.1f%% %6.1f%% %7.1f ns  %s\n", m->name,
+                    m->verdict, 100 * m->cv, 100 * m->false_pos, 100 * m->false_neg,
+                    m->threshold, m->reason);
+        else
+            fprintf(f, "  %-12s %-16s %6.1f%% %7s %7s %10s  factor %.3f: %s\n", m->name,
+                    m->verdict, 100 * m->cv, "-", "-", "-", m->factor, m->reason);
+    }
+    for (unsigned k = 0; k < v->nmethods; k++) {
+        const mw_val_method *vm = &v->method[k];
+        if (strcmp(vm->name, "probe_lat") || !vm->available)
+            continue;
+        const mw_lat_verdict *l = &vm->lat;
+        fprintf(f, "\n  probe_lat over the read-sweep grid (%u points, %u readings each; probe on "
+                   "CPU %d, load on up to %u threads)\n",
+                v->npoints, v->npoints ? v->point[0].n : 0, v->probe_cpu, v->load_threads_max);
+        fprintf(f, "    %8s %6s %12s %10s %10s %10s\n", "threads", "delay", "bandwidth",
+                "median", "min", "max");
+        for (unsigned i = 0; i < v->npoints; i++) {
+            const mw_val_point *p = &v->point[i];
+            double mn = INFINITY, mx = -INFINITY;
+            for (unsigned s = 0; s < p->n; s++) {
+                mn = fmin(mn, p->ns[s]);
+                mx = fmax(mx, p->ns[s]);
+            }
+            fprintf(f, "    %8u %6u %12s %7.1f ns %7.1f ns %7.1f ns\n", p->threads, p->delay,
+                    val_gbs(p->bw, b1, sizeof b1), mw_val_median(p->ns, p->n), mn, mx);
+        }
+        fprintf(f, "    cost of one measurement (%u bursts of %u loads): %.1f us (median)\n",
+                v->probe_bursts, v->probe_lines, v->probe_cost_ns / 1e3);
+        fprintf(f, "    idle %.1f ns, at peak %s %.1f ns (x%.2f): %s\n", l->th.idle_ns,
+                val_gbs(l->th.peak_bw, b1, sizeof b1), l->th.peak_ns, l->th.rise,
+                l->th.saturated ? "memory saturated" : "memory NOT saturated by this sweep");
+        fprintf(f, "    threshold %.1f ns: %s\n", l->th.threshold_ns, l->th.rule);
+        fprintf(f, "    false positives %u/%u (%.1f %%, bandwidth < %.0f %% of peak), false "
+                   "negatives %u/%u (%.1f %%, >= %.0f %% of peak)\n",
+                l->fp, l->n_low, 100 * l->false_pos, 100 * v->rules.low_frac, l->fn, l->n_high,
+                100 * l->false_neg, 100 * v->rules.high_frac);
+        fprintf(f, "    separation: idle end (<= %.0f %% of peak) %u readings %.1f..%.1f ns; "
+                   "saturated end (>= %.0f %% of peak) %u readings %.1f..%.1f ns: %s\n",
+                100 * v->rules.idle_frac, l->n_idle, l->idle_min, l->idle_max,
+                100 * v->rules.high_frac, l->n_sat, l->sat_min, l->sat_max,
+                l->overlap ? "OVERLAP" : "no overlap");
+        if (l->direct_ratio > 0)
+            fprintf(f, "    against the loaded-latency benchmark: median ratio %.2f\n",
+                    l->direct_ratio);
+    }
+    fprintf(f, "\n  profile: latency method %s, threshold %.1f ns, idle %.1f ns, peak %s, "
+               "bandwidth method %s (factor %.3f)\n",
+            v->profile.lat_method[0] ? v->profile.lat_method : "(none)",
+            v->profile.lat_threshold_ns, v->profile.idle_latency_ns,
+            val_gbs(v->profile.peak_bw, b1, sizeof b1),
+            v->profile.bw_method[0] ? v->profile.bw_method : "(none)", v->profile.bw_factor);
+    return ferror(f) ? -EIO : 0;
+}
