@@ -1,0 +1,312 @@
+/*
+ * tests/report/test_report_ingest.c: a raw file with intervals of known flags,
+ * timer / page-fault / precise samples at known times and addresses, and
+ * allocations with known lifetimes (one address reused), ingested into SQLite
+ * and checked through SQL:
+ *  - "inside flagged intervals" selects exactly the samples whose time lies
+ *    in a flagged interval; precise samples also need weight >= threshold;
+ *  - the code addresses (functions of this test program, built with -g)
+ *    symbolize to their function and source file;
+ *  - fault addresses match the allocation live at the sample's time (address
+ *    reuse), static data through the ELF symbol table;
+ *  - LOST and THROTTLE records land in losses; the summary states the
+ *    bandwidth-bound share; a truncated copy ingests up to the damage.
+ */
+#include "mw_test.h"
+#include "mwr_build.h"
+
+#include <memwatch/report.h>
+
+#include <link.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#define MS 1000000ull
+
+/* Code the samples point into. noinline + used so each has its own address. */
+__attribute__((noinline, used)) int flagged_work(volatile int *x)
+{
+    for (int i = 0; i < 100; i++)
+        *x += i;
+    return *x;
+}
+__attribute__((noinline, used)) int calm_work(volatile int *x)
+{
+    for (int i = 0; i < 100; i++)
+        *x *= 3;
+    return *x;
+}
+__attribute__((noinline, used)) void *alloc_site(size_t n) { return malloc(n); }
+
+int mw_static_table[4096]; /* a static data object (STT_OBJECT) */
+
+struct self {
+    uint64_t base, start, end;
+};
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct self *s = data;
+    if (info->dlpi_name && info->dlpi_name[0])
+        return 0; /* the main program has an empty name */
+    s->base = info->dlpi_addr;
+    s->start = UINT64_MAX;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
+            uint64_t a = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+            uint64_t b = a + info->dlpi_phdr[i].p_memsz;
+            s->start = a < s->start ? a : s->start;
+            s->end = b > s->end ? b : s->end;
+        }
+    return 1;
+}
+
+static int64_t q1(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *s;
+    int64_t v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+        fprintf(stderr, "sql: %s: %s\n", sql, sqlite3_errmsg(db));
+        return -2;
+    }
+    if (sqlite3_step(s) == SQLITE_ROW)
+        v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -3 : sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+static const char *qs(sqlite3 *db, const char *sql, char *buf, size_t n)
+{
+    sqlite3_stmt *s;
+    buf[0] = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW &&
+        sqlite3_column_text(s, 0))
+        snprintf(buf, n, "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+    return buf;
+}
+
+int main(void)
+{
+    struct self me = {0};
+    dl_iterate_phdr(phdr_cb, &me);
+    char exe[4096];
+    ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    MW_CHECK(el > 0, "readlink");
+    exe[el > 0 ? el : 0] = 0;
+
+    const uint64_t ipA = (uint64_t)(uintptr_t)&flagged_work + 8;
+    const uint64_t ipB = (uint64_t)(uintptr_t)&calm_work + 8;
+    const uint64_t site = (uint64_t)(uintptr_t)&alloc_site + 8; /* a "return address" */
+    const uint64_t X = 0x10000000, Y = 0x20000000; /* heap arrays */
+    const uint64_t stat = (uint64_t)(uintptr_t)&mw_static_table[100];
+
+    mwb w;
+    mwb_init(&w);
+    mwb_meta(&w, "pid=4242\nexe=/bin/synthetic\nhostname=testhost\n");
+    mwb_module(&w, exe, me.base, me.start, me.end);
+    const uint64_t st_timer = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                              PERF_SAMPLE_CALLCHAIN;
+    const uint64_t st_fault = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                              PERF_SAMPLE_ADDR;
+    const uint64_t st_load = st_fault | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC;
+    mwb_attr(&w, 1, "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, st_timer);
+    mwb_attr(&w, 2, "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, st_fault);
+    mwb_attr(&w, 3, "mem-loads", PERF_TYPE_RAW, 0x1cd, st_load);
+
+    /* allocations: X lives throughout; Y lives [0, 15 ms), then the same
+     * address is handed out again at 16 ms (Y2) */
+    uint64_t fr[2] = {site, site};
+    mwb_alloc(&w, 0, X, 64 << 20, fr, 1);
+    mwb_alloc(&w, 0, Y, 1 << 20, fr, 1);
+    mwb_free(&w, 15 * MS, Y);
+    mwb_alloc(&w, 16 * MS, Y, 2 << 20, fr, 2);
+
+    /* intervals: flagged [0,10) and [20,30) ms; calm [10,20) and [30,40) */
+    mwb_interval(&w, 0, 10 * MS, MWR_IV_BW_BOUND, 300);
+    mwb_interval(&w, 10 * MS, 20 * MS, 0, 100);
+    mwb_interval(&w, 20 * MS, 30 * MS, MWR_IV_BW_BOUND, 320);
+    mwb_interval(&w, 30 * MS, 40 * MS, 0, 90);
+
+    /* timer samples every 0.5 ms from 0 to 44.5 ms: A in flagged, B elsewhere */
+    unsigned char recs[65536];
+    size_t n = 0;
+    int expect_flagged_timer = 0, expect_timer = 0;
+    for (uint64_t t = 0; t < 45 * MS; t += MS / 2) {
+        int fl = t < 10 * MS || (t >= 20 * MS && t < 30 * MS);
+        uint64_t chain[2] = {fl ? ipA : ipB, site};
+        mwb_sample s = {chain[0], t, 0, 0, 0, 4242, 4242, chain, 2};
+        n += mwb_kernel_sample(recs + n, st_timer, &s);
+        expect_flagged_timer += fl;
+        expect_timer++;
+    }
+    /* a LOST and a THROTTLE record among them */
+    uint64_t lost[3] = {0, 1, 7};
+    struct perf_event_header lh = {PERF_RECORD_LOST, 0, 24};
+    memcpy(lost, &lh, 8);
+    memcpy(recs + n, lost, 24);
+    n += 24;
+    uint64_t thr[4] = {0, 12 * MS, 1, 1};
+    struct perf_event_header th = {PERF_RECORD_THROTTLE, 0, 32};
+    memcpy(thr, &th, 8);
+    memcpy(recs + n, thr, 32);
+    n += 32;
+    mwb_perf_data(&w, 1, 4242, 45 * MS, recs, n);
+
+    /* page faults: X at 5 ms (flagged), Y at 5 ms (flagged), Y2 at 25 ms
+     * (flagged), X at 12 ms (calm), static data at 22 ms, unknown at 23 ms */
+    struct {
+        uint64_t t, addr;
+    } faults[] = {{5 * MS, X + 4096}, {5 * MS + 1, Y + 100}, {25 * MS, Y + (1 << 20) + 8},
+                  {12 * MS, X + 8192}, {22 * MS, stat}, {23 * MS, 0x7e0000000000ull}};
+    n = 0;
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
+        mwb_sample s = {ipA, faults[i].t, faults[i].addr, 0, 0, 4242, 4242, NULL, 0};
+        n += mwb_kernel_sample(recs + n, st_fault, &s);
+    }
+    mwb_perf_data(&w, 2, 4242, 45 * MS, recs, n);
+
+    /* precise loads: weights 100 and 500 in a flagged interval, 500 in a calm one */
+    uint64_t ds_dram = 0x02 | (uint64_t)(0x02 | 0x80) << 5 | (uint64_t)0x0d << 33;
+    struct {
+        uint64_t t, w;
+    } loads[] = {{3 * MS, 100}, {4 * MS, 500}, {14 * MS, 500}, {21 * MS, 300}};
+    n = 0;
+    for (size_t i = 0; i < sizeof loads / sizeof loads[0]; i++) {
+        mwb_sample s = {ipA, loads[i].t, X + 64, loads[i].w, ds_dram, 4242, 4242, NULL, 0};
+        n += mwb_kernel_sample(recs + n, st_load, &s);
+    }
+    mwb_perf_data(&w, 3, 4242, 45 * MS, recs, n);
+    size_t before_trailer = w.n;
+    mwb_trailer(&w, 45 * MS, 7);
+
+    char dir[] = "/tmp/mw_ingest_XXXXXX";
+    MW_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char file[300], db[300], cut[300];
+    snprintf(file, sizeof file, "%s/p1.mwr", dir);
+    snprintf(db, sizeof db, "%s/memwatch.db", dir);
+    snprintf(cut, sizeof cut, "%s/cut.mwr", dir);
+    MW_CHECK_INT(mwb_write(&w, file, w.n), 0);
+
+    mw_report_opts o = {0};
+    o.db_path = db;
+    o.threshold = 300;
+    o.profile_path = "";
+    mw_report_stats st;
+    const char *files[] = {file};
+    MW_CHECK_INT(mw_report_ingest(files, 1, &o, &st), 0);
+    MW_CHECK_INT(st.files, 1);
+    MW_CHECK_INT(st.files_damaged, 0);
+    MW_CHECK_INT(st.samples, expect_timer + 6 + 4);
+    MW_CHECK_INT(st.intervals, 4);
+
+    sqlite3 *d;
+    MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
+    char buf[512];
+    /* exactly the samples in flagged intervals are in_flagged */
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples WHERE source='timer' AND in_flagged=1"),
+                 expect_flagged_timer);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples s WHERE in_flagged != EXISTS(SELECT 1 FROM"
+                       " intervals i WHERE i.bw_bound=1 AND s.time_ns >= i.t_start AND"
+                       " s.time_ns < i.t_end)"),
+                 0);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples WHERE in_flagged=1 AND (time_ns >= 10000000"
+                       " AND time_ns < 20000000 OR time_ns >= 30000000)"),
+                 0);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples WHERE interval_id IS NULL"), 10);
+    /* hybrid selection: precise samples need weight >= 300 inside flagged */
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples WHERE source='precise' AND selected=1"), 2);
+    MW_CHECK_INT(q1(d, "SELECT MIN(weight) FROM samples WHERE source='precise' AND selected=1"),
+                 300);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples WHERE source='timer' AND selected=1"),
+                 expect_flagged_timer);
+    MW_CHECK_INT(q1(d, "SELECT mem_level FROM samples WHERE source='precise' LIMIT 1"),
+                 7 /* MW_MEM_LOCAL_DRAM */);
+    /* symbolization of the sample addresses */
+    MW_CHECK_STR(qs(d, "SELECT p.function FROM samples s JOIN pcs p ON p.id=s.pc_id WHERE"
+                       " s.source='timer' AND s.selected=1 GROUP BY p.function", buf, sizeof buf),
+                 "flagged_work");
+    MW_CHECK_STR(qs(d, "SELECT p.function FROM samples s JOIN pcs p ON p.id=s.pc_id WHERE"
+                       " s.source='timer' AND s.in_flagged=0 GROUP BY p.function", buf, sizeof buf),
+                 "calm_work");
+    MW_CHECK(strstr(qs(d, "SELECT file FROM pcs WHERE function='flagged_work'", buf, sizeof buf),
+                    "test_report_ingest.c") != NULL,
+             "file of flagged_work: %s", buf);
+    MW_CHECK(q1(d, "SELECT line FROM pcs WHERE function='flagged_work'") > 20, "line");
+    /* call chains: the caller frame is alloc_site (return address - 1) */
+    MW_CHECK_STR(qs(d, "SELECT p.function FROM stacks c JOIN stacks par ON par.id=c.parent_id"
+                       " JOIN pcs p ON p.id=par.pc_id JOIN samples s ON s.stack_id=c.id LIMIT 1",
+                    buf, sizeof buf),
+                 "alloc_site");
+    /* data objects: address reuse resolved by lifetime */
+    MW_CHECK_INT(q1(d, "SELECT o.size FROM samples s JOIN objects o ON o.id=s.object_id WHERE"
+                       " s.time_ns=5000001"),
+                 1 << 20);
+    MW_CHECK_INT(q1(d, "SELECT o.size FROM samples s JOIN objects o ON o.id=s.object_id WHERE"
+                       " s.time_ns=25000000"),
+                 2 << 20);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(DISTINCT object_id) FROM samples WHERE addr >= 268435456"
+                       " AND addr < 268435456 + 67108864"),
+                 1);
+    MW_CHECK_STR(qs(d, "SELECT p.function FROM objects o JOIN pcs p ON p.id=o.site_pc_id WHERE"
+                       " o.kind='heap' LIMIT 1", buf, sizeof buf),
+                 "alloc_site");
+    MW_CHECK_STR(qs(d, "SELECT o.name FROM samples s JOIN objects o ON o.id=s.object_id WHERE"
+                       " s.time_ns=22000000", buf, sizeof buf),
+                 "mw_static_table");
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples WHERE time_ns=23000000 AND source='fault' AND object_id IS NULL"),
+                 1);
+    MW_CHECK_INT(q1(d, "SELECT t_free FROM allocations WHERE addr=536870912 ORDER BY t_alloc"
+                       " LIMIT 1"),
+                 15 * MS);
+    /* losses and process */
+    MW_CHECK_INT(q1(d, "SELECT SUM(count) FROM losses WHERE kind='lost'"), 7);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM losses WHERE kind='throttle'"), 1);
+    MW_CHECK_INT(q1(d, "SELECT pid FROM processes"), 4242);
+    MW_CHECK_INT(q1(d, "SELECT clean_exit FROM processes"), 1);
+    MW_CHECK_STR(qs(d, "SELECT hostname FROM processes", buf, sizeof buf), "testhost");
+    sqlite3_close(d);
+
+    /* the summary: 50% bandwidth-bound, flagged code = flagged_work */
+    FILE *sf = tmpfile();
+    MW_CHECK_INT(mw_report_summary(db, sf, 0, 5), 0);
+    rewind(sf);
+    char text[16384];
+    size_t tl = fread(text, 1, sizeof text - 1, sf);
+    text[tl] = 0;
+    fclose(sf);
+    MW_CHECK(strstr(text, "Bandwidth-bound: 50.0%") != NULL, "summary:\n%s", text);
+    const char *fl = strstr(text, "Top code inside flagged intervals");
+    MW_CHECK(fl && strstr(fl, "flagged_work") && strstr(fl, "flagged_work") <
+                 strstr(fl, "Top code overall"),
+             "flagged section names flagged_work");
+    sf = tmpfile();
+    MW_CHECK_INT(mw_report_summary(db, sf, 1, 5), 0);
+    rewind(sf);
+    tl = fread(text, 1, sizeof text - 1, sf);
+    text[tl] = 0;
+    fclose(sf);
+    MW_CHECK(strstr(text, "\"share\":\t0.5") != NULL, "json share: %.300s", text);
+
+    /* truncated inside the last perf-data block: everything before it remains */
+    MW_CHECK_INT(mwb_write(&w, cut, before_trailer - 20), 0);
+    snprintf(db, sizeof db, "%s/cut.db", dir);
+    const char *cfiles[] = {cut};
+    MW_CHECK_INT(mw_report_ingest(cfiles, 1, &o, &st), 0);
+    MW_CHECK_INT(st.files_damaged, 1);
+    MW_CHECK_INT(st.samples, expect_timer + 6);
+    MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
+    MW_CHECK(strstr(qs(d, "SELECT status FROM processes", buf, sizeof buf), "truncated at byte"),
+             "status: %s", buf);
+    MW_CHECK_INT(q1(d, "SELECT clean_exit FROM processes"), 0);
+    sqlite3_close(d);
+
+    /* a missing file is an error, a non-mwr file is recorded as unreadable */
+    const char *nofiles[] = {"/nonexistent.mwr"};
+    MW_CHECK(mw_report_ingest(nofiles, 1, &o, &st) != 0, "missing file");
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    MW_CHECK_INT(system(cmd), 0);
+    free(w.b);
+    return mw_test_done();
+}
