@@ -118,6 +118,42 @@ MW_API int mw_pfm_host_pmu(char *buf, size_t cap)
     return MW_ERR_NOPMU;
 }
 
+/*
+ * PMU models that libpfm4 encodes from one and the same event table but detects
+ * under different names: Emerald Rapids ("emr", libpfm4 after 4.13) uses
+ * intel_spr_events.h like "spr"; Knights Mill ("knm") uses intel_knl_events.h
+ * like "knl" (libpfm4 lib/pfmlib_intel_spr.c, lib/pfmlib_intel_knl.c). The
+ * catalogue names the first; when it is not active but its twin is, the event
+ * is encoded through the twin.
+ */
+static const struct {
+    const char *table, *twin;
+} mw_pfm_twins[] = {
+    {"spr", "emr"},
+    {"knl", "knm"},
+};
+
+/* Rewrites "pmu::rest" to "twin::rest" in out when pmu is inactive and its twin
+ * active here; returns out, or event unchanged. */
+static const char *mw_pfm_twin_event(const char *event, char *out, size_t cap)
+{
+    const char *sep = strstr(event, "::");
+    if (!sep)
+        return event;
+    size_t n = (size_t)(sep - event);
+    for (size_t i = 0; i < sizeof mw_pfm_twins / sizeof mw_pfm_twins[0]; i++) {
+        const char *t = mw_pfm_twins[i].table;
+        if (strlen(t) != n || strncmp(event, t, n) != 0)
+            continue;
+        if (mw_pfm_pmu_status(t) == 1 || mw_pfm_pmu_status(mw_pfm_twins[i].twin) != 1)
+            return event;
+        if ((size_t)snprintf(out, cap, "%s%s", mw_pfm_twins[i].twin, sep) >= cap)
+            return event;
+        return out;
+    }
+    return event;
+}
+
 /* Formats the reason of a failure into why (when given) and the log. */
 static int mw_pfm_fail(int rc, int level, char *why, size_t why_cap, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -149,20 +185,49 @@ static int mw_pfm_explain_notfound(const char *event, char *why, size_t why_cap)
         n = sizeof pmu - 1;
     memcpy(pmu, event, n);
     pmu[n] = '\0';
+    /* "pmu::" alone asks about the PMU as a whole (mw_pfm_uarch_status). */
+    char what[320] = "";
+    if (sep[2])
+        snprintf(what, sizeof what, ", so it cannot encode '%s'", event);
     int st = mw_pfm_pmu_status(pmu);
     if (st == MW_ERR_NOPMU)
         return mw_pfm_fail(MW_ERR_NOPMU, MW_LOG_INFO, why, why_cap,
-                           "the installed libpfm4 %s has no PMU model '%s', so it cannot "
-                           "encode '%s'; a newer libpfm4 is needed",
-                           mw_pfm_version_str, pmu, event);
-    if (st == 0)
+                           "the installed libpfm4 %s has no PMU model '%s'%s; a newer libpfm4 "
+                           "is needed",
+                           mw_pfm_version_str, pmu, what);
+    if (st == 0) {
+        const char *hint = "";
+        if (!strcmp(pmu, "spr"))
+            hint = "; Emerald Rapids needs a libpfm4 with the 'emr' model (after 4.13), "
+                   "or LIBPFM_FORCE_PMU=spr, since both share one event table";
         return mw_pfm_fail(MW_ERR_NOPMU, MW_LOG_INFO, why, why_cap,
                            "libpfm4 %s knows PMU model '%s' but did not detect it on this "
-                           "CPU (LIBPFM_FORCE_PMU=%s forces it), so it cannot encode '%s'",
-                           mw_pfm_version_str, pmu, pmu, event);
+                           "CPU (LIBPFM_FORCE_PMU=%s forces it)%s%s",
+                           mw_pfm_version_str, pmu, pmu, what, hint);
+    }
     return mw_pfm_fail(MW_ERR_NOEVENT, MW_LOG_WARN, why, why_cap,
                        "libpfm4 %s PMU '%s' has no event '%s'", mw_pfm_version_str, pmu,
                        sep + 2);
+}
+
+MW_API int mw_pfm_uarch_status(mw_uarch u, char *why, size_t why_cap)
+{
+    if (why && why_cap)
+        why[0] = '\0';
+    const char *pmu = mw_uarch_pfm_pmu(u);
+    if (!pmu)
+        return mw_pfm_fail(MW_ERR_UNSUPPORTED, MW_LOG_INFO, why, why_cap,
+                           "memwatch has no core event table for %s", mw_uarch_long_name(u));
+    if (mw_pfm_init() < 0)
+        return mw_pfm_fail(MW_ERR_PFM, MW_LOG_WARN, why, why_cap,
+                           "libpfm4 failed to initialise: %s", pfm_strerror(mw_pfm_init_rc));
+    char probe[96], twin[128];
+    snprintf(probe, sizeof probe, "%s::", pmu);
+    if (mw_pfm_pmu_status(pmu) == 1 || mw_pfm_twin_event(probe, twin, sizeof twin) != probe)
+        return 1;
+    /* Same sentences as for a single event, about the PMU as a whole. */
+    int rc = mw_pfm_explain_notfound(probe, why, why_cap);
+    return rc == MW_ERR_NOEVENT ? MW_ERR_PFM : rc;
 }
 
 MW_API int mw_pfm_encode_ex(const char *event, unsigned flags, struct perf_event_attr *attr,
@@ -205,8 +270,11 @@ MW_API int mw_pfm_encode_ex(const char *event, unsigned flags, struct perf_event
     arg.attr = &u.a;
     arg.fstr = &fstr;
 
+    char twin[256];
+    const char *enc = mw_pfm_twin_event(event, twin, sizeof twin);
+
     pthread_mutex_lock(&mw_pfm_lock);
-    ret = pfm_get_os_event_encoding(event, plm, PFM_OS_PERF_EVENT_EXT, &arg);
+    ret = pfm_get_os_event_encoding(enc, plm, PFM_OS_PERF_EVENT_EXT, &arg);
     pthread_mutex_unlock(&mw_pfm_lock);
 
     switch (ret) {

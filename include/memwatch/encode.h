@@ -51,6 +51,14 @@ MW_API const char *mw_uarch_pfm_pmu(mw_uarch u);
  *   MW_ERR_PFM    libpfm4 failed to start. */
 MW_API int mw_pfm_pmu_status(const char *pfm_pmu);
 
+/* Whether the core events of microarchitecture u can be encoded here: 1 when
+ * its libpfm4 PMU (or a twin with the same event table, e.g. "emr" for "spr") is
+ * active; otherwise the reason goes into why and the result is MW_ERR_NOPMU
+ * (this libpfm4 lacks the model, or did not detect it on this CPU),
+ * MW_ERR_UNSUPPORTED (memwatch has no core table for u: MW_UARCH_UNKNOWN) or
+ * MW_ERR_PFM. This is the check `memwatch probe` reports per method. */
+MW_API int mw_pfm_uarch_status(mw_uarch u, char *why, size_t why_cap);
+
 /* The core PMU libpfm4 detected on this CPU (its default PMU of type "core"),
  * copied into buf; MW_ERR_NOPMU when it recognises none. */
 MW_API int mw_pfm_host_pmu(char *buf, size_t cap);
