@@ -157,6 +157,14 @@ MW_API int mw_perf_explain(int err, const mw_perf_event *ev, const mw_perf_targe
     target_str(t, tgt, sizeof tgt);
     pmu_list(pmus, list, sizeof list);
 
+    if ((err == EINVAL || err == ENODEV) && t && t->kind == MW_PERF_CPU && t->cpu >= 0) {
+        long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+        if (ncpu > 0 && t->cpu >= ncpu) {
+            snprintf(buf, len, "%s on %s: that CPU does not exist (this machine has CPUs 0-%ld)",
+                     name, tgt, ncpu - 1);
+            return -ENODEV;
+        }
+    }
     switch (err) {
     case EACCES:
     case EPERM:

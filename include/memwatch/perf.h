@@ -125,7 +125,8 @@ MW_API const char *mw_perf_why(void);
 /* Turn an errno of perf_event_open (positive, e.g. EACCES) for event ev on
  * target t into a sentence, given the privileges p and the PMUs found (pmus
  * may be NULL). Returns the memwatch code for it (MW_ERR_PARANOID, MW_ERR_PRIV,
- * MW_ERR_NOPMU, MW_ERR_UNSUPPORTED or -errno). Pure: exposed for tests. */
+ * MW_ERR_NOPMU, MW_ERR_UNSUPPORTED or -errno). Reads nothing but the number
+ * of configured CPUs (sysconf): exposed for tests. */
 struct mw_pmu_set;
 MW_API int mw_perf_explain(int err, const mw_perf_event *ev, const mw_perf_target *t,
                            unsigned flags, const mw_privs *p, const struct mw_pmu_set *pmus,

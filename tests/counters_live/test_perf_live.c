@@ -1,0 +1,422 @@
+/*
+ * tests/counters_live/test_perf_live.c: perf_event groups on the running
+ * kernel (counters/perf.c). Needs no hardware PMU:
+ *  - task-clock, page-faults and context-switches as one group on this thread
+ *    and on another thread: values agree with what the thread did (pages
+ *    touched, sleeps, CPU time from CLOCK_THREAD_CPUTIME_ID), enabled ==
+ *    running, and the event scale is applied;
+ *  - disable stops counting, reset zeroes;
+ *  - msr/tsc/ encoded through the generic sysfs path counts within 1 % of the
+ *    rdtsc delta (per thread while running, and per CPU);
+ *  - a hardware event (PERF_TYPE_HARDWARE cycles) either counts (a machine
+ *    with a PMU) or fails with the documented reason, never a crash;
+ *  - ESRCH, ENOENT and EMFILE come back as sentences.
+ */
+#include <memwatch/perf.h>
+#include <memwatch/pmu.h>
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mw_test.h"
+#include "tsc.h"
+
+enum { TASK_CLOCK, PAGE_FAULTS, CTX_SWITCHES, N_EV };
+#define PAGES 2048
+#define SLEEPS 8
+
+static double thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void busy_ns(double ns)
+{
+    double t0 = thread_cpu_ns();
+    volatile unsigned x = 0;
+    while (thread_cpu_ns() - t0 < ns)
+        for (int i = 0; i < 1000; i++)
+            x += (unsigned)i;
+}
+
+/* What a thread does while counted: fault PAGES fresh pages, sleep SLEEPS
+ * times, burn 30 ms of CPU. Returns its CPU time in ns. */
+static double workload(void)
+{
+    double c0 = thread_cpu_ns();
+    long pg = sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, (size_t)pg * PAGES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    MW_CHECK(m != MAP_FAILED, "mmap");
+    if (m == MAP_FAILED)
+        return 0;
+    madvise(m, (size_t)pg * PAGES, MADV_NOHUGEPAGE);
+    for (int i = 0; i < PAGES; i++)
+        m[(size_t)i * (size_t)pg] = 1;
+    for (int i = 0; i < SLEEPS; i++) {
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    busy_ns(30e6);
+    munmap(m, (size_t)pg * PAGES);
+    return thread_cpu_ns() - c0;
+}
+
+static void sw_events(mw_perf_event *ev)
+{
+    MW_CHECK_INT(mw_perf_event_generic("task-clock", &ev[TASK_CLOCK]), 0);
+    MW_CHECK_INT(mw_perf_event_generic("page-faults", &ev[PAGE_FAULTS]), 0);
+    MW_CHECK_INT(mw_perf_event_generic("context-switches", &ev[CTX_SWITCHES]), 0);
+    /* Report task-clock in milliseconds: the group applies the scale. */
+    ev[TASK_CLOCK].scale = 1e-6;
+}
+
+static void check_values(int line, const mw_perf_value *v, double cpu_ns, const char *who)
+{
+    for (int e = 0; e < N_EV; e++) {
+        MW_CHECK_AT(__FILE__, line, v[e].enabled_ns > 0 && v[e].running_ns == v[e].enabled_ns,
+                    "%s event %d: enabled %llu running %llu (software events never multiplex)",
+                    who, e, (unsigned long long)v[e].enabled_ns,
+                    (unsigned long long)v[e].running_ns);
+    }
+    /* task-clock counts this thread's CPU time: within 5 % (+1 ms) of the clock. */
+    double tc = (double)v[TASK_CLOCK].raw;
+    MW_CHECK_AT(__FILE__, line, fabs(tc - cpu_ns) <= 0.05 * cpu_ns + 1e6,
+                "%s: task-clock %.0f ns vs CLOCK_THREAD_CPUTIME_ID %.0f ns", who, tc, cpu_ns);
+    MW_CHECK_AT(__FILE__, line, fabs(v[TASK_CLOCK].scaled - tc * 1e-6) <= 1e-9 * tc,
+                "%s: scaled task-clock %.6f ms, raw %.0f ns", who, v[TASK_CLOCK].scaled, tc);
+    /* Every fresh page faults once; a few more faults come from the stack and libc. */
+    MW_CHECK_AT(__FILE__, line,
+                v[PAGE_FAULTS].raw >= PAGES && v[PAGE_FAULTS].raw <= PAGES + 256,
+                "%s: %llu page faults for %d fresh pages", who,
+                (unsigned long long)v[PAGE_FAULTS].raw, PAGES);
+    MW_CHECK_AT(__FILE__, line, v[PAGE_FAULTS].scaled == (double)v[PAGE_FAULTS].raw,
+                "%s: unscaled event", who);
+    /* Each sleep switches out at least once. */
+    MW_CHECK_AT(__FILE__, line,
+                v[CTX_SWITCHES].raw >= SLEEPS && v[CTX_SWITCHES].raw <= SLEEPS + 200,
+                "%s: %llu context switches for %d sleeps", who,
+                (unsigned long long)v[CTX_SWITCHES].raw, SLEEPS);
+}
+
+static unsigned flags_for_here(void)
+{
+    mw_privs p;
+    if (mw_privs_read(NULL, &p) == 0 && mw_privs_can_kernel(&p))
+        return 0;
+    return MW_PERF_USER_ONLY;
+}
+
+static void test_self(void)
+{
+    mw_perf_event ev[N_EV];
+    mw_perf_value v[N_EV];
+    sw_events(ev);
+    mw_perf_target t = {.kind = MW_PERF_THREAD, .tid = 0};
+    mw_perf_group *g = NULL;
+    int rc = mw_perf_group_open(ev, N_EV, &t, flags_for_here(), &g);
+    MW_CHECK(rc == 0, "open on this thread: %s", mw_perf_why());
+    if (rc)
+        return;
+    MW_CHECK_INT(mw_perf_group_instances(g), 1);
+    MW_CHECK(mw_perf_group_fd(g, 0, 2) >= 0 && mw_perf_group_fd(g, 1, 0) == -EINVAL, "fds");
+    /* Disabled at open: nothing counts yet. */
+    workload();
+    MW_CHECK_INT(mw_perf_group_read(g, v, N_EV), 0);
+    MW_CHECK(v[PAGE_FAULTS].raw == 0 && v[TASK_CLOCK].raw == 0, "counted before enable");
+    MW_CHECK_INT(mw_perf_group_enable(g), 0);
+    double cpu = workload();
+    MW_CHECK_INT(mw_perf_group_disable(g), 0);
+    MW_CHECK_INT(mw_perf_group_read(g, v, N_EV), 0);
+    if (flags_for_here() == 0)
+        check_values(__LINE__, v, cpu, "this thread");
+    /* Disabled: more work changes nothing. */
+    mw_perf_value w[N_EV];
+    workload();
+    MW_CHECK_INT(mw_perf_group_read(g, w, N_EV), 0);
+    MW_CHECK(w[PAGE_FAULTS].raw == v[PAGE_FAULTS].raw && w[TASK_CLOCK].raw == v[TASK_CLOCK].raw,
+             "counted while disabled");
+    MW_CHECK_INT(mw_perf_group_reset(g), 0);
+    MW_CHECK_INT(mw_perf_group_read(g, w, N_EV), 0);
+    MW_CHECK(w[PAGE_FAULTS].raw == 0 && w[CTX_SWITCHES].raw == 0, "reset");
+    MW_CHECK_INT(mw_perf_group_read(g, w, 2), -EINVAL); /* n must match */
+    mw_perf_group_close(g);
+}
+
+struct other {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int tid, go, done;
+    double cpu_ns;
+};
+
+static void *other_main(void *arg)
+{
+    struct other *o = arg;
+    pthread_mutex_lock(&o->mu);
+    o->tid = (int)syscall(SYS_gettid);
+    pthread_cond_broadcast(&o->cv);
+    while (!o->go)
+        pthread_cond_wait(&o->cv, &o->mu);
+    pthread_mutex_unlock(&o->mu);
+    double cpu = workload();
+    pthread_mutex_lock(&o->mu);
+    o->cpu_ns = cpu;
+    o->done = 1;
+    pthread_cond_broadcast(&o->cv);
+    while (o->go != 2)
+        pthread_cond_wait(&o->cv, &o->mu);
+    pthread_mutex_unlock(&o->mu);
+    return NULL;
+}
+
+static void test_other_thread(void)
+{
+    struct other o = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0};
+    pthread_t th;
+    MW_CHECK_INT(pthread_create(&th, NULL, other_main, &o), 0);
+    pthread_mutex_lock(&o.mu);
+    while (!o.tid)
+        pthread_cond_wait(&o.cv, &o.mu);
+    pthread_mutex_unlock(&o.mu);
+
+    mw_perf_event ev[N_EV];
+    mw_perf_value v[N_EV];
+    sw_events(ev);
+    mw_perf_target t = {.kind = MW_PERF_THREAD, .tid = o.tid};
+    mw_perf_group *g = NULL;
+    int rc = mw_perf_group_open(ev, N_EV, &t, flags_for_here(), &g);
+    MW_CHECK(rc == 0, "open on thread %d: %s", o.tid, mw_perf_why());
+    if (!rc)
+        mw_perf_group_enable(g);
+    /* The main thread faults pages of its own meanwhile: they must not count. */
+    long pg = sysconf(_SC_PAGESIZE);
+    char *m = mmap(NULL, (size_t)pg * 512, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    pthread_mutex_lock(&o.mu);
+    o.go = 1;
+    pthread_cond_broadcast(&o.cv);
+    pthread_mutex_unlock(&o.mu);
+    if (m != MAP_FAILED) {
+        for (int i = 0; i < 512; i++)
+            m[(size_t)i * (size_t)pg] = 1;
+        munmap(m, (size_t)pg * 512);
+    }
+    pthread_mutex_lock(&o.mu);
+    while (!o.done)
+        pthread_cond_wait(&o.cv, &o.mu);
+    pthread_mutex_unlock(&o.mu);
+    if (!rc) {
+        MW_CHECK_INT(mw_perf_group_read(g, v, N_EV), 0);
+        /* The thread still waits on the condition variable: read once it is parked;
+         * only context switches may still grow by a few, so compare with slack. */
+        if (flags_for_here() == 0)
+            check_values(__LINE__, v, o.cpu_ns, "other thread");
+        mw_perf_group_close(g);
+    }
+    pthread_mutex_lock(&o.mu);
+    o.go = 2;
+    pthread_cond_broadcast(&o.cv);
+    pthread_mutex_unlock(&o.mu);
+    pthread_join(th, NULL);
+}
+
+static void test_tsc(void)
+{
+    mw_pmu_set *pmus = NULL;
+    int rc = mw_pmus_discover(NULL, &pmus);
+    MW_CHECK(rc == 0, "discover /sys: %s", mw_strerror(rc));
+    mw_pmu_encoding enc;
+    char why[256];
+    rc = mw_pmus_encode(pmus, "msr/tsc/", &enc, why, sizeof why);
+    if (rc == MW_ERR_NOPMU || !MW_HAVE_TSC) {
+        printf("note: no msr PMU here (%s); the tsc check did not run\n", why);
+        mw_pmus_free(pmus);
+        return;
+    }
+    MW_CHECK(rc == 0, "msr/tsc/: %s", why);
+    mw_perf_event ev = {"msr/tsc/", enc.type, enc.config[0], enc.config[1], enc.config[2],
+                        enc.scale};
+    mw_perf_value v;
+    /* Per thread: the msr PMU counts while the thread runs; a busy thread runs
+     * all the time unless the (shared) machine preempts it, so take the best of
+     * five 50 ms windows. The msr PMU refuses exclude_* bits: no USER_ONLY. */
+    mw_perf_target t = {.kind = MW_PERF_THREAD, .tid = 0};
+    mw_perf_group *g = NULL;
+    rc = mw_perf_group_open(&ev, 1, &t, 0, &g);
+    MW_CHECK(rc == 0, "open msr/tsc/ on this thread: %s", mw_perf_why());
+    double best = 1e9;
+    for (int k = 0; rc == 0 && k < 5; k++) {
+        mw_perf_group_reset(g);
+        mw_perf_group_enable(g);
+        uint64_t t0 = mw_rdtsc();
+        busy_ns(50e6);
+        uint64_t t1 = mw_rdtsc();
+        mw_perf_group_disable(g);
+        MW_CHECK_INT(mw_perf_group_read(g, &v, 1), 0);
+        double err = fabs((double)v.raw - (double)(t1 - t0)) / (double)(t1 - t0);
+        printf("msr/tsc/ per thread: %llu counts, rdtsc delta %llu, error %.4f %%\n",
+               (unsigned long long)v.raw, (unsigned long long)(t1 - t0), 100 * err);
+        if (err < best)
+            best = err;
+        if (best < 0.01)
+            break;
+    }
+    MW_CHECK(best < 0.01, "msr/tsc/ per thread within 1 %% of rdtsc: best error %.3f %%",
+             100 * best);
+    mw_perf_group_close(g);
+
+    /* Per CPU: counts the TSC of that CPU, whatever runs on it. */
+    mw_privs p;
+    if (mw_privs_read(NULL, &p) || !mw_privs_can_cpu_wide(&p)) {
+        printf("note: per-CPU msr/tsc/ not checked: this user may not count per CPU\n");
+        mw_pmus_free(pmus);
+        return;
+    }
+    int cpu = sched_getcpu();
+    mw_perf_target tc = {.kind = MW_PERF_CPU, .cpu = cpu};
+    rc = mw_perf_group_open(&ev, 1, &tc, 0, &g);
+    MW_CHECK(rc == 0, "open msr/tsc/ on CPU %d: %s", cpu, mw_perf_why());
+    if (rc == 0) {
+        mw_perf_group_enable(g);
+        uint64_t t0 = mw_rdtsc();
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        uint64_t t1 = mw_rdtsc();
+        mw_perf_group_disable(g);
+        MW_CHECK_INT(mw_perf_group_read(g, &v, 1), 0);
+        double err = fabs((double)v.raw - (double)(t1 - t0)) / (double)(t1 - t0);
+        printf("msr/tsc/ on CPU %d: %llu counts, rdtsc delta %llu, error %.4f %%\n", cpu,
+               (unsigned long long)v.raw, (unsigned long long)(t1 - t0), 100 * err);
+        MW_CHECK(err < 0.01, "msr/tsc/ per CPU within 1 %%: %.3f %%", 100 * err);
+        mw_perf_group_close(g);
+    }
+    /* System-wide: one group per online CPU, read as the sum. */
+    mw_perf_target ts_all = {.kind = MW_PERF_SYSTEM};
+    rc = mw_perf_group_open(&ev, 1, &ts_all, 0, &g);
+    MW_CHECK(rc == 0, "open msr/tsc/ system-wide: %s", mw_perf_why());
+    if (rc == 0) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        MW_CHECK_INT(mw_perf_group_instances(g), ncpu);
+        mw_perf_group_enable(g);
+        uint64_t t0 = mw_rdtsc();
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        uint64_t t1 = mw_rdtsc();
+        mw_perf_group_disable(g);
+        MW_CHECK_INT(mw_perf_group_read(g, &v, 1), 0);
+        double err = fabs((double)v.raw / (double)ncpu - (double)(t1 - t0)) / (double)(t1 - t0);
+        printf("msr/tsc/ system-wide on %ld CPUs: %llu counts, error per CPU %.4f %%\n", ncpu,
+               (unsigned long long)v.raw, 100 * err);
+        MW_CHECK(err < 0.01, "msr/tsc/ system-wide within 1 %% per CPU: %.3f %%", 100 * err);
+        mw_perf_group_close(g);
+    }
+    mw_pmus_free(pmus);
+}
+
+static void test_hardware(void)
+{
+    mw_pmu_set *pmus = NULL;
+    mw_pmus_discover(NULL, &pmus);
+    int have_core = mw_pmus_core(pmus) != NULL;
+    mw_perf_event ev;
+    MW_CHECK_INT(mw_perf_event_generic("cycles", &ev), 0);
+    MW_CHECK_INT(ev.type, PERF_TYPE_HARDWARE);
+    mw_perf_target t = {.kind = MW_PERF_THREAD, .tid = 0};
+    mw_perf_group *g = NULL;
+    int rc = mw_perf_group_open(&ev, 1, &t, MW_PERF_USER_ONLY, &g);
+    if (have_core) {
+        /* A machine with a PMU (the pmu-labelled tests go further). */
+        printf("note: this machine has a core PMU; cycles opened: %s\n", rc ? mw_perf_why() : "yes");
+        mw_perf_group_close(g);
+    } else {
+        MW_CHECK(rc == MW_ERR_NOPMU && g == NULL, "cycles without a PMU: rc %d", rc);
+        MW_CHECK(strstr(mw_perf_why(), "cycles: hardware events are not supported here: the "
+                                       "kernel exposes no hardware PMU: only ") != NULL,
+                 "reason: %s", mw_perf_why());
+        printf("cycles: %s\n", mw_perf_why());
+        /* The same for a raw core event and a group mixing software and hardware. */
+        mw_perf_event two[2];
+        mw_perf_event_generic("task-clock", &two[0]);
+        mw_perf_event_generic("instructions", &two[1]);
+        rc = mw_perf_group_open(two, 2, &t, MW_PERF_USER_ONLY, &g);
+        MW_CHECK(rc == MW_ERR_NOPMU && strstr(mw_perf_why(), "instructions: hardware"),
+                 "mixed group: %d %s", rc, mw_perf_why());
+        mw_perf_event raw = {"cpu/event=0x3c/", PERF_TYPE_RAW, 0x3c, 0, 0, 1.0};
+        rc = mw_perf_group_open(&raw, 1, &t, MW_PERF_USER_ONLY, &g);
+        MW_CHECK(rc == MW_ERR_NOPMU && strstr(mw_perf_why(), "raw core PMU events are not "
+                                                             "supported here"),
+                 "raw: %d %s", rc, mw_perf_why());
+        mw_pmu_encoding enc;
+        MW_CHECK_INT(mw_pmus_encode(pmus, "cpu/event=0x3c/", &enc, NULL, 0), MW_ERR_NOPMU);
+    }
+    mw_pmus_free(pmus);
+}
+
+static void test_errors(void)
+{
+    mw_perf_event ev[5];
+    memset(ev, 0, sizeof ev);
+    mw_perf_group *g = (mw_perf_group *)1;
+    MW_CHECK_INT(mw_perf_group_open(ev, 0, &(mw_perf_target){.kind = MW_PERF_THREAD}, 0, &g),
+                 MW_ERR_TOOBIG);
+    MW_CHECK(g == NULL && strstr(mw_perf_why(), "1 to 64 events"), "%s", mw_perf_why());
+    for (int i = 0; i < 5; i++)
+        mw_perf_event_generic("task-clock", &ev[i]);
+    MW_CHECK_INT(mw_perf_event_generic("no-such-event", &ev[0]), MW_ERR_NOEVENT);
+    /* A thread that does not exist. */
+    mw_perf_target gone = {.kind = MW_PERF_THREAD, .tid = 0x3ffffff0};
+    int rc = mw_perf_group_open(ev, 1, &gone, MW_PERF_USER_ONLY, &g);
+    MW_CHECK(rc == -ESRCH && strstr(mw_perf_why(), "no such thread"), "%d %s", rc,
+             mw_perf_why());
+    /* A software event number the kernel does not know. */
+    mw_perf_event bad = {"software/config=99/", PERF_TYPE_SOFTWARE, 99, 0, 0, 1.0};
+    mw_perf_target self = {.kind = MW_PERF_THREAD, .tid = 0};
+    rc = mw_perf_group_open(&bad, 1, &self, MW_PERF_USER_ONLY, &g);
+    MW_CHECK(rc < 0 && strstr(mw_perf_why(), "software/config=99/"), "%d %s", rc,
+             mw_perf_why());
+    printf("software config 99: %s\n", mw_perf_why());
+    /* Too few file descriptors: EMFILE with the limit in the sentence. */
+    struct rlimit old, low;
+    getrlimit(RLIMIT_NOFILE, &old);
+    int probe = dup(0);
+    low = old;
+    low.rlim_cur = (rlim_t)probe + 3; /* room for 2 events, not 5 */
+    close(probe);
+    if (setrlimit(RLIMIT_NOFILE, &low) == 0) {
+        rc = mw_perf_group_open(ev, 5, &self, MW_PERF_USER_ONLY, &g);
+        setrlimit(RLIMIT_NOFILE, &old);
+        MW_CHECK(rc == -EMFILE && strstr(mw_perf_why(), "too many open files (EMFILE)") &&
+                     strstr(mw_perf_why(), "ulimit -n"),
+                 "%d %s", rc, mw_perf_why());
+        /* Nothing leaked: the same group opens now. */
+        rc = mw_perf_group_open(ev, 5, &self, MW_PERF_USER_ONLY, &g);
+        MW_CHECK(rc == 0, "open after EMFILE: %s", mw_perf_why());
+        mw_perf_group_close(g);
+    }
+    /* A CPU that does not exist. */
+    mw_perf_target nocpu = {.kind = MW_PERF_CPU, .cpu = 4095};
+    rc = mw_perf_group_open(ev, 1, &nocpu, 0, &g);
+    MW_CHECK(rc == -ENODEV && strstr(mw_perf_why(), "on CPU 4095: that CPU does not exist"), "%d %s", rc, mw_perf_why());
+    printf("CPU 4095: %s\n", mw_perf_why());
+}
+
+int main(void)
+{
+    mw_set_log(NULL, NULL, MW_LOG_ERROR);
+    test_self();
+    test_other_thread();
+    test_tsc();
+    test_hardware();
+    test_errors();
+    return mw_test_done();
+}
