@@ -435,3 +435,68 @@ MW_API int mw_validate_write_table(const mw_validation *v, FILE *f)
             v->profile.bw_method[0] ? v->profile.bw_method : "(none)", v->profile.bw_factor);
     return ferror(f) ? -EIO : 0;
 }
+
+/* ------------------------------------------------------- for the command */
+
+struct val_progress {
+    FILE *err;
+    int on;
+};
+
+static void val_progress_cb(void *user, unsigned done, unsigned total)
+{
+    struct val_progress *p = user;
+    if (p->on)
+        fprintf(p->err, "\rmemwatch calibrate: validation %u/%u%s", done, total,
+                done == total ? "\n" : "");
+}
+
+MW_API int mw_validate_calibrate(const struct mw_calib_results *calib, const char *profile_path,
+                                 int quick, int progress, FILE *out, FILE *err)
+{
+    if (!out || !err)
+        return -EINVAL;
+    char defpath[4096];
+    const char *path = profile_path;
+    int rc;
+    if (!path) {
+        if ((rc = mw_profile_default_path(defpath, sizeof defpath)) < 0) {
+            fprintf(err, "memwatch calibrate: no place for the machine profile (%s); give "
+                         "--profile PATH\n", mw_strerror(rc));
+            return rc;
+        }
+        path = defpath;
+    }
+    mw_validation *v = calloc(1, sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    struct val_progress pg = {err, progress};
+    mw_validate_config cfg = {.point_s = quick ? 0.08 : 0.2,
+                              .progress = val_progress_cb,
+                              .user = &pg};
+    rc = mw_validate_run(&cfg, calib, v);
+    if (rc < 0)
+        fprintf(err, "memwatch calibrate: validation stopped early: %s\n", mw_strerror(rc));
+    mw_validate_write_table(v, out);
+    /* what was there before: read back, or refused with the reason */
+    mw_profile old;
+    int orc = mw_profile_load(path, 1, &old);
+    if (orc == MW_ERR_CORRUPT || orc == MW_ERR_FOREIGN)
+        fprintf(out, "\n  the previous profile at %s was refused (%s) and is replaced\n", path,
+                mw_strerror(orc));
+    int wrc = mw_profile_write(path, &v->profile, v, calib);
+    if (wrc < 0) {
+        fprintf(err, "memwatch calibrate: cannot write the machine profile %s: %s\n", path,
+                mw_strerror(wrc));
+        rc = rc < 0 ? rc : wrc;
+    } else {
+        mw_profile back;
+        int brc = mw_profile_load(path, 1, &back);
+        fprintf(out, "  machine profile: %s (%s)\n", path,
+                brc == 0 ? "read back and matched to this machine" : mw_strerror(brc));
+        if (brc < 0 && rc == 0)
+            rc = brc;
+    }
+    free(v);
+    return rc;
+}

@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <memwatch/bench.h>
+#include <memwatch/validate.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -33,6 +34,8 @@ struct calib_opts {
     int no_json;
     const char *plot_dir;
     int progress;           /* -1 auto, 0 off, 1 on */
+    const char *profile;    /* machine profile path (issue 4); NULL: XDG default */
+    int no_validate;
 };
 
 static void usage(FILE *f)
@@ -60,6 +63,9 @@ static void usage(FILE *f)
             "  --no-json            write no JSON\n"
             "  --plot DIR           write sweep.svg, loaded.svg, mlp.svg, ladder.svg into DIR\n"
             "  --progress, --no-progress   force progress output on stderr on or off\n"
+            "  --profile PATH       machine profile to write (default:\n"
+            "                       $XDG_DATA_HOME/memwatch/profile.json; docs/profile-format.md)\n"
+            "  --no-validate        skip method validation and the machine profile\n"
             "  --gpu ...            the GPU calibration (memwatch-gpu; see docs/gpu.md)\n"
             "  -h, --help           this text\n",
             MW_BENCH_MAX_REPEATS);
@@ -159,7 +165,7 @@ static int parse_opts(int argc, char **argv, struct calib_opts *o)
         static const char *const with_value[] = {"--bench",    "--threads",  "--triad-size",
                                                  "--repeats",  "--isa",      "--max-delay",
                                                  "--duration", "--ladder-max", "--json",
-                                                 "--plot"};
+                                                 "--plot",     "--profile"};
         char name[32];
         snprintf(name, sizeof name, "%s", a);
         char *eq = strchr(name, '=');
@@ -228,6 +234,12 @@ static int parse_opts(int argc, char **argv, struct calib_opts *o)
             if (!*val)
                 return bad(name, val, "a directory");
             o->plot_dir = val;
+        } else if (!strcmp(name, "--profile")) {
+            if (!*val)
+                return bad(name, val, "a file name");
+            o->profile = val;
+        } else if (!strcmp(name, "--no-validate")) {
+            o->no_validate = 1;
         } else if (!strcmp(name, "--progress")) {
             o->progress = 1;
         } else if (!strcmp(name, "--no-progress")) {
@@ -532,6 +544,10 @@ int mw_cmd_calibrate(int argc, char **argv)
     /* validation and machine profile (issue 4): the collected results are in
      * *r (mw_calib_results, include/memwatch/bench.h); validation runs here,
      * after the benchmarks and before the JSON is written. */
+    if (!o.no_validate && status == 0 &&
+        mw_validate_calibrate(r, o.profile, o.quick, pg.on, json_stdout ? stderr : stdout,
+                              stderr) < 0)
+        status = 1;
 
     if (!o.no_json) {
         const char *path = o.json ? o.json : "memwatch-calibrate.json";

@@ -179,6 +179,13 @@ MW_API int mw_validate_run(const mw_validate_config *cfg, const struct mw_calib_
  * separation and the threshold). Writes to f; returns 0 or -errno. */
 MW_API int mw_validate_write_table(const mw_validation *v, FILE *f);
 
+/* What `memwatch calibrate` does after its benchmarks: runs the validation
+ * (quick: shorter grid points), writes the table to out, writes the profile to
+ * profile_path (NULL: mw_profile_default_path) and reads it back. Progress
+ * (when progress is non-zero) and failures go to err. 0 or a negative code. */
+MW_API int mw_validate_calibrate(const struct mw_calib_results *calib, const char *profile_path,
+                                 int quick, int progress, FILE *out, FILE *err);
+
 /* ---------------------------------------------------------------- profile */
 /* Write a profile atomically (temporary file + rename; directories created).
  * v and calib may be NULL; when given, their raw evidence and the hierarchy
