@@ -228,6 +228,40 @@ static void check_uarch(mw_uarch u)
     MW_CHECK(has_probe, "%s: probe_lat missing", un);
 }
 
+/* docs/methods.md must list every microarchitecture and every event string. */
+static void check_docs(void)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/docs/methods.md", MW_SOURCE_DIR);
+    FILE *f = fopen(path, "r");
+    MW_CHECK(f != NULL, "cannot open %s", path);
+    if (!f)
+        return;
+    static char doc[1 << 18];
+    size_t len = fread(doc, 1, sizeof doc - 1, f);
+    fclose(f);
+    doc[len] = '\0';
+    MW_CHECK(len > 1000 && len < sizeof doc - 1, "docs/methods.md size %zu", len);
+    for (int u = 0; u < MW_UARCH_COUNT; u++) {
+        const mw_method_def *defs;
+        size_t n;
+        char needle[512];
+        snprintf(needle, sizeof needle, "### %s", mw_uarch_long_name((mw_uarch)u));
+        MW_CHECK(strstr(doc, needle) != NULL, "docs/methods.md lacks \"%s\"", needle);
+        if (mw_catalogue_methods((mw_uarch)u, &defs, &n) != 0)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            for (size_t e = 0; e < defs[i].n_events; e++) {
+                const mw_event_spec *ev = &defs[i].events[e];
+                snprintf(needle, sizeof needle, "| %s | %s | `%s` | `%s` | 0x%" PRIx64 " | 0x%" PRIx64
+                         " |", defs[i].name, ev->role, ev->pmu, ev->pfm ? ev->pfm : ev->sysfs,
+                         ev->config, ev->config1);
+                MW_CHECK(strstr(doc, needle) != NULL, "docs/methods.md lacks the row \"%s\"",
+                         needle);
+            }
+    }
+}
+
 int main(void)
 {
     mw_set_log(quiet, NULL, MW_LOG_DEBUG);
@@ -244,6 +278,7 @@ int main(void)
 
     for (int u = 0; u < MW_UARCH_COUNT; u++)
         check_uarch((mw_uarch)u);
+    check_docs();
 
     /* Method sets, in catalogue order. */
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
