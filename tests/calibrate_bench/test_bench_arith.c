@@ -1,0 +1,364 @@
+/*
+ * tests/calibrate_bench/test_bench_arith.c: the arithmetic of the calibration
+ * microbenchmarks, without timing: triad byte counts, the delay and thread
+ * grids, Sattolo cycles (one cycle covering every line), repeat statistics,
+ * sysfs cache parsing on a fixture tree, cache-step detection on synthetic
+ * latency curves, and the MLP analysis.
+ */
+#include "mw_test.h"
+
+#include <memwatch/bench.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void test_triad_bytes(void)
+{
+    MW_CHECK_INT(mw_triad_bytes_per_iter(MW_TRIAD_NORMAL, 0), 32); /* 3 x 8 + write-allocate 8 */
+    MW_CHECK_INT(mw_triad_bytes_per_iter(MW_TRIAD_NT, 0), 24);     /* no write-allocate */
+    MW_CHECK_INT(mw_triad_bytes_per_iter(MW_TRIAD_NORMAL, 1), 24); /* STREAM's convention */
+    MW_CHECK_INT(mw_triad_bytes_per_iter(MW_TRIAD_NT, 1), 24);
+}
+
+static void test_delay_grid(void)
+{
+    unsigned g[MW_SWEEP_MAX_DELAYS];
+    unsigned n = mw_read_sweep_delay_grid(1024, g, MW_SWEEP_MAX_DELAYS);
+    static const unsigned want[] = {0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+    MW_CHECK_INT(n, sizeof want / sizeof want[0]);
+    for (unsigned i = 0; i < n && i < sizeof want / sizeof want[0]; i++)
+        MW_CHECK(g[i] == want[i], "grid[%u] = %u, expected %u", i, g[i], want[i]);
+    /* strictly increasing, and a max that is not a power of two is appended */
+    n = mw_read_sweep_delay_grid(1000, g, MW_SWEEP_MAX_DELAYS);
+    MW_CHECK_INT(n, 12);
+    MW_CHECK_INT(g[n - 1], 1000);
+    MW_CHECK_INT(g[n - 2], 512);
+    for (unsigned i = 1; i < n; i++)
+        MW_CHECK(g[i] > g[i - 1], "grid not increasing at %u", i);
+    /* the cap is honoured */
+    n = mw_read_sweep_delay_grid(1u << 20, g, 5);
+    MW_CHECK_INT(n, 5);
+    MW_CHECK_INT(g[4], 8);
+    /* zero maximum: only delay 0 */
+    n = mw_read_sweep_delay_grid(0, g, MW_SWEEP_MAX_DELAYS);
+    MW_CHECK_INT(n, 1);
+    MW_CHECK_INT(g[0], 0);
+}
+
+static void test_thread_grid(void)
+{
+    unsigned g[MW_SWEEP_MAX_THREADS];
+    unsigned n = mw_read_sweep_thread_grid(16, g, MW_SWEEP_MAX_THREADS);
+    MW_CHECK_INT(n, 5);
+    MW_CHECK_INT(g[0], 1);
+    MW_CHECK_INT(g[4], 16);
+    n = mw_read_sweep_thread_grid(12, g, MW_SWEEP_MAX_THREADS);
+    MW_CHECK_INT(n, 5); /* 1 2 4 8 12 */
+    MW_CHECK_INT(g[4], 12);
+    n = mw_read_sweep_thread_grid(2, g, MW_SWEEP_MAX_THREADS);
+    MW_CHECK_INT(n, 2);
+    n = mw_read_sweep_thread_grid(1, g, MW_SWEEP_MAX_THREADS);
+    MW_CHECK_INT(n, 1);
+    MW_CHECK_INT(g[0], 1);
+    /* when the cap cuts the powers of two the maximum still ends the grid */
+    n = mw_read_sweep_thread_grid(100, g, 3);
+    MW_CHECK_INT(n, 3);
+    MW_CHECK_INT(g[2], 100);
+}
+
+/* One cycle through every element: following next[] from 0 returns to 0
+ * after exactly n steps and visits each element once. */
+static int is_one_cycle(const uint32_t *next, size_t n)
+{
+    unsigned char *seen = calloc(n, 1);
+    size_t i = 0, steps = 0;
+    int ok = 1;
+    do {
+        if (next[i] >= n || seen[i]) {
+            ok = 0;
+            break;
+        }
+        seen[i] = 1;
+        i = next[i];
+        steps++;
+    } while (i != 0 && steps <= n);
+    if (steps != n || i != 0)
+        ok = 0;
+    free(seen);
+    return ok;
+}
+
+static void test_sattolo(void)
+{
+    static const size_t sizes[] = {1, 2, 3, 7, 64, 1000, 65536, 1u << 20};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        uint32_t *next = malloc(n * sizeof *next);
+        MW_CHECK_INT(mw_sattolo_cycle(next, n, 42 + k), 0);
+        MW_CHECK(is_one_cycle(next, n), "Sattolo over %zu elements is not one cycle", n);
+        if (n > 1) {
+            size_t fixed = 0;
+            for (size_t i = 0; i < n; i++)
+                fixed += next[i] == i;
+            MW_CHECK(fixed == 0, "%zu fixed points in %zu", fixed, n);
+        }
+        free(next);
+    }
+    /* different seeds give different cycles; the same seed the same one */
+    uint32_t a[256], b[256], c[256];
+    mw_sattolo_cycle(a, 256, 1);
+    mw_sattolo_cycle(b, 256, 2);
+    mw_sattolo_cycle(c, 256, 1);
+    MW_CHECK(memcmp(a, b, sizeof a) != 0, "seeds 1 and 2 gave the same cycle");
+    MW_CHECK(memcmp(a, c, sizeof a) == 0, "seed 1 is not deterministic");
+    /* the order is not trivially sequential: few successors are neighbours */
+    size_t seq = 0;
+    for (size_t i = 0; i < 256; i++)
+        seq += a[i] == (i + 1) % 256;
+    MW_CHECK(seq < 16, "%zu of 256 successors are the next line", seq);
+    MW_CHECK_INT(mw_sattolo_cycle(a, 0, 1), -EINVAL);
+    MW_CHECK_INT(mw_sattolo_cycle(NULL, 4, 1), -EINVAL);
+}
+
+static void test_stats(void)
+{
+    const double v[] = {4, 1, 3, 2, 5};
+    mw_stats s;
+    mw_stats_compute(v, 5, 1, &s);
+    MW_CHECK_INT(s.n, 5);
+    MW_CHECK_NEAR(s.best, 5, 1e-12);
+    MW_CHECK_NEAR(s.worst, 1, 1e-12);
+    MW_CHECK_NEAR(s.median, 3, 1e-12);
+    MW_CHECK_NEAR(s.mean, 3, 1e-12);
+    MW_CHECK_NEAR(s.cv, sqrt(2.5) / 3, 1e-12); /* sample standard deviation */
+    mw_stats_compute(v, 4, 0, &s);              /* 4 1 3 2: lower is better */
+    MW_CHECK_NEAR(s.best, 1, 1e-12);
+    MW_CHECK_NEAR(s.median, 2.5, 1e-12);
+    MW_CHECK_NEAR(v[0], 4, 0); /* input untouched */
+    mw_stats_compute(v, 1, 1, &s);
+    MW_CHECK_NEAR(s.cv, 0, 0);
+    mw_stats_compute(v, 0, 1, &s);
+    MW_CHECK_INT(s.n, 0);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    fputs(text, f);
+    fclose(f);
+}
+
+static void make_index(const char *root, int idx, const char *type, int level, const char *size,
+                       const char *ways, const char *shared)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/devices/system/cpu/cpu0/cache/index%d", root, idx);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", p);
+    if (system(cmd) != 0)
+        exit(1);
+    char f[600], v[32];
+    snprintf(f, sizeof f, "%s/type", p);
+    write_file(f, type);
+    snprintf(f, sizeof f, "%s/level", p);
+    snprintf(v, sizeof v, "%d\n", level);
+    write_file(f, v);
+    snprintf(f, sizeof f, "%s/size", p);
+    write_file(f, size);
+    snprintf(f, sizeof f, "%s/coherency_line_size", p);
+    write_file(f, "64\n");
+    snprintf(f, sizeof f, "%s/ways_of_associativity", p);
+    write_file(f, ways);
+    snprintf(f, sizeof f, "%s/shared_cpu_list", p);
+    write_file(f, shared);
+}
+
+static void test_cache_info(void)
+{
+    char root[] = "/tmp/mw_cache_fixture_XXXXXX";
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        mw_t_fail++;
+        return;
+    }
+    /* deliberately out of order, with an instruction cache to skip */
+    make_index(root, 3, "Unified\n", 3, "32768K\n", "16\n", "0-7,16-23\n");
+    make_index(root, 0, "Data\n", 1, "48K\n", "12\n", "0\n");
+    make_index(root, 1, "Instruction\n", 1, "32K\n", "8\n", "0\n");
+    make_index(root, 2, "Unified\n", 2, "1024K\n", "16\n", "0\n");
+    mw_cache_info ci;
+    MW_CHECK_INT(mw_cache_info_read(root, 0, &ci), 0);
+    MW_CHECK_INT(ci.n, 3);
+    MW_CHECK_INT(ci.level[0].level, 1);
+    MW_CHECK_INT(ci.level[0].size, 48 * 1024);
+    MW_CHECK_STR(ci.level[0].type, "Data");
+    MW_CHECK_INT(ci.level[1].size, 1024 * 1024);
+    MW_CHECK_INT(ci.level[2].size, 32 * 1024 * 1024);
+    MW_CHECK_INT(ci.level[2].ways, 16);
+    MW_CHECK_INT(ci.level[2].sharing, 16);
+    MW_CHECK_INT(ci.llc_size, 32 * 1024 * 1024);
+    MW_CHECK_INT(ci.line, 64);
+    MW_CHECK_INT(mw_cache_info_read(root, 5, &ci), MW_ERR_NODATA);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    if (system(cmd) != 0)
+        mw_t_fail++;
+}
+
+/* A synthetic ladder: plateaus with gradual transitions (a fraction of the
+ * next level's latency mixed in), optional noise spikes. */
+struct synth {
+    int line;
+    double lat[5];      /* latency per level, last = memory */
+    size_t size[4];     /* capacity per cache level */
+    unsigned nlev;      /* cache levels */
+    double spread;      /* transition: misses start at size/spread */
+    int spike;          /* add a 2.5x spike at this point index (-1 none) */
+    double noise;       /* relative alternating noise */
+};
+
+static double synth_lat(const struct synth *s, size_t bytes)
+{
+    double lat = s->lat[0];
+    for (unsigned l = 0; l < s->nlev; l++) {
+        double c = (double)s->size[l];
+        double lo = c / s->spread;
+        if ((double)bytes <= lo)
+            break;
+        /* fraction of misses rises from 0 at size/spread to 1 at size */
+        double f = (double)bytes >= c ? 1.0 : log((double)bytes / lo) / log(c / lo);
+        lat = (1 - f) * s->lat[l] + f * s->lat[l + 1];
+        if (f < 1)
+            break;
+    }
+    return lat;
+}
+
+static void test_ladder_detect(void)
+{
+    mw_cache_info ci;
+    memset(&ci, 0, sizeof ci);
+    ci.n = 3;
+    ci.level[0] = (mw_cache_level){.level = 1, .size = 48 << 10};
+    ci.level[1] = (mw_cache_level){.level = 2, .size = 1 << 20};
+    ci.level[2] = (mw_cache_level){.level = 3, .size = 32 << 20};
+    ci.llc_size = 32 << 20;
+    const struct synth cases[] = {
+        /* sharp steps, exactly the sysfs sizes */
+        {__LINE__, {1.1, 3.8, 12, 110}, {48 << 10, 1 << 20, 32 << 20}, 3, 1.0001, -1, 0},
+        /* gradual transitions starting at half the capacity, noise 3 % */
+        {__LINE__, {1.1, 3.8, 12, 110}, {48 << 10, 1 << 20, 32 << 20}, 3, 2.0, -1, 0.03},
+        /* a spike of noise on the L2 plateau does not make a new level */
+        {__LINE__, {1.1, 3.8, 12, 110}, {48 << 10, 1 << 20, 32 << 20}, 3, 1.5, 24, 0.01},
+        /* Intel-like: L2 2 MiB, L3 300 MiB... truncated to L3 32 MiB here */
+        {__LINE__, {1.5, 6, 30, 120}, {48 << 10, 1 << 20, 32 << 20}, 3, 1.3, -1, 0.02},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const struct synth *s = &cases[k];
+        size_t bytes[MW_LADDER_MAX_POINTS];
+        double ns[MW_LADDER_MAX_POINTS], cyc[MW_LADDER_MAX_POINTS];
+        unsigned n = 0;
+        for (unsigned i = 0; n < MW_LADDER_MAX_POINTS; i++) {
+            size_t b = (size_t)(4096.0 * pow(2.0, i / 4.0) + 0.5) / 64 * 64;
+            if (b > ((size_t)128 << 20))
+                break;
+            bytes[n] = b;
+            ns[n] = synth_lat(s, b) * (1 + (n % 2 ? s->noise : -s->noise));
+            if ((int)n == s->spike)
+                ns[n] *= 2.5;
+            cyc[n] = ns[n] * 2.6;
+            n++;
+        }
+        mw_ladder_result r;
+        memset(&r, 0, sizeof r);
+        MW_CHECK_AT(__FILE__, s->line, mw_ladder_detect(bytes, ns, cyc, n, pow(2, 0.25), &ci, &r) == 0,
+                    "detect failed");
+        MW_CHECK_AT(__FILE__, s->line, r.nlevels == s->nlev + 1, "%u levels, expected %u",
+                    r.nlevels, s->nlev + 1);
+        for (unsigned l = 0; l < r.nlevels && l < s->nlev; l++) {
+            MW_CHECK_AT(__FILE__, s->line, !r.level[l].is_memory, "level %u is memory", l);
+            MW_CHECK_AT(__FILE__, s->line, r.level[l].within_one_step,
+                        "level %u: detected %zu vs %zu", l, r.level[l].size, s->size[l]);
+            MW_CHECK_AT(__FILE__, s->line,
+                        fabs(r.level[l].ns - s->lat[l]) <= 0.1 * s->lat[l],
+                        "level %u latency %g, expected %g", l, r.level[l].ns, s->lat[l]);
+            MW_CHECK_AT(__FILE__, s->line, r.level[l].plateau_end <= r.level[l].size,
+                        "plateau end %zu beyond size %zu", r.level[l].plateau_end, r.level[l].size);
+        }
+        if (r.nlevels == s->nlev + 1) {
+            MW_CHECK_AT(__FILE__, s->line, r.level[s->nlev].is_memory, "last level not memory");
+            MW_CHECK_AT(__FILE__, s->line,
+                        fabs(r.dram_ns - s->lat[s->nlev]) <= 0.1 * s->lat[s->nlev],
+                        "memory latency %g, expected %g", r.dram_ns, s->lat[s->nlev]);
+        }
+    }
+    /* a detected size two steps off is reported as not within one step */
+    {
+        size_t bytes[40];
+        double ns[40];
+        unsigned n = 0;
+        for (unsigned i = 0; i < 40; i++) {
+            bytes[n] = (size_t)(4096.0 * pow(2.0, i / 4.0)) / 64 * 64;
+            ns[n++] = bytes[i] < (64u << 10) ? 1.0 : 10.0; /* "L1" of 64K vs sysfs 48K */
+        }
+        mw_cache_info one = {.n = 1, .level = {{.level = 1, .size = 32 << 10}}};
+        mw_ladder_result r;
+        MW_CHECK_INT(mw_ladder_detect(bytes, ns, NULL, n, pow(2, 0.25), &one, &r), 0);
+        MW_CHECK_INT(r.nlevels, 2);
+        MW_CHECK_INT(r.level[0].size, 64 << 10);
+        MW_CHECK(!r.level[0].within_one_step, "64K accepted as one step from 32K");
+    }
+    /* bad input */
+    {
+        size_t b[3] = {4096, 2048, 8192};
+        double ns[3] = {1, 1, 1};
+        mw_ladder_result r;
+        MW_CHECK_INT(mw_ladder_detect(b, ns, NULL, 3, 1.19, NULL, &r), -EINVAL);
+        size_t b2[3] = {4096, 8192, 16384};
+        double ns2[3] = {1, 0, 1};
+        MW_CHECK_INT(mw_ladder_detect(b2, ns2, NULL, 3, 1.19, NULL, &r), -EINVAL);
+    }
+}
+
+static void test_mlp_analyse(void)
+{
+    /* latency 100 ns, up to 10 misses in flight */
+    mw_mlp_result r;
+    memset(&r, 0, sizeof r);
+    r.n = 32;
+    for (unsigned k = 1; k <= 32; k++)
+        r.ns_per_load[k - 1] = 100.0 / (k < 10 ? k : 10);
+    MW_CHECK_INT(mw_mlp_analyse(&r), 0);
+    MW_CHECK_NEAR(r.max_parallelism, 10, 1e-9);
+    MW_CHECK_INT(r.saturation_k, 10);
+    MW_CHECK_NEAR(r.outstanding, 10, 1e-9);
+    MW_CHECK_INT(r.saturated, 1);
+    MW_CHECK_NEAR(r.parallelism[3], 4, 1e-9);
+    /* still rising at k = 32: only a lower bound */
+    for (unsigned k = 1; k <= 32; k++)
+        r.ns_per_load[k - 1] = 100.0 / k;
+    MW_CHECK_INT(mw_mlp_analyse(&r), 0);
+    MW_CHECK_INT(r.saturated, 0);
+    MW_CHECK_NEAR(r.outstanding, 32, 1e-9);
+    r.n = 0;
+    MW_CHECK_INT(mw_mlp_analyse(&r), -EINVAL);
+}
+
+int main(void)
+{
+    test_triad_bytes();
+    test_delay_grid();
+    test_thread_grid();
+    test_sattolo();
+    test_stats();
+    test_cache_info();
+    test_ladder_detect();
+    test_mlp_analyse();
+    return mw_test_done();
+}
