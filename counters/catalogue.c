@@ -32,7 +32,7 @@
 
 /* Every method name, in the fixed order of DESIGN.md. */
 static const char *const mw_method_name_list[] = {
-    "imc_cas", "ocr_dram", "amd_umc", "amd_df", "lmrl",
+    "imc_cas",     "ocr_dram", "amd_umc", "amd_df",    "lmrl",
     "l1_miss_lat", "pebs_lat", "ibs_lat", "probe_lat",
 };
 
@@ -40,17 +40,20 @@ static const char *const mw_method_name_list[] = {
 static const mw_method_def mw_tab_unknown[] = {MW_METHOD_PROBE_LAT};
 
 typedef struct mw_uarch_info {
-    const char *name;       /* short name, as in profiles and `memwatch probe` */
+    const char *name; /* short name, as in profiles and `memwatch probe` */
     const char *long_name;
-    const char *pfm_pmu;    /* libpfm4 core PMU name (NULL: none) */
+    const char *pfm_pmu; /* libpfm4 core PMU name (NULL: none) */
     const mw_method_def *methods;
     size_t n_methods;
 } mw_uarch_info;
 
-#define MW_UA(n, l, p, t) {n, l, p, t, MW_NEV(t)}
+#define MW_UA(n, l, p, t)                                                                          \
+    {                                                                                              \
+        n, l, p, t, MW_NEV(t)                                                                      \
+    }
 static const mw_uarch_info mw_uarchs[MW_UARCH_COUNT] = {
-    [MW_UARCH_UNKNOWN] = MW_UA("unknown", "unknown CPU (software probe only)", NULL,
-                               mw_tab_unknown),
+    [MW_UARCH_UNKNOWN] =
+        MW_UA("unknown", "unknown CPU (software probe only)", NULL, mw_tab_unknown),
     [MW_UARCH_HSW_EP] = MW_UA("hsw_ep", "Intel Haswell-EP", "hsw_ep", mw_tab_hsw_ep),
     [MW_UARCH_BDW_EP] = MW_UA("bdw_ep", "Intel Broadwell-EP", "bdw_ep", mw_tab_bdw_ep),
     [MW_UARCH_SKX] = MW_UA("skx", "Intel Skylake-SP / Cascade Lake-SP", "skx", mw_tab_skx),
@@ -59,8 +62,8 @@ static const mw_uarch_info mw_uarchs[MW_UARCH_COUNT] = {
     [MW_UARCH_GNR] = MW_UA("gnr", "Intel Granite Rapids", "gnr", mw_tab_gnr),
     [MW_UARCH_SKL] = MW_UA("skl", "Intel client Skylake..Comet Lake", "skl", mw_tab_skl),
     [MW_UARCH_ICL] = MW_UA("icl", "Intel client Ice Lake", "icl", mw_tab_icl),
-    [MW_UARCH_ADL] = MW_UA("adl", "Intel Alder Lake / Raptor Lake (P-cores)", "adl_glc",
-                           mw_tab_adl),
+    [MW_UARCH_ADL] =
+        MW_UA("adl", "Intel Alder Lake / Raptor Lake (P-cores)", "adl_glc", mw_tab_adl),
     [MW_UARCH_KNL] = MW_UA("knl", "Intel Knights Landing / Knights Mill", "knl", mw_tab_knl),
     [MW_UARCH_ZEN2] = MW_UA("zen2", "AMD Zen 2", "amd64_fam17h_zen2", mw_tab_zen2),
     [MW_UARCH_ZEN3] = MW_UA("zen3", "AMD Zen 3", "amd64_fam19h_zen3", mw_tab_zen3),
@@ -73,8 +76,12 @@ static const struct {
     const char *alias;
     mw_uarch u;
 } mw_uarch_aliases[] = {
-    {"clx", MW_UARCH_SKX}, {"cpx", MW_UARCH_SKX},  {"emr", MW_UARCH_SPR},
-    {"rpl", MW_UARCH_ADL}, {"knm", MW_UARCH_KNL},  {"haswell-ep", MW_UARCH_HSW_EP},
+    {"clx", MW_UARCH_SKX},
+    {"cpx", MW_UARCH_SKX},
+    {"emr", MW_UARCH_SPR},
+    {"rpl", MW_UARCH_ADL},
+    {"knm", MW_UARCH_KNL},
+    {"haswell-ep", MW_UARCH_HSW_EP},
     {"broadwell-ep", MW_UARCH_BDW_EP},
 };
 
@@ -92,8 +99,7 @@ static const mw_prefetch_msr mw_pf_spr = {
     0x1A4, 0x4Full, "0 L2 streamer, 1 L2 adjacent line, 2 DCU next-line, 3 DCU IP, 6 L2 AMP"};
 static const mw_prefetch_msr mw_pf_knl = {0x1A4, 0x3ull, "0 DCU, 1 L2"};
 static const mw_prefetch_msr mw_pf_amd = {
-    0xC0000108u, 0x2Full,
-    "0 L1 stream, 1 L1 stride, 2 L1 region, 3 L2 stream, 5 L2 up/down"};
+    0xC0000108u, 0x2Full, "0 L1 stream, 1 L1 stride, 2 L1 region, 3 L2 stream, 5 L2 up/down"};
 
 static const mw_prefetch_msr *const mw_pf_table[MW_UARCH_COUNT] = {
     [MW_UARCH_HSW_EP] = &mw_pf_intel, [MW_UARCH_BDW_EP] = &mw_pf_intel,
@@ -155,8 +161,7 @@ MW_API int mw_catalogue_find(mw_uarch u, const char *method, const mw_method_def
     for (size_t i = 0; i < MW_NEV(mw_method_name_list); i++)
         known |= strcmp(mw_method_name_list[i], method) == 0;
     if (known)
-        mw_log(MW_LOG_DEBUG, "catalogue: method %s does not exist on %s", method,
-               ui->long_name);
+        mw_log(MW_LOG_DEBUG, "catalogue: method %s does not exist on %s", method, ui->long_name);
     else
         mw_log(MW_LOG_WARN,
                "catalogue: unknown method '%s' (known: imc_cas, ocr_dram, amd_umc, amd_df, "

@@ -46,8 +46,7 @@ static void mw_pfm_init_once(void)
     Dl_info dli;
     char real[PATH_MAX];
     unsigned maj, min;
-    if (dladdr((void *)pfm_initialize, &dli) && dli.dli_fname &&
-        realpath(dli.dli_fname, real)) {
+    if (dladdr((void *)pfm_initialize, &dli) && dli.dli_fname && realpath(dli.dli_fname, real)) {
         const char *so = strstr(real, ".so.");
         if (so && sscanf(so + 4, "%u.%u", &maj, &min) == 2)
             snprintf(mw_pfm_version_str, sizeof mw_pfm_version_str, "%u.%u", maj, min);
@@ -206,8 +205,7 @@ static int mw_pfm_explain_notfound(const char *event, char *why, size_t why_cap)
                            mw_pfm_version_str, pmu, pmu, what, hint);
     }
     return mw_pfm_fail(MW_ERR_NOEVENT, MW_LOG_WARN, why, why_cap,
-                       "libpfm4 %s PMU '%s' has no event '%s'", mw_pfm_version_str, pmu,
-                       sep + 2);
+                       "libpfm4 %s PMU '%s' has no event '%s'", mw_pfm_version_str, pmu, sep + 2);
 }
 
 MW_API int mw_pfm_uarch_status(mw_uarch u, char *why, size_t why_cap)
@@ -287,14 +285,12 @@ MW_API int mw_pfm_encode_ex(const char *event, unsigned flags, struct perf_event
     case PFM_ERR_ATTR_VAL:
     case PFM_ERR_ATTR_SET:
     case PFM_ERR_UMASK:
-        rc = mw_pfm_fail(MW_ERR_NOEVENT, MW_LOG_WARN, why, why_cap,
-                         "libpfm4 %s rejects '%s': %s", mw_pfm_version_str, event,
-                         pfm_strerror(ret));
+        rc = mw_pfm_fail(MW_ERR_NOEVENT, MW_LOG_WARN, why, why_cap, "libpfm4 %s rejects '%s': %s",
+                         mw_pfm_version_str, event, pfm_strerror(ret));
         goto out;
     default:
-        rc = mw_pfm_fail(MW_ERR_PFM, MW_LOG_WARN, why, why_cap,
-                         "libpfm4 %s cannot encode '%s': %s", mw_pfm_version_str, event,
-                         pfm_strerror(ret));
+        rc = mw_pfm_fail(MW_ERR_PFM, MW_LOG_WARN, why, why_cap, "libpfm4 %s cannot encode '%s': %s",
+                         mw_pfm_version_str, event, pfm_strerror(ret));
         goto out;
     }
 
@@ -313,9 +309,9 @@ MW_API int mw_pfm_encode_ex(const char *event, unsigned flags, struct perf_event
     attr->sample_period = u.a.sample_period;
     attr->freq = u.a.freq;
     mw_log(MW_LOG_DEBUG,
-           "libpfm4: %s -> %s type=%u config=0x%" PRIx64 " config1=0x%" PRIx64 " precise=%u",
-           event, fstr ? fstr : "?", attr->type, (uint64_t)attr->config,
-           (uint64_t)attr->config1, (unsigned)attr->precise_ip);
+           "libpfm4: %s -> %s type=%u config=0x%" PRIx64 " config1=0x%" PRIx64 " precise=%u", event,
+           fstr ? fstr : "?", attr->type, (uint64_t)attr->config, (uint64_t)attr->config1,
+           (unsigned)attr->precise_ip);
     rc = 0;
 out:
     free(fstr);
@@ -327,8 +323,8 @@ MW_API int mw_pfm_encode(const char *event, unsigned flags, struct perf_event_at
     return mw_pfm_encode_ex(event, flags, attr, NULL, 0);
 }
 
-MW_API int mw_pfm_encode_spec(const mw_event_spec *ev, unsigned flags,
-                              struct perf_event_attr *attr, char *why, size_t why_cap)
+MW_API int mw_pfm_encode_spec(const mw_event_spec *ev, unsigned flags, struct perf_event_attr *attr,
+                              char *why, size_t why_cap)
 {
     if (why && why_cap)
         why[0] = '\0';
@@ -342,12 +338,11 @@ MW_API int mw_pfm_encode_spec(const mw_event_spec *ev, unsigned flags,
     if (rc < 0)
         return rc;
     if (attr->config != ev->config || attr->config1 != ev->config1)
-        return mw_pfm_fail(MW_ERR_PFM, MW_LOG_WARN, why, why_cap,
-                           "libpfm4 %s encodes '%s' as config=0x%" PRIx64 " config1=0x%" PRIx64
-                           " but the catalogue expects config=0x%" PRIx64
-                           " config1=0x%" PRIx64 " (%s)",
-                           mw_pfm_version_str, ev->pfm, (uint64_t)attr->config,
-                           (uint64_t)attr->config1, ev->config, ev->config1,
-                           ev->source ? ev->source : "no source");
+        return mw_pfm_fail(
+            MW_ERR_PFM, MW_LOG_WARN, why, why_cap,
+            "libpfm4 %s encodes '%s' as config=0x%" PRIx64 " config1=0x%" PRIx64
+            " but the catalogue expects config=0x%" PRIx64 " config1=0x%" PRIx64 " (%s)",
+            mw_pfm_version_str, ev->pfm, (uint64_t)attr->config, (uint64_t)attr->config1,
+            ev->config, ev->config1, ev->source ? ev->source : "no source");
     return 0;
 }

@@ -22,8 +22,7 @@ static const mw_event_spec mw_adl_lmrl[] = {
     MW_CORE("pending", "cpu_core", "adl_glc::L1D_PEND_MISS:PENDING", 0x0148, 0, 1.0,
             "REFERENCE.md §2 L1D_PEND_MISS.PENDING 0x48/0x01; kernel pmu-events alderlake; "
             "not in libpfm4 4.13"),
-    MW_CORE("l1_miss_any", "cpu_core", "adl_glc::MEM_LOAD_COMPLETED:L1_MISS_ANY", 0xfd43, 0,
-            1.0,
+    MW_CORE("l1_miss_any", "cpu_core", "adl_glc::MEM_LOAD_COMPLETED:L1_MISS_ANY", 0xfd43, 0, 1.0,
             "REFERENCE.md §2 MEM_LOAD_COMPLETED.L1_MISS_ANY 0x43/0xfd (TMA for ADL); not in "
             "libpfm4 4.13"),
 };

@@ -13,52 +13,52 @@
  * format "event:0-7,32-35", "umask:8-15"), REFERENCE.md §2.
  */
 #define MW_DF_SRC "kernel pmu-events x86/amdzen2 data-fabric.json dram_channel_data_controller_"
-#define MW_DF_CH(n, terms, cfg)                                                                \
-    MW_SYSFS("ch" #n, "amd_df", terms, cfg, 0, 64.0,                                          \
-             MW_DF_SRC #n "; amd_df format event:0-7,32-35 umask:8-15 (arch/x86/events/amd/"  \
+#define MW_DF_CH(n, terms, cfg)                                                                    \
+    MW_SYSFS("ch" #n, "amd_df", terms, cfg, 0, 64.0,                                               \
+             MW_DF_SRC #n "; amd_df format event:0-7,32-35 umask:8-15 (arch/x86/events/amd/"       \
                           "uncore.c)")
-#define MW_DF_CHANNELS                                                                         \
-    MW_DF_CH(0, "event=0x07,umask=0x38", 0x3807ull),                                           \
-        MW_DF_CH(1, "event=0x47,umask=0x38", 0x3847ull),                                       \
-        MW_DF_CH(2, "event=0x87,umask=0x38", 0x3887ull),                                       \
-        MW_DF_CH(3, "event=0xc7,umask=0x38", 0x38c7ull),                                       \
-        MW_DF_CH(4, "event=0x107,umask=0x38", 0x100003807ull),                                 \
-        MW_DF_CH(5, "event=0x147,umask=0x38", 0x100003847ull),                                 \
-        MW_DF_CH(6, "event=0x187,umask=0x38", 0x100003887ull),                                 \
+#define MW_DF_CHANNELS                                                                             \
+    MW_DF_CH(0, "event=0x07,umask=0x38", 0x3807ull),                                               \
+        MW_DF_CH(1, "event=0x47,umask=0x38", 0x3847ull),                                           \
+        MW_DF_CH(2, "event=0x87,umask=0x38", 0x3887ull),                                           \
+        MW_DF_CH(3, "event=0xc7,umask=0x38", 0x38c7ull),                                           \
+        MW_DF_CH(4, "event=0x107,umask=0x38", 0x100003807ull),                                     \
+        MW_DF_CH(5, "event=0x147,umask=0x38", 0x100003847ull),                                     \
+        MW_DF_CH(6, "event=0x187,umask=0x38", 0x100003887ull),                                     \
         MW_DF_CH(7, "event=0x1c7,umask=0x38", 0x1000038c7ull)
-#define MW_F_DF                                                                                \
-    "(ch0 + ch1 + ch2 + ch3 + ch4 + ch5 + ch6 + ch7) * 64 bytes (DRAM reads and writes of "    \
+#define MW_F_DF                                                                                    \
+    "(ch0 + ch1 + ch2 + ch3 + ch4 + ch5 + ch6 + ch7) * 64 bytes (DRAM reads and writes of "        \
     "the socket)"
-#define MW_N_DF                                                                                \
-    "system-wide data-fabric counters; users report Zen 2 DF counts about 3x high and NPS "    \
+#define MW_N_DF                                                                                    \
+    "system-wide data-fabric counters; users report Zen 2 DF counts about 3x high and NPS "        \
     "modes off by 2x, so calibrate before trusting it; channels a part lacks count 0"
 
 /* Zen 4 and later: one amd_umc_N PMU per memory controller, event 0x0a
  * (umc_cas_cmd) with rdwrmask 1 (reads) or 2 (writes); kernel format
  * "event:0-7", "rdwrmask:8-9". */
-#define MW_UMC_EVENTS(json)                                                                    \
-    MW_SYSFS("rd", "amd_umc_*", "event=0x0a,rdwrmask=0x1", 0x010aull, 0, 64.0,                \
-             "kernel pmu-events x86/" json " umc_cas_cmd.rd (EventCode 0x0a, RdWrMask 1); "   \
-             "arch/x86/events/amd/uncore.c amd_umc format rdwrmask:8-9"),                      \
-        MW_SYSFS("wr", "amd_umc_*", "event=0x0a,rdwrmask=0x2", 0x020aull, 0, 64.0,            \
+#define MW_UMC_EVENTS(json)                                                                        \
+    MW_SYSFS("rd", "amd_umc_*", "event=0x0a,rdwrmask=0x1", 0x010aull, 0, 64.0,                     \
+             "kernel pmu-events x86/" json " umc_cas_cmd.rd (EventCode 0x0a, RdWrMask 1); "        \
+             "arch/x86/events/amd/uncore.c amd_umc format rdwrmask:8-9"),                          \
+        MW_SYSFS("wr", "amd_umc_*", "event=0x0a,rdwrmask=0x2", 0x020aull, 0, 64.0,                 \
                  "kernel pmu-events x86/" json " umc_cas_cmd.wr (EventCode 0x0a, RdWrMask 2)")
 #define MW_F_UMC "(rd + wr) * 64 bytes, summed over every amd_umc PMU"
-#define MW_N_UMC                                                                               \
-    "system-wide memory-controller CAS commands (every process, prefetches included); "        \
+#define MW_N_UMC                                                                                   \
+    "system-wide memory-controller CAS commands (every process, prefetches included); "            \
     "needs Linux 6.9+ amd_umc PMU and system-wide counting"
 
 /* IBS op sampling: cnt_ctl=1 counts dispatched ops (IBS_OP_CTL bit 19) rather than
  * cycles; l3missonly (bit 16, Zen 4+) keeps only ops that missed L3. */
-#define MW_F_IBS                                                                               \
-    "mean DcMissLat (sample weight) of the sampled ops whose data_src says DRAM, in core "      \
+#define MW_F_IBS                                                                                   \
+    "mean DcMissLat (sample weight) of the sampled ops whose data_src says DRAM, in core "         \
     "cycles"
-#define MW_N_IBS                                                                               \
-    "samples one op in N; DcMissLat is the miss latency from allocation to fill; older "       \
+#define MW_N_IBS                                                                                   \
+    "samples one op in N; DcMissLat is the miss latency from allocation to fill; older "           \
     "kernels cannot exclude the kernel for IBS, so it needs perf_event_paranoid <= 1"
 
 #define MW_F_AMD_LMRL "pending / mab_alloc core cycles per L1-missing load (MAB occupancy)"
-#define MW_N_AMD_LMRL                                                                          \
-    "AMD analogue of Intel's load-miss real latency (REFERENCE.md §2: to be validated); "      \
+#define MW_N_AMD_LMRL                                                                              \
+    "AMD analogue of Intel's load-miss real latency (REFERENCE.md §2: to be validated); "         \
     "ALLOC_MAB_COUNT is the MAB occupancy summed per cycle"
 
 #endif

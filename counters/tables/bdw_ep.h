@@ -40,8 +40,8 @@ static const mw_event_spec mw_bdw_ep_l1ml[] = {
             "libpfm4 intel_bdw_events.h MEM_LOAD_UOPS_RETIRED.L1_MISS 0xD1/0x08"),
 };
 static const mw_event_spec mw_bdw_ep_pebs[] = {
-    MW_CORE("loads", "cpu", "bdw_ep::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=64:precise=2", 0x01cd,
-            64, 1.0,
+    MW_CORE("loads", "cpu", "bdw_ep::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=64:precise=2", 0x01cd, 64,
+            1.0,
             "libpfm4 intel_bdw_events.h MEM_TRANS_RETIRED.LOAD_LATENCY 0xCD/0x01, ldlat in "
             "config1 (MSR 0x3F6); kernel mem-loads alias event=0xcd,umask=0x1,ldlat=3"),
 };
@@ -50,10 +50,10 @@ static const mw_method_def mw_tab_bdw_ep[] = {
               MW_F_IMC_CAS, MW_N_IMC_CAS, mw_bdw_ep_imc_cas),
     MW_METHOD("ocr_dram", MW_Q_DRAM_BYTES, MW_SCOPE_THREAD, MW_NEED_CORE_PMU | MW_NEED_OFFCORE,
               MW_F_OCR, MW_N_OCR, mw_bdw_ep_ocr),
-    MW_METHOD("lmrl", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_LMRL,
-              MW_N_LMRL, mw_bdw_ep_lmrl),
-    MW_METHOD("l1_miss_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_L1ML,
-              MW_N_L1ML, mw_bdw_ep_l1ml),
+    MW_METHOD("lmrl", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_LMRL, MW_N_LMRL,
+              mw_bdw_ep_lmrl),
+    MW_METHOD("l1_miss_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_L1ML, MW_N_L1ML,
+              mw_bdw_ep_l1ml),
     MW_METHOD("pebs_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU | MW_NEED_PRECISE,
               MW_F_PEBS, MW_N_PEBS, mw_bdw_ep_pebs),
     MW_METHOD_PROBE_LAT,

@@ -41,8 +41,7 @@ static const mw_event_spec mw_gnr_pebs[] = {
     MW_SYSFS("aux", "cpu", "event=0x03,umask=0x82", 0x8203, 0, 1.0,
              "kernel arch/x86/events/intel/core.c mem-loads-aux alias event=0x03,umask=0x82"),
     MW_CORE("loads", "cpu", "gnr::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=64:precise=2", 0x01cd, 64,
-            1.0,
-            "REFERENCE.md §2 MEM_TRANS_RETIRED.LOAD_LATENCY 0xCD/0x01; not in libpfm4 4.13"),
+            1.0, "REFERENCE.md §2 MEM_TRANS_RETIRED.LOAD_LATENCY 0xCD/0x01; not in libpfm4 4.13"),
 };
 static const mw_method_def mw_tab_gnr[] = {
     MW_METHOD("imc_cas", MW_Q_DRAM_BYTES, MW_SCOPE_SYSTEM, MW_NEED_UNCORE | MW_NEED_SYSTEMWIDE,
@@ -53,8 +52,8 @@ static const mw_method_def mw_tab_gnr[] = {
               MW_F_OCR, MW_N_OCR, mw_gnr_ocr),
     MW_METHOD("lmrl", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_LMRL_NEW, MW_N_LMRL,
               mw_gnr_lmrl),
-    MW_METHOD("l1_miss_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_L1ML,
-              MW_N_L1ML, mw_gnr_l1ml),
+    MW_METHOD("l1_miss_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_L1ML, MW_N_L1ML,
+              mw_gnr_l1ml),
     MW_METHOD("pebs_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU | MW_NEED_PRECISE,
               MW_F_PEBS_AUX, MW_N_PEBS, mw_gnr_pebs),
     MW_METHOD_PROBE_LAT,

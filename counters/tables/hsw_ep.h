@@ -39,8 +39,8 @@ static const mw_event_spec mw_hsw_ep_l1ml[] = {
             "libpfm4 intel_hsw_events.h MEM_LOAD_UOPS_RETIRED.L1_MISS 0xD1/0x08"),
 };
 static const mw_event_spec mw_hsw_ep_pebs[] = {
-    MW_CORE("loads", "cpu", "hsw_ep::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=64:precise=2", 0x01cd,
-            64, 1.0,
+    MW_CORE("loads", "cpu", "hsw_ep::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=64:precise=2", 0x01cd, 64,
+            1.0,
             "libpfm4 intel_hsw_events.h MEM_TRANS_RETIRED.LOAD_LATENCY 0xCD/0x01, ldlat in "
             "config1 (MSR 0x3F6); kernel mem-loads alias event=0xcd,umask=0x1,ldlat=3"),
 };
@@ -52,8 +52,8 @@ static const mw_method_def mw_tab_hsw_ep[] = {
     MW_METHOD("lmrl", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_LMRL,
               MW_N_LMRL "; L1D_PEND_MISS.PENDING runs on counter 2 only on Haswell",
               mw_hsw_ep_lmrl),
-    MW_METHOD("l1_miss_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_L1ML,
-              MW_N_L1ML, mw_hsw_ep_l1ml),
+    MW_METHOD("l1_miss_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_L1ML, MW_N_L1ML,
+              mw_hsw_ep_l1ml),
     MW_METHOD("pebs_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU | MW_NEED_PRECISE,
               MW_F_PEBS, MW_N_PEBS, mw_hsw_ep_pebs),
     MW_METHOD_PROBE_LAT,

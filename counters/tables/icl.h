@@ -18,8 +18,7 @@ static const mw_event_spec mw_icl_ocr[] = {
     MW_CORE("rd", "cpu", "icl::OCR:DEMAND_DATA_RD_DRAM", 0x01b7, 0x184000001ull, 64.0,
             "libpfm4 lib/events/intel_icl_events.h OCR.DEMAND_DATA_RD_DRAM; kernel "
             "pmu-events x86/icelake OCR.DEMAND_DATA_RD.DRAM MSRValue 0x184000001"),
-    MW_CORE("rfo", "cpu", "icl::OFFCORE_RESPONSE_1:DEMAND_RFO_DRAM", 0x01bb, 0x184000002ull,
-            64.0,
+    MW_CORE("rfo", "cpu", "icl::OFFCORE_RESPONSE_1:DEMAND_RFO_DRAM", 0x01bb, 0x184000002ull, 64.0,
             "libpfm4 intel_icl_events.h OFFCORE_RESPONSE_1 (event 0xBB) DEMAND_RFO_DRAM; "
             "kernel pmu-events x86/icelake OCR.DEMAND_RFO.DRAM MSRValue 0x184000002"),
 };
@@ -52,8 +51,8 @@ static const mw_method_def mw_tab_icl[] = {
               MW_N_OCR "; demand requests only (no prefetches at all)", mw_icl_ocr),
     MW_METHOD("lmrl", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_LMRL, MW_N_LMRL,
               mw_icl_lmrl),
-    MW_METHOD("l1_miss_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_L1ML,
-              MW_N_L1ML, mw_icl_l1ml),
+    MW_METHOD("l1_miss_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_L1ML, MW_N_L1ML,
+              mw_icl_l1ml),
     MW_METHOD("pebs_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU | MW_NEED_PRECISE,
               MW_F_PEBS, MW_N_PEBS, mw_icl_pebs),
     MW_METHOD_PROBE_LAT,

@@ -24,8 +24,8 @@ static const mw_method_def mw_tab_knl[] = {
     MW_METHOD("imc_cas", MW_Q_DRAM_BYTES, MW_SCOPE_SYSTEM, MW_NEED_UNCORE | MW_NEED_SYSTEMWIDE,
               MW_F_IMC_CAS, MW_N_IMC_CAS "; DDR only, MCDRAM not counted", mw_knl_imc_cas),
     MW_METHOD("ocr_dram", MW_Q_DRAM_BYTES, MW_SCOPE_THREAD, MW_NEED_CORE_PMU | MW_NEED_OFFCORE,
-              "rd * 64 bytes (reads served by DDR, near or far)",
-              MW_N_OCR "; MCDRAM not counted", mw_knl_ocr),
+              "rd * 64 bytes (reads served by DDR, near or far)", MW_N_OCR "; MCDRAM not counted",
+              mw_knl_ocr),
     MW_METHOD_PROBE_LAT,
 };
 #endif

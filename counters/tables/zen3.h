@@ -22,8 +22,8 @@ static const mw_event_spec mw_zen3_ibs[] = {
 static const mw_method_def mw_tab_zen3[] = {
     MW_METHOD("amd_df", MW_Q_DRAM_BYTES, MW_SCOPE_SYSTEM, MW_NEED_UNCORE | MW_NEED_SYSTEMWIDE,
               MW_F_DF, MW_N_DF, mw_zen3_df),
-    MW_METHOD("lmrl", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_AMD_LMRL,
-              MW_N_AMD_LMRL, mw_zen3_lmrl),
+    MW_METHOD("lmrl", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_AMD_LMRL, MW_N_AMD_LMRL,
+              mw_zen3_lmrl),
     MW_METHOD("ibs_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_IBS, MW_F_IBS,
               MW_N_IBS "; Zen 3 has no L3-miss-only filter", mw_zen3_ibs),
     MW_METHOD_PROBE_LAT,

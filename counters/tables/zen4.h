@@ -21,8 +21,8 @@ static const mw_event_spec mw_zen4_ibs[] = {
 static const mw_method_def mw_tab_zen4[] = {
     MW_METHOD("amd_umc", MW_Q_DRAM_BYTES, MW_SCOPE_SYSTEM, MW_NEED_UNCORE | MW_NEED_SYSTEMWIDE,
               MW_F_UMC, MW_N_UMC, mw_zen4_umc),
-    MW_METHOD("lmrl", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_AMD_LMRL,
-              MW_N_AMD_LMRL, mw_zen4_lmrl),
+    MW_METHOD("lmrl", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_CORE_PMU, MW_F_AMD_LMRL, MW_N_AMD_LMRL,
+              mw_zen4_lmrl),
     MW_METHOD("ibs_lat", MW_Q_LATENCY, MW_SCOPE_THREAD, MW_NEED_IBS, MW_F_IBS,
               MW_N_IBS "; l3missonly keeps only L3-missing ops", mw_zen4_ibs),
     MW_METHOD_PROBE_LAT,

@@ -84,8 +84,8 @@ MW_API int mw_pfm_encode(const char *event, unsigned flags, struct perf_event_at
  * ev->config / ev->config1: a difference gives MW_ERR_PFM with both values in
  * the reason, because it means the installed libpfm4 disagrees with the table.
  */
-MW_API int mw_pfm_encode_spec(const mw_event_spec *ev, unsigned flags,
-                              struct perf_event_attr *attr, char *why, size_t why_cap);
+MW_API int mw_pfm_encode_spec(const mw_event_spec *ev, unsigned flags, struct perf_event_attr *attr,
+                              char *why, size_t why_cap);
 
 #ifdef __cplusplus
 }

@@ -29,7 +29,10 @@ typedef struct set_row {
     const char *methods; /* space-separated, catalogue order */
     int line;
 } set_row;
-#define SET(u, m) {u, m, __LINE__}
+#define SET(u, m)                                                                                  \
+    {                                                                                              \
+        u, m, __LINE__                                                                             \
+    }
 static const set_row sets[] = {
     SET(MW_UARCH_UNKNOWN, "probe_lat"),
     SET(MW_UARCH_HSW_EP, "imc_cas ocr_dram lmrl l1_miss_lat pebs_lat probe_lat"),
@@ -176,18 +179,20 @@ static void check_uarch(mw_uarch u)
             MW_CHECK((ev->pfm != NULL) != (ev->sysfs != NULL),
                      "%s/%s/%s: needs exactly one of pfm and sysfs", un, m->name, role);
             if (m->quantity == MW_Q_DRAM_BYTES)
-                MW_CHECK(ev->scale == 64.0, "%s/%s/%s: DRAM byte events count 64-byte lines, "
-                         "scale %g", un, m->name, role, ev->scale);
-            else
-                MW_CHECK(ev->scale == 1.0, "%s/%s/%s: latency events count cycles, scale %g",
+                MW_CHECK(ev->scale == 64.0,
+                         "%s/%s/%s: DRAM byte events count 64-byte lines, "
+                         "scale %g",
                          un, m->name, role, ev->scale);
+            else
+                MW_CHECK(ev->scale == 1.0, "%s/%s/%s: latency events count cycles, scale %g", un,
+                         m->name, role, ev->scale);
             if (ev->role)
                 MW_CHECK(role_in_formula(m->formula, ev->role),
                          "%s/%s: formula \"%s\" does not use role %s", un, m->name, m->formula,
                          role);
             for (size_t j = 0; j < e; j++)
-                MW_CHECK(strcmp(m->events[j].role, role) != 0, "%s/%s: role %s twice", un,
-                         m->name, role);
+                MW_CHECK(strcmp(m->events[j].role, role) != 0, "%s/%s: role %s twice", un, m->name,
+                         role);
             if (ev->pfm) {
                 any_core = true;
                 const char *pp = mw_uarch_pfm_pmu(u);
@@ -202,16 +207,16 @@ static void check_uarch(mw_uarch u)
                 uint64_t cfg = ~0ull;
                 int trc = encode_terms(ev->pmu, ev->sysfs, &cfg);
                 MW_CHECK(trc == 0 && cfg == ev->config,
-                         "%s/%s/%s: terms '%s' on %s give 0x%" PRIx64 ", table says 0x%" PRIx64,
-                         un, m->name, role, ev->sysfs, ev->pmu, cfg, ev->config);
+                         "%s/%s/%s: terms '%s' on %s give 0x%" PRIx64 ", table says 0x%" PRIx64, un,
+                         m->name, role, ev->sysfs, ev->pmu, cfg, ev->config);
                 if (strcmp(ev->pmu, "cpu") && strcmp(ev->pmu, "cpu_core") &&
                     strcmp(ev->pmu, "ibs_op"))
                     any_sysfs_uncore = true;
             }
         }
         if (any_core)
-            MW_CHECK(m->needs & MW_NEED_CORE_PMU, "%s/%s: core events without MW_NEED_CORE_PMU",
-                     un, m->name);
+            MW_CHECK(m->needs & MW_NEED_CORE_PMU, "%s/%s: core events without MW_NEED_CORE_PMU", un,
+                     m->name);
         if (any_sysfs_uncore)
             MW_CHECK((m->needs & MW_NEED_UNCORE) && (m->needs & MW_NEED_SYSTEMWIDE),
                      "%s/%s: uncore events need UNCORE and SYSTEMWIDE", un, m->name);
@@ -253,9 +258,9 @@ static void check_docs(void)
         for (size_t i = 0; i < n; i++)
             for (size_t e = 0; e < defs[i].n_events; e++) {
                 const mw_event_spec *ev = &defs[i].events[e];
-                snprintf(needle, sizeof needle, "| %s | %s | `%s` | `%s` | 0x%" PRIx64 " | 0x%" PRIx64
-                         " |", defs[i].name, ev->role, ev->pmu, ev->pfm ? ev->pfm : ev->sysfs,
-                         ev->config, ev->config1);
+                snprintf(needle, sizeof needle,
+                         "| %s | %s | `%s` | `%s` | 0x%" PRIx64 " | 0x%" PRIx64 " |", defs[i].name,
+                         ev->role, ev->pmu, ev->pfm ? ev->pfm : ev->sysfs, ev->config, ev->config1);
                 MW_CHECK(strstr(doc, needle) != NULL, "docs/methods.md lacks the row \"%s\"",
                          needle);
             }
@@ -270,9 +275,9 @@ int main(void)
     size_t nn = mw_method_names(&names);
     MW_CHECK_INT(nn, 9);
     MW_CHECK_INT(mw_method_names(NULL), 9);
-    static const char *const expect_names[] = {"imc_cas",     "ocr_dram", "amd_umc",
-                                               "amd_df",      "lmrl",     "l1_miss_lat",
-                                               "pebs_lat",    "ibs_lat",  "probe_lat"};
+    static const char *const expect_names[] = {"imc_cas",  "ocr_dram", "amd_umc",
+                                               "amd_df",   "lmrl",     "l1_miss_lat",
+                                               "pebs_lat", "ibs_lat",  "probe_lat"};
     for (size_t i = 0; i < nn && i < 9; i++)
         MW_CHECK_STR(names[i], expect_names[i]);
 
@@ -293,15 +298,17 @@ int main(void)
                 strcat(got, " ");
             strcat(got, defs[k].name);
         }
-        MW_CHECK_AT(__FILE__, s->line, !strcmp(got, s->methods), "%s: methods \"%s\", expected "
-                    "\"%s\"", mw_uarch_name(s->u), got, s->methods);
+        MW_CHECK_AT(__FILE__, s->line, !strcmp(got, s->methods),
+                    "%s: methods \"%s\", expected "
+                    "\"%s\"",
+                    mw_uarch_name(s->u), got, s->methods);
         /* Absent methods are MW_ERR_NOEVENT. */
         for (size_t k = 0; k < nn; k++) {
             const mw_method_def *d = (const mw_method_def *)&d;
             int rc = mw_catalogue_find(s->u, names[k], &d);
             if (word_in(s->methods, names[k]))
-                MW_CHECK_AT(__FILE__, s->line, rc == 0 && d, "%s/%s: rc %d",
-                            mw_uarch_name(s->u), names[k], rc);
+                MW_CHECK_AT(__FILE__, s->line, rc == 0 && d, "%s/%s: rc %d", mw_uarch_name(s->u),
+                            names[k], rc);
             else
                 MW_CHECK_AT(__FILE__, s->line, rc == MW_ERR_NOEVENT && d == NULL,
                             "%s/%s absent: rc %d", mw_uarch_name(s->u), names[k], rc);
@@ -337,8 +344,7 @@ int main(void)
 
     /* Names round-trip; aliases; unknown names. */
     for (int u = 0; u < MW_UARCH_COUNT; u++) {
-        MW_CHECK(mw_uarch_from_name(mw_uarch_name((mw_uarch)u)) == (mw_uarch)u, "name of %d",
-                 u);
+        MW_CHECK(mw_uarch_from_name(mw_uarch_name((mw_uarch)u)) == (mw_uarch)u, "name of %d", u);
         MW_CHECK(strlen(mw_uarch_long_name((mw_uarch)u)) > 5, "long name of %d", u);
         MW_CHECK((mw_uarch_pfm_pmu((mw_uarch)u) == NULL) == (u == MW_UARCH_UNKNOWN),
                  "pfm pmu of %s", mw_uarch_name((mw_uarch)u));
@@ -379,8 +385,9 @@ int main(void)
         MW_CHECK_AT(__FILE__, pf[i].line, rc == pf[i].rc, "prefetch msr of %s: rc %d",
                     mw_uarch_name(pf[i].u), rc);
         if (rc == 0)
-            MW_CHECK_AT(__FILE__, pf[i].line, m && m->msr == pf[i].msr && m->mask == pf[i].mask &&
-                        m->bits && *m->bits, "prefetch msr of %s", mw_uarch_name(pf[i].u));
+            MW_CHECK_AT(__FILE__, pf[i].line,
+                        m && m->msr == pf[i].msr && m->mask == pf[i].mask && m->bits && *m->bits,
+                        "prefetch msr of %s", mw_uarch_name(pf[i].u));
         else
             MW_CHECK_AT(__FILE__, pf[i].line, m == NULL, "out pointer not cleared");
     }

@@ -20,7 +20,10 @@ typedef struct cpu_row {
 
 #define I "GenuineIntel"
 #define A "AuthenticAMD"
-#define ROW(cpu, v, f, m, u) {cpu, v, f, m, u, __LINE__}
+#define ROW(cpu, v, f, m, u)                                                                       \
+    {                                                                                              \
+        cpu, v, f, m, u, __LINE__                                                                  \
+    }
 static const cpu_row cpus[] = {
     ROW("Xeon E5-2699 v3 (Haswell-EP)", I, 6, 0x3F, MW_UARCH_HSW_EP),
     ROW("Xeon E5-2699 v4 (Broadwell-EP)", I, 6, 0x4F, MW_UARCH_BDW_EP),
@@ -87,7 +90,10 @@ typedef struct fixture_row {
     int line;
 } fixture_row;
 
-#define FIX(d, rc, v, f, m, s, n, mc, u) {d, rc, v, f, m, s, n, mc, u, __LINE__}
+#define FIX(d, rc, v, f, m, s, n, mc, u)                                                           \
+    {                                                                                              \
+        d, rc, v, f, m, s, n, mc, u, __LINE__                                                      \
+    }
 static const fixture_row fixtures[] = {
     FIX("amd_epyc_dev_vm", 0, A, 26, 2, 1, "AMD EPYC", "0x1000065", MW_UARCH_ZEN5),
     FIX("amd_epyc_9654_genoa", 0, A, 25, 17, 1, "AMD EPYC 9654 96-Core Processor", "0xa101144",
@@ -124,8 +130,10 @@ int main(void)
     for (size_t i = 0; i < sizeof cpus / sizeof cpus[0]; i++) {
         const cpu_row *r = &cpus[i];
         mw_uarch got = mw_uarch_from_cpuid(r->vendor, r->family, r->model);
-        MW_CHECK_AT(__FILE__, r->line, got == r->expect, "%s: %s family 0x%x model 0x%x -> %s, "
-                    "expected %s", r->cpu, r->vendor, r->family, r->model, mw_uarch_name(got),
+        MW_CHECK_AT(__FILE__, r->line, got == r->expect,
+                    "%s: %s family 0x%x model 0x%x -> %s, "
+                    "expected %s",
+                    r->cpu, r->vendor, r->family, r->model, mw_uarch_name(got),
                     mw_uarch_name(r->expect));
     }
     MW_CHECK(mw_uarch_from_cpuid(NULL, 6, 0x55) == MW_UARCH_UNKNOWN, "NULL vendor");
@@ -143,11 +151,11 @@ int main(void)
             continue;
         MW_CHECK_AT(__FILE__, f->line, !strcmp(id.vendor, f->vendor), "%s: vendor '%s'", f->dir,
                     id.vendor);
-        MW_CHECK_AT(__FILE__, f->line, id.family == f->family && id.model == f->model &&
-                    id.stepping == f->stepping, "%s: family %u model %u stepping %u", f->dir,
-                    id.family, id.model, id.stepping);
-        MW_CHECK_AT(__FILE__, f->line, !strcmp(id.model_name, f->model_name),
-                    "%s: model name '%s'", f->dir, id.model_name);
+        MW_CHECK_AT(__FILE__, f->line,
+                    id.family == f->family && id.model == f->model && id.stepping == f->stepping,
+                    "%s: family %u model %u stepping %u", f->dir, id.family, id.model, id.stepping);
+        MW_CHECK_AT(__FILE__, f->line, !strcmp(id.model_name, f->model_name), "%s: model name '%s'",
+                    f->dir, id.model_name);
         MW_CHECK_AT(__FILE__, f->line, !strcmp(id.microcode, f->microcode), "%s: microcode '%s'",
                     f->dir, id.microcode);
         MW_CHECK_AT(__FILE__, f->line, id.uarch == f->uarch, "%s: uarch %s, expected %s", f->dir,
@@ -162,8 +170,8 @@ int main(void)
     if (rc == 0) {
         MW_CHECK(self.vendor[0] != '\0', "empty vendor");
         printf("this machine: %s family 0x%x model 0x%x stepping %u \"%s\" microcode %s -> %s\n",
-               self.vendor, self.family, self.model, self.stepping, self.model_name,
-               self.microcode, mw_uarch_long_name(self.uarch));
+               self.vendor, self.family, self.model, self.stepping, self.model_name, self.microcode,
+               mw_uarch_long_name(self.uarch));
     }
     return mw_test_done();
 }

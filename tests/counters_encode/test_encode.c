@@ -31,7 +31,10 @@ typedef struct enc_row {
     const char *source;
     int line;
 } enc_row;
-#define ROW(u, m, r, c, c1, p, s) {MW_UARCH_##u, m, r, c, c1, p, s, __LINE__}
+#define ROW(u, m, r, c, c1, p, s)                                                                  \
+    {                                                                                              \
+        MW_UARCH_##u, m, r, c, c1, p, s, __LINE__                                                  \
+    }
 
 /* Intel codes: config = umask << 8 | event; config1 = offcore response MSR value
  * (0x1A6/0x1A7) or the PEBS load-latency threshold (MSR 0x3F6, ldlat=64). */
@@ -41,7 +44,8 @@ typedef struct enc_row {
 #define L1M "kernel pmu-events MEM_LOAD_RETIRED.L1_MISS EventCode 0xD1 UMask 0x08"
 #define FBH "kernel pmu-events MEM_LOAD_RETIRED.FB_HIT EventCode 0xD1 UMask 0x40"
 #define LMA "REFERENCE.md §2: MEM_LOAD_COMPLETED.L1_MISS_ANY 0x43/0xfd"
-#define LAT "kernel mem-loads: MEM_TRANS_RETIRED.LOAD_LATENCY 0xCD/0x01, ldlat=64 in config1, precise 2"
+#define LAT                                                                                        \
+    "kernel mem-loads: MEM_TRANS_RETIRED.LOAD_LATENCY 0xCD/0x01, ldlat=64 in config1, precise 2"
 #define MAB "REFERENCE.md §2: ls_alloc_mab_count event 0x5f"
 #define MABA "REFERENCE.md §2: ls_mab_alloc.load_store_allocations 0x41/0x3f"
 
@@ -202,8 +206,8 @@ static void check_coverage(mw_uarch u)
             for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
                 found |= rows[r].u == u && !strcmp(rows[r].method, defs[i].name) &&
                          !strcmp(rows[r].role, ev->role);
-            MW_CHECK(found, "%s/%s/%s (%s) has no expected value in this test",
-                     mw_uarch_name(u), defs[i].name, ev->role, ev->pfm);
+            MW_CHECK(found, "%s/%s/%s (%s) has no expected value in this test", mw_uarch_name(u),
+                     defs[i].name, ev->role, ev->pfm);
         }
 }
 
@@ -213,15 +217,14 @@ static void check_row(const enc_row *r)
 {
     const char *un = mw_uarch_name(r->u);
     const mw_event_spec *ev = find_event(r->u, r->method, r->role);
-    MW_CHECK_AT(__FILE__, r->line, ev && ev->pfm, "%s/%s/%s: not a core event of the catalogue",
-                un, r->method, r->role);
+    MW_CHECK_AT(__FILE__, r->line, ev && ev->pfm, "%s/%s/%s: not a core event of the catalogue", un,
+                r->method, r->role);
     if (!ev || !ev->pfm)
         return;
     MW_CHECK_AT(__FILE__, r->line, ev->config == r->config && ev->config1 == r->config1,
                 "%s/%s/%s: catalogue says config=0x%" PRIx64 " config1=0x%" PRIx64
                 ", expected 0x%" PRIx64 "/0x%" PRIx64 " (%s)",
-                un, r->method, r->role, ev->config, ev->config1, r->config, r->config1,
-                r->source);
+                un, r->method, r->role, ev->config, ev->config1, r->config, r->config1, r->source);
     struct perf_event_attr a;
     char why[512];
     int rc = mw_pfm_encode_ex(ev->pfm, 0, &a, why, sizeof why);
@@ -255,11 +258,12 @@ static void check_missing_model(const char *model, mw_uarch u)
     char swhy[512];
     int src = mw_pfm_uarch_status(u, swhy, sizeof swhy);
     MW_CHECK(src == MW_ERR_NOPMU && strstr(swhy, reason) && strstr(swhy, table) &&
-             !strstr(swhy, "cannot encode"), "uarch status of %s: rc %d \"%s\"",
-             mw_uarch_name(u), src, swhy);
+                 !strstr(swhy, "cannot encode"),
+             "uarch status of %s: rc %d \"%s\"", mw_uarch_name(u), src, swhy);
     printf("%s: %s\n", model, swhy);
     printf("note: libpfm4 %s has no model %s: checking that %s's core events are reported "
-           "unavailable\n", mw_pfm_version(), model, mw_uarch_name(u));
+           "unavailable\n",
+           mw_pfm_version(), model, mw_uarch_name(u));
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         if (rows[r].u != u)
             continue;
@@ -268,9 +272,10 @@ static void check_missing_model(const char *model, mw_uarch u)
                     rows[r].method, rows[r].role);
         if (!ev || !ev->pfm)
             continue;
-        MW_CHECK_AT(__FILE__, rows[r].line, ev->config == rows[r].config &&
-                    ev->config1 == rows[r].config1, "%s/%s/%s: catalogue config differs (%s)",
-                    mw_uarch_name(u), rows[r].method, rows[r].role, rows[r].source);
+        MW_CHECK_AT(__FILE__, rows[r].line,
+                    ev->config == rows[r].config && ev->config1 == rows[r].config1,
+                    "%s/%s/%s: catalogue config differs (%s)", mw_uarch_name(u), rows[r].method,
+                    rows[r].role, rows[r].source);
         struct perf_event_attr a;
         char why[512];
         int rc = mw_pfm_encode_spec(ev, 0, &a, why, sizeof why);
@@ -420,8 +425,7 @@ static void check_host(void)
         return;
     int st = mw_pfm_pmu_status(want);
     int ust = mw_pfm_uarch_status(id.uarch, why, sizeof why);
-    printf("host: core events of %s: %s\n", mw_uarch_name(id.uarch),
-           ust == 1 ? "encodable" : why);
+    printf("host: core events of %s: %s\n", mw_uarch_name(id.uarch), ust == 1 ? "encodable" : why);
     MW_CHECK(ust == 1 || (ust == MW_ERR_NOPMU && *why), "uarch status %d", ust);
     if (st == 1) {
         MW_CHECK(hrc == 0 && !strcmp(host, want), "detected '%s', expected '%s'", host, want);
@@ -464,11 +468,10 @@ int main(int argc, char **argv)
             _exit(127);
         }
         int status = 0;
-        MW_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork/wait for %s",
-                 models[i].model);
+        MW_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork/wait for %s", models[i].model);
         MW_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                 "model %s failed (status 0x%x); its failures are printed above",
-                 models[i].model, status);
+                 "model %s failed (status 0x%x); its failures are printed above", models[i].model,
+                 status);
     }
     return mw_test_done();
 }
