@@ -254,37 +254,52 @@ int mw_symmod_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
         Dwfl_Line *ln = dwfl_module_getsrc(m->mod, a);
         if (ln)
             file = dwfl_lineinfo(ln, NULL, &line, &col, NULL, NULL);
-        Dwarf_Die *scopes = NULL;
-        int n = dwarf_getscopes(cu, a - bias, &scopes);
-        for (int i = 0; i < n && r->nframes < MW_SYM_MAX_FRAMES; i++) {
+        /* The innermost function scope (an inline instance or the function);
+         * dwarf_getscopes continues from an inline's abstract origin, so the
+         * physical parent of each inline is found with dwarf_getscopes_die. */
+        Dwarf_Die *scopes = NULL, cur;
+        int n = dwarf_getscopes(cu, a - bias, &scopes), have = 0;
+        for (int i = 0; i < n && !have; i++) {
             int tag = dwarf_tag(&scopes[i]);
-            if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-                continue;
+            if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+                cur = scopes[i];
+                have = 1;
+            }
+        }
+        free(scopes);
+        while (have && r->nframes < MW_SYM_MAX_FRAMES) {
+            int tag = dwarf_tag(&cur);
             mw_sym_frame *f = &r->frames[r->nframes++];
-            f->function = die_name(&scopes[i]);
+            f->function = die_name(&cur);
             f->file = file;
             f->line = line;
             f->column = col;
             f->inlined = tag == DW_TAG_inlined_subroutine;
-            if (tag == DW_TAG_subprogram)
+            if (tag != DW_TAG_inlined_subroutine)
                 break;
             /* The caller's position is the call site of this inline. */
             Dwarf_Attribute at;
             Dwarf_Word v;
-            line = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &at), &v) == 0
-                       ? (int)v
-                       : 0;
-            col = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &at), &v) == 0
-                      ? (int)v
-                      : 0;
-            if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &at), &v) == 0) {
+            line = dwarf_formudata(dwarf_attr(&cur, DW_AT_call_line, &at), &v) == 0 ? (int)v : 0;
+            col = dwarf_formudata(dwarf_attr(&cur, DW_AT_call_column, &at), &v) == 0 ? (int)v : 0;
+            if (dwarf_formudata(dwarf_attr(&cur, DW_AT_call_file, &at), &v) == 0) {
                 Dwarf_Files *files;
                 size_t nf;
                 if (dwarf_getsrcfiles(cu, &files, &nf) == 0 && v < nf)
                     file = dwarf_filesrc(files, v, NULL, NULL);
             }
+            Dwarf_Die *ps = NULL;
+            int np = dwarf_getscopes_die(&cur, &ps);
+            have = 0;
+            for (int k = 1; k < np && !have; k++) {
+                int t2 = dwarf_tag(&ps[k]);
+                if (t2 == DW_TAG_subprogram || t2 == DW_TAG_inlined_subroutine) {
+                    cur = ps[k];
+                    have = 1;
+                }
+            }
+            free(ps);
         }
-        free(scopes);
         if (r->nframes == 0 && file) { /* line info but no subprogram DIE */
             r->frames[0].function = sname;
             r->frames[0].file = file;

@@ -1,0 +1,10 @@
+/* tests/symbolize/symdlo.c: a module test_symbolize loads with dlopen. */
+enum { SYM_DL_LINE = __LINE__ + 2 };
+__attribute__((noinline)) int sym_dl_func(int x)
+{
+    int s = 1;
+    for (int i = 0; i < x; i++)
+        s = s * 3 + i;
+    return s;
+}
+int sym_dl_line(void) { return SYM_DL_LINE; }
