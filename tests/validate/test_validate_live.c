@@ -1,0 +1,88 @@
+/*
+ * tests/validate/test_validate_live.c: a short validation run on this machine
+ * (tiny grid: one load thread, delays 0..4, 20 ms per point). Checks the
+ * contract, not the figures: every method the counters core finds unusable is
+ * reported unavailable with its reason; probe_lat is measured at every grid
+ * point and gets a verdict, rates and a threshold; the profile derived from it
+ * is consistent, written, read back and matched to this machine; the table
+ * names the probe's separation groups.
+ */
+#include "mw_test.h"
+
+#include <memwatch/validate.h>
+#include <unistd.h>
+
+int main(void)
+{
+    mw_validation *v = calloc(1, sizeof *v);
+    if (!v)
+        return 1;
+    mw_validate_config cfg = {.point_s = 0.02, .max_delay = 4, .max_threads = 1};
+    int rc = mw_validate_run(&cfg, NULL, v);
+    MW_CHECK_INT(rc, 0);
+    MW_CHECK(v->nmethods >= 1, "methods %u", v->nmethods);
+    const mw_val_method *pl = NULL;
+    for (unsigned i = 0; i < v->nmethods; i++) {
+        const mw_val_method *m = &v->method[i];
+        if (!strcmp(m->name, "probe_lat"))
+            pl = m;
+        else if (!m->available)
+            MW_CHECK(m->reason[0] != 0, "%s: unavailable without a reason", m->name);
+        if (strstr(v->hw_note, "no hardware PMU") && strcmp(m->name, "probe_lat"))
+            MW_CHECK(!m->available, "%s available on a machine without hardware PMU", m->name);
+    }
+    MW_CHECK(pl != NULL, "probe_lat is always reported");
+#if defined(__x86_64__)
+    if (pl && pl->available) {
+        MW_CHECK_INT(v->npoints, 5); /* idle + delays 0, 1, 2, 4 */
+        for (unsigned i = 0; i < v->npoints; i++) {
+            MW_CHECK_INT(v->point[i].n, MW_VAL_MAX_SAMPLES);
+            MW_CHECK(i == 0 ? v->point[i].threads == 0 : v->point[i].bw > 0, "point %u bw %g", i,
+                     v->point[i].bw);
+        }
+        MW_CHECK(pl->lat.verdict != MW_VERDICT_UNAVAILABLE, "probe_lat verdict");
+        MW_CHECK(pl->lat.th.threshold_ns >= pl->lat.th.idle_ns * 1.25 - 1e-9,
+                 "threshold %g idle %g", pl->lat.th.threshold_ns, pl->lat.th.idle_ns);
+        MW_CHECK(pl->lat.false_pos >= 0 && pl->lat.false_pos <= 1 && pl->lat.false_neg >= 0 &&
+                     pl->lat.false_neg <= 1, "rates %g %g", pl->lat.false_pos, pl->lat.false_neg);
+        MW_CHECK(v->probe_cost_ns > 0, "cost %g", v->probe_cost_ns);
+        printf("probe_lat here: %s, idle %.1f ns, threshold %.1f ns, FP %.1f %%, FN %.1f %%, "
+               "cost %.1f us\n",
+               mw_verdict_name(pl->lat.verdict), pl->lat.th.idle_ns, pl->lat.th.threshold_ns,
+               100 * pl->lat.false_pos, 100 * pl->lat.false_neg, v->probe_cost_ns / 1e3);
+    }
+#endif
+    /* the profile follows from the verdicts */
+    const mw_profile *p = &v->profile;
+    MW_CHECK(p->identity[0] != 0, "identity");
+    if (pl && pl->available && pl->lat.verdict == MW_VERDICT_ACCURATE) {
+        MW_CHECK_STR(p->lat_method, "probe_lat");
+        MW_CHECK(p->lat_threshold_ns == pl->lat.th.threshold_ns, "threshold in profile");
+    }
+    if (!p->lat_method[0])
+        MW_CHECK(p->lat_threshold_ns == 0, "no method, no threshold");
+    MW_CHECK(p->n_methods == v->nmethods, "profile methods %u", p->n_methods);
+
+    char dir[] = "/tmp/mw-test-validate-XXXXXX", path[128];
+    MW_CHECK(mkdtemp(dir) != NULL, "tmpdir");
+    snprintf(path, sizeof path, "%s/profile.json", dir);
+    MW_CHECK_INT(mw_profile_write(path, p, v, NULL), 0);
+    mw_profile back;
+    MW_CHECK_INT(mw_profile_load(path, 1, &back), 0);
+    MW_CHECK_STR(back.lat_method, p->lat_method);
+    MW_CHECK(back.lat_threshold_ns == p->lat_threshold_ns, "threshold read back");
+    unlink(path);
+    rmdir(dir);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    MW_CHECK_INT(mw_validate_write_table(v, f), 0);
+    fclose(f);
+    MW_CHECK(buf && strstr(buf, "probe_lat"), "table names probe_lat");
+    if (pl && pl->available)
+        MW_CHECK(strstr(buf, "separation: idle end") != NULL, "table shows the separation");
+    free(buf);
+    free(v);
+    return mw_test_done();
+}
