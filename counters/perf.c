@@ -81,6 +81,46 @@ MW_API int mw_perf_event_generic(const char *name, mw_perf_event *out)
     return MW_ERR_NOEVENT;
 }
 
+MW_API int mw_perf_event_parse(const struct mw_pmu_set *pmus, const char *spec,
+                               mw_perf_event *out, char *why, size_t why_len)
+{
+    if (!spec || !out) {
+        if (why && why_len)
+            snprintf(why, why_len, "no event name");
+        return MW_ERR_PARSE;
+    }
+    if (!strchr(spec, '/')) {
+        if (mw_perf_event_generic(spec, out) == 0) {
+            out->name = spec;
+            return 0;
+        }
+        if (why && why_len)
+            snprintf(why, why_len,
+                     "unknown event \"%.64s\": use a generic name (task-clock, page-faults, "
+                     "context-switches, cycles, instructions, ...) or pmu/terms/ (msr/tsc/)",
+                     spec);
+        mw_log(MW_LOG_INFO, "unknown event \"%.64s\"", spec);
+        return MW_ERR_NOEVENT;
+    }
+    mw_pmu_encoding e;
+    int rc = mw_pmus_encode(pmus, spec, &e, why, why_len);
+    if (rc)
+        return rc;
+    if (e.config[3]) {
+        if (why && why_len)
+            snprintf(why, why_len, "%.64s: config3 is not supported by memwatch", spec);
+        return MW_ERR_UNSUPPORTED;
+    }
+    memset(out, 0, sizeof *out);
+    out->name = spec;
+    out->type = e.type;
+    out->config = e.config[0];
+    out->config1 = e.config[1];
+    out->config2 = e.config[2];
+    out->scale = e.scale;
+    return 0;
+}
+
 /* ---- explaining failures ---- */
 
 static const char *type_name(uint32_t type)

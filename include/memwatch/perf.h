@@ -77,6 +77,14 @@ typedef struct mw_perf_event {
  * branch-misses, bus-cycles, ref-cycles). Returns 0 or MW_ERR_NOEVENT. */
 MW_API int mw_perf_event_generic(const char *name, mw_perf_event *out);
 
+/* Resolve a user's event name: a generic name above, or "pmu/terms/" encoded
+ * through sysfs (mw_pmus_encode; the alias's .scale becomes ev.scale). out->name
+ * points into spec, which must outlive the event. Returns 0, MW_ERR_NOEVENT,
+ * MW_ERR_NOPMU, MW_ERR_PARSE or MW_ERR_TOOBIG with the reason in why. */
+struct mw_pmu_set;
+MW_API int mw_perf_event_parse(const struct mw_pmu_set *pmus, const char *spec,
+                               mw_perf_event *out, char *why, size_t why_len);
+
 typedef enum mw_perf_target_kind {
     MW_PERF_THREAD = 1, /* tid (0 = the calling thread), any CPU */
     MW_PERF_CPU = 2,    /* every task on one CPU */
@@ -127,7 +135,6 @@ MW_API const char *mw_perf_why(void);
  * may be NULL). Returns the memwatch code for it (MW_ERR_PARANOID, MW_ERR_PRIV,
  * MW_ERR_NOPMU, MW_ERR_UNSUPPORTED or -errno). Reads nothing but the number
  * of configured CPUs (sysconf): exposed for tests. */
-struct mw_pmu_set;
 MW_API int mw_perf_explain(int err, const mw_perf_event *ev, const mw_perf_target *t,
                            unsigned flags, const mw_privs *p, const struct mw_pmu_set *pmus,
                            char *buf, size_t len);

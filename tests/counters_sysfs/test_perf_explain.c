@@ -111,6 +111,34 @@ int main(void)
         MW_CHECK_AT(__FILE__, r->line, strstr(buf, r->says) != NULL,
                     "errno %d: \"%s\" lacks \"%s\"", r->err, buf, r->says);
     }
+    /* Resolving user event names. */
+    {
+        mw_perf_event ev;
+        char why[256];
+        MW_CHECK_INT(mw_perf_event_parse(sets[0], "uncore_imc_0/cas_count_read/", &ev, why,
+                                         sizeof why), 0);
+        MW_CHECK(ev.type == 13 && ev.config == 0x304 && ev.scale == 6.103515625e-5 &&
+                     !strcmp(ev.name, "uncore_imc_0/cas_count_read/"),
+                 "imc event: type %u config 0x%llx scale %g", ev.type,
+                 (unsigned long long)ev.config, ev.scale);
+        MW_CHECK_INT(mw_perf_event_parse(sets[0], "cpu/mem-loads,ldlat=64/", &ev, why, sizeof why),
+                     0);
+        MW_CHECK(ev.type == 4 && ev.config == 0x1cd && ev.config1 == 64, "mem-loads");
+        MW_CHECK_INT(mw_perf_event_parse(sets[2], "context-switches", &ev, why, sizeof why), 0);
+        MW_CHECK(ev.type == PERF_TYPE_SOFTWARE && ev.config == PERF_COUNT_SW_CONTEXT_SWITCHES,
+                 "context-switches");
+        MW_CHECK_INT(mw_perf_event_parse(sets[2], "task-clocks", &ev, why, sizeof why),
+                     MW_ERR_NOEVENT);
+        MW_CHECK(strstr(why, "unknown event \"task-clocks\"") != NULL, "%s", why);
+        MW_CHECK_INT(mw_perf_event_parse(sets[2], "uncore_imc_0/cas_count_read/", &ev, why,
+                                         sizeof why), MW_ERR_NOPMU);
+        MW_CHECK(strstr(why, "no PMU named uncore_imc_0") != NULL, "%s", why);
+        MW_CHECK_INT(mw_perf_event_parse(sets[0], "uncore_imc_0/event=0x1ff/", &ev, why,
+                                         sizeof why), MW_ERR_TOOBIG);
+        MW_CHECK_INT(mw_perf_event_parse(sets[0], "uncore_imc_0/event=0x1", &ev, why, sizeof why),
+                     MW_ERR_PARSE);
+        MW_CHECK_INT(mw_perf_event_parse(sets[0], NULL, &ev, why, sizeof why), MW_ERR_PARSE);
+    }
     /* A tiny buffer is cut, never overflowed. */
     char tiny[8];
     memset(tiny, 'x', sizeof tiny);
