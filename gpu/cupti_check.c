@@ -102,12 +102,18 @@ int mw_gpu_cupti_check(int dev, size_t n, mw_gpu_cupti *o)
         return o->status;
     }
     n = t.n;
-    /* A timed triad outside the session gives the duration to compare with. */
-    mw_gpu_triad_launch(&t, NULL);
-    if (mw_gpu_triad_launch(&t, &triad_s)) {
-        o->status = MW_ERR_GPU;
-        snprintf(o->status_text, sizeof o->status_text, "the triad kernel failed");
-        goto out;
+    /* Timed triads outside the session (the best of five) give the duration
+     * to compare with. */
+    triad_s = 1e30;
+    for (int i = 0; i < 6; i++) {
+        double s = 0;
+        if (mw_gpu_triad_launch(&t, &s)) {
+            o->status = MW_ERR_GPU;
+            snprintf(o->status_text, sizeof o->status_text, "the triad kernel failed");
+            goto out;
+        }
+        if (i && s < triad_s)
+            triad_s = s;
     }
     /* The driver's cuCtxGetCurrent through the runtime: memwatch-gpu does not
      * link libcuda, so that it starts (and says why) on machines without one. */

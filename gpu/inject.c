@@ -646,21 +646,49 @@ static void *decode_thread(void *arg)
     return arg;
 }
 
+/* Stop, drain and release PM sampling on dev. g.mu held. */
+static void pm_stop(uint32_t dev)
+{
+    pm_dev *pd = &g.pm[dev];
+    if (!pd->active)
+        return;
+    CUpti_PmSampling_Stop_Params st = {CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
+    st.pPmSamplingObject = pd->obj;
+    cuptiPmSamplingStop(&st);
+    pm_drain(dev);
+    CUpti_PmSampling_Disable_Params di = {CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
+    di.pPmSamplingObject = pd->obj;
+    cuptiPmSamplingDisable(&di);
+    pd->active = 0;
+    pd->obj = NULL;
+}
+
 static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_CallbackId id,
                                  const void *data)
 {
-    if (dom != CUPTI_CB_DOMAIN_RESOURCE || id != CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+    if (dom != CUPTI_CB_DOMAIN_RESOURCE)
         return;
     const CUpti_ResourceData *rd = data;
     uint32_t dev = 0;
     if (cuptiGetDeviceId(rd->context, &dev) != CUPTI_SUCCESS || dev >= MAX_DEV)
         return;
-    pthread_mutex_lock(&g.mu);
-    g.pm[dev].want = 1;
-    pm_start(dev);
-    if (!g.thr_up && pthread_create(&g.thr, NULL, decode_thread, NULL) == 0)
-        g.thr_up = 1;
-    pthread_mutex_unlock(&g.mu);
+    if (id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        pthread_mutex_lock(&g.mu);
+        g.pm[dev].want = 1;
+        pm_start(dev);
+        if (!g.thr_up && pthread_create(&g.thr, NULL, decode_thread, NULL) == 0)
+            g.thr_up = 1;
+        pthread_mutex_unlock(&g.mu);
+    } else if (id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+        /* The last moment the context's records and samples can be read:
+         * program teardown may come before our atexit handler. */
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        pthread_mutex_lock(&g.mu);
+        pm_stop(dev);
+        g.pm[dev].want = 0;
+        match_kernels(0);
+        pthread_mutex_unlock(&g.mu);
+    }
     (void)user;
 }
 
@@ -674,15 +702,8 @@ static void finish(void)
         pthread_join(g.thr, NULL);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     pthread_mutex_lock(&g.mu);
-    for (uint32_t d = 0; d < MAX_DEV; d++) {
-        pm_dev *pd = &g.pm[d];
-        if (!pd->active)
-            continue;
-        CUpti_PmSampling_Stop_Params st = {CUpti_PmSampling_Stop_Params_STRUCT_SIZE};
-        st.pPmSamplingObject = pd->obj;
-        cuptiPmSamplingStop(&st);
-        pm_drain(d);
-    }
+    for (uint32_t d = 0; d < MAX_DEV; d++)
+        pm_stop(d);
     match_kernels(1);
     for (uint32_t d = 0; d < MAX_DEV; d++) {
         pm_dev *pd = &g.pm[d];
@@ -690,12 +711,6 @@ static void finish(void)
             emit_meta("gpu.status=device %u: the PM sampling buffer overflowed %d times; "
                       "samples were lost (raise MEMWATCH_GPU_INTERVAL_US)\n",
                       d, pd->overflowed);
-        if (pd->active) {
-            CUpti_PmSampling_Disable_Params di = {CUpti_PmSampling_Disable_Params_STRUCT_SIZE};
-            di.pPmSamplingObject = pd->obj;
-            cuptiPmSamplingDisable(&di);
-            pd->active = 0;
-        }
         if (pd->host) {
             CUpti_Profiler_Host_Deinitialize_Params hd = {
                 CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
@@ -779,7 +794,9 @@ MW_API int InitializeInjection(void)
     }
     if ((r = cuptiSubscribe(&g.sub, on_callback, NULL)) ||
         (r = cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
-                                 CUPTI_CBID_RESOURCE_CONTEXT_CREATED))) {
+                                 CUPTI_CBID_RESOURCE_CONTEXT_CREATED)) ||
+        (r = cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
+                                 CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING))) {
         mw_cupti_explain("cuptiSubscribe", r, why, sizeof why);
         pthread_mutex_lock(&g.mu);
         emit_meta("gpu.sampling=unavailable:%s\n", why);

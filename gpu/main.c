@@ -150,12 +150,24 @@ static int write_profile(const char *path, const mw_gpu_device *d, const mw_gpu_
     const struct {
         const char *k;
         double v;
-    } lat[] = {{"l1", l->l1_cyc},           {"l2", l->l2_cyc},   {"l2_near", l->l2_near_cyc},
-               {"l2_far", l->l2_far_cyc},   {"dram", l->dram_cyc}, {"smem", l->smem_cyc}};
+    } lat[] = {{"l1", l->l1_cyc},
+               {"l2", l->l2_cyc},
+               {"l2_near", l->l2_near_cyc},
+               {"l2_far", l->l2_far_cyc},
+               {"dram", l->dram_cyc},
+               {"smem", l->smem_cyc},
+               {"l1_fine_grained", l->l1_fg_cyc},
+               {"l2_fine_grained", l->l2_fg_cyc},
+               {"dram_fine_grained", l->dram_fg_cyc}};
     for (size_t i = 0; i < sizeof lat / sizeof lat[0]; i++)
         fprintf(f, "    \"%s\": {\"cycles\": %.1f, \"ns\": %.1f}%s\n", lat[i].k, lat[i].v,
                 lat[i].v / hz * 1e9, i + 1 < sizeof lat / sizeof lat[0] ? "," : "");
-    fprintf(f, "  },\n  \"l2_far_fraction\": %.3f,\n", l->far_fraction);
+    fprintf(f, "  },\n  \"l2_far_fraction\": %.3f,\n  \"l2_far_sm\": %d,\n", l->far_fraction,
+            l->far_sm);
+    fprintf(f, "  \"l2_partitions\": {\n");
+    json_curve(f, "median_by_warming_sm", &l->far_by_sm, 0);
+    json_curve(f, "hist_far_sm", &l->l2_hist, 1);
+    fprintf(f, "  },\n");
     fprintf(f, "  \"geometry\": {\n    \"l1_bytes\": %zu, \"l1_line_bytes\": %zu, "
                "\"l1_fill_bytes\": %zu, \"l1_assoc\": %d, \"l1_sets\": %d, \"l1_policy\": \"%s\",\n"
                "    \"l2_bytes\": %zu, \"l2_attr_bytes\": %zu, \"tlb1_reach\": %zu, "
@@ -165,8 +177,7 @@ static int write_profile(const char *path, const mw_gpu_device *d, const mw_gpu_
             g->tlb2_penalty_cyc);
     json_curve(f, "l1_curve", &g->l1_curve, 0);
     json_curve(f, "l2_curve", &g->l2_curve, 0);
-    json_curve(f, "tlb_curve", &g->tlb_curve, 0);
-    json_curve(f, "l2_hist", &g->l2_hist, 1);
+    json_curve(f, "tlb_curve", &g->tlb_curve, 1);
     fprintf(f, "  },\n  \"banks\": {\n    \"spearman_4\": %.3f, \"spearman_8\": %.3f,\n", b->corr4,
             b->corr8);
     json_curve(f, "lat4", &b->lat4, 0);
@@ -187,9 +198,11 @@ static int write_profile(const char *path, const mw_gpu_device *d, const mw_gpu_
     }
     fprintf(f, "  },\n  \"triad\": {\"n\": %zu, \"bytes\": %.6g, \"triad_bw\": %.6g, "
                "\"memcpy_bw\": %.6g, \"triad_pct_peak\": %.2f, \"memcpy_pct_peak\": %.2f, "
-               "\"triad_over_memcpy\": %.4f, \"runs\": %d},\n",
+               "\"triad_over_memcpy\": %.4f, \"runs\": %d, \"variant\": \"%s\", "
+               "\"variant_bw\": [%.6g, %.6g, %.6g]},\n",
             t->n, t->bytes, t->triad_bw, t->memcpy_bw, 100 * t->triad_bw / t->peak_bw,
-            100 * t->memcpy_bw / t->peak_bw, t->triad_bw / t->memcpy_bw, t->runs);
+            100 * t->memcpy_bw / t->peak_bw, t->triad_bw / t->memcpy_bw, t->runs, t->variant,
+            t->variant_bw[0], t->variant_bw[1], t->variant_bw[2]);
     fprintf(f, "  \"cupti\": {\"status\": %d, \"status_text\": \"", c->status);
     for (const char *s = c->status_text; *s; s++)
         fputs(*s == '"' ? "\\\"" : (char[2]){*s, 0}, f);
@@ -205,8 +218,8 @@ static int write_profile(const char *path, const mw_gpu_device *d, const mw_gpu_
     return rename(tmp, path) ? -errno : 0;
 }
 
-static void plots(const char *dir, const mw_gpu_geometry *g, const mw_gpu_banks *b,
-                  const mw_gpu_outstanding *os)
+static void plots(const char *dir, const mw_gpu_latency *l, const mw_gpu_geometry *g,
+                  const mw_gpu_banks *b, const mw_gpu_outstanding *os)
 {
     char p[4200], lbl[64];
     if (mkdir_p(dir))
@@ -226,15 +239,15 @@ static void plots(const char *dir, const mw_gpu_geometry *g, const mw_gpu_banks 
                 g->l1_bytes / 1024.0, "L1 size");
     const mw_gpu_curve *c2[1] = {&g->l2_curve};
     snprintf(p, sizeof p, "%s/gpu_l2.svg", dir);
-    mw_svg_plot(p, "L2: miss share vs array size", "MiB", "miss share", c2, 1, 0,
-                g->l2_bytes / 1048576.0, "L2 size (50 %)");
+    mw_svg_plot(p, "L2: chase latency vs array size", "MiB", "mean cycles", c2, 1, 0,
+                g->l2_bytes / 1048576.0, "L2 size (halfway to DRAM)");
     const mw_gpu_curve *ct[1] = {&g->tlb_curve};
     snprintf(p, sizeof p, "%s/gpu_tlb.svg", dir);
     mw_svg_plot(p, "TLB: 2 MiB strides", "pages", "mean cycles", ct, 1, 1, 0, NULL);
-    const mw_gpu_curve *ch[1] = {&g->l2_hist};
+    const mw_gpu_curve *ch[1] = {&l->l2_hist};
     snprintf(p, sizeof p, "%s/gpu_l2_hist.svg", dir);
-    mw_svg_plot(p, "L2 hit latency: near and far partitions", "cycles", "accesses", ch, 1, 0, 0,
-                NULL);
+    mw_svg_plot(p, "L2 hits from SM 0 of lines another SM brought in", "cycles", "accesses", ch,
+                1, 0, 0, NULL);
 }
 
 static int cmd_calibrate(const opts *o)
@@ -294,13 +307,17 @@ static int cmd_calibrate(const opts *o)
         printf("  %-14s %7.1f cyc %7.1f ns   published %.0f-%.0f cyc: %s\n", published[i].what,
                got[i], got[i] / hz * 1e9, published[i].lo, published[i].hi,
                within15(got[i], published[i].lo, published[i].hi));
-    printf("  L2 hit median %.1f cyc; far mode holds %.0f %% of L2 hits\n", l.l2_cyc,
-           100 * l.far_fraction);
+    printf("  (near/far: L2 hits from SM 0 of a ring SM %d brought in; far mode %.0f %% of "
+           "them)\n",
+           l.far_sm, 100 * l.far_fraction);
+    printf("  plain-chase L2 hit (own lines) %.1f cyc; fine-grained (timing each access, "
+           "recording it in shared memory): L1 %.1f, L2 %.1f, DRAM %.1f cyc\n",
+           l.l2_cyc, l.l1_fg_cyc, l.l2_fg_cyc, l.dram_fg_cyc);
     printf("L1: %zu KiB without misses (carveout preferring L1), line %zu B, cold-walk fill "
            "period %zu B, assoc %d, sets %d, %s\n",
            g.l1_bytes >> 10, g.l1_line_bytes, g.l1_fill_bytes, g.l1_assoc, g.l1_sets,
            g.l1_policy);
-    printf("L2: %.1f MiB (half the accesses miss) vs attribute %.1f MiB: %+.1f %%\n",
+    printf("L2: %.1f MiB (chase latency halfway to DRAM) vs attribute %.1f MiB: %+.1f %%\n",
            g.l2_bytes / 1048576.0, g.l2_attr_bytes / 1048576.0,
            g.l2_attr_bytes ? 100.0 * ((double)g.l2_bytes / g.l2_attr_bytes - 1) : 0);
     printf("TLB: level 1 reach %zu MiB (+%.0f cyc), level 2 reach %zu MiB (+%.0f cyc)%s\n",
@@ -315,10 +332,13 @@ static int cmd_calibrate(const opts *o)
                os.limit_threads, os.limit_loads, os.limit_requests, os.spike_var);
     else
         printf("outstanding requests: no spike up to 1024 threads x 4 loads\n");
-    printf("triad %.1f GB/s (%.1f %% of peak %.1f GB/s), D2D cudaMemcpy %.1f GB/s (%.1f %%): "
-           "triad/memcpy = %.3f\n",
-           t.triad_bw / 1e9, 100 * t.triad_bw / t.peak_bw, t.peak_bw / 1e9, t.memcpy_bw / 1e9,
-           100 * t.memcpy_bw / t.peak_bw, t.triad_bw / t.memcpy_bw);
+    printf("triad %.1f GB/s (%.1f %% of peak %.1f GB/s; shape %s), D2D cudaMemcpy %.1f GB/s "
+           "(%.1f %%): triad/memcpy = %.3f\n",
+           t.triad_bw / 1e9, 100 * t.triad_bw / t.peak_bw, t.peak_bw / 1e9, t.variant,
+           t.memcpy_bw / 1e9, 100 * t.memcpy_bw / t.peak_bw, t.triad_bw / t.memcpy_bw);
+    printf("  triad shapes: vec2x1 %.1f, vec2x4 %.1f, scalar %.1f GB/s; %zu doubles per array, "
+           "best of %d\n",
+           t.variant_bw[0] / 1e9, t.variant_bw[1] / 1e9, t.variant_bw[2] / 1e9, t.n, t.runs);
     print_cupti(&c);
 
     double threshold = MW_GPU_THRESHOLD_OF_TRIAD * t.triad_bw;
@@ -345,7 +365,7 @@ static int cmd_calibrate(const opts *o)
     }
     printf("GPU profile written to %s\n", path);
     const char *sd = o->svg_dir ? o->svg_dir : dir;
-    plots(sd, &g, &b, &os);
+    plots(sd, &l, &g, &b, &os);
     printf("plots: %s/gpu_{outstanding,banks,l1,l2,tlb,l2_hist}.svg\n", sd);
     return 0;
 }

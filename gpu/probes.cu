@@ -115,6 +115,76 @@ __global__ void k_pchase(const uint32_t *A, uint32_t start, long warm, long cnt,
     o_sum[2] = j;
 }
 
+/* Plain chase, no per-access bookkeeping: the classic average latency. Only
+ * the block that lands on SM `sm` works (sm < 0: block 0), so that one SM can
+ * warm lines that another then reads. */
+__device__ __forceinline__ uint32_t smid(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+    return r;
+}
+
+template <int CG>
+__global__ void k_chase_plain(const uint32_t *A, long warm, long iters, int sm, int *claim,
+                              unsigned long long *o)
+{
+    if (sm >= 0) {
+        if (smid() != (uint32_t)sm || atomicCAS(claim, 0, 1) != 0)
+            return;
+    } else if (blockIdx.x != 0) {
+        return;
+    }
+    uint32_t j = 0;
+    for (long k = 0; k < warm; k++)
+        j = ld<CG>(A + j);
+    long long t0 = clock64();
+    for (long k = 0; k < iters; k++)
+        j = ld<CG>(A + j);
+    long long t1 = clock64();
+    o[0] = (unsigned long long)(t1 - t0);
+    o[1] = j;
+}
+
+/* Fine-grained chase pinned to SM `sm`: latencies of the first REC accesses. */
+__global__ void k_pchase_sm(const uint32_t *A, int sm, int *claim, uint32_t *o_lat)
+{
+    if (smid() != (uint32_t)sm || atomicCAS(claim, 0, 1) != 0)
+        return;
+    __shared__ uint32_t s_idx[REC], s_lat[REC];
+    uint32_t j = 0;
+    for (int k = 0; k < REC; k++) {
+        uint32_t t0 = clk();
+        j = ld<1>(A + j);
+        s_idx[k] = j;
+        uint32_t t1 = clk();
+        s_lat[k] = t1 - t0;
+    }
+    for (int k = 0; k < REC; k++)
+        o_lat[k] = s_lat[k] + (s_idx[k] == 0xffffffffu);
+}
+
+/* TLB: 64-bit pointers one stride apart (any footprint), mean cycles. */
+__global__ void k_ptr_ring(char *base, size_t pages, size_t stride)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < pages;
+         i += (size_t)gridDim.x * blockDim.x)
+        *(char **)(base + i * stride) = base + ((i + 1) % pages) * stride;
+}
+
+__global__ void k_ptr_chase(char *base, long warm, long iters, unsigned long long *o)
+{
+    char *p = base;
+    for (long k = 0; k < warm; k++)
+        p = *(char *volatile *)p;
+    long long t0 = clock64();
+    for (long k = 0; k < iters; k++)
+        asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p)::"memory");
+    long long t1 = clock64();
+    o[0] = (unsigned long long)(t1 - t0);
+    o[1] = (unsigned long long)p;
+}
+
 /* Shared-memory chase by one thread. */
 __global__ void k_smem_chase(uint32_t *o)
 {
@@ -200,6 +270,41 @@ __global__ void k_triad(double2 *__restrict__ a, const double2 *__restrict__ b,
         r.y = x.y + s * y.y;
         __stcs(a + i, r);
     }
+}
+
+/* Triad variant 1: four vectors per thread, all loads before the stores. */
+__global__ void k_triad4(double2 *__restrict__ a, const double2 *__restrict__ b,
+                         const double2 *__restrict__ c, double s, size_t n2)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x * 4 + threadIdx.x;
+    double2 x[4], y[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        size_t j = i + (size_t)k * blockDim.x;
+        if (j < n2) {
+            x[k] = b[j];
+            y[k] = c[j];
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        size_t j = i + (size_t)k * blockDim.x;
+        if (j < n2) {
+            double2 r;
+            r.x = x[k].x + s * y[k].x;
+            r.y = x[k].y + s * y[k].y;
+            a[j] = r;
+        }
+    }
+}
+
+/* Triad variant 2: plain scalar doubles, one per thread (BabelStream's shape). */
+__global__ void k_triad1(double *__restrict__ a, const double *__restrict__ b,
+                         const double *__restrict__ c, double s, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n)
+        a[i] = b[i] + s * c[i];
 }
 
 /* ------------------------------------------------------------------ host */
@@ -388,44 +493,127 @@ static double measure_clock(void)
     return h[1] ? (double)h[0] / (double)h[1] * 1e9 : 0;
 }
 
+/* Plain chase over a ring built by chase_run's k_ring; mean cycles per access. */
+static int plain(chase *c, size_t n_bytes, size_t stride, int cg, long warm, long iters,
+                 double *cyc)
+{
+    size_t n = n_bytes / 4, se = stride / 4;
+    int *claim = nullptr;
+    if (n > c->cap || se == 0)
+        return MW_ERR_TOOBIG;
+    k_ring<<<1024, 256>>>(c->A, n, se);
+    if (cg)
+        k_chase_plain<1><<<1, 1>>>(c->A, warm, iters, -1, claim, c->sum);
+    else
+        k_chase_plain<0><<<1, 1>>>(c->A, warm, iters, -1, claim, c->sum);
+    if (cudaDeviceSynchronize() != cudaSuccess ||
+        cudaMemcpy(c->h_sum, c->sum, 16, cudaMemcpyDeviceToHost) != cudaSuccess)
+        return MW_ERR_GPU;
+    *cyc = (double)c->h_sum[0] / (double)iters;
+    return 0;
+}
+
+static void curve_add(mw_gpu_curve *c, double x, double y);
+
 extern "C" int mw_gpu_probe_latency(int dev, mw_gpu_latency *o, mw_gpu_progress_fn pf, void *user)
 {
     int rc = 0;
     chase c;
     void *fl = nullptr;
+    int *claim = nullptr;
     mw_gpu_device d;
     uint32_t *so = nullptr, hs[2];
+    size_t ring = 4u << 20, n4 = ring / 128;
+    std::vector<double> best_far;
+    double best_med = 0;
     memset(o, 0, sizeof *o);
     if (set_dev(dev) || mw_gpu_device_get(dev, &d, nullptr, 0))
         return MW_ERR_GPU;
     progress(pf, user, "SM clock against the global timer");
     o->sm_hz = measure_clock();
     CK(cudaMalloc(&fl, 2 * d.l2_bytes));
-    if ((rc = chase_alloc(&c, 64u << 20)))
+    CK(cudaMalloc(&claim, sizeof(int)));
+    if ((rc = chase_alloc(&c, std::max((size_t)64 << 20, 4 * d.l2_bytes))))
         goto out;
 
     progress(pf, user, "L1 hit latency: 8 KiB ring, stride 128 B, cached loads");
-    if ((rc = chase_run(&c, 8 << 10, 128, 0, 256, 0, 0)))
+    if ((rc = plain(&c, 8 << 10, 128, 0, 256, 8192, &o->l1_cyc)) ||
+        (rc = chase_run(&c, 8 << 10, 128, 0, 256, 0, 0)))
         goto out;
-    o->l1_cyc = median_u32(c.h_lat);
+    o->l1_fg_cyc = median_u32(c.h_lat);
 
     progress(pf, user, "L2 hit latency: 4 MiB ring, stride 128 B, L1 bypassed");
-    if ((rc = chase_run(&c, 4 << 20, 128, 1, (4 << 20) / 128, 0, 0)))
+    if ((rc = plain(&c, ring, 128, 1, (long)n4, (long)n4, &o->l2_cyc)) ||
+        (rc = chase_run(&c, ring, 128, 1, (long)n4, 0, 0)))
         goto out;
+    o->l2_fg_cyc = median_u32(c.h_lat);
+
+    progress(pf, user, "DRAM latency: L2 flushed, %zu MiB ring, stride 4 KiB, first touch",
+             (4 * d.l2_bytes) >> 20);
     {
-        std::vector<double> v(c.h_lat.begin(), c.h_lat.end());
-        o->l2_cyc = median(v);
-        two_means(v, &o->l2_near_cyc, &o->l2_far_cyc, &o->far_fraction);
+        size_t big = 4 * d.l2_bytes, n = big / 4;
+        k_ring<<<1024, 256>>>(c.A, n, 1024);
+        if ((rc = flush_l2(fl, 2 * d.l2_bytes)))
+            goto out;
+        k_chase_plain<1><<<1, 1>>>(c.A, 0, (long)(big / 4096), -1, claim, c.sum);
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(c.h_sum, c.sum, 16, cudaMemcpyDeviceToHost));
+        o->dram_cyc = (double)c.h_sum[0] / (double)(big / 4096);
+        if ((rc = flush_l2(fl, 2 * d.l2_bytes)))
+            goto out;
+        k_pchase<1><<<1, 1>>>(c.A, 0, 0, 0, 0, c.idx, c.lat, c.sum);
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(c.h_lat.data(), c.lat, REC * 4, cudaMemcpyDeviceToHost));
+        o->dram_fg_cyc = median_u32(c.h_lat, 1);
     }
 
-    progress(pf, user, "DRAM latency: L2 flushed, 64 MiB ring, stride 4 KiB, first touch");
-    k_ring<<<1024, 256>>>(c.A, (64u << 20) / 4, 1024);
-    if ((rc = flush_l2(fl, 2 * d.l2_bytes)))
-        goto out;
-    k_pchase<1><<<1, 1>>>(c.A, 0, 0, 0, 0, c.idx, c.lat, c.sum);
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(c.h_lat.data(), c.lat, REC * 4, cudaMemcpyDeviceToHost));
-    o->dram_cyc = median_u32(c.h_lat, 1);
+    /* Near and far L2: SM X brings a flushed 4 MiB ring into the L2, then SM 0
+     * reads it once, every access timed. Lines homed in X's partition and not
+     * yet near SM 0 show the far latency. */
+    progress(pf, user, "L2 near/far partitions: ring warmed by one SM, read by SM 0");
+    snprintf(o->far_by_sm.name, sizeof o->far_by_sm.name, "median cycles from SM 0");
+    snprintf(o->l2_hist.name, sizeof o->l2_hist.name, "L2 hits from SM 0");
+    {
+        std::vector<double> nearv;
+        for (int x = 1; x < d.sms; x += (d.sms > 64 ? 3 : 1)) {
+            k_ring<<<1024, 256>>>(c.A, ring / 4, 32);
+            if ((rc = flush_l2(fl, 2 * d.l2_bytes)))
+                goto out;
+            CK(cudaMemset(claim, 0, sizeof(int)));
+            k_chase_plain<1><<<4 * d.sms, 1>>>(c.A, (long)n4, 0, x, claim, c.sum);
+            CK(cudaMemset(claim, 0, sizeof(int)));
+            CK(cudaMemset(c.lat, 0, REC * 4));
+            k_pchase_sm<<<4 * d.sms, 1>>>(c.A, 0, claim, c.lat);
+            CK(cudaDeviceSynchronize());
+            CK(cudaMemcpy(c.h_lat.data(), c.lat, REC * 4, cudaMemcpyDeviceToHost));
+            if (c.h_lat[0] == 0)
+                continue; /* no block landed on one of the two SMs */
+            std::vector<double> v(c.h_lat.begin(), c.h_lat.end());
+            std::sort(v.begin(), v.end());
+            double med = v[v.size() / 2];
+            curve_add(&o->far_by_sm, x, med);
+            if (med > best_med) {
+                best_med = med;
+                best_far = v;
+                o->far_sm = x;
+            }
+            nearv.insert(nearv.end(), v.begin(), v.begin() + (long)v.size() / 4);
+        }
+        if (!best_far.empty()) {
+            double lo = 0, hi = 0;
+            two_means(best_far, &lo, &hi, &o->far_fraction);
+            o->l2_near_cyc = lo;
+            o->l2_far_cyc = hi;
+            int hist[80] = {0};
+            for (double x : best_far) {
+                int bin = (int)(x / 20);
+                hist[bin < 79 ? bin : 79]++;
+            }
+            for (int k = 0; k < 80; k++)
+                if (hist[k])
+                    curve_add(&o->l2_hist, k * 20 + 10, hist[k]);
+        }
+    }
 
     progress(pf, user, "shared-memory latency");
     CK(cudaMalloc(&so, 8));
@@ -436,6 +624,7 @@ out:
     chase_free(&c);
     cudaFree(fl);
     cudaFree(so);
+    cudaFree(claim);
     return rc;
 }
 
@@ -475,15 +664,14 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
     o->l2_attr_bytes = d.l2_bytes;
     o->l1_line_bytes = 128;
     snprintf(o->l1_curve.name, sizeof o->l1_curve.name, "L1 miss share vs KiB");
-    snprintf(o->l2_curve.name, sizeof o->l2_curve.name, "L2 miss share vs MiB");
+    snprintf(o->l2_curve.name, sizeof o->l2_curve.name, "mean cycles vs MiB");
     snprintf(o->tlb_curve.name, sizeof o->tlb_curve.name, "cycles vs 2 MiB pages");
-    snprintf(o->l2_hist.name, sizeof o->l2_hist.name, "L2 hit latency histogram");
     size_t l2max = 3 * d.l2_bytes;
     if ((rc = chase_alloc(&c, std::max(l2max, (size_t)64 << 20))))
         goto out;
     {
         /* L1 size: cached loads, stride 128 B, 8 KiB steps. */
-        uint32_t thr1 = (uint32_t)((lat->l1_cyc + lat->l2_near_cyc) / 2);
+        uint32_t thr1 = (uint32_t)((lat->l1_fg_cyc + lat->l2_fg_cyc) / 2);
         progress(pf, user, "L1 size: rings of 8..320 KiB, cached loads (threshold %u cycles)", thr1);
         size_t last_clean = 0;
         for (size_t kb = 8; kb <= 320; kb += 8) {
@@ -538,64 +726,73 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
         }
     }
     {
-        /* L2 size: L1 bypassed, stride 1 KiB, sizes up to 3x the attribute. */
-        uint32_t thr2 = (uint32_t)((lat->l2_far_cyc + lat->dram_cyc) / 2);
-        progress(pf, user, "L2 size: rings up to %zu MiB, L1 bypassed (threshold %u cycles)",
-                 l2max >> 20, thr2);
-        size_t step = d.l2_bytes / 16;
-        double prev_sh = 0;
+        /* L2 size: plain chase, L1 bypassed, one access per 128-byte line (a
+         * wider stride measures tags, not bytes), mean latency against size;
+         * the size is where it crosses halfway from an L2 hit to DRAM. */
+        progress(pf, user, "L2 size: rings of %zu..%zu MiB, 128-byte stride, L1 bypassed",
+                 (d.l2_bytes / 4) >> 20, (5 * d.l2_bytes / 2) >> 20);
+        size_t step = d.l2_bytes / 8;
+        double hit = 0, prev = 0;
         size_t prev_b = 0;
-        for (size_t b = step * 4; b <= l2max; b += step) {
-            double sh = 0;
-            if ((rc = miss_share(&c, b, 1024, 1, thr2, &sh, nullptr)))
+        for (size_t b = step * 2; b <= 5 * d.l2_bytes / 2; b += step) {
+            double cyc = 0;
+            long n = (long)(b / 128);
+            if ((rc = plain(&c, b, 128, 1, n, n, &cyc)))
                 goto out;
-            curve_add(&o->l2_curve, b / 1048576.0, sh);
-            if (!o->l2_bytes && sh >= 0.5 && prev_b) {
-                double f = (0.5 - prev_sh) / std::max(sh - prev_sh, 1e-9);
+            curve_add(&o->l2_curve, b / 1048576.0, cyc);
+            if (!hit)
+                hit = cyc;
+            double mid = (hit + lat->dram_cyc) / 2;
+            if (!o->l2_bytes && prev_b && cyc >= mid && prev < mid) {
+                double f = (mid - prev) / std::max(cyc - prev, 1e-9);
                 o->l2_bytes = prev_b + (size_t)(f * (double)(b - prev_b));
             }
-            prev_sh = sh;
+            prev = cyc;
             prev_b = b;
         }
-        /* Histogram of L2 hit latencies (near/far). */
-        if ((rc = chase_run(&c, 4 << 20, 128, 1, (4 << 20) / 128, 0, 0)))
-            goto out;
-        int hist[64] = {0};
-        for (int k = 0; k < REC; k++) {
-            int bin = (int)(c.h_lat[k] / 20);
-            hist[bin < 63 ? bin : 63]++;
-        }
-        for (int b = 0; b < 64; b++)
-            if (hist[b])
-                curve_add(&o->l2_hist, b * 20 + 10, hist[b]);
     }
     chase_free(&c);
     {
-        /* TLB: one access per 2 MiB page; mean latency against pages touched. */
-        size_t maxpages = std::min((size_t)2048, d.global_bytes / 2 / (2u << 20));
-        progress(pf, user, "TLB: 2 MiB strides over up to %zu pages", maxpages);
-        if ((rc = chase_alloc(&c, maxpages * (2u << 20))))
-            goto out;
-        double base = 0, lvl1 = 0;
+        /* TLB: one 64-bit pointer per 2 MiB page, mean latency against pages
+         * touched; footprints up to 32 GiB (or 45 % of the card). */
+        size_t pg = 2u << 20;
+        size_t maxpages = std::min((size_t)16384, d.global_bytes * 45 / 100 / pg);
+        char *base = nullptr;
+        unsigned long long *od = nullptr, ho[2];
+        progress(pf, user, "TLB: 2 MiB strides over up to %zu pages (%zu GiB)", maxpages,
+                 maxpages * pg >> 30);
+        CK(cudaMalloc(&base, maxpages * pg));
+        CK(cudaMalloc(&od, 16));
+        double base_cyc = 0, lvl1 = 0;
         size_t prevp = 0;
         for (size_t p = 4; p <= maxpages; p = p < 64 ? p + 4 : p + p / 4) {
-            double sh = 0, mean = 0;
-            if ((rc = miss_share(&c, p * (2u << 20), 2u << 20, 1, 0xffffffffu, &sh, &mean)))
+            long it = (long)std::max(p, (size_t)4096);
+            k_ptr_ring<<<256, 256>>>(base, p, pg);
+            k_ptr_chase<<<1, 1>>>(base, (long)p, it, od);
+            if (cudaDeviceSynchronize() != cudaSuccess ||
+                cudaMemcpy(ho, od, 16, cudaMemcpyDeviceToHost) != cudaSuccess) {
+                rc = MW_ERR_GPU;
+                cudaFree(base);
+                cudaFree(od);
                 goto out;
+            }
+            double mean = (double)ho[0] / it;
             curve_add(&o->tlb_curve, (double)p, mean);
             if (p <= 8) {
-                base = base ? std::min(base, mean) : mean;
-            } else if (!o->tlb1_reach && mean > base * 1.10) {
-                o->tlb1_reach = prevp * (2u << 20);
+                base_cyc = base_cyc ? std::min(base_cyc, mean) : mean;
+            } else if (!o->tlb1_reach && mean > base_cyc * 1.10) {
+                o->tlb1_reach = prevp * pg;
                 lvl1 = mean;
             } else if (o->tlb1_reach && !o->tlb2_reach && mean > lvl1 * 1.25) {
-                o->tlb2_reach = prevp * (2u << 20);
-                o->tlb2_penalty_cyc = mean - base;
+                o->tlb2_reach = prevp * pg;
+                o->tlb2_penalty_cyc = mean - base_cyc;
             }
             if (o->tlb1_reach && !o->tlb2_reach)
-                o->tlb1_penalty_cyc = std::max(o->tlb1_penalty_cyc, mean - base);
+                o->tlb1_penalty_cyc = std::max(o->tlb1_penalty_cyc, mean - base_cyc);
             prevp = p;
         }
+        cudaFree(base);
+        cudaFree(od);
     }
 out:
     chase_free(&c);
@@ -706,8 +903,11 @@ extern "C" int mw_gpu_probe_outstanding(int dev, mw_gpu_outstanding *o, mw_gpu_p
         threads.push_back(t);
     for (int t = 32; t <= 1024; t += 32)
         threads.push_back(t);
-    /* Every launch gets lines nobody touched since the flush. */
-    size_t region = 1024 * 4 * 128, nreg = threads.size() * 4 + 1;
+    /* Every launch gets lines nobody touched since the flush; each point is
+     * the median of REP cold launches. */
+    const int REP = 5;
+    o->repeats = REP;
+    size_t region = 1024 * 4 * 128, nreg = threads.size() * 4 * REP + 1;
     CK(cudaMalloc(&buf, nreg * region));
     CK(cudaMalloc(&lat, 4096));
     CK(cudaMalloc(&sink, 4096));
@@ -722,29 +922,34 @@ extern "C" int mw_gpu_probe_outstanding(int dev, mw_gpu_outstanding *o, mw_gpu_p
             snprintf(o->lat[L - 1].name, sizeof o->lat[L - 1].name, "%d load%s per thread", L,
                      L > 1 ? "s" : "");
             for (int t : threads) {
-                const uint32_t *p = buf + r++ * region / 4;
-                switch (L) {
-                case 1: k_outstanding<1><<<1, t>>>(p, lat, sink); break;
-                case 2: k_outstanding<2><<<1, t>>>(p, lat, sink); break;
-                case 3: k_outstanding<3><<<1, t>>>(p, lat, sink); break;
-                default: k_outstanding<4><<<1, t>>>(p, lat, sink); break;
+                std::vector<double> reps;
+                for (int rep = 0; rep < REP; rep++) {
+                    const uint32_t *p = buf + r++ * region / 4;
+                    switch (L) {
+                    case 1: k_outstanding<1><<<1, t>>>(p, lat, sink); break;
+                    case 2: k_outstanding<2><<<1, t>>>(p, lat, sink); break;
+                    case 3: k_outstanding<3><<<1, t>>>(p, lat, sink); break;
+                    default: k_outstanding<4><<<1, t>>>(p, lat, sink); break;
+                    }
+                    CK(cudaMemcpy(h.data(), lat, 4 * t, cudaMemcpyDeviceToHost));
+                    double m = 0;
+                    for (int i = 0; i < t; i++)
+                        m += h[i];
+                    reps.push_back(m / t);
                 }
-                CK(cudaMemcpy(h.data(), lat, 4 * t, cudaMemcpyDeviceToHost));
-                double m = 0;
-                for (int i = 0; i < t; i++)
-                    m += h[i];
-                curve_add(&o->lat[L - 1], t, m / t);
+                curve_add(&o->lat[L - 1], t, median(reps));
             }
         }
     }
-    /* The spike of the 3-point variance marks the limit. */
+    /* The spike of the 3-point variance marks the limit (from one full warp
+     * on: below that the warp's own issue order dominates). */
     for (int L = 1; L <= 4; L++) {
         const mw_gpu_curve *c = &o->lat[L - 1];
         for (unsigned i = 1; i + 1 < c->n; i++) {
+            if (c->p[i - 1].x < 32)
+                continue;
             double a = c->p[i - 1].y, b = c->p[i].y, e = c->p[i + 1].y, m = (a + b + e) / 3;
             double v = ((a - m) * (a - m) + (b - m) * (b - m) + (e - m) * (e - m)) / 3;
-            /* Normalize by the level so that slopes at high latency do not win. */
-            v /= m * m;
             if (v > o->spike_var) {
                 o->spike_var = v;
                 /* The jump sits between i and i+1 or i-1 and i: take the larger step's left. */
@@ -800,8 +1005,14 @@ extern "C" int mw_gpu_triad_launch(mw_gpu_triad_bufs *t, double *seconds)
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     CK(cudaEventRecord(e0));
-    k_triad<<<(unsigned)((n2 + 255) / 256), 256>>>((double2 *)t->a, (const double2 *)t->b,
-                                                   (const double2 *)t->c, 3.0, n2);
+    if (t->variant == 1)
+        k_triad4<<<(unsigned)((n2 + 1023) / 1024), 256>>>((double2 *)t->a, (const double2 *)t->b,
+                                                          (const double2 *)t->c, 3.0, n2);
+    else if (t->variant == 2)
+        k_triad1<<<(unsigned)((t->n + 255) / 256), 256>>>(t->a, t->b, t->c, 3.0, t->n);
+    else
+        k_triad<<<(unsigned)((n2 + 255) / 256), 256>>>((double2 *)t->a, (const double2 *)t->b,
+                                                       (const double2 *)t->c, 3.0, n2);
     CK(cudaEventRecord(e1));
     CK(cudaEventSynchronize(e1));
     CK(cudaGetLastError());
@@ -850,21 +1061,37 @@ extern "C" int mw_gpu_probe_triad(int dev, int runs, mw_gpu_triad *o)
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     o->triad_s = o->memcpy_s = 1e30;
-    /* Interleave the two so that clock and thermal drift hit both alike. */
-    for (int r = 0; r < runs + 2; r++) {
-        double s = 0;
-        if ((rc = mw_gpu_triad_launch(&t, &s)))
-            goto out;
-        if (r >= 2)
-            o->triad_s = std::min(o->triad_s, s);
-        float ms = 0;
-        CK(cudaEventRecord(e0));
-        CK(cudaMemcpyAsync(t.a, t.b, n * 8, cudaMemcpyDeviceToDevice));
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (r >= 2)
-            o->memcpy_s = std::min(o->memcpy_s, ms / 1e3);
+    {
+        static const char *const names[3] = {"vec2x1", "vec2x4", "scalar"};
+        double vs[3] = {1e30, 1e30, 1e30};
+        /* Interleave the triad shapes and the copy so that clock and thermal
+         * drift hit them alike. */
+        for (int r = 0; r < runs + 2; r++) {
+            for (int v = 0; v < 3; v++) {
+                double s = 0;
+                t.variant = v;
+                if ((rc = mw_gpu_triad_launch(&t, &s)))
+                    goto out;
+                if (r >= 2)
+                    vs[v] = std::min(vs[v], s);
+            }
+            float ms = 0;
+            CK(cudaEventRecord(e0));
+            CK(cudaMemcpyAsync(t.a, t.b, n * 8, cudaMemcpyDeviceToDevice));
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            if (r >= 2)
+                o->memcpy_s = std::min(o->memcpy_s, ms / 1e3);
+        }
+        int best = 0;
+        for (int v = 0; v < 3; v++) {
+            o->variant_bw[v] = o->bytes / vs[v];
+            if (vs[v] < vs[best])
+                best = v;
+        }
+        o->triad_s = vs[best];
+        snprintf(o->variant, sizeof o->variant, "%s", names[best]);
     }
     o->triad_bw = o->bytes / o->triad_s;
     o->memcpy_bw = 2.0 * n * 8 / o->memcpy_s;

@@ -59,8 +59,18 @@ typedef struct mw_gpu_curve {
 
 typedef struct mw_gpu_latency {
     double sm_hz;              /* clock64 against %globaltimer, measured */
-    double l1_cyc, l2_cyc, l2_near_cyc, l2_far_cyc, dram_cyc, smem_cyc;
-    double far_fraction;       /* share of L2 hits in the slow (far) mode */
+    /* Plain chase (j = A[j] only, averaged): the figures compared with the
+     * published ones. */
+    double l1_cyc, l2_cyc, dram_cyc, smem_cyc;
+    /* Fine-grained chase (every access timed and recorded in shared memory;
+     * includes the record's own cost). */
+    double l1_fg_cyc, l2_fg_cyc, dram_fg_cyc;
+    /* L2 hits of lines another SM brought in: near and far partition modes. */
+    double l2_near_cyc, l2_far_cyc;
+    double far_fraction;       /* share of those hits in the far mode */
+    int far_sm;                /* the warming SM that showed the far mode most */
+    mw_gpu_curve far_by_sm;    /* warming SM -> median cycles seen from SM 0 */
+    mw_gpu_curve l2_hist;      /* cycles -> count, for the far_sm run */
 } mw_gpu_latency;
 
 typedef struct mw_gpu_geometry {
@@ -70,14 +80,13 @@ typedef struct mw_gpu_geometry {
     int l1_assoc;              /* from the miss count one line past capacity, 0 if unclear */
     int l1_sets;
     char l1_policy[96];
-    size_t l2_bytes;           /* where the miss share crosses one half */
+    size_t l2_bytes;           /* where the mean latency crosses halfway from L2 hit to DRAM */
     size_t l2_attr_bytes;
     size_t tlb1_reach, tlb2_reach; /* bytes; 0 when no step was seen */
     double tlb1_penalty_cyc, tlb2_penalty_cyc;
     mw_gpu_curve l1_curve;     /* array KiB -> miss share */
-    mw_gpu_curve l2_curve;     /* array MiB -> miss share */
+    mw_gpu_curve l2_curve;     /* array MiB -> mean cycles (plain chase, 128-B stride) */
     mw_gpu_curve tlb_curve;    /* pages of 2 MiB -> mean cycles */
-    mw_gpu_curve l2_hist;      /* cycles -> count (near/far modes) */
 } mw_gpu_geometry;
 
 typedef struct mw_gpu_banks {
@@ -89,6 +98,7 @@ typedef struct mw_gpu_banks {
 
 typedef struct mw_gpu_outstanding {
     mw_gpu_curve lat[4];       /* per loads-per-thread: threads -> mean cycles */
+    int repeats;               /* cold repeats per point (median taken) */
     int limit_requests;        /* per-SM outstanding loads at the variance spike, 0 if none */
     int limit_threads, limit_loads;
     double spike_var;
@@ -101,6 +111,8 @@ typedef struct mw_gpu_triad {
     double triad_s, memcpy_s;  /* best times */
     double peak_bw;
     int runs;
+    char variant[32];          /* the fastest triad kernel shape */
+    double variant_bw[3];      /* best bytes/s of each shape */
 } mw_gpu_triad;
 
 /* CUPTI verdict for one metric against the known volume. */
@@ -131,7 +143,13 @@ int mw_gpu_probe_triad(int dev, int runs, mw_gpu_triad *out);
 
 /* Device helpers for the CUPTI check (gpu/probes.cu): allocate the triad's
  * arrays, flush the L2 by writing 2x its size, launch one triad. */
-typedef struct mw_gpu_triad_bufs { double *a, *b, *c; size_t n; void *flush; size_t flush_bytes; } mw_gpu_triad_bufs;
+typedef struct mw_gpu_triad_bufs {
+    double *a, *b, *c;
+    size_t n;
+    void *flush;
+    size_t flush_bytes;
+    int variant;               /* 0 one 16-B vector per thread, 1 four, 2 scalar */
+} mw_gpu_triad_bufs;
 int mw_gpu_triad_alloc(int dev, size_t n, mw_gpu_triad_bufs *t);
 int mw_gpu_triad_flush_l2(mw_gpu_triad_bufs *t);
 int mw_gpu_triad_launch(mw_gpu_triad_bufs *t, double *seconds);

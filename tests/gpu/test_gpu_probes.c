@@ -50,7 +50,11 @@ int main(void)
     MW_CHECK(b.corr8 > 0.8, "8-byte latency vs degree: Spearman %.3f", b.corr8);
     MW_CHECK_INT(b.degree4[32], 32);
     MW_CHECK_INT(b.degree4[1], 1);
-    MW_CHECK(b.lat4.p[32].y > 4 * b.lat4.p[1].y, "stride 32 %.1f vs stride 1 %.1f cycles",
+    /* Strides 1, 2, 4, 8, 16, 32 give degrees 1..32: each must cost more. */
+    for (int s = 2; s <= 32; s *= 2)
+        MW_CHECK(b.lat4.p[s].y > b.lat4.p[s / 2].y, "stride %d (degree %d) %.1f cycles, not above "
+                 "stride %d %.1f", s, b.degree4[s], b.lat4.p[s].y, s / 2, b.lat4.p[s / 2].y);
+    MW_CHECK(b.lat4.p[32].y > 2 * b.lat4.p[1].y, "stride 32 %.1f vs stride 1 %.1f cycles",
              b.lat4.p[32].y, b.lat4.p[1].y);
 
     MW_CHECK_INT(mw_gpu_probe_outstanding(0, &o, NULL, NULL), 0);
