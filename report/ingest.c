@@ -1226,7 +1226,7 @@ static const char proc_from_meta[] =
     " exe = (SELECT value FROM meta WHERE process_id=?1 AND key IN ('exe','program') LIMIT 1),"
     " cmdline = (SELECT value FROM meta WHERE process_id=?1 AND key IN ('cmdline','argv','command') LIMIT 1),"
     " t_start = COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE process_id=?1 AND key IN "
-    "   ('start_ns','t_start','time.start_ns') LIMIT 1),"
+    "   ('start_monotonic_ns','start_ns','t_start') LIMIT 1),"
     "   (SELECT MIN(t_start) FROM intervals WHERE process_id=?1),"
     "   (SELECT MIN(time_ns) FROM samples WHERE process_id=?1)),"
     " t_end = COALESCE((SELECT MAX(t_end) FROM intervals WHERE process_id=?1),"

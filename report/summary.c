@@ -183,7 +183,8 @@ static cJSON *collect(sqlite3 *db, int top)
     cJSON_AddNumberToObject(bw, "t_end", (double)t1);
     cJSON_AddItemToObject(bw, "timeline", timeline(db, t0, t1));
     cJSON *lm = rows(db, "SELECT lat_method, AVG(latency_ns) AS mean_latency_ns,"
-                         " MAX(threshold_ns) AS threshold_ns FROM intervals GROUP BY lat_method",
+                         " MAX(threshold_ns) AS threshold_ns, COUNT(*) AS intervals FROM intervals"
+                         " WHERE lat_method != '' AND latency_ns IS NOT NULL GROUP BY lat_method",
                      top);
     cJSON_AddItemToObject(bw, "latency", lm);
 
@@ -309,9 +310,9 @@ static void render_text(FILE *f, const cJSON *root)
                    "profile: run 'memwatch calibrate')\n",
                 num(bw, "uncalibrated_intervals"));
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(bw, "latency"))
-        fprintf(f, "  latency method %s: mean %.1f ns, threshold %.1f ns\n",
+        fprintf(f, "  latency method %s: mean %.1f ns, threshold %.1f ns (%.0f intervals)\n",
                 str(r, "lat_method") ? str(r, "lat_method") : "?", num(r, "mean_latency_ns"),
-                num(r, "threshold_ns"));
+                num(r, "threshold_ns"), num(r, "intervals"));
     if (num(bw, "intervals"))
         fprintf(f, "  |%s|  (# >50%% flagged, + some, . none)\n  0 s%*s%.2f s\n",
                 str(bw, "timeline"), TIMELINE_COLS - 4, "",
