@@ -21,6 +21,15 @@ check "table lists probe_lat" grep -q '^  probe_lat ' "$tmp/out"
 check "separation printed" grep -q 'separation: idle end' "$tmp/out"
 check "profile read back" grep -q 'read back and matched to this machine' "$tmp/out"
 check "profile has the schema" grep -q '"schema":[[:space:]]*"memwatch-profile"' "$tmp/p/profile.json"
+if python3 -c 'import jsonschema' 2>/dev/null; then
+  check "profile valid against docs/profile.schema.json" python3 -c '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1])); doc = json.load(open(sys.argv[2]))
+jsonschema.validate(doc, schema, cls=jsonschema.Draft202012Validator)' \
+    "$MW_SOURCE_DIR/docs/profile.schema.json" "$tmp/p/profile.json"
+else
+  echo "note: python3-jsonschema missing, schema check not run"
+fi
 
 run; rc=$?
 check "second run exits 0 (rc $rc)" test $rc -eq 0
