@@ -189,6 +189,8 @@ MW_API int mw_perf_explain(int err, const mw_perf_event *ev, const mw_perf_targe
     const char *tn = type_name(type);
     const mw_pmu *pmu = pmus ? pmu_of_type(pmus, type) : NULL;
     int cpu_wide = t && t->kind != MW_PERF_THREAD;
+    /* An uncore-style PMU: it publishes a cpumask and is not a (hybrid) core PMU. */
+    int uncore = pmu && pmu->n_cpus && strncmp(pmu->name, "cpu", 3);
     int hw = type == PERF_TYPE_HARDWARE || type == PERF_TYPE_HW_CACHE || type == PERF_TYPE_RAW;
     mw_privs none = {0, 0, 0, MW_PARANOID_UNKNOWN, 0};
     if (!p)
@@ -265,7 +267,7 @@ MW_API int mw_perf_explain(int err, const mw_perf_event *ev, const mw_perf_targe
                      (unsigned)type, list[0] ? list : "none");
             return MW_ERR_NOPMU;
         }
-        if (err == EOPNOTSUPP && pmu && pmu->n_cpus && !cpu_wide) {
+        if (err == EOPNOTSUPP && uncore && !cpu_wide) {
             snprintf(buf, len,
                      "%s: %s counts only per CPU, not per thread: open it system-wide on its "
                      "cpumask",
@@ -289,7 +291,7 @@ MW_API int mw_perf_explain(int err, const mw_perf_event *ev, const mw_perf_targe
                                    : "");
         return MW_ERR_UNSUPPORTED;
     case EINVAL:
-        if (pmu && pmu->n_cpus && !cpu_wide) {
+        if (uncore && !cpu_wide) {
             snprintf(buf, len,
                      "%s: %s counts only per CPU (uncore), not per thread: open it system-wide "
                      "on its cpumask",

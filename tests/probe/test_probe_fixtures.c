@@ -241,6 +241,26 @@ int main(void)
                  "no sysfs");
         mw_probe_free(p);
     }
+    /* Privileges from fixture procfs trees. */
+    {
+        mw_privs pr;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/proc/spr", MW_FIXTURES);
+        MW_CHECK_INT(mw_privs_read(path, &pr), 0);
+        MW_CHECK(!pr.is_root && !pr.cap_perfmon && !pr.cap_sys_admin && pr.paranoid == 2 &&
+                     pr.have_perf && !mw_privs_can_cpu_wide(&pr) && !mw_privs_can_kernel(&pr),
+                 "spr user privileges");
+        snprintf(path, sizeof path, "%s/proc/skx", MW_FIXTURES);
+        MW_CHECK_INT(mw_privs_read(path, &pr), 0);
+        MW_CHECK(pr.is_root && pr.cap_perfmon && pr.cap_sys_admin && pr.paranoid == 0,
+                 "skx root privileges");
+        MW_CHECK_INT(mw_privs_read("/nonexistent/proc", &pr), -ENOENT);
+        MW_CHECK(pr.paranoid == MW_PARANOID_UNKNOWN && !pr.have_perf && !pr.is_root,
+                 "unreadable procfs");
+        mw_privs unknown = {0, 0, 0, MW_PARANOID_UNKNOWN, 0};
+        MW_CHECK(!mw_privs_can_cpu_wide(&unknown) && !mw_privs_can_kernel(&unknown),
+                 "unknown paranoid allows nothing");
+    }
     test_msr();
     return mw_test_done();
 }
