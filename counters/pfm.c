@@ -65,15 +65,21 @@ MW_API const char *mw_pfm_version(void)
     return mw_pfm_version_str;
 }
 
+/*
+ * PMU identifiers are stable across libpfm4 releases and new models are added at
+ * the end, so a libpfm4 newer than the headers memwatch was built with knows ids
+ * at or above the header's PFM_PMU_MAX (pfm_for_all_pmus would never see them).
+ * Scan up to this bound instead; pfm_get_pmu_info refuses ids it does not know.
+ */
+#define MW_PFM_PMU_SCAN_MAX 4096
+
 /* Finds a PMU model by libpfm4 name; fills *info. 0 or MW_ERR_NOPMU. */
 static int mw_pfm_find_pmu(const char *name, pfm_pmu_info_t *info)
 {
-    pfm_pmu_t p;
-    pfm_for_all_pmus(p)
-    {
+    for (int p = PFM_PMU_NONE; p < MW_PFM_PMU_SCAN_MAX; p++) {
         memset(info, 0, sizeof *info);
         info->size = sizeof *info;
-        if (pfm_get_pmu_info(p, info) != PFM_SUCCESS || !info->name)
+        if (pfm_get_pmu_info((pfm_pmu_t)p, info) != PFM_SUCCESS || !info->name)
             continue;
         if (strcmp(info->name, name) == 0)
             return 0;
@@ -96,18 +102,16 @@ MW_API int mw_pfm_pmu_status(const char *pfm_pmu)
 
 MW_API int mw_pfm_host_pmu(char *buf, size_t cap)
 {
-    pfm_pmu_t p;
     pfm_pmu_info_t info;
     if (!buf || cap == 0)
         return -EINVAL;
     buf[0] = '\0';
     if (mw_pfm_init() < 0)
         return MW_ERR_PFM;
-    pfm_for_all_pmus(p)
-    {
+    for (int p = PFM_PMU_NONE; p < MW_PFM_PMU_SCAN_MAX; p++) {
         memset(&info, 0, sizeof info);
         info.size = sizeof info;
-        if (pfm_get_pmu_info(p, &info) != PFM_SUCCESS || !info.is_present)
+        if (pfm_get_pmu_info((pfm_pmu_t)p, &info) != PFM_SUCCESS || !info.is_present)
             continue;
         if (info.type != PFM_PMU_TYPE_CORE)
             continue;

@@ -1,7 +1,7 @@
 /* counters/tables/adl.h: Intel Alder Lake / Raptor Lake P-cores (family 6 models
  * 0x97, 0x9A, 0xB7, 0xBA, 0xBF). The kernel splits the hybrid core PMU into
  * cpu_core (Golden Cove / Raptor Cove) and cpu_atom; memwatch uses cpu_core only.
- * libpfm4 names the P-core PMU "adl_glc" from release 4.14 on; 4.13 (Debian 12)
+ * libpfm4 names the P-core PMU "adl_glc" after release 4.13 (upstream git); 4.13 (Debian 12)
  * has no Alder Lake model, so these core rows are reported unavailable there. */
 #ifndef MW_TABLES_ADL_H
 #define MW_TABLES_ADL_H
@@ -9,14 +9,15 @@
 
 /* Alder Lake's client IMC exposes free-running counters as
  * uncore_imc_free_running_0/1 with data_read (event=0xff,umask=0x20) and
- * data_write (event=0xff,umask=0x21), 64 bytes per count. */
+ * data_write (event=0xff,umask=0x30), 64 bytes per count: the kernel's
+ * adl_uncore_imc_free_running uses tgl_uncore_imc_events (free-running umask =
+ * (type + 1) << 4: data_total 0x10, data_read 0x20, data_write 0x30). */
 static const mw_event_spec mw_adl_imc[] = {
     MW_SYSFS("rd", "uncore_imc_free_running_*", "data_read", 0x20ff, 0, 64.0,
-             "kernel arch/x86/events/intel/uncore_snb.c adl_uncore_imc_freerunning_events "
-             "data_read event=0xff,umask=0x20, scale 6.103515625e-5 MiB"),
-    MW_SYSFS("wr", "uncore_imc_free_running_*", "data_write", 0x21ff, 0, 64.0,
-             "kernel uncore_snb.c adl_uncore_imc_freerunning_events data_write "
-             "event=0xff,umask=0x21"),
+             "kernel arch/x86/events/intel/uncore_snb.c tgl_uncore_imc_events data_read "
+             "event=0xff,umask=0x20 (adl_uncore_imc_free_running), scale 6.103515625e-5 MiB"),
+    MW_SYSFS("wr", "uncore_imc_free_running_*", "data_write", 0x30ff, 0, 64.0,
+             "kernel uncore_snb.c tgl_uncore_imc_events data_write event=0xff,umask=0x30"),
 };
 static const mw_event_spec mw_adl_lmrl[] = {
     MW_CORE("pending", "cpu_core", "adl_glc::L1D_PEND_MISS:PENDING", 0x0148, 0, 1.0,

@@ -1,9 +1,10 @@
 /* counters/tables/gnr.h: Intel Granite Rapids (family 6 models 0xAD, 0xAE). libpfm4
- * names this PMU "gnr" from release 4.14 on; Debian 12's libpfm4 4.13 has no Granite
- * Rapids model, so the core rows below cannot be checked against libpfm4 here and
- * memwatch reports them unavailable ("libpfm4 4.13 has no PMU gnr") instead of
- * guessing. Their expected encodings come from REFERENCE.md §2 (SPR and later share
- * OCR 0x2A, L1_MISS_ANY 0x43/0xfd) and Intel's GNR perfmon event list. */
+ * names this PMU "gnr" after release 4.13 (upstream lib/events/intel_gnr_events.h,
+ * which has the codes below); Debian 12's libpfm4 4.13 has no Granite Rapids
+ * model, so memwatch reports these core rows unavailable there ("the installed
+ * libpfm4 4.13 has no PMU model 'gnr'") instead of guessing. Expected encodings:
+ * REFERENCE.md §2 (SPR and later share OCR 0x2A, L1_MISS_ANY 0x43/0xfd) and
+ * upstream libpfm4's intel_gnr_events.h. */
 #ifndef MW_TABLES_GNR_H
 #define MW_TABLES_GNR_H
 #include "common.h"
@@ -12,18 +13,22 @@
  * event 0x06, both with umask 0xcf for reads and 0xf0 for writes. */
 static const mw_event_spec mw_gnr_imc_cas[] = {
     MW_SYSFS("rd_sch0", "uncore_imc_*", "event=0x05,umask=0xcf", 0xcf05, 0, 64.0,
-             "kernel pmu-events x86/graniterapids UNC_M_CAS_COUNT_SCH0.RD; REFERENCE.md §2"),
+             "kernel uncore_snbep.c gnr_uncore_imc_events cas_count_read_sch0 "
+             "event=0x05,umask=0xcf; REFERENCE.md §2"),
     MW_SYSFS("rd_sch1", "uncore_imc_*", "event=0x06,umask=0xcf", 0xcf06, 0, 64.0,
-             "kernel pmu-events x86/graniterapids UNC_M_CAS_COUNT_SCH1.RD; REFERENCE.md §2"),
+             "kernel uncore_snbep.c gnr_uncore_imc_events cas_count_read_sch1 "
+             "event=0x06,umask=0xcf; REFERENCE.md §2"),
     MW_SYSFS("wr_sch0", "uncore_imc_*", "event=0x05,umask=0xf0", 0xf005, 0, 64.0,
-             "kernel pmu-events x86/graniterapids UNC_M_CAS_COUNT_SCH0.WR; REFERENCE.md §2"),
+             "kernel uncore_snbep.c gnr_uncore_imc_events cas_count_write_sch0 "
+             "event=0x05,umask=0xf0; REFERENCE.md §2"),
     MW_SYSFS("wr_sch1", "uncore_imc_*", "event=0x06,umask=0xf0", 0xf006, 0, 64.0,
-             "kernel pmu-events x86/graniterapids UNC_M_CAS_COUNT_SCH1.WR; REFERENCE.md §2"),
+             "kernel uncore_snbep.c gnr_uncore_imc_events cas_count_write_sch1 "
+             "event=0x06,umask=0xf0; REFERENCE.md §2"),
 };
 static const mw_event_spec mw_gnr_ocr[] = {
     MW_CORE("rd", "cpu", "gnr::OCR:READS_TO_CORE_LOCAL_DRAM", 0x012a, 0x104004477ull, 64.0,
             "REFERENCE.md §2 (SPR and later: event 0x2A, rsp 0x104004477); Intel perfmon "
-            "GNR OCR.READS_TO_CORE.LOCAL_DRAM; not in libpfm4 4.13"),
+            "GNR OCR.READS_TO_CORE.LOCAL_DRAM; upstream libpfm4 intel_gnr_events.h; not in 4.13"),
 };
 static const mw_event_spec mw_gnr_lmrl[] = {
     MW_CORE("pending", "cpu", "gnr::L1D_PEND_MISS:PENDING", 0x0148, 0, 1.0,

@@ -4,13 +4,18 @@
 #define MW_TABLES_ICX_H
 #include "common.h"
 
-/* Ice Lake-SP changed the CAS umasks: reads 0x0f, writes 0x30 (REFERENCE.md §2). */
+/* Ice Lake-SP changed the CAS umasks: reads 0x0f, writes 0x30 (REFERENCE.md §2).
+ * DISAGREEMENT (kernel history): Ice Lake-SP support first shipped with the
+ * Haswell-EP aliases (cas_count_read = umask 0x03), corrected later to
+ * snr_uncore_imc_events (umask 0x0f / 0x30) by the fix of commit 2b3b76b5ec67.
+ * memwatch gives raw terms, not the alias, so an unfixed kernel's wrong alias
+ * does not matter; libpfm4 intel_icx_unc_imc_events.h agrees (RD = 0x0f). */
 static const mw_event_spec mw_icx_imc_cas[] = {
     MW_SYSFS("rd", "uncore_imc_*", "event=0x04,umask=0x0f", 0x0f04, 0, 64.0,
-             "kernel arch/x86/events/intel/uncore_snbep.c icx_uncore_imc_events "
-             "cas_count_read; kernel pmu-events x86/icelakex UNC_M_CAS_COUNT.RD"),
+             "kernel arch/x86/events/intel/uncore_snbep.c snr_uncore_imc_events "
+             "cas_count_read (used by ICX); kernel pmu-events x86/icelakex UNC_M_CAS_COUNT.RD"),
     MW_SYSFS("wr", "uncore_imc_*", "event=0x04,umask=0x30", 0x3004, 0, 64.0,
-             "kernel uncore_snbep.c icx_uncore_imc_events cas_count_write; "
+             "kernel uncore_snbep.c snr_uncore_imc_events cas_count_write; "
              "UNC_M_CAS_COUNT.WR"),
 };
 static const mw_event_spec mw_icx_ocr[] = {

@@ -5,11 +5,13 @@
 #include "common.h"
 
 static const mw_event_spec mw_skx_imc_cas[] = {
-    MW_SYSFS("rd", "uncore_imc_*", "event=0x04,umask=0x03", 0x0304, 0, 64.0,
-             "kernel arch/x86/events/intel/uncore_snbep.c skx_uncore_imc_events "
-             "cas_count_read; Intel Xeon SP uncore guide UNC_M_CAS_COUNT.RD"),
+    MW_SYSFS(
+        "rd", "uncore_imc_*", "event=0x04,umask=0x03", 0x0304, 0, 64.0,
+        "kernel arch/x86/events/intel/uncore_snbep.c hswep_uncore_imc_events "
+        "cas_count_read (skx_uncore_imc uses them); Intel Xeon SP uncore guide UNC_M_CAS_COUNT.RD"),
     MW_SYSFS("wr", "uncore_imc_*", "event=0x04,umask=0x0c", 0x0c04, 0, 64.0,
-             "kernel uncore_snbep.c skx_uncore_imc_events cas_count_write; UNC_M_CAS_COUNT.WR"),
+             "kernel uncore_snbep.c hswep_uncore_imc_events cas_count_write; libpfm4 "
+             "intel_skx_unc_imc_events.h UNC_M_CAS_COUNT.WR"),
 };
 /*
  * All reads that missed L3 and hit local DRAM, any snoop (0x3F84000000).

@@ -61,7 +61,7 @@ static const set_row sets[] = {
  *   ibs_op: cnt_ctl config:19, l3missonly config:16 (amd/ibs.c)
  * Aliases are the kernel's event strings: data_reads event=0x01, data_writes
  * event=0x02 (uncore_snb.c snb_uncore_imc_events), data_read event=0xff,umask=0x20,
- * data_write event=0xff,umask=0x21 (adl_uncore_imc_freerunning_events).
+ * data_write event=0xff,umask=0x30 (tgl_uncore_imc_events, used by Alder Lake).
  */
 static int encode_terms(const char *pmu, const char *terms, uint64_t *cfg)
 {
@@ -71,7 +71,7 @@ static int encode_terms(const char *pmu, const char *terms, uint64_t *cfg)
         {"data_reads", "event=0x01"},
         {"data_writes", "event=0x02"},
         {"data_read", "event=0xff,umask=0x20"},
-        {"data_write", "event=0xff,umask=0x21"},
+        {"data_write", "event=0xff,umask=0x30"},
     };
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
         if (!strcmp(terms, aliases[i].alias))

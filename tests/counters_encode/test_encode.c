@@ -12,6 +12,10 @@
  * variable set). A model the installed libpfm4 does not have (gnr, adl_glc,
  * amd64_fam1ah_zen5 on 4.13) is checked to be reported as such
  * (MW_ERR_NOPMU, "has no PMU model") instead of being encoded by guess.
+ *
+ * The same binary checks a newer libpfm4 when run with LD_LIBRARY_PATH pointing
+ * at it; with upstream libpfm4 git 91970fe (after 4.13) every row here, gnr,
+ * adl_glc, amd64_fam1ah_zen5 and emr included, encodes as expected.
  */
 #include <memwatch/catalogue.h>
 #include <memwatch/encode.h>
@@ -142,7 +146,10 @@ static const enc_row rows[] = {
     ROW(ZEN4, "lmrl", "pending", 0x5f, 0, 0, MAB),
     ROW(ZEN4, "lmrl", "mab_alloc", 0x3f41, 0, 0, MABA),
     ROW(ZEN5, "lmrl", "pending", 0x5f, 0, 0, MAB),
-    ROW(ZEN5, "lmrl", "mab_alloc", 0x3f41, 0, 0, MABA),
+    /* Not 0x3f41: Zen 5 narrowed the umask (kernel amdzen5 load-store.json fix). */
+    ROW(ZEN5, "lmrl", "mab_alloc", 0x0741, 0, 0,
+        "kernel pmu-events amdzen5 ls_mab_alloc.load_store_allocations UMask 0x07 (fixed "
+        "from 0x3f)"),
 };
 
 /* The models to force, and the microarchitecture whose table they check. A twin
