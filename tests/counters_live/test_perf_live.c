@@ -42,10 +42,10 @@ static double thread_cpu_ns(void)
 static void busy_ns(double ns)
 {
     double t0 = thread_cpu_ns();
-    volatile unsigned x = 0;
+    static volatile unsigned sink;
     while (thread_cpu_ns() - t0 < ns)
         for (int i = 0; i < 1000; i++)
-            x += (unsigned)i;
+            sink = sink + (unsigned)i;
 }
 
 /* What a thread does while counted: fault PAGES fresh pages, sleep SLEEPS
