@@ -53,8 +53,9 @@
     "mean DcMissLat (sample weight) of the sampled ops whose data_src says DRAM, in core "         \
     "cycles"
 #define MW_N_IBS                                                                                   \
-    "samples one op in N; DcMissLat is the miss latency from allocation to fill; older "           \
-    "kernels cannot exclude the kernel for IBS, so it needs perf_event_paranoid <= 1"
+    "samples one op in N; DcMissLat is the miss latency from allocation to fill; kernels "         \
+    "before the IBS software filter (ibs_op format swfilt, config2:0) cannot exclude the "         \
+    "kernel, so it needs perf_event_paranoid <= 1"
 
 #define MW_F_AMD_LMRL "pending / mab_alloc core cycles per L1-missing load (MAB occupancy)"
 #define MW_N_AMD_LMRL                                                                              \

@@ -9,8 +9,8 @@
 static const mw_event_spec mw_zen2_df[] = {MW_DF_CHANNELS};
 static const mw_event_spec mw_zen2_ibs[] = {
     MW_SYSFS("ops", "ibs_op", "cnt_ctl=1", 0x80000ull, 0, 1.0,
-             "kernel arch/x86/events/amd/ibs.c ibs_op format cnt_ctl config:19; AMD PPR "
-             "17h IBS_OP_CTL IbsOpCntCtl bit 19"),
+             "kernel arch/x86/events/amd/ibs.c PMU_FORMAT_ATTR(cnt_ctl, \"config:19\") (shown "
+             "when IBS_CAPS_OPCNT); AMD PPR 17h IBS_OP_CTL IbsOpCntCtl bit 19"),
 };
 static const mw_method_def mw_tab_zen2[] = {
     MW_METHOD("amd_df", MW_Q_DRAM_BYTES, MW_SCOPE_SYSTEM, MW_NEED_UNCORE | MW_NEED_SYSTEMWIDE,
