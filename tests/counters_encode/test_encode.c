@@ -21,6 +21,7 @@
 #include <memwatch/encode.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -294,6 +295,19 @@ static void check_missing_model(const char *model, mw_uarch u)
     }
 }
 
+/* Several threads encoding at once (libpfm4 calls are serialised inside). */
+static void *encode_many(void *arg)
+{
+    const char *ev = arg;
+    long bad = 0;
+    for (int i = 0; i < 200; i++) {
+        struct perf_event_attr a;
+        if (mw_pfm_encode(ev, 0, &a) != 0 || a.config != 0x0148)
+            bad++;
+    }
+    return (void *)bad;
+}
+
 /* Bad input, privilege flags and the catalogue/kernel disagreement on skx. */
 static void check_skx_extras(void)
 {
@@ -319,6 +333,15 @@ static void check_skx_extras(void)
         int rc = mw_pfm_encode_ex(bad[i].ev, 0, &a, why, sizeof why);
         MW_CHECK_AT(__FILE__, bad[i].line, rc == bad[i].rc && strstr(why, bad[i].reason),
                     "'%s': rc %d (%s), reason \"%s\"", bad[i].ev, rc, mw_strerror(rc), why);
+    }
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        MW_CHECK(pthread_create(&th[i], NULL, encode_many, "skx::L1D_PEND_MISS:PENDING") == 0,
+                 "pthread_create");
+    for (int i = 0; i < 4; i++) {
+        void *nbad = (void *)1;
+        pthread_join(th[i], &nbad);
+        MW_CHECK(nbad == NULL, "thread %d: %ld bad encodings", i, (long)nbad);
     }
     MW_CHECK_INT(mw_pfm_encode(NULL, 0, &a), -EINVAL);
     MW_CHECK_INT(mw_pfm_encode("skx::L1D_PEND_MISS:PENDING", 0, NULL), -EINVAL);
