@@ -541,6 +541,17 @@ MW_API int mw_perf_group_reset(mw_perf_group *g)
     return group_ioctl(g, PERF_EVENT_IOC_RESET);
 }
 
+MW_API double mw_perf_scaled(uint64_t raw, uint64_t enabled_ns, uint64_t running_ns, double scale)
+{
+    if (!running_ns)
+        return 0.0;
+    if (!(scale > 0))
+        scale = 1.0;
+    if (running_ns >= enabled_ns) /* not multiplexed: exact */
+        return (double)raw * scale;
+    return (double)raw * ((double)enabled_ns / (double)running_ns) * scale;
+}
+
 MW_API int mw_perf_group_read(mw_perf_group *g, mw_perf_value *vals, size_t n)
 {
     uint64_t buf[3 + 2 * MW_PERF_MAX_EVENTS];
@@ -571,8 +582,7 @@ MW_API int mw_perf_group_read(mw_perf_group *g, mw_perf_value *vals, size_t n)
             vals[e].raw += value;
             vals[e].enabled_ns += en;
             vals[e].running_ns += run;
-            if (run)
-                vals[e].scaled += (double)value * ((double)en / (double)run) * g->scale[e];
+            vals[e].scaled += mw_perf_scaled(value, en, run, g->scale[e]);
         }
     }
     return 0;

@@ -118,6 +118,10 @@ typedef struct mw_perf_value {
     double scaled;         /* raw * enabled / running * event scale (0 when never running) */
 } mw_perf_value;
 
+/* The multiplexing-corrected, scaled value: raw * enabled / running * scale
+ * (scale 0 means 1); 0 when the event never ran. Async-signal-safe. */
+MW_API double mw_perf_scaled(uint64_t raw, uint64_t enabled_ns, uint64_t running_ns, double scale);
+
 /* Read all n values of the group (n must equal the number opened).
  * Async-signal-safe. Returns 0 or -errno. */
 MW_API int mw_perf_group_read(mw_perf_group *g, mw_perf_value *vals, size_t n);

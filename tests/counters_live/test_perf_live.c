@@ -334,6 +334,24 @@ static void test_tsc(void)
         MW_CHECK(err < 0.01, "msr/tsc/ system-wide within 1 %% per CPU: %.3f %%", 100 * err);
         mw_perf_group_close(g);
     }
+    /* System-wide on an explicit CPU list (as for an uncore PMU's cpumask). */
+    int list[1] = {sched_getcpu()};
+    mw_perf_target tl = {.kind = MW_PERF_SYSTEM, .cpus = list, .n_cpus = 1};
+    rc = mw_perf_group_open(&ev, 1, &tl, 0, &g);
+    MW_CHECK(rc == 0, "open msr/tsc/ on CPU list {%d}: %s", list[0], mw_perf_why());
+    if (rc == 0) {
+        MW_CHECK_INT(mw_perf_group_instances(g), 1);
+        mw_perf_group_enable(g);
+        uint64_t t0 = mw_rdtsc();
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        uint64_t t1 = mw_rdtsc();
+        mw_perf_group_disable(g);
+        MW_CHECK_INT(mw_perf_group_read(g, &v, 1), 0);
+        double err = fabs((double)v.raw - (double)(t1 - t0)) / (double)(t1 - t0);
+        MW_CHECK(err < 0.01, "msr/tsc/ on CPU list within 1 %%: %.3f %%", 100 * err);
+        mw_perf_group_close(g);
+    }
     mw_pmus_free(pmus);
 }
 

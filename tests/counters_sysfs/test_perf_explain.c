@@ -139,6 +139,26 @@ int main(void)
                      MW_ERR_PARSE);
         MW_CHECK_INT(mw_perf_event_parse(sets[0], NULL, &ev, why, sizeof why), MW_ERR_PARSE);
     }
+    /* Multiplexing: a counter that ran a quarter of the time it was enabled
+     * counted a quarter of the events. */
+    static const struct {
+        int line;
+        uint64_t raw, en, run;
+        double scale, want;
+    } sc[] = {
+        {__LINE__, 1000, 100, 100, 1.0, 1000.0},
+        {__LINE__, 1000, 100, 25, 1.0, 4000.0},
+        {__LINE__, 1000, 300, 100, 0.0, 3000.0},            /* scale 0 means 1 */
+        {__LINE__, 1000, 100, 0, 1.0, 0.0},                 /* never ran */
+        {__LINE__, 1000, 100, 50, 6.103515625e-5, 0.1220703125}, /* MiB from an IMC */
+        {__LINE__, 1ull << 40, 7, 7, 64.0, 70368744177664.0},
+        {__LINE__, 3, 100, 200, 1.0, 3.0},                  /* running > enabled: exact */
+    };
+    for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
+        double v = mw_perf_scaled(sc[i].raw, sc[i].en, sc[i].run, sc[i].scale);
+        MW_CHECK_AT(__FILE__, sc[i].line, fabs(v - sc[i].want) <= 1e-12 * fabs(sc[i].want),
+                    "scaled %g, expected %g", v, sc[i].want);
+    }
     /* A tiny buffer is cut, never overflowed. */
     char tiny[8];
     memset(tiny, 'x', sizeof tiny);

@@ -29,7 +29,7 @@ check '[ $? -eq 0 ]' "memwatch probe --json exits 0 ($(cat "$T/real.err"))"
 check "$VALIDATE $SCHEMA $T/real.json >$T/v.out" "real probe JSON is invalid: $(cat "$T/v.out" 2>/dev/null)"
 
 # 2. Every fixture.
-for f in skx spr skl zen4 vm; do
+for f in skx spr skl zen4 vm emr_vm; do
   "$MW" probe --json --sysfs-root "$FIX/sysfs/$f" --proc-root "$FIX/proc/$f" --dev-root "$T/nodev" >"$T/$f.json"
   check '[ $? -eq 0 ]' "probe on fixture $f exits 0"
   check "$VALIDATE $SCHEMA $T/$f.json >$T/v.out" "fixture $f JSON is invalid: $(cat "$T/v.out")"
@@ -61,6 +61,10 @@ assert m['imc_cas']['available'] is False and m['imc_cas']['error'] == 'paranoid
 assert 'perf_event_paranoid <= 0 or CAP_PERFMON' in m['imc_cas']['reason']
 assert spr['perf_event_paranoid'] == 2 and spr['privileges']['root'] is False
 assert spr['prefetch_msr']['msr'] == '0x1a4' and spr['prefetch_msr']['reachable'] is False
+emr = json.load(open(t + '/emr_vm.json'))
+assert emr['hardware_events'] is False and 'power' in [p['name'] for p in emr['pmus']]
+assert emr['summary'].endswith('only breakpoint, kprobe, msr, power, software, tracepoint, uprobe')
+assert [m['name'] for m in emr['methods'] if m['available']] == ['probe_lat']
 PY" "fixture JSON facts"
 
 # 3. The schema rejects broken documents.

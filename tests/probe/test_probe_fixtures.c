@@ -97,6 +97,18 @@ static const want vm[] = {
     {"probe_lat", 1, 0, "needs no PMU"},
 };
 
+#define EMR_NOHW                                                                               \
+    "the kernel exposes no hardware PMU: only breakpoint, kprobe, msr, power, software, "      \
+    "tracepoint, uprobe"
+static const want emr_vm[] = { /* the GPU machine: RAPL power, no event counters */
+    {"imc_cas", 0, MW_ERR_NOPMU, "no uncore_imc PMU (" EMR_NOHW ")"},
+    {"ocr_dram", 0, MW_ERR_NOPMU, EMR_NOHW},
+    {"lmrl", 0, MW_ERR_NOPMU, EMR_NOHW},
+    {"l1_miss_lat", 0, MW_ERR_NOPMU, EMR_NOHW},
+    {"pebs_lat", 0, MW_ERR_NOPMU, EMR_NOHW},
+    {"probe_lat", 1, 0, "needs no PMU"},
+};
+
 static mw_pmu_set *pmus_of(const char *name)
 {
     char sys[1024];
@@ -179,6 +191,7 @@ int main(void)
     EXPECT("skl", MW_UARCH_SKL, skl);
     EXPECT("zen4", MW_UARCH_ZEN4, zen4);
     EXPECT("vm", MW_UARCH_ZEN4, vm);
+    EXPECT("emr_vm", MW_UARCH_SPR, emr_vm);
 
     /* The VM's summary and the probe's other facts. */
     mw_probe *p = run("vm", NULL);
