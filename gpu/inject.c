@@ -274,7 +274,8 @@ static void match_kernels(int final)
         p->k.flags = fl;
         g.kernels++;
         g.flagged += !!(fl & MWR_GPU_BW_BOUND);
-        dbg("kernel %.60s %.1f us dram %.3g B/s%s%s", p->name, dur / 1e3, p->k.dram_bw,
+        dbg("kernel %.60s [%llu, %llu] %.1f us dram %.3g B/s%s%s", p->name, (unsigned long long)p->k.start_ns,
+            (unsigned long long)p->k.end_ns, dur / 1e3, p->k.dram_bw,
             fl & MWR_GPU_BW_BOUND ? " FLAGGED" : "", fl & MWR_GPU_BW_VALID ? "" : " (no samples)");
         emit(MWR_GPU_KERNEL, &p->k, sizeof p->k, p->name, p->k.name_len);
     }
@@ -345,6 +346,7 @@ static void CUPTIAPI buf_complete(CUcontext ctx, uint32_t stream, uint8_t *buffe
         memcpy(p->name, nm, nl);
         p->k.name_len = (uint32_t)nl;
     }
+    dbg("activity buffer: %zu bytes, %zu kernels pending", valid, g.npend);
     size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
         g.dropped += dropped;
@@ -615,6 +617,9 @@ static void pm_drain(uint32_t dev)
             of = 0;
             pd->last_end = si.endTimestamp;
         }
+        if (ci.numCompletedSamples)
+            dbg("PM decode: %zu samples, last ends at %llu", ci.numCompletedSamples,
+                (unsigned long long)pd->last_end);
         CUpti_PmSampling_CounterDataImage_Initialize_Params re = {
             CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE};
         re.pPmSamplingObject = pd->obj;
@@ -682,6 +687,7 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_Cal
     } else if (id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
         /* The last moment the context's records and samples can be read:
          * program teardown may come before our atexit handler. */
+        dbg("context of device %u ending", dev);
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         pthread_mutex_lock(&g.mu);
         pm_stop(dev);
@@ -697,6 +703,7 @@ static void finish(void)
     if (!g.on || g.done)
         return;
     g.done = 1;
+    dbg("finishing: %zu kernels pending, %zu samples held", g.npend, g.nsmp);
     __atomic_store_n(&g.stop, 1, __ATOMIC_RELEASE);
     if (g.thr_up)
         pthread_join(g.thr, NULL);

@@ -170,13 +170,14 @@ static int write_profile(const char *path, const mw_gpu_device *d, const mw_gpu_
     fprintf(f, "  },\n");
     fprintf(f, "  \"geometry\": {\n    \"l1_bytes\": %zu, \"l1_line_bytes\": %zu, "
                "\"l1_fill_bytes\": %zu, \"l1_assoc\": %d, \"l1_sets\": %d, \"l1_policy\": \"%s\",\n"
-               "    \"l2_bytes\": %zu, \"l2_attr_bytes\": %zu, \"tlb1_reach\": %zu, "
+               "    \"l2_bytes\": %zu, \"l2_chip_bytes\": %zu, \"l2_attr_bytes\": %zu, \"tlb1_reach\": %zu, "
                "\"tlb2_reach\": %zu, \"tlb1_penalty_cycles\": %.1f, \"tlb2_penalty_cycles\": %.1f,\n",
             g->l1_bytes, g->l1_line_bytes, g->l1_fill_bytes, g->l1_assoc, g->l1_sets, g->l1_policy,
-            g->l2_bytes, g->l2_attr_bytes, g->tlb1_reach, g->tlb2_reach, g->tlb1_penalty_cyc,
+            g->l2_bytes, g->l2_chip_bytes, g->l2_attr_bytes, g->tlb1_reach, g->tlb2_reach, g->tlb1_penalty_cyc,
             g->tlb2_penalty_cyc);
     json_curve(f, "l1_curve", &g->l1_curve, 0);
     json_curve(f, "l2_curve", &g->l2_curve, 0);
+    json_curve(f, "l2_chip_curve", &g->l2_chip_curve, 0);
     json_curve(f, "tlb_curve", &g->tlb_curve, 1);
     fprintf(f, "  },\n  \"banks\": {\n    \"spearman_4\": %.3f, \"spearman_8\": %.3f,\n", b->corr4,
             b->corr8);
@@ -241,6 +242,10 @@ static void plots(const char *dir, const mw_gpu_latency *l, const mw_gpu_geometr
     snprintf(p, sizeof p, "%s/gpu_l2.svg", dir);
     mw_svg_plot(p, "L2: chase latency vs array size", "MiB", "mean cycles", c2, 1, 0,
                 g->l2_bytes / 1048576.0, "L2 size (halfway to DRAM)");
+    const mw_gpu_curve *cc[1] = {&g->l2_chip_curve};
+    snprintf(p, sizeof p, "%s/gpu_l2_chip.svg", dir);
+    mw_svg_plot(p, "L2, chip-wide: read bandwidth vs footprint", "MiB", "GB/s", cc, 1, 0,
+                g->l2_chip_bytes / 1048576.0, "halfway");
     const mw_gpu_curve *ct[1] = {&g->tlb_curve};
     snprintf(p, sizeof p, "%s/gpu_tlb.svg", dir);
     mw_svg_plot(p, "TLB: 2 MiB strides", "pages", "mean cycles", ct, 1, 1, 0, NULL);
@@ -317,8 +322,11 @@ static int cmd_calibrate(const opts *o)
            "period %zu B, assoc %d, sets %d, %s\n",
            g.l1_bytes >> 10, g.l1_line_bytes, g.l1_fill_bytes, g.l1_assoc, g.l1_sets,
            g.l1_policy);
-    printf("L2: %.1f MiB (chase latency halfway to DRAM) vs attribute %.1f MiB: %+.1f %%\n",
-           g.l2_bytes / 1048576.0, g.l2_attr_bytes / 1048576.0,
+    printf("L2 attribute %.1f MiB; chip-wide (all SMs, bandwidth halfway to DRAM) %.1f MiB: "
+           "%+.1f %%; one SM's chase (latency halfway to DRAM) %.1f MiB: %+.1f %%\n",
+           g.l2_attr_bytes / 1048576.0, g.l2_chip_bytes / 1048576.0,
+           g.l2_attr_bytes ? 100.0 * ((double)g.l2_chip_bytes / g.l2_attr_bytes - 1) : 0,
+           g.l2_bytes / 1048576.0,
            g.l2_attr_bytes ? 100.0 * ((double)g.l2_bytes / g.l2_attr_bytes - 1) : 0);
     printf("TLB: level 1 reach %zu MiB (+%.0f cyc), level 2 reach %zu MiB (+%.0f cyc)%s\n",
            g.tlb1_reach >> 20, g.tlb1_penalty_cyc, g.tlb2_reach >> 20, g.tlb2_penalty_cyc,
@@ -366,7 +374,7 @@ static int cmd_calibrate(const opts *o)
     printf("GPU profile written to %s\n", path);
     const char *sd = o->svg_dir ? o->svg_dir : dir;
     plots(sd, &l, &g, &b, &os);
-    printf("plots: %s/gpu_{outstanding,banks,l1,l2,tlb,l2_hist}.svg\n", sd);
+    printf("plots: %s/gpu_{outstanding,banks,l1,l2,l2_chip,tlb,l2_hist}.svg\n", sd);
     return 0;
 }
 

@@ -172,17 +172,41 @@ __global__ void k_ptr_ring(char *base, size_t pages, size_t stride)
         *(char **)(base + i * stride) = base + ((i + 1) % pages) * stride;
 }
 
+template <int CG>
 __global__ void k_ptr_chase(char *base, long warm, long iters, unsigned long long *o)
 {
     char *p = base;
-    for (long k = 0; k < warm; k++)
-        p = *(char *volatile *)p;
+    for (long k = 0; k < warm; k++) {
+        if (CG)
+            asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p)::"memory");
+        else
+            asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p)::"memory");
+    }
     long long t0 = clock64();
-    for (long k = 0; k < iters; k++)
-        asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p)::"memory");
+    for (long k = 0; k < iters; k++) {
+        if (CG)
+            asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p)::"memory");
+        else
+            asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p)::"memory");
+    }
     long long t1 = clock64();
     o[0] = (unsigned long long)(t1 - t0);
     o[1] = (unsigned long long)p;
+}
+
+/* L2 capacity seen by the whole chip: block b reads its own slice of the
+ * array `passes` times (16-byte loads, L1 bypassed). */
+__global__ void k_l2_slices(const uint4 *a, size_t per_block, int passes, unsigned *sink)
+{
+    const uint4 *s = a + blockIdx.x * per_block;
+    unsigned x = 0;
+    for (int p = 0; p < passes; p++)
+        for (size_t i = threadIdx.x; i < per_block; i += blockDim.x) {
+            uint4 v = __ldcg(s + i);
+            x ^= v.x ^ v.w;
+        }
+    if (x == 0x9e3779b9u)
+        sink[0] = x;
 }
 
 /* Shared-memory chase by one thread. */
@@ -309,8 +333,13 @@ __global__ void k_triad1(double *__restrict__ a, const double *__restrict__ b,
 
 /* ------------------------------------------------------------------ host */
 
+/* Select the device and clear any error an earlier call left behind, so
+ * that each probe reports only its own. */
 static int set_dev(int dev)
 {
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        fprintf(stderr, "memwatch-gpu: an earlier CUDA call failed: %s\n", cudaGetErrorString(e));
     return cudaSetDevice(dev) == cudaSuccess ? 0 : MW_ERR_GPU;
 }
 
@@ -493,19 +522,18 @@ static double measure_clock(void)
     return h[1] ? (double)h[0] / (double)h[1] * 1e9 : 0;
 }
 
-/* Plain chase over a ring built by chase_run's k_ring; mean cycles per access. */
+/* Plain chase of 64-bit pointers one stride apart over n_bytes (no index
+ * arithmetic in the dependent chain): the classic average latency. */
 static int plain(chase *c, size_t n_bytes, size_t stride, int cg, long warm, long iters,
                  double *cyc)
 {
-    size_t n = n_bytes / 4, se = stride / 4;
-    int *claim = nullptr;
-    if (n > c->cap || se == 0)
+    if (n_bytes / 4 > c->cap || stride < 8)
         return MW_ERR_TOOBIG;
-    k_ring<<<1024, 256>>>(c->A, n, se);
+    k_ptr_ring<<<1024, 256>>>((char *)c->A, n_bytes / stride, stride);
     if (cg)
-        k_chase_plain<1><<<1, 1>>>(c->A, warm, iters, -1, claim, c->sum);
+        k_ptr_chase<1><<<1, 1>>>((char *)c->A, warm, iters, c->sum);
     else
-        k_chase_plain<0><<<1, 1>>>(c->A, warm, iters, -1, claim, c->sum);
+        k_ptr_chase<0><<<1, 1>>>((char *)c->A, warm, iters, c->sum);
     if (cudaDeviceSynchronize() != cudaSuccess ||
         cudaMemcpy(c->h_sum, c->sum, 16, cudaMemcpyDeviceToHost) != cudaSuccess)
         return MW_ERR_GPU;
@@ -552,13 +580,14 @@ extern "C" int mw_gpu_probe_latency(int dev, mw_gpu_latency *o, mw_gpu_progress_
              (4 * d.l2_bytes) >> 20);
     {
         size_t big = 4 * d.l2_bytes, n = big / 4;
-        k_ring<<<1024, 256>>>(c.A, n, 1024);
+        k_ptr_ring<<<1024, 256>>>((char *)c.A, big / 4096, 4096);
         if ((rc = flush_l2(fl, 2 * d.l2_bytes)))
             goto out;
-        k_chase_plain<1><<<1, 1>>>(c.A, 0, (long)(big / 4096), -1, claim, c.sum);
+        k_ptr_chase<1><<<1, 1>>>((char *)c.A, 0, (long)(big / 4096), c.sum);
         CK(cudaDeviceSynchronize());
         CK(cudaMemcpy(c.h_sum, c.sum, 16, cudaMemcpyDeviceToHost));
         o->dram_cyc = (double)c.h_sum[0] / (double)(big / 4096);
+        k_ring<<<1024, 256>>>(c.A, n, 1024);
         if ((rc = flush_l2(fl, 2 * d.l2_bytes)))
             goto out;
         k_pchase<1><<<1, 1>>>(c.A, 0, 0, 0, 0, c.idx, c.lat, c.sum);
@@ -753,6 +782,53 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
     }
     chase_free(&c);
     {
+        /* The L2 as the whole chip sees it: each block (two per SM) reads its
+         * own slice eight times; bandwidth against footprint. */
+        progress(pf, user, "L2 size, chip-wide: all SMs, own slices, bandwidth vs footprint");
+        snprintf(o->l2_chip_curve.name, sizeof o->l2_chip_curve.name, "GB/s vs MiB, all SMs");
+        uint4 *arr = nullptr;
+        unsigned *sink = nullptr;
+        cudaEvent_t e0 = nullptr, e1 = nullptr;
+        size_t maxb = 3 * d.l2_bytes;
+        int blocks = 2 * d.sms, passes = 8;
+        CK(cudaMalloc(&arr, maxb));
+        CK(cudaMalloc(&sink, 4));
+        CK(cudaMemset(arr, 1, maxb));
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        for (size_t b = d.l2_bytes / 8; b <= maxb; b += d.l2_bytes / 16) {
+            size_t per = b / 16 / (size_t)blocks;
+            double foot = (double)per * 16 * blocks;
+            float ms = 0;
+            k_l2_slices<<<blocks, 512>>>(arr, per, 1, sink);
+            cudaEventRecord(e0);
+            k_l2_slices<<<blocks, 512>>>(arr, per, passes, sink);
+            cudaEventRecord(e1);
+            if (cudaEventSynchronize(e1) != cudaSuccess)
+                break;
+            cudaEventElapsedTime(&ms, e0, e1);
+            double bw = foot * passes / (ms * 1e-3);
+            curve_add(&o->l2_chip_curve, foot / 1048576.0, bw / 1e9);
+        }
+        /* Halfway between the first (L2) and the last (DRAM) bandwidth. */
+        if (o->l2_chip_curve.n > 2) {
+            double hi = o->l2_chip_curve.p[0].y, lo = o->l2_chip_curve.p[o->l2_chip_curve.n - 1].y;
+            double mid = (hi + lo) / 2;
+            for (unsigned i = 1; i < o->l2_chip_curve.n; i++) {
+                const mw_gpu_point *a = &o->l2_chip_curve.p[i - 1], *q = &o->l2_chip_curve.p[i];
+                if (a->y > mid && q->y <= mid) {
+                    double f = (a->y - mid) / std::max(a->y - q->y, 1e-9);
+                    o->l2_chip_bytes = (size_t)((a->x + f * (q->x - a->x)) * 1048576.0);
+                    break;
+                }
+            }
+        }
+        cudaEventDestroy(e0);
+        cudaEventDestroy(e1);
+        cudaFree(arr);
+        cudaFree(sink);
+    }
+    {
         /* TLB: one 64-bit pointer per 2 MiB page, mean latency against pages
          * touched; footprints up to 32 GiB (or 45 % of the card). */
         size_t pg = 2u << 20;
@@ -768,7 +844,7 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
         for (size_t p = 4; p <= maxpages; p = p < 64 ? p + 4 : p + p / 4) {
             long it = (long)std::max(p, (size_t)4096);
             k_ptr_ring<<<256, 256>>>(base, p, pg);
-            k_ptr_chase<<<1, 1>>>(base, (long)p, it, od);
+            k_ptr_chase<1><<<1, 1>>>(base, (long)p, it, od);
             if (cudaDeviceSynchronize() != cudaSuccess ||
                 cudaMemcpy(ho, od, 16, cudaMemcpyDeviceToHost) != cudaSuccess) {
                 rc = MW_ERR_GPU;

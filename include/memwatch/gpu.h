@@ -82,6 +82,8 @@ typedef struct mw_gpu_geometry {
     char l1_policy[96];
     size_t l2_bytes;           /* where the mean latency crosses halfway from L2 hit to DRAM */
     size_t l2_attr_bytes;
+    size_t l2_chip_bytes;      /* every SM reading its own slice: where bandwidth falls halfway */
+    mw_gpu_curve l2_chip_curve;/* footprint MiB -> GB/s, all SMs */
     size_t tlb1_reach, tlb2_reach; /* bytes; 0 when no step was seen */
     double tlb1_penalty_cyc, tlb2_penalty_cyc;
     mw_gpu_curve l1_curve;     /* array KiB -> miss share */

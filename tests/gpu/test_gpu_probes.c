@@ -40,9 +40,9 @@ int main(void)
         MW_CHECK(l.l1_cyc < l.l2_cyc && l.l2_cyc < l.dram_cyc, "L1 < L2 < DRAM");
     }
     MW_CHECK_INT(mw_gpu_probe_geometry(0, &l, &g, NULL, NULL), 0);
-    MW_CHECK_NEAR((double)g.l2_bytes, (double)g.l2_attr_bytes, 0.10);
-    printf("L2 %zu vs attribute %zu; L1 %zu; TLB %zu / %zu\n", g.l2_bytes, g.l2_attr_bytes,
-           g.l1_bytes, g.tlb1_reach, g.tlb2_reach);
+    MW_CHECK_NEAR((double)g.l2_chip_bytes, (double)g.l2_attr_bytes, 0.10);
+    printf("L2 chip-wide %zu, one SM %zu, attribute %zu; L1 %zu; TLB %zu / %zu\n",
+           g.l2_chip_bytes, g.l2_bytes, g.l2_attr_bytes, g.l1_bytes, g.tlb1_reach, g.tlb2_reach);
     MW_CHECK(g.l1_bytes >= 16384, "L1 size %zu", g.l1_bytes);
 
     MW_CHECK_INT(mw_gpu_probe_banks(0, &b), 0);
