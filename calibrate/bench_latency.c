@@ -79,12 +79,12 @@ static double median_of(const double *v, unsigned n)
  * its predecessor. Flat runs whose latencies differ by less than LADDER_GAP
  * belong to one level (a TLB step inside a cache level is not a new cache);
  * the points between runs form the transitions. A level's capacity is the
- * footprint where the next level's first flat run begins: with (pseudo-)LRU
- * replacement a cyclic chase misses entirely once it exceeds the capacity,
- * and set conflicts (physically indexed caches, pages scattered by the
- * kernel or a hypervisor) make the curve leave the plateau early, so the end
- * of the transition, not its start, marks the size. plateau_end keeps the
- * start as well. The last level is memory when there is more than one.
+ * first footprint whose latency is past the geometric midpoint between the
+ * level's latency and that of the next level's first flat run: the middle of
+ * the step, which noise at either end of a gradual transition (set conflicts
+ * of physically indexed caches, page walks) moves least. plateau_end keeps
+ * the last footprint still on the plateau. The last level is memory when
+ * there is more than one.
  */
 #define LADDER_MIN_RUN 3
 #define LADDER_GAP 1.5
@@ -155,7 +155,20 @@ MW_API int mw_ladder_detect(const size_t *bytes, const double *ns, const double 
         o->plateau_end = bytes[runs[lv[l].last_run].b];
         o->is_memory = l == nl - 1 && nl > 1;
         if (!o->is_memory) {
-            o->size = l + 1 < nl ? bytes[runs[lv[l + 1].first_run].a] : o->plateau_end;
+            o->size = o->plateau_end;
+            if (l + 1 < nl) {
+                /* the first footprint past the geometric midpoint between this
+                 * level and the next level's first plateau */
+                const struct run *nx = &runs[lv[l + 1].first_run];
+                double b = median_of(ns + nx->a, nx->b - nx->a + 1);
+                double mid = sqrt(o->ns * b);
+                o->size = bytes[nx->a];
+                for (unsigned i = runs[lv[l].last_run].b + 1; i <= nx->a; i++)
+                    if (ns[i] >= mid) {
+                        o->size = bytes[i];
+                        break;
+                    }
+            }
             if (ci && l < ci->n && ci->level[l].size) {
                 o->sysfs_size = ci->level[l].size;
                 o->within_one_step =
@@ -164,11 +177,13 @@ MW_API int mw_ladder_detect(const size_t *bytes, const double *ns, const double 
         }
     }
     if (out->nlevels > 1) {
-        /* idle memory latency: median of the (up to) three largest footprints
-         * of the memory plateau, the closest to pure misses */
-        unsigned b = runs[lv[nl - 1].last_run].b, a = b >= 2 ? b - 2 : 0;
-        if (a < runs[lv[nl - 1].first_run].a)
-            a = runs[lv[nl - 1].first_run].a;
+        /* idle memory latency: median of the larger half of the memory
+         * plateau's footprints (the closest to pure misses; several points
+         * so that one disturbed point does not move it) */
+        unsigned b = runs[lv[nl - 1].last_run].b, a0 = runs[lv[nl - 1].first_run].a;
+        unsigned a = a0 + (b - a0 + 1) / 2;
+        if (a > b)
+            a = b;
         out->dram_ns = median_of(ns + a, b - a + 1);
         out->dram_cycles = cycles ? median_of(cycles + a, b - a + 1) : 0;
     }
