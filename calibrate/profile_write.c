@@ -132,6 +132,7 @@ static void pw_lat(cJSON *o, const mw_lat_verdict *v)
 {
     pw_num(o, "idle_ns", v->th.idle_ns);
     pw_num(o, "knee_ns", v->th.knee_ns);
+    pw_num(o, "separator_ns", v->th.sep_ns);
     pw_num(o, "peak_ns", v->th.peak_ns);
     pw_num(o, "peak_bw", v->th.peak_bw);
     pw_num(o, "rise", v->th.rise);

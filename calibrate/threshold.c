@@ -4,15 +4,18 @@
  *
  *   peak_bw   = the highest bandwidth of the grid;
  *   idle_ns   = the median reading at the lowest-bandwidth point;
- *   knee_ns   = the latency at knee_frac (0.8) of the peak, interpolated
- *               linearly between the two grid points (ordered by bandwidth,
- *               point medians) on either side of it: the latency the method
- *               reads once the memory system delivers most of what it can, and
- *               below what it reads at the saturated end (>= 0.9 of the peak);
- *   threshold = max(knee_ns, idle_ns x (1 + min_rise)): the guard keeps a flat
+ *   sep_ns    = the latency that best separates the readings far from the peak
+ *               (bandwidth < low_frac x peak) from those near it (>= high_frac
+ *               x peak): the t minimising (share of far readings above t) +
+ *               (share of near readings not above t), in the middle of the
+ *               range of equally good t (so a clean gap gets its midpoint);
+ *   threshold = max(sep_ns, idle_ns x (1 + min_rise)): the guard keeps a flat
  *               curve (memory never saturated by this machine's cores) from
- *               putting the threshold inside the idle noise.
+ *               putting the threshold inside the idle noise;
  *   saturated = the median at the peak point is at least idle x (1 + min_rise).
+ *   knee_ns   = the latency at knee_frac (0.8) of the peak, interpolated between
+ *               the grid points on either side (point medians), is reported
+ *               alongside to describe the curve.
  *
  * May call: libc. Threading: pure, thread-safe.
  */
@@ -25,6 +28,73 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+typedef struct th_obs {
+    double x;
+    int near; /* 1: near the peak, 0: far from it */
+} th_obs;
+
+static int th_obs_cmp(const void *a, const void *b)
+{
+    double x = ((const th_obs *)a)->x, y = ((const th_obs *)b)->x;
+    return x < y ? -1 : x > y;
+}
+
+/* The best separating latency (see the header); NAN when a class is empty. */
+static double th_separator(const mw_lat_point *pts, size_t n, double lo_bw, double hi_bw)
+{
+    size_t m = 0, nf = 0, nn = 0;
+    for (size_t i = 0; i < n; i++)
+        if (pts[i].bw < lo_bw || pts[i].bw >= hi_bw)
+            m += pts[i].n;
+    th_obs *o = m ? malloc(m * sizeof *o) : NULL;
+    if (!o)
+        return NAN;
+    m = 0;
+    for (size_t i = 0; i < n; i++) {
+        int near = pts[i].bw >= hi_bw, far = pts[i].bw < lo_bw;
+        if (!near && !far)
+            continue;
+        for (unsigned k = 0; k < pts[i].n; k++) {
+            o[m].x = pts[i].ns[k];
+            o[m++].near = near;
+            nn += near;
+            nf += !near;
+        }
+    }
+    if (!nf || !nn) {
+        free(o);
+        return NAN;
+    }
+    qsort(o, m, sizeof *o, th_obs_cmp);
+    /* threshold below everything: all far readings above (FP 1), no FN */
+    double best = INFINITY, best_lo = 0, best_hi = 0;
+    int in_best = 0;                /* the previous candidate was in the best range */
+    size_t far_le = 0, near_le = 0; /* readings <= candidate */
+    for (size_t i = 0; i <= m; i++) {
+        /* candidate between o[i-1] and o[i]: everything up to i-1 is <= t */
+        if (i == 0 || i == m || o[i].x > o[i - 1].x) {
+            double cost = (double)(nf - far_le) / (double)nf + (double)near_le / (double)nn;
+            double lo = i ? o[i - 1].x : o[0].x, hi = i < m ? o[i].x : o[m - 1].x;
+            if (cost < best - 1e-12) {
+                best = cost;
+                best_lo = lo;
+                best_hi = hi;
+                in_best = 1;
+            } else if (cost <= best + 1e-12 && in_best) {
+                best_hi = hi; /* extend a contiguous range of equally good thresholds */
+            } else {
+                in_best = 0;
+            }
+        }
+        if (i < m) {
+            far_le += !o[i].near;
+            near_le += o[i].near;
+        }
+    }
+    free(o);
+    return (best_lo + best_hi) / 2;
+}
 
 MW_API int mw_threshold_compute(const mw_lat_point *pts, size_t n, const mw_verdict_rules *rules,
                                 mw_threshold *out)
@@ -93,17 +163,17 @@ MW_API int mw_threshold_compute(const mw_lat_point *pts, size_t n, const mw_verd
     out->rise = out->idle_ns > 0 ? out->peak_ns / out->idle_ns : 0;
     out->saturated = out->rise >= 1 + rules->min_rise;
     double guard = out->idle_ns * (1 + rules->min_rise);
-    if (out->knee_ns >= guard) {
-        out->threshold_ns = out->knee_ns;
+    out->sep_ns = th_separator(pts, n, rules->low_frac * peak, rules->high_frac * peak);
+    if (isfinite(out->sep_ns) && out->sep_ns >= guard) {
+        out->threshold_ns = out->sep_ns;
         snprintf(out->rule, sizeof out->rule,
-                 "latency at %.0f %% of peak bandwidth (%.1f ns, interpolated)", 100 * rules->knee_frac,
-                 out->knee_ns);
+                 "best separation of readings below %.0f %% and at >= %.0f %% of peak bandwidth",
+                 100 * rules->low_frac, 100 * rules->high_frac);
     } else {
         out->threshold_ns = guard;
         snprintf(out->rule, sizeof out->rule,
-                 "idle latency x %.2f (the latency at %.0f %% of peak, %.1f ns, is within "
-                 "the idle noise)",
-                 1 + rules->min_rise, 100 * rules->knee_frac, out->knee_ns);
+                 "idle latency x %.2f (the readings near the peak are not above the idle noise)",
+                 1 + rules->min_rise);
     }
     return 0;
 }

@@ -413,9 +413,10 @@ MW_API int mw_validate_write_table(const mw_validation *v, FILE *f)
         fprintf(f, "    idle %.1f ns, at peak %s %.1f ns (x%.2f): %s\n", l->th.idle_ns,
                 val_gbs(l->th.peak_bw, b1, sizeof b1), l->th.peak_ns, l->th.rise,
                 l->th.saturated ? "memory saturated" : "memory NOT saturated by this sweep");
-        fprintf(f, "    threshold %.1f ns: %s\n", l->th.threshold_ns, l->th.rule);
+        fprintf(f, "    threshold %.1f ns: %s; the curve at %.0f %% of peak: %.1f ns\n",
+                l->th.threshold_ns, l->th.rule, 100 * v->rules.knee_frac, l->th.knee_ns);
         fprintf(f, "    false positives %u/%u (%.1f %%, bandwidth < %.0f %% of peak), false "
-                   "negatives %u/%u (%.1f %%, >= %.0f %% of peak)\n",
+                   "negatives %u/%u (%.1f %%, >= %.0f %% of peak); out of sample (2 folds)\n",
                 l->fp, l->n_low, 100 * l->false_pos, 100 * v->rules.low_frac, l->fn, l->n_high,
                 100 * l->false_neg, 100 * v->rules.high_frac);
         fprintf(f, "    separation: idle end (<= %.0f %% of peak) %u readings %.1f..%.1f ns; "

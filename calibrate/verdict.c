@@ -14,7 +14,9 @@
  *   |median - 1| <= max(bw_tol, 2 sd)               -> accurate (within its spread);
  *   CV <= bw_stable_cv                              -> biased, factor = median;
  *   otherwise                                       -> noisy.
- * Latency (threshold from threshold.c):
+ * Latency (threshold from threshold.c; the rates are measured out of sample:
+ * readings of even index against the threshold placed by the odd ones and the
+ * other way round):
  *   median per-point CV > lat_noisy_cv, false-positive rate > lat_max_rate, or
  *   (memory saturated and) false-negative rate > lat_max_rate -> noisy; else
  *   accurate. Where the sweep never saturated memory the false negatives are
@@ -197,6 +199,42 @@ MW_API int mw_verdict_bw(const mw_bw_reading *r, size_t n, const mw_verdict_rule
     return 0;
 }
 
+/* Thresholds of the even-index (fold 0) and odd-index (fold 1) readings; a
+ * fold without enough readings keeps the value already in th[]. */
+static int val_fold_thresholds(const mw_lat_point *pts, size_t n, const mw_verdict_rules *rules,
+                               double th[2])
+{
+    mw_lat_point *fp = calloc(n ? n : 1, sizeof *fp);
+    double *buf = NULL;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += pts[i].n;
+    buf = malloc((total ? total : 1) * sizeof *buf);
+    if (!fp || !buf) {
+        free(fp);
+        free(buf);
+        return -ENOMEM;
+    }
+    for (int fold = 0; fold < 2; fold++) {
+        size_t used = 0, have = 0;
+        for (size_t i = 0; i < n; i++) {
+            fp[i] = pts[i];
+            fp[i].ns = buf + used;
+            fp[i].n = 0;
+            for (unsigned k = (unsigned)fold; k < pts[i].n; k += 2)
+                buf[used + fp[i].n++] = pts[i].ns[k];
+            used += fp[i].n;
+            have += fp[i].n > 0;
+        }
+        mw_threshold t;
+        if (have >= 2 && mw_threshold_compute(fp, n, rules, &t) == 0)
+            th[fold] = t.threshold_ns;
+    }
+    free(fp);
+    free(buf);
+    return 0;
+}
+
 MW_API int mw_verdict_lat(const mw_lat_point *pts, size_t n, const mw_verdict_rules *rules,
                           mw_lat_verdict *out)
 {
@@ -223,6 +261,12 @@ MW_API int mw_verdict_lat(const mw_lat_point *pts, size_t n, const mw_verdict_ru
     if (rc < 0)
         return rc;
     const mw_threshold *th = &out->th;
+    /* Two folds (readings of even / odd index): each fold's readings are judged
+     * against the threshold derived from the other fold, so the rates are not
+     * measured on the data that placed the threshold. */
+    double fold_th[2] = {th->threshold_ns, th->threshold_ns};
+    if ((rc = val_fold_thresholds(pts, n, rules, fold_th)) < 0)
+        return rc;
     double *cvs = malloc(n * sizeof *cvs), *ratios = malloc(n * sizeof *ratios);
     if (!cvs || !ratios) {
         free(cvs);
@@ -248,14 +292,14 @@ MW_API int mw_verdict_lat(const mw_lat_point *pts, size_t n, const mw_verdict_ru
         int high = p->bw >= rules->high_frac * th->peak_bw;
         int idle = p->bw <= rules->idle_frac * th->peak_bw;
         for (unsigned k = 0; k < p->n; k++) {
-            double x = p->ns[k];
+            double x = p->ns[k], t = fold_th[(k + 1) % 2]; /* the other fold's */
             if (low) {
                 out->n_low++;
-                out->fp += x > th->threshold_ns;
+                out->fp += x > t;
             }
             if (high) {
                 out->n_high++;
-                out->fn += !(x > th->threshold_ns);
+                out->fn += !(x > t);
             }
             if (idle) {
                 out->n_idle++;

@@ -53,7 +53,7 @@ typedef struct mw_verdict_rules {
     double low_frac;     /* "far from the peak": bandwidth < low_frac x peak (0.5) */
     double high_frac;    /* "near the peak": bandwidth >= high_frac x peak (0.9) */
     double idle_frac;    /* "idle end" of the sweep for the separation check (0.25) */
-    double knee_frac;    /* threshold: latency at knee_frac x peak, interpolated (0.8) */
+    double knee_frac;    /* the curve's latency reported at knee_frac x peak (0.8) */
     double min_rise;     /* threshold >= idle x (1 + min_rise); saturated if the
                             latency at the peak rose at least this much (0.25) */
 } mw_verdict_rules;
@@ -94,11 +94,12 @@ typedef struct mw_lat_point {
 typedef struct mw_threshold {
     double peak_bw;       /* highest point bandwidth */
     double idle_ns;       /* median reading at the lowest-bandwidth point */
-    double knee_ns;       /* point medians interpolated at knee_frac x peak */
+    double knee_ns;       /* point medians interpolated at knee_frac x peak (reported) */
+    double sep_ns;        /* best separation of readings far from / near the peak (NAN: none) */
     double peak_ns;       /* median reading at the highest-bandwidth point */
     double rise;          /* peak_ns / idle_ns */
     int saturated;        /* rise >= 1 + min_rise: the sweep saturated memory */
-    double threshold_ns;  /* max(knee_ns, idle_ns x (1 + min_rise)) */
+    double threshold_ns;  /* max(sep_ns, idle_ns x (1 + min_rise)) */
     char rule[160];       /* which term set the threshold */
 } mw_threshold;
 

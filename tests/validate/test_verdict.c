@@ -155,7 +155,42 @@ static void test_probe_like_accurate(void)
     /* the knee interpolated at 80 % of the peak between the 70 % point (1.105 x
      * idle) and the 85 % point (half-way to 396 cycles): 148.1 ns */
     MW_CHECK_NEAR(v.th.knee_ns, 148.1, 0.03);
-    MW_CHECK_NEAR(v.th.threshold_ns, v.th.knee_ns, 1e-12);
+    /* the threshold: the middle of the gap between the readings below half the
+     * peak and those at >= 90 % of it */
+    double low_max = 0, high_min = INFINITY;
+    for (int i = 0; i < NPTS; i++)
+        for (int k = 0; k < 20; k++) {
+            if (grid[i].bw < 0.5 * 88e9)
+                low_max = fmax(low_max, grid_ns[i][k]);
+            if (grid[i].bw >= 0.9 * 88e9)
+                high_min = fmin(high_min, grid_ns[i][k]);
+        }
+    MW_CHECK(low_max < high_min, "the synthetic classes are separable");
+    MW_CHECK_NEAR(v.th.threshold_ns, (low_max + high_min) / 2, 1e-9);
+    MW_CHECK_NEAR(v.th.sep_ns, v.th.threshold_ns, 1e-12);
+    MW_CHECK(strstr(v.th.rule, "separation") != NULL, "rule: %s", v.th.rule);
+}
+
+static void test_separator_overlap(void)
+{
+    /* Two classes that overlap: far from the peak 100..109 ns (one reading per
+     * ns), near it 105..124 ns. The rule takes the threshold with the smallest
+     * sum of the two error shares, in the middle of its range (109.5): */
+    static double far[10], near[20];
+    for (int i = 0; i < 10; i++)
+        far[i] = 100 + i;
+    for (int i = 0; i < 20; i++)
+        near[i] = 105 + i;
+    mw_lat_point p[2] = {{.bw = 1e9, .n = 10, .ns = far}, {.bw = 10e9, .n = 20, .ns = near}};
+    mw_verdict_rules r;
+    mw_verdict_rules_default(&r);
+    r.min_rise = 0; /* no guard: test the separator alone */
+    mw_threshold th;
+    MW_CHECK_INT(mw_threshold_compute(p, 2, &r, &th), 0);
+    /* t in [108, 109): far above t: 109 (1/10); near not above: 105..108 (4/20) = 0.3;
+     * t in [107,108): far 108,109 (2/10) + near 105..107 (3/20) = 0.35;
+     * t in [109,110): far 0 + near 105..109 (5/20) = 0.25: the best */
+    MW_CHECK(th.threshold_ns >= 109 && th.threshold_ns <= 110, "threshold %g", th.threshold_ns);
 }
 
 static void test_pebs_like_false_positives(void)
@@ -226,6 +261,7 @@ int main(void)
     test_bw_noisy_and_edges();
     test_probe_like_accurate();
     test_pebs_like_false_positives();
+    test_separator_overlap();
     test_lmrl_like_rises_late();
     test_unsaturated_flat();
     test_lat_edges();
