@@ -4,8 +4,9 @@
  * maps vendor/family/model to a memwatch microarchitecture through one
  * constant table (mw_uarch_from_cpuid).
  *
- * May call: libc only. Thread safety: no state; safe from any thread. Not for
- * signal handlers (stdio).
+ * May call: libc (open/read, no stdio streams, no allocation) and mw_log on
+ * failures. Thread safety: no state; safe from any thread. Not for signal
+ * handlers (mw_log, snprintf).
  *
  * Sources of the model numbers:
  *  - Intel family 6: the Linux kernel's arch/x86/include/asm/intel-family.h
@@ -31,9 +32,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct mw_cpuid_row {
     const char *vendor;
@@ -103,7 +106,7 @@ static void mw_cpuid_copy_value(char *dst, size_t cap, const char *val)
 {
     while (*val == ' ' || *val == '\t')
         val++;
-    size_t n = strcspn(val, "\n");
+    size_t n = strlen(val);
     while (n > 0 && isspace((unsigned char)val[n - 1]))
         n--;
     if (n >= cap)
@@ -122,7 +125,7 @@ static int mw_cpuid_parse_uint(const char *val, unsigned *out)
     unsigned long v = strtoul(val, &end, 0);
     if (end == val || errno || v > 0xFFFFFFFFul)
         return MW_ERR_PARSE;
-    while (*end == ' ' || *end == '\t' || *end == '\n')
+    while (*end == ' ' || *end == '\t')
         end++;
     if (*end)
         return MW_ERR_PARSE;
@@ -132,18 +135,20 @@ static int mw_cpuid_parse_uint(const char *val, unsigned *out)
 
 /*
  * mw_cpu_identify: fills *out from <proc_root>/cpuinfo ("/proc" when proc_root
- * is NULL). Only the first processor block is read; vendor, family and model
- * are required (MW_ERR_PARSE when one is missing or malformed); model name,
- * stepping and microcode are optional (empty / 0). Returns -errno when the
- * file cannot be opened.
+ * is NULL). Only the first processor block is read (from the first 16 KiB of the
+ * file, which holds it whole on every x86 kernel); vendor, family and model are
+ * required (MW_ERR_PARSE when one is missing or malformed); model name, stepping
+ * and microcode are optional (empty / 0). Returns -errno when the file cannot be
+ * read. Uses open/read and a stack buffer: no stdio, no allocation.
  */
 MW_API int mw_cpu_identify(const char *proc_root, mw_cpu_id *out)
 {
     char path[4096];
-    char line[1024];
-    int rc = 0;
-    int have_vendor = 0, have_family = 0, have_model = 0;
-    FILE *f = NULL;
+    char buf[16384];
+    size_t len = 0;
+    int rc = 0, eof = 0;
+    int have_vendor = 0, have_family = 0, have_model = 0, seen_processor = 0;
+    int fd = -1;
 
     if (!out)
         return -EINVAL;
@@ -152,65 +157,87 @@ MW_API int mw_cpu_identify(const char *proc_root, mw_cpu_id *out)
         proc_root = "/proc";
     if ((size_t)snprintf(path, sizeof path, "%s/cpuinfo", proc_root) >= sizeof path)
         return -ENAMETOOLONG;
-    f = fopen(path, "re");
-    if (!f) {
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         rc = -errno;
         mw_log(MW_LOG_DEBUG, "cpuid: cannot open %s: %s", path, mw_strerror(rc));
         return rc;
     }
-    int seen_processor = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '\n') {
+    while (len < sizeof buf - 1) {
+        ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+            goto out;
+        }
+        if (n == 0) {
+            eof = 1;
+            break;
+        }
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+
+    for (char *line = buf; *line;) {
+        char *nl = strchr(line, '\n');
+        if (!nl && !eof)
+            break; /* a line cut by the buffer's end: ignore it */
+        char *next = nl ? nl + 1 : line + strlen(line);
+        if (nl)
+            *nl = '\0';
+        if (line[0] == '\0') {
             if (seen_processor && have_vendor)
                 break; /* end of the first processor block */
+            line = next;
             continue;
         }
         char *colon = strchr(line, ':');
-        if (!colon)
-            continue;
-        size_t klen = (size_t)(colon - line);
-        while (klen > 0 && (line[klen - 1] == ' ' || line[klen - 1] == '\t'))
-            klen--;
-        const char *val = colon + 1;
+        if (colon) {
+            size_t klen = (size_t)(colon - line);
+            while (klen > 0 && (line[klen - 1] == ' ' || line[klen - 1] == '\t'))
+                klen--;
+            const char *val = colon + 1;
 #define MW_KEY(k) (klen == sizeof(k) - 1 && strncmp(line, k, klen) == 0)
-        if (MW_KEY("processor")) {
-            seen_processor = 1;
-        } else if (MW_KEY("vendor_id")) {
-            mw_cpuid_copy_value(out->vendor, sizeof out->vendor, val);
-            have_vendor = out->vendor[0] != '\0';
-        } else if (MW_KEY("cpu family")) {
-            if (mw_cpuid_parse_uint(val, &out->family) == 0)
-                have_family = 1;
-            else
-                rc = MW_ERR_PARSE;
-        } else if (MW_KEY("model")) {
-            if (mw_cpuid_parse_uint(val, &out->model) == 0)
-                have_model = 1;
-            else
-                rc = MW_ERR_PARSE;
-        } else if (MW_KEY("stepping")) {
-            if (mw_cpuid_parse_uint(val, &out->stepping) != 0)
-                out->stepping = 0; /* "unknown" on some hypervisors */
-        } else if (MW_KEY("model name")) {
-            mw_cpuid_copy_value(out->model_name, sizeof out->model_name, val);
-        } else if (MW_KEY("microcode")) {
-            mw_cpuid_copy_value(out->microcode, sizeof out->microcode, val);
-        }
+            if (MW_KEY("processor")) {
+                seen_processor = 1;
+            } else if (MW_KEY("vendor_id")) {
+                mw_cpuid_copy_value(out->vendor, sizeof out->vendor, val);
+                have_vendor = out->vendor[0] != '\0';
+            } else if (MW_KEY("cpu family")) {
+                if (mw_cpuid_parse_uint(val, &out->family) == 0)
+                    have_family = 1;
+                else
+                    rc = MW_ERR_PARSE;
+            } else if (MW_KEY("model")) {
+                if (mw_cpuid_parse_uint(val, &out->model) == 0)
+                    have_model = 1;
+                else
+                    rc = MW_ERR_PARSE;
+            } else if (MW_KEY("stepping")) {
+                if (mw_cpuid_parse_uint(val, &out->stepping) != 0)
+                    out->stepping = 0; /* "unknown" on some hypervisors */
+            } else if (MW_KEY("model name")) {
+                mw_cpuid_copy_value(out->model_name, sizeof out->model_name, val);
+            } else if (MW_KEY("microcode")) {
+                mw_cpuid_copy_value(out->microcode, sizeof out->microcode, val);
+            }
 #undef MW_KEY
+        }
+        line = next;
     }
-    if (ferror(f) && rc == 0)
-        rc = -EIO;
-    fclose(f);
     if (rc == 0 && !(have_vendor && have_family && have_model)) {
         mw_log(MW_LOG_WARN, "cpuid: %s lacks%s%s%s", path, have_vendor ? "" : " vendor_id",
                have_family ? "" : " 'cpu family'", have_model ? "" : " model");
         rc = MW_ERR_PARSE;
     }
-    if (rc < 0) {
-        if (rc == MW_ERR_PARSE)
-            mw_log(MW_LOG_WARN, "cpuid: cannot identify the CPU from %s", path);
-        return rc;
-    }
-    out->uarch = mw_uarch_from_cpuid(out->vendor, out->family, out->model);
-    return 0;
+    if (rc == MW_ERR_PARSE)
+        mw_log(MW_LOG_WARN, "cpuid: cannot identify the CPU from %s", path);
+    if (rc == 0)
+        out->uarch = mw_uarch_from_cpuid(out->vendor, out->family, out->model);
+out:
+    if (rc < 0 && rc != MW_ERR_PARSE)
+        mw_log(MW_LOG_DEBUG, "cpuid: cannot read %s: %s", path, mw_strerror(rc));
+    close(fd);
+    return rc;
 }
