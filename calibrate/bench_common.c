@@ -113,10 +113,10 @@ static void timer_init(void)
 {
     mw_timer_info *t = &timer_info;
     const char *src = NULL;
-    t->have_tsc = MW_HAVE_TSC;
+    t->have_tsc = MW_HAVE_CYCLE_COUNTER;
     t->tsc_hz = mw_tsc_hz(&src);
     snprintf(t->tsc_source, sizeof t->tsc_source, "%s", src ? src : "?");
-    t->clock_hz = MW_HAVE_TSC ? measure_clock_hz() : 1e9;
+    t->clock_hz = MW_HAVE_CYCLE_COUNTER ? measure_clock_hz() : 1e9;
     t->tsc_clock_diff = t->tsc_hz > 0 ? (t->clock_hz - t->tsc_hz) / t->tsc_hz : 0;
     t->overhead_cycles = measure_overhead();
     read_thp(t->thp, sizeof t->thp);

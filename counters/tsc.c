@@ -8,6 +8,8 @@
  *      delay loop is calibrated from the TSC, so bogomips = 2 x TSC MHz. Used
  *      only when it agrees with a measurement to 0.2 %;
  *   4. a measurement against CLOCK_MONOTONIC_RAW.
+ * On AArch64 the generic timer (CNTVCT_EL0) stands in for the TSC and its
+ * rate comes from CNTFRQ_EL0; elsewhere nanoseconds of CLOCK_MONOTONIC_RAW.
  * The result is computed once and cached (thread-safe through pthread_once).
  * Uses no stdio and no malloc (the preload library may call it at start-up).
  */
@@ -144,6 +146,15 @@ static void tsc_init(void)
     }
     tsc_hz = measured;
     tsc_source = "measured against CLOCK_MONOTONIC_RAW";
+#elif defined(__aarch64__)
+    uint64_t f;
+    __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(f));
+    tsc_hz = (double)f;
+    tsc_source = "Arm generic timer frequency (CNTFRQ_EL0)";
+    if (!(tsc_hz > 0)) {
+        tsc_hz = tsc_measured();
+        tsc_source = "Arm generic timer measured against CLOCK_MONOTONIC_RAW";
+    }
 #else
     tsc_hz = 1e9;
     tsc_source = "no TSC on this architecture: nanoseconds of CLOCK_MONOTONIC_RAW";

@@ -1,6 +1,7 @@
 /*
- * Time-stamp counter access for x86-64 (serialized reads after Fang et al.)
- * and a portable fallback. Internal to memwatch; async-signal-safe (no libc).
+ * Time-stamp counter access for x86-64 (serialized reads after Fang et al.),
+ * the Arm generic timer on AArch64, and a clock_gettime fallback elsewhere.
+ * Internal to memwatch; the reads are async-signal-safe (no libc).
  *
  *   start: cpuid ; rdtsc        (nothing earlier leaks into the timed region)
  *   end:   rdtscp ; cpuid       (nothing later leaks into it)
@@ -34,6 +35,21 @@ static inline uint64_t mw_tsc_end(void)
                      : "rax", "rbx", "rcx", "rdx", "memory");
     return ((uint64_t)hi << 32) | lo;
 }
+#elif defined(__aarch64__)
+/* The Arm generic timer's virtual counter (constant rate, CNTFRQ_EL0); isb
+ * keeps earlier instructions from leaking past the read. MW_HAVE_TSC stays 0
+ * (there is no x86 TSC); MW_HAVE_CYCLE_COUNTER says a constant-rate counter
+ * exists. */
+#define MW_HAVE_TSC 0
+#define MW_HAVE_CYCLE_COUNTER 1
+static inline uint64_t mw_rdtsc(void)
+{
+    uint64_t v;
+    __asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
+    return v;
+}
+#define mw_tsc_start mw_rdtsc
+#define mw_tsc_end mw_rdtsc
 #else
 #define MW_HAVE_TSC 0
 static inline uint64_t mw_rdtsc(void)
@@ -44,6 +60,9 @@ static inline uint64_t mw_rdtsc(void)
 }
 #define mw_tsc_start mw_rdtsc
 #define mw_tsc_end mw_rdtsc
+#endif
+#ifndef MW_HAVE_CYCLE_COUNTER
+#define MW_HAVE_CYCLE_COUNTER MW_HAVE_TSC
 #endif
 
 static inline uint64_t mw_now_ns(void)
