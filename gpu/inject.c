@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <dlfcn.h>
+#include <execinfo.h>
+#include <signal.h>
 
 #include <cuda.h>
 #include <cupti.h>
@@ -121,6 +123,19 @@ static void dbg(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+/* MEMWATCH_GPU_DEBUG=1 only: a backtrace on SIGSEGV, to stderr. */
+static void on_segv(int sig)
+{
+    void *f[32];
+    int n = backtrace(f, 32);
+    static const char m[] = "memwatch-cuda: SIGSEGV, backtrace:\n";
+    if (write(2, m, sizeof m - 1) < 0)
+        _exit(128 + sig);
+    backtrace_symbols_fd(f, n, 2);
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 static uint64_t mono_ns(void)
@@ -707,10 +722,13 @@ static void finish(void)
     __atomic_store_n(&g.stop, 1, __ATOMIC_RELEASE);
     if (g.thr_up)
         pthread_join(g.thr, NULL);
+    dbg("decode thread joined; flushing activity buffers");
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    dbg("flushed: %zu kernels pending", g.npend);
     pthread_mutex_lock(&g.mu);
     for (uint32_t d = 0; d < MAX_DEV; d++)
         pm_stop(d);
+    dbg("PM sampling stopped: %zu samples held", g.nsmp);
     match_kernels(1);
     for (uint32_t d = 0; d < MAX_DEV; d++) {
         pm_dev *pd = &g.pm[d];
@@ -756,6 +774,8 @@ MW_API int InitializeInjection(void)
     if (g.on || (e && !strcmp(e, "0")))
         return 1;
     g.debug = (e = getenv("MEMWATCH_GPU_DEBUG")) && *e == '1';
+    if (g.debug)
+        signal(SIGSEGV, on_segv);
     g.interval_ns = 50000;
     if ((e = getenv("MEMWATCH_GPU_INTERVAL_US")) && atoi(e) > 0)
         g.interval_ns = (uint64_t)atoi(e) * 1000;

@@ -170,10 +170,10 @@ static int write_profile(const char *path, const mw_gpu_device *d, const mw_gpu_
     fprintf(f, "  },\n");
     fprintf(f, "  \"geometry\": {\n    \"l1_bytes\": %zu, \"l1_line_bytes\": %zu, "
                "\"l1_fill_bytes\": %zu, \"l1_assoc\": %d, \"l1_sets\": %d, \"l1_policy\": \"%s\",\n"
-               "    \"l2_bytes\": %zu, \"l2_chip_bytes\": %zu, \"l2_attr_bytes\": %zu, \"tlb1_reach\": %zu, "
+               "    \"l2_bytes\": %zu, \"l2_near_bytes\": %zu, \"l2_chip_bytes\": %zu, \"l2_attr_bytes\": %zu, \"tlb1_reach\": %zu, "
                "\"tlb2_reach\": %zu, \"tlb1_penalty_cycles\": %.1f, \"tlb2_penalty_cycles\": %.1f,\n",
             g->l1_bytes, g->l1_line_bytes, g->l1_fill_bytes, g->l1_assoc, g->l1_sets, g->l1_policy,
-            g->l2_bytes, g->l2_chip_bytes, g->l2_attr_bytes, g->tlb1_reach, g->tlb2_reach, g->tlb1_penalty_cyc,
+            g->l2_bytes, g->l2_near_bytes, g->l2_chip_bytes, g->l2_attr_bytes, g->tlb1_reach, g->tlb2_reach, g->tlb1_penalty_cyc,
             g->tlb2_penalty_cyc);
     json_curve(f, "l1_curve", &g->l1_curve, 0);
     json_curve(f, "l2_curve", &g->l2_curve, 0);
@@ -189,9 +189,12 @@ static int write_profile(const char *path, const mw_gpu_device *d, const mw_gpu_
     fprintf(f, "],\n    \"degree8\": [");
     for (unsigned i = 0; i < b->lat8.n; i++)
         fprintf(f, "%s%d", i ? ", " : "", b->degree8[i]);
-    fprintf(f, "]\n  },\n  \"outstanding\": {\n    \"limit_requests\": %d, \"limit_threads\": %d, "
-               "\"limit_loads\": %d, \"spike_var\": %.4g,\n",
-            os->limit_requests, os->limit_threads, os->limit_loads, os->spike_var);
+    fprintf(f, "]\n  },\n  \"outstanding\": {\n    \"limit_requests\": %d, \"base_cycles\": %.1f, "
+               "\"slope_cycles_per_request\": %.3f, \"spike_requests\": %d, \"spike_var\": %.4g, "
+               "\"repeats\": %d,\n",
+            os->limit_requests, os->base_cyc, os->slope_cyc, os->spike_requests, os->spike_var,
+            os->repeats);
+    json_curve(f, "combined", &os->combined, 0);
     for (int i = 0; i < 4; i++) {
         char k[16];
         snprintf(k, sizeof k, "loads%d", i + 1);
@@ -227,9 +230,16 @@ static void plots(const char *dir, const mw_gpu_latency *l, const mw_gpu_geometr
         return;
     const mw_gpu_curve *c4[4] = {&os->lat[0], &os->lat[1], &os->lat[2], &os->lat[3]};
     snprintf(p, sizeof p, "%s/gpu_outstanding.svg", dir);
-    snprintf(lbl, sizeof lbl, "limit: %d requests", os->limit_requests);
+    snprintf(lbl, sizeof lbl, "knee: %d requests (%d threads x 4)", os->limit_requests,
+             os->limit_threads);
     mw_svg_plot(p, "Outstanding requests: latency vs threads in one block", "threads",
                 "mean latency (cycles)", c4, 4, 0, os->limit_threads, lbl);
+    const mw_gpu_curve *cr[1] = {&os->combined};
+    snprintf(p, sizeof p, "%s/gpu_outstanding_requests.svg", dir);
+    snprintf(lbl, sizeof lbl, "knee: %d requests", os->limit_requests);
+    mw_svg_plot(p, "Outstanding requests: latency vs requests in flight (1..4 loads per thread)",
+                "requests in flight (threads x loads)", "median latency (cycles)", cr, 1, 0,
+                os->limit_requests, lbl);
     const mw_gpu_curve *cb[2] = {&b->lat4, &b->lat8};
     snprintf(p, sizeof p, "%s/gpu_banks.svg", dir);
     mw_svg_plot(p, "Shared-memory bank conflicts", "stride (words)", "cycles per warp access",
@@ -322,24 +332,22 @@ static int cmd_calibrate(const opts *o)
            "period %zu B, assoc %d, sets %d, %s\n",
            g.l1_bytes >> 10, g.l1_line_bytes, g.l1_fill_bytes, g.l1_assoc, g.l1_sets,
            g.l1_policy);
-    printf("L2 attribute %.1f MiB; chip-wide (all SMs, bandwidth halfway to DRAM) %.1f MiB: "
-           "%+.1f %%; one SM's chase (latency halfway to DRAM) %.1f MiB: %+.1f %%\n",
-           g.l2_attr_bytes / 1048576.0, g.l2_chip_bytes / 1048576.0,
-           g.l2_attr_bytes ? 100.0 * ((double)g.l2_chip_bytes / g.l2_attr_bytes - 1) : 0,
-           g.l2_bytes / 1048576.0,
-           g.l2_attr_bytes ? 100.0 * ((double)g.l2_bytes / g.l2_attr_bytes - 1) : 0);
+    printf("L2: attribute %.1f MiB; one SM's chase: whole L2 %.1f MiB (%+.1f %%), near "
+           "partition %.1f MiB; chip-wide bandwidth knee %.1f MiB (%+.1f %%)\n",
+           g.l2_attr_bytes / 1048576.0, g.l2_bytes / 1048576.0,
+           g.l2_attr_bytes ? 100.0 * ((double)g.l2_bytes / g.l2_attr_bytes - 1) : 0,
+           g.l2_near_bytes / 1048576.0, g.l2_chip_bytes / 1048576.0,
+           g.l2_attr_bytes ? 100.0 * ((double)g.l2_chip_bytes / g.l2_attr_bytes - 1) : 0);
     printf("TLB: level 1 reach %zu MiB (+%.0f cyc), level 2 reach %zu MiB (+%.0f cyc)%s\n",
            g.tlb1_reach >> 20, g.tlb1_penalty_cyc, g.tlb2_reach >> 20, g.tlb2_penalty_cyc,
            g.tlb1_reach ? "" : " (no step seen within the pages probed)");
     printf("bank conflicts: Spearman(latency, degree) = %.3f (4-byte), %.3f (8-byte); stride 1 "
            "%.1f cyc, stride 32 %.1f cyc (degree %d)\n",
            b.corr4, b.corr8, b.lat4.p[1].y, b.lat4.p[32].y, b.degree4[32]);
-    if (os.limit_requests)
-        printf("outstanding requests: spike at %d threads x %d loads = %d requests per SM "
-               "(3-point variance %.3g)\n",
-               os.limit_threads, os.limit_loads, os.limit_requests, os.spike_var);
-    else
-        printf("outstanding requests: no spike up to 1024 threads x 4 loads\n");
+    printf("outstanding requests (one block, loads to distinct 128-B lines from DRAM, median of "
+           "%d cold runs): latency flat at %.0f cyc up to %d requests in flight per SM, then "
+           "+%.2f cyc per request; largest 3-point variance (Lashgar) at %d requests\n",
+           os.repeats, os.base_cyc, os.limit_requests, os.slope_cyc, os.spike_requests);
     printf("triad %.1f GB/s (%.1f %% of peak %.1f GB/s; shape %s), D2D cudaMemcpy %.1f GB/s "
            "(%.1f %%): triad/memcpy = %.3f\n",
            t.triad_bw / 1e9, 100 * t.triad_bw / t.peak_bw, t.peak_bw / 1e9, t.variant,
@@ -374,7 +382,7 @@ static int cmd_calibrate(const opts *o)
     printf("GPU profile written to %s\n", path);
     const char *sd = o->svg_dir ? o->svg_dir : dir;
     plots(sd, &l, &g, &b, &os);
-    printf("plots: %s/gpu_{outstanding,banks,l1,l2,l2_chip,tlb,l2_hist}.svg\n", sd);
+    printf("plots: %s/gpu_{outstanding,outstanding_requests,banks,l1,l2,l2_chip,tlb,l2_hist}.svg\n", sd);
     return 0;
 }
 

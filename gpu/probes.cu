@@ -200,10 +200,12 @@ __global__ void k_l2_slices(const uint4 *a, size_t per_block, int passes, unsign
 {
     const uint4 *s = a + blockIdx.x * per_block;
     unsigned x = 0;
+    size_t step = 4 * (size_t)blockDim.x;
     for (int p = 0; p < passes; p++)
-        for (size_t i = threadIdx.x; i < per_block; i += blockDim.x) {
-            uint4 v = __ldcg(s + i);
-            x ^= v.x ^ v.w;
+        for (size_t i = threadIdx.x; i + 3 * blockDim.x < per_block; i += step) {
+            uint4 v0 = __ldcg(s + i), v1 = __ldcg(s + i + blockDim.x);
+            uint4 v2 = __ldcg(s + i + 2 * blockDim.x), v3 = __ldcg(s + i + 3 * blockDim.x);
+            x ^= v0.x ^ v1.y ^ v2.z ^ v3.w;
         }
     if (x == 0x9e3779b9u)
         sink[0] = x;
@@ -332,6 +334,14 @@ __global__ void k_triad1(double *__restrict__ a, const double *__restrict__ b,
 }
 
 /* ------------------------------------------------------------------ host */
+
+/* Report (and clear) an error a part of a probe left behind. */
+static void note_err(const char *where)
+{
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        fprintf(stderr, "memwatch-gpu: %s: %s\n", where, cudaGetErrorString(e));
+}
 
 /* Select the device and clear any error an earlier call left behind, so
  * that each probe reports only its own. */
@@ -754,32 +764,36 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
             }
         }
     }
+    note_err("L1 geometry");
     {
         /* L2 size: plain chase, L1 bypassed, one access per 128-byte line (a
-         * wider stride measures tags, not bytes), mean latency against size;
-         * the size is where it crosses halfway from an L2 hit to DRAM. */
+         * wider stride measures tags, not bytes), mean latency against size.
+         * One SM sees two steps: past its near partition lines come from the
+         * far one, past the whole L2 from DRAM. Each size is where the latency
+         * crosses halfway between the levels (near hit, far hit, DRAM). */
         progress(pf, user, "L2 size: rings of %zu..%zu MiB, 128-byte stride, L1 bypassed",
-                 (d.l2_bytes / 4) >> 20, (5 * d.l2_bytes / 2) >> 20);
-        size_t step = d.l2_bytes / 8;
-        double hit = 0, prev = 0;
-        size_t prev_b = 0;
-        for (size_t b = step * 2; b <= 5 * d.l2_bytes / 2; b += step) {
+                 (d.l2_bytes / 4) >> 20, (7 * d.l2_bytes / 4) >> 20);
+        size_t step = d.l2_bytes / 16;
+        double mid_near = (lat->l2_cyc + lat->l2_far_cyc) / 2;
+        double mid_far = (lat->l2_far_cyc + lat->dram_cyc) / 2;
+        for (size_t b = step * 4; b <= 7 * d.l2_bytes / 4; b += step) {
             double cyc = 0;
             long n = (long)(b / 128);
             if ((rc = plain(&c, b, 128, 1, n, n, &cyc)))
                 goto out;
             curve_add(&o->l2_curve, b / 1048576.0, cyc);
-            if (!hit)
-                hit = cyc;
-            double mid = (hit + lat->dram_cyc) / 2;
-            if (!o->l2_bytes && prev_b && cyc >= mid && prev < mid) {
-                double f = (mid - prev) / std::max(cyc - prev, 1e-9);
-                o->l2_bytes = prev_b + (size_t)(f * (double)(b - prev_b));
-            }
-            prev = cyc;
-            prev_b = b;
+        }
+        for (unsigned i = 1; i < o->l2_curve.n; i++) {
+            const mw_gpu_point *a = &o->l2_curve.p[i - 1], *q = &o->l2_curve.p[i];
+            if (!o->l2_near_bytes && a->y < mid_near && q->y >= mid_near)
+                o->l2_near_bytes = (size_t)((a->x + (mid_near - a->y) / (q->y - a->y) *
+                                                        (q->x - a->x)) * 1048576.0);
+            if (!o->l2_bytes && a->y < mid_far && q->y >= mid_far)
+                o->l2_bytes = (size_t)((a->x + (mid_far - a->y) / (q->y - a->y) *
+                                                   (q->x - a->x)) * 1048576.0);
         }
     }
+    note_err("L2 size sweep");
     chase_free(&c);
     {
         /* The L2 as the whole chip sees it: each block (two per SM) reads its
@@ -790,16 +804,17 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
         unsigned *sink = nullptr;
         cudaEvent_t e0 = nullptr, e1 = nullptr;
         size_t maxb = 3 * d.l2_bytes;
-        int blocks = 2 * d.sms, passes = 8;
+        int blocks = 2 * d.sms, passes;
         CK(cudaMalloc(&arr, maxb));
         CK(cudaMalloc(&sink, 4));
         CK(cudaMemset(arr, 1, maxb));
         CK(cudaEventCreate(&e0));
         CK(cudaEventCreate(&e1));
         for (size_t b = d.l2_bytes / 8; b <= maxb; b += d.l2_bytes / 16) {
-            size_t per = b / 16 / (size_t)blocks;
+            size_t per = b / 16 / (size_t)blocks / 2048 * 2048;
             double foot = (double)per * 16 * blocks;
             float ms = 0;
+            passes = (int)std::max(8.0, 4e9 / foot);
             k_l2_slices<<<blocks, 512>>>(arr, per, 1, sink);
             cudaEventRecord(e0);
             k_l2_slices<<<blocks, 512>>>(arr, per, passes, sink);
@@ -828,11 +843,12 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
         cudaFree(arr);
         cudaFree(sink);
     }
+    note_err("chip-wide L2 sweep");
     {
         /* TLB: one 64-bit pointer per 2 MiB page, mean latency against pages
-         * touched; footprints up to 32 GiB (or 45 % of the card). */
+         * touched; footprints up to 64 GiB (or 45 % of the card). */
         size_t pg = 2u << 20;
-        size_t maxpages = std::min((size_t)16384, d.global_bytes * 45 / 100 / pg);
+        size_t maxpages = std::min((size_t)32768, d.global_bytes * 45 / 100 / pg);
         char *base = nullptr;
         unsigned long long *od = nullptr, ho[2];
         progress(pf, user, "TLB: 2 MiB strides over up to %zu pages (%zu GiB)", maxpages,
@@ -944,12 +960,14 @@ extern "C" int mw_gpu_probe_banks(int dev, mw_gpu_banks *o)
     CK(cudaMalloc(&d, 4));
     for (int s = 0; s <= 64; s++) {
         k_banks<uint32_t><<<1, 32>>>(s, K, d);
+        CK(cudaGetLastError());
         CK(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost));
         curve_add(&o->lat4, s, (double)h / K);
         o->degree4[s] = conflict_degree(s, 4);
         dg4.push_back(o->degree4[s]);
         l4.push_back((double)h / K);
         k_banks<unsigned long long><<<1, 32>>>(s, K, d);
+        CK(cudaGetLastError());
         CK(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost));
         curve_add(&o->lat8, s, (double)h / K);
         o->degree8[s] = conflict_degree(s, 8);
@@ -1017,8 +1035,9 @@ extern "C" int mw_gpu_probe_outstanding(int dev, mw_gpu_outstanding *o, mw_gpu_p
             }
         }
     }
-    /* The spike of the 3-point variance marks the limit (from one full warp
-     * on: below that the warp's own issue order dominates). */
+    /* Lashgar et al.: the spike of the 3-point variance of latency along the
+     * thread axis marks the limit (from one full warp on: below that the
+     * warp's own issue order dominates). */
     for (int L = 1; L <= 4; L++) {
         const mw_gpu_curve *c = &o->lat[L - 1];
         for (unsigned i = 1; i + 1 < c->n; i++) {
@@ -1028,13 +1047,54 @@ extern "C" int mw_gpu_probe_outstanding(int dev, mw_gpu_outstanding *o, mw_gpu_p
             double v = ((a - m) * (a - m) + (b - m) * (b - m) + (e - m) * (e - m)) / 3;
             if (v > o->spike_var) {
                 o->spike_var = v;
-                /* The jump sits between i and i+1 or i-1 and i: take the larger step's left. */
                 unsigned at = (e - b > b - a) ? i : i - 1;
-                o->limit_threads = (int)c->p[at].x;
-                o->limit_loads = L;
-                o->limit_requests = o->limit_threads * L;
+                o->spike_requests = (int)c->p[at].x * L;
             }
         }
+    }
+    /* The knee of latency against requests in flight (all loads-per-thread
+     * curves together): the split that best fits a flat segment followed by
+     * a rising line. Past it requests queue: the SM's miss-handling capacity,
+     * or its path to the L2, is full. */
+    {
+        std::vector<std::pair<double, double>> pts;
+        for (int L = 1; L <= 4; L++)
+            for (unsigned i = 0; i < o->lat[L - 1].n; i++)
+                pts.push_back({o->lat[L - 1].p[i].x * L, o->lat[L - 1].p[i].y});
+        std::sort(pts.begin(), pts.end());
+        snprintf(o->combined.name, sizeof o->combined.name, "all loads: cycles vs requests");
+        for (auto &q : pts)
+            curve_add(&o->combined, q.first, q.second);
+        double best = 1e300;
+        for (size_t k = 3; k + 3 < pts.size(); k++) {
+            double mean = 0;
+            for (size_t i = 0; i <= k; i++)
+                mean += pts[i].second;
+            mean /= (double)(k + 1);
+            double err = 0;
+            for (size_t i = 0; i <= k; i++)
+                err += (pts[i].second - mean) * (pts[i].second - mean);
+            /* Rising line anchored at (x_k, mean): least-squares slope. */
+            double sxy = 0, sxx = 0;
+            for (size_t i = k + 1; i < pts.size(); i++) {
+                double dx = pts[i].first - pts[k].first, dy = pts[i].second - mean;
+                sxy += dx * dy;
+                sxx += dx * dx;
+            }
+            double slope = sxx > 0 ? std::max(0.0, sxy / sxx) : 0;
+            for (size_t i = k + 1; i < pts.size(); i++) {
+                double r = pts[i].second - mean - slope * (pts[i].first - pts[k].first);
+                err += r * r;
+            }
+            if (err < best) {
+                best = err;
+                o->limit_requests = (int)pts[k].first;
+                o->base_cyc = mean;
+                o->slope_cyc = slope;
+            }
+        }
+        o->limit_loads = 4;
+        o->limit_threads = o->limit_requests / 4;
     }
 out:
     cudaFree(buf);

@@ -80,7 +80,8 @@ typedef struct mw_gpu_geometry {
     int l1_assoc;              /* from the miss count one line past capacity, 0 if unclear */
     int l1_sets;
     char l1_policy[96];
-    size_t l2_bytes;           /* where the mean latency crosses halfway from L2 hit to DRAM */
+    size_t l2_bytes;           /* one SM's chase: where latency crosses halfway from a far hit to DRAM */
+    size_t l2_near_bytes;      /* ... and halfway from a near hit to a far hit (near partition) */
     size_t l2_attr_bytes;
     size_t l2_chip_bytes;      /* every SM reading its own slice: where bandwidth falls halfway */
     mw_gpu_curve l2_chip_curve;/* footprint MiB -> GB/s, all SMs */
@@ -101,9 +102,12 @@ typedef struct mw_gpu_banks {
 typedef struct mw_gpu_outstanding {
     mw_gpu_curve lat[4];       /* per loads-per-thread: threads -> mean cycles */
     int repeats;               /* cold repeats per point (median taken) */
-    int limit_requests;        /* per-SM outstanding loads at the variance spike, 0 if none */
+    int limit_requests;        /* knee: requests in flight where latency starts to climb */
     int limit_threads, limit_loads;
+    double base_cyc, slope_cyc;/* flat latency before the knee, cycles per request after it */
+    int spike_requests;        /* Lashgar's estimate: largest 3-point variance (T >= 32) */
     double spike_var;
+    mw_gpu_curve combined;     /* requests (threads x loads) -> median latency, all loads */
 } mw_gpu_outstanding;
 
 typedef struct mw_gpu_triad {
