@@ -83,6 +83,30 @@ MW_API const char *mw_symmod_path(const mw_symmod *m);
 MW_API const char *mw_symmod_debug_file(const mw_symmod *m);
 MW_API int mw_symmod_quality(const mw_symmod *m);
 
+/* ---- offline unwinding (libunwind) ----
+ * For samples with PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER: unwinds
+ * the copied user stack with the modules' .eh_frame tables (read from the
+ * files on disk), where frame pointers are missing. x86-64; MW_ERR_UNSUPPORTED
+ * when memwatch was built without libunwind. */
+typedef struct mw_unwinder mw_unwinder;
+
+typedef struct mw_unwind_module {
+    uint64_t start, end;    /* mapped address range */
+    uint64_t base;          /* load bias */
+    const char *path;       /* the file (read for unwind tables and text) */
+} mw_unwind_module;
+
+MW_API int mw_unwinder_new(mw_unwinder **out);
+MW_API void mw_unwinder_free(mw_unwinder *u);
+
+/* regs: the sampled registers in perf_event x86 order for regs_mask (SP and
+ * IP needed); stack: stack_size bytes copied at SP. Writes up to max program
+ * counters, innermost (the sampled IP) first; returns how many (>= 1), or
+ * MW_ERR_NODATA when SP/IP are missing or unwinding cannot start. */
+MW_API int mw_unwind_sample(mw_unwinder *u, const mw_unwind_module *mods, size_t nmods,
+                            uint64_t regs_mask, const void *regs, const void *stack,
+                            size_t stack_size, uint64_t *pcs, size_t max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,366 @@
+/*
+ * sampling/unwind.c: offline unwinding of user stacks with libunwind, for
+ * samples that carry PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER (code
+ * built without frame pointers, where the kernel's call chain stops early).
+ *
+ * Owns: a remote libunwind address space whose accessors read registers from
+ * the sampled register set, memory from the sampled stack copy or from the
+ * module files on disk (PT_LOAD segments), and unwind tables from each
+ * module's .eh_frame_hdr (PT_GNU_EH_FRAME). x86-64 only.
+ * May call: libunwind (remote API), libc. Prints nothing.
+ * Threading: an unwinder belongs to one thread at a time.
+ */
+#include <memwatch/symbolize.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(MW_HAVE_LIBUNWIND) && defined(__x86_64__)
+#include <elf.h>
+#include <fcntl.h>
+#include <libunwind.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Not in libunwind's public headers, but exported by it (perf uses it too). */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+                                              unw_dyn_info_t *di, unw_proc_info_t *pi,
+                                              int need_unwind_info, void *arg);
+
+typedef struct image {
+    struct image *next;
+    char *path;
+    const unsigned char *map;
+    size_t len;
+    const Elf64_Phdr *ph;
+    unsigned nph;
+    uint64_t hdr_vaddr;   /* .eh_frame_hdr */
+    uint64_t fde_count;
+    int ok;               /* has a usable .eh_frame_hdr */
+} image;
+
+struct mw_unwinder {
+    unw_addr_space_t as;
+    image *images;
+};
+
+typedef struct uw_arg {
+    mw_unwinder *u;
+    const mw_unwind_module *mods;
+    size_t nmods;
+    uint64_t regs_mask;
+    const void *regs;
+    const unsigned char *stack;
+    size_t stack_size;
+    uint64_t sp;
+} uw_arg;
+
+static void image_free(image *im)
+{
+    if (im->map)
+        munmap((void *)im->map, im->len);
+    free(im->path);
+    free(im);
+}
+
+/* Decode one DW_EH_PE encoded u32-sized value of the .eh_frame_hdr. */
+static int read_enc4(const unsigned char *p, unsigned enc, uint64_t at, uint64_t *out)
+{
+    int32_t s;
+    uint32_t u;
+    memcpy(&u, p, 4);
+    memcpy(&s, p, 4);
+    switch (enc) {
+    case 0x03: *out = u; return 0;                        /* udata4 */
+    case 0x0b: *out = (uint64_t)(int64_t)s; return 0;     /* sdata4 */
+    case 0x1b: *out = at + (uint64_t)(int64_t)s; return 0; /* pcrel sdata4 */
+    default: return -1;
+    }
+}
+
+static image *image_get(mw_unwinder *u, const char *path)
+{
+    for (image *im = u->images; im; im = im->next)
+        if (!strcmp(im->path, path))
+            return im;
+    image *im = calloc(1, sizeof *im);
+    if (!im)
+        return NULL;
+    im->path = strdup(path);
+    im->next = u->images;
+    u->images = im;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return im;
+    if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(Elf64_Ehdr)) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            im->map = m;
+            im->len = (size_t)st.st_size;
+        }
+    }
+    close(fd);
+    if (!im->map)
+        return im;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->map;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > im->len ||
+        (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > im->len - eh->e_phoff)
+        return im;
+    im->ph = (const Elf64_Phdr *)(im->map + eh->e_phoff);
+    im->nph = eh->e_phnum;
+    for (unsigned i = 0; i < im->nph; i++) {
+        const Elf64_Phdr *p = &im->ph[i];
+        if (p->p_type != PT_GNU_EH_FRAME || p->p_offset > im->len || p->p_filesz < 12 ||
+            p->p_filesz > im->len - p->p_offset)
+            continue;
+        const unsigned char *h = im->map + p->p_offset;
+        uint64_t eh_frame, count;
+        if (h[0] != 1 || read_enc4(h + 4, h[1], p->p_vaddr + 4, &eh_frame) ||
+            read_enc4(h + 8, h[2], p->p_vaddr + 8, &count) || h[3] != 0x3b /* datarel sdata4 */)
+            continue;
+        if (count > (p->p_filesz - 12) / 8)
+            continue;
+        im->hdr_vaddr = p->p_vaddr;
+        im->fde_count = count;
+        im->ok = 1;
+    }
+    return im;
+}
+
+/* Read 8 bytes of a module's file image at vaddr (relative to its bias). */
+static int image_read(const image *im, uint64_t vaddr, uint64_t *out)
+{
+    for (unsigned i = 0; im->ph && i < im->nph; i++) {
+        const Elf64_Phdr *p = &im->ph[i];
+        if (p->p_type != PT_LOAD || vaddr < p->p_vaddr || vaddr + 8 > p->p_vaddr + p->p_filesz)
+            continue;
+        uint64_t off = p->p_offset + (vaddr - p->p_vaddr);
+        if (off > im->len || im->len - off < 8)
+            return -1;
+        memcpy(out, im->map + off, 8);
+        return 0;
+    }
+    return -1;
+}
+
+static const mw_unwind_module *mod_of(const uw_arg *a, uint64_t addr)
+{
+    for (size_t i = 0; i < a->nmods; i++)
+        if (addr >= a->mods[i].start && addr < a->mods[i].end)
+            return &a->mods[i];
+    return NULL;
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+                          int need_unwind_info, void *arg)
+{
+    uw_arg *a = arg;
+    const mw_unwind_module *m = mod_of(a, ip);
+    if (!m || !m->path)
+        return -UNW_ENOINFO;
+    image *im = image_get(a->u, m->path);
+    if (!im || !im->ok)
+        return -UNW_ENOINFO;
+    unw_dyn_info_t di;
+    memset(&di, 0, sizeof di);
+    di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+    di.start_ip = m->start;
+    di.end_ip = m->end;
+    di.u.rti.segbase = m->base + im->hdr_vaddr;
+    di.u.rti.table_data = m->base + im->hdr_vaddr + 12;
+    di.u.rti.table_len = im->fde_count * 8 / sizeof(unw_word_t);
+    return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+    (void)as;
+    (void)pi;
+    (void)arg;
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dil, void *arg)
+{
+    (void)as;
+    (void)dil;
+    (void)arg;
+    return -UNW_ENOINFO;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
+                      void *arg)
+{
+    (void)as;
+    uw_arg *a = arg;
+    if (write)
+        return -UNW_EINVAL;
+    if (addr >= a->sp && addr - a->sp + 8 <= a->stack_size) {
+        memcpy(val, a->stack + (addr - a->sp), 8);
+        return 0;
+    }
+    const mw_unwind_module *m = mod_of(a, addr);
+    if (m && m->path) {
+        image *im = image_get(a->u, m->path);
+        uint64_t v;
+        if (im && image_read(im, addr - m->base, &v) == 0) {
+            *val = v;
+            return 0;
+        }
+    }
+    return -UNW_EINVAL;
+}
+
+/* libunwind x86-64 register number -> perf_event x86 register index. */
+static const int8_t unw_to_perf[17] = {
+    0 /* RAX */, 3 /* RDX */, 2 /* RCX */, 1 /* RBX */, 4 /* RSI */, 5 /* RDI */, 6 /* RBP */,
+    7 /* RSP */, 16, 17, 18, 19, 20, 21, 22, 23 /* R8..R15 */, 8 /* RIP */,
+};
+
+static int reg_value(const uw_arg *a, int perf_idx, uint64_t *out)
+{
+    if (perf_idx < 0 || !(a->regs_mask >> perf_idx & 1))
+        return -1;
+    unsigned pos = (unsigned)__builtin_popcountll(a->regs_mask & ((1ull << perf_idx) - 1));
+    memcpy(out, (const unsigned char *)a->regs + 8 * pos, 8);
+    return 0;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write,
+                      void *arg)
+{
+    (void)as;
+    uw_arg *a = arg;
+    if (write || reg < 0 || reg > 16)
+        return -UNW_EBADREG;
+    uint64_t v;
+    if (reg_value(a, unw_to_perf[reg], &v))
+        return -UNW_EBADREG;
+    *val = v;
+    return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
+                        void *arg)
+{
+    (void)as;
+    (void)reg;
+    (void)val;
+    (void)write;
+    (void)arg;
+    return -UNW_EBADREG;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+    (void)as;
+    (void)c;
+    (void)arg;
+    return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+                         unw_word_t *off, void *arg)
+{
+    (void)as;
+    (void)addr;
+    (void)buf;
+    (void)len;
+    (void)off;
+    (void)arg;
+    return -UNW_EINVAL;
+}
+
+static unw_accessors_t accessors = {
+    .find_proc_info = find_proc_info,
+    .put_unwind_info = put_unwind_info,
+    .get_dyn_info_list_addr = get_dyn_info_list_addr,
+    .access_mem = access_mem,
+    .access_reg = access_reg,
+    .access_fpreg = access_fpreg,
+    .resume = resume,
+    .get_proc_name = get_proc_name,
+};
+
+int mw_unwinder_new(mw_unwinder **out)
+{
+    *out = NULL;
+    mw_unwinder *u = calloc(1, sizeof *u);
+    if (!u)
+        return -ENOMEM;
+    u->as = unw_create_addr_space(&accessors, 0);
+    if (!u->as) {
+        free(u);
+        return -ENOMEM;
+    }
+    unw_set_caching_policy(u->as, UNW_CACHE_NONE);
+    *out = u;
+    return 0;
+}
+
+void mw_unwinder_free(mw_unwinder *u)
+{
+    if (!u)
+        return;
+    for (image *im = u->images, *n; im; im = n) {
+        n = im->next;
+        image_free(im);
+    }
+    unw_destroy_addr_space(u->as);
+    free(u);
+}
+
+int mw_unwind_sample(mw_unwinder *u, const mw_unwind_module *mods, size_t nmods,
+                     uint64_t regs_mask, const void *regs, const void *stack, size_t stack_size,
+                     uint64_t *pcs, size_t max)
+{
+    uw_arg a = {u, mods, nmods, regs_mask, regs, stack, stack_size, 0};
+    uint64_t ip;
+    if (!u || !regs || max == 0 || reg_value(&a, 7, &a.sp) || reg_value(&a, 8, &ip))
+        return MW_ERR_NODATA;
+    unw_cursor_t c;
+    if (unw_init_remote(&c, u->as, &a) < 0)
+        return MW_ERR_NODATA;
+    size_t n = 0;
+    do {
+        unw_word_t pc;
+        if (unw_get_reg(&c, UNW_REG_IP, &pc) < 0 || pc == 0)
+            break;
+        pcs[n++] = pc;
+    } while (n < max && unw_step(&c) > 0);
+    return (int)n;
+}
+
+#else /* no libunwind */
+
+struct mw_unwinder {
+    int unused;
+};
+
+int mw_unwinder_new(mw_unwinder **out)
+{
+    *out = NULL;
+    return MW_ERR_UNSUPPORTED;
+}
+
+void mw_unwinder_free(mw_unwinder *u) { free(u); }
+
+int mw_unwind_sample(mw_unwinder *u, const mw_unwind_module *mods, size_t nmods,
+                     uint64_t regs_mask, const void *regs, const void *stack, size_t stack_size,
+                     uint64_t *pcs, size_t max)
+{
+    (void)u;
+    (void)mods;
+    (void)nmods;
+    (void)regs_mask;
+    (void)regs;
+    (void)stack;
+    (void)stack_size;
+    (void)pcs;
+    (void)max;
+    return MW_ERR_UNSUPPORTED;
+}
+#endif

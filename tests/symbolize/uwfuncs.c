@@ -1,0 +1,43 @@
+/*
+ * tests/symbolize/uwfuncs.c: a call chain built without frame pointers
+ * (-fomit-frame-pointer), whose innermost function captures its registers
+ * (getcontext) and copies its stack, as PERF_SAMPLE_REGS_USER and
+ * PERF_SAMPLE_STACK_USER would. test_unwind unwinds it offline.
+ */
+#include <stdint.h>
+#include <string.h>
+#include <ucontext.h>
+
+struct uw_capture {
+    ucontext_t uc;
+    unsigned char stack[32768];
+    size_t stack_size;
+    uintptr_t stack_top;
+};
+
+__attribute__((noinline)) int uw_f3(struct uw_capture *c, int x)
+{
+    volatile int pad[8];
+    for (int i = 0; i < 8; i++)
+        pad[i] = x + i;
+    getcontext(&c->uc);
+    uintptr_t sp = (uintptr_t)c->uc.uc_mcontext.gregs[REG_RSP];
+    size_t n = c->stack_top > sp ? c->stack_top - sp : 0;
+    if (n > sizeof c->stack)
+        n = sizeof c->stack;
+    memcpy(c->stack, (const void *)sp, n);
+    c->stack_size = n;
+    return pad[3] + 1;
+}
+
+__attribute__((noinline)) int uw_f2(struct uw_capture *c, int x)
+{
+    volatile int k = uw_f3(c, x * 2);
+    return k + 3;
+}
+
+__attribute__((noinline)) int uw_f1(struct uw_capture *c, int x)
+{
+    volatile int k = uw_f2(c, x + 1);
+    return k * 5;
+}
