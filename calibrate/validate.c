@@ -64,6 +64,15 @@ static int val_sample(mw_probe_lat *pl, double seconds, mw_val_point *pt, double
     return 0;
 }
 
+/* Copy a string into a field, cut to fit (the compiler cannot prove that
+ * snprintf's source and destination, both inside *out, do not overlap). */
+static void val_copy(char *dst, size_t n, const char *src)
+{
+    size_t len = strnlen(src, n - 1);
+    memmove(dst, src, len);
+    dst[len] = 0;
+}
+
 static void val_iso_time(char *buf, size_t n)
 {
     time_t t = time(NULL);
@@ -183,7 +192,7 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
     if (rc < 0)
         return rc;
     m->available = 1;
-    snprintf(m->reason, sizeof m->reason, "%s", m->lat.reason);
+    val_copy(m->reason, sizeof m->reason, m->lat.reason);
     return 0;
 }
 
@@ -222,7 +231,7 @@ static void val_fill_profile(mw_validation *v, const mw_calib_results *calib)
             bw = m;
     }
     if (lat) {
-        snprintf(p->lat_method, sizeof p->lat_method, "%s", lat->name);
+        val_copy(p->lat_method, sizeof p->lat_method, lat->name);
         p->lat_threshold_ns = lat->lat.th.threshold_ns;
         p->idle_latency_ns = lat->lat.th.idle_ns;
     } else {
@@ -235,19 +244,19 @@ static void val_fill_profile(mw_validation *v, const mw_calib_results *calib)
     if (!isfinite(p->idle_latency_ns) || p->idle_latency_ns < 0)
         p->idle_latency_ns = 0;
     if (bw) {
-        snprintf(p->bw_method, sizeof p->bw_method, "%s", bw->name);
+        val_copy(p->bw_method, sizeof p->bw_method, bw->name);
         p->bw_factor = bw->bw.factor;
     }
     for (unsigned i = 0; i < v->nmethods && p->n_methods < MW_PROFILE_MAX_METHODS; i++) {
         const mw_val_method *m = &v->method[i];
         mw_profile_method *pm = &p->methods[p->n_methods++];
-        snprintf(pm->name, sizeof pm->name, "%s", m->name);
+        val_copy(pm->name, sizeof pm->name, m->name);
         pm->factor = 1.0;
         mw_verdict vd = !m->available ? MW_VERDICT_UNAVAILABLE
                         : m->latency  ? m->lat.verdict
                                       : m->bw.verdict;
         snprintf(pm->verdict, sizeof pm->verdict, "%s", mw_verdict_name(vd));
-        snprintf(pm->reason, sizeof pm->reason, "%s", m->reason);
+        val_copy(pm->reason, sizeof pm->reason, m->reason);
         if (m->available && m->latency && vd != MW_VERDICT_UNAVAILABLE) {
             pm->cv = m->lat.cv;
             pm->false_pos = m->lat.false_pos;
