@@ -1,0 +1,299 @@
+/*
+ * preload/alloc.c: allocation tracking. Interposes malloc, calloc, realloc,
+ * free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc, mmap,
+ * mmap64, munmap and mremap; allocations of at least MEMWATCH_ALLOC_THRESHOLD
+ * bytes become MWR_ALLOC records (address, size, time, thread, the calling
+ * return addresses), their release MWR_FREE.
+ *
+ * Safety: before the next allocator is known (dlsym itself allocates) the
+ * requests are served from a small static arena whose blocks are never
+ * freed; a per-thread flag stops recursion (memwatch's own allocations and
+ * the ones made while a record is being written are not recorded). Call
+ * sites come from a frame-pointer walk bounded by the thread's stack, so a
+ * program built without frame pointers yields fewer frames, never a fault.
+ * Records go to the thread's buffer (threads.c), never to a fixed table; if
+ * it is full they are written directly: nothing is dropped silently.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- bootstrap arena ---- */
+static char boot_arena[256 << 10] __attribute__((aligned(64)));
+static _Atomic size_t boot_used;
+
+static int boot_owns(const void *p)
+{
+    return (const char *)p >= boot_arena && (const char *)p < boot_arena + sizeof boot_arena;
+}
+
+static void *boot_alloc(size_t n, size_t align)
+{
+    if (align < 16)
+        align = 16;
+    size_t need = n + align + 16;
+    size_t off = atomic_fetch_add(&boot_used, need);
+    if (off + need > sizeof boot_arena)
+        return NULL;
+    uintptr_t p = (uintptr_t)(boot_arena + off + 16);
+    p = (p + align - 1) & ~(uintptr_t)(align - 1);
+    ((size_t *)p)[-1] = n;
+    return (void *)p;
+}
+
+static size_t boot_size(const void *p)
+{
+    return ((const size_t *)p)[-1];
+}
+
+/* ---- recording ---- */
+
+static inline int alloc_on(size_t n)
+{
+    return n >= mwp_cfg.alloc_threshold && !mwp_in_hook &&
+           atomic_load_explicit(&mwp_state, memory_order_relaxed) == MWP_RUNNING;
+}
+
+__attribute__((noinline)) static unsigned alloc_frames(uint64_t *out, unsigned max)
+{
+    unsigned n = 0;
+    struct mwp_thr *t = mwp_self;
+    /* frame 0 of this function's caller's caller: the hook's return address */
+    uintptr_t *fp = __builtin_frame_address(0);
+    uintptr_t lo = t ? t->stk_lo : 0, hi = t ? t->stk_hi : 0;
+    /* Skip our own two frames (alloc_frames, the recording helper), then walk. */
+    for (unsigned skip = 0; fp && n < max; skip++) {
+        if (lo && ((uintptr_t)fp < lo || (uintptr_t)fp + 16 > hi))
+            break;
+        if (!lo && skip > 2)
+            break; /* unknown stack bounds: only the immediate call sites */
+        if ((uintptr_t)fp & 7)
+            break;
+        uintptr_t ret = fp[1];
+        uintptr_t *next = (uintptr_t *)fp[0];
+        if (skip >= 2) {
+            if (ret < 4096)
+                break;
+            out[n++] = ret;
+        }
+        if (next <= fp || (uintptr_t)next - (uintptr_t)fp > (8u << 20))
+            break;
+        fp = next;
+    }
+    return n;
+}
+
+__attribute__((noinline)) static void alloc_record(uint16_t kind, const void *p, size_t n)
+{
+    mwp_in_hook++;
+    int saved = errno;
+    uint64_t frames[64];
+    mwr_alloc a;
+    a.time_ns = mwp_now_ns();
+    a.addr = (uint64_t)(uintptr_t)p;
+    a.size = n;
+    a.tid = (uint32_t)(mwp_self ? mwp_self->tid : mwp_gettid());
+    a.kind = kind;
+    unsigned max = mwp_cfg.alloc_frames > 64 ? 64 : mwp_cfg.alloc_frames;
+    a.nframes = (uint16_t)alloc_frames(frames, max);
+    mwp_emit_buffered(MWR_ALLOC, &a, sizeof a, frames, a.nframes * sizeof(uint64_t));
+    errno = saved;
+    mwp_in_hook--;
+}
+
+static void free_record(uint16_t kind, const void *p, size_t n)
+{
+    mwp_in_hook++;
+    int saved = errno;
+    mwr_free f;
+    f.time_ns = mwp_now_ns();
+    f.addr = (uint64_t)(uintptr_t)p;
+    f.size = n;
+    f.tid = (uint32_t)(mwp_self ? mwp_self->tid : mwp_gettid());
+    f.kind = kind;
+    f.pad = 0;
+    mwp_emit_buffered(MWR_FREE, &f, sizeof f, NULL, 0);
+    errno = saved;
+    mwp_in_hook--;
+}
+
+/* ---- the hooks ---- */
+
+#define NEED(fn)                                                                                \
+    do {                                                                                        \
+        if (!mwp_real.fn) {                                                                     \
+            if (mwp_resolving)                                                                  \
+                goto boot;                                                                      \
+            mwp_resolve();                                                                      \
+            if (!mwp_real.fn)                                                                   \
+                goto boot;                                                                      \
+        }                                                                                       \
+    } while (0)
+
+MWP_EXPORT void *malloc(size_t n)
+{
+    NEED(malloc);
+    void *p = mwp_real.malloc(n);
+    if (p && alloc_on(n))
+        alloc_record(MWR_A_MALLOC, p, n);
+    return p;
+boot:
+    return boot_alloc(n, 16);
+}
+
+MWP_EXPORT void *calloc(size_t k, size_t n)
+{
+    NEED(calloc);
+    void *p = mwp_real.calloc(k, n);
+    if (p && n && k <= SIZE_MAX / n && alloc_on(k * n))
+        alloc_record(MWR_A_CALLOC, p, k * n);
+    return p;
+boot:
+    if (n && k > SIZE_MAX / n)
+        return NULL;
+    return boot_alloc(k * n, 16); /* static memory is zeroed */
+}
+
+MWP_EXPORT void free(void *p)
+{
+    if (!p || boot_owns(p))
+        return;
+    NEED(free);
+    if (alloc_on(mwp_cfg.alloc_threshold) && mwp_real.usable) {
+        size_t u = mwp_real.usable(p);
+        if (u >= mwp_cfg.alloc_threshold)
+            free_record(1, p, u);
+    }
+    mwp_real.free(p);
+    return;
+boot:
+    return; /* cannot happen: free of a non-arena pointer before malloc was resolved */
+}
+
+MWP_EXPORT void *realloc(void *p, size_t n)
+{
+    if (p && boot_owns(p)) {
+        void *q = malloc(n);
+        if (q) {
+            size_t old = boot_size(p);
+            memcpy(q, p, old < n ? old : n);
+        }
+        return q;
+    }
+    NEED(realloc);
+    size_t old = 0;
+    if (p && alloc_on(mwp_cfg.alloc_threshold) && mwp_real.usable)
+        old = mwp_real.usable(p);
+    void *q = mwp_real.realloc(p, n);
+    if (!q && n)
+        return q;
+    if (p && old >= mwp_cfg.alloc_threshold && (q != p || !n))
+        free_record(3, p, old);
+    if (q && alloc_on(n))
+        alloc_record(MWR_A_REALLOC, q, n);
+    return q;
+boot:
+    return boot_alloc(n, 16);
+}
+
+MWP_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+    NEED(posix_memalign);
+    int rc = mwp_real.posix_memalign(out, align, n);
+    if (rc == 0 && alloc_on(n))
+        alloc_record(MWR_A_POSIX_MEMALIGN, *out, n);
+    return rc;
+boot:
+    *out = boot_alloc(n, align);
+    return *out ? 0 : ENOMEM;
+}
+
+MWP_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+    NEED(aligned_alloc);
+    void *p = mwp_real.aligned_alloc(align, n);
+    if (p && alloc_on(n))
+        alloc_record(MWR_A_ALIGNED_ALLOC, p, n);
+    return p;
+boot:
+    return boot_alloc(n, align);
+}
+
+MWP_EXPORT void *memalign(size_t align, size_t n)
+{
+    NEED(memalign);
+    void *p = mwp_real.memalign(align, n);
+    if (p && alloc_on(n))
+        alloc_record(MWR_A_MEMALIGN, p, n);
+    return p;
+boot:
+    return boot_alloc(n, align);
+}
+
+MWP_EXPORT void *valloc(size_t n)
+{
+    NEED(valloc);
+    void *p = mwp_real.valloc(n);
+    if (p && alloc_on(n))
+        alloc_record(MWR_A_VALLOC, p, n);
+    return p;
+boot:
+    return boot_alloc(n, 4096);
+}
+
+MWP_EXPORT void *pvalloc(size_t n)
+{
+    NEED(pvalloc);
+    void *p = mwp_real.pvalloc(n);
+    if (p && alloc_on(n))
+        alloc_record(MWR_A_PVALLOC, p, n);
+    return p;
+boot:
+    return boot_alloc((n + 4095) & ~(size_t)4095, 4096);
+}
+
+MWP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    mwp_resolve();
+    void *p = mwp_real.mmap(addr, len, prot, flags, fd, off);
+    if (p != MAP_FAILED && alloc_on(len))
+        alloc_record(MWR_A_MMAP, p, len);
+    return p;
+}
+
+MWP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    return mmap(addr, len, prot, flags, fd, off);
+}
+
+MWP_EXPORT int munmap(void *addr, size_t len)
+{
+    mwp_resolve();
+    int rc = mwp_real.munmap(addr, len);
+    if (rc == 0 && alloc_on(len))
+        free_record(2, addr, len);
+    return rc;
+}
+
+MWP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+    mwp_resolve();
+    void *newaddr = NULL;
+    if (flags & MREMAP_FIXED) {
+        va_list ap;
+        va_start(ap, flags);
+        newaddr = va_arg(ap, void *);
+        va_end(ap);
+    }
+    void *p = mwp_real.mremap(old, old_len, new_len, flags, newaddr);
+    if (p != MAP_FAILED) {
+        if (alloc_on(old_len) && (p != old || new_len < old_len))
+            free_record(3, old, old_len);
+        if (alloc_on(new_len))
+            alloc_record(MWR_A_MREMAP, p, new_len);
+    }
+    return p;
+}

@@ -1,0 +1,232 @@
+/*
+ * preload/config.c: libmemwatch.so's configuration, read once from MEMWATCH_*
+ * environment variables (the full list with defaults: docs/config.md). An
+ * invalid value gives exactly one line on stderr naming the variable, the
+ * value and the default used instead. Runs in the constructor only.
+ */
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct mwp_config mwp_cfg = {
+    .enabled = 1,
+    .interval_ns = 10000000ull,
+    .method = "auto",
+    .rate = 1000,
+    .fault_period = 16,
+    .alloc_threshold = 64u << 10,
+    .alloc_frames = 16,
+    .stack_depth = 64,
+    .ring_pages = 8,
+    .follow = 1,
+    .verbose = 1,
+    .threshold_factor = 1.35,
+    .probe_bursts = 9,
+    .gpu = 1,
+};
+
+static void cfg_bad(const char *var, const char *val, const char *why, const char *dflt)
+{
+    char buf[512];
+    struct mwp_str s = {buf, sizeof buf, 0};
+    mwp_s_str(&s, var);
+    mwp_s_str(&s, "='");
+    mwp_s_str(&s, val);
+    mwp_s_str(&s, "' is invalid (");
+    mwp_s_str(&s, why);
+    mwp_s_str(&s, "); using ");
+    mwp_s_str(&s, dflt);
+    mwp_say(1, buf, NULL, NULL);
+}
+
+/* Unsigned integer with an optional suffix table. Returns 0 on success. */
+static int cfg_scaled(const char *v, const char *const *suf, const uint64_t *mul, uint64_t dmul,
+                      uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || errno || d < 0 || !isfinite(d))
+        return -1;
+    while (*end == ' ')
+        end++;
+    uint64_t m = dmul;
+    if (*end) {
+        int found = 0;
+        for (int i = 0; suf[i]; i++)
+            if (!strcasecmp(end, suf[i])) {
+                m = mul[i];
+                found = 1;
+                break;
+            }
+        if (!found)
+            return -1;
+    }
+    double r = d * (double)m;
+    if (r > 1.8e19)
+        return -1;
+    *out = (uint64_t)(r + 0.5);
+    return 0;
+}
+
+static int cfg_bool(const char *v, int *out)
+{
+    static const char *const yes[] = {"1", "yes", "true", "on", NULL};
+    static const char *const no[] = {"0", "no", "false", "off", NULL};
+    for (int i = 0; yes[i]; i++)
+        if (!strcasecmp(v, yes[i]))
+            return *out = 1, 0;
+    for (int i = 0; no[i]; i++)
+        if (!strcasecmp(v, no[i]))
+            return *out = 0, 0;
+    return -1;
+}
+
+static const char *const cfg_methods[] = {"auto", "probe_lat", "none", "lmrl", "l1_miss_lat",
+                                          "imc_cas", "ocr_dram", "amd_umc", "amd_df", NULL};
+
+void mwp_config_load(struct mwp_config *c)
+{
+    const char *v;
+    /* Verbosity first so that the other warnings obey it. */
+    if ((v = getenv("MEMWATCH_VERBOSE")) && *v) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 0 || n > 3) {
+            c->verbose = 1;
+            cfg_bad("MEMWATCH_VERBOSE", v, "expected 0..3", "1");
+        } else {
+            c->verbose = (int)n;
+        }
+    }
+    if ((v = getenv("MEMWATCH_ENABLE")) && *v && cfg_bool(v, &c->enabled)) {
+        c->enabled = 1;
+        cfg_bad("MEMWATCH_ENABLE", v, "expected 0 or 1", "1");
+    }
+    if ((v = getenv("MEMWATCH_DIR")) && *v) {
+        if (strlen(v) >= sizeof c->dir - 80)
+            cfg_bad("MEMWATCH_DIR", v, "path too long", "the current directory");
+        else
+            strcpy(c->dir, v);
+    }
+    if ((v = getenv("MEMWATCH_INTERVAL")) && *v) {
+        static const char *const suf[] = {"ns", "us", "ms", "s", NULL};
+        static const uint64_t mul[] = {1, 1000, 1000000, 1000000000};
+        uint64_t ns;
+        if (cfg_scaled(v, suf, mul, 1000000, &ns) || ns < 1000000 || ns > 60000000000ull)
+            cfg_bad("MEMWATCH_INTERVAL", v, "expected 1ms..60s, e.g. 10ms", "10ms");
+        else
+            c->interval_ns = ns;
+    }
+    if ((v = getenv("MEMWATCH_METHOD")) && *v) {
+        int ok = 0;
+        for (int i = 0; cfg_methods[i]; i++)
+            if (!strcmp(v, cfg_methods[i]))
+                ok = 1;
+        if (!ok || strlen(v) >= sizeof c->method)
+            cfg_bad("MEMWATCH_METHOD", v,
+                    "expected auto, probe_lat, none, lmrl, l1_miss_lat, imc_cas, ocr_dram, "
+                    "amd_umc or amd_df",
+                    "auto");
+        else
+            strcpy(c->method, v);
+    }
+    if ((v = getenv("MEMWATCH_RATE")) && *v) {
+        static const char *const suf[] = {"hz", "khz", NULL};
+        static const uint64_t mul[] = {1, 1000};
+        uint64_t r;
+        if (cfg_scaled(v, suf, mul, 1, &r) || r > 1000000)
+            cfg_bad("MEMWATCH_RATE", v, "expected 0 (off) .. 1000000 samples/s", "1000");
+        else
+            c->rate = (unsigned long)r;
+    }
+    if ((v = getenv("MEMWATCH_FAULT_PERIOD")) && *v) {
+        char *end;
+        unsigned long p = strtoul(v, &end, 10);
+        if (*end || *v == '-' || p > 1000000000ul)
+            cfg_bad("MEMWATCH_FAULT_PERIOD", v, "expected 0 (off) or faults per sample", "16");
+        else
+            c->fault_period = p;
+    }
+    if ((v = getenv("MEMWATCH_ALLOC_THRESHOLD")) && *v) {
+        static const char *const suf[] = {"b", "k", "kib", "kb", "m", "mib", "mb", "g", "gib",
+                                          "gb", NULL};
+        static const uint64_t mul[] = {1, 1024, 1024, 1024, 1 << 20, 1 << 20, 1 << 20,
+                                       1 << 30, 1 << 30, 1 << 30};
+        uint64_t t;
+        if (!strcasecmp(v, "off"))
+            c->alloc_threshold = UINT64_MAX;
+        else if (cfg_scaled(v, suf, mul, 1, &t))
+            cfg_bad("MEMWATCH_ALLOC_THRESHOLD", v, "expected bytes with K/M/G, or off", "64K");
+        else
+            c->alloc_threshold = t;
+    }
+    if ((v = getenv("MEMWATCH_ALLOC_FRAMES")) && *v) {
+        char *end;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*end || *v == '-' || n > 64)
+            cfg_bad("MEMWATCH_ALLOC_FRAMES", v, "expected 0..64", "16");
+        else
+            c->alloc_frames = (unsigned)n;
+    }
+    if ((v = getenv("MEMWATCH_STACK_DEPTH")) && *v) {
+        char *end;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*end || *v == '-' || n < 1 || n > 127)
+            cfg_bad("MEMWATCH_STACK_DEPTH", v, "expected 1..127", "64");
+        else
+            c->stack_depth = (unsigned)n;
+    }
+    if ((v = getenv("MEMWATCH_RING_PAGES")) && *v) {
+        char *end;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*end || n < 4 || n > 1024 || (n & (n - 1)))
+            cfg_bad("MEMWATCH_RING_PAGES", v, "expected a power of two in 4..1024", "8");
+        else
+            c->ring_pages = (unsigned)n;
+    }
+    if ((v = getenv("MEMWATCH_FOLLOW")) && *v && cfg_bool(v, &c->follow)) {
+        c->follow = 1;
+        cfg_bad("MEMWATCH_FOLLOW", v, "expected 0 or 1", "1");
+    }
+    if ((v = getenv("MEMWATCH_PROFILE")) && *v) {
+        if (strlen(v) >= sizeof c->profile)
+            cfg_bad("MEMWATCH_PROFILE", v, "path too long", "the default profile");
+        else
+            strcpy(c->profile, v);
+    }
+    if ((v = getenv("MEMWATCH_THRESHOLD_NS")) && *v) {
+        char *end;
+        double d = strtod(v, &end);
+        if (*end || !(d > 0) || d > 1e6)
+            cfg_bad("MEMWATCH_THRESHOLD_NS", v, "expected a latency in ns, > 0",
+                    "the profile's or the default threshold");
+        else
+            c->threshold_ns = d;
+    }
+    if ((v = getenv("MEMWATCH_THRESHOLD_FACTOR")) && *v) {
+        char *end;
+        double d = strtod(v, &end);
+        if (*end || !(d > 1.0) || d > 100)
+            cfg_bad("MEMWATCH_THRESHOLD_FACTOR", v, "expected a factor > 1", "1.35");
+        else
+            c->threshold_factor = d;
+    }
+    if ((v = getenv("MEMWATCH_PROBE_BURSTS")) && *v) {
+        char *end;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*end || n < 1 || n > 1000)
+            cfg_bad("MEMWATCH_PROBE_BURSTS", v, "expected 1..1000", "9");
+        else
+            c->probe_bursts = (unsigned)n;
+    }
+    if ((v = getenv("MEMWATCH_GPU")) && *v && cfg_bool(v, &c->gpu)) {
+        c->gpu = 1;
+        cfg_bad("MEMWATCH_GPU", v, "expected 0 or 1", "1");
+    }
+}

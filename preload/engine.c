@@ -1,0 +1,256 @@
+/*
+ * preload/engine.c: the interval thread.
+ *
+ * Every MEMWATCH_INTERVAL (default 10 ms) it measures the loaded latency
+ * (memwatch's software probe, counters/probe_lat.c), drains every thread's
+ * sampling rings and allocation buffer, notices newly loaded modules and
+ * writes one MWR_INTERVAL record with the latency, the threshold in force and
+ * the bandwidth-bound flag.
+ *
+ * The thread has every signal blocked, opens no perf event of its own and
+ * sets mwp_in_hook permanently, so it never appears in the samples or the
+ * allocation records. Threshold, in this order: MEMWATCH_THRESHOLD_NS; the
+ * machine profile's threshold for the latency method in use (calibrated);
+ * else MEMWATCH_THRESHOLD_FACTOR x the lowest probe latency measured when the
+ * thread starts, flagged MWR_IV_UNCALIBRATED in every interval.
+ */
+#include "internal.h"
+
+#include <memwatch/probe_lat.h>
+#include <memwatch/profile.h>
+
+#include "tsc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+extern char mwp_profile_desc[];
+extern double mwp_tsc_hz_val;
+
+uint64_t mwp_iv_last_end;
+static mw_probe_lat *eng_probe;
+static int eng_setup_done;
+static double eng_threshold;
+static int eng_calibrated;
+static char eng_lat_method[16];
+static char eng_bw_method[16];
+static uint64_t eng_carry_s, eng_carry_l;
+
+static void eng_note_num(const char *k, double v)
+{
+    char b[64];
+    struct mwp_str s = {b, sizeof b, 0};
+    mwp_s_dbl(&s, v);
+    mwp_meta_note(k, b);
+}
+
+/* Runs once per process tree (fork children inherit the result). */
+static void eng_setup(void)
+{
+    const char *src = "";
+    mwp_tsc_hz_val = mw_tsc_hz(&src);
+    eng_note_num("tsc_hz", mwp_tsc_hz_val);
+    mwp_meta_note("tsc_source", src);
+
+    /* The machine profile. */
+    static mw_profile prof;
+    int have_prof = 0;
+    char path[PATH_MAX];
+    char desc[PATH_MAX + 160];
+    if (!strcmp(mwp_cfg.profile, "none")) {
+        snprintf(desc, sizeof desc, "none (MEMWATCH_PROFILE=none)");
+    } else {
+        if (mwp_cfg.profile[0])
+            snprintf(path, sizeof path, "%s", mwp_cfg.profile);
+        else if (mw_profile_default_path(path, sizeof path) < 0)
+            path[0] = 0;
+        int rc = path[0] ? mw_profile_load(path, 1, &prof) : -ENOENT;
+        if (rc == 0) {
+            have_prof = 1;
+            snprintf(desc, sizeof desc, "%s (created %s)", path, prof.created);
+        } else {
+            snprintf(desc, sizeof desc, "none: %s: %s", path[0] ? path : "(no default path)",
+                     mw_strerror(rc));
+            if (mwp_cfg.profile[0])
+                mwp_say(1, "cannot use MEMWATCH_PROFILE ", desc, "; the threshold is uncalibrated");
+        }
+    }
+    snprintf(mwp_profile_desc, PATH_MAX + 160, "%s", desc);
+    mwp_meta_note("profile", desc);
+
+    /* Latency method. Counter methods need a hardware PMU and a validated
+     * profile entry; the profiler runs the probe otherwise and says so. */
+    const char *want = mwp_cfg.method;
+    if (!strcmp(want, "auto"))
+        want = have_prof && prof.lat_method[0] ? prof.lat_method : "probe_lat";
+    if (strcmp(want, "probe_lat") && strcmp(want, "none")) {
+        char why[200];
+        snprintf(why, sizeof why,
+                 "%s is not available in the profiler on this machine (no validated counter "
+                 "group); using probe_lat",
+                 want);
+        mwp_meta_note("method_note", why);
+        mwp_say(2, why, NULL, NULL);
+        want = "probe_lat";
+    }
+    snprintf(eng_lat_method, sizeof eng_lat_method, "%.15s", strcmp(want, "none") ? want : "");
+    if (have_prof && prof.bw_method[0])
+        mwp_meta_note("profile_bw_method", prof.bw_method);
+    eng_bw_method[0] = 0;
+
+    if (eng_lat_method[0]) {
+        mw_probe_lat_config pc;
+        memset(&pc, 0, sizeof pc);
+        pc.bursts = mwp_cfg.probe_bursts;
+        int rc = mw_probe_lat_create(&pc, &eng_probe);
+        if (rc < 0) {
+            char why[200];
+            snprintf(why, sizeof why, "probe_lat unavailable: %s", mw_strerror(rc));
+            mwp_meta_note("method_note", why);
+            mwp_say(1, why, "; intervals carry no latency", NULL);
+            eng_probe = NULL;
+            eng_lat_method[0] = 0;
+        }
+    }
+    /* Threshold. */
+    const char *tsrc = "none";
+    if (mwp_cfg.threshold_ns > 0) {
+        eng_threshold = mwp_cfg.threshold_ns;
+        tsrc = "user (MEMWATCH_THRESHOLD_NS)";
+    } else if (have_prof && eng_lat_method[0]) {
+        for (unsigned i = 0; i < prof.n_methods && i < MW_PROFILE_MAX_METHODS; i++)
+            if (!strcmp(prof.methods[i].name, eng_lat_method) && prof.methods[i].threshold > 0)
+                eng_threshold = prof.methods[i].threshold;
+        if (eng_threshold <= 0 && !strcmp(prof.lat_method, eng_lat_method))
+            eng_threshold = prof.lat_threshold_ns;
+        if (eng_threshold > 0) {
+            eng_calibrated = 1;
+            tsrc = "profile";
+        }
+    }
+    if (eng_threshold <= 0 && eng_probe) {
+        double base = 0;
+        for (int i = 0; i < 5; i++) {
+            mw_probe_lat_result r;
+            if (mw_probe_lat_measure(eng_probe, &r) == 0 && r.median_ns > 0 &&
+                (base == 0 || r.median_ns < base))
+                base = r.median_ns;
+        }
+        if (base > 0) {
+            eng_threshold = base * mwp_cfg.threshold_factor;
+            tsrc = "uncalibrated default: MEMWATCH_THRESHOLD_FACTOR x baseline probe latency";
+            eng_note_num("baseline_ns", base);
+        }
+    }
+    mwp_meta_note("lat_method", eng_lat_method[0] ? eng_lat_method : "none");
+    eng_note_num("threshold_ns", eng_threshold);
+    mwp_meta_note("threshold_source", tsrc);
+    eng_setup_done = 1;
+}
+
+static void eng_interval(uint64_t t0)
+{
+    mwr_interval iv;
+    memset(&iv, 0, sizeof iv);
+    iv.t_start_ns = t0;
+    if (eng_probe) {
+        mw_probe_lat_result r;
+        if (mw_probe_lat_measure(eng_probe, &r) == 0 && r.median_ns > 0) {
+            iv.latency_ns = r.median_ns;
+            iv.flags |= MWR_IV_LAT_VALID;
+        }
+    }
+    iv.threshold_ns = eng_threshold;
+    if (eng_threshold > 0 && !eng_calibrated)
+        iv.flags |= MWR_IV_UNCALIBRATED;
+    if ((iv.flags & MWR_IV_LAT_VALID) && eng_threshold > 0 && iv.latency_ns > eng_threshold)
+        iv.flags |= MWR_IV_BW_BOUND;
+    mwp_modules_scan(0);
+    uint64_t s = eng_carry_s, l = eng_carry_l;
+    eng_carry_s = eng_carry_l = 0;
+    iv.nthreads = mwp_threads_drain(1, 0, &s, &l);
+    iv.samples = s;
+    iv.lost = l;
+    memcpy(iv.lat_method, eng_lat_method, sizeof iv.lat_method);
+    memcpy(iv.bw_method, eng_bw_method, sizeof iv.bw_method);
+    iv.t_end_ns = mwp_now_ns();
+    if (atomic_load(&mwp_state) != MWP_RUNNING)
+        return;
+    struct iovec v = {&iv, sizeof iv};
+    mwp_write(MWR_INTERVAL, &v, 1);
+    mwp_iv_last_end = iv.t_end_ns;
+}
+
+static void *eng_main(void *arg)
+{
+    (void)arg;
+    mwp_in_hook = 1; /* forever: nothing this thread does is recorded */
+    prctl(PR_SET_NAME, "memwatch", 0, 0, 0);
+    uint64_t iv = mwp_cfg.interval_ns;
+    uint64_t next = mwp_now_ns() + iv;
+    mwp_iv_last_end = mwp_now_ns();
+    if (!eng_setup_done) {
+        /* Processes that live less than one interval (a compiler driver,
+         * a shell's helpers) never pay for the probe's set-up. */
+        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+        /* keep the rings from overflowing meanwhile; counted in the next interval */
+        mwp_threads_drain(1, 0, &eng_carry_s, &eng_carry_l);
+        eng_setup();
+        next = mwp_now_ns() + iv;
+    }
+    for (;;) {
+        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+            ;
+        int st = atomic_load(&mwp_state);
+        if (st == MWP_RUNNING)
+            eng_interval(mwp_iv_last_end);
+        uint64_t now = mwp_now_ns();
+        next += iv;
+        if (next <= now)
+            next = now + iv; /* fell behind: skip, never burst */
+        if (st == MWP_OFF)
+            break;
+    }
+    return NULL;
+}
+
+int mwp_engine_start(void)
+{
+    pthread_t th;
+    pthread_attr_t at;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&at, 256 << 10);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    mwp_in_hook++;
+    int rc = mwp_real.pthread_create(&th, &at, eng_main, NULL);
+    mwp_in_hook--;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&at);
+    if (rc) {
+        mwp_say(1, "cannot start the interval thread: ", mw_strerror(-rc),
+                "; only samples and allocations are recorded");
+        mwp_meta_note("engine_error", mw_strerror(-rc));
+        return -rc;
+    }
+    return 0;
+}
+
+void mwp_engine_stop(void)
+{
+}
+
+void mwp_engine_child(void)
+{
+    mwp_iv_last_end = mwp_now_ns();
+    mwp_engine_start();
+}

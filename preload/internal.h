@@ -1,0 +1,200 @@
+/*
+ * preload/internal.h: state shared by the parts of libmemwatch.so.
+ *
+ * Parts: util.c (async-signal-safe formatting, raw logger, real-function
+ * table), config.c (MEMWATCH_* variables), writer.c (the raw file),
+ * threads.c (per-thread sampling and allocation buffers), alloc.c (allocation
+ * hooks), engine.c (the interval thread), modules.c (loaded objects),
+ * signals.c (fatal-signal flush and the application's dispositions),
+ * process.c (constructor, fork, exec, spawn, exit, descriptors).
+ *
+ * Conventions: nothing here is exported except the interposed symbols and
+ * mw_preload_emit (preload/libmemwatch.map). Hook and signal paths use only
+ * raw syscalls, atomics and memwatch's own spin flags; never malloc, stdio or
+ * a lock the application could hold.
+ */
+#ifndef MW_PRELOAD_INTERNAL_H
+#define MW_PRELOAD_INTERNAL_H
+
+#include <memwatch/memwatch.h>
+#include <memwatch/mwr.h>
+#include <memwatch/ring.h>
+
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#define MWP_TLS __thread __attribute__((tls_model("initial-exec")))
+#define MWP_EXPORT __attribute__((visibility("default")))
+
+/* ---- configuration (config.c) ---- */
+struct mwp_config {
+    int enabled;               /* MEMWATCH_ENABLE (default 1) */
+    char dir[PATH_MAX];        /* MEMWATCH_DIR */
+    uint64_t interval_ns;      /* MEMWATCH_INTERVAL */
+    char method[24];           /* MEMWATCH_METHOD: auto, probe_lat, none, or a counter method */
+    unsigned long rate;        /* MEMWATCH_RATE, samples/s per thread (0: off) */
+    int rate_clamped;
+    unsigned long fault_period;/* MEMWATCH_FAULT_PERIOD (0: off) */
+    uint64_t alloc_threshold;  /* MEMWATCH_ALLOC_THRESHOLD (bytes; UINT64_MAX: off) */
+    unsigned alloc_frames;     /* MEMWATCH_ALLOC_FRAMES */
+    unsigned stack_depth;      /* MEMWATCH_STACK_DEPTH (cpu-clock call chains) */
+    unsigned ring_pages;       /* MEMWATCH_RING_PAGES (cpu-clock; page faults get a quarter) */
+    int follow;                /* MEMWATCH_FOLLOW */
+    int verbose;               /* MEMWATCH_VERBOSE 0..3 */
+    char profile[PATH_MAX];    /* MEMWATCH_PROFILE ("" default path, "none") */
+    double threshold_ns;       /* MEMWATCH_THRESHOLD_NS (0: not set) */
+    double threshold_factor;   /* MEMWATCH_THRESHOLD_FACTOR (uncalibrated default) */
+    unsigned probe_bursts;     /* MEMWATCH_PROBE_BURSTS */
+    int gpu;                   /* MEMWATCH_GPU */
+};
+extern struct mwp_config mwp_cfg;
+/* Reads every MEMWATCH_* variable; invalid values give one stderr line and
+ * the default. Not a hook path (constructor only). */
+void mwp_config_load(struct mwp_config *c);
+
+/* ---- util.c ---- */
+struct mwp_str {
+    char *p;
+    size_t cap, len;
+};
+void mwp_s_str(struct mwp_str *s, const char *t);
+void mwp_s_mem(struct mwp_str *s, const char *t, size_t n);
+void mwp_s_u64(struct mwp_str *s, uint64_t v);
+void mwp_s_i64(struct mwp_str *s, int64_t v);
+void mwp_s_dbl(struct mwp_str *s, double v); /* %.3f-like, async-signal-safe */
+void mwp_s_kv(struct mwp_str *s, const char *k, const char *v);
+void mwp_s_kvu(struct mwp_str *s, const char *k, uint64_t v);
+/* One line "memwatch: <a><b><c>\n" on stderr when level <= verbosity (AS-safe). */
+void mwp_say(int level, const char *a, const char *b, const char *c);
+uint64_t mwp_now_ns(void);
+pid_t mwp_gettid(void);
+int mwp_sys_close(int fd);
+
+/* The next definitions of what libmemwatch.so interposes. */
+struct mwp_real {
+    void *(*malloc)(size_t);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void (*free)(void *);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+    size_t (*usable)(void *);
+    void *(*mmap)(void *, size_t, int, int, int, off_t);
+    int (*munmap)(void *, size_t);
+    void *(*mremap)(void *, size_t, size_t, int, ...);
+    int (*pthread_create)(void *, const void *, void *(*)(void *), void *);
+    int (*pthread_setname_np)(unsigned long, const char *);
+    int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+    int (*execve)(const char *, char *const[], char *const[]);
+    int (*execvpe)(const char *, char *const[], char *const[]);
+    int (*execveat)(int, const char *, char *const[], char *const[], int);
+    int (*fexecve)(int, char *const[], char *const[]);
+    int (*posix_spawn)(pid_t *, const char *, const void *, const void *, char *const[],
+                       char *const[]);
+    int (*posix_spawnp)(pid_t *, const char *, const void *, const void *, char *const[],
+                        char *const[]);
+    void (*exit)(int) __attribute__((noreturn));
+    void (*_exit)(int) __attribute__((noreturn));
+    int (*close_range)(unsigned, unsigned, int);
+    int (*dup2)(int, int);
+    int (*dup3)(int, int, int);
+};
+extern struct mwp_real mwp_real;
+/* Resolve all (idempotent). Allocation during dlsym is served by a static arena. */
+void mwp_resolve(void);
+extern MWP_TLS int mwp_in_hook;   /* >0: memwatch code is running on this thread */
+extern MWP_TLS int mwp_resolving; /* dlsym in progress on this thread */
+
+/* ---- process-wide state (process.c) ---- */
+enum mwp_state { MWP_OFF = 0, MWP_RUNNING = 1, MWP_ENDING = 2, MWP_ENDED = 3 };
+extern _Atomic int mwp_state;
+extern pid_t mwp_pid;
+extern int mwp_is_fork_child;
+extern char mwp_host[128];
+extern int mwp_rank;
+extern _Atomic int mwp_exit_known;
+extern _Atomic int mwp_exit_status;
+/* Flush everything and write the trailer. how: "exit", "signal", "_exit",
+ * "exec". Async-signal-safe when in_signal is set. Idempotent. */
+void mwp_finish(int32_t status, const char *how, int in_signal);
+
+/* ---- writer.c ---- */
+/* Create the file now (create_now) or on the first record (fork children).
+ * Returns 0 or -errno (after one warning on stderr). */
+int mwp_writer_start(int create_now);
+/* Write one record: type + payload pieces; pads to 8. AS-safe; thread-safe. */
+int mwp_write(uint32_t type, const struct iovec *iov, int n);
+/* Write already-framed records (whole mwr records) as one piece. */
+int mwp_write_raw(const struct iovec *iov, int n, uint64_t nrec);
+void mwp_writer_trailer(int32_t status, const char *how);
+void mwp_writer_reopen_after_exec_failure(int err);
+void mwp_writer_child(void); /* in a fork child: forget the parent's file */
+int mwp_writer_fd(void);
+int mwp_writer_relocate(void); /* move the fd elsewhere (dup2 onto it) */
+const char *mwp_writer_path(void);
+extern _Atomic uint64_t mwp_stat_lost, mwp_stat_throttled, mwp_stat_dropped,
+    mwp_stat_alloc_dropped, mwp_stat_samples;
+/* META text the writer puts at the start of every file (built once). */
+void mwp_meta_build(void);
+void mwp_meta_note(const char *key, const char *val); /* later META record */
+
+/* ---- threads.c ---- */
+struct mwp_thr {
+    struct mwp_thr *_Atomic next; /* registry */
+    struct mwp_thr *free_next;
+    _Atomic int state;            /* enum mwp_thr_state */
+    atomic_flag busy;             /* one consumer at a time */
+    pid_t tid;
+    mw_ring ring[2];              /* 0 cpu-clock, 1 page-faults */
+    uintptr_t stk_lo, stk_hi;
+    void *(*start)(void *);
+    void *arg;
+    char *abuf;                   /* allocation records (SPSC ring), abuf_size bytes */
+    _Atomic uint64_t ahead, atail;
+    uint64_t start_ns;
+};
+enum mwp_thr_state { MWP_T_FREE = 0, MWP_T_STARTING, MWP_T_LIVE, MWP_T_DEAD };
+#define MWP_ABUF_SIZE (32u << 10)
+#define MWP_ATTR_CLOCK 1
+#define MWP_ATTR_FAULT 2
+extern MWP_TLS struct mwp_thr *mwp_self;
+int mwp_threads_init(void);           /* main thread (constructor) */
+void mwp_threads_child(void);         /* fork child: only the calling thread remains */
+/* Drain every live thread; reap dead ones when reap is set (engine only).
+ * Returns the live threads and adds to the samples and lost counts. */
+unsigned mwp_threads_drain(int reap, int in_signal, uint64_t *samples, uint64_t *lost);
+void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev);
+extern char mwp_attr_bytes[2][256];
+extern unsigned mwp_attr_size;
+extern const char *const mwp_attr_names[2];
+extern _Atomic uint64_t mwp_threads_unsampled;
+/* Buffer one framed record in the calling thread's allocation buffer (or
+ * write it directly). */
+void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b, size_t blen);
+
+/* ---- engine.c ---- */
+int mwp_engine_start(void);
+void mwp_engine_stop(void);
+void mwp_engine_child(void);
+extern uint64_t mwp_iv_last_end;
+
+/* ---- modules.c ---- */
+void mwp_modules_scan(int force);   /* not AS-safe (dl_iterate_phdr) */
+void mwp_modules_child(void);
+
+/* ---- signals.c ---- */
+void mwp_signals_install(void);
+void mwp_signals_child(void);
+
+/* ---- fd guard (process.c) ---- */
+int mwp_fd_is_ours(int fd);
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * preload/modules.c: loaded objects as MWR_MODULE records (path, load bias,
+ * address range, GNU build-id), all of them at start and the new ones as they
+ * appear (dlopen): the interval thread compares the loader's dlpi_adds
+ * counter each interval, which costs one dl_iterate_phdr callback.
+ *
+ * dlopen itself is deliberately not interposed: glibc resolves a relative
+ * dlopen against the RUNPATH of the calling object, found from the return
+ * address, and a wrapper would make libmemwatch.so that caller.
+ *
+ * Threading: a private mutex (never held by application code) serializes
+ * scans; not async-signal-safe (dl_iterate_phdr takes the loader's lock).
+ */
+#include "internal.h"
+
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+extern char mwp_exe[];
+
+struct mod_seen {
+    uint64_t base, hash;
+};
+static struct mod_seen *mod_tab;
+static size_t mod_n, mod_cap;
+static unsigned long long mod_adds = ~0ull;
+static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t mod_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int mod_seen_add(uint64_t base, uint64_t hash)
+{
+    for (size_t i = 0; i < mod_n; i++)
+        if (mod_tab[i].base == base && mod_tab[i].hash == hash)
+            return 0;
+    if (mod_n == mod_cap) {
+        size_t ncap = mod_cap ? mod_cap * 2 : 256;
+        long p = syscall(SYS_mmap, NULL, ncap * sizeof *mod_tab, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p < 0 && p > -4096)
+            return 1; /* cannot remember: emit anyway (a duplicate is harmless) */
+        struct mod_seen *n = (struct mod_seen *)p;
+        if (mod_tab) {
+            memcpy(n, mod_tab, mod_n * sizeof *mod_tab);
+            syscall(SYS_munmap, mod_tab, mod_cap * sizeof *mod_tab);
+        }
+        mod_tab = n;
+        mod_cap = ncap;
+    }
+    mod_tab[mod_n].base = base;
+    mod_tab[mod_n].hash = hash;
+    mod_n++;
+    return 1;
+}
+
+static void mod_build_id(const struct dl_phdr_info *info, mwr_module *m)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+        const char *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+            const char *name = p + sizeof *n;
+            const char *desc = name + ((n->n_namesz + 3) & ~3u);
+            const char *next = desc + ((n->n_descsz + 3) & ~3u);
+            if (next > end)
+                break;
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
+                size_t k = n->n_descsz < sizeof m->build_id ? n->n_descsz : sizeof m->build_id;
+                memcpy(m->build_id, desc, k);
+                m->build_id_size = (uint8_t)k;
+                return;
+            }
+            p = next;
+        }
+    }
+}
+
+struct mod_ctx {
+    int force, first, stop;
+};
+
+static int mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct mod_ctx *c = arg;
+    if (c->first) {
+        c->first = 0;
+        if (size >= offsetof(struct dl_phdr_info, dlpi_subs) && !c->force &&
+            info->dlpi_adds == mod_adds)
+            return 1; /* nothing new */
+        if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
+            mod_adds = info->dlpi_adds;
+    }
+    const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : mwp_exe;
+    if (!mod_seen_add(info->dlpi_addr, mod_hash(path)))
+        return 0;
+    mwr_module m;
+    memset(&m, 0, sizeof m);
+    m.time_ns = mwp_now_ns();
+    m.base = info->dlpi_addr;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uint64_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+        if (s < lo)
+            lo = s;
+        if (e > hi)
+            hi = e;
+    }
+    m.start = lo == UINT64_MAX ? 0 : lo;
+    m.end = hi;
+    mod_build_id(info, &m);
+    m.path_len = (uint32_t)strlen(path);
+    struct iovec v[2] = {{&m, sizeof m}, {(void *)path, m.path_len}};
+    mwp_write(MWR_MODULE, v, 2);
+    return 0;
+}
+
+void mwp_modules_scan(int force)
+{
+    if (pthread_mutex_trylock(&mod_lock))
+        return; /* another scan is under way */
+    struct mod_ctx c = {force, 1, 0};
+    dl_iterate_phdr(mod_cb, &c);
+    pthread_mutex_unlock(&mod_lock);
+}
+
+void mwp_modules_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    memcpy(&mod_lock, &fresh, sizeof fresh);
+    mod_n = 0;
+    mod_adds = ~0ull;
+}

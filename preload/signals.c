@@ -1,0 +1,156 @@
+/*
+ * preload/signals.c: flush on fatal and terminating signals, then hand the
+ * signal to the application's own disposition.
+ *
+ * Owns: the application's view of the dispositions of the signals below
+ * (sigaction and signal are interposed, so the application reads back what it
+ * set). memwatch's handler stays installed in the kernel with the
+ * application's mask and flags; it calls the application's handler when there
+ * is one (emulating SA_RESETHAND), does nothing for SIG_IGN, and for SIG_DFL
+ * flushes with async-signal-safe calls only, restores SIG_DFL and re-raises,
+ * so the process ends exactly as it would have (same signal, same core dump).
+ * Signals ignored when the program starts stay ignored in the kernel (so that
+ * exec'ed children inherit that) and are not managed.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static const int sig_list[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT, SIGBUS,
+                               SIGFPE,  SIGSEGV, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM,
+                               SIGXCPU, SIGXFSZ, SIGSYS,  SIGVTALRM, SIGPROF};
+#define SIG_MAX 65
+static struct sigaction app_act[SIG_MAX];
+static _Atomic unsigned char sig_managed[SIG_MAX]; /* 1: in the list; our handler may be in */
+static int sig_ready;
+
+static int sig_in_list(int sig)
+{
+    for (size_t i = 0; i < sizeof sig_list / sizeof sig_list[0]; i++)
+        if (sig_list[i] == sig)
+            return 1;
+    return 0;
+}
+
+static void sig_handler(int sig, siginfo_t *si, void *uc);
+
+static int sig_install_ours(int sig, const struct sigaction *app)
+{
+    struct sigaction k;
+    memset(&k, 0, sizeof k);
+    k.sa_sigaction = sig_handler;
+    k.sa_mask = app->sa_mask;
+    k.sa_flags = (app->sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
+    return mwp_real.sigaction(sig, &k, NULL);
+}
+
+static void sig_handler(int sig, siginfo_t *si, void *uc)
+{
+    int saved = errno;
+    struct sigaction a = app_act[sig];
+    if (a.sa_handler == SIG_IGN)
+        goto out;
+    if (a.sa_handler != SIG_DFL) {
+        if (a.sa_flags & SA_RESETHAND) {
+            app_act[sig].sa_handler = SIG_DFL;
+            app_act[sig].sa_flags &= ~(SA_RESETHAND | SA_SIGINFO);
+        }
+        errno = saved;
+        if (a.sa_flags & SA_SIGINFO)
+            a.sa_sigaction(sig, si, uc);
+        else
+            a.sa_handler(sig);
+        return;
+    }
+    /* Default action: every signal managed here terminates the process. */
+    if (atomic_load(&mwp_state) == MWP_RUNNING && (pid_t)syscall(SYS_getpid) == mwp_pid)
+        mwp_finish(-sig, "signal", 1);
+    struct sigaction d;
+    memset(&d, 0, sizeof d);
+    d.sa_handler = SIG_DFL;
+    mwp_real.sigaction(sig, &d, NULL);
+    /* Re-raise: pending until this handler returns and the mask is restored;
+     * a fault re-executes the faulting instruction and ends the same way. */
+    syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), mwp_gettid(), sig);
+out:
+    errno = saved;
+}
+
+void mwp_signals_install(void)
+{
+    mwp_resolve();
+    if (!mwp_real.sigaction)
+        return;
+    for (size_t i = 0; i < sizeof sig_list / sizeof sig_list[0]; i++) {
+        int sig = sig_list[i];
+        struct sigaction cur;
+        if (mwp_real.sigaction(sig, NULL, &cur))
+            continue;
+        app_act[sig] = cur;
+        atomic_store(&sig_managed[sig], 1);
+        if (cur.sa_handler != SIG_IGN)
+            sig_install_ours(sig, &cur);
+    }
+    sig_ready = 1;
+}
+
+void mwp_signals_child(void)
+{
+}
+
+MWP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    mwp_resolve();
+    if (!sig_ready || sig <= 0 || sig >= SIG_MAX || !atomic_load(&sig_managed[sig]) ||
+        !sig_in_list(sig))
+        return mwp_real.sigaction(sig, act, old);
+    struct sigaction prev = app_act[sig];
+    if (act) {
+        int rc;
+        if (act->sa_handler == SIG_IGN)
+            rc = mwp_real.sigaction(sig, act, NULL);
+        else
+            rc = sig_install_ours(sig, act);
+        if (rc)
+            return rc;
+        app_act[sig] = *act;
+    }
+    if (old)
+        *old = prev;
+    return 0;
+}
+
+typedef void (*mwp_sighandler_t)(int);
+
+MWP_EXPORT mwp_sighandler_t signal(int sig, mwp_sighandler_t h)
+{
+    struct sigaction a, o;
+    memset(&a, 0, sizeof a);
+    a.sa_handler = h;
+    a.sa_flags = SA_RESTART;
+    sigemptyset(&a.sa_mask);
+    sigaddset(&a.sa_mask, sig);
+    if (sigaction(sig, &a, &o))
+        return SIG_ERR;
+    return o.sa_handler;
+}
+
+MWP_EXPORT mwp_sighandler_t bsd_signal(int sig, mwp_sighandler_t h)
+{
+    return signal(sig, h);
+}
+
+MWP_EXPORT mwp_sighandler_t sysv_signal(int sig, mwp_sighandler_t h)
+{
+    struct sigaction a, o;
+    memset(&a, 0, sizeof a);
+    a.sa_handler = h;
+    a.sa_flags = SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&a.sa_mask);
+    if (sigaction(sig, &a, &o))
+        return SIG_ERR;
+    return o.sa_handler;
+}

@@ -1,0 +1,445 @@
+/*
+ * preload/threads.c: every application thread's sampling, from birth to exit.
+ *
+ * Owns: the thread registry (struct mwp_thr, in memwatch's own mmap'ed slabs,
+ * never freed, reused through a free list), the per-thread perf rings
+ * (cpu-clock with call chains, page faults with data addresses) and the
+ * per-thread allocation-record buffer (single producer: the thread; single
+ * consumer at a time: whoever holds t->busy).
+ *
+ * Why per thread: the kernel refuses to mmap an inherited per-task event, so
+ * each thread opens its own events, on itself, in the pthread_create
+ * trampoline. The event descriptors are closed as soon as the ring is mapped
+ * (the mapping keeps the event alive), so memwatch holds no descriptor per
+ * thread that a program could close, dup2 over or run out of.
+ *
+ * Threading: the registry is a lock-free singly linked list: threads push at
+ * the head; only the interval thread unlinks (dead entries). The free list
+ * has a spin flag taken only outside signal context. Draining is serialized
+ * per thread by t->busy (try-acquire on the signal path).
+ */
+#include "internal.h"
+
+#include <memwatch/attrs.h>
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+MWP_TLS struct mwp_thr *mwp_self;
+char mwp_attr_bytes[2][256];
+unsigned mwp_attr_size;
+const char *const mwp_attr_names[2] = {"cpu-clock", "page-faults"};
+_Atomic uint64_t mwp_threads_unsampled;
+
+static struct mwp_thr *_Atomic thr_head;
+static struct mwp_thr *thr_free;
+static atomic_flag thr_free_lock = ATOMIC_FLAG_INIT;
+static pthread_key_t thr_key;
+static int thr_key_ok;
+static _Atomic int thr_err_said;
+
+static void *thr_sys_mmap(size_t n)
+{
+    long p = syscall(SYS_mmap, NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p < 0 && p > -4096)
+        return NULL;
+    return (void *)p;
+}
+
+static struct mwp_thr *thr_alloc(void)
+{
+    while (atomic_flag_test_and_set_explicit(&thr_free_lock, memory_order_acquire))
+        syscall(SYS_sched_yield);
+    if (!thr_free) {
+        size_t n = 64 * 1024;
+        struct mwp_thr *slab = thr_sys_mmap(n);
+        if (slab) {
+            size_t k = n / sizeof *slab;
+            for (size_t i = 0; i < k; i++) {
+                slab[i].free_next = thr_free;
+                thr_free = &slab[i];
+            }
+        }
+    }
+    struct mwp_thr *t = thr_free;
+    if (t)
+        thr_free = t->free_next;
+    atomic_flag_clear_explicit(&thr_free_lock, memory_order_release);
+    if (!t)
+        return NULL;
+    char *abuf = t->abuf;
+    memset(t, 0, sizeof *t);
+    t->abuf = abuf;
+    atomic_flag_clear(&t->busy);
+    t->ring[0].fd = t->ring[1].fd = -1;
+    return t;
+}
+
+static void thr_release(struct mwp_thr *t)
+{
+    atomic_store(&t->state, MWP_T_FREE);
+    while (atomic_flag_test_and_set_explicit(&thr_free_lock, memory_order_acquire))
+        syscall(SYS_sched_yield);
+    t->free_next = thr_free;
+    thr_free = t;
+    atomic_flag_clear_explicit(&thr_free_lock, memory_order_release);
+}
+
+static void thr_push(struct mwp_thr *t)
+{
+    struct mwp_thr *h = atomic_load(&thr_head);
+    do {
+        atomic_store(&t->next, h);
+    } while (!atomic_compare_exchange_weak(&thr_head, &h, t));
+}
+
+/* Open this thread's samplers and map their rings (runs on the thread). */
+static void thr_sampling_open(struct mwp_thr *t)
+{
+    for (int i = 0; i < 2; i++) {
+        if (!mwp_attr_bytes[i][0] && !mwp_attr_bytes[i][1])
+            continue;
+        struct perf_event_attr a;
+        memcpy(&a, mwp_attr_bytes[i], sizeof a);
+        int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        int err = fd < 0 ? -errno : 0;
+        if (fd >= 0) {
+            unsigned pages = mwp_cfg.ring_pages;
+            err = mw_ring_map(&t->ring[i], fd, pages ? pages : 1);
+            mwp_sys_close(fd);
+            t->ring[i].fd = -1;
+        }
+        if (err) {
+            atomic_fetch_add(&mwp_threads_unsampled, 1);
+            if (!atomic_exchange(&thr_err_said, 1)) {
+                char why[160];
+                struct mwp_str s = {why, sizeof why, 0};
+                mwp_s_str(&s, mwp_attr_names[i]);
+                mwp_s_str(&s, " sampling unavailable: ");
+                mwp_s_str(&s, mw_strerror(err));
+                mwp_say(2, why, NULL, NULL);
+                mwp_meta_note("sampling_error", why);
+            }
+        }
+    }
+}
+
+static void thr_stack_bounds(struct mwp_thr *t)
+{
+    pthread_attr_t at;
+    void *lo = NULL;
+    size_t sz = 0;
+    if (pthread_getattr_np(pthread_self(), &at) == 0) {
+        if (pthread_attr_getstack(&at, &lo, &sz) == 0) {
+            t->stk_lo = (uintptr_t)lo;
+            t->stk_hi = (uintptr_t)lo + sz;
+        }
+        pthread_attr_destroy(&at);
+    }
+}
+
+void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev)
+{
+    mwr_thread r;
+    memset(&r, 0, sizeof r);
+    r.time_ns = mwp_now_ns();
+    r.tid = (uint32_t)(t ? t->tid : mwp_gettid());
+    r.event = ev;
+    prctl(PR_GET_NAME, r.name, 0, 0, 0);
+    struct iovec v = {&r, sizeof r};
+    mwp_write(MWR_THREAD, &v, 1);
+}
+
+/* Copy one ring's records into PERF_DATA records. buf holds the headers
+ * first; cap is its size. */
+static void thr_drain_ring(struct mwp_thr *t, int i, char *buf, size_t cap, uint64_t *samples,
+                           uint64_t *lost)
+{
+    const size_t hdr = sizeof(mwr_rec_hdr) + sizeof(mwr_perf_data);
+    for (int rounds = 0; rounds < 64; rounds++) {
+        mw_ring_stats st = {0, 0, 0, 0};
+        size_t n = mw_ring_read(&t->ring[i], buf + hdr, cap - hdr, &st);
+        *samples += st.samples;
+        *lost += st.lost;
+        atomic_fetch_add(&mwp_stat_lost, st.lost);
+        atomic_fetch_add(&mwp_stat_throttled, st.throttled);
+        atomic_fetch_add(&mwp_stat_samples, st.samples);
+        if (st.skipped)
+            atomic_fetch_add(&mwp_stat_dropped, st.skipped);
+        if (!n)
+            return;
+        mwr_rec_hdr *h = (mwr_rec_hdr *)buf;
+        mwr_perf_data *d = (mwr_perf_data *)(buf + sizeof *h);
+        h->type = MWR_PERF_DATA;
+        h->size = (uint32_t)(hdr + n);
+        d->attr_id = (uint32_t)(i + 1);
+        d->tid = (uint32_t)t->tid;
+        d->time_ns = mwp_now_ns();
+        struct iovec v = {buf, hdr + n};
+        mwp_write_raw(&v, 1, 1);
+    }
+}
+
+/* Flush the allocation-record buffer (consumer side). */
+static void thr_drain_abuf(struct mwp_thr *t)
+{
+    if (!t->abuf)
+        return;
+    uint64_t head = atomic_load_explicit(&t->ahead, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&t->atail, memory_order_relaxed);
+    if (head == tail)
+        return;
+    uint64_t nrec = 0;
+    for (uint64_t p = tail; p < head;) {
+        mwr_rec_hdr h;
+        size_t off = (size_t)(p % MWP_ABUF_SIZE);
+        memcpy(&h, t->abuf + off, sizeof h); /* headers never wrap: 8-aligned in an 8-multiple */
+        if (h.size < 8 || h.size > head - p)
+            break;
+        p += h.size;
+        nrec++;
+    }
+    size_t off = (size_t)(tail % MWP_ABUF_SIZE), len = (size_t)(head - tail);
+    struct iovec v[2];
+    int n = 1;
+    if (off + len <= MWP_ABUF_SIZE) {
+        v[0] = (struct iovec){t->abuf + off, len};
+    } else {
+        v[0] = (struct iovec){t->abuf + off, MWP_ABUF_SIZE - off};
+        v[1] = (struct iovec){t->abuf, len - (MWP_ABUF_SIZE - off)};
+        n = 2;
+    }
+    if (mwp_write_raw(v, n, nrec) < 0)
+        atomic_fetch_add(&mwp_stat_alloc_dropped, nrec);
+    atomic_store_explicit(&t->atail, head, memory_order_release);
+}
+
+static void thr_drain(struct mwp_thr *t, char *buf, size_t cap, uint64_t *samples, uint64_t *lost)
+{
+    for (int i = 0; i < 2; i++)
+        if (t->ring[i].base)
+            thr_drain_ring(t, i, buf, cap, samples, lost);
+    thr_drain_abuf(t);
+}
+
+void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
+{
+    struct mwp_thr *t = mwp_self;
+    size_t body = alen + blen, size = sizeof(mwr_rec_hdr) + MWR_ALIGN(body);
+    if (t && !t->abuf && atomic_load(&t->state) == MWP_T_LIVE)
+        t->abuf = thr_sys_mmap(MWP_ABUF_SIZE);
+    if (t && t->abuf && atomic_load(&t->state) == MWP_T_LIVE && size <= MWP_ABUF_SIZE / 4) {
+        uint64_t head = atomic_load_explicit(&t->ahead, memory_order_relaxed);
+        uint64_t tail = atomic_load_explicit(&t->atail, memory_order_acquire);
+        if (head + size - tail <= MWP_ABUF_SIZE) {
+            char tmp[sizeof(mwr_rec_hdr) + 64 * 8 + 128];
+            if (size <= sizeof tmp) {
+                mwr_rec_hdr h = {type, (uint32_t)size};
+                memcpy(tmp, &h, sizeof h);
+                memcpy(tmp + sizeof h, a, alen);
+                if (blen)
+                    memcpy(tmp + sizeof h + alen, b, blen);
+                memset(tmp + sizeof h + body, 0, MWR_ALIGN(body) - body);
+                size_t off = (size_t)(head % MWP_ABUF_SIZE), first = MWP_ABUF_SIZE - off;
+                if (first >= size) {
+                    memcpy(t->abuf + off, tmp, size);
+                } else {
+                    memcpy(t->abuf + off, tmp, first);
+                    memcpy(t->abuf, tmp + first, size - first);
+                }
+                atomic_store_explicit(&t->ahead, head + size, memory_order_release);
+                return;
+            }
+        }
+    }
+    struct iovec v[2] = {{(void *)a, alen}, {(void *)b, blen}};
+    if (mwp_write(type, v, blen ? 2 : 1) < 0 && (type == MWR_ALLOC || type == MWR_FREE))
+        atomic_fetch_add(&mwp_stat_alloc_dropped, 1);
+}
+
+/* Thread exit (pthread key destructor: return, pthread_exit, cancellation). */
+static void thr_exit(void *p)
+{
+    struct mwp_thr *t = p;
+    if (!t || atomic_load(&t->state) != MWP_T_LIVE)
+        return;
+    mwp_in_hook++;
+    while (atomic_flag_test_and_set_explicit(&t->busy, memory_order_acquire))
+        syscall(SYS_sched_yield);
+    char buf[4096];
+    uint64_t s = 0, l = 0;
+    thr_drain(t, buf, sizeof buf, &s, &l);
+    mwp_thread_emit(t, MWR_THREAD_EXIT);
+    for (int i = 0; i < 2; i++)
+        mw_ring_unmap(&t->ring[i]);
+    atomic_store(&t->state, MWP_T_DEAD);
+    atomic_flag_clear_explicit(&t->busy, memory_order_release);
+    mwp_self = NULL;
+    mwp_in_hook--;
+}
+
+/* Set up the calling thread (trampoline or constructor). */
+static void thr_begin(struct mwp_thr *t)
+{
+    t->tid = mwp_gettid();
+    t->start_ns = mwp_now_ns();
+    thr_stack_bounds(t);
+    thr_sampling_open(t);
+    atomic_store(&t->state, MWP_T_LIVE);
+    mwp_self = t;
+    if (thr_key_ok)
+        pthread_setspecific(thr_key, t);
+    thr_push(t);
+    mwp_thread_emit(t, MWR_THREAD_START);
+}
+
+static void *thr_trampoline(void *p)
+{
+    struct mwp_thr *t = p;
+    void *(*start)(void *) = t->start;
+    void *arg = t->arg;
+    mwp_in_hook++;
+    if (atomic_load(&mwp_state) == MWP_RUNNING)
+        thr_begin(t);
+    else
+        thr_release(t);
+    mwp_in_hook--;
+    return start(arg);
+}
+
+MWP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
+                              void *arg)
+{
+    mwp_resolve();
+    if (atomic_load(&mwp_state) != MWP_RUNNING || mwp_in_hook)
+        return mwp_real.pthread_create(th, attr, start, arg);
+    mwp_in_hook++;
+    struct mwp_thr *t = thr_alloc();
+    mwp_in_hook--;
+    if (!t)
+        return mwp_real.pthread_create(th, attr, start, arg);
+    t->start = start;
+    t->arg = arg;
+    atomic_store(&t->state, MWP_T_STARTING);
+    int rc = mwp_real.pthread_create(th, attr, thr_trampoline, t);
+    if (rc)
+        thr_release(t);
+    return rc;
+}
+
+MWP_EXPORT int pthread_setname_np(pthread_t th, const char *name)
+{
+    mwp_resolve();
+    int rc = mwp_real.pthread_setname_np ? mwp_real.pthread_setname_np(th, name) : ENOSYS;
+    if (rc == 0 && th == pthread_self() && atomic_load(&mwp_state) == MWP_RUNNING) {
+        mwp_in_hook++;
+        mwp_thread_emit(mwp_self, MWR_THREAD_NAME);
+        mwp_in_hook--;
+    }
+    return rc;
+}
+
+int mwp_threads_init(void)
+{
+    if (!thr_key_ok && pthread_key_create(&thr_key, thr_exit) == 0)
+        thr_key_ok = 1;
+    struct mwp_thr *t = thr_alloc();
+    if (!t)
+        return -ENOMEM;
+    thr_begin(t);
+    return 0;
+}
+
+void mwp_threads_child(void)
+{
+    atomic_flag_clear(&thr_free_lock);
+    struct mwp_thr *self = mwp_self;
+    struct mwp_thr *t = atomic_load(&thr_head);
+    atomic_store(&thr_head, NULL);
+    for (int guard = 0; t && guard < (1 << 22); guard++) {
+        struct mwp_thr *next = atomic_load(&t->next);
+        t->ring[0].base = t->ring[1].base = NULL; /* perf mappings are not inherited */
+        if (t != self) {
+            t->free_next = thr_free;
+            thr_free = t;
+            atomic_store(&t->state, MWP_T_FREE);
+        }
+        t = next;
+    }
+    if (self) {
+        atomic_flag_clear(&self->busy);
+        atomic_store(&self->ahead, 0);
+        atomic_store(&self->atail, 0);
+        self->tid = mwp_gettid();
+        thr_sampling_open(self);
+        thr_push(self);
+    }
+}
+
+unsigned mwp_threads_drain(int reap, int in_signal, uint64_t *samples, uint64_t *lost)
+{
+    static char eng_buf[256 << 10];
+    static char sig_buf[64 << 10 | 4096];
+    static atomic_flag sig_busy = ATOMIC_FLAG_INIT;
+    char *buf = eng_buf;
+    size_t cap = sizeof eng_buf;
+    if (in_signal) {
+        if (atomic_flag_test_and_set(&sig_busy))
+            return 0;
+        buf = sig_buf;
+        cap = sizeof sig_buf;
+    }
+    unsigned live = 0;
+    struct mwp_thr *prev = NULL;
+    struct mwp_thr *t = atomic_load(&thr_head);
+    for (int guard = 0; t && guard < (1 << 20); guard++) {
+        struct mwp_thr *next = atomic_load(&t->next);
+        int st = atomic_load(&t->state);
+        if (st == MWP_T_LIVE) {
+            int got = 0;
+            for (int spin = 0; spin < (in_signal ? 1000 : 1); spin++) {
+                if (!atomic_flag_test_and_set_explicit(&t->busy, memory_order_acquire)) {
+                    got = 1;
+                    break;
+                }
+                syscall(SYS_sched_yield);
+            }
+            if (got) {
+                if (atomic_load(&t->state) == MWP_T_LIVE) {
+                    thr_drain(t, buf, cap, samples, lost);
+                    live++;
+                }
+                atomic_flag_clear_explicit(&t->busy, memory_order_release);
+            } else {
+                live++;
+            }
+            prev = t;
+        } else if (st == MWP_T_DEAD && reap && !in_signal) {
+            /* Unlink (only the interval thread removes entries). */
+            struct mwp_thr *exp = t;
+            if (!prev && atomic_compare_exchange_strong(&thr_head, &exp, next)) {
+                /* was the head */
+            } else {
+                struct mwp_thr *p = prev ? prev : atomic_load(&thr_head);
+                while (p && atomic_load(&p->next) != t)
+                    p = atomic_load(&p->next);
+                if (p)
+                    atomic_store(&p->next, next);
+                prev = p;
+            }
+            thr_release(t);
+        } else {
+            prev = t;
+        }
+        t = next;
+    }
+    if (in_signal)
+        atomic_flag_clear(&sig_busy);
+    return live;
+}

@@ -1,0 +1,178 @@
+/*
+ * preload/util.c: async-signal-safe string building, the raw stderr logger
+ * used on hook and signal paths, and the table of the next definitions of
+ * every interposed function (dlsym(RTLD_NEXT)).
+ * Threading: the formatting helpers are reentrant; mwp_resolve is idempotent
+ * and may race harmlessly (every thread stores the same pointers).
+ */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct mwp_real mwp_real;
+MWP_TLS int mwp_in_hook;
+MWP_TLS int mwp_resolving;
+
+void mwp_s_mem(struct mwp_str *s, const char *t, size_t n)
+{
+    if (!s->cap)
+        return;
+    for (size_t i = 0; i < n && s->len + 1 < s->cap; i++)
+        s->p[s->len++] = t[i];
+    s->p[s->len] = 0;
+}
+
+void mwp_s_str(struct mwp_str *s, const char *t)
+{
+    mwp_s_mem(s, t ? t : "(null)", strlen(t ? t : "(null)"));
+}
+
+void mwp_s_u64(struct mwp_str *s, uint64_t v)
+{
+    char b[24];
+    int i = sizeof b;
+    do {
+        b[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    mwp_s_mem(s, b + i, sizeof b - (size_t)i);
+}
+
+void mwp_s_i64(struct mwp_str *s, int64_t v)
+{
+    if (v < 0) {
+        mwp_s_mem(s, "-", 1);
+        mwp_s_u64(s, (uint64_t)0 - (uint64_t)v);
+    } else {
+        mwp_s_u64(s, (uint64_t)v);
+    }
+}
+
+void mwp_s_dbl(struct mwp_str *s, double v)
+{
+    if (v != v) {
+        mwp_s_str(s, "nan");
+        return;
+    }
+    if (v < 0) {
+        mwp_s_mem(s, "-", 1);
+        v = -v;
+    }
+    if (v > 1e18) {
+        mwp_s_str(s, "inf");
+        return;
+    }
+    uint64_t ip = (uint64_t)v;
+    uint64_t frac = (uint64_t)((v - (double)ip) * 1000.0 + 0.5);
+    if (frac >= 1000) {
+        ip++;
+        frac -= 1000;
+    }
+    mwp_s_u64(s, ip);
+    char f[5] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10),
+                 (char)('0' + frac % 10), 0};
+    mwp_s_mem(s, f, 4);
+}
+
+void mwp_s_kv(struct mwp_str *s, const char *k, const char *v)
+{
+    mwp_s_str(s, k);
+    mwp_s_mem(s, "=", 1);
+    /* values are one line: newlines become spaces */
+    for (const char *p = v ? v : ""; *p; p++)
+        mwp_s_mem(s, *p == '\n' ? " " : p, 1);
+    mwp_s_mem(s, "\n", 1);
+}
+
+void mwp_s_kvu(struct mwp_str *s, const char *k, uint64_t v)
+{
+    mwp_s_str(s, k);
+    mwp_s_mem(s, "=", 1);
+    mwp_s_u64(s, v);
+    mwp_s_mem(s, "\n", 1);
+}
+
+void mwp_say(int level, const char *a, const char *b, const char *c)
+{
+    if (level > mwp_cfg.verbose)
+        return;
+    char buf[1024];
+    struct mwp_str s = {buf, sizeof buf, 0};
+    mwp_s_str(&s, "memwatch: ");
+    if (a)
+        mwp_s_str(&s, a);
+    if (b)
+        mwp_s_str(&s, b);
+    if (c)
+        mwp_s_str(&s, c);
+    if (s.len + 1 >= s.cap)
+        s.len = s.cap - 2;
+    buf[s.len++] = '\n';
+    ssize_t r = write(2, buf, s.len);
+    (void)r;
+}
+
+uint64_t mwp_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+pid_t mwp_gettid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+int mwp_sys_close(int fd)
+{
+    return (int)syscall(SYS_close, fd);
+}
+
+#define RESOLVE(field, name)                                                                    \
+    do {                                                                                        \
+        if (!mwp_real.field)                                                                    \
+            *(void **)&mwp_real.field = dlsym(RTLD_NEXT, name);                                 \
+    } while (0)
+
+void mwp_resolve(void)
+{
+    if (mwp_real.free && mwp_real.execve)
+        return;
+    int saved = errno;
+    mwp_resolving++;
+    RESOLVE(malloc, "malloc");
+    RESOLVE(calloc, "calloc");
+    RESOLVE(realloc, "realloc");
+    RESOLVE(free, "free");
+    RESOLVE(posix_memalign, "posix_memalign");
+    RESOLVE(aligned_alloc, "aligned_alloc");
+    RESOLVE(memalign, "memalign");
+    RESOLVE(valloc, "valloc");
+    RESOLVE(pvalloc, "pvalloc");
+    RESOLVE(usable, "malloc_usable_size");
+    RESOLVE(mmap, "mmap");
+    RESOLVE(munmap, "munmap");
+    RESOLVE(mremap, "mremap");
+    RESOLVE(pthread_create, "pthread_create");
+    RESOLVE(pthread_setname_np, "pthread_setname_np");
+    RESOLVE(sigaction, "sigaction");
+    RESOLVE(execvpe, "execvpe");
+    RESOLVE(execveat, "execveat");
+    RESOLVE(fexecve, "fexecve");
+    RESOLVE(posix_spawn, "posix_spawn");
+    RESOLVE(posix_spawnp, "posix_spawnp");
+    RESOLVE(exit, "exit");
+    RESOLVE(_exit, "_exit");
+    RESOLVE(close_range, "close_range");
+    RESOLVE(dup2, "dup2");
+    RESOLVE(dup3, "dup3");
+    RESOLVE(execve, "execve");
+    mwp_resolving--;
+    errno = saved;
+}

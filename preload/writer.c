@@ -1,0 +1,396 @@
+/*
+ * preload/writer.c: the process's raw file (include/memwatch/mwr.h,
+ * docs/raw-format.md).
+ *
+ * Owns: the one descriptor of the file, its name, the META text and the
+ * counters that end up in the trailer. Every record is one write(2)/writev(2)
+ * on an O_APPEND descriptor: records of different threads never interleave,
+ * a record is either wholly in the page cache or not written, and a process
+ * killed by SIGKILL leaves a file that reads up to its last record.
+ * Calls: raw syscalls only on the write path, so mwp_write is
+ * async-signal-safe and needs no lock. File creation may be deferred (fork
+ * children) and then happens on the first record, at most once (CAS).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { W_NONE = 0, W_PENDING, W_CREATING, W_OPEN, W_CLOSED, W_FAILED };
+static _Atomic int w_state;
+static _Atomic int w_fd = -1;
+static _Atomic int w_inflight;
+static _Atomic uint64_t w_records, w_bytes;
+_Atomic uint64_t mwp_stat_lost, mwp_stat_throttled, mwp_stat_dropped, mwp_stat_alloc_dropped,
+    mwp_stat_samples;
+static char w_path[PATH_MAX];
+static int w_warned;
+
+static char meta_buf[16384];
+static size_t meta_len;
+
+const char *mwp_writer_path(void)
+{
+    return w_path;
+}
+
+int mwp_writer_fd(void)
+{
+    return atomic_load(&w_fd);
+}
+
+/* Lowest descriptor memwatch uses: high, so that programs which dup2 onto
+ * small numbers (shells: `exec 3>file`) never meet it. */
+static int writer_fd_base(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        if (rl.rlim_cur > 1100)
+            return 1000;
+        if (rl.rlim_cur > 200)
+            return (int)rl.rlim_cur - 100;
+        return 10;
+    }
+    return 1000;
+}
+
+int mwp_writer_relocate(void)
+{
+    int fd = atomic_load(&w_fd);
+    if (fd < 0)
+        return 0;
+    int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, writer_fd_base());
+    if (nfd < 0)
+        nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+    if (nfd < 0)
+        return -errno;
+    atomic_store(&w_fd, nfd);
+    /* Writers that still hold the old number finish on the old descriptor,
+     * which stays valid until the application's dup2 replaces it. */
+    return 0;
+}
+
+static size_t writer_name(char *out, size_t cap, unsigned seq)
+{
+    struct mwp_str s = {out, cap, 0};
+    mwp_s_str(&s, mwp_cfg.dir[0] ? mwp_cfg.dir : ".");
+    mwp_s_str(&s, "/memwatch-");
+    mwp_s_str(&s, mwp_host);
+    mwp_s_str(&s, "-");
+    mwp_s_i64(&s, mwp_rank);
+    mwp_s_str(&s, "-");
+    mwp_s_i64(&s, (int64_t)mwp_pid);
+    if (seq) {
+        mwp_s_str(&s, ".");
+        mwp_s_u64(&s, seq);
+    }
+    mwp_s_str(&s, ".mwr");
+    return s.len;
+}
+
+static void writer_attrs(void)
+{
+    for (int i = 0; i < 2; i++) {
+        if (!mwp_attr_size || !mwp_attr_bytes[i][0])
+            continue;
+        mwr_perf_attr pa;
+        memset(&pa, 0, sizeof pa);
+        pa.attr_id = (uint32_t)(i + 1);
+        pa.attr_size = mwp_attr_size;
+        strncpy(pa.name, mwp_attr_names[i], sizeof pa.name - 1);
+        struct iovec iov[2] = {{&pa, sizeof pa}, {mwp_attr_bytes[i], mwp_attr_size}};
+        mwp_write(MWR_PERF_ATTR, iov, 2);
+    }
+}
+
+/* Create the file. Called with w_state == W_CREATING held by this thread. */
+static int writer_create(void)
+{
+    int fd = -1, err = 0;
+    for (unsigned seq = 0; seq < 100; seq++) {
+        writer_name(w_path, sizeof w_path, seq);
+        fd = (int)syscall(SYS_openat, AT_FDCWD, w_path,
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0644);
+        if (fd >= 0 || errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        err = -errno;
+        if (!w_warned) {
+            w_warned = 1;
+            char why[256];
+            struct mwp_str s = {why, sizeof why, 0};
+            mwp_s_str(&s, ": ");
+            mwp_s_str(&s, mw_strerror(err));
+            mwp_s_str(&s, " (MEMWATCH_DIR); the program runs without memwatch");
+            mwp_say(1, "cannot create ", w_path, why);
+        }
+        atomic_store(&w_state, W_FAILED);
+        return err;
+    }
+    int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, writer_fd_base());
+    if (hi >= 0) {
+        mwp_sys_close(fd);
+        fd = hi;
+    }
+    atomic_store(&w_fd, fd);
+    mwr_file_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, MWR_MAGIC, 8);
+    h.version_major = MWR_VERSION_MAJOR;
+    h.version_minor = MWR_VERSION_MINOR;
+    h.header_size = sizeof h;
+    mwr_rec_hdr mh = {MWR_META, (uint32_t)(sizeof mh + MWR_ALIGN(meta_len))};
+    static const char zero[8];
+    struct iovec iov[4] = {{&h, sizeof h},
+                           {&mh, sizeof mh},
+                           {meta_buf, meta_len},
+                           {(void *)zero, MWR_ALIGN(meta_len) - meta_len}};
+    ssize_t want = (ssize_t)(sizeof h + mh.size);
+    ssize_t w = (ssize_t)syscall(SYS_writev, fd, iov, 4);
+    if (w != want) {
+        atomic_store(&w_state, W_FAILED);
+        mwp_say(1, "cannot write ", w_path, ": this process runs without memwatch");
+        return -EIO;
+    }
+    atomic_fetch_add(&w_records, 1);
+    atomic_fetch_add(&w_bytes, (uint64_t)w);
+    atomic_store(&w_state, W_OPEN);
+    mwp_say(2, "recording to ", w_path, NULL);
+    writer_attrs();
+    return 0;
+}
+
+int mwp_writer_start(int create_now)
+{
+    atomic_store(&w_records, 0);
+    atomic_store(&w_bytes, 0);
+    if (!create_now) {
+        atomic_store(&w_state, W_PENDING);
+        return 0;
+    }
+    atomic_store(&w_state, W_CREATING);
+    return writer_create();
+}
+
+/* Make sure the file exists; 1 when records may be written. */
+static int writer_ready(void)
+{
+    int s = atomic_load(&w_state);
+    if (s == W_OPEN)
+        return 1;
+    if (s == W_PENDING || s == W_CREATING) {
+        int exp = W_PENDING;
+        if (s == W_PENDING && atomic_compare_exchange_strong(&w_state, &exp, W_CREATING))
+            return writer_create() == 0;
+        /* Someone else creates it: wait a little (never forever: it may be
+         * this very thread, interrupted by a signal). */
+        uint64_t until = mwp_now_ns() + 200000000ull;
+        while (atomic_load(&w_state) == W_CREATING && mwp_now_ns() < until)
+            syscall(SYS_sched_yield);
+        return atomic_load(&w_state) == W_OPEN;
+    }
+    return 0;
+}
+
+static int writer_put(const struct iovec *iov, int n, uint64_t nrec)
+{
+    if (!writer_ready())
+        return -EBADF;
+    atomic_fetch_add(&w_inflight, 1);
+    int ret = 0;
+    if (atomic_load(&w_state) != W_OPEN) {
+        ret = -EBADF;
+        goto out;
+    }
+    size_t want = 0;
+    for (int i = 0; i < n; i++)
+        want += iov[i].iov_len;
+    ssize_t w = (ssize_t)syscall(SYS_writev, atomic_load(&w_fd), iov, n);
+    if (w < 0 || (size_t)w != want) {
+        atomic_fetch_add(&mwp_stat_dropped, nrec);
+        ret = w < 0 ? -errno : -EIO;
+        if (w > 0) /* a short write leaves a partial record: stop writing */
+            atomic_store(&w_state, W_FAILED);
+        goto out;
+    }
+    atomic_fetch_add(&w_records, nrec);
+    atomic_fetch_add(&w_bytes, (uint64_t)w);
+out:
+    atomic_fetch_sub(&w_inflight, 1);
+    return ret;
+}
+
+int mwp_write(uint32_t type, const struct iovec *iov, int n)
+{
+    if (n > 6)
+        return -EINVAL;
+    struct iovec v[8];
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        v[i + 1] = iov[i];
+        len += iov[i].iov_len;
+    }
+    if (len > 0xffffff00u)
+        return -EMSGSIZE;
+    static const char zero[8];
+    mwr_rec_hdr h = {type, (uint32_t)(sizeof h + MWR_ALIGN(len))};
+    v[0].iov_base = &h;
+    v[0].iov_len = sizeof h;
+    int k = n + 1;
+    if (MWR_ALIGN(len) != len) {
+        v[k].iov_base = (void *)zero;
+        v[k].iov_len = MWR_ALIGN(len) - len;
+        k++;
+    }
+    return writer_put(v, k, 1);
+}
+
+int mwp_write_raw(const struct iovec *iov, int n, uint64_t nrec)
+{
+    return writer_put(iov, n, nrec);
+}
+
+void mwp_writer_trailer(int32_t status, const char *how)
+{
+    int s = atomic_load(&w_state);
+    if (s == W_PENDING && !strcmp(how, "exec"))
+        return; /* a fork child that execs before its first record: the new image records */
+    if ((s == W_PENDING || s == W_CREATING) && !writer_ready())
+        return; /* (waits for another thread's creation to complete) */
+    if (atomic_load(&w_state) != W_OPEN)
+        return;
+    mwp_meta_note("end", how);
+    int exp = W_OPEN;
+    if (!atomic_compare_exchange_strong(&w_state, &exp, W_CLOSED))
+        return;
+    uint64_t until = mwp_now_ns() + 100000000ull;
+    while (atomic_load(&w_inflight) > 0 && mwp_now_ns() < until)
+        syscall(SYS_sched_yield);
+    mwr_trailer t;
+    memset(&t, 0, sizeof t);
+    t.time_ns = mwp_now_ns();
+    t.records = atomic_load(&w_records);
+    t.bytes = atomic_load(&w_bytes);
+    t.lost_samples = atomic_load(&mwp_stat_lost);
+    t.throttled = atomic_load(&mwp_stat_throttled);
+    t.dropped_records = atomic_load(&mwp_stat_dropped);
+    t.alloc_dropped = atomic_load(&mwp_stat_alloc_dropped);
+    t.exit_status = status;
+    mwr_rec_hdr h = {MWR_TRAILER, sizeof h + sizeof t};
+    struct iovec v[2] = {{&h, sizeof h}, {&t, sizeof t}};
+    ssize_t w = (ssize_t)syscall(SYS_writev, atomic_load(&w_fd), v, 2);
+    (void)w;
+}
+
+void mwp_writer_reopen_after_exec_failure(int err)
+{
+    int exp = W_CLOSED;
+    if (atomic_compare_exchange_strong(&w_state, &exp, W_OPEN)) {
+        char buf[32];
+        struct mwp_str s = {buf, sizeof buf, 0};
+        mwp_s_i64(&s, err);
+        mwp_meta_note("exec_failed_errno", buf);
+    }
+}
+
+void mwp_writer_child(void)
+{
+    int fd = atomic_exchange(&w_fd, -1);
+    if (fd >= 0)
+        mwp_sys_close(fd);
+    atomic_store(&w_state, W_NONE);
+    atomic_store(&w_inflight, 0);
+    atomic_store(&mwp_stat_lost, 0);
+    atomic_store(&mwp_stat_throttled, 0);
+    atomic_store(&mwp_stat_dropped, 0);
+    atomic_store(&mwp_stat_alloc_dropped, 0);
+    atomic_store(&mwp_stat_samples, 0);
+    w_path[0] = 0;
+}
+
+void mwp_meta_note(const char *key, const char *val)
+{
+    char buf[1024];
+    struct mwp_str s = {buf, sizeof buf, 0};
+    mwp_s_kv(&s, key, val);
+    struct iovec v = {buf, s.len};
+    mwp_write(MWR_META, &v, 1);
+}
+
+/* ---- the META text ---- */
+
+extern char mwp_identity[256], mwp_profile_desc[PATH_MAX + 160], mwp_exe[PATH_MAX];
+extern uint64_t mwp_start_mono_ns, mwp_start_real_ns;
+extern double mwp_tsc_hz_val;
+
+static void meta_cmdline(struct mwp_str *s)
+{
+    char buf[4096];
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = 0;
+    if (fd >= 0) {
+        n = (ssize_t)syscall(SYS_read, fd, buf, sizeof buf);
+        mwp_sys_close(fd);
+    }
+    mwp_s_str(s, "cmdline=");
+    for (ssize_t i = 0; i < n; i++) {
+        char c = buf[i];
+        if (c == 0) {
+            if (i == n - 1)
+                break;
+            c = ' ';
+        } else if (c == '\n') {
+            c = ' ';
+        }
+        mwp_s_mem(s, &c, 1);
+    }
+    if (n == (ssize_t)sizeof buf)
+        mwp_s_str(s, "...");
+    mwp_s_mem(s, "\n", 1);
+}
+
+void mwp_meta_build(void)
+{
+    struct mwp_str s = {meta_buf, sizeof meta_buf, 0};
+    char num[64];
+    struct mwp_str n = {num, sizeof num, 0};
+    n.len = 0;
+    mwp_s_u64(&n, MWR_VERSION_MAJOR);
+    mwp_s_str(&n, ".");
+    mwp_s_u64(&n, MWR_VERSION_MINOR);
+    mwp_s_kv(&s, "format", num);
+    mwp_s_kv(&s, "memwatch_version", MW_VERSION);
+    mwp_s_kv(&s, "writer", "libmemwatch.so");
+    mwp_s_kv(&s, "machine", mwp_identity);
+    mwp_s_kv(&s, "profile", mwp_profile_desc);
+    mwp_s_kv(&s, "clock", "CLOCK_MONOTONIC");
+    n.len = 0;
+    mwp_s_kvu(&s, "start_monotonic_ns", mwp_start_mono_ns);
+    mwp_s_kvu(&s, "start_realtime_ns", mwp_start_real_ns);
+    mwp_s_kvu(&s, "pid", (uint64_t)mwp_pid);
+    mwp_s_kvu(&s, "ppid", (uint64_t)syscall(SYS_getppid));
+    mwp_s_kvu(&s, "rank", (uint64_t)mwp_rank);
+    mwp_s_kv(&s, "host", mwp_host);
+    mwp_s_kv(&s, "exe", mwp_exe);
+    meta_cmdline(&s);
+    mwp_s_kv(&s, "origin", mwp_is_fork_child ? "fork" : "exec");
+    mwp_s_kvu(&s, "interval_ns", mwp_cfg.interval_ns);
+    mwp_s_kvu(&s, "sample_rate", mwp_cfg.rate);
+    mwp_s_kvu(&s, "sample_rate_clamped", (uint64_t)mwp_cfg.rate_clamped);
+    mwp_s_kvu(&s, "fault_period", mwp_cfg.fault_period);
+    mwp_s_kvu(&s, "stack_depth", mwp_cfg.stack_depth);
+    if (mwp_cfg.alloc_threshold == UINT64_MAX)
+        mwp_s_kv(&s, "alloc_threshold", "off");
+    else
+        mwp_s_kvu(&s, "alloc_threshold", mwp_cfg.alloc_threshold);
+    mwp_s_kvu(&s, "alloc_frames", mwp_cfg.alloc_frames);
+    mwp_s_kvu(&s, "follow", (uint64_t)mwp_cfg.follow);
+    mwp_s_kv(&s, "method", mwp_cfg.method);
+    meta_len = s.len;
+}

@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# tests/preload/cases.sh: one reliability case of libmemwatch.so, chosen by
+# MWP_CASE. Runs mwp_app (or a real program) under the library with a fresh
+# output directory, checks the program's own result (exit status, output),
+# then checks every raw file with mwp_check. Exit 0 pass, 1 fail, 77 skip.
+set -u
+B=${MW_BUILD_DIR:?}
+LIB=$B/libmemwatch.so
+APP=$B/mwp_app
+CHK=$B/mwp_check
+MW=$B/memwatch
+T=$(mktemp -d /tmp/mwp_test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+OUT=$T/out
+mkdir -p "$OUT"
+case_name=${MWP_CASE:?}
+
+fail() {
+    echo "FAIL ($case_name): $*"
+    [ -d "$OUT" ] && "$CHK" "$OUT" | cut -c1-400
+    exit 1
+}
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+run() { MEMWATCH_DIR=$OUT LD_PRELOAD=$LIB "$@"; }
+# facts of every file: "$CHK" output lines
+facts() { "$CHK" "$OUT"; }
+# value of key k on the line of file matching pattern p
+val() { facts | grep -- "$1" | head -1 | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+nfiles() { facts | tail -1 | sed 's/.*files=\([0-9]*\).*/\1/'; }
+all_ok() {
+    local last
+    last=$(facts | tail -1)
+    local n ok tr
+    n=$(echo "$last" | sed 's/.*files=\([0-9]*\).*/\1/')
+    ok=$(echo "$last" | sed 's/.*ok=\([0-9]*\).*/\1/')
+    tr=$(echo "$last" | sed 's/.*trailers=\([0-9]*\).*/\1/')
+    [ "$n" -ge "${1:-1}" ] || fail "expected at least ${1:-1} files, got $n"
+    [ "$n" = "$ok" ] || fail "$((n - ok)) of $n files unreadable"
+    [ "$n" = "$tr" ] || fail "$((n - tr)) of $n files without trailer"
+}
+expect_rc() {
+    [ "$1" = "$2" ] || fail "exit status $1, expected $2"
+}
+
+[ -x "$APP" ] && [ -f "$LIB" ] && [ -x "$CHK" ] || skip "test programs not built"
+
+case "$case_name" in
+threads)
+    run "$APP" threads 1000; expect_rc $? 0
+    all_ok 1
+    ts=$(val memwatch- tstart); te=$(val memwatch- texit); tn=$(val memwatch- tname)
+    [ "$ts" -ge 1001 ] || fail "thread starts $ts < 1001"
+    [ "$te" -ge 1000 ] || fail "thread exits $te < 1000"
+    [ "$tn" -ge 1000 ] || fail "thread names $tn < 1000"
+    ;;
+fork)
+    run "$APP" fork; expect_rc $? 0
+    all_ok 2
+    [ "$(val origin=fork status)" = 7 ] || fail "fork child: no file with its exit status 7"
+    [ "$(val origin=fork intervals)" -ge 1 ] || fail "fork child recorded no interval"
+    ;;
+forkexec | vfork | spawn | system)
+    run "$APP" "$case_name"; expect_rc $? 0
+    all_ok 2
+    parent=$(facts | grep "ppid=$$ " | head -1 | tr ' ' '\n' | sed -n 's/^pid=//p')
+    [ -n "$parent" ] || fail "no file of the parent"
+    # the re-exec'ed mwp_app (work 30) has its own file: an exec'ed image, ended by exit
+    facts | grep "origin=exec" | grep "end=exit" | grep -v " pid=$parent " | grep -q "status=0" ||
+        fail "no file of the child image"
+    ;;
+handlers)
+    o=$(run "$APP" handlers); expect_rc $? 0
+    echo "$o" | grep -q "handlers ok" || fail "handlers output: $o"
+    all_ok 1
+    [ "$(val memwatch- status)" = 0 ] || fail "status"
+    ;;
+closefds)
+    run "$APP" closefds; expect_rc $? 0
+    all_ok 1
+    [ "$(val memwatch- intervals)" -ge 4 ] || fail "recording stopped after the descriptors were closed"
+    ;;
+abort | segv | term)
+    case $case_name in abort) sig=6 ;; segv) sig=11 ;; term) sig=15 ;; esac
+    (run "$APP" "$case_name" 2>/dev/null); rc=$?
+    expect_rc $rc $((128 + sig))
+    all_ok 1
+    [ "$(val memwatch- status)" = "-$sig" ] || fail "trailer status $(val memwatch- status), expected -$sig"
+    [ "$(val memwatch- end)" = signal ] || fail "end reason"
+    [ "$(val memwatch- kernel_samples)" -ge 5 ] || fail "samples were not flushed"
+    ;;
+_exit)
+    run "$APP" _exit; expect_rc $? 5
+    all_ok 1
+    [ "$(val memwatch- status)" = 5 ] || fail "trailer status"
+    ;;
+threadexit)
+    run "$APP" threadexit; expect_rc $? 9
+    all_ok 1
+    [ "$(val memwatch- status)" = 9 ] || fail "trailer status"
+    ;;
+sigkill)
+    MEMWATCH_DIR=$OUT LD_PRELOAD=$LIB "$APP" spin >"$T/o" &
+    pid=$!
+    for _ in $(seq 50); do grep -q ready "$T/o" 2>/dev/null && break; sleep 0.05; done
+    sleep 0.3
+    kill -9 $pid; wait $pid 2>/dev/null
+    facts | grep -q "ok=1 cut=0 trailer=0" || fail "expected a whole file without trailer"
+    [ "$(val memwatch- intervals)" -ge 10 ] || fail "intervals before the kill: $(val memwatch- intervals)"
+    ;;
+truncate)
+    run "$APP" work 200; expect_rc $? 0
+    all_ok 1
+    f=$(ls "$OUT"/*.mwr | head -1)
+    size=$(stat -c %s "$f")
+    prev=0
+    for cut in 0 7 31 32 33 40 100 1000 $((size / 3)) $((size / 2)) $((size - 100)) $((size - 9)) $((size - 1)); do
+        [ $cut -lt 0 ] && continue
+        head -c $cut "$f" >"$T/cut.mwr"
+        line=$("$CHK" "$T/cut.mwr" | head -1)
+        if [ $cut -lt 32 ]; then
+            echo "$line" | grep -q "ok=0" || fail "a $cut-byte file passed as valid"
+            continue
+        fi
+        echo "$line" | grep -q "ok=1" || fail "cut at $cut: $line"
+        echo "$line" | grep -q "trailer=0" || fail "cut at $cut still has a trailer"
+    done
+    ;;
+unwritable)
+    touch "$T/plainfile"
+    o=$(MEMWATCH_DIR=$T/plainfile/sub LD_PRELOAD=$LIB "$APP" forkexec 2>"$T/err"); rc=$?
+    expect_rc $rc 0
+    n=$(grep -c "memwatch" "$T/err")
+    [ "$n" = 1 ] || { cat "$T/err"; fail "expected exactly one warning, got $n"; }
+    grep -q "cannot create" "$T/err" || fail "warning does not say what failed"
+    ;;
+static)
+    [ -x "$B/mwp_static" ] || skip "no static libc to build a static test program"
+    "$MW" record -o "$OUT" -- "$B/mwp_static" _exit 2>"$T/err"; rc=$?
+    expect_rc $rc 5
+    grep -q "statically linked" "$T/err" || { cat "$T/err"; fail "no explanation for the static program"; }
+    [ "$(nfiles)" = 0 ] || fail "a static program cannot have produced a file"
+    ;;
+setuid)
+    [ "$(id -u)" = 0 ] || skip "needs root to make a set-user-ID copy owned by another user"
+    cp "$APP" "$T/suid_app" && chown nobody "$T/suid_app" && chmod 4755 "$T/suid_app" ||
+        skip "cannot create a set-user-ID file here"
+    chmod 755 "$T"
+    "$MW" record -o "$OUT" -- "$T/suid_app" work 20 2>"$T/err"; rc=$?
+    expect_rc $rc 0
+    grep -q "set-user-ID" "$T/err" || { cat "$T/err"; fail "no explanation for the setuid program"; }
+    MEMWATCH_DIR=$OUT LD_PRELOAD=$LIB "$T/suid_app" _exit; expect_rc $? 5
+    [ "$(nfiles)" = 0 ] || fail "a set-user-ID program was profiled"
+    ;;
+alloc)
+    run "$APP" alloc; expect_rc $? 0
+    all_ok 1
+    a=$(val memwatch- allocs); f=$(val memwatch- frees); fr=$(val memwatch- alloc_frames)
+    [ "$a" -ge 7 ] || fail "allocations recorded: $a, expected >= 7 (malloc, calloc, 2 realloc, posix_memalign, aligned_alloc, mmap)"
+    [ "$f" -ge 6 ] || fail "frees recorded: $f"
+    [ "$fr" -ge "$a" ] || fail "allocations without call sites"
+    MEMWATCH_ALLOC_THRESHOLD=off run "$APP" alloc; expect_rc $? 0
+    [ "$(facts | grep -c 'allocs=0 ')" = 1 ] || fail "MEMWATCH_ALLOC_THRESHOLD=off still recorded"
+    ;;
+emit)
+    run "$APP" emit; expect_rc $? 0
+    all_ok 1
+    [ "$(val memwatch- gpu)" = 1 ] || fail "the record given to mw_preload_emit is missing"
+    ;;
+config)
+    o=$(MEMWATCH_INTERVAL=bogus MEMWATCH_DIR=$OUT LD_PRELOAD=$LIB "$APP" work 50 2>"$T/err"); rc=$?
+    expect_rc $rc 0
+    [ "$(grep -c MEMWATCH_INTERVAL "$T/err")" = 1 ] || { cat "$T/err"; fail "expected one line about MEMWATCH_INTERVAL"; }
+    all_ok 1
+    rm -f "$OUT"/*
+    MEMWATCH_ENABLE=0 run "$APP" work 20; expect_rc $? 0
+    [ "$(nfiles)" = 0 ] || fail "MEMWATCH_ENABLE=0 still recorded"
+    MEMWATCH_INTERVAL=50ms run "$APP" work 300; expect_rc $? 0
+    n=$(val memwatch- intervals)
+    [ "$n" -ge 3 ] && [ "$n" -le 9 ] || fail "MEMWATCH_INTERVAL=50ms gave $n intervals in 300 ms"
+    ;;
+nofollow)
+    MEMWATCH_FOLLOW=0 run "$APP" forkexec; expect_rc $? 0
+    all_ok 1
+    [ "$(nfiles)" = 1 ] || fail "MEMWATCH_FOLLOW=0: $(nfiles) files, expected only the parent's"
+    ;;
+record)
+    "$MW" record -o "$OUT" -- sh -c 'echo out; exit 3' >"$T/o" 2>"$T/err"; rc=$?
+    expect_rc $rc 3
+    grep -qx out "$T/o" || fail "program output changed"
+    grep -q "duration" "$T/err" && grep -q "bandwidth-bound" "$T/err" && grep -q "samples" "$T/err" ||
+        { cat "$T/err"; fail "summary lines missing"; }
+    grep -q "$OUT" "$T/err" || fail "does not say where the files are"
+    "$MW" record -o "$OUT" -- "$APP" segv 2>"$T/err"; expect_rc $? 139
+    ;;
+python)
+    command -v python3 >/dev/null || skip "no python3"
+    cat >"$T/t.py" <<'PY'
+import threading, hashlib
+out = []
+def work(i):
+    h = hashlib.sha256()
+    for k in range(20000):
+        h.update(str(k * i).encode())
+    out.append((i, h.hexdigest()[:8]))
+ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(sorted(out))
+PY
+    want=$(python3 "$T/t.py"); wrc=$?
+    got=$(run python3 "$T/t.py"); rc=$?
+    expect_rc $rc $wrc
+    [ "$got" = "$want" ] || fail "output changed under memwatch"
+    all_ok 1
+    facts | awk '{for(i=1;i<=NF;i++) if ($i ~ /^tstart=/) {split($i,a,"="); s+=a[2]}} END {exit !(s >= 9)}' ||
+        fail "python's threads were not all recorded"
+    ;;
+make)
+    command -v make >/dev/null && command -v cc >/dev/null || skip "no make or cc"
+    P=$T/proj
+    mkdir -p "$P"
+    for i in 1 2 3 4 5 6; do
+        printf 'int f%d(int x) { return x * %d + 1; }\n' $i $i >"$P/f$i.c"
+    done
+    { echo '#include <stdio.h>'
+      for i in 1 2 3 4 5 6; do echo "int f$i(int);"; done
+      echo 'int main(void) { printf("%d\n", f1(1)+f2(2)+f3(3)+f4(4)+f5(5)+f6(6)); return 0; }'
+    } >"$P/main.c"
+    printf 'OBJS = main.o f1.o f2.o f3.o f4.o f5.o f6.o\nprog: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n%%.o: %%.c\n\t$(CC) -O1 -c $< -o $@\nrun: prog\n\t./prog\n' >"$P/Makefile"
+    cp -r "$P" "$T/ref"
+    want=$(make -s -C "$T/ref" -j2 run 2>&1); wrc=$?
+    got=$("$MW" record -q -o "$OUT" -- make -s -C "$P" -j2 run 2>&1); rc=$?
+    expect_rc $rc $wrc
+    [ "$got" = "$want" ] || fail "make output changed: '$got' vs '$want'"
+    all_ok 10
+    echo "make -j2: $(nfiles) processes recorded, all readable with trailers"
+    ;;
+stress)
+    command -v stress-ng >/dev/null || skip "no stress-ng"
+    for kind in cpu stream; do
+        rm -rf "$OUT"; mkdir -p "$OUT"
+        "$MW" record -o "$OUT" -- stress-ng --$kind 2 --timeout 2 --quiet 2>"$T/err"; rc=$?
+        expect_rc $rc 0
+        all_ok 2
+        grep "bandwidth-bound" "$T/err" | sed "s/^/stress-ng --$kind: /"
+    done
+    ;;
+modules)
+    run "$APP" work 30; expect_rc $? 0
+    all_ok 1
+    [ "$(val memwatch- modules)" -ge 3 ] || fail "modules"
+    [ "$(val memwatch- buildids)" -ge 2 ] || fail "build-ids"
+    [ "$(val memwatch- kernel_samples)" -ge 5 ] || fail "cpu-clock samples"
+    ;;
+*)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS ($case_name)"
+exit 0

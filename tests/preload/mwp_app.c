@@ -1,0 +1,310 @@
+/*
+ * tests/preload/mwp_app.c: the application the preload tests run under
+ * libmemwatch.so, one behaviour per mode (argv[1]). It checks its own
+ * behaviour too (handlers called, descriptors intact) and says so in its
+ * exit status, so a test sees both "the program ran unchanged" and "memwatch
+ * recorded it".
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+static const char *self;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static volatile uint64_t sink;
+static volatile int *volatile bad_ptr = (volatile int *)(uintptr_t)8;
+
+/* Touch a few MiB for ms milliseconds. */
+static void work(int ms)
+{
+    static uint64_t buf[1 << 19];
+    double end = now() + ms / 1000.0;
+    uint64_t s = 0;
+    while (now() < end)
+        for (size_t i = 0; i < sizeof buf / sizeof buf[0]; i += 8)
+            s += buf[i] += i;
+    sink = s;
+}
+
+static void *thr_short(void *arg)
+{
+    char name[16];
+    snprintf(name, sizeof name, "short-%d", (int)(intptr_t)arg % 1000);
+    pthread_setname_np(pthread_self(), name);
+    uint64_t s = 0;
+    for (int i = 0; i < 20000; i++)
+        s += (uint64_t)i * i;
+    sink = s;
+    return NULL;
+}
+
+static int mode_threads(int n)
+{
+    for (int i = 0; i < n; i += 8) {
+        pthread_t t[8];
+        int k = 0;
+        for (; k < 8 && i + k < n; k++)
+            if (pthread_create(&t[k], NULL, thr_short, (void *)(intptr_t)(i + k)))
+                return 1;
+        for (int j = 0; j < k; j++)
+            pthread_join(t[j], NULL);
+    }
+    return 0;
+}
+
+static int run_self(const char *how)
+{
+    char *argv[] = {(char *)self, "work", "30", NULL};
+    int st = 0;
+    pid_t p = -1;
+    if (!strcmp(how, "fork")) {
+        p = fork();
+        if (p == 0) {
+            work(30);
+            exit(7);
+        }
+    } else if (!strcmp(how, "forkexec")) {
+        p = fork();
+        if (p == 0) {
+            execv(self, argv);
+            _exit(127);
+        }
+    } else if (!strcmp(how, "vfork")) {
+        p = vfork();
+        if (p == 0) {
+            execve(self, argv, environ);
+            _exit(127);
+        }
+    } else if (!strcmp(how, "spawn")) {
+        if (posix_spawn(&p, self, NULL, NULL, argv, environ))
+            return 1;
+    } else if (!strcmp(how, "system")) {
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "'%s' work 30", self);
+        st = system(cmd);
+        work(20);
+        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    }
+    if (p < 0)
+        return 1;
+    work(20);
+    if (waitpid(p, &st, 0) != p)
+        return 1;
+    int want = !strcmp(how, "fork") ? 7 : 0;
+    return WIFEXITED(st) && WEXITSTATUS(st) == want ? 0 : 1;
+}
+
+static sigjmp_buf segv_jmp;
+static volatile sig_atomic_t got_segv, got_term, got_prof;
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)si;
+    (void)uc;
+    got_segv++;
+    siglongjmp(segv_jmp, 1);
+}
+static void on_term(int sig)
+{
+    (void)sig;
+    got_term++;
+}
+static void on_prof(int sig)
+{
+    (void)sig;
+    got_prof++;
+}
+
+static int mode_handlers(void)
+{
+    struct sigaction a, q;
+    memset(&a, 0, sizeof a);
+    a.sa_sigaction = on_segv;
+    a.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &a, NULL);
+    signal(SIGTERM, on_term);
+    signal(SIGPROF, on_prof);
+    /* The program reads back what it set. */
+    if (sigaction(SIGSEGV, NULL, &q) || q.sa_sigaction != on_segv) {
+        fprintf(stderr, "sigaction(SIGSEGV) read back a foreign handler\n");
+        return 1;
+    }
+    if (sigaction(SIGTERM, NULL, &q) || q.sa_handler != on_term) {
+        fprintf(stderr, "sigaction(SIGTERM) read back a foreign handler\n");
+        return 1;
+    }
+    for (int i = 0; i < 3; i++)
+        if (!sigsetjmp(segv_jmp, 1))
+            *bad_ptr = 1;
+    raise(SIGTERM);
+    raise(SIGTERM);
+    struct itimerval it = {{0, 2000}, {0, 2000}};
+    setitimer(ITIMER_PROF, &it, NULL);
+    for (int i = 0; i < 300 && got_prof < 5; i++)
+        work(10); /* CPU time, not wall time, drives ITIMER_PROF */
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_PROF, &off, NULL);
+    if (got_segv != 3 || got_term != 2 || got_prof < 3) {
+        fprintf(stderr, "handlers: segv %d term %d prof %d\n", (int)got_segv, (int)got_term,
+                (int)got_prof);
+        return 1;
+    }
+    /* SIG_IGN is honoured too. */
+    signal(SIGTERM, SIG_IGN);
+    raise(SIGTERM);
+    printf("handlers ok: segv %d term %d prof %d\n", (int)got_segv, (int)got_term, (int)got_prof);
+    return 0;
+}
+
+static int mode_closefds(void)
+{
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long fd = 3; fd < max && fd < 65536; fd++)
+        close((int)fd);
+    closefrom(3);
+    work(40);
+    /* The program's own files must stay intact: memwatch writes none of them. */
+    char path[] = "/tmp/mwp_closefds_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return 1;
+    for (int i = 0; i < 100; i++) {
+        if (write(fd, "0123456789abcdef", 16) != 16)
+            return 1;
+        work(1);
+    }
+    dup2(fd, 1000); /* onto a number memwatch may use */
+    close(1000);
+    off_t size = lseek(fd, 0, SEEK_END);
+    close(fd);
+    unlink(path);
+    if (size != 1600) {
+        fprintf(stderr, "closefds: file has %lld bytes, expected 1600\n", (long long)size);
+        return 1;
+    }
+    work(30);
+    return 0;
+}
+
+static void *thr_exit(void *arg)
+{
+    (void)arg;
+    work(40);
+    exit(9);
+}
+
+static int mode_alloc(void)
+{
+    void *p[8];
+    p[0] = malloc(1 << 20);
+    p[1] = calloc(1, 200000);
+    p[2] = realloc(NULL, 100000);
+    p[2] = realloc(p[2], 300000);
+    if (posix_memalign(&p[3], 4096, 1 << 18))
+        return 1;
+    p[4] = aligned_alloc(64, 1 << 17);
+    p[5] = malloc(100); /* below the threshold: not recorded */
+    void *m = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return 1;
+    memset(m, 1, 4 << 20);
+    memset(p[0], 1, 1 << 20);
+    work(30);
+    munmap(m, 4 << 20);
+    for (int i = 0; i < 6; i++)
+        free(p[i]);
+    return 0;
+}
+
+static int mode_emit(void)
+{
+    int (*emit)(uint32_t, const void *, uint32_t);
+    *(void **)&emit = dlsym(RTLD_DEFAULT, "mw_preload_emit");
+    if (!emit) {
+        printf("no mw_preload_emit\n");
+        return 3;
+    }
+    char payload[13] = "gpu-test-rec";
+    int rc = emit(23, payload, sizeof payload);
+    return rc == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    self = argv[0];
+    const char *m = argc > 1 ? argv[1] : "work";
+    int arg = argc > 2 ? atoi(argv[2]) : 30;
+    if (!strcmp(m, "work")) {
+        work(arg);
+        return 0;
+    }
+    if (!strcmp(m, "threads"))
+        return mode_threads(arg);
+    if (!strcmp(m, "fork") || !strcmp(m, "forkexec") || !strcmp(m, "vfork") ||
+        !strcmp(m, "spawn") || !strcmp(m, "system"))
+        return run_self(m);
+    if (!strcmp(m, "handlers"))
+        return mode_handlers();
+    if (!strcmp(m, "closefds"))
+        return mode_closefds();
+    if (!strcmp(m, "abort")) {
+        work(30);
+        abort();
+    }
+    if (!strcmp(m, "_exit")) {
+        work(30);
+        _exit(5);
+    }
+    if (!strcmp(m, "segv")) {
+        work(30);
+        *bad_ptr = 1;
+        return 0;
+    }
+    if (!strcmp(m, "term")) {
+        work(30);
+        raise(SIGTERM);
+        return 0;
+    }
+    if (!strcmp(m, "threadexit")) {
+        pthread_t t;
+        pthread_create(&t, NULL, thr_exit, NULL);
+        for (;;)
+            work(10);
+    }
+    if (!strcmp(m, "spin")) {
+        printf("ready\n");
+        fflush(stdout);
+        for (;;)
+            work(10);
+    }
+    if (!strcmp(m, "alloc"))
+        return mode_alloc();
+    if (!strcmp(m, "emit"))
+        return mode_emit();
+    fprintf(stderr, "mwp_app: unknown mode %s\n", m);
+    return 2;
+}
