@@ -345,8 +345,8 @@ MW_API int mw_validate_run(const mw_validate_config *cfg_in, const mw_calib_resu
             if (m->latency && m->available && strcmp(m->name, "probe_lat")) {
                 m->available = 0;
                 snprintf(m->reason, sizeof m->reason,
-                         "available here, but this version validates hardware latency methods "
-                         "only through the profiler's own readings; not measured");
+                         "available here, but not validated: this version measures only "
+                         "probe_lat over the read-sweep grid, so the profiler will not use it");
             }
         }
     }
