@@ -789,16 +789,22 @@ MW_API size_t mw_pmus_match(const mw_pmu_set *set, const char *pattern, const mw
     if (!set || !pattern)
         return 0;
     size_t plen = strlen(pattern);
-    int star_suffix = plen >= 2 && !strcmp(pattern + plen - 2, "_*");
+    /* "base_*" (the catalogue's form) means base itself or base_<number>: it
+     * must not take uncore_imc_free_running_0 for an uncore_imc_N. Other
+     * patterns with wildcards are shell patterns; a plain name also matches
+     * name_<number>. */
+    int numbered = plen >= 2 && !strcmp(pattern + plen - 2, "_*") &&
+                   !strpbrk(pattern, "?[") && strchr(pattern, '*') == pattern + plen - 1;
+    int glob = !numbered && strpbrk(pattern, "*?[") != NULL;
+    size_t blen = numbered ? plen - 2 : plen;
     for (size_t i = 0; i < set->n; i++) {
         const char *nm = set->pmus[i].name;
         int m;
-        if (strchr(pattern, '*') || strchr(pattern, '?') || strchr(pattern, '['))
-            /* "uncore_imc_*" also matches a lone "uncore_imc" (client parts). */
-            m = !fnmatch(pattern, nm, 0) ||
-                (star_suffix && strlen(nm) == plen - 2 && !strncmp(nm, pattern, plen - 2));
+        if (glob)
+            m = !fnmatch(pattern, nm, 0);
         else
-            m = !strcmp(nm, pattern) || is_numbered(nm, pattern, plen);
+            m = (strlen(nm) == blen && !strncmp(nm, pattern, blen)) ||
+                is_numbered(nm, pattern, blen);
         if (!m)
             continue;
         if (out && k < max)

@@ -114,9 +114,10 @@ MW_API size_t mw_pmus_count(const mw_pmu_set *set);
 MW_API const mw_pmu *mw_pmus_get(const mw_pmu_set *set, size_t i);
 /* Exact name, or NULL. */
 MW_API const mw_pmu *mw_pmus_find(const mw_pmu_set *set, const char *name);
-/* PMUs whose name matches a shell pattern ("uncore_imc_*"; a pattern with no
- * '*' also matches "<pattern>_N"). Fills up to max pointers; returns the count
- * of all matches. */
+/* PMUs whose name matches a pattern: "uncore_imc_*" means uncore_imc itself
+ * or uncore_imc_<number> (never uncore_imc_free_running_0); a plain name also
+ * matches <name>_<number>; other patterns with * ? [ are shell patterns.
+ * Fills up to max pointers; returns the count of all matches. */
 MW_API size_t mw_pmus_match(const mw_pmu_set *set, const char *pattern, const mw_pmu **out,
                             size_t max);
 /* The problems met during discovery, one sentence each. */

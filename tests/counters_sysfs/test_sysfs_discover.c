@@ -204,6 +204,43 @@ static void test_vm(void)
     mw_pmus_free(s);
 }
 
+static void test_icx_adl(void)
+{
+    mw_pmu_set *s = load("icx");
+    if (s) {
+        /* "uncore_imc_*" is uncore_imc_<N>, never uncore_imc_free_running_<N>. */
+        MW_CHECK_INT(mw_pmus_match(s, "uncore_imc_*", NULL, 0), 12);
+        MW_CHECK_INT(mw_pmus_match(s, "uncore_imc", NULL, 0), 12);
+        MW_CHECK_INT(mw_pmus_match(s, "uncore_imc_free_running_*", NULL, 0), 4);
+        MW_CHECK_INT(mw_pmus_match(s, "uncore_imc_free*", NULL, 0), 4); /* a shell pattern */
+        MW_CHECK_INT(mw_pmus_match(s, "uncore_imc_1?", NULL, 0), 2);
+        MW_CHECK_INT(mw_pmus_match(s, "uncore_im", NULL, 0), 0);
+        ENC(s, "uncore_imc_11/cas_count_read/", 0, 41, 0x0f04, 0, MIB, "MiB");
+        ENC(s, "uncore_imc_free_running_0/read/", 0, 50, 0x20ff, 0, MIB, "MiB");
+        mw_pmus_free(s);
+    }
+    s = load("adl");
+    if (s) {
+        const mw_pmu *core = mw_pmus_core(s);
+        MW_CHECK(core && !strcmp(core->name, "cpu_core") && core->n_cpus == 16 &&
+                     core->cpus[15] == 15,
+                 "hybrid core PMU with its cpus file");
+        const mw_pmu *atom = mw_pmus_find(s, "cpu_atom");
+        MW_CHECK(atom && atom->type == 10 && atom->n_cpus == 8 && atom->cpus[0] == 16, "cpu_atom");
+        ENC(s, "cpu_atom/mem-loads,ldlat=5/", 0, 10, 0x05d0, 5, 1.0, "");
+        ENC(s, "uncore_imc_free_running_1/data_write/", 0, 13, 0x30ff, 0, MIB, "MiB");
+        mw_pmus_free(s);
+    }
+    s = load("zen3");
+    if (s) {
+        ENC(s, "amd_df/event=0x1c7,umask=0x38/", 0, 13, 0x1000038c7ull, 0, 1.0, "");
+        ENC(s, "amd_df/event=0xfff/", 0, 13, 0xf000000ffull, 0, 1.0, "");
+        ENC(s, "amd_df/event=0x1000/", MW_ERR_TOOBIG, 0, 0, 0, 0, "");
+        ENC(s, "ibs_op/l3missonly/", MW_ERR_NOEVENT, 0, 0, 0, 0, ""); /* Zen 4 and later */
+        mw_pmus_free(s);
+    }
+}
+
 static void put(const char *dir, const char *rel, const char *text)
 {
     char path[1024], tmp[1024];
@@ -288,6 +325,7 @@ int main(void)
     test_skl();
     test_zen4();
     test_vm();
+    test_icx_adl();
     test_broken();
     return mw_test_done();
 }

@@ -29,7 +29,7 @@ check '[ $? -eq 0 ]' "memwatch probe --json exits 0 ($(cat "$T/real.err"))"
 check "$VALIDATE $SCHEMA $T/real.json >$T/v.out" "real probe JSON is invalid: $(cat "$T/v.out" 2>/dev/null)"
 
 # 2. Every fixture.
-for f in skx spr skl zen4 vm emr_vm; do
+for f in skx spr skl zen4 vm emr_vm icx zen3 adl; do
   "$MW" probe --json --sysfs-root "$FIX/sysfs/$f" --proc-root "$FIX/proc/$f" --dev-root "$T/nodev" >"$T/$f.json"
   check '[ $? -eq 0 ]' "probe on fixture $f exits 0"
   check "$VALIDATE $SCHEMA $T/$f.json >$T/v.out" "fixture $f JSON is invalid: $(cat "$T/v.out")"

@@ -109,6 +109,29 @@ static const want emr_vm[] = { /* the GPU machine: RAPL power, no event counters
     {"probe_lat", 1, 0, "needs no PMU"},
 };
 
+static const want icx[] = { /* user with paranoid 0: system-wide allowed */
+    {"imc_cas", 1, 0, "12 uncore_imc PMUs (uncore_imc_0..uncore_imc_11) on CPUs 0,40; "
+                      "system-wide counting allowed (perf_event_paranoid <= 0)"},
+    {"ocr_dram", 1, 0, "core PMU cpu"},
+    {"lmrl", 1, 0, "core PMU cpu"},
+    {"l1_miss_lat", 1, 0, "core PMU cpu"},
+    {"pebs_lat", 1, 0, "core PMU cpu"},
+    {"probe_lat", 1, 0, "needs no PMU"},
+};
+static const want zen3[] = {
+    {"amd_df", 1, 0, "amd_df PMU on CPUs 0,64"},
+    {"lmrl", 1, 0, "core PMU cpu"},
+    {"ibs_lat", 1, 0, "ibs_op PMU (type 11)"},
+    {"probe_lat", 1, 0, "needs no PMU"},
+};
+static const want adl[] = {
+    {"imc_cas", 1, 0, "2 uncore_imc_free_running PMUs"},
+    {"lmrl", 1, 0, "core PMU cpu_core (type 4)"},
+    {"l1_miss_lat", 1, 0, "core PMU cpu_core"},
+    {"pebs_lat", 1, 0, "core PMU cpu_core"},
+    {"probe_lat", 1, 0, "needs no PMU"},
+};
+
 static mw_pmu_set *pmus_of(const char *name)
 {
     char sys[1024];
@@ -192,6 +215,9 @@ int main(void)
     EXPECT("zen4", MW_UARCH_ZEN4, zen4);
     EXPECT("vm", MW_UARCH_ZEN4, vm);
     EXPECT("emr_vm", MW_UARCH_SPR, emr_vm);
+    EXPECT("icx", MW_UARCH_ICX, icx);
+    EXPECT("zen3", MW_UARCH_ZEN3, zen3);
+    EXPECT("adl", MW_UARCH_ADL, adl);
 
     /* The VM's summary and the probe's other facts. */
     mw_probe *p = run("vm", NULL);
@@ -235,6 +261,11 @@ int main(void)
     CROSS(MW_UARCH_SKX, "pebs_lat", "zen4", &root, 1, 0, MW_ERR_UNSUPPORTED,
           "no load-latency sampling");
     CROSS(MW_UARCH_ZEN4, "ibs_lat", "skx", &root, 1, 0, MW_ERR_NOPMU, "no ibs_op PMU");
+    /* Zen 4's IBS filter (l3missonly) does not exist on a Zen 3 ibs_op. */
+    CROSS(MW_UARCH_ZEN4, "ibs_lat", "zen3", &root, 1, 0, MW_ERR_NOEVENT,
+          "ibs_op has no event or format field \"l3missonly\"");
+    /* A server IMC method on a client with only free-running IMC counters. */
+    CROSS(MW_UARCH_SKX, "imc_cas", "adl", &root, 1, 0, MW_ERR_NOPMU, "no uncore_imc PMU");
     CROSS(MW_UARCH_ZEN4, "amd_umc", "skx", &user2, 1, 0, MW_ERR_NOPMU, "no amd_umc PMU");
     /* probe_lat needs clflush and a TSC, nothing else. */
     CROSS(MW_UARCH_ZEN4, "probe_lat", "vm", &user2, 1, 1, 0, "needs no PMU");
