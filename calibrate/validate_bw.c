@@ -78,8 +78,11 @@ static int bw_open(const mw_method_def *def, const mw_pmu_set *pmus, bw_counter 
                 snprintf(why, wn, "no core PMU for %s", s->role ? s->role : "event");
                 rc = MW_ERR_NOPMU;
             } else {
-                mw_perf_event ev = {.name = s->pfm ? s->pfm : s->role, .type = core->type,
-                                    .config = s->config, .config1 = s->config1};
+                char name[64];
+                snprintf(name, sizeof name, "%s/%s (config 0x%llx)", core->name,
+                         s->role ? s->role : "event", (unsigned long long)s->config);
+                mw_perf_event ev = {.name = name, .type = core->type, .config = s->config,
+                                    .config1 = s->config1};
                 mw_perf_target t = {.kind = MW_PERF_SYSTEM};
                 rc = bw_add(c, &ev, &t, s->scale, why, wn);
             }
