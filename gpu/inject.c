@@ -84,6 +84,7 @@ typedef struct pm_dev {
     const pm_set *set;
     uint8_t *data;
     size_t data_size;
+    uint8_t *config;           /* CUPTI keeps using the config image: freed after Disable */
     uint64_t last_end;
     double peak_bw;
     char why[400];
@@ -516,7 +517,7 @@ static void pm_start(uint32_t dev)
     if ((r = cuptiPmSamplingStart(&st)))
         goto fail;
     pd->active = 1;
-    free(config);
+    pd->config = config;
     emit_meta("gpu.sampling=pm:%s,%s:%llu\n", pd->set->rd, pd->set->wr,
               (unsigned long long)g.interval_ns);
     dbg("PM sampling on device %u (%s) with %s every %llu ns", dev, cn.pChipName, pd->set->rd,
@@ -681,6 +682,8 @@ static void pm_stop(uint32_t dev)
     cuptiPmSamplingDisable(&di);
     pd->active = 0;
     pd->obj = NULL;
+    free(pd->config);
+    pd->config = NULL;
 }
 
 static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_CallbackId id,

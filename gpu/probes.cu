@@ -385,16 +385,32 @@ extern "C" int mw_gpu_device_get(int ordinal, mw_gpu_device *d, char *reason, si
     d->cc_minor = p.minor;
     d->sms = p.multiProcessorCount;
     d->global_bytes = p.totalGlobalMem;
-    cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, ordinal);
-    d->sm_clock_attr_hz = v * 1e3;
-    cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, ordinal);
-    d->mem_clock_hz = v * 1e3;
-    cudaDeviceGetAttribute(&v, cudaDevAttrGlobalMemoryBusWidth, ordinal);
-    d->bus_width_bits = v;
-    cudaDeviceGetAttribute(&v, cudaDevAttrL2CacheSize, ordinal);
-    d->l2_bytes = (size_t)v;
-    cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal);
-    d->smem_per_sm = (size_t)v;
+    const struct {
+        cudaDeviceAttr a;
+        double scale;
+        double *dd;
+        int *di;
+        size_t *dz;
+    } attrs[] = {
+        {cudaDevAttrClockRate, 1e3, &d->sm_clock_attr_hz, nullptr, nullptr},
+        {cudaDevAttrMemoryClockRate, 1e3, &d->mem_clock_hz, nullptr, nullptr},
+        {cudaDevAttrGlobalMemoryBusWidth, 1, nullptr, &d->bus_width_bits, nullptr},
+        {cudaDevAttrL2CacheSize, 1, nullptr, nullptr, &d->l2_bytes},
+        {cudaDevAttrMaxSharedMemoryPerMultiprocessor, 1, nullptr, nullptr, &d->smem_per_sm},
+    };
+    for (const auto &at : attrs) {
+        v = 0;
+        if (cudaDeviceGetAttribute(&v, at.a, ordinal) != cudaSuccess) {
+            cudaGetLastError();
+            v = 0;
+        }
+        if (at.dd)
+            *at.dd = v * at.scale;
+        if (at.di)
+            *at.di = v;
+        if (at.dz)
+            *at.dz = (size_t)v;
+    }
     d->peak_bw = d->mem_clock_hz * 2.0 * d->bus_width_bits / 8.0;
     return 0;
 }
@@ -813,6 +829,9 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
         for (size_t b = d.l2_bytes / 8; b <= maxb; b += d.l2_bytes / 16) {
             size_t per = b / 16 / (size_t)blocks / 2048 * 2048;
             double foot = (double)per * 16 * blocks;
+            if (!per || (o->l2_chip_curve.n &&
+                         o->l2_chip_curve.p[o->l2_chip_curve.n - 1].x >= foot / 1048576.0))
+                continue;
             float ms = 0;
             passes = (int)std::max(8.0, 4e9 / foot);
             k_l2_slices<<<blocks, 512>>>(arr, per, 1, sink);

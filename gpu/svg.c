@@ -91,9 +91,10 @@ int mw_svg_plot(const char *path, const char *title, const char *xlabel, const c
             if (!logx || curves[c]->p[i].x > 0)
                 fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"%s\"/>\n",
                         PX(curves[c]->p[i].x), PY(curves[c]->p[i].y), col);
-        fprintf(f, "<rect x=\"%.0f\" y=\"%d\" width=\"12\" height=\"3\" fill=\"%s\"/>"
-                   "<text x=\"%.0f\" y=\"%d\">", L + 12, (int)T + 8 + 16 * c, col, L + 30,
-                (int)T + 13 + 16 * c);
+        /* Legend in the lower right corner, clear of the marker label. */
+        double lx = W - R - 250, ly = H - B - 12 - 16 * (ncurves - c);
+        fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"12\" height=\"3\" fill=\"%s\"/>"
+                   "<text x=\"%.0f\" y=\"%.0f\">", lx, ly - 4, col, lx + 18, ly);
         esc(f, curves[c]->name);
         fprintf(f, "</text>\n");
     }
