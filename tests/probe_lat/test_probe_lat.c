@@ -64,6 +64,15 @@ int main(void)
         check_result(&r, 15, "default after other");
         mw_probe_lat_destroy(q);
     }
+    /* the cpuid-serialized timer (counters/tsc.h) measures the same way */
+    mw_probe_lat *s = NULL;
+    mw_probe_lat_config cc = {.bursts = 3, .flags = MW_PROBE_LAT_CPUID};
+    MW_CHECK_INT(mw_probe_lat_create(&cc, &s), 0);
+    if (s) {
+        MW_CHECK_INT(mw_probe_lat_measure(s, &r), 0);
+        check_result(&r, 3, "cpuid timer");
+        mw_probe_lat_destroy(s);
+    }
     mw_probe_lat_destroy(p);
     mw_probe_lat_destroy(NULL);
     return mw_test_done();
