@@ -544,10 +544,10 @@ int mw_cmd_calibrate(int argc, char **argv)
     /* validation and machine profile (issue 4): the collected results are in
      * *r (mw_calib_results, include/memwatch/bench.h); validation runs here,
      * after the benchmarks and before the JSON is written. */
-    if (!o.no_validate && status == 0 &&
+    if (!o.no_validate &&
         mw_validate_calibrate(r, o.profile, o.quick, pg.on, json_stdout ? stderr : stdout,
                               stderr) < 0)
-        status = 1;
+        status = status ? status : 1; /* runs even after a benchmark failed: it measures its own */
 
     if (!o.no_json) {
         const char *path = o.json ? o.json : "memwatch-calibrate.json";
