@@ -298,6 +298,22 @@ MW_API int mw_perf_explain(int err, const mw_perf_event *ev, const mw_perf_targe
                      name, pmu->name);
             return MW_ERR_UNSUPPORTED;
         }
+        if (pmu && pmu->n_formats && ev) {
+            /* Bits outside every format field of the PMU name themselves. */
+            uint64_t known[3] = {0, 0, 0}, cfg[3] = {ev->config, ev->config1, ev->config2};
+            for (size_t i = 0; i < pmu->n_formats; i++)
+                if (pmu->formats[i].word < 3)
+                    known[pmu->formats[i].word] |= pmu->formats[i].mask;
+            for (int w = 0; w < 3; w++)
+                if (cfg[w] & ~known[w]) {
+                    snprintf(buf, len,
+                             "%s on %s: the kernel rejected the event (EINVAL): config%s bits "
+                             "0x%llx are outside every format field of the %s PMU",
+                             name, tgt, w ? (w == 1 ? "1" : "2") : "",
+                             (unsigned long long)(cfg[w] & ~known[w]), pmu->name);
+                    return MW_ERR_UNSUPPORTED;
+                }
+        }
         snprintf(buf, len,
                  "%s on %s: the kernel rejected the event's attributes (EINVAL): a config bit the "
                  "%s PMU does not support (config=0x%llx config1=0x%llx config2=0x%llx), a CPU "
