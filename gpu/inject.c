@@ -111,6 +111,7 @@ static struct {
     int thr_up, stop;
     CUpti_SubscriberHandle sub;
     uint64_t kernels, flagged, samples, flagged_samples;
+    int late_exit;
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
 static void dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -667,6 +668,8 @@ static void *decode_thread(void *arg)
     return arg;
 }
 
+static void finish(void);
+
 /* Stop, drain and release PM sampling on dev. g.mu held. */
 static void pm_stop(uint32_t dev)
 {
@@ -702,6 +705,13 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_Cal
         if (!g.thr_up && pthread_create(&g.thr, NULL, decode_thread, NULL) == 0)
             g.thr_up = 1;
         pthread_mutex_unlock(&g.mu);
+        /* CUPTI loaded libnvperf_host just now; its static destructors run at
+         * exit in reverse order of registration, so register finish() again
+         * after them: it must stop the decode thread while they still stand. */
+        if (!g.late_exit) {
+            g.late_exit = 1;
+            atexit(finish);
+        }
     } else if (id == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
         /* The last moment the context's records and samples can be read:
          * program teardown may come before our atexit handler. */

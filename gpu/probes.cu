@@ -465,6 +465,8 @@ static void chase_free(chase *c)
     cudaFree(c->lat);
     cudaFree(c->sum);
     c->A = nullptr;
+    c->idx = c->lat = nullptr;
+    c->sum = nullptr;
 }
 
 /* Build a ring over n_bytes with stride bytes, run one chase. */
@@ -904,6 +906,7 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
         }
         cudaFree(base);
         cudaFree(od);
+        note_err("TLB sweep");
     }
 out:
     chase_free(&c);
