@@ -299,11 +299,15 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
 }
 
 /* ------------------------------------------------------ loaded latency */
-static void median_chase(void **p, double seconds, double ovh, double hz, double *ns_out,
-                         double *cyc_out)
+#define LOADED_BURST 1024u    /* dependent loads per timed burst */
+#define LOADED_MAXB (1u << 14) /* bursts per point at most */
+
+/* Median over bursts of LOADED_BURST dependent loads for `seconds`; short
+ * bursts keep a lost time slice to a few of them. v holds LOADED_MAXB. */
+static void median_chase(void **p, double seconds, double ovh, double hz, double *v,
+                         double *ns_out, double *cyc_out)
 {
-    enum { BURST = 1 << 13, MAXB = 4096 };
-    static __thread double v[MAXB];
+    enum { BURST = LOADED_BURST, MAXB = LOADED_MAXB };
     unsigned nb = 0;
     uint64_t end = mw_rdtsc() + (uint64_t)(seconds * hz);
     while (nb < MAXB && (nb < 5 || mw_rdtsc() < end))
@@ -336,8 +340,12 @@ MW_API int mw_bench_loaded_latency(const mw_loaded_config *cfg, mw_loaded_result
         c.chase_bytes = mw_bench_big_bytes();
     size_t alloc = (c.chase_bytes + MW_HUGE_ALIGN - 1) & ~(MW_HUGE_ALIGN - 1);
     char *buf = mw_bench_alloc(alloc, NULL);
-    if (!buf)
+    double *bursts = malloc(LOADED_MAXB * sizeof *bursts);
+    if (!buf || !bursts) {
+        free(bursts);
+        mw_bench_free(buf, alloc);
         return -ENOMEM;
+    }
     int rc;
     struct affinity_saved sv;
     mw_read_load *l = NULL;
@@ -361,14 +369,14 @@ MW_API int mw_bench_loaded_latency(const mw_loaded_config *cfg, mw_loaded_result
     double hz = mw_bench_tsc_hz(), ovh = mw_bench_timer_overhead();
     double cyc;
     p = mw_chase(p, (uint64_t)1 << 16);
-    median_chase(&p, c.duration_s, ovh, hz, &out->idle_ns, &cyc);
+    median_chase(&p, c.duration_s, ovh, hz, bursts, &out->idle_ns, &cyc);
     unsigned total = nd, done = 0;
     for (unsigned di = 0; di < nd; di++) {
         mw_loaded_point *pt = &out->point[out->npoints];
         rc = mw_read_load_start(l, delays[di]);
         if (rc < 0)
             break;
-        median_chase(&p, c.duration_s, ovh, hz, &pt->ns, &pt->cycles);
+        median_chase(&p, c.duration_s, ovh, hz, bursts, &pt->ns, &pt->cycles);
         mw_sweep_point sp;
         rc = mw_read_load_stop(l, &sp);
         if (rc < 0)
@@ -383,12 +391,14 @@ MW_API int mw_bench_loaded_latency(const mw_loaded_config *cfg, mw_loaded_result
 out_unpin:
     unpin_calling(&sv);
 out:
+    free(bursts);
     mw_bench_free(buf, alloc);
     return rc < 0 ? rc : 0;
 }
 
 /* ---------------------------------------------------------------- MLP */
-#define MLP_REPEATS 3
+#define MLP_CHUNK 512u
+#define MLP_MAX_CHUNKS 4096u
 
 static inline __attribute__((always_inline)) void mlp_run(void **p, unsigned k, uint64_t steps)
 {
@@ -498,28 +508,34 @@ MW_API int mw_bench_mlp(const mw_mlp_config *cfg, mw_mlp_result *out)
     __builtin_ia32_sfence();
 #endif
     double hz = mw_bench_tsc_hz(), ovh = mw_bench_timer_overhead();
-    /* Every (k, repeat) walks its own region of the cycle, so no run finds
-     * lines that an earlier run left in the caches; the best repeat counts. */
-    unsigned nreg = c.max_chains * MLP_REPEATS;
-    uint64_t region = lines / nreg;
+    /* Every k walks its own region of the cycle, so no run finds lines that
+     * an earlier run left in the caches. The run is timed in chunks of
+     * MLP_CHUNK steps of every chain and the median chunk counts, so a time
+     * slice lost to another process does not (draining the misses in flight
+     * at each chunk's end costs one latency in MLP_CHUNK). */
+    uint64_t region = lines / c.max_chains;
     if (region > c.loads)
         region = c.loads;
     for (unsigned k = 1; k <= c.max_chains; k++) {
-        double best = 0;
-        for (unsigned rep = 0; rep < MLP_REPEATS; rep++) {
-            void *p[MW_MLP_MAX_CHAINS];
-            size_t base = (size_t)((k - 1) * MLP_REPEATS + rep) * (lines / nreg);
-            uint64_t steps = region / k - 1;
-            for (unsigned j = 0; j < k; j++)
-                p[j] = buf + (size_t)order[base + (size_t)j * (region / k)] * MW_LINE;
+        void *p[MW_MLP_MAX_CHAINS];
+        size_t base = (size_t)(k - 1) * (lines / c.max_chains);
+        uint64_t steps = region / k - 1;
+        for (unsigned j = 0; j < k; j++)
+            p[j] = buf + (size_t)order[base + (size_t)j * (region / k)] * MW_LINE;
+        double v[MLP_MAX_CHUNKS];
+        unsigned nv = 0;
+        for (uint64_t done = 0; done < steps && nv < MLP_MAX_CHUNKS;) {
+            uint64_t n = steps - done < MLP_CHUNK ? steps - done : MLP_CHUNK;
+            if (nv && n < MLP_CHUNK / 2)
+                break; /* a short tail would weigh the drain too much */
             uint64_t t0 = mw_tsc_start();
-            mlp_dispatch(p, k, steps);
+            mlp_dispatch(p, k, n);
             uint64_t t1 = mw_tsc_end();
-            chase_sink = p[0];
-            double v = ((double)(t1 - t0) - ovh) / hz * 1e9 / (double)(steps * k);
-            if (rep == 0 || v < best)
-                best = v;
+            v[nv++] = ((double)(t1 - t0) - ovh) / hz * 1e9 / (double)(n * k);
+            done += n;
         }
+        chase_sink = p[0];
+        double best = median_of(v, nv);
         out->ns_per_load[k - 1] = best;
         out->n = k;
         if (c.progress)
