@@ -233,12 +233,12 @@ static void val_fill_profile(mw_validation *v, const mw_calib_results *calib)
     if (lat) {
         val_copy(p->lat_method, sizeof p->lat_method, lat->name);
         p->lat_threshold_ns = lat->lat.th.threshold_ns;
-        p->idle_latency_ns = lat->lat.th.idle_ns;
-    } else {
-        for (unsigned i = 0; i < v->nmethods; i++)
-            if (!strcmp(v->method[i].name, "probe_lat") && v->method[i].available)
-                p->idle_latency_ns = v->method[i].lat.th.idle_ns;
     }
+    /* idle latency in ns: probe_lat's idle point (counting methods read cycles
+     * and have no idle point) */
+    for (unsigned i = 0; i < v->nmethods; i++)
+        if (!strcmp(v->method[i].name, "probe_lat") && v->method[i].available)
+            p->idle_latency_ns = v->method[i].lat.th.idle_ns;
     if (!(p->idle_latency_ns > 0) && calib && (calib->ran & MW_CALIB_LADDER))
         p->idle_latency_ns = calib->ladder.dram_ns;
     if (!isfinite(p->idle_latency_ns) || p->idle_latency_ns < 0)
@@ -342,12 +342,18 @@ MW_API int mw_validate_run(const mw_validate_config *cfg_in, const mw_calib_resu
         }
         for (unsigned i = 0; i < out->nmethods; i++) {
             mw_val_method *m = &out->method[i];
-            if (m->latency && m->available && strcmp(m->name, "probe_lat")) {
-                m->available = 0;
-                snprintf(m->reason, sizeof m->reason,
-                         "available here, but not validated: this version measures only "
-                         "probe_lat over the read-sweep grid, so the profiler will not use it");
+            if (!m->latency || !m->available || !strcmp(m->name, "probe_lat"))
+                continue;
+            const mw_method_avail *a = mw_probe_method(pr, m->name);
+            if (a && a->def && !(a->def->needs & (MW_NEED_PRECISE | MW_NEED_IBS))) {
+                if (mw_val_lat_counter_method(a->def, pr, &cfg, cpus, ncpus, out, m) < 0)
+                    m->available = 0;
+                continue;
             }
+            m->available = 0;
+            snprintf(m->reason, sizeof m->reason,
+                     "available here, but not validated: this version does not validate "
+                     "sampled latencies (PEBS, IBS), so the profiler will not use it");
         }
     }
     if (have_saved)
@@ -389,10 +395,10 @@ MW_API int mw_validate_write_table(const mw_validation *v, FILE *f)
         for (unsigned k = 0; k < v->nmethods; k++)
             if (!strcmp(v->method[k].name, m->name))
                 vm = &v->method[k];
-        if (vm && vm->latency)
-            fprintf(f, "  %-12s %-16s %6.1f%% %6.1f%% %6.1f%% %7.1f ns  %s\n", m->name,
+        if (vm && vm->latency) /* counting methods read core cycles per miss */
+            fprintf(f, "  %-12s %-16s %6.1f%% %6.1f%% %6.1f%% %7.1f %s  %s\n", m->name,
                     m->verdict, 100 * m->cv, 100 * m->false_pos, 100 * m->false_neg,
-                    m->threshold, m->reason);
+                    m->threshold, strcmp(m->name, "probe_lat") ? "cy" : "ns", m->reason);
         else
             fprintf(f, "  %-12s %-16s %6.1f%% %7s %7s %10s  factor %.3f: %s\n", m->name,
                     m->verdict, 100 * m->cv, "-", "-", "-", m->factor, m->reason);

@@ -40,6 +40,7 @@ typedef struct bw_counter {
     size_t n;
     mw_perf_group *g[BW_MAX_GROUPS];
     double scale[BW_MAX_GROUPS];
+    const char *role[BW_MAX_GROUPS]; /* the catalogue's role of each group's event */
 } bw_counter;
 
 static void bw_close(bw_counter *c)
@@ -50,7 +51,7 @@ static void bw_close(bw_counter *c)
 }
 
 static int bw_add(bw_counter *c, const mw_perf_event *ev, const mw_perf_target *t, double scale,
-                  char *why, size_t wn)
+                  const char *role, char *why, size_t wn)
 {
     if (c->n == BW_MAX_GROUPS) {
         snprintf(why, wn, "more than %d counters needed", BW_MAX_GROUPS);
@@ -58,15 +59,22 @@ static int bw_add(bw_counter *c, const mw_perf_event *ev, const mw_perf_target *
     }
     int rc = mw_perf_group_open(ev, 1, t, 0, &c->g[c->n]);
     if (rc < 0) {
-        snprintf(why, wn, "cannot open %s: %s", ev->name, mw_perf_why());
+        const char *pw = mw_perf_why();
+        if (pw[0] && !strncmp(pw, ev->name, strlen(ev->name)))
+            snprintf(why, wn, "cannot open %s", pw); /* the reason names the event */
+        else
+            snprintf(why, wn, "cannot open %s: %s", ev->name, pw[0] ? pw : mw_strerror(rc));
         return rc;
     }
+    c->role[c->n] = role ? role : "";
     c->scale[c->n++] = scale > 0 ? scale : 1;
     return 0;
 }
 
-static int bw_open(const mw_method_def *def, const mw_pmu_set *pmus, bw_counter *c, char *why,
-                   size_t wn)
+/* Opens every event of a method, counting system-wide; core events on
+ * core_cpus (NULL: every online CPU). */
+static int bw_open(const mw_method_def *def, const mw_pmu_set *pmus, const int *core_cpus,
+                   size_t n_core_cpus, bw_counter *c, char *why, size_t wn)
 {
     memset(c, 0, sizeof *c);
     for (size_t e = 0; e < def->n_events; e++) {
@@ -83,8 +91,9 @@ static int bw_open(const mw_method_def *def, const mw_pmu_set *pmus, bw_counter 
                          s->role ? s->role : "event", (unsigned long long)s->config);
                 mw_perf_event ev = {.name = name, .type = core->type, .config = s->config,
                                     .config1 = s->config1};
-                mw_perf_target t = {.kind = MW_PERF_SYSTEM};
-                rc = bw_add(c, &ev, &t, s->scale, why, wn);
+                mw_perf_target t = {.kind = MW_PERF_SYSTEM, .cpus = core_cpus,
+                                    .n_cpus = core_cpus ? n_core_cpus : 0};
+                rc = bw_add(c, &ev, &t, s->scale, s->role, why, wn);
             }
         } else {
             const mw_pmu *list[BW_MAX_GROUPS];
@@ -108,7 +117,7 @@ static int bw_open(const mw_method_def *def, const mw_pmu_set *pmus, bw_counter 
                                     .config2 = enc.config[2]};
                 mw_perf_target t = {.kind = MW_PERF_SYSTEM, .cpus = list[j]->cpus,
                                     .n_cpus = list[j]->n_cpus};
-                rc = bw_add(c, &ev, &t, s->scale, why, wn);
+                rc = bw_add(c, &ev, &t, s->scale, s->role, why, wn);
             }
         }
         if (rc < 0) {
@@ -176,7 +185,7 @@ int mw_val_bw_method(const mw_method_def *def, const mw_probe *pr, const mw_vali
     }
     char why[256] = "";
     bw_counter c;
-    int rc = bw_open(def, pr->pmus, &c, why, sizeof why);
+    int rc = bw_open(def, pr->pmus, NULL, 0, &c, why, sizeof why);
     if (rc < 0) {
         snprintf(m->reason, sizeof m->reason, "listed as available, but %s", why);
         return rc;
@@ -226,5 +235,120 @@ int mw_val_bw_method(const mw_method_def *def, const mw_probe *pr, const mw_vali
     if ((rc = mw_verdict_bw(r, n, &v->rules, &m->bw)) < 0)
         return rc;
     snprintf(m->reason, sizeof m->reason, "%s", m->bw.reason);
+    return 0;
+}
+
+/* ------------------------------------------------- counting latency methods */
+
+/* lmrl, l1_miss_lat: pending-miss cycles / misses, counted on the load threads'
+ * CPUs over sub-windows of every grid point while the read load runs. Each
+ * reading is (delta of the "pending" events) / (delta of all other events),
+ * in core cycles per miss. There is no idle point: without a load these
+ * methods count nothing. */
+int mw_val_lat_counter_method(const mw_method_def *def, const mw_probe *pr,
+                              const mw_validate_config *cfg, const int *cpus, int ncpus,
+                              mw_validation *v, mw_val_method *m)
+{
+    enum { SUB = 16 };
+    if (!def || !pr || !pr->pmus) {
+        snprintf(m->reason, sizeof m->reason, "no catalogue entry or PMU list for %s", m->name);
+        return MW_ERR_NODATA;
+    }
+    const int *lcpus = ncpus > 1 ? cpus + 1 : cpus;
+    unsigned nl = ncpus > 1 ? (unsigned)ncpus - 1 : 1;
+    char why[256] = "";
+    bw_counter c;
+    int rc = bw_open(def, pr->pmus, lcpus, nl, &c, why, sizeof why);
+    if (rc < 0) {
+        snprintf(m->reason, sizeof m->reason, "listed as available, but %s", why);
+        return rc;
+    }
+    int have_num = 0, have_den = 0;
+    for (size_t i = 0; i < c.n; i++) {
+        int num = !strcmp(c.role[i], "pending");
+        have_num |= num;
+        have_den |= !num;
+    }
+    if (!have_num || !have_den) {
+        bw_close(&c);
+        snprintf(m->reason, sizeof m->reason,
+                 "its catalogue entry has no \"pending\" numerator and denominator events");
+        return MW_ERR_NODATA;
+    }
+    unsigned tgrid[MW_SWEEP_MAX_THREADS], dgrid[MW_SWEEP_MAX_DELAYS];
+    unsigned nt = mw_read_sweep_thread_grid(v->load_threads_max ? v->load_threads_max : nl, tgrid,
+                                            MW_SWEEP_MAX_THREADS);
+    unsigned nd = mw_read_sweep_delay_grid(cfg && cfg->max_delay ? cfg->max_delay : 1024, dgrid,
+                                           MW_SWEEP_MAX_DELAYS);
+    double seconds = cfg && cfg->point_s > 0 ? cfg->point_s : 0.2;
+    size_t maxp = (size_t)nt * nd;
+    mw_lat_point *pts = calloc(maxp ? maxp : 1, sizeof *pts);
+    double *store = calloc((maxp ? maxp : 1) * SUB, sizeof *store);
+    double prev[BW_MAX_GROUPS];
+    size_t np = 0;
+    if (!pts || !store)
+        rc = -ENOMEM;
+    for (unsigned ti = 0; ti < nt && rc == 0; ti++) {
+        mw_read_load_config lc = {.threads = tgrid[ti], .cpus = lcpus, .ncpus = nl};
+        mw_read_load *l = NULL;
+        if ((rc = mw_read_load_create(&lc, &l)) < 0)
+            break;
+        for (unsigned di = 0; di < nd && rc == 0; di++) {
+            mw_lat_point *p = &pts[np];
+            double *dst = store + np * SUB;
+            p->ns = dst;
+            p->n = 0;
+            for (size_t i = 0; i < c.n && rc == 0; i++)
+                if ((rc = mw_perf_group_reset(c.g[i])) == 0)
+                    rc = mw_perf_group_enable(c.g[i]);
+            if (rc == 0)
+                rc = mw_read_load_start(l, dgrid[di]);
+            if (rc < 0)
+                break;
+            memset(prev, 0, sizeof prev);
+            for (int k = 0; k <= SUB && rc == 0; k++) {
+                if (k) {
+                    double step = seconds / SUB;
+                    struct timespec ts = {(time_t)step, (long)((step - (double)(time_t)step) * 1e9)};
+                    nanosleep(&ts, NULL);
+                }
+                double num = 0, den = 0;
+                for (size_t i = 0; i < c.n && rc == 0; i++) {
+                    mw_perf_value val;
+                    if ((rc = mw_perf_group_read(c.g[i], &val, 1)) < 0)
+                        break;
+                    double d = val.scaled - prev[i];
+                    prev[i] = val.scaled;
+                    if (!strcmp(c.role[i], "pending"))
+                        num += d;
+                    else
+                        den += d;
+                }
+                if (k && rc == 0 && den > 0 && num >= 0)
+                    dst[p->n++] = num / den;
+            }
+            mw_sweep_point sp;
+            int src = mw_read_load_stop(l, &sp);
+            for (size_t i = 0; i < c.n; i++)
+                mw_perf_group_disable(c.g[i]);
+            if (rc == 0)
+                rc = src;
+            p->bw = sp.bw;
+            if (rc == 0 && p->n)
+                np++;
+        }
+        mw_read_load_destroy(l);
+    }
+    bw_close(&c);
+    if (rc == 0)
+        rc = mw_verdict_lat(pts, np, &v->rules, &m->lat);
+    free(pts);
+    free(store);
+    if (rc < 0) {
+        snprintf(m->reason, sizeof m->reason, "counting failed during the read sweep: %s",
+                 mw_strerror(rc));
+        return rc;
+    }
+    snprintf(m->reason, sizeof m->reason, "core cycles per L1 miss: %s", m->lat.reason);
     return 0;
 }

@@ -26,4 +26,11 @@ int mw_val_bw_method(const struct mw_method_def *def, const struct mw_probe *pr,
                      const struct mw_validate_config *cfg, const int *cpus, int ncpus,
                      struct mw_validation *v, struct mw_val_method *m);
 
+/* Measure one counting latency method (lmrl, l1_miss_lat) over the read-sweep
+ * grid on the load threads' CPUs (calibrate/validate_bw.c): fills m->lat and
+ * m->reason; readings in core cycles per miss. */
+int mw_val_lat_counter_method(const struct mw_method_def *def, const struct mw_probe *pr,
+                              const struct mw_validate_config *cfg, const int *cpus, int ncpus,
+                              struct mw_validation *v, struct mw_val_method *m);
+
 #endif
