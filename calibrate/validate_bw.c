@@ -1,6 +1,8 @@
 /*
- * calibrate/validate_bw.c: measuring one bandwidth method (imc_cas, ocr_dram,
- * amd_umc, amd_df) against ground truth: its events counted system-wide while
+ * calibrate/validate_bw.c: measuring the counter methods against ground truth.
+ * Counting latency methods (lmrl, l1_miss_lat): see mw_val_lat_counter_method
+ * at the end. A bandwidth method (imc_cas, ocr_dram, amd_umc, amd_df): its
+ * events counted system-wide while
  * bench.h's read load runs, whose volume is exact (64 bytes per record read),
  * at a few delays, repeated; with prefetchers off and then on where the
  * prefetcher MSR can be switched (msr.h guard: restored on every exit path).
