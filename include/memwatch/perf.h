@@ -60,7 +60,8 @@ MW_API int mw_privs_can_kernel(const mw_privs *p);
 
 enum mw_perf_flags {
     MW_PERF_USER_ONLY = 1u << 0, /* exclude_kernel and exclude_hv (allowed at paranoid 2) */
-    MW_PERF_PINNED = 1u << 1,    /* leader pinned: never multiplexed (reads fail instead) */
+    MW_PERF_PINNED = 1u << 1,    /* leader pinned: never multiplexed; if the kernel cannot keep
+                                    it on the PMU, reads return -EIO instead of scaled values */
 };
 
 typedef struct mw_perf_event {
