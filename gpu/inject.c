@@ -177,8 +177,10 @@ static void emit(uint32_t type, const void *a, uint32_t alen, const void *b, uin
         memcpy(buf, a, alen);
         if (blen)
             memcpy(buf + alen, b, blen);
-        g.emit(type, buf, len);
-        g.records++;
+        if (g.emit(type, buf, len) < 0)
+            g.dropped++;
+        else
+            g.records++;
         return;
     }
     if (g.fd < 0)

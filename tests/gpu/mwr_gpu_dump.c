@@ -32,9 +32,14 @@ int main(int argc, char **argv)
     static unsigned char buf[1 << 16];
     mwr_rec_hdr h;
     while (fread(&h, sizeof h, 1, f) == 1) {
-        if (h.size < sizeof h || h.size - sizeof h > sizeof buf)
+        if (h.size < sizeof h)
             break;
         size_t len = h.size - sizeof h;
+        if (len > sizeof buf) { /* CPU records (perf data) can be large: skip them */
+            if (fseek(f, (long)len, SEEK_CUR))
+                break;
+            continue;
+        }
         if (fread(buf, 1, len, f) != len)
             break;
         if (h.type == MWR_GPU_KERNEL && len >= sizeof(mwr_gpu_kernel)) {

@@ -19,12 +19,16 @@ run() { # name app args...
   local name=$1; shift
   local f=$tmp/$name.mwr
   if [ -f "$B/libmemwatch.so" ] && [ -z "${MW_GPU_TEST_DIRECT:-}" ]; then
-    # libmemwatch.so sets CUDA_INJECTION64_PATH itself; its raw file holds our records.
-    MEMWATCH_GPU_OUT=$f CUDA_INJECTION64_PATH=$B/libmemwatch_cuda.so LD_PRELOAD=$B/libmemwatch.so "$@" || return 1
+    # The real path: libmemwatch.so sets CUDA_INJECTION64_PATH itself and its
+    # raw file (in MEMWATCH_DIR) holds our records.
+    mkdir -p "$tmp/$name"
+    env -u CUDA_INJECTION64_PATH MEMWATCH_DIR="$tmp/$name" LD_PRELOAD="$B/libmemwatch.so" "$@" || return 1
+    f=$(ls -t "$tmp/$name"/*.mwr 2>/dev/null | head -1)
+    echo "(through LD_PRELOAD=libmemwatch.so)" >&2
   else
     MEMWATCH_GPU_OUT=$f CUDA_INJECTION64_PATH=$B/libmemwatch_cuda.so "$@" || return 1
+    echo "(through CUDA_INJECTION64_PATH: libmemwatch.so not built here)" >&2
   fi
-  [ -f "$f" ] || f=$(ls -t "$tmp"/*.mwr ./*.mwr 2>/dev/null | head -1)
   echo "$f"
 }
 bw_out=$(run bw "$B/bw_app" 60) || { echo "FAILED: bw_app did not run"; exit 1; }

@@ -69,8 +69,10 @@ int main(void)
            "spike at %d\n", o.base_cyc, o.limit_requests, o.slope_cyc, o.spike_requests);
 
     MW_CHECK_INT(mw_gpu_probe_triad(0, 20, &t), 0);
-    printf("triad %.1f GB/s (%.1f %% of peak), memcpy %.1f GB/s (%.1f %%), ratio %.3f\n",
-           t.triad_bw / 1e9, 100 * t.triad_bw / t.peak_bw, t.memcpy_bw / 1e9,
+    printf("triad %.1f GB/s (%.1f %% of peak, shape %s; vec2x1 %.1f, vec2x4 %.1f, scalar %.1f), "
+           "memcpy %.1f GB/s (%.1f %%), ratio %.3f\n",
+           t.triad_bw / 1e9, 100 * t.triad_bw / t.peak_bw, t.variant, t.variant_bw[0] / 1e9,
+           t.variant_bw[1] / 1e9, t.variant_bw[2] / 1e9, t.memcpy_bw / 1e9,
            100 * t.memcpy_bw / t.peak_bw, t.triad_bw / t.memcpy_bw);
     MW_CHECK(t.triad_bw >= 0.98 * t.memcpy_bw, "triad %.4g < 0.98 x memcpy %.4g", t.triad_bw,
              t.memcpy_bw);
