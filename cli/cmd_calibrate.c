@@ -328,13 +328,13 @@ static void print_table(const mw_calib_results *r)
         printf("\nSTREAM triad  (arrays of %s, %s kernel, best of %u)\n",
                human_bytes(r->triad[0].array_bytes, b1, sizeof b1), r->triad[0].isa,
                r->triad[0].repeats);
-        printf("  %-22s %6s %12s %12s %8s %14s\n", "stores", "B/iter", "best GB/s", "median GB/s",
+        printf("  %-24s %6s %12s %12s %8s %14s\n", "stores", "B/iter", "best GB/s", "median GB/s",
                "CV", "STREAM GB/s");
         for (int s = 0; s < 2; s++) {
             const mw_triad_result *t = &r->triad[s];
             if (!t->repeats)
                 continue;
-            printf("  %-22s %6u %12.2f %12.2f %7.1f%% %14.2f\n",
+            printf("  %-24s %6u %12.2f %12.2f %7.1f%% %14.2f\n",
                    s ? "non-temporal" : "normal (write-allocate)", t->bytes_per_iter,
                    t->bw_stats.best / 1e9, t->bw_stats.median / 1e9, 100 * t->bw_stats.cv,
                    t->explicit_bw_best / 1e9);
