@@ -151,7 +151,9 @@ typedef struct attr_ent {
 typedef struct smp {
     uint64_t time, ip, addr, weight, data_src, period, phys, sp;
     const void *chain;
+    const void *regs, *stack;     /* REGS_USER / STACK_USER, into the mapped file */
     uint32_t chain_nr, tid, cpu, attr_idx;
+    uint32_t stack_size;
 } smp;
 
 typedef struct alloc_ent {
@@ -177,6 +179,8 @@ typedef struct ctx {
     const mw_report_opts *o;
     mw_report_stats *st;
     mw_symbolizer *sym;
+    mw_unwinder *unw;          /* lazily created for samples with regs + stack */
+    int unw_failed;
     double threshold;
     int64_t run_id, proc_id;
     VEC(gmod) gmods;
@@ -213,6 +217,14 @@ static int step(ctx *c, sqlite3_stmt *s)
     int rc = sqlite3_step(s);
     sqlite3_reset(s);
     sqlite3_clear_bindings(s);
+    return rc == SQLITE_DONE ? 0 : sql_err(c, "insert");
+}
+
+/* For statements whose every column is bound on every row: no clear. */
+static int step_all_bound(ctx *c, sqlite3_stmt *s)
+{
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
     return rc == SQLITE_DONE ? 0 : sql_err(c, "insert");
 }
 
@@ -577,6 +589,13 @@ static int on_perf_data(ctx *c, const mwr_perf_data *pd, const unsigned char *p,
                 unsigned idx = (unsigned)__builtin_popcountll(a->fmt.regs_user_mask & 0x7f);
                 if (idx < s->regs_user_nr)
                     x.sp = mw_u64_at(s->regs_user, idx);
+                if (s->stack_user_dyn_size && s->regs_user_nr ==
+                                                  (uint32_t)__builtin_popcountll(
+                                                      a->fmt.regs_user_mask)) {
+                    x.regs = s->regs_user;
+                    x.stack = s->stack_user;
+                    x.stack_size = (uint32_t)s->stack_user_dyn_size;
+                }
             }
             if (VEC_PUSH(c->smps, x))
                 return -ENOMEM;
@@ -1076,6 +1095,25 @@ static int64_t data_object(ctx *c, const smp *x, const uint64_t *prefix_end)
     return 0;
 }
 
+static size_t unwind_offline(ctx *c, const smp *x, const attr_ent *a, uint64_t *chain,
+                             size_t max, size_t n_kernel)
+{
+    if (!c->unw && !c->unw_failed && mw_unwinder_new(&c->unw) != 0)
+        c->unw_failed = 1;
+    if (!c->unw)
+        return n_kernel;
+    mw_unwind_module mods[256];
+    size_t nm = 0;
+    for (size_t i = 0; i < c->pmods.n && nm < 256; i++)
+        if (!c->pmods.v[i].is_stack)
+            mods[nm++] = (mw_unwind_module){c->pmods.v[i].start, c->pmods.v[i].end,
+                                            c->pmods.v[i].base,
+                                            c->gmods.v[c->pmods.v[i].gi].path};
+    int got = mw_unwind_sample(c->unw, mods, nm, a->fmt.regs_user_mask, x->regs, x->stack,
+                               x->stack_size, chain, max);
+    return got > (int)n_kernel ? (size_t)got : n_kernel;
+}
+
 static int insert_samples(ctx *c)
 {
     qsort(c->ivs.v, c->ivs.n, sizeof *c->ivs.v, iv_cmp);
@@ -1104,6 +1142,10 @@ static int insert_samples(ctx *c)
             n = mw_callchain_user(&tmp, chain, 128);
         }
         int exact0 = 1;
+        /* no usable kernel chain (frame pointers missing) but regs + stack
+         * were sampled: unwind offline */
+        if (n <= 2 && x->regs && x->stack_size)
+            n = unwind_offline(c, x, a, chain, 128, n);
         if (n == 0 || chain[0] != x->ip) {
             /* the chain starts at the caller: put the sample ip in front */
             if (n == 128)
@@ -1126,44 +1168,47 @@ static int insert_samples(ctx *c)
             break;
         }
         sqlite3_stmt *s = c->s_sample;
+        const uint64_t st = a->fmt.sample_type;
+#define BIND_IF(i, cond, v)                                                                    \
+    do {                                                                                       \
+        if (cond)                                                                              \
+            sqlite3_bind_int64(s, i, (int64_t)(v));                                            \
+        else                                                                                   \
+            sqlite3_bind_null(s, i);                                                           \
+    } while (0)
         sqlite3_bind_int64(s, 1, c->proc_id);
         sqlite3_bind_int64(s, 2, a->event_id);
         sqlite3_bind_text(s, 3, mw_sample_source_name(a->source), -1, SQLITE_STATIC);
         sqlite3_bind_int64(s, 4, x->tid);
         bind_u64(s, 5, x->time);
-        if (x->cpu != UINT32_MAX)
-            sqlite3_bind_int64(s, 6, x->cpu);
+        BIND_IF(6, x->cpu != UINT32_MAX, x->cpu);
         bind_u64(s, 7, x->period);
         bind_u64(s, 8, x->ip);
         sqlite3_bind_int64(s, 9, leaf);
         sqlite3_bind_int64(s, 10, sid);
-        if (a->fmt.sample_type & PERF_SAMPLE_ADDR)
-            bind_u64(s, 11, x->addr);
-        if (a->fmt.sample_type & PERF_SAMPLE_PHYS_ADDR)
-            bind_u64(s, 12, x->phys);
-        if (a->fmt.sample_type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
-            bind_u64(s, 13, x->weight);
-        if (a->fmt.sample_type & PERF_SAMPLE_DATA_SRC) {
-            mw_mem_src m;
+        BIND_IF(11, st & PERF_SAMPLE_ADDR, x->addr);
+        BIND_IF(12, st & PERF_SAMPLE_PHYS_ADDR, x->phys);
+        BIND_IF(13, st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT), x->weight);
+        int has_ds = (st & PERF_SAMPLE_DATA_SRC) != 0;
+        mw_mem_src m;
+        memset(&m, 0, sizeof m);
+        if (has_ds)
             mw_mem_src_decode(x->data_src, &m);
-            bind_u64(s, 14, x->data_src);
-            sqlite3_bind_int(s, 15, m.op);
-            sqlite3_bind_int(s, 16, m.level);
-            if (m.hit >= 0)
-                sqlite3_bind_int(s, 17, m.hit);
-            sqlite3_bind_int(s, 18, m.remote);
-            sqlite3_bind_int(s, 19, m.hops);
-            sqlite3_bind_int(s, 20, m.tlb);
-            sqlite3_bind_int(s, 21, m.snoop);
-            if (m.lock >= 0)
-                sqlite3_bind_int(s, 22, m.lock);
-        }
-        if (ivi >= 0)
-            sqlite3_bind_int64(s, 23, c->ivs.v[ivi].id);
+        BIND_IF(14, has_ds, x->data_src);
+        BIND_IF(15, has_ds, m.op);
+        BIND_IF(16, has_ds, m.level);
+        BIND_IF(17, has_ds && m.hit >= 0, m.hit);
+        BIND_IF(18, has_ds, m.remote);
+        BIND_IF(19, has_ds, m.hops);
+        BIND_IF(20, has_ds, m.tlb);
+        BIND_IF(21, has_ds, m.snoop);
+        BIND_IF(22, has_ds && m.lock >= 0, m.lock);
+        BIND_IF(23, ivi >= 0, ivi >= 0 ? c->ivs.v[ivi].id : 0);
         sqlite3_bind_int(s, 24, flagged);
         sqlite3_bind_int(s, 25, sel);
-        bind_id(s, 26, obj);
-        if ((rc = step(c, s)) != 0)
+        BIND_IF(26, obj > 0, obj);
+#undef BIND_IF
+        if ((rc = step_all_bound(c, s)) != 0)
             break;
         c->st->samples++;
         if (c->o->progress && (i & 0xffff) == 0xffff)
@@ -1395,13 +1440,16 @@ int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_op
     }
 
     unlink(o->db_path);
-    if (sqlite3_open(o->db_path, &c.db) != SQLITE_OK) {
+    if (sqlite3_open_v2(o->db_path, &c.db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK) {
         mw_log(MW_LOG_ERROR, "%s: %s", o->db_path, c.db ? sqlite3_errmsg(c.db) : "cannot open");
         rc = -EIO;
         goto out;
     }
-    if ((rc = exec(&c, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                       " PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536;")) ||
+    if ((rc = exec(&c, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                       " PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY;"
+                       " PRAGMA cache_size=-65536;")) ||
         (rc = exec(&c, mw_report_schema)) || (rc = prepare_all(&c)))
         goto out;
     {
@@ -1468,6 +1516,7 @@ out:
     hmap_free(&c.stacks);
     file_reset(&c);
     mw_symbolizer_free(c.sym);
+    mw_unwinder_free(c.unw);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     st->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     return rc;
