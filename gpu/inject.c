@@ -41,6 +41,7 @@
 #include <cupti_target.h>
 
 #include "cupti_util.h"
+#include "pcsamp.h"
 #include "memwatch/gpu.h"
 #include "memwatch/memwatch.h"
 #include "memwatch/mwr.h"
@@ -112,6 +113,10 @@ static struct {
     CUpti_SubscriberHandle sub;
     uint64_t kernels, flagged, samples, flagged_samples;
     int late_exit;
+    int pc_on;                 /* PC sampling wanted (MEMWATCH_GPU_PC, default 1) */
+    unsigned pc_period;        /* log2 cycles between PC samples */
+    char *flagged_names[64];   /* kernels flagged at least once: their lines are named */
+    int nflagged_names;
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
 static void dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -293,6 +298,14 @@ static void match_kernels(int final)
         p->k.flags = fl;
         g.kernels++;
         g.flagged += !!(fl & MWR_GPU_BW_BOUND);
+        if ((fl & MWR_GPU_BW_BOUND) && g.nflagged_names < 64) {
+            int known = 0;
+            for (int f = 0; f < g.nflagged_names && !known; f++)
+                known = strlen(g.flagged_names[f]) == p->k.name_len &&
+                        !memcmp(g.flagged_names[f], p->name, p->k.name_len);
+            if (!known && (g.flagged_names[g.nflagged_names] = strndup(p->name, p->k.name_len)))
+                g.nflagged_names++;
+        }
         dbg("kernel %.60s [%llu, %llu] %.1f us dram %.3g B/s%s%s", p->name, (unsigned long long)p->k.start_ns,
             (unsigned long long)p->k.end_ns, dur / 1e3, p->k.dram_bw,
             fl & MWR_GPU_BW_BOUND ? " FLAGGED" : "", fl & MWR_GPU_BW_VALID ? "" : " (no samples)");
@@ -665,12 +678,49 @@ static void *decode_thread(void *arg)
             pm_drain(d);
         }
         match_kernels(0);
+        if (g.pc_on && tick % 5 == 0)
+            mw_pcs_drain_all();
         pthread_mutex_unlock(&g.mu);
     }
     return arg;
 }
 
 static void finish(void);
+
+/* PC-sampling report: only functions flagged as bandwidth-bound. g.mu held. */
+static int want_func(const char *func, void *user)
+{
+    for (int i = 0; i < g.nflagged_names; i++)
+        if (!strcmp(g.flagged_names[i], func))
+            return 1;
+    (void)user;
+    return 0;
+}
+
+static void emit_pc(const char *func, const char *file, uint32_t line, uint64_t pc,
+                    uint64_t samples, uint64_t stall_mem, void *user)
+{
+    mwr_gpu_pc r;
+    char strs[2048];
+    size_t fl = strlen(file), fn = strlen(func);
+    if (fl > 1023)
+        fl = 1023;
+    if (fn > 1023)
+        fn = 1023;
+    memset(&r, 0, sizeof r);
+    r.line = line;
+    r.pc_offset = pc;
+    r.samples = samples;
+    r.stall_memory = stall_mem;
+    r.file_len = (uint32_t)fl;
+    r.func_len = (uint32_t)fn;
+    memcpy(strs, file, fl);
+    memcpy(strs + fl, func, fn);
+    dbg("line %s:%u in %.60s: %llu samples, %llu memory stalls", file, line, func,
+        (unsigned long long)samples, (unsigned long long)stall_mem);
+    emit(MWR_GPU_PC, &r, sizeof r, strs, (uint32_t)(fl + fn));
+    (void)user;
+}
 
 /* Stop, drain and release PM sampling on dev. g.mu held. */
 static void pm_stop(uint32_t dev)
@@ -696,6 +746,16 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_Cal
 {
     if (dom != CUPTI_CB_DOMAIN_RESOURCE)
         return;
+    if (id == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+        const CUpti_ResourceData *md = data;
+        const CUpti_ModuleResourceData *m = md->resourceDescriptor;
+        if (g.pc_on && m) {
+            pthread_mutex_lock(&g.mu);
+            mw_pcs_module_loaded(m->pCubin, m->cubinSize);
+            pthread_mutex_unlock(&g.mu);
+        }
+        return;
+    }
     const CUpti_ResourceData *rd = data;
     uint32_t dev = 0;
     if (cuptiGetDeviceId(rd->context, &dev) != CUPTI_SUCCESS || dev >= MAX_DEV)
@@ -704,6 +764,10 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_Cal
         pthread_mutex_lock(&g.mu);
         g.pm[dev].want = 1;
         pm_start(dev);
+        if (g.pc_on && mw_pcs_context_created(rd->context, g.pc_period) == 0)
+            emit_meta("gpu.pc_sampling=continuous:2^%u cycles\n", g.pc_period);
+        else if (g.pc_on && mw_pcs_status())
+            emit_meta("gpu.pc_sampling=unavailable:%s\n", mw_pcs_status());
         if (!g.thr_up && pthread_create(&g.thr, NULL, decode_thread, NULL) == 0)
             g.thr_up = 1;
         pthread_mutex_unlock(&g.mu);
@@ -721,6 +785,8 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_Cal
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         pthread_mutex_lock(&g.mu);
         pm_stop(dev);
+        if (g.pc_on)
+            mw_pcs_context_ending(rd->context);
         g.pm[dev].want = 0;
         match_kernels(0);
         pthread_mutex_unlock(&g.mu);
@@ -745,6 +811,16 @@ static void finish(void)
         pm_stop(d);
     dbg("PM sampling stopped: %zu samples held", g.nsmp);
     match_kernels(1);
+    if (g.pc_on) {
+        uint64_t tot = 0, drop = 0;
+        mw_pcs_drain_all();
+        int n = mw_pcs_report(want_func, emit_pc, NULL, &tot, &drop);
+        emit_meta("gpu.pc_summary=%d source lines of %d flagged kernels; %llu PC samples, "
+                  "%llu dropped\n",
+                  n, g.nflagged_names, (unsigned long long)tot, (unsigned long long)drop);
+        dbg("PC sampling: %d lines, %llu samples, %llu dropped", n, (unsigned long long)tot,
+            (unsigned long long)drop);
+    }
     for (uint32_t d = 0; d < MAX_DEV; d++) {
         pm_dev *pd = &g.pm[d];
         if (pd->overflowed)
@@ -794,6 +870,10 @@ MW_API int InitializeInjection(void)
     g.interval_ns = 50000;
     if ((e = getenv("MEMWATCH_GPU_INTERVAL_US")) && atoi(e) > 0)
         g.interval_ns = (uint64_t)atoi(e) * 1000;
+    g.pc_on = !((e = getenv("MEMWATCH_GPU_PC")) && !strcmp(e, "0"));
+    g.pc_period = 17;
+    if ((e = getenv("MEMWATCH_GPU_PC_PERIOD")) && atoi(e) >= 5 && atoi(e) <= 31)
+        g.pc_period = (unsigned)atoi(e);
     g.period_ms = 20;
     if ((e = getenv("MEMWATCH_GPU_PERIOD_MS")) && atoi(e) > 0)
         g.period_ms = (unsigned)atoi(e);
@@ -838,7 +918,9 @@ MW_API int InitializeInjection(void)
         (r = cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
                                  CUPTI_CBID_RESOURCE_CONTEXT_CREATED)) ||
         (r = cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
-                                 CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING))) {
+                                 CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)) ||
+        (r = cuptiEnableCallback(1, g.sub, CUPTI_CB_DOMAIN_RESOURCE,
+                                 CUPTI_CBID_RESOURCE_MODULE_LOADED))) {
         mw_cupti_explain("cuptiSubscribe", r, why, sizeof why);
         pthread_mutex_lock(&g.mu);
         emit_meta("gpu.sampling=unavailable:%s\n", why);

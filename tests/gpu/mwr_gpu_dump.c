@@ -1,7 +1,7 @@
 /*
  * tests/gpu/mwr_gpu_dump.c: prints the GPU records of a .mwr file, one line
  * each, and a last line "kernels=N flagged=M samples=S flagged_samples=F
- * uncalibrated=U trailer=0|1". Used by test_gpu_inject.sh; plain C, no CUDA.
+ * uncalibrated=U trailer=0|1 pclines=P". Used by test_gpu_inject.sh; plain C, no CUDA.
  * Usage: mwr_gpu_dump FILE [kernel-name-substring]
  */
 #include <stdio.h>
@@ -28,7 +28,8 @@ int main(int argc, char **argv)
         return 1;
     }
     fseek(f, fh.header_size, SEEK_SET);
-    unsigned long kernels = 0, flagged = 0, samples = 0, fsamples = 0, uncal = 0, trailer = 0;
+    unsigned long kernels = 0, flagged = 0, samples = 0, fsamples = 0, uncal = 0, trailer = 0,
+                  pclines = 0;
     static unsigned char buf[1 << 16];
     mwr_rec_hdr h;
     while (fread(&h, sizeof h, 1, f) == 1) {
@@ -60,6 +61,18 @@ int main(int argc, char **argv)
             memcpy(&s, buf, sizeof s);
             samples++;
             fsamples += !!(s.flags & MWR_GPU_BW_BOUND);
+        } else if (h.type == MWR_GPU_PC && len >= sizeof(mwr_gpu_pc)) {
+            mwr_gpu_pc r;
+            memcpy(&r, buf, sizeof r);
+            if (sizeof r + r.file_len + r.func_len > len)
+                continue;
+            const char *file = (const char *)buf + sizeof r, *fn = file + r.file_len;
+            if (argc > 2 && !memmem(fn, r.func_len, argv[2], strlen(argv[2])))
+                continue;
+            pclines++;
+            printf("pc %.*s:%u %.*s samples=%llu stall_mem=%llu\n", (int)r.file_len, file, r.line,
+                   (int)r.func_len, fn, (unsigned long long)r.samples,
+                   (unsigned long long)r.stall_memory);
         } else if (h.type == MWR_GPU_META || h.type == MWR_META) {
             printf("meta %.*s", (int)len, (const char *)buf);
         } else if (h.type == MWR_TRAILER) {
@@ -67,7 +80,8 @@ int main(int argc, char **argv)
         }
     }
     fclose(f);
-    printf("kernels=%lu flagged=%lu samples=%lu flagged_samples=%lu uncalibrated=%lu trailer=%lu\n",
-           kernels, flagged, samples, fsamples, uncal, trailer);
+    printf("kernels=%lu flagged=%lu samples=%lu flagged_samples=%lu uncalibrated=%lu trailer=%lu "
+           "pclines=%lu\n",
+           kernels, flagged, samples, fsamples, uncal, trailer, pclines);
     return 0;
 }
