@@ -406,7 +406,7 @@ static inline __attribute__((always_inline)) void mlp_run(void **p, unsigned k, 
     for (unsigned j = 0; j < k; j++)
         q[j] = p[j];
     for (uint64_t s = 0; s < steps; s++) {
-#pragma GCC unroll 32
+#pragma GCC unroll 64
         for (unsigned j = 0; j < k; j++)
             q[j] = *(void **)q[j];
     }
@@ -423,7 +423,9 @@ static void mlp_dispatch(void **p, unsigned k, uint64_t steps)
         break;
         C(1) C(2) C(3) C(4) C(5) C(6) C(7) C(8) C(9) C(10) C(11) C(12) C(13) C(14) C(15) C(16)
         C(17) C(18) C(19) C(20) C(21) C(22) C(23) C(24) C(25) C(26) C(27) C(28) C(29) C(30)
-        C(31) C(32)
+        C(31) C(32) C(33) C(34) C(35) C(36) C(37) C(38) C(39) C(40) C(41) C(42) C(43) C(44)
+        C(45) C(46) C(47) C(48) C(49) C(50) C(51) C(52) C(53) C(54) C(55) C(56) C(57) C(58)
+        C(59) C(60) C(61) C(62) C(63) C(64)
 #undef C
     default:
         break;
@@ -460,7 +462,7 @@ MW_API int mw_bench_mlp(const mw_mlp_config *cfg, mw_mlp_result *out)
     if (!cfg)
         c.cpu = -1;
     if (!c.max_chains)
-        c.max_chains = MW_MLP_MAX_CHAINS;
+        c.max_chains = 32;
     if (c.max_chains > MW_MLP_MAX_CHAINS)
         return MW_ERR_TOOBIG;
     if (!c.bytes)

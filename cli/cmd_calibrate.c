@@ -30,6 +30,7 @@ struct calib_opts {
     unsigned max_delay;     /* 0: default */
     double duration;        /* per sweep / loaded point; 0: default */
     size_t ladder_max;      /* 0: default */
+    unsigned mlp_chains;    /* 0: 32 */
     const char *json;       /* NULL: default path; "-" stdout */
     int no_json;
     const char *plot_dir;
@@ -58,6 +59,7 @@ static void usage(FILE *f)
             "  --max-delay N        largest NOP delay of the read sweep (default 4096)\n"
             "  --duration SEC       seconds per sweep / loaded-latency point\n"
             "  --ladder-max SIZE    largest ladder footprint (default: max(4 x LLC, 128M))\n"
+            "  --mlp-chains K       largest number of independent chains (default 32, max 64)\n"
             "  --json PATH          where to write the JSON ('-' for stdout;\n"
             "                       default: memwatch-calibrate.json)\n"
             "  --no-json            write no JSON\n"
@@ -164,7 +166,7 @@ static int parse_opts(int argc, char **argv, struct calib_opts *o)
         /* options taking a value accept "--opt value" and "--opt=value" */
         static const char *const with_value[] = {"--bench",    "--threads",  "--triad-size",
                                                  "--repeats",  "--isa",      "--max-delay",
-                                                 "--duration", "--ladder-max", "--json",
+                                                 "--duration", "--ladder-max", "--json", "--mlp-chains",
                                                  "--plot",     "--profile"};
         char name[32];
         snprintf(name, sizeof name, "%s", a);
@@ -224,6 +226,9 @@ static int parse_opts(int argc, char **argv, struct calib_opts *o)
         } else if (!strcmp(name, "--ladder-max")) {
             if (parse_size(val, &o->ladder_max) < 0 || o->ladder_max < 65536)
                 return bad(name, val, "a size of at least 64K such as 256M");
+        } else if (!strcmp(name, "--mlp-chains")) {
+            if (parse_uint(val, 2, MW_MLP_MAX_CHAINS, &o->mlp_chains) < 0)
+                return bad(name, val, "a whole number from 2 to 64");
         } else if (!strcmp(name, "--json")) {
             if (!*val)
                 return bad(name, val, "a file name or '-'");
@@ -525,7 +530,8 @@ int mw_cmd_calibrate(int argc, char **argv)
     }
     if ((o.what & MW_CALIB_MLP) && status == 0) {
         progress_begin(&pg, "mlp");
-        mw_mlp_config c = {.loads = o.quick ? ((uint64_t)1 << 18) : 0,
+        mw_mlp_config c = {.max_chains = o.mlp_chains,
+                           .loads = o.quick ? ((uint64_t)1 << 18) : 0,
                            .cpu = cpus[0],
                            .progress = progress_cb,
                            .user = &pg};

@@ -40,7 +40,7 @@ extern "C" {
 #define MW_SWEEP_MAX_THREADS 12
 #define MW_LADDER_MAX_POINTS 160
 #define MW_LADDER_MAX_LEVELS 6
-#define MW_MLP_MAX_CHAINS 32
+#define MW_MLP_MAX_CHAINS 64
 #define MW_LINE 64 /* bytes per cache line assumed by the record layouts */
 
 /* ------------------------------------------------------------ statistics */
@@ -291,7 +291,7 @@ MW_API int mw_bench_loaded_latency(const mw_loaded_config *cfg, mw_loaded_result
 
 /* ---------------------------------------------------------------- MLP */
 typedef struct mw_mlp_config {
-    unsigned max_chains;    /* 0: 32 (at most MW_MLP_MAX_CHAINS) */
+    unsigned max_chains;    /* 0: 32; at most MW_MLP_MAX_CHAINS (64) */
     size_t bytes;           /* 0: max(4 x LLC, 128 MiB) */
     uint64_t loads;         /* most timed loads per k (each k walks its own
                                lines/max_chains region of the cycle); 0: 1<<19 */

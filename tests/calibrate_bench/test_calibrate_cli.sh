@@ -41,5 +41,6 @@ check "--ladder-max 1K"           2 "--ladder-max: expected a size of at least 6
 check "--quick=yes"               2 "--quick takes no value"
 check "--json out.json --no-json" 2 "--json and --no-json contradict each other"
 check "--plot"                    2 "--plot needs a value"
+check "--mlp-chains 65"           2 "--mlp-chains: expected a whole number from 2 to 64, got '65'"
 echo "test_calibrate_cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
