@@ -818,8 +818,11 @@ static void finish(void)
         emit_meta("gpu.pc_summary=%d source lines of %d flagged kernels; %llu PC samples, "
                   "%llu dropped\n",
                   n, g.nflagged_names, (unsigned long long)tot, (unsigned long long)drop);
-        dbg("PC sampling: %d lines, %llu samples, %llu dropped", n, (unsigned long long)tot,
-            (unsigned long long)drop);
+        dbg("PC sampling: %d lines, %llu samples, %llu dropped%s%s", n, (unsigned long long)tot,
+            (unsigned long long)drop, mw_pcs_status() ? "; " : "",
+            mw_pcs_status() ? mw_pcs_status() : "");
+        if (mw_pcs_status())
+            emit_meta("gpu.pc_status=%s\n", mw_pcs_status());
     }
     for (uint32_t d = 0; d < MAX_DEV; d++) {
         pm_dev *pd = &g.pm[d];
@@ -870,7 +873,9 @@ MW_API int InitializeInjection(void)
     g.interval_ns = 50000;
     if ((e = getenv("MEMWATCH_GPU_INTERVAL_US")) && atoi(e) > 0)
         g.interval_ns = (uint64_t)atoi(e) * 1000;
-    g.pc_on = !((e = getenv("MEMWATCH_GPU_PC")) && !strcmp(e, "0"));
+    /* PC sampling is opt-in: in continuous mode it slowed kernels several
+     * times on an H200 (docs/gpu.md). */
+    g.pc_on = (e = getenv("MEMWATCH_GPU_PC")) && !strcmp(e, "1");
     g.pc_period = 17;
     if ((e = getenv("MEMWATCH_GPU_PC_PERIOD")) && atoi(e) >= 5 && atoi(e) <= 31)
         g.pc_period = (unsigned)atoi(e);

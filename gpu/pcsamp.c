@@ -56,7 +56,7 @@ static struct {
 
 const char *mw_pcs_status(void)
 {
-    return s.failed ? s.why : NULL;
+    return s.failed || s.why[0] ? s.why : NULL;
 }
 
 void mw_pcs_module_loaded(const void *image, size_t size)
@@ -219,8 +219,12 @@ void mw_pcs_drain(CUcontext ctx)
         CUpti_PCSamplingGetDataParams gp = {CUpti_PCSamplingGetDataParamsSize};
         gp.ctx = ctx;
         gp.pcSamplingData = &s.buf;
-        if (cuptiPCSamplingGetData(&gp) != CUPTI_SUCCESS)
+        CUptiResult r = cuptiPCSamplingGetData(&gp);
+        if (r != CUPTI_SUCCESS) {
+            if (!s.why[0])
+                mw_cupti_explain("cuptiPCSamplingGetData", r, s.why, sizeof s.why);
             return;
+        }
         for (size_t i = 0; i < s.buf.totalNumPcs; i++)
             add_pc(&s.buf.pPcData[i]);
         s.total += s.buf.totalSamples;

@@ -40,8 +40,11 @@ head -3 "$tmp/bw.txt" | grep '^kernel' ; tail -1 "$tmp/bw.txt"
 eval "$(tail -1 "$tmp/bw.txt" | tr ' ' '\n' | sed 's/^/bw_/')"
 if [ "${bw_kernels:-0}" -lt 60 ]; then echo "FAILED: bw_app: $bw_kernels kernel records, expected >= 60"; fail=1; fi
 if [ "${bw_flagged:-0}" -ne "${bw_kernels:-x}" ]; then echo "FAILED: bw_app: only $bw_flagged of $bw_kernels kernels flagged"; fail=1; fi
-# Source lines of the flagged kernel (PC sampling + SASS-to-source, -lineinfo).
-if grep -q '^meta gpu.pc_sampling=unavailable' "$tmp/bw.txt"; then
+# Source lines of the flagged kernel (PC sampling + SASS-to-source, -lineinfo),
+# when PC sampling was asked for (MEMWATCH_GPU_PC=1).
+if ! grep -q '^meta gpu.pc_sampling=' "$tmp/bw.txt"; then
+  echo "note: PC sampling not asked for (MEMWATCH_GPU_PC=1 turns it on)"
+elif grep -q '^meta gpu.pc_sampling=unavailable' "$tmp/bw.txt"; then
   echo "note: PC sampling unavailable: $(grep -m1 '^meta gpu.pc_sampling=' "$tmp/bw.txt")"
 else
   grep '^pc ' "$tmp/bw.txt" | sort -t= -k2 -n -r | head -3
