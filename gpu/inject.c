@@ -113,7 +113,8 @@ static struct {
     CUpti_SubscriberHandle sub;
     uint64_t kernels, flagged, samples, flagged_samples;
     int late_exit;
-    int pc_on;                 /* PC sampling wanted (MEMWATCH_GPU_PC, default 1) */
+    int pc_on;                 /* PC sampling wanted (MEMWATCH_GPU_PC=1) */
+    int pm_off;                /* MEMWATCH_GPU_PM=0: no PM sampling (kernels only) */
     unsigned pc_period;        /* log2 cycles between PC samples */
     char *flagged_names[64];   /* kernels flagged at least once: their lines are named */
     int nflagged_names;
@@ -455,6 +456,12 @@ static void pm_start(uint32_t dev)
     const char *step = "";
     if (pd->active || pd->failed)
         return;
+    if (g.pm_off) {
+        pd->failed = 1;
+        snprintf(pd->why, sizeof pd->why, "turned off by MEMWATCH_GPU_PM=0");
+        emit_meta("gpu.sampling=unavailable:%s\n", pd->why);
+        return;
+    }
     if (!g.profiler_up) {
         CUpti_Profiler_Initialize_Params p = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
         step = "cuptiProfilerInitialize";
@@ -877,6 +884,7 @@ MW_API int InitializeInjection(void)
      * times on an H200 (docs/gpu.md). */
     g.pc_on = (e = getenv("MEMWATCH_GPU_PC")) && !strcmp(e, "1");
     g.pc_period = 17;
+    g.pm_off = (e = getenv("MEMWATCH_GPU_PM")) && !strcmp(e, "0");
     if ((e = getenv("MEMWATCH_GPU_PC_PERIOD")) && atoi(e) >= 5 && atoi(e) <= 31)
         g.pc_period = (unsigned)atoi(e);
     g.period_ms = 20;
