@@ -694,12 +694,18 @@ static void *decode_thread(void *arg)
 
 static void finish(void);
 
-/* PC-sampling report: only functions flagged as bandwidth-bound. g.mu held. */
+/* PC-sampling report: functions flagged as bandwidth-bound; without PM
+ * sampling (nothing can be flagged) those whose name holds
+ * MEMWATCH_GPU_PC_FILTER, or all. g.mu held. */
 static int want_func(const char *func, void *user)
 {
     for (int i = 0; i < g.nflagged_names; i++)
         if (!strcmp(g.flagged_names[i], func))
             return 1;
+    if (g.pm_off) {
+        const char *f = getenv("MEMWATCH_GPU_PC_FILTER");
+        return !f || strstr(func, f) != NULL;
+    }
     (void)user;
     return 0;
 }

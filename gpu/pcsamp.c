@@ -149,7 +149,7 @@ int mw_pcs_context_created(CUcontext ctx, unsigned period_log2)
         cuptiPCSamplingDisable(&dp);
         return -1;
     }
-    CUpti_PCSamplingConfigurationInfo a[5];
+    CUpti_PCSamplingConfigurationInfo a[6];
     memset(a, 0, sizeof a);
     a[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
     a[0].attributeData.samplingPeriodData.samplingPeriod = period_log2;
@@ -161,12 +161,24 @@ int mw_pcs_context_created(CUcontext ctx, unsigned period_log2)
     a[3].attributeData.outputDataFormatData.outputDataFormat = CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED;
     a[4].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
     a[4].attributeData.hardwareBufferSizeData.hardwareBufferSize = 64u << 20;
+    a[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
+    a[5].attributeData.enableStartStopControlData.enableStartStopControl = 1;
     CUpti_PCSamplingConfigurationInfoParams cp = {CUpti_PCSamplingConfigurationInfoParamsSize};
     cp.ctx = ctx;
-    cp.numAttributes = 5;
+    cp.numAttributes = 6;
     cp.pPCSamplingConfigurationInfo = a;
     if ((r = cuptiPCSamplingSetConfigurationAttribute(&cp))) {
         mw_cupti_explain("cuptiPCSamplingSetConfigurationAttribute", r, s.why, sizeof s.why);
+        s.failed = 1;
+        CUpti_PCSamplingDisableParams dp = {CUpti_PCSamplingDisableParamsSize};
+        dp.ctx = ctx;
+        cuptiPCSamplingDisable(&dp);
+        return -1;
+    }
+    CUpti_PCSamplingStartParams st = {CUpti_PCSamplingStartParamsSize};
+    st.ctx = ctx;
+    if ((r = cuptiPCSamplingStart(&st))) {
+        mw_cupti_explain("cuptiPCSamplingStart", r, s.why, sizeof s.why);
         s.failed = 1;
         CUpti_PCSamplingDisableParams dp = {CUpti_PCSamplingDisableParamsSize};
         dp.ctx = ctx;
