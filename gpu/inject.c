@@ -777,7 +777,11 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain dom, CUpti_Cal
         pthread_mutex_lock(&g.mu);
         g.pm[dev].want = 1;
         pm_start(dev);
-        if (g.pc_on && mw_pcs_context_created(rd->context, g.pc_period) == 0)
+        if (g.pc_on && g.pm[dev].active)
+            emit_meta("gpu.pc_sampling=unavailable:PM sampling holds the GPU counters "
+                      "(CUPTI_ERROR_HARDWARE_BUSY); set MEMWATCH_GPU_PM=0 to sample PCs "
+                      "instead\n");
+        else if (g.pc_on && mw_pcs_context_created(rd->context, g.pc_period) == 0)
             emit_meta("gpu.pc_sampling=continuous:2^%u cycles\n", g.pc_period);
         else if (g.pc_on && mw_pcs_status())
             emit_meta("gpu.pc_sampling=unavailable:%s\n", mw_pcs_status());
@@ -826,7 +830,7 @@ static void finish(void)
     match_kernels(1);
     if (g.pc_on) {
         uint64_t tot = 0, drop = 0;
-        mw_pcs_drain_all();
+        mw_pcs_stop_all();
         int n = mw_pcs_report(want_func, emit_pc, NULL, &tot, &drop);
         emit_meta("gpu.pc_summary=%d source lines of %d flagged kernels; %llu PC samples, "
                   "%llu dropped\n",

@@ -253,6 +253,19 @@ void mw_pcs_drain_all(void)
             mw_pcs_drain(s.ctx[i]);
 }
 
+void mw_pcs_stop_all(void)
+{
+    for (int i = 0; i < s.nctx; i++)
+        if (s.ctx[i]) {
+            CUpti_PCSamplingStopParams sp = {CUpti_PCSamplingStopParamsSize};
+            sp.ctx = s.ctx[i];
+            CUptiResult r = cuptiPCSamplingStop(&sp);
+            if (r && !s.why[0])
+                mw_cupti_explain("cuptiPCSamplingStop", r, s.why, sizeof s.why);
+            mw_pcs_drain(s.ctx[i]);
+        }
+}
+
 void mw_pcs_context_ending(CUcontext ctx)
 {
     for (int i = 0; i < s.nctx; i++)

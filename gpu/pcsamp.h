@@ -18,6 +18,8 @@ int mw_pcs_context_created(CUcontext ctx, unsigned period_log2);
 /* Move what CUPTI has collected into the per-PC table. */
 void mw_pcs_drain(CUcontext ctx);
 void mw_pcs_drain_all(void);
+/* Stop sampling on every context and drain (at exit). */
+void mw_pcs_stop_all(void);
 /* Stop, drain and disable before the context goes. */
 void mw_pcs_context_ending(CUcontext ctx);
 
