@@ -25,8 +25,8 @@ if has calibrate; then
   mkdir -p ~/.local/share/memwatch && cp "$O/gpu-profile.json" ~/.local/share/memwatch/ 2>/dev/null
 fi
 if has tests; then
-  (cd "$B" && ctest -L gpu --output-on-failure --timeout 600) > "$O/ctest.txt" 2>&1
-  grep -vE '^\s*$' "$O/ctest.txt" | tail -60
+  (cd "$B" && ctest -L gpu -V --timeout 600) > "$O/ctest.txt" 2>&1
+  grep -E 'Test #|FAILED|passed|SKIP' "$O/ctest.txt"
 fi
 if has overhead; then
   bash bench/gpu_overhead.sh "$B" 7 2>&1 | tee "$O/overhead.txt"

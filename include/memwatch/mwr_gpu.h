@@ -84,6 +84,9 @@ typedef struct mwr_gpu_pc {
  *   gpu.sampling=pm:<metric,...>:<interval ns> | unavailable:<reason>
  *   gpu.clock=<gpu_ns> <monotonic_ns>
  *   gpu.status=<a sentence about what could not be collected, if anything>
+ *   gpu.summary=kernels N, flagged N, samples N, flagged samples N, dropped records N
+ *   gpu.pc_sampling=continuous:2^<n> cycles | unavailable:<reason>   (MEMWATCH_GPU_PC=1)
+ *   gpu.pc_summary=<lines, PC samples, dropped>   gpu.pc_status=<a failure, if any>
  */
 
 #endif
