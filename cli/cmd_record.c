@@ -15,6 +15,7 @@
 #include "cli.h"
 
 #include <memwatch/mwr.h>
+#include <memwatch/probe_lat.h>
 
 #include <dirent.h>
 #include <elf.h>
@@ -264,6 +265,37 @@ static void rec_summary(const char *dir, time_t since, int quiet)
             (unsigned long long)s.dropped, (unsigned long long)s.alloc_dropped);
 }
 
+/* The idle latency the uncalibrated default threshold is relative to,
+ * measured here, before the program (and its children) load the machine. */
+static void rec_baseline(void)
+{
+    const char *m = getenv("MEMWATCH_METHOD");
+    if (getenv("MEMWATCH_BASELINE_NS") || (m && !strcmp(m, "none")))
+        return;
+    mw_probe_lat *p = NULL;
+    if (mw_probe_lat_create(NULL, &p) < 0)
+        return;
+    double v[7];
+    int k = 0;
+    for (int i = 0; i < 7; i++) {
+        mw_probe_lat_result r;
+        if (mw_probe_lat_measure(p, &r) == 0 && r.median_ns > 0)
+            v[k++] = r.median_ns;
+    }
+    mw_probe_lat_destroy(p);
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    if (k) {
+        char b[32];
+        snprintf(b, sizeof b, "%.1f", v[k / 2]);
+        setenv("MEMWATCH_BASELINE_NS", b, 1);
+    }
+}
+
 /* ---- running ---- */
 
 static int rec_setenv_opt(const char *var, const char *val)
@@ -404,6 +436,7 @@ int mw_cmd_record(int argc, char **argv)
         profile = 0;
     }
     if (profile) {
+        rec_baseline();
         const char *old = getenv("LD_PRELOAD");
         char pre[2 * PATH_MAX + 64];
         if (old && *old)

@@ -217,6 +217,15 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->threshold_factor = d;
     }
+    if ((v = getenv("MEMWATCH_BASELINE_NS")) && *v) {
+        char *end;
+        double d = strtod(v, &end);
+        if (*end || !(d > 0) || d > 1e6)
+            cfg_bad("MEMWATCH_BASELINE_NS", v, "expected a latency in ns, > 0",
+                    "a baseline measured by this process");
+        else
+            c->baseline_ns = d;
+    }
     if ((v = getenv("MEMWATCH_PROBE_BURSTS")) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);

@@ -39,6 +39,8 @@ static int eng_calibrated;
 static char eng_lat_method[16];
 static char eng_bw_method[16];
 static uint64_t eng_carry_s, eng_carry_l;
+static double eng_baseline;
+static const char *eng_tsrc = "";
 
 static void eng_note_num(const char *k, double v)
 {
@@ -132,20 +134,36 @@ static void eng_setup(void)
             tsrc = "profile";
         }
     }
-    if (eng_threshold <= 0 && eng_probe) {
-        double base = 0;
-        for (int i = 0; i < 5; i++) {
+    if (eng_threshold <= 0 && eng_probe && mwp_cfg.baseline_ns > 0) {
+        eng_baseline = mwp_cfg.baseline_ns;
+        eng_threshold = eng_baseline * mwp_cfg.threshold_factor;
+        tsrc = "uncalibrated default: MEMWATCH_THRESHOLD_FACTOR x MEMWATCH_BASELINE_NS (measured by "
+               "memwatch record or a parent process)";
+    } else if (eng_threshold <= 0 && eng_probe) {
+        /* Median of 7 probe measurements, one interval after the start. */
+        double v[7];
+        int k = 0;
+        for (int i = 0; i < 7; i++) {
             mw_probe_lat_result r;
-            if (mw_probe_lat_measure(eng_probe, &r) == 0 && r.median_ns > 0 &&
-                (base == 0 || r.median_ns < base))
-                base = r.median_ns;
+            if (mw_probe_lat_measure(eng_probe, &r) == 0 && r.median_ns > 0)
+                v[k++] = r.median_ns;
         }
-        if (base > 0) {
-            eng_threshold = base * mwp_cfg.threshold_factor;
-            tsrc = "uncalibrated default: MEMWATCH_THRESHOLD_FACTOR x baseline probe latency";
-            eng_note_num("baseline_ns", base);
+        for (int i = 1; i < k; i++)
+            for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+                double t = v[j];
+                v[j] = v[j - 1];
+                v[j - 1] = t;
+            }
+        if (k) {
+            eng_baseline = v[k / 2];
+            eng_threshold = eng_baseline * mwp_cfg.threshold_factor;
+            tsrc = "uncalibrated default: MEMWATCH_THRESHOLD_FACTOR x baseline probe latency "
+                   "measured one interval after the start";
         }
     }
+    eng_tsrc = tsrc;
+    if (eng_baseline > 0)
+        eng_note_num("baseline_ns", eng_baseline);
     mwp_meta_note("lat_method", eng_lat_method[0] ? eng_lat_method : "none");
     eng_note_num("threshold_ns", eng_threshold);
     mwp_meta_note("threshold_source", tsrc);
@@ -243,6 +261,33 @@ int mwp_engine_start(void)
         return -rc;
     }
     return 0;
+}
+
+double mwp_engine_baseline(void)
+{
+    return eng_setup_done ? eng_baseline : mwp_cfg.baseline_ns;
+}
+
+/* For the META of fork children, which inherit the engine's set-up. */
+void mwp_engine_meta(struct mwp_str *s)
+{
+    if (!eng_setup_done)
+        return;
+    extern char mwp_profile_desc[];
+    mwp_s_kv(s, "profile", mwp_profile_desc);
+    mwp_s_kv(s, "lat_method", eng_lat_method[0] ? eng_lat_method : "none");
+    mwp_s_str(s, "threshold_ns=");
+    mwp_s_dbl(s, eng_threshold);
+    mwp_s_str(s, "\n");
+    mwp_s_kv(s, "threshold_source", eng_tsrc);
+    if (eng_baseline > 0) {
+        mwp_s_str(s, "baseline_ns=");
+        mwp_s_dbl(s, eng_baseline);
+        mwp_s_str(s, "\n");
+    }
+    mwp_s_str(s, "tsc_hz=");
+    mwp_s_dbl(s, mwp_tsc_hz_val);
+    mwp_s_str(s, "\n");
 }
 
 void mwp_engine_stop(void)

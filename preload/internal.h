@@ -49,6 +49,7 @@ struct mwp_config {
     char profile[PATH_MAX];    /* MEMWATCH_PROFILE ("" default path, "none") */
     double threshold_ns;       /* MEMWATCH_THRESHOLD_NS (0: not set) */
     double threshold_factor;   /* MEMWATCH_THRESHOLD_FACTOR (uncalibrated default) */
+    double baseline_ns;        /* MEMWATCH_BASELINE_NS (set by memwatch record; 0: measure) */
     unsigned probe_bursts;     /* MEMWATCH_PROBE_BURSTS */
     int gpu;                   /* MEMWATCH_GPU */
 };
@@ -182,6 +183,8 @@ void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b,
 
 /* ---- engine.c ---- */
 int mwp_engine_start(void);
+void mwp_engine_meta(struct mwp_str *s); /* method and threshold keys, once known */
+double mwp_engine_baseline(void);          /* 0 until known */
 void mwp_engine_stop(void);
 void mwp_engine_child(void);
 extern uint64_t mwp_iv_last_end;

@@ -201,33 +201,55 @@ static void env_unfollow_self(void)
         unsetenv("LD_PRELOAD");
 }
 
-/* An envp without libmemwatch.so (MEMWATCH_FOLLOW=0), built on the caller's
- * stack: no malloc (this runs in vfork children and after fork). */
+/* The environment a child image gets: without libmemwatch.so when
+ * MEMWATCH_FOLLOW=0; with MEMWATCH_BASELINE_NS added when this process knows
+ * the baseline and the child would otherwise measure its own (cheaper, and
+ * measured before the load). Built on the caller's stack: no malloc (this
+ * runs in vfork children and after fork). */
 #define ENV_MAX 2048
 struct env_copy {
-    char *vec[ENV_MAX + 1];
+    char *vec[ENV_MAX + 2];
     char preload[4096];
+    char baseline[64];
 };
 
 static char *const *env_for_child(char *const *envp, struct env_copy *c)
 {
-    if (mwp_cfg.follow || !envp)
+    if (!envp)
+        return envp;
+    double base = mwp_engine_baseline();
+    int strip = !mwp_cfg.follow;
+    int add = mwp_cfg.follow && base > 0;
+    if (!strip && !add)
         return envp;
     size_t n = 0;
-    int found = 0;
-    for (; envp[n]; n++)
+    int have_preload = 0, have_base = 0;
+    for (; envp[n]; n++) {
         if (!strncmp(envp[n], "LD_PRELOAD=", 11))
-            found = 1;
-    if (!found || n > ENV_MAX)
+            have_preload = 1;
+        else if (!strncmp(envp[n], "MEMWATCH_BASELINE_NS=", 21))
+            have_base = 1;
+    }
+    if (have_base || !have_preload)
+        add = 0; /* already there, or the child is not recorded anyway */
+    if ((!strip || !have_preload) && !add)
+        return envp;
+    if (n > ENV_MAX)
         return envp;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!strncmp(envp[i], "LD_PRELOAD=", 11)) {
+        if (strip && !strncmp(envp[i], "LD_PRELOAD=", 11)) {
             if (env_strip_preload(envp[i] + 11, c->preload, sizeof c->preload))
                 c->vec[k++] = c->preload;
         } else {
             c->vec[k++] = envp[i];
         }
+    }
+    if (add) {
+        struct mwp_str s = {c->baseline, sizeof c->baseline, 0};
+        mwp_s_str(&s, "MEMWATCH_BASELINE_NS=");
+        mwp_s_dbl(&s, base);
+        c->vec[k++] = c->baseline;
     }
     c->vec[k] = NULL;
     return c->vec;
@@ -583,9 +605,20 @@ __attribute__((constructor)) static void mwp_init(void)
     mwp_rank = ctor_rank();
     ssize_t n = readlink("/proc/self/exe", mwp_exe, sizeof mwp_exe - 1);
     mwp_exe[n > 0 ? n : 0] = 0;
-    if (!mwp_cfg.dir[0]) {
-        if (getcwd(mwp_cfg.dir, sizeof mwp_cfg.dir - 80) && mwp_cfg.follow)
-            setenv("MEMWATCH_DIR", mwp_cfg.dir, 1); /* children write beside us */
+    if (mwp_cfg.dir[0] != '/') {
+        /* Children write beside us even after a chdir: make the directory absolute. */
+        char cwd[PATH_MAX], abs[2 * PATH_MAX + 8];
+        if (getcwd(cwd, sizeof cwd)) {
+            if (!mwp_cfg.dir[0] || !strcmp(mwp_cfg.dir, "."))
+                snprintf(abs, sizeof abs, "%s", cwd);
+            else
+                snprintf(abs, sizeof abs, "%s/%s", cwd, mwp_cfg.dir);
+            if (strlen(abs) < sizeof mwp_cfg.dir - 80) {
+                strcpy(mwp_cfg.dir, abs);
+                if (mwp_cfg.follow)
+                    setenv("MEMWATCH_DIR", mwp_cfg.dir, 1);
+            }
+        }
     }
     if (!mwp_cfg.follow)
         env_unfollow_self();

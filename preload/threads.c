@@ -43,6 +43,9 @@ static atomic_flag thr_free_lock = ATOMIC_FLAG_INIT;
 static pthread_key_t thr_key;
 static int thr_key_ok;
 static _Atomic int thr_err_said;
+static char eng_buf[256 << 10];
+static char sig_buf[64 << 10 | 4096];
+static atomic_flag sig_busy = ATOMIC_FLAG_INIT;
 
 static void *thr_sys_mmap(size_t n)
 {
@@ -359,6 +362,7 @@ int mwp_threads_init(void)
 void mwp_threads_child(void)
 {
     atomic_flag_clear(&thr_free_lock);
+    atomic_flag_clear(&sig_busy);
     struct mwp_thr *self = mwp_self;
     struct mwp_thr *t = atomic_load(&thr_head);
     atomic_store(&thr_head, NULL);
@@ -384,9 +388,6 @@ void mwp_threads_child(void)
 
 unsigned mwp_threads_drain(int reap, int in_signal, uint64_t *samples, uint64_t *lost)
 {
-    static char eng_buf[256 << 10];
-    static char sig_buf[64 << 10 | 4096];
-    static atomic_flag sig_busy = ATOMIC_FLAG_INIT;
     char *buf = eng_buf;
     size_t cap = sizeof eng_buf;
     if (in_signal) {

@@ -368,7 +368,6 @@ void mwp_meta_build(void)
     mwp_s_kv(&s, "memwatch_version", MW_VERSION);
     mwp_s_kv(&s, "writer", "libmemwatch.so");
     mwp_s_kv(&s, "machine", mwp_identity);
-    mwp_s_kv(&s, "profile", mwp_profile_desc);
     mwp_s_kv(&s, "clock", "CLOCK_MONOTONIC");
     n.len = 0;
     mwp_s_kvu(&s, "start_monotonic_ns", mwp_start_mono_ns);
@@ -392,5 +391,6 @@ void mwp_meta_build(void)
     mwp_s_kvu(&s, "alloc_frames", mwp_cfg.alloc_frames);
     mwp_s_kvu(&s, "follow", (uint64_t)mwp_cfg.follow);
     mwp_s_kv(&s, "method", mwp_cfg.method);
+    mwp_engine_meta(&s); /* fork children: what the parent's interval thread found */
     meta_len = s.len;
 }
