@@ -216,13 +216,23 @@ static int plot_loaded(const mw_calib_results *r, const char *dir)
     const mw_loaded_result *L = &r->loaded;
     double x[MW_SWEEP_MAX_DELAYS + 1], y[MW_SWEEP_MAX_DELAYS + 1];
     unsigned n = 0;
-    /* idle first, then decreasing delay = increasing load */
+    /* idle first, then decreasing delay = increasing load, sorted below */
     x[n] = 0;
     y[n++] = L->idle_ns;
     for (int i = (int)L->npoints - 1; i >= 0; i--) {
         x[n] = L->point[i].bw / 1e9;
         y[n++] = L->point[i].ns;
     }
+    /* drawn in order of bandwidth: neighbouring delays can swap places when
+     * the machine is busy, and a curve that doubles back reads badly */
+    for (unsigned i = 1; i < n; i++)
+        for (unsigned j = i; j > 0 && x[j] < x[j - 1]; j--) {
+            double tx_ = x[j], ty_ = y[j];
+            x[j] = x[j - 1];
+            y[j] = y[j - 1];
+            x[j - 1] = tx_;
+            y[j - 1] = ty_;
+        }
     struct series s = {.x = x, .y = y, .n = n};
     snprintf(s.name, sizeof s.name, "chaser CPU %u", L->chase_cpu);
     char title[128];
