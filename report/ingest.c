@@ -201,7 +201,7 @@ typedef struct ctx {
     hmap thr_idx;
     hmap stack_objs; /* tid -> object id */
     /* statements */
-    sqlite3_stmt *s_sample, *s_pc, *s_frame, *s_stack, *s_alloc, *s_obj, *s_loss, *s_iv,
+    sqlite3_stmt *s_sample, *s_mem, *s_pc, *s_frame, *s_stack, *s_alloc, *s_obj, *s_loss, *s_iv,
         *s_meta, *s_thread, *s_event, *s_module, *s_pmod, *s_counter, *s_log, *s_gk, *s_gs,
         *s_gp;
 } ctx;
@@ -256,10 +256,10 @@ static int prepare_all(ctx *c)
     } q[] = {
 #define Q(f, s) {offsetof(ctx, f), s}
         Q(s_sample, "INSERT INTO samples(process_id,event_id,source,tid,time_ns,cpu,period,ip,"
-                    "pc_id,stack_id,addr,phys_addr,weight,data_src,mem_op,mem_level,mem_hit,"
-                    "mem_remote,mem_hops,mem_tlb,mem_snoop,mem_lock,interval_id,in_flagged,"
-                    "selected,object_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                    "?,?)"),
+                    "pc_id,stack_id,addr,weight,interval_id,in_flagged,selected,object_id)"
+                    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+        Q(s_mem, "INSERT INTO sample_mem(sample_id,phys_addr,data_src,mem_op,mem_level,mem_hit,"
+                 "mem_remote,mem_hops,mem_tlb,mem_snoop,mem_lock) VALUES(?,?,?,?,?,?,?,?,?,?,?)"),
         Q(s_pc, "INSERT INTO pcs(id,module_id,rel_addr,symbol,symbol_offset,function,file,line,"
                 "quality) VALUES(?,?,?,?,?,?,?,?,?)"),
         Q(s_frame, "INSERT INTO frames(pc_id,depth,function,file,line,column,inlined) "
@@ -305,7 +305,7 @@ static int prepare_all(ctx *c)
 
 static void finalize_all(ctx *c)
 {
-    sqlite3_stmt **all[] = {&c->s_sample, &c->s_pc,    &c->s_frame, &c->s_stack, &c->s_alloc,
+    sqlite3_stmt **all[] = {&c->s_sample, &c->s_mem, &c->s_pc,    &c->s_frame, &c->s_stack, &c->s_alloc,
                             &c->s_obj,    &c->s_loss,  &c->s_iv,    &c->s_meta,  &c->s_thread,
                             &c->s_event,  &c->s_module, &c->s_pmod, &c->s_counter, &c->s_log,
                             &c->s_gk,     &c->s_gs,    &c->s_gp};
@@ -1187,29 +1187,36 @@ static int insert_samples(ctx *c)
         sqlite3_bind_int64(s, 9, leaf);
         sqlite3_bind_int64(s, 10, sid);
         BIND_IF(11, st & PERF_SAMPLE_ADDR, x->addr);
-        BIND_IF(12, st & PERF_SAMPLE_PHYS_ADDR, x->phys);
-        BIND_IF(13, st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT), x->weight);
-        int has_ds = (st & PERF_SAMPLE_DATA_SRC) != 0;
-        mw_mem_src m;
-        memset(&m, 0, sizeof m);
-        if (has_ds)
-            mw_mem_src_decode(x->data_src, &m);
-        BIND_IF(14, has_ds, x->data_src);
-        BIND_IF(15, has_ds, m.op);
-        BIND_IF(16, has_ds, m.level);
-        BIND_IF(17, has_ds && m.hit >= 0, m.hit);
-        BIND_IF(18, has_ds, m.remote);
-        BIND_IF(19, has_ds, m.hops);
-        BIND_IF(20, has_ds, m.tlb);
-        BIND_IF(21, has_ds, m.snoop);
-        BIND_IF(22, has_ds && m.lock >= 0, m.lock);
-        BIND_IF(23, ivi >= 0, ivi >= 0 ? c->ivs.v[ivi].id : 0);
-        sqlite3_bind_int(s, 24, flagged);
-        sqlite3_bind_int(s, 25, sel);
-        BIND_IF(26, obj > 0, obj);
-#undef BIND_IF
+        BIND_IF(12, st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT), x->weight);
+        BIND_IF(13, ivi >= 0, ivi >= 0 ? c->ivs.v[ivi].id : 0);
+        sqlite3_bind_int(s, 14, flagged);
+        sqlite3_bind_int(s, 15, sel);
+        BIND_IF(16, obj > 0, obj);
         if ((rc = step_all_bound(c, s)) != 0)
             break;
+        /* memory-access details only for events that sample them */
+        int has_ds = (st & PERF_SAMPLE_DATA_SRC) != 0, has_pa = (st & PERF_SAMPLE_PHYS_ADDR) != 0;
+        if (has_ds || has_pa) {
+            mw_mem_src m;
+            memset(&m, 0, sizeof m);
+            if (has_ds)
+                mw_mem_src_decode(x->data_src, &m);
+            s = c->s_mem;
+            sqlite3_bind_int64(s, 1, sqlite3_last_insert_rowid(c->db));
+            BIND_IF(2, has_pa, x->phys);
+            BIND_IF(3, has_ds, x->data_src);
+            BIND_IF(4, has_ds, m.op);
+            BIND_IF(5, has_ds, m.level);
+            BIND_IF(6, has_ds && m.hit >= 0, m.hit);
+            BIND_IF(7, has_ds, m.remote);
+            BIND_IF(8, has_ds, m.hops);
+            BIND_IF(9, has_ds, m.tlb);
+            BIND_IF(10, has_ds, m.snoop);
+            BIND_IF(11, has_ds && m.lock >= 0, m.lock);
+            if ((rc = step_all_bound(c, s)) != 0)
+                break;
+        }
+#undef BIND_IF
         c->st->samples++;
         if (c->o->progress && (i & 0xffff) == 0xffff)
             c->o->progress(c->cur_base + c->cur_size / 5 +

@@ -43,11 +43,12 @@ static const char mw_report_schema[] =
     "CREATE TABLE snoop_kinds(id INTEGER PRIMARY KEY, name TEXT);\n"
     "CREATE TABLE samples(id INTEGER PRIMARY KEY, process_id INTEGER, event_id INTEGER,\n"
     "  source TEXT, tid INTEGER, time_ns INTEGER, cpu INTEGER, period INTEGER, ip INTEGER,\n"
-    "  pc_id INTEGER, stack_id INTEGER, addr INTEGER, phys_addr INTEGER, weight INTEGER,\n"
+    "  pc_id INTEGER, stack_id INTEGER, addr INTEGER, weight INTEGER, interval_id INTEGER,\n"
+    "  in_flagged INTEGER, selected INTEGER, object_id INTEGER);\n"
+    "CREATE TABLE sample_mem(sample_id INTEGER PRIMARY KEY, phys_addr INTEGER,\n"
     "  data_src INTEGER, mem_op INTEGER, mem_level INTEGER, mem_hit INTEGER,\n"
     "  mem_remote INTEGER, mem_hops INTEGER, mem_tlb INTEGER, mem_snoop INTEGER,\n"
-    "  mem_lock INTEGER, interval_id INTEGER, in_flagged INTEGER, selected INTEGER,\n"
-    "  object_id INTEGER);\n"
+    "  mem_lock INTEGER);\n"
     "CREATE TABLE allocations(id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER,\n"
     "  kind TEXT, addr INTEGER, size INTEGER, t_alloc INTEGER, t_free INTEGER,\n"
     "  stack_id INTEGER, site_pc_id INTEGER);\n"
@@ -77,6 +78,9 @@ static const char mw_report_indexes[] =
     "CREATE INDEX stacks_parent ON stacks(parent_id);\n"
     "CREATE VIEW sample_lines AS SELECT s.*, p.function AS function, p.file AS file,\n"
     "  p.line AS line, p.symbol AS symbol, m.path AS module FROM samples s\n"
-    "  LEFT JOIN pcs p ON p.id = s.pc_id LEFT JOIN modules m ON m.id = p.module_id;\n";
+    "  LEFT JOIN pcs p ON p.id = s.pc_id LEFT JOIN modules m ON m.id = p.module_id;\n"
+    "CREATE VIEW samples_mem AS SELECT s.*, x.phys_addr, x.data_src, x.mem_op, x.mem_level,\n"
+    "  x.mem_hit, x.mem_remote, x.mem_hops, x.mem_tlb, x.mem_snoop, x.mem_lock FROM samples s\n"
+    "  LEFT JOIN sample_mem x ON x.sample_id = s.id;\n";
 
 #endif

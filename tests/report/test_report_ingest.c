@@ -220,7 +220,8 @@ int main(void)
                  300);
     MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples WHERE source='timer' AND selected=1"),
                  expect_flagged_timer);
-    MW_CHECK_INT(q1(d, "SELECT mem_level FROM samples WHERE source='precise' LIMIT 1"),
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM sample_mem"), 4);
+    MW_CHECK_INT(q1(d, "SELECT mem_level FROM samples_mem WHERE source='precise' LIMIT 1"),
                  7 /* MW_MEM_LOCAL_DRAM */);
     /* symbolization of the sample addresses */
     MW_CHECK_STR(qs(d, "SELECT p.function FROM samples s JOIN pcs p ON p.id=s.pc_id WHERE"
