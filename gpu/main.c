@@ -230,10 +230,9 @@ static void plots(const char *dir, const mw_gpu_latency *l, const mw_gpu_geometr
         return;
     const mw_gpu_curve *c4[4] = {&os->lat[0], &os->lat[1], &os->lat[2], &os->lat[3]};
     snprintf(p, sizeof p, "%s/gpu_outstanding.svg", dir);
-    snprintf(lbl, sizeof lbl, "knee: %d requests (%d threads x 4)", os->limit_requests,
-             os->limit_threads);
+    snprintf(lbl, sizeof lbl, "knee: %d requests in flight (1 load/thread)", os->limit_requests);
     mw_svg_plot(p, "Outstanding requests: latency vs threads in one block", "threads",
-                "mean latency (cycles)", c4, 4, 0, os->limit_threads, lbl);
+                "mean latency (cycles)", c4, 4, 0, os->limit_requests, lbl);
     const mw_gpu_curve *cr[1] = {&os->combined};
     snprintf(p, sizeof p, "%s/gpu_outstanding_requests.svg", dir);
     snprintf(lbl, sizeof lbl, "knee: %d requests", os->limit_requests);

@@ -771,9 +771,13 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
             if ((rc = chase_run(&c, S, 128, 0, 3 * n, n, thr1)))
                 goto out;
             long m = (long)c.h_sum[1];
-            if (m > 1 && m <= 65) {
-                o->l1_assoc = (int)(m - 1);
-                o->l1_sets = (int)(o->l1_bytes / 128 / o->l1_assoc);
+            /* LRU with a ways leaves a + 1 misses per pass, all in one set;
+             * a power-of-two set count is what such a cache would have. */
+            long a = m - 1, sets = a > 0 ? (long)(o->l1_bytes / 128) / a : 0;
+            if (m > 1 && a <= 64 && sets > 0 && (sets & (sets - 1)) == 0 &&
+                sets * a * 128 == (long)o->l1_bytes) {
+                o->l1_assoc = (int)a;
+                o->l1_sets = (int)sets;
                 snprintf(o->l1_policy, sizeof o->l1_policy,
                          "LRU-consistent: %ld misses per pass one line past capacity", m);
             } else {
