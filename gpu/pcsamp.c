@@ -1,7 +1,8 @@
 /*
  * gpu/pcsamp.c: source lines of bandwidth-bound kernels for libmemwatch_cuda.so.
  *
- * Owns: CUPTI PC sampling in continuous mode on each context (a sample every
+ * Owns: CUPTI PC sampling in continuous mode (MEMWATCH_GPU_PC_MODE=serialized:
+ * kernel-serialized; MEMWATCH_GPU_PC_SS=0: no explicit start) on each context (a sample every
  * 2^MEMWATCH_GPU_PC_PERIOD cycles per SM, default 2^17), the cubins of the
  * modules loaded (kept by CRC), the per-PC sample counts (with how many were
  * stalled waiting on memory: stall reasons whose name says "long_scoreboard",
@@ -154,7 +155,13 @@ int mw_pcs_context_created(CUcontext ctx, unsigned period_log2)
     a[0].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
     a[0].attributeData.samplingPeriodData.samplingPeriod = period_log2;
     a[1].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE;
-    a[1].attributeData.collectionModeData.collectionMode = CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
+    const char *mode = getenv("MEMWATCH_GPU_PC_MODE");
+    int serialized = mode && !strcmp(mode, "serialized");
+    const char *ssc = getenv("MEMWATCH_GPU_PC_SS");
+    int start_stop = !(ssc && !strcmp(ssc, "0"));
+    a[1].attributeData.collectionModeData.collectionMode =
+        serialized ? CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED
+                   : CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS;
     a[2].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER;
     a[2].attributeData.samplingDataBufferData.samplingDataBuffer = &s.buf;
     a[3].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_OUTPUT_DATA_FORMAT;
@@ -162,7 +169,7 @@ int mw_pcs_context_created(CUcontext ctx, unsigned period_log2)
     a[4].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
     a[4].attributeData.hardwareBufferSizeData.hardwareBufferSize = 64u << 20;
     a[5].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_ENABLE_START_STOP_CONTROL;
-    a[5].attributeData.enableStartStopControlData.enableStartStopControl = 1;
+    a[5].attributeData.enableStartStopControlData.enableStartStopControl = (uint32_t)start_stop;
     CUpti_PCSamplingConfigurationInfoParams cp = {CUpti_PCSamplingConfigurationInfoParamsSize};
     cp.ctx = ctx;
     cp.numAttributes = 6;
@@ -177,7 +184,7 @@ int mw_pcs_context_created(CUcontext ctx, unsigned period_log2)
     }
     CUpti_PCSamplingStartParams st = {CUpti_PCSamplingStartParamsSize};
     st.ctx = ctx;
-    if ((r = cuptiPCSamplingStart(&st))) {
+    if (start_stop && (r = cuptiPCSamplingStart(&st))) {
         mw_cupti_explain("cuptiPCSamplingStart", r, s.why, sizeof s.why);
         s.failed = 1;
         CUpti_PCSamplingDisableParams dp = {CUpti_PCSamplingDisableParamsSize};
