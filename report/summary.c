@@ -208,6 +208,14 @@ static cJSON *collect(sqlite3 *db, int top)
         root, "unattributed_addresses",
         (double)scalar(db, "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND addr != 0"
                            " AND object_id IS NULL"));
+    cJSON_AddItemToObject(
+        root, "memory_levels",
+        rows(db,
+             "SELECT l.name AS level, COUNT(*) AS samples, SUM(s.selected) AS selected,"
+             " AVG(s.weight) AS mean_weight FROM samples_mem s JOIN mem_levels l"
+             " ON l.id = s.mem_level WHERE s.source = 'precise' GROUP BY l.name"
+             " ORDER BY samples DESC LIMIT ?",
+             top));
     cJSON_AddItemToObject(root, "losses",
                           rows(db,
                                "SELECT kind, SUM(count) AS count, COUNT(*) AS records FROM"
@@ -336,6 +344,14 @@ static void render_text(FILE *f, const cJSON *root)
         fprintf(f, "  %5.1f%%  %-6s %-22s %10s%s\n",
                 addressed > 0 ? 100 * num(r, "samples") / addressed : 0, str(r, "kind"),
                 str(r, "name") ? str(r, "name") : "?", sz, site);
+    }
+    const cJSON *ml = cJSON_GetObjectItem(root, "memory_levels");
+    if (cJSON_GetArraySize(ml) > 0) {
+        fprintf(f, "\nPrecise loads by memory level (data_src)\n");
+        cJSON_ArrayForEach(r, ml)
+            fprintf(f, "  %-14s %8.0f samples, %6.0f selected, mean latency %.0f cycles\n",
+                    str(r, "level") ? str(r, "level") : "?", num(r, "samples"),
+                    num(r, "selected"), num(r, "mean_weight"));
     }
     fprintf(f, "\nLosses\n");
     int any = 0;

@@ -277,6 +277,7 @@ int main(void)
     text[tl] = 0;
     fclose(sf);
     MW_CHECK(strstr(text, "Bandwidth-bound: 50.0%") != NULL, "summary:\n%s", text);
+    MW_CHECK(strstr(text, "local DRAM") != NULL, "memory levels listed");
     const char *fl = strstr(text, "Top code inside flagged intervals");
     MW_CHECK(fl && strstr(fl, "flagged_work") && strstr(fl, "flagged_work") <
                  strstr(fl, "Top code overall"),
