@@ -66,8 +66,17 @@ static void mwb_rec(mwb *w, uint32_t type, const void *a, size_t an, const void 
 
 static void mwb_meta(mwb *w, const char *text) { mwb_rec(w, MWR_META, text, strlen(text), 0, 0); }
 
+static void mwb_attr_regs(mwb *w, uint32_t id, const char *name, uint32_t type, uint64_t config,
+                          uint64_t sample_type, uint64_t regs_user, uint32_t stack_user);
+
 static void mwb_attr(mwb *w, uint32_t id, const char *name, uint32_t type, uint64_t config,
                      uint64_t sample_type)
+{
+    mwb_attr_regs(w, id, name, type, config, sample_type, 0, 0);
+}
+
+static void mwb_attr_regs(mwb *w, uint32_t id, const char *name, uint32_t type, uint64_t config,
+                          uint64_t sample_type, uint64_t regs_user, uint32_t stack_user)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
@@ -77,6 +86,8 @@ static void mwb_attr(mwb *w, uint32_t id, const char *name, uint32_t type, uint6
     a.sample_type = sample_type;
     a.use_clockid = 1;
     a.clockid = 1;
+    a.sample_regs_user = regs_user;
+    a.sample_stack_user = stack_user;
     mwr_perf_attr pa;
     memset(&pa, 0, sizeof pa);
     pa.attr_id = id;

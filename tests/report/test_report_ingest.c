@@ -18,8 +18,61 @@
 #include <memwatch/report.h>
 
 #include <link.h>
+#include <pthread.h>
 #include <sqlite3.h>
+#include <ucontext.h>
 #include <unistd.h>
+
+/* tests/symbolize/uwfuncs.c: a frame-pointer-less call chain that captures
+ * its registers and stack (as PERF_SAMPLE_REGS_USER/STACK_USER would) */
+struct uw_capture {
+    ucontext_t uc;
+    unsigned char stack[32768];
+    size_t stack_size;
+    uintptr_t stack_top;
+};
+int uw_f1(struct uw_capture *c, int x);
+static struct uw_capture cap;
+static __attribute__((noinline)) void *uw_thread(void *arg)
+{
+    volatile int r = uw_f1(&cap, 5);
+    (void)arg;
+    return (void *)(intptr_t)r;
+}
+
+/* A sample with user registers and a stack copy (no call chain). */
+static size_t regs_stack_sample(unsigned char *buf, uint64_t t)
+{
+    const greg_t *g = cap.uc.uc_mcontext.gregs;
+    uint64_t regs[17] = {(uint64_t)g[REG_RAX], (uint64_t)g[REG_RBX], (uint64_t)g[REG_RCX],
+                         (uint64_t)g[REG_RDX], (uint64_t)g[REG_RSI], (uint64_t)g[REG_RDI],
+                         (uint64_t)g[REG_RBP], (uint64_t)g[REG_RSP], (uint64_t)g[REG_RIP],
+                         (uint64_t)g[REG_R8],  (uint64_t)g[REG_R9],  (uint64_t)g[REG_R10],
+                         (uint64_t)g[REG_R11], (uint64_t)g[REG_R12], (uint64_t)g[REG_R13],
+                         (uint64_t)g[REG_R14], (uint64_t)g[REG_R15]};
+    size_t n = 8, dyn = cap.stack_size & ~(size_t)7;
+    uint64_t v;
+#define P64(x)                                                                                 \
+    do {                                                                                       \
+        v = (x);                                                                               \
+        memcpy(buf + n, &v, 8);                                                                \
+        n += 8;                                                                                \
+    } while (0)
+    P64(regs[8]);                          /* ip */
+    P64(4242ull | 4242ull << 32);          /* pid, tid */
+    P64(t);                                /* time */
+    P64(2);                                /* regs abi 64 */
+    for (int i = 0; i < 17; i++)
+        P64(regs[i]);
+    P64(dyn);                              /* stack size */
+    memcpy(buf + n, cap.stack, dyn);
+    n += dyn;
+    P64(dyn);                              /* dyn size */
+#undef P64
+    struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)n};
+    memcpy(buf, &h, sizeof h);
+    return n;
+}
 
 #define MS 1000000ull
 
@@ -88,6 +141,16 @@ static const char *qs(sqlite3 *db, const char *sql, char *buf, size_t n)
 
 int main(void)
 {
+    static unsigned char tstack[1 << 20] __attribute__((aligned(4096)));
+    cap.stack_top = (uintptr_t)tstack + sizeof tstack;
+    pthread_attr_t pat;
+    pthread_attr_init(&pat);
+    pthread_attr_setstack(&pat, tstack, sizeof tstack);
+    pthread_t uwt;
+    MW_CHECK_INT(pthread_create(&uwt, &pat, uw_thread, NULL), 0);
+    pthread_join(uwt, NULL);
+    MW_CHECK(cap.stack_size > 64 && cap.stack_size < 16384, "stack captured: %zu", cap.stack_size);
+
     struct self me = {0};
     dl_iterate_phdr(phdr_cb, &me);
     char exe[4096];
@@ -177,6 +240,15 @@ int main(void)
         n += mwb_kernel_sample(recs + n, st_load, &s);
     }
     mwb_perf_data(&w, 3, 4242, 45 * MS, recs, n);
+    /* a sample with registers and a stack copy but no call chain, in a calm
+     * interval at 35 ms: its chain must come from the offline unwinder */
+    const uint64_t mask = 0x1ffull | 0xffull << 16;
+    mwb_attr_regs(&w, 4, "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+                  PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
+                      PERF_SAMPLE_STACK_USER,
+                  mask, 16384);
+    n = regs_stack_sample(recs, 35 * MS);
+    mwb_perf_data(&w, 4, 4242, 45 * MS, recs, n);
     size_t before_trailer = w.n;
     mwb_trailer(&w, 45 * MS, 7);
 
@@ -197,7 +269,7 @@ int main(void)
     MW_CHECK_INT(mw_report_ingest(files, 1, &o, &st), 0);
     MW_CHECK_INT(st.files, 1);
     MW_CHECK_INT(st.files_damaged, 0);
-    MW_CHECK_INT(st.samples, expect_timer + 6 + 4);
+    MW_CHECK_INT(st.samples, expect_timer + 6 + 4 + 1);
     MW_CHECK_INT(st.intervals, 4);
 
     sqlite3 *d;
@@ -260,6 +332,33 @@ int main(void)
     MW_CHECK_INT(q1(d, "SELECT t_free FROM allocations WHERE addr=536870912 ORDER BY t_alloc"
                        " LIMIT 1"),
                  15 * MS);
+    /* the unwound chain of the regs + stack sample */
+    {
+        const char *want[] = {"uw_f3", "uw_f2", "uw_f1", "uw_thread"};
+        sqlite3_stmt *cs;
+        MW_CHECK_INT(sqlite3_prepare_v2(d,
+                                        "WITH RECURSIVE ch(id, parent_id, pc_id, k) AS ("
+                                        " SELECT st.id, st.parent_id, st.pc_id, 0 FROM stacks st"
+                                        " WHERE st.id = (SELECT stack_id FROM samples WHERE"
+                                        " time_ns = 35000000 AND event_id = (SELECT id FROM"
+                                        " events WHERE attr_id = 4))"
+                                        " UNION ALL SELECT s.id, s.parent_id, s.pc_id, ch.k + 1"
+                                        " FROM stacks s JOIN ch ON s.id = ch.parent_id)"
+                                        " SELECT p.symbol FROM ch JOIN pcs p ON p.id = ch.pc_id"
+                                        " ORDER BY ch.k",
+                                        -1, &cs, NULL),
+                     SQLITE_OK);
+        int k = 0;
+        while (sqlite3_step(cs) == SQLITE_ROW && k < 4) {
+            const char *fn = (const char *)sqlite3_column_text(cs, 0);
+            MW_CHECK(fn && !strcmp(fn, want[k]), "unwound frame %d: %s, expected %s", k,
+                     fn ? fn : "(null)", want[k]);
+            k++;
+        }
+        MW_CHECK_INT(k, 4);
+        sqlite3_finalize(cs);
+    }
+
     /* losses and process */
     MW_CHECK_INT(q1(d, "SELECT SUM(count) FROM losses WHERE kind='lost'"), 7);
     MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM losses WHERE kind='throttle'"), 1);
@@ -296,7 +395,7 @@ int main(void)
     const char *cfiles[] = {cut};
     MW_CHECK_INT(mw_report_ingest(cfiles, 1, &o, &st), 0);
     MW_CHECK_INT(st.files_damaged, 1);
-    MW_CHECK_INT(st.samples, expect_timer + 6);
+    MW_CHECK_INT(st.samples, expect_timer + 6 + 4);
     MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
     MW_CHECK(strstr(qs(d, "SELECT status FROM processes", buf, sizeof buf), "truncated at byte"),
              "status: %s", buf);
