@@ -384,6 +384,14 @@ static void print_table(const mw_calib_results *r)
             printf("  idle memory latency %.1f ns (%.0f cycles) at %s\n", l->dram_ns,
                    l->dram_cycles,
                    human_bytes(l->point[l->npoints - 1].bytes, b1, sizeof b1));
+        for (unsigned i = 0; i < l->nlevels; i++)
+            if (!l->level[i].is_memory && l->level[i].sysfs_size && !l->level[i].within_one_step) {
+                printf("  NO: the step lies more than one footprint step from the kernel's size; "
+                       "the cache this\n  program really gets differs (a host that partitions "
+                       "or shares the cache with\n  other guests, or other programs using it; "
+                       "see docs/calibrate.md)\n");
+                break;
+            }
     }
     if (r->ran & MW_CALIB_LOADED) {
         const mw_loaded_result *L = &r->loaded;

@@ -327,6 +327,44 @@ static void test_ladder_detect(void)
     }
 }
 
+/* A curve measured on the development VM (Zen 5 guest, 2 vCPUs, busy
+ * neighbours): L1 48K and L2 1M show at their kernel sizes; the L3 this guest
+ * really got ended near 2.5 MiB that time (the kernel says 32 MiB). */
+static void test_ladder_real_curve(void)
+{
+    static const size_t real_b[] = {
+        4096, 4928, 5824, 6912, 8192, 9792, 11648, 13824, 16384, 19520, 23232, 27584, 32768,
+        38976, 46400, 55168, 65536, 77952, 92736, 110272, 131072, 155904, 185408, 220480,
+        262144, 311744, 370752, 440896, 524288, 623488, 741504, 881792, 1048576, 1246976,
+        1482944, 1763520, 2097152, 2493952, 2965824, 3526976, 4194304, 4987904, 5931648,
+        7053952, 8388608, 9975808, 11863296, 14107904, 16777216, 19951616, 23726592,
+        28215808, 33554432, 39903232, 47453184, 56431616, 67108864, 79806400, 94906304,
+        112863232, 134217728};
+    static const double real_ns[] = {
+        1.02, 1.02, 1.02, 1.02, 1.02, 1.03, 1.03, 1.03, 1.04, 1.04, 1.05, 1.05, 1.06, 1.10,
+        1.13, 3.61, 3.61, 3.63, 3.66, 3.66, 3.67, 3.69, 3.69, 3.66, 3.69, 3.66, 3.65, 4.08,
+        4.34, 4.43, 4.78, 6.31, 8.62, 11.37, 10.75, 12.73, 13.33, 39.59, 161.25, 156.48,
+        146.11, 143.14, 160.47, 147.50, 144.22, 144.65, 146.55, 146.13, 151.47, 146.73,
+        153.17, 151.13, 147.67, 156.60, 150.92, 166.97, 156.52, 154.95, 167.14, 154.58,
+        164.23};
+    unsigned n = sizeof real_b / sizeof real_b[0];
+    mw_cache_info ci;
+    memset(&ci, 0, sizeof ci);
+    ci.n = 3;
+    ci.level[0] = (mw_cache_level){.level = 1, .size = 48 << 10};
+    ci.level[1] = (mw_cache_level){.level = 2, .size = 1 << 20};
+    ci.level[2] = (mw_cache_level){.level = 3, .size = 32 << 20};
+    mw_ladder_result r;
+    MW_CHECK_INT(mw_ladder_detect(real_b, real_ns, NULL, n, pow(2, 0.25), &ci, &r), 0);
+    MW_CHECK_INT(r.nlevels, 4);
+    MW_CHECK(r.level[0].within_one_step, "L1 %zu", r.level[0].size);
+    MW_CHECK(r.level[1].within_one_step, "L2 %zu", r.level[1].size);
+    MW_CHECK(r.level[2].ns > 10 && r.level[2].ns < 15, "L3 latency %g", r.level[2].ns);
+    MW_CHECK(!r.level[2].within_one_step, "L3 %zu accepted against 32 MiB", r.level[2].size);
+    MW_CHECK(r.level[3].is_memory, "no memory level");
+    MW_CHECK(r.dram_ns > 140 && r.dram_ns < 170, "memory latency %g", r.dram_ns);
+}
+
 static void test_mlp_analyse(void)
 {
     /* latency 100 ns, up to 10 misses in flight */
@@ -360,6 +398,7 @@ int main(void)
     test_stats();
     test_cache_info();
     test_ladder_detect();
+    test_ladder_real_curve();
     test_mlp_analyse();
     return mw_test_done();
 }
