@@ -402,6 +402,18 @@ int main(void)
     MW_CHECK_INT(q1(d, "SELECT clean_exit FROM processes"), 0);
     sqlite3_close(d);
 
+    /* several processes (an MPI job: one file per rank) in one database */
+    snprintf(db, sizeof db, "%s/two.db", dir);
+    const char *two[] = {file, cut};
+    MW_CHECK_INT(mw_report_ingest(two, 2, &o, &st), 0);
+    MW_CHECK_INT(st.files, 2);
+    MW_CHECK_INT(st.samples, 2 * (expect_timer + 6 + 4) + 1);
+    MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM processes"), 2);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(DISTINCT process_id) FROM samples"), 2);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM modules"), 1); /* one file, symbolized once */
+    sqlite3_close(d);
+
     /* a missing file is an error, a non-mwr file is recorded as unreadable */
     const char *nofiles[] = {"/nonexistent.mwr"};
     MW_CHECK(mw_report_ingest(nofiles, 1, &o, &st) != 0, "missing file");
