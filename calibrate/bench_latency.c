@@ -77,7 +77,9 @@ static double median_of(const double *v, unsigned n)
 /*
  * Level detection. A "flat run" is a maximal sequence of at least
  * LADDER_MIN_RUN points each less than LADDER_FLAT above the lowest point
- * before it in the run. Flat runs whose latencies differ by less than LADDER_GAP
+ * before it in the run; a run shorter than 2 x LADDER_MIN_RUN must also rise
+ * less than LADDER_RISE per point (else it is a stretch of a transition).
+ * Flat runs whose latencies differ by less than LADDER_GAP
  * belong to one level (a TLB step inside a cache level is not a new cache);
  * the points between runs form the transitions. A level's capacity is the
  * first footprint whose latency is past the geometric midpoint between the
@@ -89,6 +91,7 @@ static double median_of(const double *v, unsigned n)
  */
 #define LADDER_MIN_RUN 3
 #define LADDER_GAP 1.5
+#define LADDER_RISE 1.06 /* per point, for runs shorter than 2 x LADDER_MIN_RUN */
 
 MW_API int mw_ladder_detect(const size_t *bytes, const double *ns, const double *cycles,
                             unsigned n, double step_ratio, const mw_cache_info *ci,
@@ -113,7 +116,11 @@ MW_API int mw_ladder_detect(const size_t *bytes, const double *ns, const double 
             j++;
             lo = fmin(lo, ns[j]);
         }
-        if (j - i + 1 >= LADDER_MIN_RUN || i == 0)
+        unsigned len = j - i + 1;
+        /* A short run that keeps rising is part of a transition, not a level */
+        int rising = len < 2 * LADDER_MIN_RUN &&
+                     pow(ns[j] / ns[i], 1.0 / (double)(len > 1 ? len - 1 : 1)) > LADDER_RISE;
+        if ((len >= LADDER_MIN_RUN && !rising) || i == 0)
             runs[nruns++] = (struct run){i, j};
         i = j + 1;
     }

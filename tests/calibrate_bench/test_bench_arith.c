@@ -327,7 +327,7 @@ static void test_ladder_detect(void)
     }
 }
 
-/* A curve measured on the development VM (Zen 5 guest, 2 vCPUs, busy
+/* Curves measured on the development VM (Zen 5 guest, 2 vCPUs, busy
  * neighbours): L1 48K and L2 1M show at their kernel sizes; the L3 this guest
  * really got ended near 2.5 MiB that time (the kernel says 32 MiB). */
 static void test_ladder_real_curve(void)
@@ -347,6 +347,23 @@ static void test_ladder_real_curve(void)
         146.11, 143.14, 160.47, 147.50, 144.22, 144.65, 146.55, 146.13, 151.47, 146.73,
         153.17, 151.13, 147.67, 156.60, 150.92, 166.97, 156.52, 154.95, 167.14, 154.58,
         164.23};
+    /* another run: a three-point stretch of the L2-to-L3 transition
+     * (7.1, 7.2, 8.4 ns) must not count as a cache level of its own */
+    static const size_t real2_b[] = {
+        4096, 4928, 5824, 6912, 8192, 9792, 11648, 13824, 16384, 19520, 23232, 27584, 32768,
+        38976, 46400, 55168, 65536, 77952, 92736, 110272, 131072, 155904, 185408, 220480,
+        262144, 311744, 370752, 440896, 524288, 623488, 741504, 881792, 1048576, 1246976,
+        1482944, 1763520, 2097152, 2493952, 2965824, 3526976, 4194304, 4987904, 5931648,
+        7053952, 8388608, 9975808, 11863296, 14107904, 16777216, 19951616, 23726592,
+        28215808, 33554432, 39903232, 47453184, 56431616, 67108864, 79806400, 94906304,
+        112863232, 134217728};
+    static const double real2_ns[] = {
+        1.06, 1.06, 1.07, 1.06, 1.07, 1.07, 1.07, 1.07, 1.07, 1.07, 1.07, 1.07, 1.09, 1.11,
+        1.15, 3.71, 3.69, 3.69, 3.70, 3.69, 3.74, 3.75, 3.75, 3.76, 3.75, 3.76, 3.75, 4.07,
+        4.30, 4.70, 7.13, 7.22, 8.37, 9.84, 12.15, 13.41, 17.12, 14.20, 15.55, 123.05,
+        132.47, 131.46, 108.21, 139.80, 137.81, 142.59, 140.70, 146.87, 152.42, 149.10,
+        154.91, 157.97, 152.15, 155.01, 166.32, 156.08, 159.43, 206.70, 165.19, 166.93,
+        161.81};
     unsigned n = sizeof real_b / sizeof real_b[0];
     mw_cache_info ci;
     memset(&ci, 0, sizeof ci);
@@ -363,6 +380,14 @@ static void test_ladder_real_curve(void)
     MW_CHECK(!r.level[2].within_one_step, "L3 %zu accepted against 32 MiB", r.level[2].size);
     MW_CHECK(r.level[3].is_memory, "no memory level");
     MW_CHECK(r.dram_ns > 140 && r.dram_ns < 170, "memory latency %g", r.dram_ns);
+
+    n = sizeof real2_b / sizeof real2_b[0];
+    MW_CHECK_INT(mw_ladder_detect(real2_b, real2_ns, NULL, n, pow(2, 0.25), &ci, &r), 0);
+    MW_CHECK_INT(r.nlevels, 4);
+    MW_CHECK(r.level[0].within_one_step, "L1 %zu", r.level[0].size);
+    MW_CHECK(r.level[1].within_one_step, "L2 %zu", r.level[1].size);
+    MW_CHECK(r.level[2].ns > 12 && r.level[2].ns < 18, "L3 latency %g", r.level[2].ns);
+    MW_CHECK(r.level[3].is_memory, "no memory level");
 }
 
 static void test_mlp_analyse(void)
