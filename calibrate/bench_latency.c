@@ -93,6 +93,61 @@ static double median_of(const double *v, unsigned n)
 #define LADDER_GAP 1.5
 #define LADDER_RISE 1.06 /* per point, for runs shorter than 2 x LADDER_MIN_RUN */
 
+/* Pairs detected cache levels with the kernel's, in order, minimising the
+ * summed |ln(detected / sysfs)|; leaving a level of either side unpaired costs
+ * LADDER_SKIP. So a step that is not a cache (a TLB running out of reach on a
+ * long plateau) stays unpaired instead of shifting every later pairing. */
+#define LADDER_SKIP 2.0794415416798357 /* ln 8: three octaves */
+static void ladder_match_sysfs(mw_ladder_result *out, const mw_cache_info *ci, double lstep)
+{
+    unsigned nd = 0, ns_ = ci->n < MW_CACHE_MAX_LEVELS ? ci->n : MW_CACHE_MAX_LEVELS;
+    for (unsigned l = 0; l < out->nlevels; l++)
+        if (!out->level[l].is_memory)
+            nd++;
+    /* cost[i][j]: best pairing of the first i detected and first j sysfs levels */
+    double cost[MW_LADDER_MAX_LEVELS + 1][MW_CACHE_MAX_LEVELS + 1];
+    unsigned char how[MW_LADDER_MAX_LEVELS + 1][MW_CACHE_MAX_LEVELS + 1];
+    for (unsigned i = 0; i <= nd; i++)
+        for (unsigned j = 0; j <= ns_; j++) {
+            if (!i && !j) {
+                cost[0][0] = 0;
+                continue;
+            }
+            double best = INFINITY;
+            unsigned char h = 0;
+            if (i && cost[i - 1][j] + LADDER_SKIP < best) {
+                best = cost[i - 1][j] + LADDER_SKIP;
+                h = 1; /* detected level i-1 unpaired */
+            }
+            if (j && cost[i][j - 1] + LADDER_SKIP < best) {
+                best = cost[i][j - 1] + LADDER_SKIP;
+                h = 2; /* sysfs level j-1 unpaired */
+            }
+            if (i && j && ci->level[j - 1].size && out->level[i - 1].size) {
+                double c = cost[i - 1][j - 1] + fabs(log((double)out->level[i - 1].size /
+                                                          (double)ci->level[j - 1].size));
+                if (c < best) {
+                    best = c;
+                    h = 3;
+                }
+            }
+            cost[i][j] = best;
+            how[i][j] = h;
+        }
+    for (unsigned i = nd, j = ns_; i || j;) {
+        if (how[i][j] == 3) {
+            mw_ladder_level *o = &out->level[i - 1];
+            o->sysfs_size = ci->level[j - 1].size;
+            o->within_one_step = fabs(log((double)o->size / (double)o->sysfs_size)) <= lstep;
+            i--, j--;
+        } else if (how[i][j] == 1) {
+            i--;
+        } else {
+            j--;
+        }
+    }
+}
+
 MW_API int mw_ladder_detect(const size_t *bytes, const double *ns, const double *cycles,
                             unsigned n, double step_ratio, const mw_cache_info *ci,
                             mw_ladder_result *out)
@@ -180,13 +235,10 @@ MW_API int mw_ladder_detect(const size_t *bytes, const double *ns, const double 
                         break;
                     }
             }
-            if (ci && l < ci->n && ci->level[l].size) {
-                o->sysfs_size = ci->level[l].size;
-                o->within_one_step =
-                    fabs(log((double)o->size / (double)o->sysfs_size)) <= lstep;
-            }
         }
     }
+    if (ci)
+        ladder_match_sysfs(out, ci, lstep);
     if (out->nlevels > 1) {
         /* idle memory latency: median of the larger half of the memory
          * plateau's footprints (the closest to pure misses; several points

@@ -385,6 +385,12 @@ static void print_table(const mw_calib_results *r)
                    l->dram_cycles,
                    human_bytes(l->point[l->npoints - 1].bytes, b1, sizeof b1));
         for (unsigned i = 0; i < l->nlevels; i++)
+            if (!l->level[i].is_memory && !l->level[i].sysfs_size) {
+                printf("  ?: no cache in the kernel's list matches this step (a TLB running out "
+                       "of reach\n  inside a cache level looks like this)\n");
+                break;
+            }
+        for (unsigned i = 0; i < l->nlevels; i++)
             if (!l->level[i].is_memory && l->level[i].sysfs_size && !l->level[i].within_one_step) {
                 printf("  NO: the step lies more than one footprint step from the kernel's size; "
                        "the cache this\n  program really gets differs (a host that partitions "

@@ -299,6 +299,42 @@ static void test_ladder_detect(void)
                         "memory latency %g, expected %g", r.dram_ns, s->lat[s->nlev]);
         }
     }
+    /* Emerald-Rapids-like guest: L2 2 MiB, L3 300 MiB, and a TLB that runs
+     * out of reach at 8 MiB inside the L3 (30 -> 50 ns). The extra step is
+     * left unpaired; L3 still pairs with the kernel's 300 MiB. */
+    {
+        struct synth e = {__LINE__, {1.5, 5, 30, 50, 130},
+                          {48 << 10, 2 << 20, 8 << 20, (size_t)300 << 20}, 4, 1.2, -1, 0.01};
+        mw_cache_info eci;
+        memset(&eci, 0, sizeof eci);
+        eci.n = 3;
+        eci.level[0] = (mw_cache_level){.level = 1, .size = 48 << 10};
+        eci.level[1] = (mw_cache_level){.level = 2, .size = 2 << 20};
+        eci.level[2] = (mw_cache_level){.level = 3, .size = (size_t)300 << 20};
+        size_t bytes[MW_LADDER_MAX_POINTS];
+        double ns[MW_LADDER_MAX_POINTS];
+        unsigned n = 0;
+        for (unsigned i = 0; n < MW_LADDER_MAX_POINTS; i++) {
+            size_t b = (size_t)(4096.0 * pow(2.0, i / 4.0) + 0.5) / 64 * 64;
+            if (b > ((size_t)1200 << 20))
+                break;
+            bytes[n] = b;
+            ns[n] = synth_lat(&e, b) * (1 + (n % 2 ? e.noise : -e.noise));
+            n++;
+        }
+        mw_ladder_result r;
+        MW_CHECK_INT(mw_ladder_detect(bytes, ns, NULL, n, pow(2, 0.25), &eci, &r), 0);
+        MW_CHECK_INT(r.nlevels, 5);
+        if (r.nlevels == 5) {
+            MW_CHECK(r.level[0].within_one_step && r.level[1].within_one_step,
+                     "L1/L2 %zu %zu", r.level[0].size, r.level[1].size);
+            MW_CHECK(r.level[2].sysfs_size == 0, "the TLB step paired with %zu",
+                     r.level[2].sysfs_size);
+            MW_CHECK(r.level[3].sysfs_size == ((size_t)300 << 20) && r.level[3].within_one_step,
+                     "L3 %zu paired with %zu", r.level[3].size, r.level[3].sysfs_size);
+            MW_CHECK(r.level[4].is_memory, "no memory level");
+        }
+    }
     /* a detected size two steps off is reported as not within one step */
     {
         size_t bytes[40];
