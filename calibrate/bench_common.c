@@ -275,6 +275,16 @@ size_t mw_bench_big_bytes(void)
     return (b + MW_HUGE_ALIGN - 1) & ~(MW_HUGE_ALIGN - 1);
 }
 
+MW_API double mw_bench_loadavg(void)
+{
+    char buf[128];
+    if (read_text("/proc/loadavg", buf, sizeof buf) < 0)
+        return -1;
+    char *end;
+    double v = strtod(buf, &end);
+    return end == buf ? -1 : v;
+}
+
 /* ---------------------------------------------------------------- CPUs */
 MW_API int mw_bench_cpus(int *cpus, int max)
 {

@@ -79,6 +79,8 @@ static cJSON *build(const mw_calib_results *r)
     strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
     cJSON_AddStringToObject(root, "created", ts);
     cJSON_AddNumberToObject(root, "threads", r->threads);
+    cJSON_AddNumberToObject(root, "loadavg_before", r->loadavg_before);
+    cJSON_AddNumberToObject(root, "loadavg_after", r->loadavg_after);
 
     cJSON *tm_ = cJSON_AddObjectToObject(root, "timer");
     cJSON_AddBoolToObject(tm_, "have_tsc", r->timer.have_tsc);

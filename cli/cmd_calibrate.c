@@ -464,6 +464,12 @@ int mw_cmd_calibrate(int argc, char **argv)
                 "memwatch calibrate: warning: %u threads on %d CPUs: threads will share CPUs\n",
                 o.threads, ncpus);
     r->threads = o.threads ? o.threads : (unsigned)ncpus;
+    r->loadavg_before = mw_bench_loadavg();
+    if (r->loadavg_before > 0.5 * ncpus)
+        fprintf(stderr,
+                "memwatch calibrate: warning: the machine is busy (load average %.1f on %d CPUs): "
+                "other programs will disturb the figures\n",
+                r->loadavg_before, ncpus);
     int rc = mw_timer_info_get(&r->timer);
     if (rc < 0) {
         fprintf(stderr, "memwatch calibrate: no usable time-stamp counter: %s\n", mw_strerror(rc));
@@ -557,6 +563,7 @@ int mw_cmd_calibrate(int argc, char **argv)
         progress_end(&pg);
     }
 
+    r->loadavg_after = mw_bench_loadavg();
     int json_stdout = o.json && !strcmp(o.json, "-");
     if (!json_stdout)
         print_table(r);

@@ -339,7 +339,14 @@ typedef struct mw_calib_results {
     mw_ladder_result ladder;
     mw_loaded_result loaded;
     mw_mlp_result mlp;
+    /* 1-minute load average (/proc/loadavg) before and after the benchmarks
+     * (-1 if unknown): above the CPU count, other programs shared the CPUs
+     * and the figures are disturbed. */
+    double loadavg_before, loadavg_after;
 } mw_calib_results;
+
+/* The 1-minute load average from /proc/loadavg, or -1. */
+MW_API double mw_bench_loadavg(void);
 
 /* Writes every raw figure as JSON (schema: docs/calibrate-json.md). */
 MW_API int mw_calib_results_write_json(const mw_calib_results *r, const char *path);
