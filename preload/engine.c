@@ -175,7 +175,18 @@ static void eng_interval(uint64_t t0)
     mwr_interval iv;
     memset(&iv, 0, sizeof iv);
     iv.t_start_ns = t0;
-    if (eng_probe) {
+    mwp_modules_scan(0);
+    uint64_t s = eng_carry_s, l = eng_carry_l;
+    eng_carry_s = eng_carry_l = 0;
+    iv.nthreads = mwp_threads_drain(1, 0, &s, &l);
+    iv.samples = s;
+    iv.lost = l;
+    /* A process that did not run in this interval (a shell or make waiting
+     * for its children) has nothing to be bandwidth-bound about: no probe,
+     * which keeps process trees cheap. Without timer sampling there is no
+     * way to tell, so the probe always runs. */
+    int ran = s > 0 || mwp_cfg.rate == 0;
+    if (eng_probe && ran) {
         mw_probe_lat_result r;
         if (mw_probe_lat_measure(eng_probe, &r) == 0 && r.median_ns > 0) {
             iv.latency_ns = r.median_ns;
@@ -187,12 +198,6 @@ static void eng_interval(uint64_t t0)
         iv.flags |= MWR_IV_UNCALIBRATED;
     if ((iv.flags & MWR_IV_LAT_VALID) && eng_threshold > 0 && iv.latency_ns > eng_threshold)
         iv.flags |= MWR_IV_BW_BOUND;
-    mwp_modules_scan(0);
-    uint64_t s = eng_carry_s, l = eng_carry_l;
-    eng_carry_s = eng_carry_l = 0;
-    iv.nthreads = mwp_threads_drain(1, 0, &s, &l);
-    iv.samples = s;
-    iv.lost = l;
     memcpy(iv.lat_method, eng_lat_method, sizeof iv.lat_method);
     memcpy(iv.bw_method, eng_bw_method, sizeof iv.bw_method);
     iv.t_end_ns = mwp_now_ns();

@@ -247,6 +247,14 @@ stress)
         grep "bandwidth-bound" "$T/err" | sed "s/^/stress-ng --$kind: /"
     done
     ;;
+dlopen)
+    lib=$(run "$APP" dlopen); rc=$?
+    [ $rc = 3 ] && skip "no library to dlopen"
+    expect_rc $rc 0
+    all_ok 1
+    f=$(ls "$OUT"/*.mwr | head -1)
+    tr -c '[:print:]' '\n' <"$f" | grep -q "/$lib" || fail "no MODULE record for the dlopen'ed $lib"
+    ;;
 modules)
     run "$APP" work 30; expect_rc $? 0
     all_ok 1

@@ -305,6 +305,17 @@ int main(int argc, char **argv)
         return mode_alloc();
     if (!strcmp(m, "emit"))
         return mode_emit();
+    if (!strcmp(m, "dlopen")) {
+        work(30);
+        static const char *const libs[] = {"libsqlite3.so.0", "libz.so.1", "libelf.so.1"};
+        for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++)
+            if (dlopen(libs[i], RTLD_NOW)) {
+                printf("%s\n", libs[i]);
+                work(50);
+                return 0;
+            }
+        return 3;
+    }
     fprintf(stderr, "mwp_app: unknown mode %s\n", m);
     return 2;
 }
