@@ -987,8 +987,12 @@ static int is_runtime_module(const char *path)
 {
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
+    /* memwatch itself, the C library and the C++/Fortran allocation wrappers:
+     * the allocation site is the first frame outside them */
     return !strncmp(b, "libmemwatch", 11) || !strncmp(b, "libc.so", 7) ||
-           !strncmp(b, "libc-", 5) || !strncmp(b, "ld-linux", 8);
+           !strncmp(b, "libc-", 5) || !strncmp(b, "ld-linux", 8) ||
+           !strncmp(b, "libstdc++", 9) || !strncmp(b, "libgfortran", 11) ||
+           !strncmp(b, "libgcc_s", 8);
 }
 
 static int insert_allocations(ctx *c)

@@ -56,14 +56,15 @@ static void rec_end(rb *r, size_t at)
     memcpy(r->b + at + 6, &size, 2);
 }
 
-/* Decode from an exact-size heap copy so any overread is outside the block. */
+/* Decode from an exact-size heap copy so any overread is outside the block.
+ * The copy lives until the next call (decoded pointers point into it). */
 static int decode_exact(const mw_sample_fmt *f, const void *p, size_t n, mw_perf_record *out)
 {
-    void *copy = malloc(n ? n : 1);
-    memcpy(copy, p, n);
-    int rc = mw_perf_record_decode(f, copy, n, out);
+    static void *copy;
     free(copy);
-    return rc;
+    copy = malloc(n ? n : 1);
+    memcpy(copy, p, n);
+    return mw_perf_record_decode(f, copy, n, out);
 }
 
 /* Every shorter length must fail cleanly. */
@@ -526,7 +527,7 @@ static void test_wrap(void)
 
 #ifdef MW_HAVE_RING
     long pg = sysconf(_SC_PAGESIZE);
-    unsigned char *map = aligned_alloc((size_t)pg, (size_t)pg + data_bytes);
+    unsigned char *map = aligned_alloc((size_t)pg, 2 * (size_t)pg); /* size: a multiple of the alignment */
     memset(map, 0, (size_t)pg);
     memcpy(map + pg, data, data_bytes);
     struct perf_event_mmap_page *meta = (void *)map;

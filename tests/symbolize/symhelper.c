@@ -33,10 +33,10 @@ enum { TARGET_HI = __LINE__ };
 enum { INL_LO = __LINE__ };
 static inline __attribute__((always_inline)) int helper_inl(volatile int *x)
 {
-    int s = *x;
+    unsigned s = (unsigned)*x;
     for (int i = 0; i < 10; i++)
-        s = s * 31 + *x;
-    return s;
+        s = s * 31u + (unsigned)*x;
+    return (int)(s & 0x7fffffff);
 }
 enum { INL_HI = __LINE__ };
 
