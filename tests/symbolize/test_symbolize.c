@@ -39,7 +39,7 @@ static int run_helper(const char *exe, truth *t)
     FILE *p = popen(cmd, "r");
     if (!p)
         return -1;
-    unsigned long long a, b, c;
+    unsigned long long a = 0, b = 0, c = 0;
     int ok = fscanf(p, "target %llx %d %d\n", &a, &t->lo, &t->hi) == 3;
     ok = ok && fscanf(p, "inl %llx %llx %d %d %d", &b, &c, &t->ilo, &t->ihi, &t->call_line) == 5;
     pclose(p);
