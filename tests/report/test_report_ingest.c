@@ -15,6 +15,7 @@
 #include "mw_test.h"
 #include "mwr_build.h"
 
+#include <memwatch/mwr_gpu.h>
 #include <memwatch/report.h>
 
 #include <link.h>
@@ -249,6 +250,35 @@ int main(void)
                   mask, 16384);
     n = regs_stack_sample(recs, 35 * MS);
     mwb_perf_data(&w, 4, 4242, 45 * MS, recs, n);
+    size_t before_gpu = w.n;
+    /* GPU records (gpu/inject.c's layouts): two launches of one kernel, one
+     * flagged, a PM sample and a PC-sampling line */
+    for (int k = 0; k < 2; k++) {
+        mwr_gpu_kernel gk;
+        memset(&gk, 0, sizeof gk);
+        gk.start_ns = 1000 + 100 * (uint64_t)k;
+        gk.end_ns = gk.start_ns + 50;
+        gk.correlation = 7 + (uint32_t)k;
+        gk.flags = MWR_GPU_BW_VALID | (k ? MWR_GPU_BW_BOUND : 0);
+        gk.dram_bytes = 1e9;
+        gk.dram_bw = 2e12;
+        gk.threshold_bw = 1.5e12;
+        gk.name_len = 10;
+        mwb_rec(&w, MWR_GPU_KERNEL, &gk, sizeof gk, "triad_kern", 10);
+    }
+    mwr_gpu_sample gs;
+    memset(&gs, 0, sizeof gs);
+    gs.end_ns = 100;
+    gs.dram_bw = 1e12;
+    mwb_rec(&w, MWR_GPU_SAMPLE, &gs, sizeof gs, 0, 0);
+    mwr_gpu_pc gp;
+    memset(&gp, 0, sizeof gp);
+    gp.correlation = 8;
+    gp.line = 12;
+    gp.samples = 99;
+    gp.file_len = 7;
+    gp.func_len = 4;
+    mwb_rec(&w, MWR_GPU_PC, &gp, sizeof gp, "k.cu" "\0\0\0" "kern", 11);
     size_t before_trailer = w.n;
     mwb_trailer(&w, 45 * MS, 7);
 
@@ -359,6 +389,12 @@ int main(void)
         sqlite3_finalize(cs);
     }
 
+    /* GPU records */
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM gpu_kernels WHERE name='triad_kern'"), 2);
+    MW_CHECK_INT(q1(d, "SELECT SUM(bw_bound) FROM gpu_kernels"), 1);
+    MW_CHECK_INT(q1(d, "SELECT samples FROM gpu_pcs WHERE line=12 AND function='kern'"), 99);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM gpu_samples"), 1);
+
     /* losses and process */
     MW_CHECK_INT(q1(d, "SELECT SUM(count) FROM losses WHERE kind='lost'"), 7);
     MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM losses WHERE kind='throttle'"), 1);
@@ -377,6 +413,7 @@ int main(void)
     fclose(sf);
     MW_CHECK(strstr(text, "Bandwidth-bound: 50.0%") != NULL, "summary:\n%s", text);
     MW_CHECK(strstr(text, "local DRAM") != NULL, "memory levels listed");
+    MW_CHECK(strstr(text, "GPU kernels") && strstr(text, "triad_kern"), "GPU kernels listed");
     const char *fl = strstr(text, "Top code inside flagged intervals");
     MW_CHECK(fl && strstr(fl, "flagged_work") && strstr(fl, "flagged_work") <
                  strstr(fl, "Top code overall"),
@@ -389,25 +426,30 @@ int main(void)
     fclose(sf);
     MW_CHECK(strstr(text, "\"share\":\t0.5") != NULL, "json share: %.300s", text);
 
-    /* truncated inside the last perf-data block: everything before it remains */
+    /* truncated inside the last record (a GPU one): everything before it remains */
     MW_CHECK_INT(mwb_write(&w, cut, before_trailer - 20), 0);
     snprintf(db, sizeof db, "%s/cut.db", dir);
     const char *cfiles[] = {cut};
     MW_CHECK_INT(mw_report_ingest(cfiles, 1, &o, &st), 0);
     MW_CHECK_INT(st.files_damaged, 1);
-    MW_CHECK_INT(st.samples, expect_timer + 6 + 4);
+    MW_CHECK_INT(st.samples, expect_timer + 6 + 4 + 1);
     MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
     MW_CHECK(strstr(qs(d, "SELECT status FROM processes", buf, sizeof buf), "truncated at byte"),
              "status: %s", buf);
     MW_CHECK_INT(q1(d, "SELECT clean_exit FROM processes"), 0);
     sqlite3_close(d);
+    /* truncated inside a perf-data block: the samples before that block remain */
+    MW_CHECK_INT(mwb_write(&w, cut, before_gpu - 20), 0);
+    MW_CHECK_INT(mw_report_ingest(cfiles, 1, &o, &st), 0);
+    MW_CHECK_INT(st.files_damaged, 1);
+    MW_CHECK_INT(st.samples, expect_timer + 6 + 4);
 
     /* several processes (an MPI job: one file per rank) in one database */
     snprintf(db, sizeof db, "%s/two.db", dir);
-    const char *two[] = {file, cut};
+    const char *two[] = {file, file};
     MW_CHECK_INT(mw_report_ingest(two, 2, &o, &st), 0);
     MW_CHECK_INT(st.files, 2);
-    MW_CHECK_INT(st.samples, 2 * (expect_timer + 6 + 4) + 1);
+    MW_CHECK_INT(st.samples, 2 * (expect_timer + 6 + 4 + 1));
     MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
     MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM processes"), 2);
     MW_CHECK_INT(q1(d, "SELECT COUNT(DISTINCT process_id) FROM samples"), 2);
