@@ -16,6 +16,7 @@
  */
 #include "internal.h"
 
+#include <memwatch/attrs.h>
 #include <memwatch/probe_lat.h>
 #include <memwatch/profile.h>
 
@@ -164,6 +165,17 @@ static void eng_setup(void)
     eng_tsrc = tsrc;
     if (eng_baseline > 0)
         eng_note_num("baseline_ns", eng_baseline);
+    /* Precise load sampling: say whether the hardware offers it and why not. */
+    {
+        struct perf_event_attr pa[2];
+        size_t n = 2;
+        char why[300], note[360];
+        if (mw_attr_precise_loads(NULL, 0, 0, pa, &n, why, sizeof why) == 0)
+            snprintf(note, sizeof note, "available: %s (not recorded by this version)", why);
+        else
+            snprintf(note, sizeof note, "unavailable: %s", why);
+        mwp_meta_note("precise_loads", note);
+    }
     mwp_meta_note("lat_method", eng_lat_method[0] ? eng_lat_method : "none");
     eng_note_num("threshold_ns", eng_threshold);
     mwp_meta_note("threshold_source", tsrc);

@@ -256,11 +256,14 @@ dlopen)
     tr -c '[:print:]' '\n' <"$f" | grep -q "/$lib" || fail "no MODULE record for the dlopen'ed $lib"
     ;;
 modules)
-    run "$APP" work 30; expect_rc $? 0
+    run "$APP" work 150; expect_rc $? 0
     all_ok 1
     [ "$(val memwatch- modules)" -ge 3 ] || fail "modules"
     [ "$(val memwatch- buildids)" -ge 2 ] || fail "build-ids"
     [ "$(val memwatch- kernel_samples)" -ge 5 ] || fail "cpu-clock samples"
+    f=$(ls "$OUT"/*.mwr | head -1)
+    tr -c '[:print:]' '\n' <"$f" | grep -Eq "^precise_loads=(available|unavailable): .{10,}" ||
+        fail "META does not say whether precise load sampling exists, and why"
     ;;
 *)
     fail "unknown case"
