@@ -48,6 +48,9 @@ static cJSON *triad_json(const mw_triad_result *t)
     }
     cJSON_AddItemToObject(o, "bw", stats_json(&t->bw_stats));
     cJSON_AddNumberToObject(o, "explicit_bw_best", t->explicit_bw_best);
+    cJSON_AddBoolToObject(o, "free_running", t->free_running);
+    cJSON_AddNumberToObject(o, "run_seconds", t->run_seconds);
+    cJSON_AddNumberToObject(o, "run_bw", t->run_bw);
     return o;
 }
 

@@ -31,6 +31,7 @@ struct calib_opts {
     double duration;        /* per sweep / loaded point; 0: default */
     size_t ladder_max;      /* 0: default */
     unsigned mlp_chains;    /* 0: 32 */
+    int free_running;       /* triad without a barrier between repetitions */
     const char *json;       /* NULL: default path; "-" stdout */
     int no_json;
     const char *plot_dir;
@@ -56,6 +57,8 @@ static void usage(FILE *f)
             "  --triad-size SIZE    bytes per triad array, e.g. 512M (default: 4 x LLC)\n"
             "  --repeats N          triad repetitions, best reported (default 10, max %d)\n"
             "  --isa NAME           triad kernel: auto, avx512, avx2, sse2, scalar\n"
+            "  --free-running       triad repetitions back to back without a barrier (as\n"
+            "                       likwid-bench); the whole-run figure is then comparable\n"
             "  --max-delay N        largest NOP delay of the read sweep (default 4096)\n"
             "  --duration SEC       seconds per sweep / loaded-latency point\n"
             "  --ladder-max SIZE    largest ladder footprint (default: max(4 x LLC, 128M))\n"
@@ -233,6 +236,8 @@ static int parse_opts(int argc, char **argv, struct calib_opts *o)
             if (!*val)
                 return bad(name, val, "a file name or '-'");
             o->json = val;
+        } else if (!strcmp(name, "--free-running")) {
+            o->free_running = 1;
         } else if (!strcmp(name, "--no-json")) {
             o->no_json = 1;
         } else if (!strcmp(name, "--plot")) {
@@ -333,19 +338,20 @@ static void print_table(const mw_calib_results *r)
         printf("\nSTREAM triad  (arrays of %s, %s kernel, best of %u)\n",
                human_bytes(r->triad[0].array_bytes, b1, sizeof b1), r->triad[0].isa,
                r->triad[0].repeats);
-        printf("  %-24s %6s %12s %12s %8s %14s\n", "stores", "B/iter", "best GB/s", "median GB/s",
-               "CV", "STREAM GB/s");
+        printf("  %-24s %6s %12s %12s %8s %12s %14s\n", "stores", "B/iter", "best GB/s",
+               "median GB/s", "CV", "run GB/s", "STREAM GB/s");
         for (int s = 0; s < 2; s++) {
             const mw_triad_result *t = &r->triad[s];
             if (!t->repeats)
                 continue;
-            printf("  %-24s %6u %12.2f %12.2f %7.1f%% %14.2f\n",
+            printf("  %-24s %6u %12.2f %12.2f %7.1f%% %12.2f %14.2f\n",
                    s ? "non-temporal" : "normal (write-allocate)", t->bytes_per_iter,
                    t->bw_stats.best / 1e9, t->bw_stats.median / 1e9, 100 * t->bw_stats.cv,
-                   t->explicit_bw_best / 1e9);
+                   t->run_bw / 1e9, t->explicit_bw_best / 1e9);
         }
-        printf("  (B/iter: bytes that really move; 'STREAM GB/s' counts 24 B/iter as STREAM "
-               "does)\n");
+        printf("  (B/iter: bytes that really move; 'run': all repetitions' bytes / their whole "
+               "time%s;\n   'STREAM GB/s': the best in STREAM's 24 B/iter)\n",
+               r->triad[0].free_running ? ", free-running" : "");
     }
     if (r->ran & MW_CALIB_SWEEP) {
         const mw_sweep_result *s = &r->sweep;
@@ -487,7 +493,8 @@ int mw_cmd_calibrate(int argc, char **argv)
                                  .elems = o.triad_bytes / sizeof(double),
                                  .repeats = o.repeats,
                                  .store = (mw_triad_store)s,
-                                 .isa = o.isa};
+                                 .isa = o.isa,
+                                 .free_running = o.free_running};
             rc = mw_bench_triad(&c, &r->triad[s]);
             if (rc == MW_ERR_UNSUPPORTED && s == MW_TRIAD_NT) {
                 fprintf(stderr, "memwatch calibrate: triad: no non-temporal kernel for ISA '%s'\n",

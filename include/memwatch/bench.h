@@ -116,6 +116,8 @@ typedef struct mw_triad_config {
     const int *cpus;       /* CPUs to pin thread i to cpus[i % ncpus]; NULL: mw_bench_cpus */
     unsigned ncpus;
     const char *isa;       /* NULL/"auto", or force "scalar", "sse2", "avx2", "avx512" */
+    int free_running;      /* 0: a barrier before every repetition (STREAM); 1: threads
+                              run their repetitions back to back (as likwid-bench does) */
 } mw_triad_config;
 
 typedef struct mw_triad_result {
@@ -133,6 +135,9 @@ typedef struct mw_triad_result {
     double explicit_bw_best;         /* best in STREAM's 24 B/iteration convention */
     int huge_pages;                  /* 1 if the arrays were madvise'd huge */
     int verified;                    /* 1 if c[] held the expected values */
+    int free_running;                /* as configured */
+    double run_seconds;              /* first thread's first start to last thread's last end */
+    double run_bw;                   /* repeats * bytes / run_seconds: the whole run */
 } mw_triad_result;
 
 MW_API int mw_bench_triad(const mw_triad_config *cfg, mw_triad_result *out);
