@@ -22,7 +22,9 @@
 
 #include "tsc.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <string.h>
@@ -182,6 +184,39 @@ static void eng_setup(void)
     eng_setup_done = 1;
 }
 
+/* When the main thread called pthread_exit, glibc ends the process as its
+ * last thread exits; memwatch's own thread would keep it alive forever. So
+ * when no application thread memwatch knows of is alive, look at the kernel's
+ * list: if only this thread (and zombies) remain, end the process the way
+ * glibc would have: exit(0). */
+static void eng_check_orphaned(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return;
+    pid_t self = mwp_gettid();
+    int others = 0;
+    struct dirent *e;
+    while (!others && (e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || atoi(e->d_name) == self)
+            continue;
+        char path[300], buf[256];
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        const char *r = strrchr(buf, ')');
+        if (r && r[1] == ' ' && r[2] != 'Z' && r[2] != 'X')
+            others = 1;
+    }
+    closedir(d);
+    if (!others)
+        exit(0);
+}
+
 static void eng_interval(uint64_t t0)
 {
     mwr_interval iv;
@@ -191,6 +226,8 @@ static void eng_interval(uint64_t t0)
     uint64_t s = eng_carry_s, l = eng_carry_l;
     eng_carry_s = eng_carry_l = 0;
     iv.nthreads = mwp_threads_drain(1, 0, &s, &l);
+    if (iv.nthreads == 0)
+        eng_check_orphaned();
     iv.samples = s;
     iv.lost = l;
     /* A process that did not run in this interval (a shell or make waiting

@@ -206,7 +206,7 @@ static void env_unfollow_self(void)
  * the baseline and the child would otherwise measure its own (cheaper, and
  * measured before the load). Built on the caller's stack: no malloc (this
  * runs in vfork children and after fork). */
-#define ENV_MAX 2048
+#define ENV_MAX 1024
 struct env_copy {
     char *vec[ENV_MAX + 2];
     char preload[4096];
@@ -310,7 +310,7 @@ MWP_EXPORT int execvp(const char *file, char *const argv[])
     return execvpe(file, argv, environ);
 }
 
-#define EXECL_MAX 4096
+#define EXECL_MAX 1024
 static int execl_collect(const char *arg0, va_list ap, char **argv, char ***envp_out)
 {
     int n = 0;

@@ -247,6 +247,18 @@ stress)
         grep "bandwidth-bound" "$T/err" | sed "s/^/stress-ng --$kind: /"
     done
     ;;
+cancel)
+    run "$APP" cancel; expect_rc $? 0
+    all_ok 1
+    [ "$(val memwatch- tstart)" = 2 ] && [ "$(val memwatch- texit)" -ge 1 ] ||
+        fail "the cancelled thread's start and exit are not both recorded"
+    ;;
+mainexit)
+    run "$APP" mainexit; expect_rc $? 0
+    all_ok 1
+    [ "$(val memwatch- texit)" -ge 2 ] || fail "main thread's pthread_exit and the worker's exit not recorded"
+    [ "$(val memwatch- intervals)" -ge 4 ] || fail "recording stopped when main called pthread_exit"
+    ;;
 dlopen)
     lib=$(run "$APP" dlopen); rc=$?
     [ $rc = 3 ] && skip "no library to dlopen"

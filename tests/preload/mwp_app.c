@@ -217,6 +217,23 @@ static void *thr_exit(void *arg)
     exit(9);
 }
 
+static void *thr_sleepy(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        work(2);
+        usleep(1000); /* cancellation point */
+    }
+    return NULL;
+}
+
+static void *thr_worker(void *arg)
+{
+    (void)arg;
+    work(60);
+    return NULL;
+}
+
 static int mode_alloc(void)
 {
     void *p[8];
@@ -303,6 +320,22 @@ int main(int argc, char **argv)
     }
     if (!strcmp(m, "alloc"))
         return mode_alloc();
+    if (!strcmp(m, "cancel")) {
+        pthread_t t;
+        pthread_create(&t, NULL, thr_sleepy, NULL);
+        work(40);
+        pthread_cancel(t);
+        void *r;
+        pthread_join(t, &r);
+        work(20);
+        return r == PTHREAD_CANCELED ? 0 : 1;
+    }
+    if (!strcmp(m, "mainexit")) {
+        pthread_t t;
+        pthread_create(&t, NULL, thr_worker, NULL);
+        work(20);
+        pthread_exit(NULL);
+    }
     if (!strcmp(m, "emit"))
         return mode_emit();
     if (!strcmp(m, "dlopen")) {
