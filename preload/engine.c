@@ -42,6 +42,9 @@ static int eng_calibrated;
 static char eng_lat_method[16];
 static char eng_bw_method[16];
 static uint64_t eng_carry_s, eng_carry_l;
+static _Atomic int eng_stop;
+static pthread_t eng_th;
+static int eng_have;
 static double eng_baseline;
 static const char *eng_tsrc = "";
 
@@ -280,6 +283,8 @@ static void *eng_main(void *arg)
         struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
+        if (atomic_load(&eng_stop))
+            break;
         int st = atomic_load(&mwp_state);
         if (st == MWP_RUNNING)
             eng_interval(mwp_iv_last_end);
@@ -300,11 +305,15 @@ int mwp_engine_start(void)
     sigset_t all, old;
     sigfillset(&all);
     pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&at, 256 << 10);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     mwp_in_hook++;
+    atomic_store(&eng_stop, 0);
     int rc = mwp_real.pthread_create(&th, &at, eng_main, NULL);
+    if (rc == 0) {
+        eng_th = th;
+        eng_have = 1;
+    }
     mwp_in_hook--;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&at);
@@ -344,12 +353,20 @@ void mwp_engine_meta(struct mwp_str *s)
     mwp_s_str(s, "\n");
 }
 
+/* Stop the interval thread and wait until it is gone (for unshare/setns,
+ * which need a single-threaded process). Not async-signal-safe. */
 void mwp_engine_stop(void)
 {
+    if (!eng_have)
+        return;
+    atomic_store(&eng_stop, 1);
+    pthread_join(eng_th, NULL);
+    eng_have = 0;
 }
 
 void mwp_engine_child(void)
 {
+    eng_have = 0; /* the parent's thread does not exist here */
     mwp_iv_last_end = mwp_now_ns();
     mwp_engine_start();
 }

@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -502,6 +503,52 @@ MWP_EXPORT int dup3(int oldfd, int newfd, int flags)
     if (oldfd != newfd && mwp_fd_is_ours(newfd))
         mwp_writer_relocate();
     return mwp_real.dup3(oldfd, newfd, flags);
+}
+
+/* ---- namespaces: calls that need a single-threaded process ---- */
+
+/* unshare(CLONE_NEWUSER / CLONE_NEWNS / CLONE_FS / CLONE_FILES ...) and
+ * setns into a user or mount namespace fail with EINVAL in a multi-threaded
+ * process; memwatch's interval thread must not make them fail. It is stopped
+ * for the call and started again. */
+#define MWP_SOLO_FLAGS                                                                          \
+    (CLONE_NEWUSER | CLONE_NEWNS | CLONE_FS | CLONE_FILES | CLONE_THREAD | CLONE_VM |          \
+     CLONE_SIGHAND)
+
+static int solo_call(long nr, long a, long b)
+{
+    int running = atomic_load(&mwp_state) == MWP_RUNNING;
+    if (running)
+        mwp_engine_stop();
+    long rc = -1;
+    for (int i = 0; i < 200; i++) {
+        rc = syscall(nr, a, b);
+        if (rc == 0 || errno != EINVAL)
+            break;
+        /* the stopped thread may take a moment to leave the thread group */
+        struct timespec ts = {0, 500000};
+        nanosleep(&ts, NULL);
+    }
+    int err = errno;
+    if (running && atomic_load(&mwp_state) == MWP_RUNNING)
+        mwp_engine_start();
+    errno = err;
+    return (int)rc;
+}
+
+MWP_EXPORT int unshare(int flags)
+{
+    if (!(flags & MWP_SOLO_FLAGS) || atomic_load(&mwp_state) != MWP_RUNNING)
+        return (int)syscall(SYS_unshare, flags);
+    return solo_call(SYS_unshare, flags, 0);
+}
+
+MWP_EXPORT int setns(int fd, int nstype)
+{
+    if ((nstype && !(nstype & (CLONE_NEWUSER | CLONE_NEWNS))) ||
+        atomic_load(&mwp_state) != MWP_RUNNING)
+        return (int)syscall(SYS_setns, fd, nstype);
+    return solo_call(SYS_setns, fd, nstype);
 }
 
 /* ---- the GPU hook ---- */

@@ -257,7 +257,15 @@ mainexit)
     run "$APP" mainexit; expect_rc $? 0
     all_ok 1
     [ "$(val memwatch- texit)" -ge 2 ] || fail "main thread's pthread_exit and the worker's exit not recorded"
-    [ "$(val memwatch- intervals)" -ge 4 ] || fail "recording stopped when main called pthread_exit"
+    [ "$(val memwatch- intervals)" -ge 2 ] || fail "recording stopped when main called pthread_exit"
+    ;;
+unshare)
+    command -v unshare >/dev/null || skip "no unshare command"
+    unshare -U true 2>/dev/null || skip "user namespaces are not available here"
+    run unshare -U sh -c 'echo inside' >"$T/o" 2>"$T/err"; rc=$?
+    expect_rc $rc 0
+    grep -qx inside "$T/o" || { cat "$T/err"; fail "unshare -U under memwatch did not run its command"; }
+    all_ok 1
     ;;
 dlopen)
     lib=$(run "$APP" dlopen); rc=$?
