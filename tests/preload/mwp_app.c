@@ -230,7 +230,7 @@ static void *thr_sleepy(void *arg)
 static void *thr_worker(void *arg)
 {
     (void)arg;
-    work(60);
+    work(200);
     return NULL;
 }
 
