@@ -179,9 +179,13 @@ typedef struct ctx {
     const mw_report_opts *o;
     mw_report_stats *st;
     mw_symbolizer *sym;
+    double proc_threshold;     /* this process's precise-sample threshold */
+    const char *proc_thr_src;
     mw_unwinder *unw;          /* lazily created for samples with regs + stack */
     int unw_failed;
     double threshold;
+    int have_run_profile;      /* threshold came from a profile or the option */
+    const char *run_thr_src;
     int64_t run_id, proc_id;
     VEC(gmod) gmods;
     hmap pcs;      /* (gmod index + 1 or 0, rel addr or abs addr) -> pc id */
@@ -1165,7 +1169,7 @@ static int insert_samples(ctx *c)
         }
         long ivi = mw_hybrid_find(c->ivs.v, c->ivs.n, x->time);
         int flagged = ivi >= 0 && (c->ivs.v[ivi].flags & MWR_IV_BW_BOUND);
-        int sel = mw_hybrid_keep(a->source, flagged, x->weight, c->threshold);
+        int sel = mw_hybrid_keep(a->source, flagged, x->weight, c->proc_threshold);
         int64_t obj = data_object(c, x, prefix_end);
         if (obj < 0) {
             rc = -EIO;
@@ -1271,6 +1275,62 @@ static void file_reset(ctx *c)
     hmap_free(&c->statics);
 }
 
+/* A META value of the current process ("" when absent). */
+static void meta_value(ctx *c, const char *key, char *buf, size_t n)
+{
+    sqlite3_stmt *s;
+    buf[0] = 0;
+    if (sqlite3_prepare_v2(c->db, "SELECT value FROM meta WHERE process_id=? AND key=?"
+                                  " ORDER BY rowid DESC LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_int64(s, 1, c->proc_id);
+    sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+        snprintf(buf, n, "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+}
+
+/* The latency threshold (core cycles, the unit of PEBS/IBS weights) for this
+ * process's precise samples: the user's value; else the machine profile the
+ * recording used (META "profile"), its precise-latency method's threshold or
+ * its idle DRAM latency; else the profile found when the report started;
+ * else the idle probe latency measured at record time (META "baseline_ns");
+ * else the run default. */
+static void process_threshold(ctx *c)
+{
+    c->proc_threshold = c->threshold;
+    c->proc_thr_src = c->o->threshold > 0 ? "option" : NULL;
+    if (c->o->threshold > 0)
+        return;
+    char prof[4096], tsc[64], base[64];
+    meta_value(c, "profile", prof, sizeof prof);
+    meta_value(c, "tsc_hz", tsc, sizeof tsc);
+    meta_value(c, "baseline_ns", base, sizeof base);
+    double tsc_hz = atof(tsc);
+    if (!c->o->profile_path && prof[0] == '/') {
+        char *cut = strstr(prof, " (created");
+        if (cut)
+            *cut = 0;
+        mw_profile p;
+        if (mw_profile_load(prof, 0, &p) == 0) {
+            double t = mw_hybrid_threshold(&p, 0);
+            double hz = p.tsc_hz > 0 ? p.tsc_hz : tsc_hz;
+            if (t > 0 && hz > 0) {
+                c->proc_threshold = t * hz / 1e9;
+                c->proc_thr_src = "machine profile of the recording (cycles)";
+                return;
+            }
+        }
+    }
+    if (c->have_run_profile)
+        return;
+    double b = atof(base);
+    if (b > 0 && tsc_hz > 0) {
+        c->proc_threshold = b * tsc_hz / 1e9;
+        c->proc_thr_src = "idle latency measured at record time (baseline_ns, cycles)";
+    }
+}
+
 /* Fill processes columns from META keys once the file was read. */
 static const char proc_from_meta[] =
     "UPDATE processes SET "
@@ -1349,6 +1409,7 @@ static int ingest_file(ctx *c, const char *path)
     int have_tr = mw_reader_trailer(r, &tr);
     if (!have_tr && !damaged)
         c->st->files_no_trailer++;
+    process_threshold(c);
     close_lifetimes(c);
     qsort(c->pmods.v, c->pmods.n, sizeof *c->pmods.v, pmod_cmp);
     if ((rc = insert_allocations(c)) || (rc = insert_samples(c)) || (rc = insert_threads(c)))
@@ -1363,7 +1424,7 @@ static int ingest_file(ctx *c, const char *path)
     if (sqlite3_prepare_v2(c->db,
                            "UPDATE processes SET clean_exit=?, exit_status=?, status=?, records=?,"
                            " bytes=?, trailer_lost=?, trailer_throttled=?, trailer_dropped=?,"
-                           " trailer_alloc_dropped=? WHERE id=?",
+                           " trailer_alloc_dropped=?, threshold=?, threshold_source=? WHERE id=?",
                            -1, &s, NULL) != SQLITE_OK)
         goto sqlfail;
     sqlite3_bind_int(s, 1, have_tr);
@@ -1377,7 +1438,9 @@ static int ingest_file(ctx *c, const char *path)
     bind_text(s, 3, mw_reader_status(r)[0] ? mw_reader_status(r) : "ok");
     bind_u64(s, 4, c->st->records);
     bind_u64(s, 5, mw_reader_pos(r));
-    sqlite3_bind_int64(s, 10, c->proc_id);
+    sqlite3_bind_double(s, 10, c->proc_threshold);
+    bind_text(s, 11, c->proc_thr_src ? c->proc_thr_src : c->run_thr_src);
+    sqlite3_bind_int64(s, 12, c->proc_id);
     if (sqlite3_step(s) != SQLITE_DONE)
         goto sqlfail;
     sqlite3_finalize(s);
@@ -1433,6 +1496,7 @@ int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_op
             if (prof.tsc_hz > 0)
                 c.threshold *= prof.tsc_hz / 1e9;
             thr_src = "machine profile (cycles)";
+            c.have_run_profile = c.threshold > 0;
         }
         if (c.threshold <= 0) {
             c.threshold = 300; /* cycles: about one idle DRAM access on current CPUs */
@@ -1440,6 +1504,7 @@ int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_op
         }
     }
 
+    c.run_thr_src = thr_src;
     for (size_t i = 0; i < nfiles; i++) {
         FILE *f = fopen(files[i], "rb");
         if (f) {

@@ -153,7 +153,7 @@ static cJSON *collect(sqlite3 *db, int top)
         root, "processes",
         rows(db,
              "SELECT p.id, pid, rank, hostname, exe, cmdline, file, t_start, t_end,"
-             " exit_status, clean_exit, status,"
+             " exit_status, clean_exit, status, threshold, threshold_source,"
              " (SELECT COUNT(*) FROM threads t WHERE t.process_id = p.id) AS threads,"
              " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id) AS samples"
              " FROM processes p ORDER BY rank, pid, p.id",
@@ -281,8 +281,10 @@ static void render_text(FILE *f, const cJSON *root)
     const cJSON *run = cJSON_GetObjectItem(root, "run"), *r;
     fprintf(f, "memwatch report: %.0f file(s) from %s\n", num(run, "nfiles"),
             str(run, "inputs") ? str(run, "inputs") : "?");
-    fprintf(f, "precise-sample latency threshold: %.0f (%s)\n", num(run, "threshold"),
-            str(run, "threshold_source") ? str(run, "threshold_source") : "?");
+    const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "processes"), 0);
+    const cJSON *tsrc = p0 && str(p0, "threshold_source") ? p0 : run;
+    fprintf(f, "precise-sample latency threshold: %.0f cycles (%s)\n", num(tsrc, "threshold"),
+            str(tsrc, "threshold_source") ? str(tsrc, "threshold_source") : "?");
     fprintf(f, "\nProcesses\n");
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "processes"))
     {

@@ -168,6 +168,7 @@ int main(void)
     mwb w;
     mwb_init(&w);
     mwb_meta(&w, "pid=4242\nexe=/bin/synthetic\nhostname=testhost\n");
+    mwb_meta(&w, "tsc_hz=2000000000\nbaseline_ns=100\nprofile=none: /nonexistent: no profile\n");
     mwb_module(&w, exe, me.base, me.start, me.end);
     const uint64_t st_timer = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                               PERF_SAMPLE_CALLCHAIN;
@@ -401,6 +402,8 @@ int main(void)
     MW_CHECK_INT(q1(d, "SELECT pid FROM processes"), 4242);
     MW_CHECK_INT(q1(d, "SELECT clean_exit FROM processes"), 1);
     MW_CHECK_STR(qs(d, "SELECT hostname FROM processes", buf, sizeof buf), "testhost");
+    MW_CHECK_INT(q1(d, "SELECT CAST(threshold AS INTEGER) FROM processes"), 300);
+    MW_CHECK_STR(qs(d, "SELECT threshold_source FROM processes", buf, sizeof buf), "option");
     sqlite3_close(d);
 
     /* the summary: 50% bandwidth-bound, flagged code = flagged_work */
@@ -438,11 +441,22 @@ int main(void)
              "status: %s", buf);
     MW_CHECK_INT(q1(d, "SELECT clean_exit FROM processes"), 0);
     sqlite3_close(d);
-    /* truncated inside a perf-data block: the samples before that block remain */
+    /* truncated inside a perf-data block: the samples before that block remain.
+     * No threshold given and no profile: the idle latency measured at record
+     * time (META baseline_ns 100 ns at 2 GHz = 200 cycles) is the threshold */
     MW_CHECK_INT(mwb_write(&w, cut, before_gpu - 20), 0);
+    o.threshold = 0;
     MW_CHECK_INT(mw_report_ingest(cfiles, 1, &o, &st), 0);
+    o.threshold = 300;
     MW_CHECK_INT(st.files_damaged, 1);
     MW_CHECK_INT(st.samples, expect_timer + 6 + 4);
+    MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
+    MW_CHECK_INT(q1(d, "SELECT CAST(threshold AS INTEGER) FROM processes"), 200);
+    MW_CHECK(strstr(qs(d, "SELECT threshold_source FROM processes", buf, sizeof buf),
+                    "baseline_ns") != NULL,
+             "threshold source: %s", buf);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples WHERE source='precise' AND selected=1"), 2);
+    sqlite3_close(d);
 
     /* several processes (an MPI job: one file per rank) in one database */
     snprintf(db, sizeof db, "%s/two.db", dir);
