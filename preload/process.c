@@ -209,9 +209,10 @@ static void env_unfollow_self(void)
  * runs in vfork children and after fork). */
 #define ENV_MAX 1024
 struct env_copy {
-    char *vec[ENV_MAX + 2];
+    char *vec[ENV_MAX + 3];
     char preload[4096];
     char baseline[64];
+    char machine[300];
 };
 
 static char *const *env_for_child(char *const *envp, struct env_copy *c)
@@ -220,22 +221,22 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c)
         return envp;
     double base = mwp_engine_baseline();
     int strip = !mwp_cfg.follow;
-    int add = mwp_cfg.follow && base > 0;
-    if (!strip && !add)
-        return envp;
     size_t n = 0;
-    int have_preload = 0, have_base = 0;
+    int have_preload = 0, have_base = 0, have_machine = 0;
     for (; envp[n]; n++) {
         if (!strncmp(envp[n], "LD_PRELOAD=", 11))
             have_preload = 1;
         else if (!strncmp(envp[n], "MEMWATCH_BASELINE_NS=", 21))
             have_base = 1;
+        else if (!strncmp(envp[n], "MEMWATCH_MACHINE=", 17))
+            have_machine = 1;
     }
-    if (have_base || !have_preload)
-        add = 0; /* already there, or the child is not recorded anyway */
-    if ((!strip || !have_preload) && !add)
-        return envp;
-    if (n > ENV_MAX)
+    /* What to hand down to a recorded child (only when it is recorded). */
+    int follow = mwp_cfg.follow && have_preload;
+    int add_base = follow && base > 0 && !have_base;
+    int add_machine = follow && !have_machine && mwp_identity[0] && strcmp(mwp_identity, "unknown");
+    strip = strip && have_preload;
+    if ((!strip && !add_base && !add_machine) || n > ENV_MAX)
         return envp;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -246,11 +247,18 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c)
             c->vec[k++] = envp[i];
         }
     }
-    if (add) {
+    if (add_base) {
         struct mwp_str s = {c->baseline, sizeof c->baseline, 0};
         mwp_s_str(&s, "MEMWATCH_BASELINE_NS=");
         mwp_s_dbl(&s, base);
         c->vec[k++] = c->baseline;
+    }
+    if (add_machine) {
+        /* the machine identity costs ~0.1 ms to compute; children inherit it */
+        struct mwp_str s = {c->machine, sizeof c->machine, 0};
+        mwp_s_str(&s, "MEMWATCH_MACHINE=");
+        mwp_s_str(&s, mwp_identity);
+        c->vec[k++] = c->machine;
     }
     c->vec[k] = NULL;
     return c->vec;
@@ -670,7 +678,10 @@ __attribute__((constructor)) static void mwp_init(void)
     if (!mwp_cfg.follow)
         env_unfollow_self();
     ctor_gpu();
-    if (mw_machine_identity(NULL, NULL, mwp_identity, sizeof mwp_identity) < 0)
+    const char *mid = getenv("MEMWATCH_MACHINE"); /* handed down by a recorded parent */
+    if (mid && *mid && strlen(mid) < sizeof mwp_identity && !strchr(mid, '\n'))
+        strcpy(mwp_identity, mid);
+    else if (mw_machine_identity(NULL, NULL, mwp_identity, sizeof mwp_identity) < 0)
         strcpy(mwp_identity, "unknown");
     ctor_attrs();
     mwp_start_mono_ns = mwp_now_ns();
