@@ -16,13 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Not every test uses every helper. */
+#define MWB_FN static __attribute__((unused))
+
 typedef struct mwb {
     unsigned char *b;
     size_t n, cap;
     uint64_t records;
 } mwb;
 
-static void mwb_put(mwb *w, const void *p, size_t n)
+MWB_FN void mwb_put(mwb *w, const void *p, size_t n)
 {
     if (w->n + n + 8 > w->cap) {
         w->cap = (w->n + n + 8) * 2 + 4096;
@@ -32,14 +35,14 @@ static void mwb_put(mwb *w, const void *p, size_t n)
     w->n += n;
 }
 
-static void mwb_pad(mwb *w)
+MWB_FN void mwb_pad(mwb *w)
 {
     static const unsigned char z[8];
     if (w->n & 7)
         mwb_put(w, z, 8 - (w->n & 7));
 }
 
-static void mwb_init(mwb *w)
+MWB_FN void mwb_init(mwb *w)
 {
     memset(w, 0, sizeof *w);
     mwr_file_header h;
@@ -52,7 +55,7 @@ static void mwb_init(mwb *w)
 }
 
 /* A record from up to two parts (fixed struct + variable bytes). */
-static void mwb_rec(mwb *w, uint32_t type, const void *a, size_t an, const void *b, size_t bn)
+MWB_FN void mwb_rec(mwb *w, uint32_t type, const void *a, size_t an, const void *b, size_t bn)
 {
     mwr_rec_hdr h = {type, (uint32_t)MWR_ALIGN(sizeof h + an + bn)};
     mwb_put(w, &h, sizeof h);
@@ -64,18 +67,18 @@ static void mwb_rec(mwb *w, uint32_t type, const void *a, size_t an, const void 
     w->records++;
 }
 
-static void mwb_meta(mwb *w, const char *text) { mwb_rec(w, MWR_META, text, strlen(text), 0, 0); }
+MWB_FN void mwb_meta(mwb *w, const char *text) { mwb_rec(w, MWR_META, text, strlen(text), 0, 0); }
 
-static void mwb_attr_regs(mwb *w, uint32_t id, const char *name, uint32_t type, uint64_t config,
+MWB_FN void mwb_attr_regs(mwb *w, uint32_t id, const char *name, uint32_t type, uint64_t config,
                           uint64_t sample_type, uint64_t regs_user, uint32_t stack_user);
 
-static void mwb_attr(mwb *w, uint32_t id, const char *name, uint32_t type, uint64_t config,
+MWB_FN void mwb_attr(mwb *w, uint32_t id, const char *name, uint32_t type, uint64_t config,
                      uint64_t sample_type)
 {
     mwb_attr_regs(w, id, name, type, config, sample_type, 0, 0);
 }
 
-static void mwb_attr_regs(mwb *w, uint32_t id, const char *name, uint32_t type, uint64_t config,
+MWB_FN void mwb_attr_regs(mwb *w, uint32_t id, const char *name, uint32_t type, uint64_t config,
                           uint64_t sample_type, uint64_t regs_user, uint32_t stack_user)
 {
     struct perf_event_attr a;
@@ -105,7 +108,7 @@ typedef struct mwb_sample {
     uint32_t chain_nr;
 } mwb_sample;
 
-static size_t mwb_kernel_sample(unsigned char *buf, uint64_t st, const mwb_sample *s)
+MWB_FN size_t mwb_kernel_sample(unsigned char *buf, uint64_t st, const mwb_sample *s)
 {
     size_t n = 8;
 #define P64(v)                                                                                 \
@@ -140,14 +143,14 @@ static size_t mwb_kernel_sample(unsigned char *buf, uint64_t st, const mwb_sampl
     return n;
 }
 
-static void mwb_perf_data(mwb *w, uint32_t attr_id, uint32_t tid, uint64_t t,
+MWB_FN void mwb_perf_data(mwb *w, uint32_t attr_id, uint32_t tid, uint64_t t,
                           const unsigned char *recs, size_t n)
 {
     mwr_perf_data pd = {attr_id, tid, t};
     mwb_rec(w, MWR_PERF_DATA, &pd, sizeof pd, recs, n);
 }
 
-static void mwb_interval(mwb *w, uint64_t t0, uint64_t t1, uint32_t flags, double lat)
+MWB_FN void mwb_interval(mwb *w, uint64_t t0, uint64_t t1, uint32_t flags, double lat)
 {
     mwr_interval iv;
     memset(&iv, 0, sizeof iv);
@@ -161,7 +164,7 @@ static void mwb_interval(mwb *w, uint64_t t0, uint64_t t1, uint32_t flags, doubl
     mwb_rec(w, MWR_INTERVAL, &iv, sizeof iv, 0, 0);
 }
 
-static void mwb_alloc(mwb *w, uint64_t t, uint64_t addr, uint64_t size, const uint64_t *frames,
+MWB_FN void mwb_alloc(mwb *w, uint64_t t, uint64_t addr, uint64_t size, const uint64_t *frames,
                       uint16_t nframes)
 {
     mwr_alloc a;
@@ -175,7 +178,7 @@ static void mwb_alloc(mwb *w, uint64_t t, uint64_t addr, uint64_t size, const ui
     mwb_rec(w, MWR_ALLOC, &a, sizeof a, frames, 8u * nframes);
 }
 
-static void mwb_free(mwb *w, uint64_t t, uint64_t addr)
+MWB_FN void mwb_free(mwb *w, uint64_t t, uint64_t addr)
 {
     mwr_free f;
     memset(&f, 0, sizeof f);
@@ -186,7 +189,7 @@ static void mwb_free(mwb *w, uint64_t t, uint64_t addr)
     mwb_rec(w, MWR_FREE, &f, sizeof f, 0, 0);
 }
 
-static void mwb_module(mwb *w, const char *path, uint64_t base, uint64_t start, uint64_t end)
+MWB_FN void mwb_module(mwb *w, const char *path, uint64_t base, uint64_t start, uint64_t end)
 {
     mwr_module m;
     memset(&m, 0, sizeof m);
@@ -197,7 +200,7 @@ static void mwb_module(mwb *w, const char *path, uint64_t base, uint64_t start, 
     mwb_rec(w, MWR_MODULE, &m, sizeof m, path, strlen(path));
 }
 
-static void mwb_trailer(mwb *w, uint64_t t, uint64_t lost)
+MWB_FN void mwb_trailer(mwb *w, uint64_t t, uint64_t lost)
 {
     mwr_trailer tr;
     memset(&tr, 0, sizeof tr);
@@ -208,7 +211,7 @@ static void mwb_trailer(mwb *w, uint64_t t, uint64_t lost)
     mwb_rec(w, MWR_TRAILER, &tr, sizeof tr, 0, 0);
 }
 
-static int mwb_write(const mwb *w, const char *path, size_t n)
+MWB_FN int mwb_write(const mwb *w, const char *path, size_t n)
 {
     FILE *f = fopen(path, "wb");
     if (!f)

@@ -1,0 +1,76 @@
+/*
+ * tests/report/mwr_fixture.c: writes a small raw file (mwr_build.h) for the
+ * CLI tests: 4 intervals of 10 ms, two flagged; timer samples in this
+ * program's own functions; page faults on one recorded allocation; a trailer.
+ *   usage: mwr_fixture OUT.mwr
+ */
+#include "mwr_build.h"
+
+#include <link.h>
+#include <unistd.h>
+
+#define MS 1000000ull
+
+__attribute__((noinline, used)) int fixture_hot(volatile int *x) { return *x * 3; }
+__attribute__((noinline, used)) int fixture_cold(volatile int *x) { return *x + 3; }
+
+static int first_cb(struct dl_phdr_info *i, size_t n, void *d)
+{
+    (void)n;
+    uint64_t *r = d;
+    r[0] = i->dlpi_addr;
+    r[1] = UINT64_MAX;
+    for (int k = 0; k < i->dlpi_phnum; k++)
+        if (i->dlpi_phdr[k].p_type == PT_LOAD) {
+            uint64_t a = i->dlpi_addr + i->dlpi_phdr[k].p_vaddr;
+            r[1] = a < r[1] ? a : r[1];
+            r[2] = a + i->dlpi_phdr[k].p_memsz > r[2] ? a + i->dlpi_phdr[k].p_memsz : r[2];
+        }
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: mwr_fixture OUT.mwr\n");
+        return 2;
+    }
+    uint64_t me[3] = {0, 0, 0};
+    dl_iterate_phdr(first_cb, me);
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    mwb w;
+    mwb_init(&w);
+    mwb_meta(&w, "pid=77\nrank=0\nhost=fixture\nexe=/bin/fixture\ncmdline=fixture run\n");
+    mwb_module(&w, exe, me[0], me[1], me[2]);
+    const uint64_t st_t = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    const uint64_t st_f = st_t | PERF_SAMPLE_ADDR;
+    mwb_attr(&w, 1, "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, st_t);
+    mwb_attr(&w, 2, "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, st_f);
+    uint64_t site = (uint64_t)(uintptr_t)&fixture_cold + 4;
+    mwb_alloc(&w, 0, 0x40000000, 8 << 20, &site, 1);
+    for (int i = 0; i < 4; i++)
+        mwb_interval(&w, (uint64_t)i * 10 * MS, (uint64_t)(i + 1) * 10 * MS,
+                     i % 2 ? 0 : MWR_IV_BW_BOUND, i % 2 ? 100 : 300);
+    unsigned char recs[16384];
+    size_t k = 0;
+    for (uint64_t t = 0; t < 40 * MS; t += MS) {
+        int hot = (t / (10 * MS)) % 2 == 0;
+        mwb_sample s = {(uint64_t)(uintptr_t)(hot ? (void *)&fixture_hot : (void *)&fixture_cold) + 2,
+                        t, 0, 0, 0, 77, 77, NULL, 0};
+        k += mwb_kernel_sample(recs + k, st_t, &s);
+    }
+    mwb_perf_data(&w, 1, 77, 40 * MS, recs, k);
+    k = 0;
+    for (int i = 0; i < 8; i++) {
+        mwb_sample s = {(uint64_t)(uintptr_t)&fixture_hot, (uint64_t)i * MS, 0x40000000 + 4096u * (uint64_t)i,
+                        0, 0, 77, 77, NULL, 0};
+        k += mwb_kernel_sample(recs + k, st_f, &s);
+    }
+    mwb_perf_data(&w, 2, 77, 40 * MS, recs, k);
+    mwb_trailer(&w, 40 * MS, 0);
+    int rc = mwb_write(&w, argv[1], w.n);
+    free(w.b);
+    return rc ? 1 : 0;
+}
