@@ -8,9 +8,10 @@
 #    by bwdemo in CLOCK_MONOTONIC, the clock memwatch's samples use);
 #  - the overall top lines are those two phases' lines;
 #  - page-fault samples name the three arrays by their malloc lines;
-#  - when intervals are flagged (a machine where the triad saturates memory,
+#  - where flagging follows the triad phases (a machine the triad saturates,
 #    e.g. 16 cores), the top line inside flagged intervals is a triad line.
-#    Where none is flagged (2-core VM) it says so.
+#    Where it does not (2-core VM: none or a few noise-flagged intervals) it
+#    says so.
 # Knobs: BWDEMO_SECONDS (0.5), BWDEMO_THREADS (all cores), BWDEMO_MIB (64),
 # MEMWATCH_* variables pass through to libmemwatch.so.
 set -u
@@ -94,11 +95,21 @@ check "page-fault samples exist" $(( faults > 0 ))
 check "all three arrays named by their malloc lines" $(( sites == 3 ))
 check ">= 90% of page-fault samples on the arrays" $(( faults > 0 && named * 10 >= faults * 9 ))
 
-# flagged intervals: the same selection the summary uses (selected = 1)
+# flagged intervals: the same selection the summary uses (selected = 1).
+# The ranking is asserted only where flagging follows the phases (the triad
+# saturates memory: >= 20% of the triad phases' intervals flagged, and at
+# least twice the share of the compute phases); a few noise-flagged intervals
+# on a machine the triad does not saturate are reported, not ranked.
 flagged=$(q "SELECT COUNT(*) FROM intervals WHERE bw_bound=1")
 total=$(q "SELECT COUNT(*) FROM intervals")
-echo "intervals: $flagged of $total flagged bandwidth-bound"
-if [ "$flagged" -gt 0 ]; then
+fb=0; nb=0; fc=0; nc=0
+while read -r _ kind t0 t1; do
+  f=$(q "SELECT COUNT(*) FROM intervals WHERE bw_bound=1 AND t_start >= $t0 AND t_end <= $t1")
+  a=$(q "SELECT COUNT(*) FROM intervals WHERE t_start >= $t0 AND t_end <= $t1")
+  if [ "$kind" = bw ]; then fb=$((fb + f)); nb=$((nb + a)); else fc=$((fc + f)); nc=$((nc + a)); fi
+done < <(grep '^phase ' "$tmp/out.txt")
+echo "intervals: $flagged of $total flagged; triad phases $fb of $nb, compute phases $fc of $nc"
+if [ "$nb" -gt 0 ] && [ $((fb * 5)) -ge "$nb" ] && [ $((fb * nc)) -ge $((2 * fc * nb)) ]; then
   topf=$(q "SELECT line FROM sample_lines WHERE selected=1 AND source IN ('timer','precise')
             GROUP BY file, line ORDER BY COUNT(*) DESC LIMIT 1")
   sel=$(q "SELECT COUNT(*) FROM samples WHERE selected=1")
@@ -111,7 +122,8 @@ if [ "$flagged" -gt 0 ]; then
   check "inside flagged intervals triad samples outnumber compute samples ($bwf vs $cpf)" \
     $(( bwf > cpf ))
 else
-  echo "note: no interval was flagged on this machine (memory bandwidth not saturated by" \
-       "$threads threads), so the flagged-interval ranking is checked by test_report_ingest only"
+  echo "note: flagging does not follow the triad phases on this machine (memory bandwidth not" \
+       "saturated by $threads threads), so the flagged-interval ranking is checked by" \
+       "test_report_ingest only"
 fi
 exit $fail
