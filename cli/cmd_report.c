@@ -141,6 +141,8 @@ int mw_cmd_report(int argc, char **argv)
                     snprintf(dbbuf, sizeof dbbuf, "%s/memwatch.db", a);
                     out = dbbuf;
                 }
+                if (!o.inputs)
+                    o.inputs = a;
             } else {
                 char **nf = realloc(files, (n + 1) * sizeof *files);
                 if (!nf)

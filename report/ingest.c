@@ -1556,7 +1556,7 @@ int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_op
             goto out;
         }
         bind_text(s, 1, mw_version());
-        bind_text(s, 2, files[0]);
+        bind_text(s, 2, o->inputs ? o->inputs : files[0]);
         sqlite3_bind_int64(s, 3, (int64_t)nfiles);
         sqlite3_bind_double(s, 4, c.threshold);
         bind_text(s, 5, thr_src);

@@ -37,6 +37,8 @@ typedef struct mw_report_opts {
     int no_symbols;           /* 1: skip symbolization (addresses only) */
     mw_progress_fn progress;
     void *progress_user;
+    const char *inputs;       /* what the user named (a directory...), for runs.inputs;
+                                 NULL: the first file */
 } mw_report_opts;
 
 typedef struct mw_report_stats {
