@@ -102,7 +102,15 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
                          const int *cpus, int ncpus, mw_validation *v, mw_val_method *m)
 {
     mw_probe_lat *pl = NULL;
-    int rc = mw_probe_lat_create(NULL, &pl);
+    /* Validate the probe exactly as the profiler will run it: the same
+     * variables (docs/config.md) choose its lines and bursts. */
+    mw_probe_lat_config pc = {0};
+    const char *ev = getenv("MEMWATCH_PROBE_LINES");
+    if (ev && *ev)
+        pc.lines = (unsigned)strtoul(ev, NULL, 10);
+    if ((ev = getenv("MEMWATCH_PROBE_BURSTS")) && *ev)
+        pc.bursts = (unsigned)strtoul(ev, NULL, 10);
+    int rc = mw_probe_lat_create(&pc, &pl);
     if (rc < 0) {
         m->available = 0;
         snprintf(m->reason, sizeof m->reason, "the software probe cannot run here: %s",
@@ -173,8 +181,8 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
     }
     v->probe_cost_ns = ncost ? mw_val_median_inplace(costs, ncost) : 0;
     free(costs);
-    v->probe_lines = 32;
-    v->probe_bursts = 15;
+    v->probe_lines = pc.lines ? pc.lines : 32;
+    v->probe_bursts = pc.bursts ? pc.bursts : 15;
     mw_probe_lat_destroy(pl);
     if (rc < 0) {
         m->available = 0;
