@@ -65,7 +65,8 @@ static int add_dir(const char *dir, char ***files, size_t *n)
         (*n)++;
     }
     closedir(d);
-    qsort(*files + first, *n - first, sizeof **files, cmp_str);
+    if (*n - first > 1)
+        qsort(*files + first, *n - first, sizeof **files, cmp_str);
     return 0;
 }
 

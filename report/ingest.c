@@ -920,8 +920,10 @@ static const char *alloc_kind_name(unsigned k)
  * before it. Both lists sorted by (addr, time). */
 static void close_lifetimes(ctx *c)
 {
-    qsort(c->allocs.v, c->allocs.n, sizeof *c->allocs.v, alloc_cmp);
-    qsort(c->frees.v, c->frees.n, sizeof *c->frees.v, free_cmp);
+    if (c->allocs.n > 1)
+        qsort(c->allocs.v, c->allocs.n, sizeof *c->allocs.v, alloc_cmp);
+    if (c->frees.n > 1)
+        qsort(c->frees.v, c->frees.n, sizeof *c->frees.v, free_cmp);
     size_t i = 0, j = 0;
     while (i < c->allocs.n && j < c->frees.n) {
         alloc_ent *a = &c->allocs.v[i];
@@ -1124,7 +1126,8 @@ static size_t unwind_offline(ctx *c, const smp *x, const attr_ent *a, uint64_t *
 
 static int insert_samples(ctx *c)
 {
-    qsort(c->ivs.v, c->ivs.n, sizeof *c->ivs.v, iv_cmp);
+    if (c->ivs.n > 1)
+        qsort(c->ivs.v, c->ivs.n, sizeof *c->ivs.v, iv_cmp);
     uint64_t *prefix_end = NULL;
     if (c->allocs.n) {
         prefix_end = malloc(c->allocs.n * sizeof *prefix_end);
@@ -1411,7 +1414,8 @@ static int ingest_file(ctx *c, const char *path)
         c->st->files_no_trailer++;
     process_threshold(c);
     close_lifetimes(c);
-    qsort(c->pmods.v, c->pmods.n, sizeof *c->pmods.v, pmod_cmp);
+    if (c->pmods.n > 1)
+        qsort(c->pmods.v, c->pmods.n, sizeof *c->pmods.v, pmod_cmp);
     if ((rc = insert_allocations(c)) || (rc = insert_samples(c)) || (rc = insert_threads(c)))
         goto out;
     if (have_tr) {

@@ -470,6 +470,31 @@ int main(void)
     MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM modules"), 1); /* one file, symbolized once */
     sqlite3_close(d);
 
+    /* random byte flips through the whole ingest (decode, symbolize, unwind,
+     * SQL): every run ends with 0 or "no data", never a crash */
+    {
+        srand(4242);
+        unsigned char *orig = malloc(w.n);
+        memcpy(orig, w.b, w.n);
+        snprintf(db, sizeof db, "%s/flip.db", dir);
+        const char *ff[] = {cut};
+        int odd = 0;
+        mw_set_log(NULL, NULL, MW_LOG_ERROR); /* the damage warnings are expected */
+        for (int it = 0; it < 100; it++) {
+            memcpy(w.b, orig, w.n);
+            int flips = 1 + rand() % 8;
+            for (int k = 0; k < flips; k++)
+                w.b[32 + (size_t)rand() % (w.n - 32)] ^= (unsigned char)(1 + rand() % 255);
+            mwb_write(&w, cut, w.n);
+            int frc = mw_report_ingest(ff, 1, &o, &st);
+            odd += frc != 0 && frc != MW_ERR_NODATA;
+        }
+        mw_set_log(NULL, NULL, MW_LOG_WARN);
+        MW_CHECK(odd == 0, "%d flipped files failed the ingest itself", odd);
+        memcpy(w.b, orig, w.n);
+        free(orig);
+    }
+
     /* a missing file is an error, a non-mwr file is recorded as unreadable */
     const char *nofiles[] = {"/nonexistent.mwr"};
     MW_CHECK(mw_report_ingest(nofiles, 1, &o, &st) != 0, "missing file");
