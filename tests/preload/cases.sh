@@ -175,6 +175,32 @@ config)
     [ "$(grep -c MEMWATCH_INTERVAL "$T/err")" = 1 ] || { cat "$T/err"; fail "expected one line about MEMWATCH_INTERVAL"; }
     all_ok 1
     rm -f "$OUT"/*
+    # every invalid variable: exactly one line naming it, the program unchanged
+    MEMWATCH_RATE=fast MEMWATCH_ALLOC_THRESHOLD=12Q MEMWATCH_FOLLOW=maybe MEMWATCH_VERBOSE=1 \
+        MEMWATCH_RING_PAGES=3 MEMWATCH_STACK_DEPTH=0 MEMWATCH_METHOD=magic \
+        run "$APP" work 20 2>"$T/err"; expect_rc $? 0
+    for v in MEMWATCH_RATE MEMWATCH_ALLOC_THRESHOLD MEMWATCH_FOLLOW MEMWATCH_RING_PAGES \
+        MEMWATCH_STACK_DEPTH MEMWATCH_METHOD; do
+        [ "$(grep -c "$v=" "$T/err")" = 1 ] || { cat "$T/err"; fail "expected one line about $v"; }
+    done
+    all_ok 1
+    rm -f "$OUT"/*
+    # rank in the file name
+    OMPI_COMM_WORLD_RANK=3 run "$APP" work 20; expect_rc $? 0
+    ls "$OUT" | grep -q -- "-3-[0-9]*\.mwr$" || fail "rank 3 not in the file name: $(ls "$OUT")"
+    rm -f "$OUT"/*
+    SLURM_PROCID=5 run "$APP" work 20; expect_rc $? 0
+    ls "$OUT" | grep -q -- "-5-[0-9]*\.mwr$" || fail "SLURM_PROCID not used for the rank"
+    rm -f "$OUT"/*
+    # a rate above perf_event_max_sample_rate is clamped, with one line and META
+    max=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo 0)
+    if [ "$max" -gt 0 ] && [ "$max" -lt 1000000 ]; then
+        MEMWATCH_RATE=1000000 run "$APP" work 20 2>"$T/err"; expect_rc $? 0
+        grep -q "clamped" "$T/err" || fail "no line about the clamped rate"
+        tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -qx "sample_rate=$max" ||
+            fail "META sample_rate is not the kernel's maximum $max"
+        rm -f "$OUT"/*
+    fi
     MEMWATCH_ENABLE=0 run "$APP" work 20; expect_rc $? 0
     [ "$(nfiles)" = 0 ] || fail "MEMWATCH_ENABLE=0 still recorded"
     MEMWATCH_INTERVAL=50ms run "$APP" work 400; expect_rc $? 0
