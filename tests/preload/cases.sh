@@ -147,6 +147,9 @@ setuid)
     [ "$(id -u)" = 0 ] || skip "needs root to make a set-user-ID copy owned by another user"
     cp "$APP" "$T/suid_app" && chown nobody "$T/suid_app" && chmod 4755 "$T/suid_app" ||
         skip "cannot create a set-user-ID file here"
+    if command -v findmnt >/dev/null && findmnt -no OPTIONS -T "$T" | grep -qw nosuid; then
+        skip "$T is on a nosuid file system: the set-user-ID bit would not take effect"
+    fi
     chmod 755 "$T"
     "$MW" record -o "$OUT" -- "$T/suid_app" work 20 2>"$T/err"; rc=$?
     expect_rc $rc 0
