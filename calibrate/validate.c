@@ -41,22 +41,39 @@ static void val_sleep_ns(uint64_t ns)
 }
 
 /* Take probe readings for `seconds`, spread evenly (like a profiler's interval
- * ticks), into pt->ns; also collects each measurement's cost. */
+ * ticks: calibrate's default point length makes the spacing the profiler's
+ * default 10 ms interval), into pt->ns; also collects each measurement's cost.
+ * Before the first kept reading the load gets VAL_SETTLE_NS to settle (its
+ * first tens of ms run hotter than its steady state), and the probe is read at
+ * the same spacing for one window (mw_probe_lat_window_ns), so every
+ * kept reading pools only bursts taken at this point, as a profiler's reading
+ * does once a phase has lasted a window. */
+#define VAL_SETTLE_NS 50000000ull
 static int val_sample(mw_probe_lat *pl, double seconds, mw_val_point *pt, double *costs,
-                      unsigned *ncost, unsigned cost_cap)
+                      unsigned *ncost, unsigned cost_cap, unsigned *bursts)
 {
     uint64_t span = (uint64_t)(seconds * 1e9);
     uint64_t step = span / MW_VAL_MAX_SAMPLES;
+    if (!step)
+        step = 1;
+    val_sleep_ns(VAL_SETTLE_NS);
+    mw_probe_lat_reset(pl);
     uint64_t t0 = mw_now_ns();
+    uint64_t win = mw_probe_lat_window_ns(NULL);
+    uint64_t pre64 = win / step;
+    unsigned pre = pre64 > 4096 ? 4096 : (unsigned)pre64;
     pt->n = 0;
-    for (unsigned i = 0; i < MW_VAL_MAX_SAMPLES; i++) {
+    for (unsigned i = 0; i < pre + MW_VAL_MAX_SAMPLES; i++) {
         mw_probe_lat_result r;
         int rc = mw_probe_lat_measure(pl, &r);
         if (rc < 0)
             return rc;
-        pt->ns[pt->n++] = r.median_ns;
-        if (*ncost < cost_cap)
-            costs[(*ncost)++] = (double)r.cost_ns;
+        if (i >= pre) {
+            pt->ns[pt->n++] = r.median_ns;
+            if (*ncost < cost_cap)
+                costs[(*ncost)++] = (double)r.cost_ns;
+            *bursts = r.bursts;
+        }
         uint64_t next = t0 + (i + 1) * step, now = mw_now_ns();
         if (next > now)
             val_sleep_ns(next - now);
@@ -118,7 +135,7 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
                                           : mw_strerror(rc));
         return 0;
     }
-    double point_s = cfg->point_s > 0 ? cfg->point_s : 0.2;
+    double point_s = cfg->point_s > 0 ? cfg->point_s : 0.48;
     unsigned max_threads = cfg->max_threads;
     if (!max_threads)
         max_threads = ncpus > 1 ? (unsigned)ncpus - 1 : 1;
@@ -141,7 +158,8 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
 
     mw_val_point *pt = &v->point[v->npoints++];
     memset(pt, 0, sizeof *pt);
-    rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP);
+    unsigned used_bursts = 0;
+    rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts);
     if (calib && (calib->ran & MW_CALIB_LOADED))
         pt->direct_ns = calib->loaded.idle_ns;
     if (cfg->progress)
@@ -159,8 +177,7 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
             pt->delay = dgrid[di];
             if ((rc = mw_read_load_start(l, dgrid[di])) < 0)
                 break;
-            val_sleep_ns(10 * 1000 * 1000); /* let the load reach its pace */
-            rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP);
+            rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts);
             mw_sweep_point sp;
             int src = mw_read_load_stop(l, &sp);
             if (!rc)
@@ -182,7 +199,7 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
     v->probe_cost_ns = ncost ? mw_val_median_inplace(costs, ncost) : 0;
     free(costs);
     v->probe_lines = pc.lines ? pc.lines : 32;
-    v->probe_bursts = pc.bursts ? pc.bursts : 15;
+    v->probe_bursts = used_bursts;
     mw_probe_lat_destroy(pl);
     if (rc < 0) {
         m->available = 0;
@@ -431,8 +448,14 @@ MW_API int mw_validate_write_table(const mw_validation *v, FILE *f)
             fprintf(f, "    %8u %6u %12s %7.1f ns %7.1f ns %7.1f ns\n", p->threads, p->delay,
                     val_gbs(p->bw, b1, sizeof b1), mw_val_median(p->ns, p->n), mn, mx);
         }
-        fprintf(f, "    cost of one measurement (%u bursts of %u loads): %.1f us (median)\n",
+        uint64_t win = mw_probe_lat_window_ns(NULL);
+        fprintf(f, "    cost of one measurement (%u bursts of %u loads): %.1f us (median); ",
                 v->probe_bursts, v->probe_lines, v->probe_cost_ns / 1e3);
+        if (win)
+            fprintf(f, "a reading is the median over the bursts of the measurements of the last "
+                       "%.0f ms\n", win / 1e6);
+        else
+            fprintf(f, "a reading is the median of one measurement's bursts (no window)\n");
         fprintf(f, "    idle %.1f ns, at peak %s %.1f ns (x%.2f): %s\n", l->th.idle_ns,
                 val_gbs(l->th.peak_bw, b1, sizeof b1), l->th.peak_ns, l->th.rise,
                 l->th.saturated ? "memory saturated" : "memory NOT saturated by this sweep");
@@ -495,7 +518,8 @@ MW_API int mw_validate_calibrate(const struct mw_calib_results *calib, const cha
     if (!v)
         return -ENOMEM;
     struct val_progress pg = {err, progress};
-    mw_validate_config cfg = {.point_s = quick ? 0.08 : 0.2,
+    /* 48 readings 10 ms apart: the profiler's default interval */
+    mw_validate_config cfg = {.point_s = quick ? 0.08 : 0.48,
                               .progress = val_progress_cb,
                               .user = &pg};
     rc = mw_validate_run(&cfg, calib, v);

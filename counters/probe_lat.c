@@ -4,8 +4,9 @@
  * Owns: one mmap'ed region per probe, a pointer chain through `lines` cache
  * lines placed in distinct, randomly chosen 4 KiB pages of that region, at a
  * random line offset in each page, visited in a random page order; the timing
- * of bursts of dependent loads of those lines after they were flushed.
- * Calls: libc (mmap, madvise, clock_gettime), counters/tsc.h, mw_log.
+ * of bursts of dependent loads of those lines after they were flushed; the
+ * window of recent measurements' bursts a reading is the median of.
+ * Calls: libc (mmap, madvise, clock_gettime, getenv), counters/tsc.h, mw_log.
  * Threading: a handle is used by one thread at a time; distinct handles are
  * independent. Never calls malloc (the probe runs inside profiled programs);
  * not async-signal-safe (mw_log on errors in create).
@@ -16,10 +17,21 @@
  * (or counters/tsc.h's cpuid-serialized pair with MW_PROBE_LAT_CPUID). The timer's
  * own cost (measured at creation, median of empty timed regions) is subtracted
  * and the rest divided by the number of loads. Flushing goes through the TLB,
- * so the translations of the chain's pages are warm when the timed loads start;
- * the region is 2 MiB-aligned with MADV_HUGEPAGE so that, where transparent huge
- * pages exist, one TLB entry covers it all. Prefetchers cannot follow the chain:
- * consecutive loads go to different pages in random order, one line per page.
+ * so the translations of the chain's pages are warm when the timed loads start.
+ * Prefetchers cannot follow the chain: consecutive loads go to different pages
+ * in random order, one line per page.
+ *
+ * Placement: small pages by default (MADV_NOHUGEPAGE; only the chain's pages
+ * are touched), so the lines sit in `lines` unrelated physical pages and the
+ * reading averages over where memory lives (in a VM: near and far host memory);
+ * MW_PROBE_LAT_HUGE puts the region in one transparent huge page instead.
+ *
+ * Window: every measurement's bursts go into a ring of the last
+ * MW_PROBE_LAT_MAX_WINDOW measurements with their start times; the reading is
+ * the median over the bursts of those that started less than window_ns before
+ * the current one. Consecutive readings 10 ms apart are correlated (the
+ * machine's own noise lasts tens of ms), so pooling a few of them steadies the
+ * reading far more than more bursts at one instant would (docs/probe_lat.md).
  */
 #include <memwatch/probe_lat.h>
 
@@ -27,6 +39,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -38,11 +51,13 @@
 #define PL_LINE 64u
 #define PL_PAGE 4096u
 #define PL_DEFAULT_LINES 32u
-#define PL_DEFAULT_BURSTS 15u
+#define PL_DEFAULT_BURSTS 5u
 #define PL_DEFAULT_REGION (2u << 20)
 #define PL_MAX_LINES 4096u
 #define PL_MAX_BURSTS 4096u
 #define PL_HUGE (2u << 20)
+#define PL_DEFAULT_WINDOW_NS MW_PROBE_LAT_DEFAULT_WINDOW_NS
+#define PL_RING MW_PROBE_LAT_MAX_WINDOW
 
 struct mw_probe_lat {
     unsigned lines, bursts;
@@ -53,6 +68,11 @@ struct mw_probe_lat {
     void **start;       /* first line of the chain */
     void **order;       /* the chain's lines, in visiting order (in the map's tail) */
     uint64_t *cycles;   /* per-burst scratch (in the map's tail) */
+    uint64_t *ring;     /* PL_RING x bursts cycles: the window (in the map's tail) */
+    uint64_t *pool;     /* PL_RING x bursts scratch for the window's median */
+    uint64_t ring_t[PL_RING]; /* start time (ns) of each ring slot's measurement */
+    unsigned ring_head, ring_used;
+    uint64_t window_ns; /* 0: no window */
     uint64_t timer_overhead;
     double tsc_hz;
     int use_clflushopt;
@@ -119,16 +139,35 @@ static uint64_t pl_rand(uint64_t *s)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
+/* Heapsort: O(n log n) for the window's pool, no recursion, no malloc. */
+static void pl_sift(uint64_t *v, unsigned root, unsigned n)
+{
+    for (;;) {
+        unsigned c = 2 * root + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && v[c + 1] > v[c])
+            c++;
+        if (v[root] >= v[c])
+            return;
+        uint64_t x = v[root];
+        v[root] = v[c];
+        v[c] = x;
+        root = c;
+    }
+}
+
 static void pl_sort_u64(uint64_t *v, unsigned n)
 {
-    for (unsigned i = 1; i < n; i++) {
-        uint64_t x = v[i];
-        unsigned j = i;
-        while (j > 0 && v[j - 1] > x) {
-            v[j] = v[j - 1];
-            j--;
-        }
-        v[j] = x;
+    if (n < 2)
+        return;
+    for (unsigned i = n / 2; i-- > 0;)
+        pl_sift(v, i, n);
+    for (unsigned end = n - 1; end > 0; end--) {
+        uint64_t x = v[0];
+        v[0] = v[end];
+        v[end] = x;
+        pl_sift(v, 0, end);
     }
 }
 
@@ -176,6 +215,41 @@ static uint64_t pl_burst(mw_probe_lat *p)
 }
 #endif
 
+/* MEMWATCH_PROBE_WINDOW (ms, 0: off) and MEMWATCH_PROBE_LAYOUT (small, huge)
+ * fill what the caller's configuration left at its default, so the profiler
+ * and the validation (which create the probe the same way) follow them alike. */
+static void pl_env(unsigned *flags, uint64_t *window_ns)
+{
+    const char *v = getenv("MEMWATCH_PROBE_WINDOW");
+    if (v && *v && !*window_ns && !(*flags & MW_PROBE_LAT_NO_WINDOW)) {
+        char *end;
+        unsigned long ms = strtoul(v, &end, 10);
+        if (*end || ms > 10000)
+            mw_log(MW_LOG_WARN, "probe_lat: MEMWATCH_PROBE_WINDOW=%s: expected 0..10000 (ms); "
+                                "using the default", v);
+        else if (ms == 0)
+            *flags |= MW_PROBE_LAT_NO_WINDOW;
+        else
+            *window_ns = (uint64_t)ms * 1000000u;
+    }
+    v = getenv("MEMWATCH_PROBE_LAYOUT");
+    if (v && *v && !(*flags & MW_PROBE_LAT_HUGE)) {
+        if (!strcmp(v, "huge"))
+            *flags |= MW_PROBE_LAT_HUGE;
+        else if (strcmp(v, "small"))
+            mw_log(MW_LOG_WARN, "probe_lat: MEMWATCH_PROBE_LAYOUT=%s: expected small or huge; "
+                                "using small", v);
+    }
+}
+
+uint64_t mw_probe_lat_window_ns(const mw_probe_lat_config *cfg)
+{
+    unsigned flags = cfg ? cfg->flags : 0;
+    uint64_t window_ns = cfg ? cfg->window_ns : 0;
+    pl_env(&flags, &window_ns);
+    return (flags & MW_PROBE_LAT_NO_WINDOW) ? 0 : window_ns ? window_ns : PL_DEFAULT_WINDOW_NS;
+}
+
 int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
 {
     if (!out)
@@ -214,7 +288,8 @@ int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
     /* Tail after the region: the handle, the visiting order, per-burst scratch,
      * and a page-index table used while building the chain. */
     size_t tail = sizeof(mw_probe_lat) + lines * sizeof(void *) +
-                  (bursts > 31 ? bursts : 31) * sizeof(uint64_t) + pages * sizeof(uint32_t) + 64;
+                  (bursts > 31 ? bursts : 31) * sizeof(uint64_t) +
+                  2 * (size_t)PL_RING * bursts * sizeof(uint64_t) + pages * sizeof(uint32_t) + 64;
     tail = (tail + PL_PAGE - 1) / PL_PAGE * PL_PAGE;
     size_t map_bytes = region + PL_HUGE + tail;
     void *map = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -224,7 +299,13 @@ int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
         return -e;
     }
     char *reg = (char *)(((uintptr_t)map + PL_HUGE - 1) & ~(uintptr_t)(PL_HUGE - 1));
-    if (region >= PL_HUGE)
+    unsigned flags = cfg ? cfg->flags : 0;
+    uint64_t window_ns = cfg ? cfg->window_ns : 0;
+    pl_env(&flags, &window_ns);
+    int small = !(flags & MW_PROBE_LAT_HUGE);
+    if (small)
+        (void)madvise(reg, region, MADV_NOHUGEPAGE); /* best effort */
+    else if (region >= PL_HUGE)
         (void)madvise(reg, region, MADV_HUGEPAGE); /* best effort: THP may be off */
     char *t = reg + region;
     mw_probe_lat *p = (mw_probe_lat *)t;
@@ -234,6 +315,10 @@ int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
     t += lines * sizeof(void *);
     p->cycles = (uint64_t *)t;
     t += (bursts > 31 ? bursts : 31) * sizeof(uint64_t);
+    p->ring = (uint64_t *)t;
+    t += (size_t)PL_RING * bursts * sizeof(uint64_t);
+    p->pool = (uint64_t *)t;
+    t += (size_t)PL_RING * bursts * sizeof(uint64_t);
     uint32_t *perm = (uint32_t *)t;
     p->lines = lines;
     p->bursts = bursts;
@@ -243,9 +328,11 @@ int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
     p->region = reg;
     p->use_clflushopt = have_opt;
 
-    /* Touch every page once, before the chain is written: no timed load faults. */
-    for (size_t off = 0; off < region; off += PL_PAGE)
-        ((volatile char *)reg)[off + PL_LINE * 63] = 0;
+    /* Touch every page once, before the chain is written: no timed load faults
+     * (with small pages only the chain's pages are touched, below). */
+    if (!small)
+        for (size_t off = 0; off < region; off += PL_PAGE)
+            ((volatile char *)reg)[off + PL_LINE * 63] = 0;
     /* Random distinct pages (partial Fisher-Yates), random line in each. */
     uint64_t seed = mw_rdtsc() | 1;
     for (size_t i = 0; i < pages; i++)
@@ -262,6 +349,11 @@ int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
         *(void **)p->order[i] = p->order[(i + 1) % lines];
     p->start = (void **)p->order[0];
     p->use_cpuid = cfg && (cfg->flags & MW_PROBE_LAT_CPUID);
+    p->window_ns = (flags & MW_PROBE_LAT_NO_WINDOW) ? 0
+                   : window_ns                      ? window_ns
+                                                    : PL_DEFAULT_WINDOW_NS;
+    if (p->window_ns > 3600000000000ull)
+        p->window_ns = 3600000000000ull;
     p->timer_overhead = pl_timer_overhead(p, p->cycles);
     p->tsc_hz = mw_tsc_hz(NULL);
     if (!(p->tsc_hz > 0)) {
@@ -272,6 +364,11 @@ int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
     *out = p;
     return 0;
 #endif
+}
+
+static double pl_median_sorted(const uint64_t *v, unsigned n)
+{
+    return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
 }
 
 int mw_probe_lat_measure(mw_probe_lat *p, mw_probe_lat_result *out)
@@ -285,17 +382,59 @@ int mw_probe_lat_measure(mw_probe_lat *p, mw_probe_lat_result *out)
     (void)pl_burst(p); /* warm-up: code and the chain's translations */
     for (unsigned b = 0; b < p->bursts; b++)
         p->cycles[b] = pl_burst(p);
-    pl_sort_u64(p->cycles, p->bursts);
     unsigned n = p->bursts;
-    double med = n % 2 ? (double)p->cycles[n / 2]
-                       : ((double)p->cycles[n / 2 - 1] + (double)p->cycles[n / 2]) / 2.0;
+    /* into the ring (the oldest slot goes) */
+    unsigned slot = p->ring_head;
+    memcpy(p->ring + (size_t)slot * n, p->cycles, n * sizeof *p->cycles);
+    p->ring_t[slot] = c0;
+    p->ring_head = (slot + 1) % PL_RING;
+    if (p->ring_used < PL_RING)
+        p->ring_used++;
+    /* the window: this measurement and the recent ones (a clock that went
+     * backwards, or a slot from the future, counts as stale) */
+    unsigned m = 0, k = 0;
+    for (unsigned i = 0; i < p->ring_used; i++) {
+        unsigned s = (slot + PL_RING - i) % PL_RING;
+        if (i > 0 && (!p->window_ns || p->ring_t[s] > c0 || c0 - p->ring_t[s] >= p->window_ns))
+            break;
+        memcpy(p->pool + (size_t)k, p->ring + (size_t)s * n, n * sizeof *p->pool);
+        k += n;
+        m++;
+    }
+    pl_sort_u64(p->cycles, n);
+    pl_sort_u64(p->pool, k);
+    double med = pl_median_sorted(p->pool, k);
     double per = 1e9 / p->tsc_hz / (double)p->lines;
     out->median_cycles = med / (double)p->lines;
     out->median_ns = med * per;
-    out->min_ns = (double)p->cycles[0] * per;
-    out->max_ns = (double)p->cycles[n - 1] * per;
+    out->min_ns = (double)p->pool[0] * per;
+    out->max_ns = (double)p->pool[k - 1] * per;
     out->bursts = n;
+    out->window_bursts = k;
+    out->window_measurements = m;
+    out->this_ns = pl_median_sorted(p->cycles, n) * per;
     out->cost_ns = mw_now_ns() - c0;
+    return 0;
+#endif
+}
+
+void mw_probe_lat_reset(mw_probe_lat *p)
+{
+    if (p)
+        p->ring_used = 0;
+}
+
+int mw_probe_lat_bursts(mw_probe_lat *p, double *ns, unsigned n)
+{
+    if (!p || (!ns && n))
+        return -EINVAL;
+#if !defined(__x86_64__)
+    return MW_ERR_UNSUPPORTED;
+#else
+    double per = 1e9 / p->tsc_hz / (double)p->lines;
+    (void)pl_burst(p);
+    for (unsigned b = 0; b < n; b++)
+        ns[b] = (double)pl_burst(p) * per;
     return 0;
 #endif
 }

@@ -3,8 +3,9 @@
  *
  * A burst of timed dependent loads of cache lines that were flushed first
  * (clflushopt + fence on x86-64), visited in an order prefetchers cannot follow,
- * with the TLB warm; the median over the bursts of one measurement estimates the
- * loaded DRAM latency that every core of the machine sees at that moment.
+ * with the TLB warm; the median over the bursts of the measurements of a short
+ * window (default: those that started in the last 80 ms, this one included)
+ * estimates the loaded DRAM latency that every core of the machine sees.
  *
  * Implemented in counters/probe_lat.c. The probe owns its memory (mmap'ed, not
  * malloc'ed) so it can run inside a profiled process without touching the
@@ -26,26 +27,55 @@ typedef struct mw_probe_lat_config {
     unsigned bursts;       /* bursts per measurement; the median is kept (0: default) */
     size_t region_bytes;   /* region the lines are spread over (0: default) */
     unsigned flags;        /* MW_PROBE_LAT_* below (0: defaults) */
+    /* Added later (zero keeps the defaults): a reading is the median over the
+     * bursts of the measurements that started less than window_ns before this
+     * one started, this one included, at most MW_PROBE_LAT_MAX_WINDOW of them
+     * (0: default 80 ms; flag MW_PROBE_LAT_NO_WINDOW: this measurement only). */
+    uint64_t window_ns;
+    /* The environment fills what is left at its default: MEMWATCH_PROBE_WINDOW
+     * (ms, 0: no window), MEMWATCH_PROBE_LAYOUT (small or huge). */
 } mw_probe_lat_config;
+
+#define MW_PROBE_LAT_MAX_WINDOW 16u
+#define MW_PROBE_LAT_DEFAULT_WINDOW_NS 80000000ull
 
 /* Serialize the timer with cpuid (counters/tsc.h) instead of lfence. Same
  * readings, but cpuid traps to the hypervisor in a VM (about 6 us each on the
  * development VM), so this makes a measurement many times dearer there. */
 #define MW_PROBE_LAT_CPUID 1u
+/* One transparent huge page for the region (MADV_HUGEPAGE, every page
+ * touched): the layout before small pages became the default. Put all lines in
+ * one physical 2 MiB block, so the reading depends on where that block sits
+ * (docs/probe_lat.md: 125..140 ns or about 230 ns idle on the GPU machine). */
+#define MW_PROBE_LAT_HUGE 2u
+/* Readings are the median of this measurement's bursts only (no window). */
+#define MW_PROBE_LAT_NO_WINDOW 4u
 
 typedef struct mw_probe_lat_result {
-    double median_cycles;  /* TSC cycles per dependent load, median over bursts */
-    double median_ns;
-    double min_ns, max_ns;
-    unsigned bursts;
+    double median_cycles;  /* TSC cycles per dependent load, median over the window's bursts */
+    double median_ns;      /* the reading */
+    double min_ns, max_ns; /* over the window's bursts */
+    unsigned bursts;       /* bursts timed by this measurement */
     uint64_t cost_ns;      /* wall time the measurement itself took */
+    /* Added later: */
+    unsigned window_bursts;   /* bursts the median was taken over */
+    unsigned window_measurements; /* measurements they came from, this one included */
+    double this_ns;        /* median of this measurement's own bursts */
 } mw_probe_lat_result;
 
 /* Create a probe. cfg may be NULL for defaults. Returns MW_ERR_UNSUPPORTED
  * (with the reason logged) where the CPU has no cache-line flush or usable TSC. */
 MW_API int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out);
 MW_API int mw_probe_lat_measure(mw_probe_lat *p, mw_probe_lat_result *out);
+/* The window a probe created with cfg (NULL: defaults) would use, in ns, after
+ * MEMWATCH_PROBE_WINDOW: 0 when readings are single measurements. */
+MW_API uint64_t mw_probe_lat_window_ns(const mw_probe_lat_config *cfg);
+/* Forget the window: the next reading uses only its own bursts. */
+MW_API void mw_probe_lat_reset(mw_probe_lat *p);
 MW_API void mw_probe_lat_destroy(mw_probe_lat *p);
+/* Raw bursts for benchmarks: one untimed warm-up burst, then n timed bursts,
+ * ns[i] = nanoseconds per load of burst i. No statistics, no window. */
+MW_API int mw_probe_lat_bursts(mw_probe_lat *p, double *ns, unsigned n);
 
 #ifdef __cplusplus
 }
