@@ -146,6 +146,11 @@ static cJSON *build(const mw_calib_results *r)
             cJSON_AddNumberToObject(p, "ns", l->point[i].ns);
             cJSON_AddNumberToObject(p, "cycles", l->point[i].cycles);
             cJSON_AddNumberToObject(p, "cv", l->point[i].cv);
+            if (l->levels_from_local) {
+                cJSON_AddNumberToObject(p, "local_ns", l->point[i].local_ns);
+                cJSON_AddNumberToObject(p, "local_cycles", l->point[i].local_cycles);
+                cJSON_AddNumberToObject(p, "local_cv", l->point[i].local_cv);
+            }
             cJSON_AddItemToArray(pts, p);
         }
         cJSON *lv = cJSON_AddArrayToObject(o, "levels");
@@ -164,6 +169,24 @@ static cJSON *build(const mw_calib_results *r)
         }
         cJSON_AddNumberToObject(o, "dram_ns", l->dram_ns);
         cJSON_AddNumberToObject(o, "dram_cycles", l->dram_cycles);
+        cJSON_AddStringToObject(o, "levels_from", l->levels_from_local ? "page_local" : "random");
+        cJSON_AddStringToObject(o, "dram_from", "random");
+        if (l->levels_from_local) {
+            cJSON_AddNumberToObject(o, "group_lines", MW_LADDER_GROUP_LINES);
+            cJSON_AddNumberToObject(o, "tlb_reach", (double)l->tlb_reach);
+            cJSON_AddNumberToObject(o, "tlb_ratio", l->tlb_ratio);
+            cJSON *fl = cJSON_AddArrayToObject(o, "random_levels");
+            for (unsigned i = 0; i < l->full_nlevels && i < MW_LADDER_MAX_LEVELS; i++) {
+                const mw_ladder_level *v = &l->full_level[i];
+                cJSON *p = cJSON_CreateObject();
+                cJSON_AddNumberToObject(p, "level", v->level);
+                cJSON_AddBoolToObject(p, "memory", v->is_memory);
+                cJSON_AddNumberToObject(p, "ns", v->ns);
+                cJSON_AddNumberToObject(p, "size", (double)v->size);
+                cJSON_AddNumberToObject(p, "plateau_end", (double)v->plateau_end);
+                cJSON_AddItemToArray(fl, p);
+            }
+        }
     }
     if (r->ran & MW_CALIB_LOADED) {
         const mw_loaded_result *L = &r->loaded;

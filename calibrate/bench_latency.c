@@ -1,7 +1,9 @@
 /*
  * calibrate/bench_latency.c: the latency benchmarks. The pointer-chase ladder
- * (a Sattolo cycle over the lines of footprints from 4 KiB to beyond the
- * last-level cache) and the detection of cache levels from its steps; loaded
+ * over footprints from 4 KiB to beyond the last-level cache, chased twice per
+ * footprint: a page-local cycle (the lines of one page back to back; cache
+ * levels are detected on this curve, which TLB misses do not blur) and a
+ * full-random Sattolo cycle (idle memory latency and the TLB reach); loaded
  * latency in the manner of Intel MLC (one pinned chasing thread while the
  * other CPUs run the Helm & Taura read load at each delay); memory-level
  * parallelism (k independent chains over one random cycle, k = 1..32).
@@ -253,16 +255,107 @@ MW_API int mw_ladder_detect(const size_t *bytes, const double *ns, const double 
     return 0;
 }
 
-/* One ladder point: a Sattolo cycle over `lines` lines of buf, warmed, then
+/* Visiting order of the page-local cycle (see mw_page_local_cycle). */
+static int page_local_order(uint32_t *order, size_t n, uint64_t seed)
+{
+    size_t pages = (n + MW_LADDER_PAGE_LINES - 1) / MW_LADDER_PAGE_LINES;
+    uint32_t *pg = malloc(pages * sizeof *pg);
+    if (!pg)
+        return -ENOMEM;
+    uint64_t s = seed ? seed : 0x9e3779b97f4a7c15ull;
+    size_t k = 0;
+    for (unsigned par = 0; par < 2; par++) {
+        /* the pages in a fresh random order for each parity */
+        for (size_t i = 0; i < pages; i++)
+            pg[i] = (uint32_t)i;
+        for (size_t i = pages - 1; i > 0 && pages > 1; i--) {
+            size_t j = (size_t)(mw_rng_next(&s) % (i + 1));
+            uint32_t t = pg[i];
+            pg[i] = pg[j];
+            pg[j] = t;
+        }
+        for (size_t gi = 0; gi < pages; gi++) {
+            size_t first = (size_t)pg[gi] * MW_LADDER_PAGE_LINES + par, k0 = k;
+            for (size_t l = first; l < n && l < first + MW_LADDER_PAGE_LINES - par; l += 2)
+                order[k++] = (uint32_t)l;
+            /* the group's lines in a random order */
+            for (size_t i = k - k0; i > 1; i--) {
+                size_t j = (size_t)(mw_rng_next(&s) % i);
+                uint32_t t = order[k0 + i - 1];
+                order[k0 + i - 1] = order[k0 + j];
+                order[k0 + j] = t;
+            }
+        }
+    }
+    free(pg);
+    return k == n ? 0 : -EFAULT;
+}
+
+MW_API int mw_page_local_cycle(uint32_t *next, size_t n, uint64_t seed)
+{
+    if (!next || n == 0 || n > UINT32_MAX)
+        return -EINVAL;
+    uint32_t *order = malloc(n * sizeof *order);
+    if (!order)
+        return -ENOMEM;
+    int rc = page_local_order(order, n, seed);
+    if (rc == 0)
+        for (size_t i = 0; i < n; i++)
+            next[order[i]] = order[(i + 1) % n];
+    free(order);
+    return rc;
+}
+
+/* Links `lines` lines of buf into the page-local cycle; returns its first
+ * line or NULL when memory runs out. */
+static void *page_local_build(char *buf, size_t lines, uint64_t seed)
+{
+    uint32_t *order = malloc(lines * sizeof *order);
+    if (!order || page_local_order(order, lines, seed) < 0) {
+        free(order);
+        return NULL;
+    }
+    for (size_t i = 0; i < lines; i++)
+        *(void **)(buf + (size_t)order[i] * MW_LINE) =
+            buf + (size_t)order[(i + 1) % lines] * MW_LINE;
+    void *first = buf + (size_t)order[0] * MW_LINE;
+    free(order);
+    return first;
+}
+
+MW_API size_t mw_ladder_tlb_reach(const mw_ladder_result *local, const mw_ladder_result *full,
+                                  double step_ratio)
+{
+    if (!local || !full)
+        return 0;
+    double tol = MW_LADDER_TLB_STEPS * log(step_ratio > 1 ? step_ratio : 2.0) * 1.01;
+    for (unsigned i = 0; i < full->nlevels && i < MW_LADDER_MAX_LEVELS; i++) {
+        const mw_ladder_level *f = &full->level[i];
+        if (f->is_memory || !f->size)
+            continue;
+        int matched = 0;
+        for (unsigned j = 0; j < local->nlevels && j < MW_LADDER_MAX_LEVELS && !matched; j++) {
+            const mw_ladder_level *l = &local->level[j];
+            matched = !l->is_memory && l->size &&
+                      fabs(log((double)f->size / (double)l->size)) <= tol;
+        }
+        if (!matched)
+            return f->plateau_end;
+    }
+    return 0;
+}
+
+/* One ladder point: a Sattolo cycle (local: the page-local cycle) over
+ * `lines` lines of buf, warmed, then
  * c->repeats repeats. Each repeat is timed in chunks of LADDER_CHUNK loads and
  * keeps its fastest chunk: every chunk visits random lines of the same cycle,
  * so they differ only by disturbance (a time slice lost to another process,
  * another tenant's memory traffic), and the idle latency is the undisturbed
  * one. *best is the best repeat in TSC cycles per load, *cv their spread. */
-static int ladder_point(char *buf, size_t lines, uint64_t seed, const mw_ladder_config *c,
-                        double ovh, double *best, double *cv)
+static int ladder_point(char *buf, size_t lines, uint64_t seed, int local,
+                        const mw_ladder_config *c, double ovh, double *best, double *cv)
 {
-    void *p = mw_chase_build(buf, lines, seed);
+    void *p = local ? page_local_build(buf, lines, seed) : mw_chase_build(buf, lines, seed);
     if (!p)
         return -ENOMEM;
     uint64_t warm = lines < ((uint64_t)1 << 20) ? 2 * lines : lines;
@@ -341,49 +434,89 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
     memset(buf, 0, alloc); /* touch every page before timing */
     double hz = mw_bench_tsc_hz(), ovh = mw_bench_timer_overhead();
     for (unsigned pi = 0; pi < np && rc == 0; pi++) {
-        double best, cv;
-        rc = ladder_point(buf, grid[pi] / MW_LINE, 0x5eed0000u + pi, &c, ovh, &best, &cv);
+        double best, cv, lbest = 0, lcv = 0;
+        rc = ladder_point(buf, grid[pi] / MW_LINE, 0x10ca0000u + pi, 1, &c, ovh, &lbest, &lcv);
+        if (rc == 0)
+            rc = ladder_point(buf, grid[pi] / MW_LINE, 0x5eed0000u + pi, 0, &c, ovh, &best, &cv);
         mw_ladder_point *pt = &out->point[out->npoints++];
         pt->bytes = grid[pi];
         pt->cycles = best;
         pt->ns = best / hz * 1e9;
         pt->cv = cv;
+        pt->local_cycles = lbest;
+        pt->local_ns = lbest / hz * 1e9;
+        pt->local_cv = lcv;
         if (c.progress)
             c.progress(c.user, pi + 1, np);
     }
     /* A point above both neighbours by LADDER_SPIKE was disturbed as a whole
      * (a cache step never makes a peak): measure it again, up to twice, and
-     * keep the lower figure. */
+     * keep the lower figure. Both curves. */
     for (unsigned pass = 0; pass < 2 && rc == 0; pass++)
-        for (unsigned pi = 1; pi + 1 < out->npoints && rc == 0; pi++) {
-            mw_ladder_point *pt = &out->point[pi];
-            double nb = fmax(out->point[pi - 1].cycles, out->point[pi + 1].cycles);
-            if (!(pt->cycles > LADDER_SPIKE * nb))
-                continue;
-            double best, cv;
-            rc = ladder_point(buf, pt->bytes / MW_LINE, 0x5eed1000u + pi + 64 * pass, &c, ovh,
-                              &best, &cv);
-            if (rc == 0 && best < pt->cycles) {
-                pt->cycles = best;
-                pt->ns = best / hz * 1e9;
-                pt->cv = cv;
+        for (unsigned pi = 1; pi + 1 < out->npoints && rc == 0; pi++)
+            for (int local = 0; local < 2 && rc == 0; local++) {
+                mw_ladder_point *pt = &out->point[pi];
+                double *cyc = local ? &pt->local_cycles : &pt->cycles;
+                double nb = local ? fmax(out->point[pi - 1].local_cycles,
+                                         out->point[pi + 1].local_cycles)
+                                  : fmax(out->point[pi - 1].cycles, out->point[pi + 1].cycles);
+                if (!(*cyc > LADDER_SPIKE * nb))
+                    continue;
+                double best, cv;
+                rc = ladder_point(buf, pt->bytes / MW_LINE,
+                                  (local ? 0x10ca1000u : 0x5eed1000u) + pi + 64 * pass, local, &c,
+                                  ovh, &best, &cv);
+                if (rc == 0 && best < *cyc) {
+                    *cyc = best;
+                    if (local) {
+                        pt->local_ns = best / hz * 1e9;
+                        pt->local_cv = cv;
+                    } else {
+                        pt->ns = best / hz * 1e9;
+                        pt->cv = cv;
+                    }
+                }
             }
-        }
     unpin_calling(&sv);
     mw_bench_free(buf, alloc);
     if (rc < 0)
         return rc;
     size_t bytes[MW_LADDER_MAX_POINTS];
     double ns[MW_LADDER_MAX_POINTS], cy[MW_LADDER_MAX_POINTS];
+    double lns[MW_LADDER_MAX_POINTS], lcy[MW_LADDER_MAX_POINTS];
     for (unsigned i = 0; i < out->npoints; i++) {
         bytes[i] = out->point[i].bytes;
         ns[i] = out->point[i].ns;
         cy[i] = out->point[i].cycles;
+        lns[i] = out->point[i].local_ns;
+        lcy[i] = out->point[i].local_cycles;
     }
     mw_cache_info ci;
     int have_ci = mw_cache_info_read(NULL, 0, &ci) == 0;
-    return mw_ladder_detect(bytes, ns, cy, out->npoints, out->step_ratio, have_ci ? &ci : NULL,
-                            out);
+    /* Idle memory latency from the full-random curve: every load a miss of
+     * the caches and the TLB, as a random access in a large data set pays.
+     * The page-local curve reads lower there (one page walk per group, DRAM
+     * row hits), so it gives the levels' sizes only. */
+    mw_ladder_result *full = malloc(sizeof *full);
+    if (!full)
+        return -ENOMEM;
+    memset(full, 0, sizeof *full);
+    rc = mw_ladder_detect(bytes, ns, cy, out->npoints, out->step_ratio, NULL, full);
+    if (rc == 0)
+        rc = mw_ladder_detect(bytes, lns, lcy, out->npoints, out->step_ratio,
+                              have_ci ? &ci : NULL, out);
+    if (rc == 0) {
+        out->dram_ns = full->dram_ns;
+        out->dram_cycles = full->dram_cycles;
+        out->levels_from_local = 1;
+        out->tlb_reach = mw_ladder_tlb_reach(out, full, out->step_ratio);
+        out->full_nlevels = full->nlevels;
+        memcpy(out->full_level, full->level, sizeof out->full_level);
+        unsigned last = out->npoints - 1;
+        out->tlb_ratio = lns[last] > 0 ? ns[last] / lns[last] : 0;
+    }
+    free(full);
+    return rc;
 }
 
 /* ------------------------------------------------------ loaded latency */

@@ -274,12 +274,14 @@ static int plot_mlp(const mw_calib_results *r, const char *dir)
 static int plot_ladder(const mw_calib_results *r, const char *dir)
 {
     const mw_ladder_result *l = &r->ladder;
-    double x[MW_LADDER_MAX_POINTS], y[MW_LADDER_MAX_POINTS];
+    double x[MW_LADDER_MAX_POINTS], y[MW_LADDER_MAX_POINTS], yl[MW_LADDER_MAX_POINTS];
     for (unsigned i = 0; i < l->npoints; i++) {
         x[i] = (double)l->point[i].bytes;
         y[i] = l->point[i].ns;
+        yl[i] = l->point[i].local_ns;
     }
-    struct series s = {.name = "latency", .x = x, .y = y, .n = l->npoints};
+    struct series s[2] = {{.name = "full random", .x = x, .y = y, .n = l->npoints},
+                          {.name = "page-local", .x = x, .y = yl, .n = l->npoints}};
     double v[MW_CACHE_MAX_LEVELS];
     static char names[MW_CACHE_MAX_LEVELS][32];
     const char *vl[MW_CACHE_MAX_LEVELS];
@@ -288,13 +290,13 @@ static int plot_ladder(const mw_calib_results *r, const char *dir)
         snprintf(names[i], sizeof names[i], "L%d (sysfs)", r->cache.level[i].level);
         vl[i] = names[i];
     }
-    struct chart c = {.title = "Latency ladder: random pointer chase",
+    struct chart c = {.title = "Latency ladder: pointer chase (levels from the page-local one)",
                       .xlabel = "footprint (bytes, log scale)",
                       .ylabel = "ns per load (log scale)",
                       .xlog = 1,
                       .ylog = 1,
-                      .s = &s,
-                      .ns = 1,
+                      .s = s,
+                      .ns = l->levels_from_local ? 2 : 1,
                       .vlines = v,
                       .vlabels = vl,
                       .nv = r->cache.n};

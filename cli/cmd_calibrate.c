@@ -387,9 +387,29 @@ static void print_table(const mw_calib_results *r)
                    v->is_memory ? "" : (v->sysfs_size ? (v->within_one_step ? "yes" : "NO") : "?"));
         }
         if (l->npoints)
-            printf("  idle memory latency %.1f ns (%.0f cycles) at %s\n", l->dram_ns,
+            printf("  idle memory latency %.1f ns (%.0f cycles) at %s%s\n", l->dram_ns,
                    l->dram_cycles,
-                   human_bytes(l->point[l->npoints - 1].bytes, b1, sizeof b1));
+                   human_bytes(l->point[l->npoints - 1].bytes, b1, sizeof b1),
+                   l->levels_from_local ? ", full-random chase" : "");
+        if (l->levels_from_local) {
+            printf("  levels from the page-local chase (%d lines of a page back to back);\n"
+                   "  the full-random chase steps at",
+                   MW_LADDER_GROUP_LINES);
+            for (unsigned i = 0; i < l->full_nlevels; i++)
+                if (!l->full_level[i].is_memory)
+                    printf(" %s (%.1f ns)", human_bytes(l->full_level[i].size, b1, sizeof b1),
+                           l->full_level[i].ns);
+            printf("\n");
+            if (l->tlb_reach)
+                printf("  TLB reach %s: past it the full-random chase steps up where the "
+                       "page-local\n  one does not\n",
+                       human_bytes(l->tlb_reach, b1, sizeof b1));
+            else
+                printf("  TLB reach: no step of its own (every full-random step is a cache "
+                       "step too)\n");
+            printf("  full-random / page-local at %s: %.2fx\n",
+                   human_bytes(l->point[l->npoints - 1].bytes, b1, sizeof b1), l->tlb_ratio);
+        }
         for (unsigned i = 0; i < l->nlevels; i++)
             if (!l->level[i].is_memory && !l->level[i].sysfs_size) {
                 printf("  ?: no cache in the kernel's list matches this step (a TLB running out "

@@ -221,11 +221,33 @@ MW_API int mw_bench_read_sweep(const mw_sweep_config *cfg, mw_sweep_result *out)
  * deterministic generator seeded by seed: next[i] is the successor of i. */
 MW_API int mw_sattolo_cycle(uint32_t *next, size_t n, uint64_t seed);
 
+/* Lines of one 4 KiB page that the page-local chase visits back to back: the
+ * even or the odd lines of the page (one line of every 128-byte pair). */
+#define MW_LADDER_PAGE_LINES 64
+#define MW_LADDER_GROUP_LINES 32
+
+/* Group of line i in the page-local cycle: 2 x page + (i & 1). */
+static inline size_t mw_page_local_group(size_t i)
+{
+    return (i / MW_LADDER_PAGE_LINES) * 2 + (i & 1);
+}
+
+/* Builds one cycle over n lines (next[i]: successor of line i) that visits
+ * the lines of each group (mw_page_local_group) back to back in a random
+ * order, the groups of even lines in a random order, then those of odd lines
+ * in another: a TLB miss once per group, and the other line of a 128-byte
+ * pair half a cycle later (not fetched for free by an adjacent-line
+ * prefetcher while the group runs). Deterministic in seed. */
+MW_API int mw_page_local_cycle(uint32_t *next, size_t n, uint64_t seed);
+
 typedef struct mw_ladder_point {
     size_t bytes;          /* footprint */
     double cycles;         /* TSC cycles per load (best of repeats) */
     double ns;             /* ns per load */
     double cv;             /* over repeats */
+    /* The same footprint chased page by page (mw_page_local_cycle): a TLB
+     * miss once per group of lines instead of once per load. 0: not run. */
+    double local_cycles, local_ns, local_cv;
 } mw_ladder_point;
 
 typedef struct mw_ladder_level {
@@ -257,6 +279,14 @@ typedef struct mw_ladder_result {
     mw_ladder_level level[MW_LADDER_MAX_LEVELS];
     double dram_ns, dram_cycles; /* idle memory latency (last plateau) */
     int huge_pages;
+    /* mw_bench_ladder runs both chases: levels[] come from the page-local
+     * curve, dram_* from the full-random one (1 when so; 0 when levels and
+     * dram_* come from one curve, as mw_ladder_detect alone does). */
+    int levels_from_local;
+    size_t tlb_reach;      /* mw_ladder_tlb_reach (0: no step of its own) */
+    double tlb_ratio;      /* full-random / page-local latency at the largest footprint */
+    unsigned full_nlevels; /* levels of the full-random curve alone, for comparison */
+    mw_ladder_level full_level[MW_LADDER_MAX_LEVELS];
 } mw_ladder_result;
 
 MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out);
@@ -268,6 +298,18 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out);
 MW_API int mw_ladder_detect(const size_t *bytes, const double *ns, const double *cycles,
                             unsigned n, double step_ratio, const mw_cache_info *ci,
                             mw_ladder_result *out);
+
+/* The TLB reach seen in a ladder: the first step of the full-random curve
+ * (full, from mw_ladder_detect) that the page-local curve (local) lacks,
+ * i.e. no local level's size lies within MW_LADDER_TLB_STEPS footprint steps
+ * of it; returns that step's plateau_end (the largest footprint the TLB still
+ * covered), or 0 when every full-random step is also a page-local one (the
+ * TLB runs out beyond the last cache, or together with a cache). Pure.
+ * (A ratio of the two curves would not do: prefetchers make the page-local
+ * chase faster inside the caches too.) */
+#define MW_LADDER_TLB_STEPS 2
+MW_API size_t mw_ladder_tlb_reach(const mw_ladder_result *local, const mw_ladder_result *full,
+                                  double step_ratio);
 
 /* ------------------------------------------------------ loaded latency */
 typedef struct mw_loaded_point {

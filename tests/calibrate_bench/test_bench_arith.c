@@ -1,9 +1,12 @@
 /*
  * tests/calibrate_bench/test_bench_arith.c: the arithmetic of the calibration
  * microbenchmarks, without timing: triad byte counts, the delay and thread
- * grids, Sattolo cycles (one cycle covering every line), repeat statistics,
+ * grids, Sattolo cycles (one cycle covering every line), the page-local
+ * cycle (one cycle, each group of a page's lines visited back to back, even
+ * groups before odd ones), repeat statistics,
  * sysfs cache parsing on a fixture tree, cache-step detection on synthetic
- * latency curves, and the MLP analysis.
+ * latency curves, the TLB reach from a full-random and a page-local curve,
+ * and the MLP analysis.
  */
 #include "mw_test.h"
 
@@ -120,6 +123,75 @@ static void test_sattolo(void)
     MW_CHECK(seq < 16, "%zu of 256 successors are the next line", seq);
     MW_CHECK_INT(mw_sattolo_cycle(a, 0, 1), -EINVAL);
     MW_CHECK_INT(mw_sattolo_cycle(NULL, 4, 1), -EINVAL);
+}
+
+static void test_page_local(void)
+{
+    /* whole pages, a partial last page, fewer lines than one page */
+    static const size_t sizes[] = {2, 3, 33, 64, 65, 100, 1000, 4096, 65536 + 17, 1u << 20};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        uint32_t *next = malloc(n * sizeof *next);
+        MW_CHECK_INT(mw_page_local_cycle(next, n, 7 + k), 0);
+        MW_CHECK(is_one_cycle(next, n), "page-local cycle over %zu lines is not one cycle", n);
+        /* walk the cycle from line 0: count the runs of one group and of one
+         * parity (cyclically); a group seen again after it was left is split */
+        size_t ngroups = (n - 1) / MW_LADDER_PAGE_LINES * 2 + 2, runs = 0, parity_changes = 0,
+               nonempty = 0;
+        unsigned char *left = calloc(ngroups, 1), *seen = calloc(ngroups, 1);
+        size_t split = 0, x = 0;
+        /* start where a group's run begins, so that the walk ends by coming
+         * back to it (the one re-entry allowed) */
+        for (size_t step = 0; step < n; step++, x = next[x])
+            if (mw_page_local_group(next[x]) != mw_page_local_group(x)) {
+                x = next[x];
+                break;
+            }
+        for (size_t step = 0; step < n; step++) {
+            size_t y = next[x];
+            size_t gx = mw_page_local_group(x), gy = mw_page_local_group(y);
+            seen[gx] = 1;
+            if (gx != gy) {
+                runs++;
+                split += left[gy] && step + 1 < n; /* entering a group already left */
+                left[gx] = 1;
+            }
+            parity_changes += (x & 1) != (y & 1);
+            x = y;
+        }
+        for (size_t g = 0; g < ngroups; g++)
+            nonempty += seen[g];
+        MW_CHECK(split == 0, "n=%zu: %zu groups visited in more than one run", n, split);
+        MW_CHECK(runs == (nonempty > 1 ? nonempty : 0), "n=%zu: %zu group runs for %zu groups", n,
+                 runs, nonempty);
+        MW_CHECK(parity_changes == 2, "n=%zu: parity changes %zu times (even groups, then odd)",
+                 n, parity_changes);
+        /* a group of a whole page holds its 32 lines of one parity */
+        if (n >= 2 * MW_LADDER_PAGE_LINES) {
+            size_t cnt = 0;
+            for (size_t i = 0; i < n; i++)
+                cnt += mw_page_local_group(i) == 2;
+            MW_CHECK_INT(cnt, MW_LADDER_GROUP_LINES);
+        }
+        /* inside a group the order is not sequential */
+        if (n >= 4096) {
+            size_t seq = 0;
+            for (size_t i = 0; i < n; i++)
+                seq += next[i] == i + 2;
+            MW_CHECK(seq < n / 8, "n=%zu: %zu successors are the next line of the group", n, seq);
+        }
+        free(left);
+        free(seen);
+        free(next);
+    }
+    uint32_t a[512], b[512], c[512];
+    mw_page_local_cycle(a, 512, 1);
+    mw_page_local_cycle(b, 512, 2);
+    mw_page_local_cycle(c, 512, 1);
+    MW_CHECK(memcmp(a, b, sizeof a) != 0, "seeds 1 and 2 gave the same cycle");
+    MW_CHECK(memcmp(a, c, sizeof a) == 0, "seed 1 is not deterministic");
+    MW_CHECK_INT(mw_page_local_cycle(a, 0, 1), -EINVAL);
+    MW_CHECK_INT(mw_page_local_cycle(NULL, 4, 1), -EINVAL);
 }
 
 static void test_stats(void)
@@ -366,6 +438,56 @@ static void test_ladder_detect(void)
 /* Curves measured on the development VM (Zen 5 guest, 2 vCPUs, busy
  * neighbours): L1 48K and L2 1M show at their kernel sizes; the L3 this guest
  * really got ended near 2.5 MiB that time (the kernel says 32 MiB). */
+/* Two synthetic curves of one machine: the page-local one has the caches'
+ * steps only; the full-random one also pays a page walk per load past a TLB
+ * reach of 8 MiB, which hides the 32 MiB L3 (as in a guest whose huge pages
+ * are backed by small host pages). Levels come from the page-local curve and
+ * the TLB reach from the step that only the full-random curve has. */
+static void test_ladder_tlb_reach(void)
+{
+    mw_cache_info ci;
+    memset(&ci, 0, sizeof ci);
+    ci.n = 3;
+    ci.level[0] = (mw_cache_level){.level = 1, .size = 48 << 10};
+    ci.level[1] = (mw_cache_level){.level = 2, .size = 2 << 20};
+    ci.level[2] = (mw_cache_level){.level = 3, .size = 32 << 20};
+    const struct synth loc = {__LINE__, {1.5, 5, 20, 90}, {48 << 10, 2 << 20, 32 << 20}, 3, 1.3,
+                              -1, 0.02};
+    size_t bytes[MW_LADDER_MAX_POINTS];
+    double lns[MW_LADDER_MAX_POINTS], fns[MW_LADDER_MAX_POINTS];
+    unsigned n = 0;
+    for (unsigned i = 0; n < MW_LADDER_MAX_POINTS; i++) {
+        size_t b = (size_t)(4096.0 * pow(2.0, i / 4.0) + 0.5) / 64 * 64;
+        if (b > ((size_t)256 << 20))
+            break;
+        bytes[n] = b;
+        lns[n] = synth_lat(&loc, b) * (1 + (n % 2 ? loc.noise : -loc.noise));
+        /* a page walk of 150 ns per load past 8 MiB, reached gradually */
+        double f = b <= (6u << 20) ? 0 : b >= (8u << 20) ? 1 : 0.5;
+        fns[n] = lns[n] + 150 * f;
+        n++;
+    }
+    mw_ladder_result *lr = calloc(1, sizeof *lr), *fr = calloc(1, sizeof *fr);
+    MW_CHECK_INT(mw_ladder_detect(bytes, lns, NULL, n, pow(2, 0.25), &ci, lr), 0);
+    MW_CHECK_INT(mw_ladder_detect(bytes, fns, NULL, n, pow(2, 0.25), NULL, fr), 0);
+    MW_CHECK_INT(lr->nlevels, 4);
+    MW_CHECK(lr->nlevels == 4 && lr->level[2].within_one_step,
+             "page-local L3 at %zu, not within one step of 32 MiB", lr->level[2].size);
+    MW_CHECK_INT(fr->nlevels, 4); /* L1, L2, the TLB step, memory */
+    size_t reach = mw_ladder_tlb_reach(lr, fr, pow(2, 0.25));
+    MW_CHECK(reach >= (5u << 20) && reach <= (8u << 20), "TLB reach %zu, expected 5..8 MiB",
+             reach);
+    /* the same curve twice: every step is a cache step, no TLB reach */
+    MW_CHECK_INT(mw_ladder_tlb_reach(lr, lr, pow(2, 0.25)), 0);
+    /* a TLB step within two footprint steps of a cache step is not told apart */
+    mw_ladder_result near = *lr;
+    near.level[2].size = (size_t)((double)lr->level[2].size / pow(2, 0.5));
+    MW_CHECK_INT(mw_ladder_tlb_reach(lr, &near, pow(2, 0.25)), 0);
+    MW_CHECK_INT(mw_ladder_tlb_reach(NULL, fr, pow(2, 0.25)), 0);
+    free(lr);
+    free(fr);
+}
+
 static void test_ladder_real_curve(void)
 {
     static const size_t real_b[] = {
@@ -456,10 +578,12 @@ int main(void)
     test_delay_grid();
     test_thread_grid();
     test_sattolo();
+    test_page_local();
     test_stats();
     test_cache_info();
     test_ladder_detect();
     test_ladder_real_curve();
+    test_ladder_tlb_reach();
     test_mlp_analyse();
     return mw_test_done();
 }

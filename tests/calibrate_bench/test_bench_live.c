@@ -89,12 +89,16 @@ static void test_ladder_shape(void)
     for (unsigned i = 0; i < r->npoints; i++) {
         MW_CHECK(r->point[i].bytes % 64 == 0, "footprint %zu not whole lines", r->point[i].bytes);
         MW_CHECK(r->point[i].ns > 0, "no latency at %zu", r->point[i].bytes);
+        MW_CHECK(r->point[i].local_ns > 0, "no page-local latency at %zu", r->point[i].bytes);
         if (i)
             MW_CHECK(r->point[i].bytes > r->point[i - 1].bytes, "footprints not increasing");
     }
     MW_CHECK_INT(r->point[0].bytes, 4096);
     MW_CHECK_INT(r->point[r->npoints - 1].bytes, 1 << 20);
     MW_CHECK(r->nlevels >= 1, "no level detected");
+    MW_CHECK_INT(r->levels_from_local, 1);
+    MW_CHECK(r->full_nlevels >= 1, "no level detected on the full-random curve");
+    MW_CHECK(r->tlb_ratio > 0, "no full-random / page-local ratio");
     c.max_bytes = 1024; /* below min */
     MW_CHECK_INT(mw_bench_ladder(&c, r), -EINVAL);
     free(r);

@@ -45,6 +45,10 @@ for p in sw["points"]:
     need(p["bytes"] == 64 * p["lines"] and p["lines"] % 256 == 0, "sweep line arithmetic")
 lad = d["ladder"]
 need(lad["points"][0]["bytes"] == 4096 and lad["points"][-1]["bytes"] <= 2 << 20, "ladder range")
+need(lad.get("levels_from") == "page_local" and lad.get("dram_from") == "random", "ladder curves")
+need(all(p.get("local_ns", 0) > 0 for p in lad["points"]), "page-local latencies")
+need(lad.get("group_lines") == 32 and "tlb_reach" in lad and lad.get("tlb_ratio", 0) > 0, "ladder TLB fields")
+need(isinstance(lad.get("random_levels"), list) and len(lad["random_levels"]) >= 1, "random_levels")
 need(len(d["mlp"]["ns_per_load"]) == 32, "mlp chains")
 if "loaded_latency" in d:
     need(len(d["loaded_latency"]["points"]) == 5, "loaded points")
