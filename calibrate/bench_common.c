@@ -345,6 +345,32 @@ void *mw_bench_alloc(size_t bytes, int *huge)
     return (void *)a;
 }
 
+double mw_bench_huge_fraction(const void *p, size_t bytes)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
+    int inside = 0, seen = 0;
+    double huge = 0;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long a, b, kb;
+        char c;
+        /* a mapping's header: "start-end perms ..."; its fields: "Name: value" */
+        if (sscanf(line, "%llx-%llx %c", &a, &b, &c) == 3 && strchr(line, '-') < strchr(line, ' ')) {
+            inside = a < hi && b > lo;
+            seen |= inside;
+        } else if (inside && sscanf(line, "AnonHugePages: %llu kB", &kb) == 1) {
+            huge += (double)kb * 1024.0;
+        }
+    }
+    fclose(f);
+    if (!seen || !bytes)
+        return -1;
+    return huge >= (double)bytes ? 1.0 : huge / (double)bytes;
+}
+
 void mw_bench_free(void *p, size_t bytes)
 {
     if (p)

@@ -19,6 +19,12 @@
 void *mw_bench_alloc(size_t bytes, int *huge);
 void mw_bench_free(void *p, size_t bytes);
 
+/* Fraction (0..1) of [p, p + bytes) that the kernel backs with transparent
+ * huge pages (AnonHugePages of the mappings in /proc/self/smaps), or -1 when
+ * smaps cannot be read. MADV_HUGEPAGE is only advice: fragmented memory
+ * leaves parts on 4 KiB pages, which streams then pay for in TLB misses. */
+double mw_bench_huge_fraction(const void *p, size_t bytes);
+
 /* Pins the calling thread to one CPU; 0 or -errno. */
 int mw_bench_pin(int cpu);
 

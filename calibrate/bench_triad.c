@@ -10,6 +10,11 @@
  * synchronous windows); free-running mode lets the threads run their
  * repetitions back to back, which is what likwid-bench times, and whose
  * whole-run figure does not pay for a lagging thread at every barrier.
+ * Free-running, each thread's repetitions are a queue of 1 MiB blocks; a
+ * thread whose queue is empty takes blocks from the end of the fullest queue,
+ * so every thread streams until the work is done (on a virtual machine the
+ * vCPUs' speeds can differ by half, and a fixed split left the machine
+ * with a few threads running alone for a third of the run).
  * May call: bench_common.c, counters/tsc.h. Threading: creates and joins its
  * own worker threads; no global state.
  */
@@ -32,6 +37,7 @@
 
 #define TRIAD_SCALAR 3.0
 #define TRIAD_ALIGN_ELEMS 64 /* chunk boundaries: 512 bytes */
+#define TRIAD_BLOCK_ELEMS ((size_t)1 << 17) /* free-running work unit: 1 MiB per array */
 
 MW_API unsigned mw_triad_bytes_per_iter(mw_triad_store store, int explicit_only)
 {
@@ -218,8 +224,18 @@ struct triad_shared {
     const int *cpus;
     int ncpus;
     mw_spin_barrier bar;
-    uint64_t start[MW_BENCH_MAX_CPUS][MW_BENCH_MAX_REPEATS];
-    uint64_t end[MW_BENCH_MAX_CPUS][MW_BENCH_MAX_REPEATS];
+    /* thread t's repetition r: first start and last end of its blocks (by
+     * whichever thread ran them) */
+    _Atomic uint64_t start[MW_BENCH_MAX_CPUS][MW_BENCH_MAX_REPEATS];
+    _Atomic uint64_t end[MW_BENCH_MAX_CPUS][MW_BENCH_MAX_REPEATS];
+    /* free-running: the next unit (repetition x blocks + block) of thread t's
+     * queue, one cache line each */
+    struct {
+        _Alignas(64) _Atomic uint64_t next;
+    } q[MW_BENCH_MAX_CPUS];
+    uint64_t own_done[MW_BENCH_MAX_CPUS]; /* when thread t's own queue ran dry */
+    _Atomic unsigned stolen;              /* blocks run by a thread other than their owner */
+    uint64_t run_t0, run_t1; /* thread 0's clock: before the start barrier, after the end one */
     int pin_err;
     _Atomic int go; /* 0 wait, 1 run, -1 abort (a thread could not start) */
 };
@@ -234,6 +250,67 @@ static void chunk_of(size_t n, unsigned threads, unsigned id, size_t *lo, size_t
     size_t blocks = n / TRIAD_ALIGN_ELEMS;
     *lo = blocks * id / threads * TRIAD_ALIGN_ELEMS;
     *hi = blocks * (id + 1) / threads * TRIAD_ALIGN_ELEMS;
+}
+
+static size_t blocks_of(size_t lo, size_t hi)
+{
+    return (hi - lo + TRIAD_BLOCK_ELEMS - 1) / TRIAD_BLOCK_ELEMS;
+}
+
+static void atomic_min_u64(_Atomic uint64_t *p, uint64_t v)
+{
+    uint64_t cur = atomic_load_explicit(p, memory_order_relaxed);
+    while (v < cur && !atomic_compare_exchange_weak_explicit(p, &cur, v, memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
+}
+
+static void atomic_max_u64(_Atomic uint64_t *p, uint64_t v)
+{
+    uint64_t cur = atomic_load_explicit(p, memory_order_relaxed);
+    while (v > cur && !atomic_compare_exchange_weak_explicit(p, &cur, v, memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
+}
+
+/* Takes one unit from thread v's queue and runs it; 0 when the queue is empty. */
+static int run_unit(struct triad_shared *sh, unsigned v)
+{
+    size_t lo, hi;
+    chunk_of(sh->n, sh->threads, v, &lo, &hi);
+    uint64_t nb = blocks_of(lo, hi);
+    uint64_t u = atomic_fetch_add_explicit(&sh->q[v].next, 1, memory_order_relaxed);
+    if (u >= nb * sh->repeats)
+        return 0;
+    unsigned r = (unsigned)(u / nb);
+    size_t b0 = lo + (size_t)(u % nb) * TRIAD_BLOCK_ELEMS;
+    size_t b1 = b0 + TRIAD_BLOCK_ELEMS < hi ? b0 + TRIAD_BLOCK_ELEMS : hi;
+    /* plain rdtsc: a block takes a fraction of a millisecond, and cpuid
+     * leaves a virtual machine at every call */
+    uint64_t t0 = mw_rdtsc();
+    sh->fn(sh->c + b0, sh->a + b0, sh->b + b0, TRIAD_SCALAR, b1 - b0);
+    uint64_t t1 = mw_rdtsc();
+    atomic_min_u64(&sh->start[v][r], t0);
+    atomic_max_u64(&sh->end[v][r], t1);
+    return 1;
+}
+
+/* The queue with the most units left, or -1 when all are empty. */
+static int fullest_queue(struct triad_shared *sh)
+{
+    int best = -1;
+    uint64_t most = 0;
+    for (unsigned v = 0; v < sh->threads; v++) {
+        size_t lo, hi;
+        chunk_of(sh->n, sh->threads, v, &lo, &hi);
+        uint64_t total = blocks_of(lo, hi) * sh->repeats;
+        uint64_t next = atomic_load_explicit(&sh->q[v].next, memory_order_relaxed);
+        if (next < total && total - next > most) {
+            most = total - next;
+            best = (int)v;
+        }
+    }
+    return best;
 }
 
 static void *triad_worker(void *p)
@@ -256,17 +333,36 @@ static void *triad_worker(void *p)
         sh->b[i] = 2.0;
         sh->c[i] = 0.0;
     }
+    for (unsigned r = 0; r < sh->repeats; r++)
+        atomic_store_explicit(&sh->start[arg->id][r], UINT64_MAX, memory_order_relaxed);
     mw_spin_barrier_wait(&sh->bar, &sense);
-    for (unsigned r = 0; r < sh->repeats; r++) {
-        if (r == 0 || !sh->free_running)
+    /* thread 0 reads the run's start BEFORE the barrier that releases the
+     * threads: nobody can start before it, even if thread 0 loses its CPU
+     * right after the barrier */
+    if (arg->id == 0)
+        sh->run_t0 = mw_tsc_start();
+    if (sh->free_running) {
+        mw_spin_barrier_wait(&sh->bar, &sense);
+        while (run_unit(sh, arg->id))
+            ;
+        sh->own_done[arg->id] = mw_rdtsc();
+        unsigned stolen = 0;
+        for (int v; (v = fullest_queue(sh)) >= 0;)
+            stolen += (unsigned)run_unit(sh, (unsigned)v);
+        atomic_fetch_add(&sh->stolen, stolen);
+    } else {
+        for (unsigned r = 0; r < sh->repeats; r++) {
             mw_spin_barrier_wait(&sh->bar, &sense);
-        uint64_t t0 = mw_tsc_start();
-        sh->fn(sh->c + lo, sh->a + lo, sh->b + lo, TRIAD_SCALAR, hi - lo);
-        uint64_t t1 = mw_tsc_end();
-        sh->start[arg->id][r] = t0;
-        sh->end[arg->id][r] = t1;
+            uint64_t t0 = mw_tsc_start();
+            sh->fn(sh->c + lo, sh->a + lo, sh->b + lo, TRIAD_SCALAR, hi - lo);
+            uint64_t t1 = mw_tsc_end();
+            atomic_store_explicit(&sh->start[arg->id][r], t0, memory_order_relaxed);
+            atomic_store_explicit(&sh->end[arg->id][r], t1, memory_order_relaxed);
+        }
     }
     mw_spin_barrier_wait(&sh->bar, &sense);
+    if (arg->id == 0)
+        sh->run_t1 = mw_tsc_end(); /* every thread has finished its last repetition */
     return NULL;
 }
 
@@ -359,33 +455,74 @@ MW_API int mw_bench_triad(const mw_triad_config *cfg, mw_triad_result *out)
     out->repeats = c.repeats;
     out->huge_pages = huge;
     for (unsigned r = 0; r < c.repeats; r++) {
-        /* synchronous: the window from the first start to the last end;
-         * free-running (threads drift apart): the slowest thread's own time */
-        uint64_t t0 = UINT64_MAX, t1 = 0, slowest = 0;
+        /* the window from the first start to the last end of the repetition's
+         * blocks. Free-running, other repetitions overlap it, so bytes/window
+         * can only understate the rate memory delivered in it (a thread's own
+         * time would overstate it once other threads share its blocks). */
+        uint64_t t0 = UINT64_MAX, t1 = 0;
         for (unsigned t = 0; t < c.threads; t++) {
             if (sh->start[t][r] < t0)
                 t0 = sh->start[t][r];
             if (sh->end[t][r] > t1)
                 t1 = sh->end[t][r];
-            if (sh->end[t][r] - sh->start[t][r] > slowest)
-                slowest = sh->end[t][r] - sh->start[t][r];
         }
-        double cyc = (double)(c.free_running ? slowest : t1 - t0) - ovh;
+        double cyc = (double)(t1 - t0) - ovh;
         out->seconds[r] = cyc / hz;
         out->bw[r] = out->seconds[r] > 0 ? out->bytes / out->seconds[r] : 0;
     }
-    /* STREAM's advice: the first repetition warms up; keep it but it rarely
-     * wins "best". */
-    uint64_t run0 = UINT64_MAX, run1 = 0;
+    /* The whole run, timed as likwid-bench times its iterations: from just
+     * before the barrier that starts the first repetition to just after the
+     * barrier that every thread reaches after its last, both read by thread 0
+     * on its own CPU.
+     * One CPU's clock: no comparison of time stamps taken on different CPUs
+     * (a guest's vCPUs need not agree on the TSC), and no thread's work can
+     * fall outside the window. The span of the threads' own stamps (first
+     * start to last end) is a cross-check (below) and an INFO figure. The first repetition is part of the run (STREAM
+     * would drop it as a warm-up; every page is touched before it anyway). */
+    uint64_t run0 = UINT64_MAX, run1 = 0, own_min = UINT64_MAX, own_max = 0;
     for (unsigned t = 0; t < c.threads; t++) {
-        if (sh->start[t][0] < run0)
-            run0 = sh->start[t][0];
-        if (sh->end[t][c.repeats - 1] > run1)
-            run1 = sh->end[t][c.repeats - 1];
+        for (unsigned r = 0; r < c.repeats; r++) {
+            if (sh->start[t][r] < run0)
+                run0 = sh->start[t][r];
+            if (sh->end[t][r] > run1)
+                run1 = sh->end[t][r];
+        }
+        /* free-running: when the thread's own queue ran dry (then it helped) */
+        uint64_t own = c.free_running ? sh->own_done[t] - sh->run_t0
+                                      : sh->end[t][c.repeats - 1] - sh->start[t][0];
+        own_min = own < own_min ? own : own_min;
+        own_max = own > own_max ? own : own_max;
     }
+    double span = ((double)(run1 - run0) - ovh) / hz;
     out->free_running = c.free_running;
-    out->run_seconds = ((double)(run1 - run0) - ovh) / hz;
+    out->run_seconds = ((double)(sh->run_t1 - sh->run_t0) - ovh) / hz;
     out->run_bw = out->run_seconds > 0 ? out->bytes * c.repeats / out->run_seconds : 0;
+    /* Causality puts every thread's stamps inside thread 0's window; stamps
+     * outside it mean the CPUs' time-stamp counters disagree. */
+    double outside = 0, tol = 2e-6 * hz;
+    if ((double)sh->run_t0 - (double)run0 > tol)
+        outside += ((double)sh->run_t0 - (double)run0) / hz;
+    if ((double)run1 - (double)sh->run_t1 > tol)
+        outside += ((double)run1 - (double)sh->run_t1) / hz;
+    if (outside > 0)
+        mw_log(MW_LOG_WARN,
+               "triad: other CPUs' time stamps fall %.6f s outside thread 0's %.6f s window: "
+               "the CPUs' time-stamp counters disagree (the run figure uses thread 0's clock "
+               "only; per-repetition figures compare CPUs and are off by up to that much)",
+               outside, out->run_seconds);
+    double hfrac = mw_bench_huge_fraction(mem, total);
+    mw_log(MW_LOG_INFO,
+           "triad %s: run %.6f s (threads' span %.6f s), own share per thread done after "
+           "%.6f..%.6f s, %u blocks run by another thread, %.1f %% of the arrays on huge "
+           "pages, TSC %.0f Hz",
+           c.store == MW_TRIAD_NT ? "NT" : "normal", out->run_seconds, span,
+           (double)own_min / hz, (double)own_max / hz, atomic_load(&sh->stolen),
+           hfrac < 0 ? -1.0 : 100 * hfrac, hz);
+    if (huge && hfrac >= 0 && hfrac < 0.9)
+        mw_log(MW_LOG_WARN,
+               "triad: only %.0f %% of the arrays got huge pages (memory fragmented?): the "
+               "rest pay TLB misses and the figure varies from run to run",
+               100 * hfrac);
     mw_stats_compute(out->bw, out->repeats, 1, &out->bw_stats);
     out->explicit_bw_best = out->bw_stats.best * 24.0 / out->bytes_per_iter;
     out->verified = 1;
