@@ -162,6 +162,8 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
     rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts);
     if (calib && (calib->ran & MW_CALIB_LOADED))
         pt->direct_ns = calib->loaded.idle_ns;
+    double idle_spread = mw_val_rel_spread(pt->ns, pt->n);
+    unsigned remeasured = 0, retries = 0, still = 0;
     if (cfg->progress)
         cfg->progress(cfg->user, ++done, total);
     for (unsigned ti = 0; ti < nt && !rc; ti++) {
@@ -175,13 +177,27 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
             memset(pt, 0, sizeof *pt);
             pt->threads = tgrid[ti];
             pt->delay = dgrid[di];
-            if ((rc = mw_read_load_start(l, dgrid[di])) < 0)
-                break;
-            rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts);
+            /* a point whose readings spread far more than the idle point's
+             * was disturbed by a load this run did not start: measured again,
+             * the last attempt kept (validate_int.h) */
             mw_sweep_point sp;
-            int src = mw_read_load_stop(l, &sp);
-            if (!rc)
-                rc = src;
+            for (unsigned att = 0; att <= MW_VAL_RETRIES && !rc; att++) {
+                if (att) {
+                    pt->n = 0;
+                    remeasured += att == 1;
+                    retries++;
+                }
+                if ((rc = mw_read_load_start(l, dgrid[di])) < 0)
+                    break;
+                rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts);
+                int src = mw_read_load_stop(l, &sp);
+                if (!rc)
+                    rc = src;
+                if (rc < 0 || !mw_val_point_disturbed(pt->ns, pt->n, idle_spread))
+                    break;
+                if (att == MW_VAL_RETRIES)
+                    still++;
+            }
             if (rc < 0)
                 break;
             pt->bw = sp.bw;
@@ -217,7 +233,16 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
     if (rc < 0)
         return rc;
     m->available = 1;
-    val_copy(m->reason, sizeof m->reason, m->lat.reason);
+    if (remeasured) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s; %u/%u points measured again (%u tries; %u still "
+                                  "disturbed): spread > %.0fx idle's %.0f %%, outside load",
+                 m->lat.reason, remeasured, v->npoints - 1, retries, still,
+                 MW_VAL_DISTURBED_FACTOR, 100 * idle_spread);
+        val_copy(m->reason, sizeof m->reason, buf);
+    } else {
+        val_copy(m->reason, sizeof m->reason, m->lat.reason);
+    }
     return 0;
 }
 

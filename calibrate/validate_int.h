@@ -12,6 +12,19 @@ double mw_val_median(const double *v, size_t n);
 /* Mean and sample standard deviation (sd 0 for n < 2). */
 void mw_val_mean_sd(const double *v, size_t n, double *mean, double *sd);
 
+/* (max - min) / median of v (NAN for n == 0 or a median <= 0). */
+double mw_val_rel_spread(const double *v, size_t n);
+/* A grid point's readings look disturbed by a load the validation did not
+ * start (another process, another tenant of the host) when they spread more
+ * than MW_VAL_DISTURBED_FACTOR times the idle point's relative spread
+ * (ref_spread, floored at MW_VAL_SPREAD_FLOOR). validate.c measures such a
+ * point again (at most MW_VAL_RETRIES times, keeping the last attempt) and says
+ * how many it measured again. */
+#define MW_VAL_DISTURBED_FACTOR 3.0
+#define MW_VAL_SPREAD_FLOOR 0.05
+#define MW_VAL_RETRIES 2
+int mw_val_point_disturbed(const double *ns, size_t n, double ref_spread);
+
 struct mw_method_def;
 struct mw_probe;
 struct mw_validate_config;

@@ -70,6 +70,27 @@ void mw_val_mean_sd(const double *v, size_t n, double *mean, double *sd)
     *sd = n > 1 ? sqrt(q / (double)(n - 1)) : 0;
 }
 
+double mw_val_rel_spread(const double *v, size_t n)
+{
+    if (!n)
+        return NAN;
+    double lo = v[0], hi = v[0];
+    for (size_t i = 1; i < n; i++) {
+        lo = fmin(lo, v[i]);
+        hi = fmax(hi, v[i]);
+    }
+    double med = mw_val_median(v, n);
+    return med > 0 ? (hi - lo) / med : NAN;
+}
+
+int mw_val_point_disturbed(const double *ns, size_t n, double ref_spread)
+{
+    double r = mw_val_rel_spread(ns, n);
+    double ref = isfinite(ref_spread) && ref_spread > MW_VAL_SPREAD_FLOOR ? ref_spread
+                                                                          : MW_VAL_SPREAD_FLOOR;
+    return isfinite(r) && r > MW_VAL_DISTURBED_FACTOR * ref;
+}
+
 MW_API const char *mw_verdict_name(mw_verdict v)
 {
     switch (v) {

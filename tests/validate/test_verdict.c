@@ -8,6 +8,8 @@
  */
 #include "mw_test.h"
 
+#include "../../calibrate/validate_int.h"
+
 #include <errno.h>
 
 #include <memwatch/validate.h>
@@ -253,8 +255,37 @@ static void test_lat_edges(void)
     MW_CHECK_STR(mw_verdict_name((mw_verdict)99), "unavailable");
 }
 
+/* The disturbed-point rule of the validation run (validate_int.h), on the
+ * shapes seen on the GPU machine (docs/probe_lat.md): an idle point spread
+ * 129.9..135.0 ns (4 %, under the 5 % floor), a calm loaded point 130..142 ns,
+ * a point where a load the run did not start lifted part of the readings
+ * (142.7..207.4 ns around 176 ns), and the floor/degenerate cases. */
+static void test_disturbed_points(void)
+{
+    double idle[5] = {129.9, 133.6, 135.0, 132.0, 134.1};
+    double calm[5] = {130.0, 138.0, 142.0, 135.0, 136.0};
+    double hit[5] = {142.7, 176.0, 207.4, 180.0, 150.0};
+    double r = mw_val_rel_spread(idle, 5);
+    MW_CHECK_NEAR(r, (135.0 - 129.9) / 133.6, 1e-12);
+    MW_CHECK(!mw_val_point_disturbed(idle, 5, r), "idle against itself");
+    MW_CHECK(!mw_val_point_disturbed(calm, 5, r), "calm point (spread %.3f)",
+             mw_val_rel_spread(calm, 5));
+    MW_CHECK(mw_val_point_disturbed(hit, 5, r), "disturbed point (spread %.3f)",
+             mw_val_rel_spread(hit, 5));
+    /* a wide idle reference makes the same point ordinary */
+    MW_CHECK(!mw_val_point_disturbed(hit, 5, 0.2), "against a 20 %% idle spread");
+    /* the floor: a perfectly steady idle point does not make every point disturbed */
+    double flat[3] = {100, 100, 100};
+    MW_CHECK_NEAR(mw_val_rel_spread(flat, 3), 0, 1e-12);
+    MW_CHECK(!mw_val_point_disturbed(calm, 5, 0), "zero reference uses the floor");
+    MW_CHECK(!mw_val_point_disturbed(calm, 5, NAN), "NAN reference uses the floor");
+    MW_CHECK(isnan(mw_val_rel_spread(flat, 0)), "no readings");
+    MW_CHECK(!mw_val_point_disturbed(flat, 0, r), "no readings: not disturbed");
+}
+
 int main(void)
 {
+    test_disturbed_points();
     test_offcore_misses_prefetch();
     test_imc_noise_accurate();
     test_df_biased();
