@@ -259,7 +259,7 @@ int mw_cmd_probe(int argc, char **argv)
         {"proc-root", required_argument, NULL, 'p'}, {"dev-root", required_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
     };
-    mw_probe_opts po = {NULL, NULL, NULL};
+    mw_probe_opts po = {NULL, NULL, NULL, 0};
     int json = 0, c;
     optind = 1;
     opterr = 0;

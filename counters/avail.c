@@ -9,6 +9,7 @@
  * Threading: mw_probe_run allocates; its result is immutable. Not
  * async-signal-safe.
  */
+#include <memwatch/encode.h>
 #include <memwatch/probe.h>
 
 #include <errno.h>
@@ -376,9 +377,31 @@ static void msr_check(const mw_probe_opts *o, mw_probe *p)
              (unsigned)pm->msr, path, (unsigned long long)v, pm->bits ? pm->bits : "?");
 }
 
+/* Marks an available method unavailable when one of its libpfm4 events does
+ * not encode here (unknown model, libpfm4 too old, table disagreement). */
+static void pfm_check(mw_method_avail *a)
+{
+    if (!a->available || !a->def)
+        return;
+    for (size_t e = 0; e < a->def->n_events; e++) {
+        const mw_event_spec *ev = &a->def->events[e];
+        if (!ev->pfm || !is_core_name(ev->pmu))
+            continue;
+        struct perf_event_attr attr;
+        char why[240];
+        if (mw_pfm_encode_spec(ev, 0, &attr, why, sizeof why) < 0) {
+            a->available = 0;
+            a->err = MW_ERR_PFM;
+            setf(a->reason, sizeof a->reason, "core event \"%s\" (%s): %s", ev->role, ev->pfm,
+                 why);
+            return;
+        }
+    }
+}
+
 MW_API int mw_probe_run(const mw_probe_opts *opts, mw_probe **out)
 {
-    mw_probe_opts none = {NULL, NULL, NULL};
+    mw_probe_opts none = {NULL, NULL, NULL, 0};
     const mw_probe_opts *o = opts ? opts : &none;
     const char *proc = o->proc_root ? o->proc_root : "/proc";
     char path[PATH_MAX], a[64], b[96];
@@ -435,6 +458,12 @@ MW_API int mw_probe_run(const mw_probe_opts *opts, mw_probe **out)
     for (size_t i = 0; i < n; i++)
         mw_method_check(&defs[i], p->pmus, p->privs_err ? NULL : &p->privs, p->have_clflush,
                         p->have_tsc, &p->methods[i]);
+    /* On the live system (not a fixture tree, which describes another CPU) a
+     * method that reads core events also needs this libpfm4 to encode them as
+     * the catalogue expects. */
+    int want_pfm = o->pfm_check > 0 || (o->pfm_check == 0 && !o->sysfs_root);
+    for (size_t i = 0; i < n && want_pfm; i++)
+        pfm_check(&p->methods[i]);
     p->n_methods = n;
     msr_check(o, p);
     *out = p;

@@ -28,6 +28,9 @@ typedef struct mw_probe_opts {
     const char *sysfs_root; /* NULL: "/sys" */
     const char *proc_root;  /* NULL: "/proc" */
     const char *dev_root;   /* NULL: "/dev" */
+    int pfm_check;          /* 1: core events must encode through this libpfm4;
+                               0: only when sysfs_root is NULL (the live system);
+                               -1: never */
 } mw_probe_opts;
 
 typedef struct mw_method_avail {

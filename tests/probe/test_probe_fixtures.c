@@ -30,7 +30,7 @@ static mw_probe *run(const char *name, const char *dev)
     char sys[1024], proc[1024];
     snprintf(sys, sizeof sys, "%s/sysfs/%s", MW_FIXTURES, name);
     snprintf(proc, sizeof proc, "%s/proc/%s", MW_FIXTURES, name);
-    mw_probe_opts o = {sys, proc, dev ? dev : "/nonexistent/dev"};
+    mw_probe_opts o = {sys, proc, dev ? dev : "/nonexistent/dev", -1};
     mw_probe *p = NULL;
     int rc = mw_probe_run(&o, &p);
     MW_CHECK(rc == 0 && p, "probe %s: %s", name, mw_strerror(rc));
@@ -273,7 +273,7 @@ int main(void)
           "needs x86 clflush and a TSC: the CPU flags lack clflush");
 
     /* A sysfs root that does not exist: every PMU method unavailable, probe_lat not. */
-    mw_probe_opts o = {"/nonexistent/sys", NULL, "/nonexistent/dev"};
+    mw_probe_opts o = {"/nonexistent/sys", NULL, "/nonexistent/dev", -1};
     char proc[1024];
     snprintf(proc, sizeof proc, "%s/proc/skx", MW_FIXTURES);
     o.proc_root = proc;
