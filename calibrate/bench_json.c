@@ -165,6 +165,9 @@ static cJSON *build(const mw_calib_results *r)
             cJSON_AddNumberToObject(p, "plateau_end", (double)v->plateau_end);
             cJSON_AddNumberToObject(p, "sysfs_size", (double)v->sysfs_size);
             cJSON_AddBoolToObject(p, "within_one_step", v->within_one_step);
+            cJSON_AddNumberToObject(p, "plateau_start", (double)v->plateau_start);
+            if (l->levels_from_local)
+                cJSON_AddNumberToObject(p, "local_ns", v->local_ns);
             cJSON_AddItemToArray(lv, p);
         }
         cJSON_AddNumberToObject(o, "dram_ns", l->dram_ns);

@@ -221,6 +221,7 @@ MW_API int mw_ladder_detect(const size_t *bytes, const double *ns, const double 
         o->ns = median_of(vals, k);
         o->cycles = kc ? median_of(cvals, kc) : 0;
         o->plateau_end = bytes[runs[lv[l].last_run].b];
+        o->plateau_start = bytes[runs[lv[l].first_run].a];
         o->is_memory = l == nl - 1 && nl > 1;
         if (!o->is_memory) {
             o->size = o->plateau_end;
@@ -509,6 +510,24 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
         out->dram_ns = full->dram_ns;
         out->dram_cycles = full->dram_cycles;
         out->levels_from_local = 1;
+        /* a level's latency: the full-random chase over the page-local
+         * plateau's footprints (the page-local figure is lowered by
+         * prefetches; it is kept as local_ns) */
+        for (unsigned l = 0; l < out->nlevels; l++) {
+            mw_ladder_level *v = &out->level[l];
+            double fv[MW_LADDER_MAX_POINTS], fc[MW_LADDER_MAX_POINTS];
+            unsigned k = 0;
+            for (unsigned i = 0; i < out->npoints; i++)
+                if (bytes[i] >= v->plateau_start && bytes[i] <= v->plateau_end) {
+                    fv[k] = ns[i];
+                    fc[k++] = cy[i];
+                }
+            v->local_ns = v->ns;
+            if (k) {
+                v->ns = median_of(fv, k);
+                v->cycles = median_of(fc, k);
+            }
+        }
         out->tlb_reach = mw_ladder_tlb_reach(out, full, out->step_ratio);
         out->full_nlevels = full->nlevels;
         memcpy(out->full_level, full->level, sizeof out->full_level);

@@ -392,8 +392,9 @@ static void print_table(const mw_calib_results *r)
                    human_bytes(l->point[l->npoints - 1].bytes, b1, sizeof b1),
                    l->levels_from_local ? ", full-random chase" : "");
         if (l->levels_from_local) {
-            printf("  levels from the page-local chase (%d lines of a page back to back);\n"
-                   "  the full-random chase steps at",
+            printf("  sizes from the page-local chase (%d lines of a page back to back), ns and "
+                   "cycles\n  from the full-random one over the same plateau; the full-random "
+                   "chase steps at\n ",
                    MW_LADDER_GROUP_LINES);
             for (unsigned i = 0; i < l->full_nlevels; i++)
                 if (!l->full_level[i].is_memory)

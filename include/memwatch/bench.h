@@ -258,6 +258,11 @@ typedef struct mw_ladder_level {
     size_t plateau_end;    /* largest footprint still on the plateau */
     size_t sysfs_size;     /* the kernel's size for the matching level (0 none) */
     int within_one_step;   /* |log(size/sysfs_size)| <= log(step) */
+    size_t plateau_start;  /* smallest footprint on the plateau */
+    /* mw_bench_ladder (levels_from_local): ns/cycles above are the
+     * full-random chase's median over the plateau's footprints; local_ns the
+     * page-local one's (lower: prefetchers). 0 from mw_ladder_detect. */
+    double local_ns;
 } mw_ladder_level;
 
 typedef struct mw_ladder_config {

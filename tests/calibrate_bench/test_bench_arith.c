@@ -473,6 +473,16 @@ static void test_ladder_tlb_reach(void)
     MW_CHECK_INT(lr->nlevels, 4);
     MW_CHECK(lr->nlevels == 4 && lr->level[2].within_one_step,
              "page-local L3 at %zu, not within one step of 32 MiB", lr->level[2].size);
+    for (unsigned l = 0; l < lr->nlevels; l++) {
+        MW_CHECK(lr->level[l].plateau_start <= lr->level[l].plateau_end,
+                 "level %u: plateau %zu..%zu", l, lr->level[l].plateau_start,
+                 lr->level[l].plateau_end);
+        if (l)
+            MW_CHECK(lr->level[l].plateau_start > lr->level[l - 1].plateau_end,
+                     "level %u starts at %zu, inside level %u", l, lr->level[l].plateau_start,
+                     l - 1);
+    }
+    MW_CHECK_INT(lr->level[0].plateau_start, 4096);
     MW_CHECK_INT(fr->nlevels, 4); /* L1, L2, the TLB step, memory */
     size_t reach = mw_ladder_tlb_reach(lr, fr, pow(2, 0.25));
     MW_CHECK(reach >= (5u << 20) && reach <= (8u << 20), "TLB reach %zu, expected 5..8 MiB",

@@ -99,6 +99,8 @@ static void test_ladder_shape(void)
     MW_CHECK_INT(r->levels_from_local, 1);
     MW_CHECK(r->full_nlevels >= 1, "no level detected on the full-random curve");
     MW_CHECK(r->tlb_ratio > 0, "no full-random / page-local ratio");
+    for (unsigned l = 0; l < r->nlevels; l++)
+        MW_CHECK(r->level[l].local_ns > 0 && r->level[l].ns > 0, "level %u without latencies", l);
     c.max_bytes = 1024; /* below min */
     MW_CHECK_INT(mw_bench_ladder(&c, r), -EINVAL);
     free(r);
