@@ -50,7 +50,7 @@ static void val_sleep_ns(uint64_t ns)
  * does once a phase has lasted a window. */
 #define VAL_SETTLE_NS 50000000ull
 static int val_sample(mw_probe_lat *pl, double seconds, mw_val_point *pt, double *costs,
-                      unsigned *ncost, unsigned cost_cap, unsigned *bursts)
+                      unsigned *ncost, unsigned cost_cap, unsigned *bursts, unsigned *lines)
 {
     uint64_t span = (uint64_t)(seconds * 1e9);
     uint64_t step = span / MW_VAL_MAX_SAMPLES;
@@ -73,6 +73,7 @@ static int val_sample(mw_probe_lat *pl, double seconds, mw_val_point *pt, double
             if (*ncost < cost_cap)
                 costs[(*ncost)++] = (double)r.cost_ns;
             *bursts = r.bursts;
+            *lines = r.lines;
         }
         uint64_t next = t0 + (i + 1) * step, now = mw_now_ns();
         if (next > now)
@@ -119,14 +120,10 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
                          const int *cpus, int ncpus, mw_validation *v, mw_val_method *m)
 {
     mw_probe_lat *pl = NULL;
-    /* Validate the probe exactly as the profiler will run it: the same
-     * variables (docs/config.md) choose its lines and bursts. */
+    /* Validate the probe exactly as the profiler will run it: created with
+     * the defaults, which the same variables fill in both (probe_lat.h:
+     * MEMWATCH_PROBE_LINES, _BURSTS, _WINDOW, _LAYOUT). */
     mw_probe_lat_config pc = {0};
-    const char *ev = getenv("MEMWATCH_PROBE_LINES");
-    if (ev && *ev)
-        pc.lines = (unsigned)strtoul(ev, NULL, 10);
-    if ((ev = getenv("MEMWATCH_PROBE_BURSTS")) && *ev)
-        pc.bursts = (unsigned)strtoul(ev, NULL, 10);
     int rc = mw_probe_lat_create(&pc, &pl);
     if (rc < 0) {
         m->available = 0;
@@ -158,8 +155,8 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
 
     mw_val_point *pt = &v->point[v->npoints++];
     memset(pt, 0, sizeof *pt);
-    unsigned used_bursts = 0;
-    rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts);
+    unsigned used_bursts = 0, used_lines = 0;
+    rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts, &used_lines);
     if (calib && (calib->ran & MW_CALIB_LOADED))
         pt->direct_ns = calib->loaded.idle_ns;
     double idle_spread = mw_val_rel_spread(pt->ns, pt->n);
@@ -189,7 +186,8 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
                 }
                 if ((rc = mw_read_load_start(l, dgrid[di])) < 0)
                     break;
-                rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts);
+                rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts,
+                                &used_lines);
                 int src = mw_read_load_stop(l, &sp);
                 if (!rc)
                     rc = src;
@@ -214,7 +212,7 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
     }
     v->probe_cost_ns = ncost ? mw_val_median_inplace(costs, ncost) : 0;
     free(costs);
-    v->probe_lines = pc.lines ? pc.lines : 32;
+    v->probe_lines = used_lines;
     v->probe_bursts = used_bursts;
     mw_probe_lat_destroy(pl);
     if (rc < 0) {

@@ -215,9 +215,24 @@ static uint64_t pl_burst(mw_probe_lat *p)
 }
 #endif
 
-/* MEMWATCH_PROBE_WINDOW (ms, 0: off) and MEMWATCH_PROBE_LAYOUT (small, huge)
- * fill what the caller's configuration left at its default, so the profiler
+/* MEMWATCH_PROBE_WINDOW (ms, 0: off), MEMWATCH_PROBE_LAYOUT (small, huge),
+ * MEMWATCH_PROBE_LINES and MEMWATCH_PROBE_BURSTS (in create) fill what the
+ * caller's configuration left at its default, so the profiler
  * and the validation (which create the probe the same way) follow them alike. */
+static void pl_env_count(const char *name, unsigned *val, unsigned lo, unsigned hi)
+{
+    const char *v = getenv(name);
+    if (!v || !*v || *val)
+        return;
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (*end || n < lo || n > hi)
+        mw_log(MW_LOG_WARN, "probe_lat: %s=%s: expected %u..%u; using the default", name, v, lo,
+               hi);
+    else
+        *val = (unsigned)n;
+}
+
 static void pl_env(unsigned *flags, uint64_t *window_ns)
 {
     const char *v = getenv("MEMWATCH_PROBE_WINDOW");
@@ -270,8 +285,13 @@ int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
         mw_log(MW_LOG_WARN, "probe_lat: the CPU reports neither clflushopt nor clflush");
         return MW_ERR_UNSUPPORTED;
     }
-    unsigned lines = cfg && cfg->lines ? cfg->lines : PL_DEFAULT_LINES;
-    unsigned bursts = cfg && cfg->bursts ? cfg->bursts : PL_DEFAULT_BURSTS;
+    unsigned lines = cfg ? cfg->lines : 0, bursts = cfg ? cfg->bursts : 0;
+    pl_env_count("MEMWATCH_PROBE_LINES", &lines, 2, PL_MAX_LINES);
+    pl_env_count("MEMWATCH_PROBE_BURSTS", &bursts, 1, 1000);
+    if (!lines)
+        lines = PL_DEFAULT_LINES;
+    if (!bursts)
+        bursts = PL_DEFAULT_BURSTS;
     size_t region = cfg && cfg->region_bytes ? cfg->region_bytes : PL_DEFAULT_REGION;
     region = (region + PL_PAGE - 1) / PL_PAGE * PL_PAGE;
     if (lines < 2 || lines > PL_MAX_LINES || bursts > PL_MAX_BURSTS) {
@@ -410,6 +430,7 @@ int mw_probe_lat_measure(mw_probe_lat *p, mw_probe_lat_result *out)
     out->min_ns = (double)p->pool[0] * per;
     out->max_ns = (double)p->pool[k - 1] * per;
     out->bursts = n;
+    out->lines = p->lines;
     out->window_bursts = k;
     out->window_measurements = m;
     out->this_ns = pl_median_sorted(p->cycles, n) * per;

@@ -24,7 +24,7 @@ typedef struct mw_probe_lat mw_probe_lat;
 
 typedef struct mw_probe_lat_config {
     unsigned lines;        /* dependent loads per burst (0: default 32) */
-    unsigned bursts;       /* bursts per measurement; the median is kept (0: default) */
+    unsigned bursts;       /* bursts per measurement (0: default 5) */
     size_t region_bytes;   /* region the lines are spread over (0: default) */
     unsigned flags;        /* MW_PROBE_LAT_* below (0: defaults) */
     /* Added later (zero keeps the defaults): a reading is the median over the
@@ -32,8 +32,10 @@ typedef struct mw_probe_lat_config {
      * one started, this one included, at most MW_PROBE_LAT_MAX_WINDOW of them
      * (0: default 80 ms; flag MW_PROBE_LAT_NO_WINDOW: this measurement only). */
     uint64_t window_ns;
-    /* The environment fills what is left at its default: MEMWATCH_PROBE_WINDOW
-     * (ms, 0: no window), MEMWATCH_PROBE_LAYOUT (small or huge). */
+    /* The environment fills what is left at its default (0), so every probe
+     * of a process (profiler, validation) follows it alike: MEMWATCH_PROBE_LINES,
+     * MEMWATCH_PROBE_BURSTS (1..1000), MEMWATCH_PROBE_WINDOW (ms, 0: no
+     * window), MEMWATCH_PROBE_LAYOUT (small or huge). */
 } mw_probe_lat_config;
 
 #define MW_PROBE_LAT_MAX_WINDOW 16u
@@ -61,6 +63,7 @@ typedef struct mw_probe_lat_result {
     unsigned window_bursts;   /* bursts the median was taken over */
     unsigned window_measurements; /* measurements they came from, this one included */
     double this_ns;        /* median of this measurement's own bursts */
+    unsigned lines;        /* dependent loads per burst */
 } mw_probe_lat_result;
 
 /* Create a probe. cfg may be NULL for defaults. Returns MW_ERR_UNSUPPORTED

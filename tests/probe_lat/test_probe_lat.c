@@ -153,6 +153,33 @@ int main(void)
         MW_CHECK(r.window_measurements == 2, "explicit window: %u", r.window_measurements);
         mw_probe_lat_destroy(p);
     }
+    setenv("MEMWATCH_PROBE_LINES", "16", 1);
+    setenv("MEMWATCH_PROBE_BURSTS", "7", 1);
+    MW_CHECK_INT(mw_probe_lat_create(NULL, &p), 0);
+    if (p) {
+        MW_CHECK_INT(mw_probe_lat_measure(p, &r), 0);
+        MW_CHECK(r.lines == 16 && r.bursts == 7, "variables: %u lines, %u bursts", r.lines,
+                 r.bursts);
+        mw_probe_lat_destroy(p);
+    }
+    mw_probe_lat_config eb = {.lines = 8, .bursts = 2}; /* explicit values win */
+    MW_CHECK_INT(mw_probe_lat_create(&eb, &p), 0);
+    if (p) {
+        MW_CHECK_INT(mw_probe_lat_measure(p, &r), 0);
+        MW_CHECK(r.lines == 8 && r.bursts == 2, "explicit: %u lines, %u bursts", r.lines,
+                 r.bursts);
+        mw_probe_lat_destroy(p);
+    }
+    setenv("MEMWATCH_PROBE_BURSTS", "0", 1); /* out of range: the default */
+    unsetenv("MEMWATCH_PROBE_LINES");
+    MW_CHECK_INT(mw_probe_lat_create(NULL, &p), 0);
+    if (p) {
+        MW_CHECK_INT(mw_probe_lat_measure(p, &r), 0);
+        MW_CHECK(r.lines == 32 && r.bursts == 5, "defaults: %u lines, %u bursts", r.lines,
+                 r.bursts);
+        mw_probe_lat_destroy(p);
+    }
+    unsetenv("MEMWATCH_PROBE_BURSTS");
     setenv("MEMWATCH_PROBE_WINDOW", "60000000", 1); /* out of range: the default */
     setenv("MEMWATCH_PROBE_LAYOUT", "bogus", 1);
     MW_CHECK_INT(mw_probe_lat_create(NULL, &p), 0);
