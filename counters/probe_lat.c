@@ -405,7 +405,8 @@ int mw_probe_lat_measure(mw_probe_lat *p, mw_probe_lat_result *out)
     unsigned n = p->bursts;
     /* into the ring (the oldest slot goes) */
     unsigned slot = p->ring_head;
-    memcpy(p->ring + (size_t)slot * n, p->cycles, n * sizeof *p->cycles);
+    for (unsigned b = 0; b < n; b++) /* loops, not memcpy: measure stays libc-free */
+        p->ring[(size_t)slot * n + b] = p->cycles[b];
     p->ring_t[slot] = c0;
     p->ring_head = (slot + 1) % PL_RING;
     if (p->ring_used < PL_RING)
@@ -417,8 +418,8 @@ int mw_probe_lat_measure(mw_probe_lat *p, mw_probe_lat_result *out)
         unsigned s = (slot + PL_RING - i) % PL_RING;
         if (i > 0 && (!p->window_ns || p->ring_t[s] > c0 || c0 - p->ring_t[s] >= p->window_ns))
             break;
-        memcpy(p->pool + (size_t)k, p->ring + (size_t)s * n, n * sizeof *p->pool);
-        k += n;
+        for (unsigned b = 0; b < n; b++)
+            p->pool[k++] = p->ring[(size_t)s * n + b];
         m++;
     }
     pl_sort_u64(p->cycles, n);
