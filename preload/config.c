@@ -26,7 +26,7 @@ struct mwp_config mwp_cfg = {
     .follow = 1,
     .verbose = 1,
     .threshold_factor = 1.35,
-    .probe_bursts = 9,
+    .probe_bursts = 0, /* 0: the probe's own default (include/memwatch/probe_lat.h) */
     .gpu = 1,
 };
 
@@ -230,7 +230,7 @@ void mwp_config_load(struct mwp_config *c)
         char *end;
         unsigned long n = strtoul(v, &end, 10);
         if (*end || n < 1 || n > 1000)
-            cfg_bad("MEMWATCH_PROBE_BURSTS", v, "expected 1..1000", "9");
+            cfg_bad("MEMWATCH_PROBE_BURSTS", v, "expected 1..1000", "the probe's default");
         else
             c->probe_bursts = (unsigned)n;
     }
