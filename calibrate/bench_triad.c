@@ -235,6 +235,11 @@ struct triad_shared {
     } q[MW_BENCH_MAX_CPUS];
     uint64_t own_done[MW_BENCH_MAX_CPUS]; /* when thread t's own queue ran dry */
     _Atomic unsigned stolen;              /* blocks run by a thread other than their owner */
+    /* free-running: repetitions finished of block k of thread t's share, at
+     * [t * maxblocks + k]. A block's next repetition waits for (acquires)
+     * the previous one, so two threads never write the same c[] unordered. */
+    _Atomic unsigned *done;
+    size_t maxblocks;
     uint64_t run_t0, run_t1; /* thread 0's clock: before the start barrier, after the end one */
     int pin_err;
     _Atomic int go; /* 0 wait, 1 run, -1 abort (a thread could not start) */
@@ -283,7 +288,18 @@ static int run_unit(struct triad_shared *sh, unsigned v)
     if (u >= nb * sh->repeats)
         return 0;
     unsigned r = (unsigned)(u / nb);
-    size_t b0 = lo + (size_t)(u % nb) * TRIAD_BLOCK_ELEMS;
+    size_t k = (size_t)(u % nb);
+    _Atomic unsigned *done = &sh->done[v * sh->maxblocks + k];
+    /* repetition r - 1 of this block was taken earlier; it may still run
+     * when its owner was descheduled (rare: it is nb units back) */
+    for (unsigned spins = 0; atomic_load_explicit(done, memory_order_acquire) < r;) {
+#if MW_X86
+        _mm_pause();
+#endif
+        if (++spins % 4096 == 0)
+            sched_yield();
+    }
+    size_t b0 = lo + k * TRIAD_BLOCK_ELEMS;
     size_t b1 = b0 + TRIAD_BLOCK_ELEMS < hi ? b0 + TRIAD_BLOCK_ELEMS : hi;
     /* plain rdtsc: a block takes a fraction of a millisecond, and cpuid
      * leaves a virtual machine at every call */
@@ -292,6 +308,7 @@ static int run_unit(struct triad_shared *sh, unsigned v)
     uint64_t t1 = mw_rdtsc();
     atomic_min_u64(&sh->start[v][r], t0);
     atomic_max_u64(&sh->end[v][r], t1);
+    atomic_store_explicit(done, r + 1, memory_order_release);
     return 1;
 }
 
@@ -407,9 +424,11 @@ MW_API int mw_bench_triad(const mw_triad_config *cfg, mw_triad_result *out)
     if (!mem)
         return -ENOMEM;
     struct triad_shared *sh = calloc(1, sizeof *sh);
+    size_t maxblocks = n / c.threads / TRIAD_BLOCK_ELEMS + 2; /* chunks differ by 64 elements */
+    _Atomic unsigned *done = calloc((size_t)c.threads * maxblocks, sizeof *done);
     struct triad_arg *args = calloc(c.threads, sizeof *args);
     pthread_t *tids = calloc(c.threads, sizeof *tids);
-    if (!sh || !args || !tids) {
+    if (!sh || !args || !tids || !done) {
         rc = -ENOMEM;
         goto out;
     }
@@ -421,6 +440,8 @@ MW_API int mw_bench_triad(const mw_triad_config *cfg, mw_triad_result *out)
     sh->repeats = c.repeats;
     sh->free_running = c.free_running;
     sh->fn = c.store == MW_TRIAD_NT ? k->nt : k->normal;
+    sh->done = done;
+    sh->maxblocks = maxblocks;
     sh->cpus = cpus;
     sh->ncpus = ncpus;
     mw_spin_barrier_init(&sh->bar, c.threads);
@@ -542,6 +563,7 @@ out:
     free(tids);
     free(args);
     free(sh);
+    free(done);
     mw_bench_free(mem, total);
     return rc;
 }
