@@ -28,6 +28,8 @@ struct mwp_config mwp_cfg = {
     .threshold_factor = 1.35,
     .probe_bursts = 0, /* 0: the probe's own default (include/memwatch/probe_lat.h) */
     .gpu = 1,
+    .precise = 1,
+    .ldlat = MWP_LDLAT_DEFAULT,
 };
 
 static void cfg_bad(const char *var, const char *val, const char *why, const char *dflt)
@@ -233,6 +235,29 @@ void mwp_config_load(struct mwp_config *c)
             cfg_bad("MEMWATCH_PROBE_BURSTS", v, "expected 1..1000", "the probe's default");
         else
             c->probe_bursts = (unsigned)n;
+    }
+    if ((v = getenv("MEMWATCH_PRECISE")) && *v) {
+        if (!strcmp(v, "auto"))
+            c->precise = 1;
+        else if (!strcmp(v, "off"))
+            c->precise = 0;
+        else
+            cfg_bad("MEMWATCH_PRECISE", v, "expected auto or off", "auto");
+    }
+    if ((v = getenv("MEMWATCH_SYSFS")) && *v) {
+        if (strlen(v) >= sizeof c->sysfs)
+            cfg_bad("MEMWATCH_SYSFS", v, "path too long", "/sys");
+        else
+            strcpy(c->sysfs, v);
+    }
+    if ((v = getenv("MEMWATCH_LDLAT")) && *v) {
+        char *end;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*end || *v == '-' || n < 3 || n > 65535)
+            cfg_bad("MEMWATCH_LDLAT", v, "expected a load latency threshold of 3..65535 cycles",
+                    "64");
+        else
+            c->ldlat = (unsigned)n;
     }
     if ((v = getenv("MEMWATCH_GPU")) && *v && cfg_bool(v, &c->gpu)) {
         c->gpu = 1;

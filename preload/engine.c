@@ -170,16 +170,14 @@ static void eng_setup(void)
     eng_tsrc = tsrc;
     if (eng_baseline > 0)
         eng_note_num("baseline_ns", eng_baseline);
-    /* Precise load sampling: say whether the hardware offers it and why not. */
-    {
-        struct perf_event_attr pa[2];
-        size_t n = 2;
-        char why[300], note[360];
-        if (mw_attr_precise_loads(NULL, 0, 0, pa, &n, why, sizeof why) == 0)
-            snprintf(note, sizeof note, "available: %s (not recorded by this version)", why);
-        else
-            snprintf(note, sizeof note, "unavailable: %s", why);
-        mwp_meta_note("precise_loads", note);
+    /* Precise load sampling: recorded, off, or why not (preload/precise.c). */
+    mwp_meta_note("precise_loads", mwp_precise_note);
+    if (atomic_load(&mwp_precise_unopened)) {
+        char b[24];
+        struct mwp_str s = {b, sizeof b, 0};
+        mwp_s_u64(&s, atomic_load(&mwp_precise_unopened));
+        b[s.len] = 0;
+        mwp_meta_note("precise_unopened_threads", b);
     }
     mwp_meta_note("lat_method", eng_lat_method[0] ? eng_lat_method : "none");
     eng_note_num("threshold_ns", eng_threshold);

@@ -52,6 +52,9 @@ struct mwp_config {
     double baseline_ns;        /* MEMWATCH_BASELINE_NS (set by memwatch record; 0: measure) */
     unsigned probe_bursts;     /* MEMWATCH_PROBE_BURSTS */
     int gpu;                   /* MEMWATCH_GPU */
+    int precise;               /* MEMWATCH_PRECISE: 1 auto (default), 0 off */
+    unsigned ldlat;            /* MEMWATCH_LDLAT, cycles (precise load threshold) */
+    char sysfs[256];           /* MEMWATCH_SYSFS: PMU descriptions ("" = /sys; tests) */
 };
 extern struct mwp_config mwp_cfg;
 /* Reads every MEMWATCH_* variable; invalid values give one stderr line and
@@ -154,7 +157,8 @@ struct mwp_thr {
     _Atomic int state;            /* enum mwp_thr_state */
     atomic_flag busy;             /* one consumer at a time */
     pid_t tid;
-    mw_ring ring[2];              /* 0 cpu-clock, 1 page-faults */
+    mw_ring ring[3];              /* 0 cpu-clock, 1 page-faults, 2 precise loads */
+    int aux_fd;                   /* precise-load group leader (mem-loads-aux) or -1 */
     uintptr_t stk_lo, stk_hi;
     void *(*start)(void *);
     void *arg;
@@ -173,13 +177,34 @@ void mwp_threads_child(void);         /* fork child: only the calling thread rem
  * Returns the live threads and adds to the samples and lost counts. */
 unsigned mwp_threads_drain(int reap, int in_signal, uint64_t *samples, uint64_t *lost);
 void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev);
-extern char mwp_attr_bytes[2][256];
+#define MWP_NATTR 3
+extern char mwp_attr_bytes[MWP_NATTR][256];
 extern unsigned mwp_attr_size;
-extern const char *const mwp_attr_names[2];
+extern const char *mwp_attr_names[MWP_NATTR];
 extern _Atomic uint64_t mwp_threads_unsampled;
 /* Buffer one framed record in the calling thread's allocation buffer (or
  * write it directly). */
 void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b, size_t blen);
+
+/* ---- precise load sampling (precise.c: set-up; precise_attr.c: attributes) ---- */
+struct perf_event_attr;
+#define MWP_LDLAT_DEFAULT 64u
+/* Precise-load attributes for one thread: mw_attr_precise_loads() plus what
+ * the profiler needs (call chains, frequency mode at `freq` samples/s, ldlat
+ * placed per the PMU's format/ldlat field, an enabled group leader). Fills
+ * a[0..*n) (leader first), the MWR_PERF_ATTR name ("mem-loads" or "ibs_op").
+ * Returns 0, or MW_ERR_* with the reason in why. Pure (reads sysfs only). */
+int mwp_precise_attrs(const char *sysfs_root, unsigned ldlat, unsigned long freq,
+                      unsigned max_stack, struct perf_event_attr *a, size_t *n, char *name,
+                      size_t name_len, char *why, size_t why_len);
+/* Constructor: decide from MEMWATCH_PRECISE and the hardware; fills
+ * mwp_attr_bytes[2] (and the leader) when precise sampling will be tried. */
+void mwp_precise_setup(void);
+/* This thread: open the precise sampler (leader kept in t->aux_fd) and map
+ * its ring. Returns 0 or -errno; reports the first failure once. */
+int mwp_precise_open(struct mwp_thr *t);
+extern char mwp_precise_note[400]; /* META precise_loads value */
+extern _Atomic uint64_t mwp_precise_unopened; /* threads whose precise sampler failed */
 
 /* ---- engine.c ---- */
 int mwp_engine_start(void);

@@ -641,6 +641,7 @@ static void ctor_attrs(void)
         mw_attr_page_faults(&a, mwp_cfg.fault_period);
         memcpy(mwp_attr_bytes[1], &a, sizeof a);
     }
+    mwp_precise_setup();
 }
 
 __attribute__((constructor)) static void mwp_init(void)

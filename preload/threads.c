@@ -11,7 +11,10 @@
  * each thread opens its own events, on itself, in the pthread_create
  * trampoline. The event descriptors are closed as soon as the ring is mapped
  * (the mapping keeps the event alive), so memwatch holds no descriptor per
- * thread that a program could close, dup2 over or run out of.
+ * thread that a program could close, dup2 over or run out of; the one
+ * exception is the precise-load group leader on Sapphire Rapids and later
+ * (preload/precise.c), held until the thread exits. Ring 2 is the precise
+ * load sampler where the hardware and kernel offer one.
  *
  * Threading: the registry is a lock-free singly linked list: threads push at
  * the head; only the interval thread unlinks (dead entries). The free list
@@ -32,9 +35,10 @@
 #include <unistd.h>
 
 MWP_TLS struct mwp_thr *mwp_self;
-char mwp_attr_bytes[2][256];
+char mwp_attr_bytes[MWP_NATTR][256];
 unsigned mwp_attr_size;
-const char *const mwp_attr_names[2] = {"cpu-clock", "page-faults"};
+/* [2] is set by mwp_precise_setup: "mem-loads" or "ibs_op" */
+const char *mwp_attr_names[MWP_NATTR] = {"cpu-clock", "page-faults", "mem-loads"};
 _Atomic uint64_t mwp_threads_unsampled;
 
 static struct mwp_thr *_Atomic thr_head;
@@ -80,7 +84,8 @@ static struct mwp_thr *thr_alloc(void)
     memset(t, 0, sizeof *t);
     t->abuf = abuf;
     atomic_flag_clear(&t->busy);
-    t->ring[0].fd = t->ring[1].fd = -1;
+    t->ring[0].fd = t->ring[1].fd = t->ring[2].fd = -1;
+    t->aux_fd = -1;
     return t;
 }
 
@@ -105,6 +110,7 @@ static void thr_push(struct mwp_thr *t)
 /* Open this thread's samplers and map their rings (runs on the thread). */
 static void thr_sampling_open(struct mwp_thr *t)
 {
+    mwp_precise_open(t); /* reports its own failure; the others go on */
     for (int i = 0; i < 2; i++) {
         if (!mwp_attr_bytes[i][0] && !mwp_attr_bytes[i][1])
             continue;
@@ -225,7 +231,7 @@ static void thr_drain_abuf(struct mwp_thr *t)
 
 static void thr_drain(struct mwp_thr *t, char *buf, size_t cap, uint64_t *samples, uint64_t *lost)
 {
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < MWP_NATTR; i++)
         if (t->ring[i].base)
             thr_drain_ring(t, i, buf, cap, samples, lost);
     thr_drain_abuf(t);
@@ -279,8 +285,11 @@ static void thr_exit(void *p)
     uint64_t s = 0, l = 0;
     thr_drain(t, buf, sizeof buf, &s, &l);
     mwp_thread_emit(t, MWR_THREAD_EXIT);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < MWP_NATTR; i++)
         mw_ring_unmap(&t->ring[i]);
+    if (t->aux_fd >= 0)
+        mwp_sys_close(t->aux_fd);
+    t->aux_fd = -1;
     atomic_store(&t->state, MWP_T_DEAD);
     atomic_flag_clear_explicit(&t->busy, memory_order_release);
     mwp_self = NULL;
@@ -368,7 +377,10 @@ void mwp_threads_child(void)
     atomic_store(&thr_head, NULL);
     for (int guard = 0; t && guard < (1 << 22); guard++) {
         struct mwp_thr *next = atomic_load(&t->next);
-        t->ring[0].base = t->ring[1].base = NULL; /* perf mappings are not inherited */
+        t->ring[0].base = t->ring[1].base = t->ring[2].base = NULL; /* perf mappings are not inherited */
+        if (t->aux_fd >= 0) /* the descriptor is inherited; its event is the parent's */
+            mwp_sys_close(t->aux_fd);
+        t->aux_fd = -1;
         if (t != self) {
             t->free_next = thr_free;
             thr_free = t;

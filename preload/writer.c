@@ -95,7 +95,7 @@ static size_t writer_name(char *out, size_t cap, unsigned seq)
 
 static void writer_attrs(void)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < MWP_NATTR; i++) {
         if (!mwp_attr_size || !mwp_attr_bytes[i][0])
             continue;
         mwr_perf_attr pa;

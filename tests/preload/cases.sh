@@ -314,6 +314,54 @@ modules)
     tr -c '[:print:]' '\n' <"$f" | grep -Eq "^precise_loads=(available|unavailable): .{10,}" ||
         fail "META does not say whether precise load sampling exists, and why"
     ;;
+precise)
+    # Precise load sampling (preload/precise.c): auto here records why it is
+    # unavailable and cpu-clock sampling goes on; off attempts nothing; an
+    # invalid value gives one stderr line; with a fixture sysfs tree that
+    # claims a PMU, the sampler is opened per thread and the kernel's answer
+    # is recorded (one line) while the threads are sampled as usual.
+    meta() { tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -a "^precise_loads=" | tail -1; }
+    MEMWATCH_PRECISE=auto MEMWATCH_VERBOSE=2 run "$APP" work 150 2>"$T/err"; expect_rc $? 0
+    all_ok 1
+    m=$(meta)
+    echo "auto: $m"
+    auto_avail=0; case "$m" in precise_loads=available:*) auto_avail=1 ;; esac
+    echo "$m" | grep -Eq "^precise_loads=(available: .{10,}recorded as (mem-loads|ibs_op)|unavailable: .{10,})" ||
+        fail "META does not say whether precise loads are recorded, and why: '$m'"
+    if echo "$m" | grep -q "=unavailable"; then
+        [ "$(grep -c "precise load sampling unavailable: " "$T/err")" = 1 ] ||
+            { cat "$T/err"; fail "not exactly one 'precise load sampling unavailable' line at MEMWATCH_VERBOSE=2"; }
+    fi
+    [ "$(val memwatch- kernel_samples)" -ge 5 ] || fail "cpu-clock samples missing beside precise sampling"
+    rm -f "$OUT"/*.mwr
+    MEMWATCH_PRECISE=off MEMWATCH_VERBOSE=3 run "$APP" work 100 2>"$T/err"; expect_rc $? 0
+    all_ok 1
+    [ "$(meta)" = "precise_loads=off: MEMWATCH_PRECISE=off, nothing attempted" ] || fail "off: '$(meta)'"
+    grep -q "precise" "$T/err" && { cat "$T/err"; fail "MEMWATCH_PRECISE=off still tried"; }
+    tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -Eaxq "mem-loads|ibs_op" &&
+        fail "MEMWATCH_PRECISE=off still declares a precise sampler"
+    [ "$(val memwatch- kernel_samples)" -ge 5 ] || fail "cpu-clock samples"
+    rm -f "$OUT"/*.mwr
+    MEMWATCH_PRECISE=maybe MEMWATCH_LDLAT=2 run "$APP" work 50 2>"$T/err"; expect_rc $? 0
+    [ "$(grep -c "MEMWATCH_PRECISE='maybe' is invalid" "$T/err")" = 1 ] || { cat "$T/err"; fail "no line for MEMWATCH_PRECISE=maybe"; }
+    [ "$(grep -c "MEMWATCH_LDLAT='2' is invalid" "$T/err")" = 1 ] || { cat "$T/err"; fail "no line for MEMWATCH_LDLAT=2"; }
+    [ "$(wc -l <"$T/err")" = 2 ] || { cat "$T/err"; fail "more than one line per invalid value"; }
+    rm -f "$OUT"/*.mwr
+    MEMWATCH_SYSFS=$MW_FIXTURES/sysfs/spr run "$APP" threads 20 2>"$T/err"; expect_rc $? 0
+    all_ok 1
+    m=$(meta)
+    echo "spr fixture: $m"
+    case "$m" in
+    "precise_loads=unavailable: the kernel refused mem-loads group leader (mem-loads-aux): perf_event_open: "?*) ;;
+    precise_loads=available:*recorded\ as\ mem-loads*) # only where this machine has a PMU
+        [ "$auto_avail" = 1 ] || fail "spr fixture: no PMU here, yet '$m'" ;;
+    *) fail "spr fixture: '$m'" ;;
+    esac
+    n=$(grep -c "precise load sampling" "$T/err")
+    [ "$n" -le 1 ] || { cat "$T/err"; fail "$n lines for one refusal over 21 threads"; }
+    [ "$(val memwatch- tstart)" -ge 21 ] || fail "threads"
+    [ "$(val memwatch- kernel_samples)" -ge 1 ] || fail "no cpu-clock samples beside the refused sampler"
+    ;;
 *)
     fail "unknown case"
     ;;

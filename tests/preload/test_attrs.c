@@ -5,9 +5,14 @@
  * a mapped ring with this thread's tid and CLOCK_MONOTONIC times, an
  * inherited per-task event cannot be mapped (why memwatch opens events per
  * thread), and precise load sampling is either built or reported
- * unavailable with a reason.
+ * unavailable with a reason. The profiler's precise-load attributes
+ * (preload/precise_attr.c) are checked against the fixture trees of
+ * tests/fixtures/sysfs/ (skx, spr, zen4, vm), with the expected config and
+ * ldlat placement computed here from each fixture's format/ files.
  */
 #include "mw_test.h"
+
+#include "../../preload/internal.h" /* mwp_precise_attrs (preload/precise_attr.c) */
 
 #include <memwatch/attrs.h>
 #include <memwatch/ring.h>
@@ -199,9 +204,156 @@ static void live(void)
     }
 }
 
+/* ---- the profiler's precise-load attributes on the fixture trees ---- */
+
+static int fx_read(const char *root, const char *rel, char *buf, size_t n)
+{
+    char p[700];
+    snprintf(p, sizeof p, "%s/bus/event_source/devices/%s", root, rel);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return -1;
+    size_t k = fread(buf, 1, n - 1, f);
+    fclose(f);
+    buf[k] = 0;
+    while (k && (buf[k - 1] == '\n' || buf[k - 1] == ' '))
+        buf[--k] = 0;
+    return 0;
+}
+
+/* Place value v into the field named by pmu/format/<term> ("configN:lo-hi"). */
+static int fx_place(const char *root, const char *pmu, const char *term, uint64_t v,
+                    uint64_t cfg[3])
+{
+    char rel[200], f[64];
+    snprintf(rel, sizeof rel, "%s/format/%s", pmu, term);
+    if (fx_read(root, rel, f, sizeof f))
+        return -1;
+    int w = 0;
+    unsigned lo, hi;
+    const char *c = f + 6;
+    if (*c >= '1' && *c <= '2')
+        w = *c++ - '0';
+    if (sscanf(c, ":%u-%u", &lo, &hi) != 2) {
+        if (sscanf(c, ":%u", &lo) != 1)
+            return -1;
+        hi = lo;
+    }
+    uint64_t mask = (hi - lo >= 63 ? ~0ull : (1ull << (hi - lo + 1)) - 1);
+    cfg[w] |= (v & mask) << lo;
+    return 0;
+}
+
+/* Generic encoding of pmu/events/<ev> through pmu/format/ (ldlat left out). */
+static int fx_encode(const char *root, const char *pmu, const char *ev, uint64_t cfg[3])
+{
+    char rel[200], terms[256];
+    snprintf(rel, sizeof rel, "%s/events/%s", pmu, ev);
+    if (fx_read(root, rel, terms, sizeof terms))
+        return -1;
+    cfg[0] = cfg[1] = cfg[2] = 0;
+    for (char *sv = NULL, *t = strtok_r(terms, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
+        char *eq = strchr(t, '=');
+        uint64_t v = eq ? strtoull(eq + 1, NULL, 0) : 1;
+        if (eq)
+            *eq = 0;
+        if (strcmp(t, "ldlat") && fx_place(root, pmu, t, v, cfg))
+            return -1;
+    }
+    return 0;
+}
+
+static void fixtures(void)
+{
+    char root[600], why[300], name[32], buf[64];
+    struct perf_event_attr pa[2];
+    size_t n;
+    const unsigned ldlat = 200;
+
+    /* Skylake-SP: one PEBS load-latency event on the core PMU. */
+    snprintf(root, sizeof root, "%s/tests/fixtures/sysfs/skx", MW_SOURCE_DIR);
+    uint64_t cfg[3], ld[3] = {0, 0, 0};
+    MW_CHECK_INT(fx_encode(root, "cpu", "mem-loads", cfg), 0);
+    MW_CHECK_INT(fx_place(root, "cpu", "ldlat", ldlat, ld), 0);
+    MW_CHECK_INT(fx_read(root, "cpu/type", buf, sizeof buf), 0);
+    n = 2;
+    MW_CHECK_INT(mwp_precise_attrs(root, ldlat, 4000, 32, pa, &n, name, sizeof name, why,
+                                   sizeof why), 0);
+    MW_CHECK_INT(n, 1);
+    MW_CHECK(!strcmp(name, "mem-loads"), "name %s", name);
+    MW_CHECK_INT(pa[0].type, strtoul(buf, NULL, 0));
+    MW_CHECK_U64(pa[0].config, cfg[0] | ld[0]);
+    MW_CHECK_U64(pa[0].config1, ld[1]);
+    MW_CHECK_U64(pa[0].config1, ldlat); /* format/ldlat is config1:0-15 on skx */
+    MW_CHECK_INT(pa[0].precise_ip, 2);
+    MW_CHECK_U64(pa[0].sample_type & (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                       PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT |
+                                       PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_CALLCHAIN),
+                 PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+                     PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_CALLCHAIN);
+    MW_CHECK_INT(pa[0].freq, 1);
+    MW_CHECK_U64(pa[0].sample_freq, 4000);
+    MW_CHECK_INT(pa[0].sample_max_stack, 32);
+    MW_CHECK_INT(pa[0].exclude_kernel, 1);
+    MW_CHECK_INT(pa[0].exclude_callchain_kernel, 1);
+    MW_CHECK_INT(pa[0].disabled, 0);
+    MW_CHECK_INT(pa[0].inherit, 0);
+    MW_CHECK_INT(pa[0].use_clockid, 1);
+
+    /* Sapphire Rapids: {mem-loads-aux, mem-loads}, leader first and enabled. */
+    snprintf(root, sizeof root, "%s/tests/fixtures/sysfs/spr", MW_SOURCE_DIR);
+    uint64_t aux[3];
+    memset(ld, 0, sizeof ld);
+    MW_CHECK_INT(fx_encode(root, "cpu", "mem-loads", cfg), 0);
+    MW_CHECK_INT(fx_encode(root, "cpu", "mem-loads-aux", aux), 0);
+    MW_CHECK_INT(fx_place(root, "cpu", "ldlat", ldlat, ld), 0);
+    MW_CHECK_INT(fx_read(root, "cpu/type", buf, sizeof buf), 0);
+    n = 2;
+    MW_CHECK_INT(mwp_precise_attrs(root, ldlat, 4000, 32, pa, &n, name, sizeof name, why,
+                                   sizeof why), 0);
+    MW_CHECK_INT(n, 2);
+    MW_CHECK(!strcmp(name, "mem-loads"), "name %s", name);
+    MW_CHECK_INT(pa[0].type, strtoul(buf, NULL, 0));
+    MW_CHECK_INT(pa[1].type, strtoul(buf, NULL, 0));
+    MW_CHECK_U64(pa[0].config, aux[0]);
+    MW_CHECK_INT(pa[0].sample_period, 0); /* the leader counts, never samples */
+    MW_CHECK_INT(pa[0].disabled, 0);
+    MW_CHECK_U64(pa[1].config, cfg[0] | ld[0]);
+    MW_CHECK_U64(pa[1].config1, ld[1]);
+    MW_CHECK_U64(pa[1].config1, ldlat);
+    MW_CHECK_INT(pa[1].precise_ip, 2);
+    MW_CHECK(pa[1].sample_type & PERF_SAMPLE_CALLCHAIN, "no call chains");
+    n = 1;
+    MW_CHECK(mwp_precise_attrs(root, ldlat, 4000, 32, pa, &n, name, sizeof name, why,
+                               sizeof why) < 0, "a group in one attribute");
+
+    /* Zen 4: IBS op, the type of its own PMU, no hardware latency filter. */
+    snprintf(root, sizeof root, "%s/tests/fixtures/sysfs/zen4", MW_SOURCE_DIR);
+    MW_CHECK_INT(fx_read(root, "ibs_op/type", buf, sizeof buf), 0);
+    n = 2;
+    MW_CHECK_INT(mwp_precise_attrs(root, ldlat, 4000, 32, pa, &n, name, sizeof name, why,
+                                   sizeof why), 0);
+    MW_CHECK_INT(n, 1);
+    MW_CHECK(!strcmp(name, "ibs_op"), "name %s", name);
+    MW_CHECK_INT(pa[0].type, strtoul(buf, NULL, 0));
+    MW_CHECK_INT(pa[0].precise_ip, 0);
+    MW_CHECK_U64(pa[0].config1, 0);
+    MW_CHECK(pa[0].sample_type & PERF_SAMPLE_DATA_SRC, "no data source");
+    MW_CHECK(pa[0].sample_type & PERF_SAMPLE_CALLCHAIN, "no call chains");
+
+    /* A virtual machine without a PMU: unavailable, with the reason. */
+    snprintf(root, sizeof root, "%s/tests/fixtures/sysfs/vm", MW_SOURCE_DIR);
+    n = 2;
+    MW_CHECK_INT(mwp_precise_attrs(root, ldlat, 4000, 32, pa, &n, name, sizeof name, why,
+                                   sizeof why), MW_ERR_NOPMU);
+    MW_CHECK_INT(n, 0);
+    MW_CHECK(strstr(why, "mem-loads") && strstr(why, "ibs_op"), "reason: %s", why);
+}
+
 int main(void)
 {
     unit();
+    fixtures();
     live();
     return mw_test_done();
 }

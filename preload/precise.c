@@ -1,0 +1,125 @@
+/*
+ * preload/precise.c: precise load sampling in the profiler, per application
+ * thread, beside cpu-clock and page faults (preload/threads.c).
+ *
+ * Owns: the decision made once in the constructor (MEMWATCH_PRECISE=auto|off,
+ * the hardware per sampling/attrs.c, MEMWATCH_LDLAT), the attribute stored as
+ * MWR_PERF_ATTR 3 (named "mem-loads" or "ibs_op", which report/ and
+ * sampling/hybrid.c treat as precise), opening it on each thread, and the
+ * one line that says why it is not recorded (META precise_loads and, at
+ * MEMWATCH_VERBOSE>=2, stderr; at >=1 when the hardware has it but the
+ * kernel refuses it). On Sapphire Rapids and later the group leader
+ * (mem-loads-aux) stays open for the thread's life in t->aux_fd: closing it
+ * would break the group; the member's descriptor is closed once mapped.
+ * Threading: setup in the constructor only; mwp_precise_open runs on the
+ * thread itself (trampoline, constructor, fork child): raw syscalls only.
+ */
+#include "internal.h"
+
+#include <memwatch/attrs.h>
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+char mwp_precise_note[400] = "unavailable: not set up";
+_Atomic uint64_t mwp_precise_unopened;
+static char pr_leader[256]; /* attr bytes of the group leader, if any */
+static int pr_have_leader;
+static _Atomic int pr_said;
+
+void mwp_precise_setup(void)
+{
+    if (!mwp_cfg.precise) {
+        snprintf(mwp_precise_note, sizeof mwp_precise_note,
+                 "off: MEMWATCH_PRECISE=off, nothing attempted");
+        return;
+    }
+    unsigned long freq = mwp_cfg.rate ? mwp_cfg.rate : 1000;
+    freq = mw_attr_clamp_rate(freq, mw_attr_max_rate(), NULL);
+    struct perf_event_attr pa[2];
+    size_t n = 2;
+    char name[32], why[300];
+    int rc = mwp_precise_attrs(mwp_cfg.sysfs[0] ? mwp_cfg.sysfs : NULL, mwp_cfg.ldlat, freq, mwp_cfg.stack_depth, pa, &n, name,
+                               sizeof name, why, sizeof why);
+    if (rc) {
+        snprintf(mwp_precise_note, sizeof mwp_precise_note, "unavailable: %s", why);
+        mwp_say(2, "precise load sampling unavailable: ", why, NULL);
+        return;
+    }
+    pr_have_leader = n == 2;
+    if (pr_have_leader)
+        memcpy(pr_leader, &pa[0], sizeof pa[0]);
+    memcpy(mwp_attr_bytes[2], &pa[n - 1], sizeof pa[0]);
+    mwp_attr_names[2] = pa[n - 1].precise_ip ? "mem-loads" : "ibs_op";
+    snprintf(mwp_precise_note, sizeof mwp_precise_note,
+             "available: %s; recorded as %s, ldlat %u cycles, %lu samples/s per thread", why,
+             name, mwp_cfg.ldlat, freq);
+}
+
+static void pr_fail(const char *what, int err)
+{
+    atomic_fetch_add(&mwp_precise_unopened, 1);
+    if (atomic_exchange(&pr_said, 1))
+        return;
+    char why[300];
+    struct mwp_str s = {why, sizeof why, 0};
+    mwp_s_str(&s, "unavailable: the kernel refused ");
+    mwp_s_str(&s, mwp_attr_names[2]);
+    mwp_s_str(&s, what);
+    mwp_s_str(&s, mw_strerror(err));
+    mwp_s_str(&s, mwp_attr_names[2][0] == 'i'
+                      ? " (per-task IBS needs Linux 6.2 or later, and some kernels refuse "
+                        "user-only IBS)"
+                      : " (PEBS needs the hardware PMU; virtual machines rarely pass it on)");
+    why[s.len < sizeof why ? s.len : sizeof why - 1] = 0;
+    size_t k = strlen(why);
+    if (k >= sizeof mwp_precise_note)
+        k = sizeof mwp_precise_note - 1;
+    memcpy(mwp_precise_note, why, k);
+    mwp_precise_note[k] = 0;
+    mwp_say(1, "precise load sampling ", why, "; the rest of the profiling goes on");
+    mwp_meta_note("precise_loads", why);
+}
+
+int mwp_precise_open(struct mwp_thr *t)
+{
+    if (!mwp_attr_bytes[2][0] && !mwp_attr_bytes[2][1])
+        return 0;
+    int leader = -1;
+    if (pr_have_leader) {
+        struct perf_event_attr l;
+        memcpy(&l, pr_leader, sizeof l);
+        leader = (int)syscall(SYS_perf_event_open, &l, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (leader < 0) {
+            int err = -errno;
+            pr_fail(" group leader (mem-loads-aux): perf_event_open: ", err);
+            return err;
+        }
+    }
+    struct perf_event_attr a;
+    memcpy(&a, mwp_attr_bytes[2], sizeof a);
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, leader, PERF_FLAG_FD_CLOEXEC);
+    int err = fd < 0 ? -errno : 0;
+    if (fd >= 0) {
+        unsigned pages = mwp_cfg.ring_pages;
+        err = mw_ring_map(&t->ring[2], fd, pages ? pages : 1);
+        mwp_sys_close(fd);
+        t->ring[2].fd = -1;
+        if (err) {
+            pr_fail(": mapping its ring: ", err);
+        }
+    } else {
+        pr_fail(": perf_event_open: ", err);
+    }
+    if (err) {
+        if (leader >= 0)
+            mwp_sys_close(leader);
+        return err;
+    }
+    t->aux_fd = leader;
+    return 0;
+}
