@@ -29,7 +29,7 @@ struct mwp_config mwp_cfg = {
     .probe_bursts = 0, /* 0: the probe's own default (include/memwatch/probe_lat.h) */
     .gpu = 1,
     .precise = 1,
-    .ldlat = MWP_LDLAT_DEFAULT,
+    .ldlat = 0, /* the machine profile's idle latency, else MWP_LDLAT_DEFAULT */
 };
 
 static void cfg_bad(const char *var, const char *val, const char *why, const char *dflt)
@@ -255,7 +255,7 @@ void mwp_config_load(struct mwp_config *c)
         unsigned long n = strtoul(v, &end, 10);
         if (*end || *v == '-' || n < 3 || n > 65535)
             cfg_bad("MEMWATCH_LDLAT", v, "expected a load latency threshold of 3..65535 cycles",
-                    "64");
+                    "the machine profile's idle latency, else 64");
         else
             c->ldlat = (unsigned)n;
     }

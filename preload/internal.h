@@ -53,7 +53,7 @@ struct mwp_config {
     unsigned probe_bursts;     /* MEMWATCH_PROBE_BURSTS */
     int gpu;                   /* MEMWATCH_GPU */
     int precise;               /* MEMWATCH_PRECISE: 1 auto (default), 0 off */
-    unsigned ldlat;            /* MEMWATCH_LDLAT, cycles (precise load threshold) */
+    unsigned ldlat;            /* MEMWATCH_LDLAT, cycles (0: machine profile, else default) */
     char sysfs[256];           /* MEMWATCH_SYSFS: PMU descriptions ("" = /sys; tests) */
 };
 extern struct mwp_config mwp_cfg;
@@ -197,6 +197,12 @@ struct perf_event_attr;
 int mwp_precise_attrs(const char *sysfs_root, unsigned ldlat, unsigned long freq,
                       unsigned max_stack, struct perf_event_attr *a, size_t *n, char *name,
                       size_t name_len, char *why, size_t why_len);
+/* The ldlat threshold in cycles: the user's value when set (non-zero); else
+ * the profile's idle latency converted with its TSC rate (PEBS weights count
+ * core cycles; the TSC rate stands in for the core clock); else
+ * MWP_LDLAT_DEFAULT. Clamped to 3..65535. *src says which. p may be NULL. */
+struct mw_profile;
+unsigned mwp_precise_ldlat(unsigned user, const struct mw_profile *p, const char **src);
 /* Constructor: decide from MEMWATCH_PRECISE and the hardware; fills
  * mwp_attr_bytes[2] (and the leader) when precise sampling will be tried. */
 void mwp_precise_setup(void);

@@ -3,7 +3,8 @@
  * thread, beside cpu-clock and page faults (preload/threads.c).
  *
  * Owns: the decision made once in the constructor (MEMWATCH_PRECISE=auto|off,
- * the hardware per sampling/attrs.c, MEMWATCH_LDLAT), the attribute stored as
+ * the hardware per sampling/attrs.c, MEMWATCH_LDLAT or the machine profile's
+ * idle latency, read only where the hardware has a sampler), the attribute stored as
  * MWR_PERF_ATTR 3 (named "mem-loads" or "ibs_op", which report/ and
  * sampling/hybrid.c treat as precise), opening it on each thread, and the
  * one line that says why it is not recorded (META precise_loads and, at
@@ -17,6 +18,7 @@
 #include "internal.h"
 
 #include <memwatch/attrs.h>
+#include <memwatch/profile.h>
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -38,13 +40,36 @@ void mwp_precise_setup(void)
                  "off: MEMWATCH_PRECISE=off, nothing attempted");
         return;
     }
+    const char *root = mwp_cfg.sysfs[0] ? mwp_cfg.sysfs : NULL;
     unsigned long freq = mwp_cfg.rate ? mwp_cfg.rate : 1000;
     freq = mw_attr_clamp_rate(freq, mw_attr_max_rate(), NULL);
     struct perf_event_attr pa[2];
     size_t n = 2;
     char name[32], why[300];
-    int rc = mwp_precise_attrs(mwp_cfg.sysfs[0] ? mwp_cfg.sysfs : NULL, mwp_cfg.ldlat, freq, mwp_cfg.stack_depth, pa, &n, name,
+    int rc = mwp_precise_attrs(root, MWP_LDLAT_DEFAULT, freq, mwp_cfg.stack_depth, pa, &n, name,
                                sizeof name, why, sizeof why);
+    if (rc) {
+        snprintf(mwp_precise_note, sizeof mwp_precise_note, "unavailable: %s", why);
+        mwp_say(2, "precise load sampling unavailable: ", why, NULL);
+        return;
+    }
+    /* The hardware has it: only now pay for reading the machine profile. */
+    static mw_profile prof;
+    const struct mw_profile *pp = NULL;
+    if (!mwp_cfg.ldlat && strcmp(mwp_cfg.profile, "none")) {
+        char path[PATH_MAX];
+        if (mwp_cfg.profile[0])
+            snprintf(path, sizeof path, "%s", mwp_cfg.profile);
+        else if (mw_profile_default_path(path, sizeof path) < 0)
+            path[0] = 0;
+        if (path[0] && mw_profile_load(path, 1, &prof) == 0)
+            pp = &prof;
+    }
+    const char *src;
+    unsigned ldlat = mwp_precise_ldlat(mwp_cfg.ldlat, pp, &src);
+    n = 2;
+    rc = mwp_precise_attrs(root, ldlat, freq, mwp_cfg.stack_depth, pa, &n, name, sizeof name, why,
+                           sizeof why);
     if (rc) {
         snprintf(mwp_precise_note, sizeof mwp_precise_note, "unavailable: %s", why);
         mwp_say(2, "precise load sampling unavailable: ", why, NULL);
@@ -56,8 +81,9 @@ void mwp_precise_setup(void)
     memcpy(mwp_attr_bytes[2], &pa[n - 1], sizeof pa[0]);
     mwp_attr_names[2] = pa[n - 1].precise_ip ? "mem-loads" : "ibs_op";
     snprintf(mwp_precise_note, sizeof mwp_precise_note,
-             "available: %s; recorded as %s, ldlat %u cycles, %lu samples/s per thread", why,
-             name, mwp_cfg.ldlat, freq);
+             "available: %s; recorded as %s, ldlat %u cycles (%s), %lu samples/s per thread", why,
+             name, ldlat, src, freq);
+    mwp_say(3, "precise load sampling: ", mwp_precise_note, NULL);
 }
 
 static void pr_fail(const char *what, int err)

@@ -15,6 +15,7 @@
 #include "internal.h"
 
 #include <memwatch/attrs.h>
+#include <memwatch/profile.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,24 @@ static int pa_field(const char *s, int *word, unsigned *lo, unsigned *hi)
     *lo = (unsigned)a;
     *hi = (unsigned)b;
     return 0;
+}
+
+unsigned mwp_precise_ldlat(unsigned user, const struct mw_profile *p, const char **src)
+{
+    double c = MWP_LDLAT_DEFAULT;
+    *src = "default";
+    if (user) {
+        c = user;
+        *src = "MEMWATCH_LDLAT";
+    } else if (p && p->idle_latency_ns > 0 && p->tsc_hz > 0) {
+        c = p->idle_latency_ns * p->tsc_hz / 1e9 + 0.5;
+        *src = "machine profile idle latency";
+    }
+    if (c < 3)
+        c = 3;
+    if (c > 65535)
+        c = 65535;
+    return (unsigned)c;
 }
 
 int mwp_precise_attrs(const char *sysfs_root, unsigned ldlat, unsigned long freq,

@@ -15,6 +15,7 @@
 #include "../../preload/internal.h" /* mwp_precise_attrs (preload/precise_attr.c) */
 
 #include <memwatch/attrs.h>
+#include <memwatch/profile.h>
 #include <memwatch/ring.h>
 
 #include <errno.h>
@@ -340,6 +341,26 @@ static void fixtures(void)
     MW_CHECK_U64(pa[0].config1, 0);
     MW_CHECK(pa[0].sample_type & PERF_SAMPLE_DATA_SRC, "no data source");
     MW_CHECK(pa[0].sample_type & PERF_SAMPLE_CALLCHAIN, "no call chains");
+
+    /* The ldlat threshold: user value, else the profile's idle latency in
+     * cycles (TSC rate), else the default; clamped to what ldlat holds. */
+    const char *src = NULL;
+    mw_profile prof;
+    memset(&prof, 0, sizeof prof);
+    prof.idle_latency_ns = 100;
+    prof.tsc_hz = 3e9;
+    MW_CHECK_INT(mwp_precise_ldlat(0, &prof, &src), 300);
+    MW_CHECK(src && strstr(src, "profile"), "source %s", src ? src : "(null)");
+    MW_CHECK_INT(mwp_precise_ldlat(500, &prof, &src), 500);
+    MW_CHECK(!strcmp(src, "MEMWATCH_LDLAT"), "source %s", src);
+    MW_CHECK_INT(mwp_precise_ldlat(0, NULL, &src), MWP_LDLAT_DEFAULT);
+    MW_CHECK(!strcmp(src, "default"), "source %s", src);
+    prof.tsc_hz = 0; /* no clock rate: the latency cannot be converted */
+    MW_CHECK_INT(mwp_precise_ldlat(0, &prof, &src), MWP_LDLAT_DEFAULT);
+    prof.tsc_hz = 1e6;
+    MW_CHECK_INT(mwp_precise_ldlat(0, &prof, &src), 3);
+    prof.tsc_hz = 1e12;
+    MW_CHECK_INT(mwp_precise_ldlat(0, &prof, &src), 65535);
 
     /* A virtual machine without a PMU: unavailable, with the reason. */
     snprintf(root, sizeof root, "%s/tests/fixtures/sysfs/vm", MW_SOURCE_DIR);
