@@ -80,9 +80,16 @@ void mwp_precise_setup(void)
         memcpy(pr_leader, &pa[0], sizeof pa[0]);
     memcpy(mwp_attr_bytes[2], &pa[n - 1], sizeof pa[0]);
     mwp_attr_names[2] = pa[n - 1].precise_ip ? "mem-loads" : "ibs_op";
-    snprintf(mwp_precise_note, sizeof mwp_precise_note,
-             "available: %s; recorded as %s, ldlat %u cycles (%s), %lu samples/s per thread", why,
-             name, ldlat, src, freq);
+    if (pa[n - 1].precise_ip)
+        snprintf(mwp_precise_note, sizeof mwp_precise_note,
+                 "available: %.200s; recorded as %s, ldlat %u cycles (%s), %lu samples/s per "
+                 "thread",
+                 why, name, ldlat, src, freq);
+    else
+        snprintf(mwp_precise_note, sizeof mwp_precise_note,
+                 "available: %.200s; recorded as %s, no hardware latency filter (the report filters "
+                 "by weight), %lu samples/s per thread",
+                 why, name, freq);
     mwp_say(3, "precise load sampling: ", mwp_precise_note, NULL);
 }
 
