@@ -87,8 +87,8 @@ void mwp_precise_setup(void)
                  why, name, ldlat, src, freq);
     else
         snprintf(mwp_precise_note, sizeof mwp_precise_note,
-                 "available: %.200s; recorded as %s, no hardware latency filter (the report filters "
-                 "by weight), %lu samples/s per thread",
+                 "available: %.200s; recorded as %s, no hardware latency filter (the report "
+                 "filters by weight), %lu samples/s per thread",
                  why, name, freq);
     mwp_say(3, "precise load sampling: ", mwp_precise_note, NULL);
 }
