@@ -11,14 +11,20 @@ MW=${MW_BUILD_DIR:?}/memwatch
 SRC=${MW_SOURCE_DIR:?}
 FIX=${MW_FIXTURES:?}
 SCHEMA=$SRC/docs/probe.schema.json
-VALIDATE="python3 $SRC/tests/probe/validate_probe.py"
+# An interpreter that has jsonschema: Debian's python3-jsonschema serves
+# /usr/bin/python3, which another python3 earlier on PATH may not see.
+PY=python3
+for _py in python3 /usr/bin/python3; do
+  if "$_py" -c 'import jsonschema' 2>/dev/null; then PY=$_py; break; fi
+done
+VALIDATE="$PY $SRC/tests/probe/validate_probe.py"
 fails=0
 pass=0
 ok() { pass=$((pass + 1)); }
 bad() { echo "FAILED: $*" >&2; fails=$((fails + 1)); }
 check() { if eval "$1"; then ok; else bad "$2"; fi; }
 
-python3 -c 'import jsonschema' 2>/dev/null || { echo "SKIP: python3-jsonschema is not installed (.ci/install-deps installs it)"; exit 77; }
+"$PY" -c 'import jsonschema' 2>/dev/null || { echo "SKIP: python3-jsonschema is not installed (.ci/install-deps installs it)"; exit 77; }
 [ -x "$MW" ] || { echo "FAILED: $MW not built" >&2; exit 1; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -35,7 +41,7 @@ for f in skx spr skl zen4 vm emr_vm icx zen3 adl; do
   check "$VALIDATE $SCHEMA $T/$f.json >$T/v.out" "fixture $f JSON is invalid: $(cat "$T/v.out")"
 done
 # Facts the JSON must carry (the methods themselves are checked in test_probe_fixtures).
-check "python3 - $T <<'PY'
+check "$PY - $T <<'PY'
 import json, sys
 t = sys.argv[1]
 vm = json.load(open(t + '/vm.json'))
@@ -68,7 +74,7 @@ assert [m['name'] for m in emr['methods'] if m['available']] == ['probe_lat']
 PY" "fixture JSON facts"
 
 # 3. The schema rejects broken documents.
-python3 - "$T" <<'PY'
+"$PY" - "$T" <<'PY'
 import copy, json, sys
 t = sys.argv[1]
 doc = json.load(open(t + '/skx.json'))

@@ -21,8 +21,14 @@ check "table lists probe_lat" grep -q '^  probe_lat ' "$tmp/out"
 check "separation printed" grep -q 'separation: idle end' "$tmp/out"
 check "profile read back" grep -q 'read back and matched to this machine' "$tmp/out"
 check "profile has the schema" grep -q '"schema":[[:space:]]*"memwatch-profile"' "$tmp/p/profile.json"
-if python3 -c 'import jsonschema' 2>/dev/null; then
-  check "profile valid against docs/profile.schema.json" python3 -c '
+# An interpreter that has jsonschema: Debian's python3-jsonschema serves
+# /usr/bin/python3, which another python3 earlier on PATH may not see.
+PY=python3
+for _py in python3 /usr/bin/python3; do
+  if "$_py" -c 'import jsonschema' 2>/dev/null; then PY=$_py; break; fi
+done
+if "$PY" -c 'import jsonschema' 2>/dev/null; then
+  check "profile valid against docs/profile.schema.json" "$PY" -c '
 import json, sys, jsonschema
 schema = json.load(open(sys.argv[1])); doc = json.load(open(sys.argv[2]))
 jsonschema.validate(doc, schema, cls=jsonschema.Draft202012Validator)' \
