@@ -13,6 +13,11 @@
  * machine profile's threshold for the latency method in use (calibrated);
  * else MEMWATCH_THRESHOLD_FACTOR x the lowest probe latency measured when the
  * thread starts, flagged MWR_IV_UNCALIBRATED in every interval.
+ *
+ * Cost: the probe (its 2 MiB region) is created, and the baseline measured,
+ * at the first interval in which the process ran (had a timer sample); a
+ * process that only waits for its children never creates it. Process exit
+ * never waits for this thread (no join on the exit path).
  */
 #include "internal.h"
 
@@ -33,6 +38,7 @@
 
 extern char mwp_profile_desc[];
 extern double mwp_tsc_hz_val;
+extern char mwp_identity[256];
 
 uint64_t mwp_iv_last_end;
 static mw_probe_lat *eng_probe;
@@ -47,6 +53,8 @@ static pthread_t eng_th;
 static int eng_have;
 static double eng_baseline;
 static const char *eng_tsrc = "";
+static int eng_probe_pending; /* method chosen, probe not created yet */
+static int eng_thr_done;      /* threshold fixed and noted in META */
 
 static void eng_note_num(const char *k, double v)
 {
@@ -54,6 +62,91 @@ static void eng_note_num(const char *k, double v)
     struct mwp_str s = {b, sizeof b, 0};
     mwp_s_dbl(&s, v);
     mwp_meta_note(k, b);
+}
+
+/* Threshold from the machine profile for the latency method in use. */
+static int eng_threshold_from_profile(const mw_profile *prof, int have_prof)
+{
+    if (mwp_cfg.threshold_ns > 0 || !have_prof || !eng_lat_method[0])
+        return 0;
+    double t = 0;
+    for (unsigned i = 0; i < prof->n_methods && i < MW_PROFILE_MAX_METHODS; i++)
+        if (!strcmp(prof->methods[i].name, eng_lat_method) && prof->methods[i].threshold > 0)
+            t = prof->methods[i].threshold;
+    if (t <= 0 && !strcmp(prof->lat_method, eng_lat_method))
+        t = prof->lat_threshold_ns;
+    if (t <= 0)
+        return 0;
+    eng_threshold = t;
+    eng_calibrated = 1;
+    return 1;
+}
+
+/* Fix the threshold (measuring the baseline with the probe when nothing
+ * else gives one) and note it in META. Runs once, on the interval thread. */
+static void eng_threshold_final(void)
+{
+    const char *tsrc = "none";
+    int usable = eng_probe || eng_probe_pending;
+    if (mwp_cfg.threshold_ns > 0) {
+        eng_threshold = mwp_cfg.threshold_ns;
+        tsrc = "user (MEMWATCH_THRESHOLD_NS)";
+    } else if (eng_calibrated && eng_threshold > 0) {
+        tsrc = "profile";
+    } else if (usable && mwp_cfg.baseline_ns > 0) {
+        eng_baseline = mwp_cfg.baseline_ns;
+        eng_threshold = eng_baseline * mwp_cfg.threshold_factor;
+        tsrc = "uncalibrated default: MEMWATCH_THRESHOLD_FACTOR x MEMWATCH_BASELINE_NS (measured by "
+               "memwatch record or a parent process)";
+    } else if (eng_probe) {
+        /* Median of 7 probe measurements, at the first interval the process ran. */
+        double v[7];
+        int k = 0;
+        for (int i = 0; i < 7; i++) {
+            mw_probe_lat_result r;
+            if (mw_probe_lat_measure(eng_probe, &r) == 0 && r.median_ns > 0)
+                v[k++] = r.median_ns;
+        }
+        for (int i = 1; i < k; i++)
+            for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+                double t = v[j];
+                v[j] = v[j - 1];
+                v[j - 1] = t;
+            }
+        if (k) {
+            eng_baseline = v[k / 2];
+            eng_threshold = eng_baseline * mwp_cfg.threshold_factor;
+            tsrc = "uncalibrated default: MEMWATCH_THRESHOLD_FACTOR x baseline probe latency "
+                   "measured at the first interval in which the process ran";
+        }
+    }
+    eng_tsrc = tsrc;
+    if (eng_baseline > 0)
+        eng_note_num("baseline_ns", eng_baseline);
+    mwp_meta_note("lat_method", eng_lat_method[0] ? eng_lat_method : "none");
+    eng_note_num("threshold_ns", eng_threshold);
+    mwp_meta_note("threshold_source", tsrc);
+    eng_thr_done = 1;
+}
+
+/* Create the probe (first interval in which the process ran). */
+static void eng_probe_create(void)
+{
+    eng_probe_pending = 0;
+    mw_probe_lat_config pc;
+    memset(&pc, 0, sizeof pc);
+    pc.bursts = mwp_cfg.probe_bursts;
+    int rc = mw_probe_lat_create(&pc, &eng_probe);
+    if (rc < 0) {
+        char why[200];
+        snprintf(why, sizeof why, "probe_lat unavailable: %s", mw_strerror(rc));
+        mwp_meta_note("method_note", why);
+        mwp_say(1, why, "; intervals carry no latency", NULL);
+        eng_probe = NULL;
+        eng_lat_method[0] = 0;
+    }
+    if (!eng_thr_done)
+        eng_threshold_final();
 }
 
 /* Runs once per process tree (fork children inherit the result). */
@@ -76,7 +169,15 @@ static void eng_setup(void)
             snprintf(path, sizeof path, "%s", mwp_cfg.profile);
         else if (mw_profile_default_path(path, sizeof path) < 0)
             path[0] = 0;
-        int rc = path[0] ? mw_profile_load(path, 1, &prof) : -ENOENT;
+        /* The identity check compares with the identity the constructor
+         * computed or inherited (MEMWATCH_MACHINE), instead of reading
+         * /proc and /sys again in every process. */
+        int rc = path[0] ? mw_profile_load(path, 0, &prof) : -ENOENT;
+        if (rc == 0 && (!mwp_identity[0] || !strcmp(mwp_identity, "unknown") ||
+                        strcmp(prof.identity, mwp_identity))) {
+            rc = MW_ERR_FOREIGN;
+            memset(&prof, 0, sizeof prof);
+        }
         if (rc == 0) {
             have_prof = 1;
             snprintf(desc, sizeof desc, "%s (created %s)", path, prof.created);
@@ -110,66 +211,6 @@ static void eng_setup(void)
         mwp_meta_note("profile_bw_method", prof.bw_method);
     eng_bw_method[0] = 0;
 
-    if (eng_lat_method[0]) {
-        mw_probe_lat_config pc;
-        memset(&pc, 0, sizeof pc);
-        pc.bursts = mwp_cfg.probe_bursts;
-        int rc = mw_probe_lat_create(&pc, &eng_probe);
-        if (rc < 0) {
-            char why[200];
-            snprintf(why, sizeof why, "probe_lat unavailable: %s", mw_strerror(rc));
-            mwp_meta_note("method_note", why);
-            mwp_say(1, why, "; intervals carry no latency", NULL);
-            eng_probe = NULL;
-            eng_lat_method[0] = 0;
-        }
-    }
-    /* Threshold. */
-    const char *tsrc = "none";
-    if (mwp_cfg.threshold_ns > 0) {
-        eng_threshold = mwp_cfg.threshold_ns;
-        tsrc = "user (MEMWATCH_THRESHOLD_NS)";
-    } else if (have_prof && eng_lat_method[0]) {
-        for (unsigned i = 0; i < prof.n_methods && i < MW_PROFILE_MAX_METHODS; i++)
-            if (!strcmp(prof.methods[i].name, eng_lat_method) && prof.methods[i].threshold > 0)
-                eng_threshold = prof.methods[i].threshold;
-        if (eng_threshold <= 0 && !strcmp(prof.lat_method, eng_lat_method))
-            eng_threshold = prof.lat_threshold_ns;
-        if (eng_threshold > 0) {
-            eng_calibrated = 1;
-            tsrc = "profile";
-        }
-    }
-    if (eng_threshold <= 0 && eng_probe && mwp_cfg.baseline_ns > 0) {
-        eng_baseline = mwp_cfg.baseline_ns;
-        eng_threshold = eng_baseline * mwp_cfg.threshold_factor;
-        tsrc = "uncalibrated default: MEMWATCH_THRESHOLD_FACTOR x MEMWATCH_BASELINE_NS (measured by "
-               "memwatch record or a parent process)";
-    } else if (eng_threshold <= 0 && eng_probe) {
-        /* Median of 7 probe measurements, one interval after the start. */
-        double v[7];
-        int k = 0;
-        for (int i = 0; i < 7; i++) {
-            mw_probe_lat_result r;
-            if (mw_probe_lat_measure(eng_probe, &r) == 0 && r.median_ns > 0)
-                v[k++] = r.median_ns;
-        }
-        for (int i = 1; i < k; i++)
-            for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-                double t = v[j];
-                v[j] = v[j - 1];
-                v[j - 1] = t;
-            }
-        if (k) {
-            eng_baseline = v[k / 2];
-            eng_threshold = eng_baseline * mwp_cfg.threshold_factor;
-            tsrc = "uncalibrated default: MEMWATCH_THRESHOLD_FACTOR x baseline probe latency "
-                   "measured one interval after the start";
-        }
-    }
-    eng_tsrc = tsrc;
-    if (eng_baseline > 0)
-        eng_note_num("baseline_ns", eng_baseline);
     /* Precise load sampling: recorded, off, or why not (preload/precise.c). */
     mwp_meta_note("precise_loads", mwp_precise_note);
     if (atomic_load(&mwp_precise_unopened)) {
@@ -179,9 +220,14 @@ static void eng_setup(void)
         b[s.len] = 0;
         mwp_meta_note("precise_unopened_threads", b);
     }
-    mwp_meta_note("lat_method", eng_lat_method[0] ? eng_lat_method : "none");
-    eng_note_num("threshold_ns", eng_threshold);
-    mwp_meta_note("threshold_source", tsrc);
+    /* The probe (a 2 MiB region whose pages are touched, then measurements)
+     * is created at the first interval in which the process ran: a process
+     * that only waits (make, a shell, a compiler driver) never pays for it.
+     * A threshold that needs no probe measurement is known now. */
+    eng_probe_pending = eng_lat_method[0] != 0;
+    if (mwp_cfg.threshold_ns > 0 || eng_threshold_from_profile(&prof, have_prof) ||
+        !eng_probe_pending || mwp_cfg.baseline_ns > 0)
+        eng_threshold_final();
     eng_setup_done = 1;
 }
 
@@ -224,9 +270,13 @@ static void eng_interval(uint64_t t0)
     memset(&iv, 0, sizeof iv);
     iv.t_start_ns = t0;
     mwp_modules_scan(0);
-    uint64_t s = eng_carry_s, l = eng_carry_l;
-    eng_carry_s = eng_carry_l = 0;
+    uint64_t s = 0, l = 0;
     iv.nthreads = mwp_threads_drain(1, 0, &s, &l);
+    /* samples since the last drain: did the process run just now? */
+    int ran_now = s > 0 || mwp_cfg.rate == 0;
+    s += eng_carry_s;
+    l += eng_carry_l;
+    eng_carry_s = eng_carry_l = 0;
     if (iv.nthreads == 0)
         eng_check_orphaned();
     iv.samples = s;
@@ -236,6 +286,8 @@ static void eng_interval(uint64_t t0)
      * which keeps process trees cheap. Without timer sampling there is no
      * way to tell, so the probe always runs. */
     int ran = s > 0 || mwp_cfg.rate == 0;
+    if (eng_probe_pending && ran_now)
+        eng_probe_create();
     if (eng_probe && ran) {
         mw_probe_lat_result r;
         if (mw_probe_lat_measure(eng_probe, &r) == 0 && r.median_ns > 0) {
@@ -267,8 +319,9 @@ static void *eng_main(void *arg)
     uint64_t next = mwp_now_ns() + iv;
     mwp_iv_last_end = mwp_now_ns();
     if (!eng_setup_done) {
-        /* Processes that live less than one interval (a compiler driver,
-         * a shell's helpers) never pay for the probe's set-up. */
+        /* Processes that live less than one interval never pay for the
+         * set-up; those that only wait (make, a compiler driver) never
+         * create the probe (eng_interval creates it when the process ran). */
         struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
@@ -326,7 +379,7 @@ int mwp_engine_start(void)
 
 double mwp_engine_baseline(void)
 {
-    return eng_setup_done ? eng_baseline : mwp_cfg.baseline_ns;
+    return eng_baseline > 0 ? eng_baseline : mwp_cfg.baseline_ns;
 }
 
 /* For the META of fork children, which inherit the engine's set-up. */
@@ -336,6 +389,11 @@ void mwp_engine_meta(struct mwp_str *s)
         return;
     extern char mwp_profile_desc[];
     mwp_s_kv(s, "profile", mwp_profile_desc);
+    mwp_s_str(s, "tsc_hz=");
+    mwp_s_dbl(s, mwp_tsc_hz_val);
+    mwp_s_str(s, "\n");
+    if (!eng_thr_done)
+        return; /* the child notes them itself once its probe exists */
     mwp_s_kv(s, "lat_method", eng_lat_method[0] ? eng_lat_method : "none");
     mwp_s_str(s, "threshold_ns=");
     mwp_s_dbl(s, eng_threshold);
@@ -346,9 +404,6 @@ void mwp_engine_meta(struct mwp_str *s)
         mwp_s_dbl(s, eng_baseline);
         mwp_s_str(s, "\n");
     }
-    mwp_s_str(s, "tsc_hz=");
-    mwp_s_dbl(s, mwp_tsc_hz_val);
-    mwp_s_str(s, "\n");
 }
 
 /* Stop the interval thread and wait until it is gone (for unshare/setns,

@@ -59,24 +59,30 @@ static void *thr_sys_mmap(size_t n)
     return (void *)p;
 }
 
+static struct mwp_thr *thr_slab_next, *thr_slab_end; /* fresh entries (under thr_free_lock) */
+
 static struct mwp_thr *thr_alloc(void)
 {
     while (atomic_flag_test_and_set_explicit(&thr_free_lock, memory_order_acquire))
         syscall(SYS_sched_yield);
-    if (!thr_free) {
-        size_t n = 64 * 1024;
-        struct mwp_thr *slab = thr_sys_mmap(n);
-        if (slab) {
-            size_t k = n / sizeof *slab;
-            for (size_t i = 0; i < k; i++) {
-                slab[i].free_next = thr_free;
-                thr_free = &slab[i];
+    /* Released entries first, then fresh ones from the slab in order: a
+     * slab's pages are touched only as threads need them (a single-threaded
+     * process touches one page, not 64 KiB). */
+    struct mwp_thr *t = thr_free;
+    if (t) {
+        thr_free = t->free_next;
+    } else {
+        if (thr_slab_next == thr_slab_end) {
+            size_t n = 64 * 1024;
+            struct mwp_thr *slab = thr_sys_mmap(n);
+            if (slab) {
+                thr_slab_next = slab;
+                thr_slab_end = slab + n / sizeof *slab;
             }
         }
+        if (thr_slab_next != thr_slab_end)
+            t = thr_slab_next++;
     }
-    struct mwp_thr *t = thr_free;
-    if (t)
-        thr_free = t->free_next;
     atomic_flag_clear_explicit(&thr_free_lock, memory_order_release);
     if (!t)
         return NULL;
