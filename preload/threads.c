@@ -408,7 +408,9 @@ unsigned mwp_threads_drain(int reap, int in_signal, uint64_t *samples, uint64_t 
 {
     char *buf = eng_buf;
     size_t cap = sizeof eng_buf;
-    if (in_signal) {
+    /* eng_buf belongs to the interval thread (reap); the final drain at
+     * exit, which may run while that thread drains, uses sig_buf. */
+    if (in_signal || !reap) {
         if (atomic_flag_test_and_set(&sig_busy))
             return 0;
         buf = sig_buf;
@@ -458,7 +460,7 @@ unsigned mwp_threads_drain(int reap, int in_signal, uint64_t *samples, uint64_t 
         }
         t = next;
     }
-    if (in_signal)
+    if (in_signal || !reap)
         atomic_flag_clear(&sig_busy);
     return live;
 }
