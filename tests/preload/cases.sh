@@ -314,6 +314,23 @@ modules)
     tr -c '[:print:]' '\n' <"$f" | grep -Eq "^precise_loads=(available|unavailable): .{10,}" ||
         fail "META does not say whether precise load sampling exists, and why"
     ;;
+lazyprobe)
+    # The latency probe is created at the first interval in which a process
+    # ran: the spinning program measures latency (and, without a profile, its
+    # baseline); sleep and the shell only wait and never create the probe,
+    # so no baseline is measured in them.
+    (MEMWATCH_PROFILE=none run sh -c '"$1" spin >/dev/null & p=$!; sleep 0.4; kill $p; wait $p' sh "$APP")
+    all_ok 3
+    spin=$(grep -l "cmdline=$APP spin" "$OUT"/*.mwr | head -1)
+    slp=$(grep -l "cmdline=sleep 0.4" "$OUT"/*.mwr | head -1)
+    [ -n "$spin" ] && [ -n "$slp" ] || fail "no file for the spinning program or for sleep"
+    lat=$(facts | grep "file=$(basename "$spin") " | tr ' ' '\n' | sed -n 's/^lat=//p')
+    [ "${lat:-0}" -ge 5 ] || fail "the running process has $lat intervals with latency, expected >= 5"
+    grep -aq "baseline_ns=" "$spin" || fail "the running process measured no baseline"
+    siv=$(facts | grep "file=$(basename "$slp") " | tr ' ' '\n' | sed -n 's/^intervals=//p')
+    [ "${siv:-0}" -ge 5 ] || fail "sleep recorded $siv intervals, expected >= 5"
+    if grep -aq "baseline_ns=" "$slp"; then fail "sleep (only waiting) measured a probe baseline"; fi
+    ;;
 precise)
     # Precise load sampling (preload/precise.c): auto here records why it is
     # unavailable and cpu-clock sampling goes on; off attempts nothing; an
