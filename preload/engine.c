@@ -11,8 +11,9 @@
  * sets mwp_in_hook permanently, so it never appears in the samples or the
  * allocation records. Threshold, in this order: MEMWATCH_THRESHOLD_NS; the
  * machine profile's threshold for the latency method in use (calibrated);
- * else MEMWATCH_THRESHOLD_FACTOR x the lowest probe latency measured when the
- * thread starts, flagged MWR_IV_UNCALIBRATED in every interval.
+ * else MEMWATCH_THRESHOLD_FACTOR x the baseline (MEMWATCH_BASELINE_NS, or the
+ * median of 7 probe measurements at the first interval in which the process
+ * ran), flagged MWR_IV_UNCALIBRATED in every interval that carries it.
  *
  * Cost: the probe (its 2 MiB region) is created, and the baseline measured,
  * at the first interval in which the process ran (had a timer sample); a
