@@ -25,10 +25,22 @@
 #include <unistd.h>
 
 /* Adds a number only when it is finite (JSON has no NaN; cJSON would write null). */
+/* cJSON prints a double with 15 digits whenever that reads back "almost"
+ * equal, which loses the last bits: a profile must read back exactly what was
+ * written, so numbers go out with 17 significant digits (null if not finite). */
+static cJSON *pw_exact(cJSON *o, const char *k, double v)
+{
+    char b[40];
+    if (!isfinite(v))
+        return cJSON_AddNullToObject(o, k);
+    snprintf(b, sizeof b, "%.17g", v);
+    return cJSON_AddRawToObject(o, k, b);
+}
+
 static void pw_num(cJSON *o, const char *k, double v)
 {
     if (isfinite(v))
-        cJSON_AddNumberToObject(o, k, v);
+        pw_exact(o, k, v);
 }
 
 static int pw_mkdirs(const char *path)
@@ -62,9 +74,9 @@ static cJSON *pw_machine(void)
     if (mw_cpu_identify(NULL, &cpu) == 0) {
         cJSON_AddStringToObject(m, "vendor", cpu.vendor);
         cJSON_AddStringToObject(m, "cpu_model", cpu.model_name);
-        cJSON_AddNumberToObject(m, "family", cpu.family);
-        cJSON_AddNumberToObject(m, "model", cpu.model);
-        cJSON_AddNumberToObject(m, "stepping", cpu.stepping);
+        pw_exact(m, "family", cpu.family);
+        pw_exact(m, "model", cpu.model);
+        pw_exact(m, "stepping", cpu.stepping);
         cJSON_AddStringToObject(m, "microcode", cpu.microcode);
         cJSON_AddStringToObject(m, "uarch", mw_uarch_name(cpu.uarch));
     }
@@ -73,10 +85,10 @@ static cJSON *pw_machine(void)
         cJSON_AddStringToObject(m, "kernel", u.release);
         cJSON_AddStringToObject(m, "arch", u.machine);
     }
-    cJSON_AddNumberToObject(m, "cpus", (double)sysconf(_SC_NPROCESSORS_CONF));
+    pw_exact(m, "cpus", (double)sysconf(_SC_NPROCESSORS_CONF));
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     if (pages > 0 && psz > 0)
-        cJSON_AddNumberToObject(m, "mem_total_bytes", (double)pages * (double)psz);
+        pw_exact(m, "mem_total_bytes", (double)pages * (double)psz);
     return m;
 }
 
@@ -91,12 +103,12 @@ static cJSON *pw_hierarchy(const mw_calib_results *c)
         cJSON *o = cJSON_CreateObject();
         if (!o)
             break;
-        cJSON_AddNumberToObject(o, "level", l->level);
+        pw_exact(o, "level", l->level);
         cJSON_AddStringToObject(o, "type", l->type);
-        cJSON_AddNumberToObject(o, "size", (double)l->size);
-        cJSON_AddNumberToObject(o, "line", l->line);
-        cJSON_AddNumberToObject(o, "ways", l->ways);
-        cJSON_AddNumberToObject(o, "sharing", l->sharing);
+        pw_exact(o, "size", (double)l->size);
+        pw_exact(o, "line", l->line);
+        pw_exact(o, "ways", l->ways);
+        pw_exact(o, "sharing", l->sharing);
         cJSON_AddItemToArray(caches, o);
     }
     if (c->ran & MW_CALIB_LADDER) {
@@ -106,11 +118,11 @@ static cJSON *pw_hierarchy(const mw_calib_results *c)
             cJSON *o = cJSON_CreateObject();
             if (!o)
                 break;
-            cJSON_AddNumberToObject(o, "level", l->level);
+            pw_exact(o, "level", l->level);
             cJSON_AddBoolToObject(o, "memory", l->is_memory);
             pw_num(o, "ns", l->ns);
             pw_num(o, "cycles", l->cycles);
-            cJSON_AddNumberToObject(o, "size", (double)l->size);
+            pw_exact(o, "size", (double)l->size);
             cJSON_AddItemToArray(lv, o);
         }
         pw_num(h, "dram_ns", c->ladder.dram_ns);
@@ -139,15 +151,15 @@ static void pw_lat(cJSON *o, const mw_lat_verdict *v)
     cJSON_AddBoolToObject(o, "saturated", v->th.saturated);
     cJSON_AddStringToObject(o, "threshold_rule", v->th.rule);
     pw_num(o, "cv_max", v->cv_max);
-    cJSON_AddNumberToObject(o, "n_low", v->n_low);
-    cJSON_AddNumberToObject(o, "n_high", v->n_high);
+    pw_exact(o, "n_low", v->n_low);
+    pw_exact(o, "n_high", v->n_high);
     pw_num(o, "direct_ratio", v->direct_ratio);
     cJSON *s = cJSON_AddObjectToObject(o, "separation");
     if (s) {
-        cJSON_AddNumberToObject(s, "idle_n", v->n_idle);
+        pw_exact(s, "idle_n", v->n_idle);
         pw_num(s, "idle_min_ns", v->idle_min);
         pw_num(s, "idle_max_ns", v->idle_max);
-        cJSON_AddNumberToObject(s, "saturated_n", v->n_sat);
+        pw_exact(s, "saturated_n", v->n_sat);
         pw_num(s, "saturated_min_ns", v->sat_min);
         pw_num(s, "saturated_max_ns", v->sat_max);
         cJSON_AddBoolToObject(s, "overlap", v->overlap);
@@ -156,7 +168,7 @@ static void pw_lat(cJSON *o, const mw_lat_verdict *v)
 
 static void pw_bw(cJSON *o, const mw_bw_verdict *v)
 {
-    cJSON_AddNumberToObject(o, "runs", v->n);
+    pw_exact(o, "runs", v->n);
     pw_num(o, "ratio", v->ratio);
     pw_num(o, "ratio_prefetch_on", v->ratio_on);
     pw_num(o, "ratio_prefetch_off", v->ratio_off);
@@ -209,18 +221,18 @@ static cJSON *pw_evidence(const mw_validation *v)
     cJSON *pl = cJSON_AddObjectToObject(e, "probe_lat");
     if (!pl)
         return e;
-    cJSON_AddNumberToObject(pl, "lines", v->probe_lines);
-    cJSON_AddNumberToObject(pl, "bursts", v->probe_bursts);
+    pw_exact(pl, "lines", v->probe_lines);
+    pw_exact(pl, "bursts", v->probe_bursts);
     pw_num(pl, "cost_ns", v->probe_cost_ns);
-    cJSON_AddNumberToObject(pl, "cpu", v->probe_cpu);
+    pw_exact(pl, "cpu", v->probe_cpu);
     cJSON *pts = cJSON_AddArrayToObject(pl, "points");
     for (unsigned i = 0; pts && i < v->npoints && i < MW_VAL_MAX_POINTS; i++) {
         const mw_val_point *p = &v->point[i];
         cJSON *o = cJSON_CreateObject();
         if (!o)
             break;
-        cJSON_AddNumberToObject(o, "threads", p->threads);
-        cJSON_AddNumberToObject(o, "delay", p->delay);
+        pw_exact(o, "threads", p->threads);
+        pw_exact(o, "delay", p->delay);
         pw_num(o, "bw", p->bw);
         if (p->direct_ns > 0)
             pw_num(o, "direct_ns", p->direct_ns);
@@ -251,17 +263,17 @@ MW_API int mw_profile_write(const char *path, const mw_profile *p, const mw_vali
     if (!root)
         return -ENOMEM;
     cJSON_AddStringToObject(root, "schema", MW_PROFILE_SCHEMA);
-    cJSON_AddNumberToObject(root, "version", MW_PROFILE_VERSION);
+    pw_exact(root, "version", MW_PROFILE_VERSION);
     cJSON_AddStringToObject(root, "identity", p->identity);
     cJSON_AddStringToObject(root, "created", p->created);
     cJSON_AddStringToObject(root, "memwatch_version", mw_version());
     pw_num(root, "tsc_hz", p->tsc_hz);
-    cJSON_AddNumberToObject(root, "peak_bw", p->peak_bw);
-    cJSON_AddNumberToObject(root, "idle_latency_ns", p->idle_latency_ns);
+    pw_exact(root, "peak_bw", p->peak_bw);
+    pw_exact(root, "idle_latency_ns", p->idle_latency_ns);
     cJSON_AddStringToObject(root, "lat_method", p->lat_method);
-    cJSON_AddNumberToObject(root, "lat_threshold_ns", p->lat_threshold_ns);
+    pw_exact(root, "lat_threshold_ns", p->lat_threshold_ns);
     cJSON_AddStringToObject(root, "bw_method", p->bw_method);
-    cJSON_AddNumberToObject(root, "bw_factor", p->bw_factor);
+    pw_exact(root, "bw_factor", p->bw_factor);
     cJSON *item = pw_methods(p, v);
     if (item)
         cJSON_AddItemToObject(root, "methods", item);

@@ -191,6 +191,22 @@ static void test_round_trip_and_refusals(void)
                  q.methods[0].threshold == 162.4375 && q.methods[0].cv == 0.0125,
              "method numbers");
     MW_CHECK_STR(q.methods[1].verdict, "unavailable");
+    /* numbers that need all 17 digits read back bit for bit (cJSON alone would print
+     * 15 digits of a value that merely compares "almost equal") */
+    {
+        mw_profile r = p, s;
+        r.lat_threshold_ns = 500.0 / 3.0 + 1e-13;
+        r.peak_bw = 54.2e9 / 7.0;
+        r.idle_latency_ns = 0.1 + 0.2;
+        r.methods[0].threshold = r.lat_threshold_ns;
+        MW_CHECK_INT(mw_profile_write(path, &r, NULL, NULL), 0);
+        MW_CHECK_INT(mw_profile_load(path, 1, &s), 0);
+        MW_CHECK(s.lat_threshold_ns == r.lat_threshold_ns && s.peak_bw == r.peak_bw &&
+                     s.idle_latency_ns == r.idle_latency_ns &&
+                     s.methods[0].threshold == r.methods[0].threshold,
+                 "17-digit round trip: %.17g %.17g %.17g", s.lat_threshold_ns, s.peak_bw,
+                 s.idle_latency_ns);
+    }
     /* written again over itself: atomic replace, no temporary left */
     MW_CHECK_INT(mw_profile_write(path, &p, NULL, NULL), 0);
     char tmpname[600];
