@@ -72,8 +72,10 @@ static int eng_threshold_from_profile(const mw_profile *prof, int have_prof)
         return 0;
     double t = 0;
     for (unsigned i = 0; i < prof->n_methods && i < MW_PROFILE_MAX_METHODS; i++)
-        if (!strcmp(prof->methods[i].name, eng_lat_method) && prof->methods[i].threshold > 0)
-            t = prof->methods[i].threshold;
+        if (!strcmp(prof->methods[i].name, eng_lat_method) && prof->methods[i].threshold > 0 &&
+            (!strcmp(prof->methods[i].verdict, "accurate") ||
+             !strcmp(prof->methods[i].verdict, "biased")))
+            t = prof->methods[i].threshold; /* only a threshold its validation passed */
     if (t <= 0 && !strcmp(prof->lat_method, eng_lat_method))
         t = prof->lat_threshold_ns;
     if (t <= 0)

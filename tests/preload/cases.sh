@@ -331,6 +331,30 @@ lazyprobe)
     [ "${siv:-0}" -ge 5 ] || fail "sleep recorded $siv intervals, expected >= 5"
     if grep -aq "baseline_ns=" "$slp"; then fail "sleep (only waiting) measured a probe baseline"; fi
     ;;
+profverdict)
+    # A profile's threshold counts as calibrated only where its method passed
+    # validation: a "noisy" probe_lat entry (threshold 1 ns, which would flag
+    # every interval) is ignored and the default is used, clearly marked; the
+    # same entry judged "accurate" is used.
+    for verdict in noisy accurate; do
+        rm -rf "$OUT"; mkdir -p "$OUT"
+        printf '%s\n' '{"schema": "memwatch-profile", "version": 1, "identity": "mwp-test-machine",' \
+            '"created": "2026-01-01T00:00:00Z", "tsc_hz": 2e9, "peak_bw": 5e10,' \
+            '"idle_latency_ns": 100, "lat_method": "", "lat_threshold_ns": 0,' \
+            '"bw_method": "", "bw_factor": 1, "methods": [{"name": "probe_lat",' \
+            "\"verdict\": \"$verdict\", \"reason\": \"test\", \"threshold_ns\": 1}]}" >"$T/prof.json"
+        MEMWATCH_MACHINE=mwp-test-machine MEMWATCH_PROFILE=$T/prof.json MEMWATCH_BASELINE_NS=100 \
+            run "$APP" work 150; expect_rc $? 0
+        all_ok 1
+        src=$(tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -a "^threshold_source=" | tail -1)
+        echo "$verdict: $src"
+        case "$verdict:$src" in
+        noisy:threshold_source=uncalibrated*) ;;
+        accurate:threshold_source=profile*) ;;
+        *) fail "profile verdict $verdict gave '$src'" ;;
+        esac
+    done
+    ;;
 precise)
     # Precise load sampling (preload/precise.c): auto here records why it is
     # unavailable and cpu-clock sampling goes on; off attempts nothing; an
