@@ -148,6 +148,11 @@ extern _Atomic uint64_t mwp_stat_lost, mwp_stat_throttled, mwp_stat_dropped,
     mwp_stat_alloc_dropped, mwp_stat_samples;
 /* META text the writer puts at the start of every file (built once). */
 void mwp_meta_build(void);
+/* 1: gather the constructor's records; 0: write them (one system call) */
+void mwp_writer_batch(int on);
+/* argc/argv as the loader handed them to the constructor (NULL if not) */
+extern int mwp_argc;
+extern char **mwp_argv;
 void mwp_meta_note(const char *key, const char *val); /* later META record */
 
 /* ---- threads.c ---- */

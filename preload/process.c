@@ -644,8 +644,15 @@ static void ctor_attrs(void)
     mwp_precise_setup();
 }
 
-__attribute__((constructor)) static void mwp_init(void)
+int mwp_argc;
+char **mwp_argv;
+
+/* glibc calls ELF constructors with (argc, argv, envp). */
+__attribute__((constructor)) static void mwp_init(int argc, char **argv, char **envp)
 {
+    (void)envp;
+    mwp_argc = argc;
+    mwp_argv = argv;
     mwp_resolve();
     if (getauxval(AT_SECURE))
         return; /* setuid/setgid or otherwise secure execution: never profile */
@@ -690,7 +697,9 @@ __attribute__((constructor)) static void mwp_init(void)
     clock_gettime(CLOCK_REALTIME, &ts);
     mwp_start_real_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     mwp_meta_build();
+    mwp_writer_batch(1);
     if (mwp_writer_start(1) < 0) {
+        mwp_writer_batch(0);
         /* One warning per program: its children stay out of the way quietly. */
         setenv("MEMWATCH_ENABLE", "0", 1);
         mwp_in_hook--;
@@ -699,6 +708,7 @@ __attribute__((constructor)) static void mwp_init(void)
     atomic_store(&mwp_state, MWP_RUNNING);
     mwp_threads_init();
     mwp_modules_scan(1);
+    mwp_writer_batch(0);
     mwp_signals_install();
     pthread_atfork(NULL, NULL, fork_child);
     mwp_engine_start();

@@ -29,6 +29,7 @@
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -145,8 +146,31 @@ static void thr_sampling_open(struct mwp_thr *t)
     }
 }
 
+/* The bounds that keep allocation call-site walks on the thread's stack.
+ * The main thread's come from the loader's __libc_stack_end (every frame of
+ * the program lies below it) and RLIMIT_STACK, not from
+ * pthread_getattr_np, which reads /proc/self/maps for the main thread and was
+ * a visible share of every short process's start-up. */
+extern void *__libc_stack_end;
+
 static void thr_stack_bounds(struct mwp_thr *t)
 {
+    if (t->tid == mwp_pid && __libc_stack_end) {
+        struct rlimit rl;
+        uintptr_t hi = (uintptr_t)__libc_stack_end;
+        uintptr_t sz = 8u << 20;
+        if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            rl.rlim_cur > 0 && rl.rlim_cur < hi)
+            sz = (uintptr_t)rl.rlim_cur;
+        /* round the top up to the page above the loader's frame */
+        uintptr_t top = (hi + 4095) & ~(uintptr_t)4095, here = (uintptr_t)&rl;
+        uintptr_t bot = top > sz ? top - sz : 0;
+        if (here >= bot && here < top) { /* not a fork child of another thread */
+            t->stk_hi = top;
+            t->stk_lo = bot;
+            return;
+        }
+    }
     pthread_attr_t at;
     void *lo = NULL;
     size_t sz = 0;

@@ -198,10 +198,54 @@ static int writer_ready(void)
     return 0;
 }
 
+/* Start-up batch: the records a process writes in its constructor (perf
+ * attributes, its first thread, its modules) are gathered and written with
+ * one system call instead of one each. Only the constructor's thread uses it,
+ * before any other memwatch thread or signal handler exists. */
+static char w_batch[32768];
+static size_t w_batch_len;
+static uint64_t w_batch_nrec;
+static int w_batching;
+
+static int writer_put(const struct iovec *iov, int n, uint64_t nrec);
+
+void mwp_writer_batch(int on)
+{
+    if (on) {
+        w_batch_len = 0;
+        w_batch_nrec = 0;
+        w_batching = 1;
+        return;
+    }
+    w_batching = 0;
+    if (w_batch_len) {
+        struct iovec v = {w_batch, w_batch_len};
+        w_batch_len = 0;
+        writer_put(&v, 1, w_batch_nrec);
+    }
+}
+
 static int writer_put(const struct iovec *iov, int n, uint64_t nrec)
 {
     if (!writer_ready())
         return -EBADF;
+    if (w_batching) {
+        size_t want = 0;
+        for (int i = 0; i < n; i++)
+            want += iov[i].iov_len;
+        if (w_batch_len + want > sizeof w_batch) { /* flush, then go on gathering */
+            mwp_writer_batch(0);
+            w_batching = 1;
+        }
+        if (want <= sizeof w_batch) {
+            for (int i = 0; i < n; i++) {
+                memcpy(w_batch + w_batch_len, iov[i].iov_base, iov[i].iov_len);
+                w_batch_len += iov[i].iov_len;
+            }
+            w_batch_nrec += nrec;
+            return 0;
+        }
+    }
     atomic_fetch_add(&w_inflight, 1);
     int ret = 0;
     if (atomic_load(&w_state) != W_OPEN) {
@@ -329,14 +373,32 @@ extern char mwp_identity[256], mwp_profile_desc[PATH_MAX + 160], mwp_exe[PATH_MA
 extern uint64_t mwp_start_mono_ns, mwp_start_real_ns;
 extern double mwp_tsc_hz_val;
 
+/* The command line: from the argument vector the loader handed to the
+ * constructor (mwp_argc/mwp_argv, process.c), which costs no system call;
+ * /proc/self/cmdline only where no vector was handed over. Both show what the
+ * program has made of its argv by now (a fork child's META is built later). */
 static void meta_cmdline(struct mwp_str *s)
 {
     char buf[4096];
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     ssize_t n = 0;
-    if (fd >= 0) {
-        n = (ssize_t)syscall(SYS_read, fd, buf, sizeof buf);
-        mwp_sys_close(fd);
+    if (mwp_argv && mwp_argc > 0) {
+        for (int i = 0; i < mwp_argc && mwp_argv[i]; i++) {
+            size_t l = strlen(mwp_argv[i]) + 1;
+            if ((size_t)n + l > sizeof buf) {
+                l = sizeof buf - (size_t)n;
+                memcpy(buf + n, mwp_argv[i], l);
+                n += (ssize_t)l;
+                break;
+            }
+            memcpy(buf + n, mwp_argv[i], l);
+            n += (ssize_t)l;
+        }
+    } else {
+        int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            n = (ssize_t)syscall(SYS_read, fd, buf, sizeof buf);
+            mwp_sys_close(fd);
+        }
     }
     mwp_s_str(s, "cmdline=");
     for (ssize_t i = 0; i < n; i++) {

@@ -3,7 +3,8 @@
  *
  * Owns: the attributes of memwatch's samplers and the sysfs probes that decide
  * whether precise load sampling exists. Calls: libc file I/O only.
- * Threading: reentrant; not async-signal-safe (stdio in the sysfs probes).
+ * Threading: reentrant (mw_attr_max_rate caches its first reading); not
+ * async-signal-safe (stdio in the sysfs probes).
  *
  * Hardware knowledge is kept in the table below: which PMU and event exposes
  * precise load latency, and how the threshold is passed.
@@ -11,21 +12,37 @@
 #include <memwatch/attrs.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ATTR_NS_PER_S 1000000000ul
 
+/* Read once per process (a start-up cost of every recorded process): plain
+ * open/read, no stdio buffer. */
 MW_API unsigned long mw_attr_max_rate(void)
 {
-    FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
-    unsigned long v = 0;
-    if (!f)
+    static _Atomic unsigned long cached; /* 0: not read yet */
+    unsigned long c = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (c)
+        return c;
+    int fd = open("/proc/sys/kernel/perf_event_max_sample_rate", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return 0;
-    if (fscanf(f, "%lu", &v) != 1)
-        v = 0;
-    fclose(f);
+    char b[32];
+    ssize_t n = read(fd, b, sizeof b - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    b[n] = 0;
+    char *end;
+    unsigned long v = strtoul(b, &end, 10);
+    if (end == b)
+        return 0;
+    atomic_store_explicit(&cached, v, memory_order_relaxed);
     return v;
 }
 
