@@ -146,7 +146,7 @@ MW_API int mw_mread_value(mw_quantity q, const mw_mread_count *c, size_t n, doub
     if (!value || (!c && n))
         return -EINVAL;
     double num = 0, den = 0;
-    int have_num = 0, have_den = 0, enabled = 0;
+    int have_num = 0, have_den = 0;
     for (size_t i = 0; i < n; i++) {
         if (c[i].enabled_ns && !c[i].running_ns) {
             snprintf(why, wn, "an event was enabled for %llu ns but never on the PMU (multiplexed "
@@ -154,7 +154,6 @@ MW_API int mw_mread_value(mw_quantity q, const mw_mread_count *c, size_t n, doub
                      (unsigned long long)c[i].enabled_ns);
             return MW_ERR_NODATA;
         }
-        enabled |= c[i].enabled_ns > 0;
         double v = mw_perf_scaled(c[i].raw, c[i].enabled_ns, c[i].running_ns, c[i].scale);
         if (q == MW_Q_LATENCY && c[i].numerator) {
             num += v;
@@ -168,8 +167,8 @@ MW_API int mw_mread_value(mw_quantity q, const mw_mread_count *c, size_t n, doub
         snprintf(why, wn, "a latency needs pending-miss cycles and misses");
         return MW_ERR_NOEVENT;
     }
-    if (!enabled) {
-        snprintf(why, wn, "no event was enabled in the window");
+    if (!n) {
+        snprintf(why, wn, "no counts in the window");
         return MW_ERR_NODATA;
     }
     if (q == MW_Q_LATENCY) {

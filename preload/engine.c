@@ -15,14 +15,30 @@
  * median of 7 probe measurements at the first interval in which the process
  * ran), flagged MWR_IV_UNCALIBRATED in every interval that carries it.
  *
- * Cost: the probe (its 2 MiB region) is created, and the baseline measured,
- * at the first interval in which the process ran (had a timer sample); a
- * process that only waits for its children never creates it. Process exit
+ * Counter methods (counters/method_read.c): where the latency method chosen
+ * (the profile's validated lat_method under MEMWATCH_METHOD=auto, or the one
+ * MEMWATCH_METHOD names) is lmrl or l1_miss_lat, its events are opened on
+ * every thread of the process (inherited by threads created later; this
+ * thread is not counted) and each interval's latency is the delta's pending
+ * cycles / misses, core cycles per miss, written in ns at the TSC rate with
+ * the profile's threshold converted alike. The profile's validated bw_method
+ * (or one MEMWATCH_METHOD names) is read the same way into iv.bytes
+ * (MWR_IV_BW_VALID); uncore methods count the whole machine system-wide.
+ * What cannot be opened is said in META method_note / bw_method_note, and
+ * the probe runs instead; nothing is guessed.
+ *
+ * Cost: the probe (its 2 MiB region) is created, the counters opened (PMU
+ * discovery in sysfs, one group per thread) and the baseline measured, at the
+ * first interval in which the process ran (had a timer sample); a process
+ * that only waits for its children never does any of it. Process exit
  * never waits for this thread (no join on the exit path).
  */
 #include "internal.h"
 
 #include <memwatch/attrs.h>
+#include <memwatch/catalogue.h>
+#include <memwatch/method_read.h>
+#include <memwatch/pmu.h>
 #include <memwatch/probe_lat.h>
 #include <memwatch/profile.h>
 
@@ -56,6 +72,15 @@ static double eng_baseline;
 static const char *eng_tsrc = "";
 static int eng_probe_pending; /* method chosen, probe not created yet */
 static int eng_thr_done;      /* threshold fixed and noted in META */
+static mw_profile eng_prof;   /* the machine profile (eng_have_prof) */
+static int eng_have_prof;
+/* Counter methods wanted, why, and their readers once open (interval thread). */
+static char eng_ctr_lat[16], eng_ctr_bw[16];
+static const char *eng_ctr_lat_src = "", *eng_ctr_bw_src = "";
+static mw_method_reader *eng_lat_rd, *eng_bw_rd;
+static double eng_cyc_ns;       /* ns per core cycle at the TSC rate (counter latencies) */
+static double eng_bw_factor = 1; /* a "biased" bandwidth method's counted / true ratio */
+static _Atomic int eng_ctr_reopen; /* fork child: the parent's readers count the parent */
 
 static void eng_note_num(const char *k, double v)
 {
@@ -80,6 +105,8 @@ static int eng_threshold_from_profile(const mw_profile *prof, int have_prof)
         t = prof->lat_threshold_ns;
     if (t <= 0)
         return 0;
+    if (eng_lat_rd)
+        t *= eng_cyc_ns; /* counting methods' thresholds are in core cycles per miss */
     eng_threshold = t;
     eng_calibrated = 1;
     return 1;
@@ -96,6 +123,9 @@ static void eng_threshold_final(void)
         tsrc = "user (MEMWATCH_THRESHOLD_NS)";
     } else if (eng_calibrated && eng_threshold > 0) {
         tsrc = "profile";
+    } else if (eng_lat_rd) {
+        tsrc = "none: the machine profile holds no threshold validated for this counter method "
+               "(MEMWATCH_THRESHOLD_NS sets one)";
     } else if (usable && mwp_cfg.baseline_ns > 0) {
         eng_baseline = mwp_cfg.baseline_ns;
         eng_threshold = eng_baseline * mwp_cfg.threshold_factor;
@@ -152,6 +182,164 @@ static void eng_probe_create(void)
         eng_threshold_final();
 }
 
+static int eng_is_lat_counter(const char *m)
+{
+    return !strcmp(m, "lmrl") || !strcmp(m, "l1_miss_lat");
+}
+
+static int eng_is_bw_counter(const char *m)
+{
+    return !strcmp(m, "imc_cas") || !strcmp(m, "ocr_dram") || !strcmp(m, "amd_umc") ||
+           !strcmp(m, "amd_df");
+}
+
+/* The profile entry of a method, or NULL. */
+static const mw_profile_method *eng_prof_method(const char *name)
+{
+    for (unsigned i = 0; eng_have_prof && i < eng_prof.n_methods && i < MW_PROFILE_MAX_METHODS; i++)
+        if (!strcmp(eng_prof.methods[i].name, name))
+            return &eng_prof.methods[i];
+    return NULL;
+}
+
+/* Open one counter method on this process; *why says why not. */
+static int eng_reader_open(const char *name, const mw_pmu_set *pmus, mw_uarch u,
+                           mw_method_reader **out, char *why, size_t wn)
+{
+    const mw_method_def *def = NULL;
+    if (mw_catalogue_find(u, name, &def) < 0 || !def) {
+        snprintf(why, wn, "memwatch's catalogue has no %s for this CPU (%s)", name,
+                 mw_uarch_long_name(u));
+        return MW_ERR_NOEVENT;
+    }
+    mw_mread_opts o = {.core_target = MW_MREAD_CORE_PROCESS, .skip_tid = mwp_gettid()};
+    int rc = mw_method_reader_open(def, pmus, &o, out, why, wn);
+    if (rc == 0 && (rc = mw_method_reader_start(*out)) < 0) {
+        snprintf(why, wn, "its counters opened but could not be started: %s", mw_strerror(rc));
+        mw_method_reader_close(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* Open the counter methods wanted (first interval in which the process ran,
+ * on this thread): PMU discovery (MEMWATCH_SYSFS), the CPU's catalogue, the
+ * readers. Every failure is said in META; the caller falls back to the probe. */
+static void eng_counters_open(void)
+{
+    const char *root = mwp_cfg.sysfs[0] ? mwp_cfg.sysfs : NULL;
+    char why[520] = "", note[700];
+    mw_pmu_set *pmus = NULL;
+    mw_cpu_id cpu;
+    int rc = mw_pmus_discover(root, &pmus);
+    if (rc < 0)
+        snprintf(why, sizeof why, "cannot read the PMU descriptions in %s/bus/event_source/devices: %s",
+                 root ? root : "/sys", mw_strerror(rc));
+    else if ((rc = mw_cpu_identify(NULL, &cpu)) < 0)
+        snprintf(why, sizeof why, "cannot identify the CPU from /proc/cpuinfo: %s", mw_strerror(rc));
+    double hz = eng_have_prof && eng_prof.tsc_hz > 0 ? eng_prof.tsc_hz : mwp_tsc_hz_val;
+    if (eng_ctr_lat[0]) {
+        if (rc == 0 && !(hz > 0)) {
+            snprintf(why, sizeof why, "no TSC rate to turn core cycles into ns");
+            rc = MW_ERR_NODATA;
+        }
+        char lwhy[520];
+        snprintf(lwhy, sizeof lwhy, "%s", why);
+        int lrc = rc == 0 ? eng_reader_open(eng_ctr_lat, pmus, cpu.uarch, &eng_lat_rd, lwhy,
+                                            sizeof lwhy)
+                          : rc;
+        if (lrc == 0) {
+            eng_cyc_ns = 1e9 / hz;
+            snprintf(eng_lat_method, sizeof eng_lat_method, "%.15s", eng_ctr_lat);
+            snprintf(note, sizeof note,
+                     "%s (%s): pending-miss cycles / misses of every thread of the process, core "
+                     "cycles per miss x 1e9 / %.6g Hz (TSC rate; the threshold is converted alike)",
+                     eng_ctr_lat, eng_ctr_lat_src, hz);
+            mwp_meta_note("lat_counters", note);
+        } else {
+            snprintf(note, sizeof note, "%s %s but cannot be opened here: %s; using probe_lat",
+                     eng_ctr_lat, eng_ctr_lat_src, lwhy);
+            mwp_meta_note("method_note", note);
+            mwp_say(2, note, NULL, NULL);
+        }
+    }
+    if (eng_ctr_bw[0]) {
+        char bwhy[520];
+        snprintf(bwhy, sizeof bwhy, "%s", why);
+        int brc = rc == 0 ? eng_reader_open(eng_ctr_bw, pmus, cpu.uarch, &eng_bw_rd, bwhy,
+                                            sizeof bwhy)
+                          : rc;
+        if (brc == 0) {
+            snprintf(eng_bw_method, sizeof eng_bw_method, "%.15s", eng_ctr_bw);
+            snprintf(note, sizeof note, "%s (%s)%s%s", eng_ctr_bw, eng_ctr_bw_src,
+                     mw_method_reader_threads(eng_bw_rd)
+                         ? ": DRAM reads of this process's threads"
+                         : ": all DRAM traffic of the machine, every process (system-wide)",
+                     eng_bw_factor != 1 ? ", divided by the profile's factor" : "");
+            mwp_meta_note("bw_counters", note);
+            if (eng_bw_factor != 1)
+                eng_note_num("bw_factor", eng_bw_factor);
+        } else {
+            snprintf(note, sizeof note,
+                     "%s %s but cannot be opened here: %s; intervals carry no DRAM bytes",
+                     eng_ctr_bw, eng_ctr_bw_src, bwhy);
+            mwp_meta_note("bw_method_note", note);
+            mwp_say(2, note, NULL, NULL);
+        }
+    }
+    mw_pmus_free(pmus);
+}
+
+/* The latency and bandwidth sources, at the first interval in which the
+ * process ran: counter methods where wanted and they open, else the probe. */
+static void eng_sources_create(void)
+{
+    eng_probe_pending = 0;
+    if (eng_ctr_lat[0] || eng_ctr_bw[0])
+        eng_counters_open();
+    if (eng_lat_rd) {
+        if (mwp_cfg.threshold_ns <= 0) {
+            eng_calibrated = 0;
+            eng_threshold = 0;
+            eng_threshold_from_profile(&eng_prof, eng_have_prof);
+        }
+        if (!eng_thr_done)
+            eng_threshold_final();
+        return;
+    }
+    if (eng_ctr_lat[0]) { /* fell back: the probe's threshold, as without counters */
+        snprintf(eng_lat_method, sizeof eng_lat_method, "probe_lat");
+        if (mwp_cfg.threshold_ns <= 0 && !eng_calibrated)
+            eng_threshold_from_profile(&eng_prof, eng_have_prof);
+    }
+    if (eng_lat_method[0] && !eng_probe)
+        eng_probe_create();
+    else if (!eng_thr_done)
+        eng_threshold_final();
+}
+
+/* Fork child (its own interval thread): the inherited readers' descriptors
+ * count the parent's threads; close them and open this process's own. */
+static void eng_counters_child(void)
+{
+    atomic_store(&eng_ctr_reopen, 0);
+    mw_method_reader_close(eng_lat_rd);
+    mw_method_reader_close(eng_bw_rd);
+    eng_lat_rd = eng_bw_rd = NULL;
+    eng_bw_method[0] = 0;
+    if (eng_ctr_lat[0] && !eng_probe) {
+        /* the parent ran the counter method: decide again here */
+        eng_thr_done = 0;
+        eng_calibrated = 0;
+        eng_threshold = 0;
+        eng_probe_pending = 1;
+    } else {
+        eng_ctr_lat[0] = 0; /* the parent fell back to the probe: so would this one */
+    }
+    if (eng_ctr_bw[0])
+        eng_probe_pending = 1;
+}
+
 /* Runs once per process tree (fork children inherit the result). */
 static void eng_setup(void)
 {
@@ -161,7 +349,6 @@ static void eng_setup(void)
     mwp_meta_note("tsc_source", src);
 
     /* The machine profile. */
-    static mw_profile prof;
     int have_prof = 0;
     char path[PATH_MAX];
     char desc[PATH_MAX + 160];
@@ -175,15 +362,15 @@ static void eng_setup(void)
         /* The identity check compares with the identity the constructor
          * computed or inherited (MEMWATCH_MACHINE), instead of reading
          * /proc and /sys again in every process. */
-        int rc = path[0] ? mw_profile_load(path, 0, &prof) : -ENOENT;
+        int rc = path[0] ? mw_profile_load(path, 0, &eng_prof) : -ENOENT;
         if (rc == 0 && (!mwp_identity[0] || !strcmp(mwp_identity, "unknown") ||
-                        strcmp(prof.identity, mwp_identity))) {
+                        strcmp(eng_prof.identity, mwp_identity))) {
             rc = MW_ERR_FOREIGN;
-            memset(&prof, 0, sizeof prof);
+            memset(&eng_prof, 0, sizeof eng_prof);
         }
         if (rc == 0) {
             have_prof = 1;
-            snprintf(desc, sizeof desc, "%s (created %s)", path, prof.created);
+            snprintf(desc, sizeof desc, "%s (created %s)", path, eng_prof.created);
         } else {
             snprintf(desc, sizeof desc, "none: %s: %s", path[0] ? path : "(no default path)",
                      mw_strerror(rc));
@@ -193,26 +380,54 @@ static void eng_setup(void)
     }
     snprintf(mwp_profile_desc, PATH_MAX + 160, "%s", desc);
     mwp_meta_note("profile", desc);
+    eng_have_prof = have_prof;
 
-    /* Latency method. Counter methods need a hardware PMU and a validated
-     * profile entry; the profiler runs the probe otherwise and says so. */
-    const char *want = mwp_cfg.method;
-    if (!strcmp(want, "auto"))
-        want = have_prof && prof.lat_method[0] ? prof.lat_method : "probe_lat";
+    /* Latency and bandwidth methods. A counter method is opened at the first
+     * interval in which the process ran (eng_sources_create); until then,
+     * and wherever it cannot be opened, the latency method is probe_lat. */
+    const char *want = mwp_cfg.method, *wsrc = "requested by MEMWATCH_METHOD";
+    eng_ctr_lat[0] = eng_ctr_bw[0] = 0;
+    if (eng_is_bw_counter(want)) {
+        snprintf(eng_ctr_bw, sizeof eng_ctr_bw, "%.15s", want);
+        eng_ctr_bw_src = "requested by MEMWATCH_METHOD";
+        want = "auto";
+    }
+    if (!strcmp(want, "auto")) {
+        want = have_prof && eng_prof.lat_method[0] ? eng_prof.lat_method : "probe_lat";
+        wsrc = "validated in the machine profile";
+    }
     if (strcmp(want, "probe_lat") && strcmp(want, "none")) {
-        char why[200];
-        snprintf(why, sizeof why,
-                 "%s is not available in the profiler on this machine (no validated counter "
-                 "group); using probe_lat",
-                 want);
-        mwp_meta_note("method_note", why);
-        mwp_say(2, why, NULL, NULL);
+        if (eng_is_lat_counter(want)) {
+            snprintf(eng_ctr_lat, sizeof eng_ctr_lat, "%.15s", want);
+            eng_ctr_lat_src = wsrc;
+        } else {
+            char why[200];
+            snprintf(why, sizeof why,
+                     "%s is not available in the profiler (it is not a counting method); using "
+                     "probe_lat",
+                     want);
+            mwp_meta_note("method_note", why);
+            mwp_say(2, why, NULL, NULL);
+        }
         want = "probe_lat";
     }
     snprintf(eng_lat_method, sizeof eng_lat_method, "%.15s", strcmp(want, "none") ? want : "");
-    if (have_prof && prof.bw_method[0])
-        mwp_meta_note("profile_bw_method", prof.bw_method);
+    if (have_prof && eng_prof.bw_method[0])
+        mwp_meta_note("profile_bw_method", eng_prof.bw_method);
     eng_bw_method[0] = 0;
+    eng_bw_factor = 1;
+    if (!eng_ctr_bw[0] && have_prof && eng_prof.bw_method[0] && strcmp(mwp_cfg.method, "none")) {
+        /* calibrate names only an accurate or biased method; its entry, where
+         * there is one, must say so too */
+        const mw_profile_method *m = eng_prof_method(eng_prof.bw_method);
+        int biased = m && !strcmp(m->verdict, "biased");
+        if (!m || biased || !strcmp(m->verdict, "accurate")) {
+            snprintf(eng_ctr_bw, sizeof eng_ctr_bw, "%.15s", eng_prof.bw_method);
+            eng_ctr_bw_src = "validated in the machine profile";
+            double f = biased ? m->factor : m ? 1 : eng_prof.bw_factor;
+            eng_bw_factor = f > 0 ? f : 1;
+        }
+    }
 
     /* Precise load sampling: recorded, off, or why not (preload/precise.c). */
     mwp_meta_note("precise_loads", mwp_precise_note);
@@ -227,9 +442,9 @@ static void eng_setup(void)
      * is created at the first interval in which the process ran: a process
      * that only waits (make, a shell, a compiler driver) never pays for it.
      * A threshold that needs no probe measurement is known now. */
-    eng_probe_pending = eng_lat_method[0] != 0;
-    if (mwp_cfg.threshold_ns > 0 || eng_threshold_from_profile(&prof, have_prof) ||
-        !eng_probe_pending || mwp_cfg.baseline_ns > 0)
+    eng_probe_pending = eng_lat_method[0] != 0 || eng_ctr_bw[0] != 0;
+    if (!eng_ctr_lat[0] && (mwp_cfg.threshold_ns > 0 || eng_threshold_from_profile(&eng_prof, have_prof) ||
+                            !eng_lat_method[0] || mwp_cfg.baseline_ns > 0))
         eng_threshold_final();
     eng_setup_done = 1;
 }
@@ -289,13 +504,31 @@ static void eng_interval(uint64_t t0)
      * which keeps process trees cheap. Without timer sampling there is no
      * way to tell, so the probe always runs. */
     int ran = s > 0 || mwp_cfg.rate == 0;
+    if (atomic_load(&eng_ctr_reopen))
+        eng_counters_child();
     if (eng_probe_pending && ran_now)
-        eng_probe_create();
-    if (eng_probe && ran) {
+        eng_sources_create();
+    /* Counter readers, once open, are read every interval (a few read(2)
+     * calls): a window left out would add its counts to the next one. A
+     * window without L1-missing loads has no latency. */
+    if (eng_lat_rd) {
+        double cyc = 0;
+        if (mw_method_reader_read(eng_lat_rd, &cyc, NULL, 0) == 0 && cyc > 0) {
+            iv.latency_ns = cyc * eng_cyc_ns;
+            iv.flags |= MWR_IV_LAT_VALID;
+        }
+    } else if (eng_probe && ran) {
         mw_probe_lat_result r;
         if (mw_probe_lat_measure(eng_probe, &r) == 0 && r.median_ns > 0) {
             iv.latency_ns = r.median_ns;
             iv.flags |= MWR_IV_LAT_VALID;
+        }
+    }
+    if (eng_bw_rd) {
+        double b = 0;
+        if (mw_method_reader_read(eng_bw_rd, &b, NULL, 0) == 0) {
+            iv.bytes = b / eng_bw_factor;
+            iv.flags |= MWR_IV_BW_VALID;
         }
     }
     iv.threshold_ns = eng_threshold;
@@ -423,6 +656,8 @@ void mwp_engine_stop(void)
 void mwp_engine_child(void)
 {
     eng_have = 0; /* the parent's thread does not exist here */
+    if (eng_lat_rd || eng_bw_rd)
+        atomic_store(&eng_ctr_reopen, 1); /* closed on this process's interval thread */
     mwp_iv_last_end = mwp_now_ns();
     mwp_engine_start();
 }

@@ -95,8 +95,10 @@ typedef struct mw_mread_count {
 /* The value of a window. Each count is corrected for multiplexing
  * (mw_perf_scaled: raw x enabled / running x scale). MW_Q_DRAM_BYTES: the sum.
  * MW_Q_LATENCY: sum of numerators / sum of the others, core cycles per miss.
+ * A count never enabled (a per-thread counter of a thread that did not run in
+ * the window) contributes 0: the counter was there and counted nothing.
  * MW_ERR_NODATA (why says which) when a count was enabled but never running,
- * when nothing was enabled, or when the latency's denominator is zero;
+ * when there are no counts, or when the latency's denominator is zero;
  * MW_ERR_NOEVENT when a latency window lacks a numerator or a denominator. */
 MW_API int mw_mread_value(mw_quantity q, const mw_mread_count *c, size_t n, double *value,
                           char *why, size_t why_len);
