@@ -191,6 +191,15 @@ static cJSON *collect(sqlite3 *db, int top)
                          " WHERE lat_method != '' AND latency_ns IS NOT NULL GROUP BY lat_method",
                      top);
     cJSON_AddItemToObject(bw, "latency", lm);
+    /* DRAM bandwidth where a bandwidth method was read (bytes NULL otherwise);
+     * bytes per ns = GB/s; the mean is time-weighted over the intervals */
+    cJSON_AddItemToObject(bw, "dram",
+                          rows(db,
+                               "SELECT bw_method, SUM(bytes) / SUM(t_end - t_start) AS mean_gbs,"
+                               " MAX(bytes / (t_end - t_start)) AS max_gbs, COUNT(*) AS intervals"
+                               " FROM intervals WHERE bytes IS NOT NULL AND bw_method != ''"
+                               " AND t_end > t_start GROUP BY bw_method",
+                               top));
 
     add_code(db, root, "flagged", 1, top);
     add_code(db, root, "overall", 0, top);
@@ -327,6 +336,11 @@ static void render_text(FILE *f, const cJSON *root)
         fprintf(f, "  latency method %s: mean %.1f ns, threshold %.1f ns (%.0f intervals)\n",
                 str(r, "lat_method") ? str(r, "lat_method") : "?", num(r, "mean_latency_ns"),
                 num(r, "threshold_ns"), num(r, "intervals"));
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(bw, "dram"))
+        fprintf(f, "  DRAM bandwidth (%s): mean %.2f GB/s, highest interval %.2f GB/s (%.0f "
+                   "intervals)\n",
+                str(r, "bw_method") ? str(r, "bw_method") : "?", num(r, "mean_gbs"),
+                num(r, "max_gbs"), num(r, "intervals"));
     if (num(bw, "intervals"))
         fprintf(f, "  |%s|  (# >50%% flagged, + some, . none)\n  0 s%*s%.2f s\n",
                 str(bw, "timeline"), TIMELINE_COLS - 4, "",
