@@ -126,7 +126,8 @@ MW_API int mw_mread_plan_build(const mw_method_def *def, const struct mw_pmu_set
             }
     }
     if (def->quantity == MW_Q_LATENCY && (!have_num || !have_den)) {
-        snprintf(why, wn, "its catalogue entry has no \"pending\" numerator and denominator events");
+        snprintf(why, wn,
+                 "its catalogue entry has no \"pending\" numerator and denominator events");
         return MW_ERR_NOEVENT;
     }
     return 0;
@@ -149,7 +150,8 @@ MW_API int mw_mread_value(mw_quantity q, const mw_mread_count *c, size_t n, doub
     int have_num = 0, have_den = 0;
     for (size_t i = 0; i < n; i++) {
         if (c[i].enabled_ns && !c[i].running_ns) {
-            snprintf(why, wn, "an event was enabled for %llu ns but never on the PMU (multiplexed "
+            snprintf(why, wn,
+                     "an event was enabled for %llu ns but never on the PMU (multiplexed "
                      "out for the whole window)",
                      (unsigned long long)c[i].enabled_ns);
             return MW_ERR_NODATA;
@@ -187,13 +189,13 @@ MW_API int mw_mread_value(mw_quantity q, const mw_mread_count *c, size_t n, doub
 
 struct mw_method_reader {
     mw_quantity q;
-    size_t n_sys;             /* system-wide groups, one event each */
+    size_t n_sys; /* system-wide groups, one event each */
     mw_perf_group **sys;
-    size_t n_core;            /* core events per thread group */
-    size_t n_thr, cap_thr;    /* per-thread groups */
-    int *fds;                 /* n_thr x n_core; fds[t * n_core] is the leader */
-    mw_mread_count *prev;     /* cumulative counts at the last read: n_sys + n_thr * n_core */
-    mw_mread_count *win;      /* scratch for the window's deltas */
+    size_t n_core;         /* core events per thread group */
+    size_t n_thr, cap_thr; /* per-thread groups */
+    int *fds;              /* n_thr x n_core; fds[t * n_core] is the leader */
+    mw_mread_count *prev;  /* cumulative counts at the last read: n_sys + n_thr * n_core */
+    mw_mread_count *win;   /* scratch for the window's deltas */
     size_t n_units;
 };
 
@@ -219,7 +221,7 @@ MW_API void mw_method_reader_close(mw_method_reader *r)
 static int thread_group_open(mw_method_reader *r, const mw_mread_event *const *core, pid_t tid,
                              int *fds, size_t *failed)
 {
-    static int no_inherit_thread; /* the kernel rejected inherit_thread (before Linux 5.13) */
+    static _Atomic int no_inherit_thread; /* the kernel rejected inherit_thread (before 5.13) */
     for (size_t e = 0; e < r->n_core; e++)
         fds[e] = -1;
     for (size_t e = 0; e < r->n_core; e++) {
@@ -236,8 +238,8 @@ static int thread_group_open(mw_method_reader *r, const mw_mread_event *const *c
         a.inherit_thread = !no_inherit_thread;
         a.exclude_kernel = 1;
         a.exclude_hv = 1;
-        int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, e ? fds[0] : -1,
-                              PERF_FLAG_FD_CLOEXEC);
+        int fd =
+            (int)syscall(SYS_perf_event_open, &a, tid, -1, e ? fds[0] : -1, PERF_FLAG_FD_CLOEXEC);
         if (fd < 0 && errno == EINVAL && a.inherit_thread && e == 0) {
             a.inherit_thread = 0; /* an older kernel: try once without it */
             fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -267,8 +269,7 @@ static int reader_threads_open(mw_method_reader *r, const mw_mread_plan *p, pid_
     DIR *d = opendir("/proc/self/task");
     if (!d) {
         int err = errno;
-        snprintf(why, wn, "cannot list this process's threads: /proc/self/task: %s",
-                 strerror(err));
+        snprintf(why, wn, "cannot list this process's threads: /proc/self/task: %s", strerror(err));
         return -err;
     }
     int rc = 0;
@@ -297,8 +298,10 @@ static int reader_threads_open(mw_method_reader *r, const mw_mread_plan *p, pid_
             mw_privs pv;
             if (mw_privs_read(NULL, &pv))
                 pv = (mw_privs){0, 0, 0, MW_PARANOID_UNKNOWN, 0};
-            mw_perf_event ev = {.name = core[failed]->name, .type = core[failed]->type,
-                                .config = core[failed]->config, .config1 = core[failed]->config1,
+            mw_perf_event ev = {.name = core[failed]->name,
+                                .type = core[failed]->type,
+                                .config = core[failed]->config,
+                                .config1 = core[failed]->config1,
                                 .config2 = core[failed]->config2};
             mw_perf_target t = {.kind = MW_PERF_THREAD, .tid = tid};
             char buf[400];
@@ -325,8 +328,8 @@ static int reader_threads_open(mw_method_reader *r, const mw_mread_plan *p, pid_
 }
 
 MW_API int mw_method_reader_open_plan(const mw_mread_plan *p, mw_quantity q,
-                                      const mw_mread_opts *opts, mw_method_reader **out,
-                                      char *why, size_t wn)
+                                      const mw_mread_opts *opts, mw_method_reader **out, char *why,
+                                      size_t wn)
 {
     char dummy[8];
     if (!why) {
@@ -356,8 +359,11 @@ MW_API int mw_method_reader_open_plan(const mw_mread_plan *p, mw_quantity q,
         const mw_mread_event *e = &p->ev[i];
         if (e->core && per_thread)
             continue;
-        mw_perf_event ev = {.name = e->name, .type = e->type, .config = e->config,
-                            .config1 = e->config1, .config2 = e->config2};
+        mw_perf_event ev = {.name = e->name,
+                            .type = e->type,
+                            .config = e->config,
+                            .config1 = e->config1,
+                            .config2 = e->config2};
         mw_perf_target t = {.kind = MW_PERF_SYSTEM};
         if (e->core) {
             t.cpus = o.core_cpus;
@@ -488,8 +494,10 @@ MW_API int mw_method_reader_read(mw_method_reader *r, double *value, char *why, 
     for (size_t u = 0; u < r->n_units; u++) {
         mw_mread_count now = r->win[u], *pv = &r->prev[u];
         r->win[u].raw = now.raw >= pv->raw ? now.raw - pv->raw : 0;
-        r->win[u].enabled_ns = now.enabled_ns >= pv->enabled_ns ? now.enabled_ns - pv->enabled_ns : 0;
-        r->win[u].running_ns = now.running_ns >= pv->running_ns ? now.running_ns - pv->running_ns : 0;
+        r->win[u].enabled_ns =
+            now.enabled_ns >= pv->enabled_ns ? now.enabled_ns - pv->enabled_ns : 0;
+        r->win[u].running_ns =
+            now.running_ns >= pv->running_ns ? now.running_ns - pv->running_ns : 0;
         *pv = now;
     }
     return mw_mread_value(r->q, r->win, r->n_units, value, why, wn);

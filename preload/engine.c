@@ -233,10 +233,12 @@ static void eng_counters_open(void)
     mw_cpu_id cpu;
     int rc = mw_pmus_discover(root, &pmus);
     if (rc < 0)
-        snprintf(why, sizeof why, "cannot read the PMU descriptions in %s/bus/event_source/devices: %s",
+        snprintf(why, sizeof why,
+                 "cannot read the PMU descriptions in %s/bus/event_source/devices: %s",
                  root ? root : "/sys", mw_strerror(rc));
     else if ((rc = mw_cpu_identify(NULL, &cpu)) < 0)
-        snprintf(why, sizeof why, "cannot identify the CPU from /proc/cpuinfo: %s", mw_strerror(rc));
+        snprintf(why, sizeof why, "cannot identify the CPU from /proc/cpuinfo: %s",
+                 mw_strerror(rc));
     double hz = eng_have_prof && eng_prof.tsc_hz > 0 ? eng_prof.tsc_hz : mwp_tsc_hz_val;
     if (eng_ctr_lat[0]) {
         if (rc == 0 && !(hz > 0)) {
@@ -443,8 +445,9 @@ static void eng_setup(void)
      * that only waits (make, a shell, a compiler driver) never pays for it.
      * A threshold that needs no probe measurement is known now. */
     eng_probe_pending = eng_lat_method[0] != 0 || eng_ctr_bw[0] != 0;
-    if (!eng_ctr_lat[0] && (mwp_cfg.threshold_ns > 0 || eng_threshold_from_profile(&eng_prof, have_prof) ||
-                            !eng_lat_method[0] || mwp_cfg.baseline_ns > 0))
+    if (!eng_ctr_lat[0] &&
+        (mwp_cfg.threshold_ns > 0 || eng_threshold_from_profile(&eng_prof, have_prof) ||
+         !eng_lat_method[0] || mwp_cfg.baseline_ns > 0))
         eng_threshold_final();
     eng_setup_done = 1;
 }

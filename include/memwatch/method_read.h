@@ -53,14 +53,14 @@ struct mw_pmu_set;
 
 /* One event of a method on one PMU instance. */
 typedef struct mw_mread_event {
-    char name[112];       /* "uncore_imc_0/event=0x04,umask=0x03/", "cpu/pending (config 0x148)" */
-    const char *role;     /* the catalogue's role: "rd", "wr", "pending", "l1_miss", ... */
-    uint32_t type;        /* perf_event_attr.type */
+    char name[112];   /* "uncore_imc_0/event=0x04,umask=0x03/", "cpu/pending (config 0x148)" */
+    const char *role; /* the catalogue's role: "rd", "wr", "pending", "l1_miss", ... */
+    uint32_t type;    /* perf_event_attr.type */
     uint64_t config, config1, config2;
-    double scale;         /* the catalogue's scale (64 bytes per CAS; 1 for latency events) */
-    int numerator;        /* latency methods: 1 for the "pending" event */
-    int core;             /* 1: a core event (per task or per given CPU); 0: system-wide */
-    const int *cpus;      /* system-wide events: the PMU's cpumask (NULL: every online CPU) */
+    double scale;    /* the catalogue's scale (64 bytes per CAS; 1 for latency events) */
+    int numerator;   /* latency methods: 1 for the "pending" event */
+    int core;        /* 1: a core event (per task or per given CPU); 0: system-wide */
+    const int *cpus; /* system-wide events: the PMU's cpumask (NULL: every online CPU) */
     size_t n_cpus;
 } mw_mread_event;
 
@@ -85,11 +85,11 @@ MW_API int mw_mread_plan_build(const mw_method_def *def, const struct mw_pmu_set
 
 /* The counts of one event on one counting unit over one window. */
 typedef struct mw_mread_count {
-    uint64_t raw;         /* counts in the window */
-    uint64_t enabled_ns;  /* time enabled in the window */
-    uint64_t running_ns;  /* time actually counting in the window (< enabled: multiplexed) */
-    double scale;         /* the catalogue's scale (0 means 1) */
-    int numerator;        /* latency: 1 for pending-miss cycles, 0 for misses */
+    uint64_t raw;        /* counts in the window */
+    uint64_t enabled_ns; /* time enabled in the window */
+    uint64_t running_ns; /* time actually counting in the window (< enabled: multiplexed) */
+    double scale;        /* the catalogue's scale (0 means 1) */
+    int numerator;       /* latency: 1 for pending-miss cycles, 0 for misses */
 } mw_mread_count;
 
 /* The value of a window. Each count is corrected for multiplexing
@@ -111,10 +111,10 @@ enum mw_mread_core_target {
 };
 
 typedef struct mw_mread_opts {
-    int core_target;       /* enum mw_mread_core_target */
-    const int *core_cpus;  /* MW_MREAD_CORE_CPUS: NULL = every online CPU */
+    int core_target;      /* enum mw_mread_core_target */
+    const int *core_cpus; /* MW_MREAD_CORE_CPUS: NULL = every online CPU */
     size_t n_core_cpus;
-    pid_t skip_tid;        /* MW_MREAD_CORE_PROCESS: a thread not to count (memwatch's own) */
+    pid_t skip_tid; /* MW_MREAD_CORE_PROCESS: a thread not to count (memwatch's own) */
 } mw_mread_opts;
 
 typedef struct mw_method_reader mw_method_reader;
@@ -127,8 +127,8 @@ MW_API int mw_method_reader_open(const mw_method_def *def, const struct mw_pmu_s
 /* Open a plan (tests build plans of software events). Counting starts at once
  * for per-thread groups; system-wide groups start at mw_method_reader_start. */
 MW_API int mw_method_reader_open_plan(const mw_mread_plan *plan, mw_quantity q,
-                                      const mw_mread_opts *opts, mw_method_reader **out,
-                                      char *why, size_t why_len);
+                                      const mw_mread_opts *opts, mw_method_reader **out, char *why,
+                                      size_t why_len);
 /* Reset and enable every group and take the baseline of the first window. */
 MW_API int mw_method_reader_start(mw_method_reader *r);
 /* The value of the window since the last start or read (mw_mread_value),

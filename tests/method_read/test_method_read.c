@@ -28,7 +28,10 @@
 
 /* ------------------------------------------------------------ arithmetic */
 
-#define C(raw, en, run, scale, num) {(raw), (en), (run), (scale), (num)}
+#define C(raw, en, run, scale, num)                                                                \
+    {                                                                                              \
+        (raw), (en), (run), (scale), (num)                                                         \
+    }
 
 static void test_value(void)
 {
@@ -365,8 +368,7 @@ static void test_live(void)
         for (int i = 0; skx && i < 2; i++) {
             r = NULL;
             why[0] = 0;
-            rc = mw_method_reader_open(def_of(MW_UARCH_SKX, m[i]), skx, NULL, &r, why,
-                                       sizeof why);
+            rc = mw_method_reader_open(def_of(MW_UARCH_SKX, m[i]), skx, NULL, &r, why, sizeof why);
             printf("%s with the skx description on this kernel: %s\n", m[i], why);
             MW_CHECK(rc < 0 && r == NULL, "%s opened without a hardware PMU", m[i]);
             MW_CHECK(!strncmp(why, "cannot open ", 12) && strlen(why) > 30, "why: %s", why);
