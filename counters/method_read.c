@@ -197,17 +197,87 @@ struct mw_method_reader {
     mw_mread_count *prev;  /* cumulative counts at the last read: n_sys + n_thr * n_core */
     mw_mread_count *win;   /* scratch for the window's deltas */
     size_t n_units;
+    uint64_t *ids; /* kernel ids: every system instance's fd, then every thread fd */
+    size_t n_ids;
+    int broken; /* a descriptor no longer holds its event */
 };
+
+/* Does fd still hold the event with this kernel id? A program may close
+ * descriptors it did not open (closefrom in a daemon) and get the numbers
+ * back for its own files: reading or closing those would take its data.
+ * PERF_EVENT_IOC_ID ('$' ioctls belong to perf) has no effect on other files. */
+static int fd_holds(int fd, uint64_t id)
+{
+    uint64_t got = 0;
+    return fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &got) == 0 && got == id;
+}
+
+/* The descriptor of id slot k: system instances first, then thread fds. */
+static int reader_fd(const mw_method_reader *r, size_t k)
+{
+    for (size_t i = 0; i < r->n_sys; i++) {
+        size_t n = mw_perf_group_instances(r->sys[i]);
+        if (k < n)
+            return mw_perf_group_fd(r->sys[i], k, 0);
+        k -= n;
+    }
+    return k < r->n_thr * r->n_core ? r->fds[k] : -1;
+}
+
+static int reader_ids(mw_method_reader *r)
+{
+    r->n_ids = r->n_thr * r->n_core;
+    for (size_t i = 0; i < r->n_sys; i++)
+        r->n_ids += mw_perf_group_instances(r->sys[i]);
+    r->ids = calloc(r->n_ids ? r->n_ids : 1, sizeof *r->ids);
+    if (!r->ids)
+        return -ENOMEM;
+    for (size_t k = 0; k < r->n_ids; k++)
+        if (ioctl(reader_fd(r, k), PERF_EVENT_IOC_ID, &r->ids[k]) < 0) {
+            int err = errno;
+            free(r->ids); /* every descriptor is ours still: close them all */
+            r->ids = NULL;
+            return -err;
+        }
+    return 0;
+}
+
+/* Every descriptor a read uses still holds its event; else the reader is
+ * broken for good. */
+static int reader_verify(mw_method_reader *r)
+{
+    if (r->broken)
+        return -EBADF;
+    size_t k = 0, sys_fds = r->n_ids - r->n_thr * r->n_core;
+    for (; k < sys_fds; k++)
+        if (!fd_holds(reader_fd(r, k), r->ids[k]))
+            r->broken = 1;
+    for (size_t t = 0; t < r->n_thr && !r->broken; t++)
+        if (!fd_holds(r->fds[t * r->n_core], r->ids[sys_fds + t * r->n_core]))
+            r->broken = 1;
+    return r->broken ? -EBADF : 0;
+}
 
 MW_API void mw_method_reader_close(mw_method_reader *r)
 {
     if (!r)
         return;
-    for (size_t i = 0; i < r->n_sys; i++)
-        mw_perf_group_close(r->sys[i]);
+    /* Without ids (a failed open) every descriptor is ours still; with them,
+     * one that no longer holds its event belongs to the program now and is
+     * left alone (its group's other descriptors too: a leak, not a theft). */
+    size_t k = 0;
+    for (size_t i = 0; i < r->n_sys; i++) {
+        size_t n = mw_perf_group_instances(r->sys[i]), ok = 1;
+        for (size_t c = 0; r->ids && c < n; c++)
+            ok &= (size_t)fd_holds(mw_perf_group_fd(r->sys[i], c, 0), r->ids[k + c]);
+        k += n;
+        if (ok)
+            mw_perf_group_close(r->sys[i]);
+    }
     for (size_t i = 0; i < r->n_thr * r->n_core; i++)
-        if (r->fds[i] >= 0)
+        if (r->fds[i] >= 0 && (!r->ids || fd_holds(r->fds[i], r->ids[k + i])))
             close(r->fds[i]);
+    free(r->ids);
     free(r->sys);
     free(r->fds);
     free(r->prev);
@@ -391,6 +461,8 @@ MW_API int mw_method_reader_open_plan(const mw_mread_plan *p, mw_quantity q,
         r->win = calloc(r->n_units, sizeof *r->win);
         if (!r->prev || !r->win)
             rc = -ENOMEM;
+        else if ((rc = reader_ids(r)) < 0)
+            snprintf(why, wn, "cannot read the counters' ids: %s", mw_strerror(rc));
     }
     if (rc < 0) {
         mw_method_reader_close(r);
@@ -433,6 +505,9 @@ MW_API int mw_method_reader_open(const mw_method_def *def, const struct mw_pmu_s
 /* Cumulative counts of every unit into cur (n_units entries). */
 static int reader_snapshot(mw_method_reader *r, mw_mread_count *cur)
 {
+    int vrc = reader_verify(r);
+    if (vrc < 0)
+        return vrc;
     size_t u = 0;
     for (size_t i = 0; i < r->n_sys; i++, u++) {
         mw_perf_value v;
@@ -467,7 +542,9 @@ MW_API int mw_method_reader_start(mw_method_reader *r)
 {
     if (!r)
         return -EINVAL;
-    int rc;
+    int rc = reader_verify(r);
+    if (rc < 0)
+        return rc;
     for (size_t i = 0; i < r->n_sys; i++)
         if ((rc = mw_perf_group_reset(r->sys[i])) < 0 || (rc = mw_perf_group_enable(r->sys[i])) < 0)
             return rc;
@@ -488,7 +565,10 @@ MW_API int mw_method_reader_read(mw_method_reader *r, double *value, char *why, 
      * (its scale and numerator fields were set at open and stay) */
     int rc = reader_snapshot(r, r->win);
     if (rc < 0) {
-        snprintf(why, wn, "reading the counters failed: %s", mw_strerror(rc));
+        if (r->broken)
+            snprintf(why, wn, "a descriptor of the counters was closed or replaced by the program");
+        else
+            snprintf(why, wn, "reading the counters failed: %s", mw_strerror(rc));
         return rc;
     }
     for (size_t u = 0; u < r->n_units; u++) {

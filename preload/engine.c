@@ -342,6 +342,20 @@ static void eng_counters_child(void)
         eng_probe_pending = 1;
 }
 
+/* A reader that failed for good (its descriptors closed by the program, a
+ * read error): close it, say so once, carry no value from here on. */
+static void eng_reader_lost(mw_method_reader **rd, const char *key, const char *name,
+                            const char *why, const char *what)
+{
+    char note[400];
+    snprintf(note, sizeof note, "%s stopped: %s; intervals carry no %s from here on", name,
+             why[0] ? why : "reading failed", what);
+    mw_method_reader_close(*rd);
+    *rd = NULL;
+    mwp_meta_note(key, note);
+    mwp_say(1, note, NULL, NULL);
+}
+
 /* Runs once per process tree (fork children inherit the result). */
 static void eng_setup(void)
 {
@@ -514,11 +528,15 @@ static void eng_interval(uint64_t t0)
     /* Counter readers, once open, are read every interval (a few read(2)
      * calls): a window left out would add its counts to the next one. A
      * window without L1-missing loads has no latency. */
+    char why[200];
     if (eng_lat_rd) {
         double cyc = 0;
-        if (mw_method_reader_read(eng_lat_rd, &cyc, NULL, 0) == 0 && cyc > 0) {
+        int rc = mw_method_reader_read(eng_lat_rd, &cyc, why, sizeof why);
+        if (rc == 0 && cyc > 0) {
             iv.latency_ns = cyc * eng_cyc_ns;
             iv.flags |= MWR_IV_LAT_VALID;
+        } else if (rc < 0 && rc != MW_ERR_NODATA) {
+            eng_reader_lost(&eng_lat_rd, "method_note", eng_lat_method, why, "latency");
         }
     } else if (eng_probe && ran) {
         mw_probe_lat_result r;
@@ -529,9 +547,12 @@ static void eng_interval(uint64_t t0)
     }
     if (eng_bw_rd) {
         double b = 0;
-        if (mw_method_reader_read(eng_bw_rd, &b, NULL, 0) == 0) {
+        int rc = mw_method_reader_read(eng_bw_rd, &b, why, sizeof why);
+        if (rc == 0) {
             iv.bytes = b / eng_bw_factor;
             iv.flags |= MWR_IV_BW_VALID;
+        } else if (rc != MW_ERR_NODATA) {
+            eng_reader_lost(&eng_bw_rd, "bw_method_note", eng_bw_method, why, "DRAM bytes");
         }
     }
     iv.threshold_ns = eng_threshold;

@@ -33,6 +33,12 @@
  * value (no L1-missing loads, or an event never got on the PMU): there is no
  * reading, never a guessed one.
  *
+ * Descriptors: every read first checks (PERF_EVENT_IOC_ID) that each
+ * descriptor still holds its event. A program that closed them (closefrom)
+ * and got the numbers back for its own files is never read from or closed
+ * under: the reader is broken for good (-EBADF), and close leaves those
+ * numbers alone.
+ *
  * Threading: a reader belongs to one thread at a time. Open and close
  * allocate; read issues only read(2) and does not allocate.
  */
@@ -133,7 +139,9 @@ MW_API int mw_method_reader_open_plan(const mw_mread_plan *plan, mw_quantity q,
 MW_API int mw_method_reader_start(mw_method_reader *r);
 /* The value of the window since the last start or read (mw_mread_value),
  * and the start of the next window. Returns 0, MW_ERR_NODATA (no value in
- * this window, why says which; the next window starts anyway) or -errno. */
+ * this window, why says which; the next window starts anyway), -EBADF (a
+ * descriptor was closed or replaced under the reader: broken for good) or
+ * another -errno. */
 MW_API int mw_method_reader_read(mw_method_reader *r, double *value, char *why, size_t why_len);
 /* Disable the system-wide groups (per-thread groups keep counting). */
 MW_API int mw_method_reader_stop(mw_method_reader *r);

@@ -18,7 +18,9 @@
 #include <memwatch/method_read.h>
 #include <memwatch/pmu.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -265,6 +267,19 @@ static void *helper(void *arg)
     return NULL;
 }
 
+static int open_fds(int *fds, int max)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d)) && n < max)
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && atoi(e->d_name) != dirfd(d))
+            fds[n++] = atoi(e->d_name);
+    if (d)
+        closedir(d);
+    return n;
+}
+
 static void plan_task_clock(mw_mread_plan *p, int latency)
 {
     memset(p, 0, sizeof *p);
@@ -357,6 +372,44 @@ static void test_live(void)
         printf("task-clock / task-clock over 2 threads: %.4f\n", v);
         MW_CHECK(v > 0.98 && v < 1.02, "ratio %.4f", v);
         mw_method_reader_close(r);
+    }
+
+    /* the program closes the reader's descriptors and gets the numbers back
+     * for a pipe of its own: the reader reads nothing from the pipe, says so,
+     * and its close leaves the program's descriptors alone */
+    plan_task_clock(&p, 0);
+    int before[256], nb = open_fds(before, 256);
+    rc = mw_method_reader_open_plan(&p, MW_Q_DRAM_BYTES, &o, &r, why, sizeof why);
+    MW_CHECK(rc == 0, "open: %s (%s)", mw_strerror(rc), why);
+    if (rc == 0) {
+        int after[256], na = open_fds(after, 256), pfd[2], taken[16], nt = 0;
+        MW_CHECK_INT(pipe2(pfd, O_NONBLOCK), 0); /* a read that took its data must not block */
+        MW_CHECK_INT(write(pfd[1], "program data", 12), 12);
+        for (int i = 0; i < na && nt < 16; i++) {
+            int old = 0;
+            for (int j = 0; j < nb; j++)
+                old |= before[j] == after[i];
+            if (old || after[i] == pfd[0] || after[i] == pfd[1])
+                continue;
+            close(after[i]); /* as closefrom would */
+            MW_CHECK_INT(dup2(pfd[0], after[i]), after[i]);
+            taken[nt++] = after[i];
+        }
+        MW_CHECK(nt >= 1, "the reader's descriptors found: %d", nt);
+        rc = mw_method_reader_read(r, &v, why, sizeof why);
+        MW_CHECK_INT(rc, -EBADF);
+        printf("descriptors taken over: %s\n", why);
+        MW_CHECK(strstr(why, "closed or replaced") != NULL, "why: %s", why);
+        MW_CHECK_INT(mw_method_reader_read(r, &v, why, sizeof why), -EBADF);
+        mw_method_reader_close(r);
+        for (int i = 0; i < nt; i++)
+            MW_CHECK(fcntl(taken[i], F_GETFD) >= 0, "fd %d closed by the reader", taken[i]);
+        char buf[32];
+        MW_CHECK_INT(read(taken[0], buf, sizeof buf), 12); /* nothing was read away */
+        for (int i = 0; i < nt; i++)
+            close(taken[i]);
+        close(pfd[0]);
+        close(pfd[1]);
     }
 
     /* the catalogue's hardware methods on this kernel: opened, or refused
