@@ -28,27 +28,33 @@ command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 (the command) is not inst
 # threshold in core cycles per miss, probe_lat's entry noisy (so a fallback
 # runs with the uncalibrated default, marked as such)
 profile() {
+    local thr=0 bwe=""
+    [ -n "$1" ] && thr=300
+    [ -n "$2" ] && bwe="{\"name\": \"$2\", \"verdict\": \"accurate\", \"reason\": \"test\", \"factor\": 1},"
     printf '%s\n' '{"schema": "memwatch-profile", "version": 1, "identity": "mw-counter-test",' \
         '"created": "2026-01-01T00:00:00Z", "tsc_hz": 2e9, "peak_bw": 5e10,' \
-        "\"idle_latency_ns\": 100, \"lat_method\": \"$1\", \"lat_threshold_ns\": 300," \
+        "\"idle_latency_ns\": 100, \"lat_method\": \"$1\", \"lat_threshold_ns\": $thr," \
         "\"bw_method\": \"$2\", \"bw_factor\": 1, \"methods\": [" \
         '{"name": "lmrl", "verdict": "accurate", "reason": "test", "threshold_ns": 300},' \
-        "{\"name\": \"$2\", \"verdict\": \"accurate\", \"reason\": \"test\", \"factor\": 1}," \
+        "$bwe" \
         '{"name": "probe_lat", "verdict": "noisy", "reason": "test", "threshold_ns": 1}]}' >"$T/prof.json"
 }
 
-# record(sysfs, extra env...): run mwp_app under the library, check output
-# and status against a run without it, build the database
+# record(sysfs, extra env...): run the program (PROG, default mwp_app work
+# 200) under the library, check output and status against a run without it,
+# build the database
 record() {
     local sysfs=$1
     shift
     rm -rf "$T/out" "$T/db"
     mkdir -p "$T/out"
-    "$APP" work 200 >"$T/plain.txt" 2>&1
+    local prog=("$APP" work 200)
+    [ -n "${PROG:-}" ] && read -r -a prog <<<"$PROG"
+    "${prog[@]}" >"$T/plain.txt" 2>&1
     local rc0=$?
     env "$@" MEMWATCH_MACHINE=mw-counter-test MEMWATCH_PROFILE="$T/prof.json" \
         MEMWATCH_SYSFS="$sysfs" MEMWATCH_DIR="$T/out" LD_PRELOAD="$LIB" \
-        "$APP" work 200 >"$T/rec.txt" 2>"$T/err.txt"
+        "${prog[@]}" >"$T/rec.txt" 2>"$T/err.txt"
     local rc1=$?
     [ "$rc1" = "$rc0" ] || fail "exit status $rc1 under memwatch, $rc0 without"
     cmp -s "$T/plain.txt" "$T/rec.txt" || fail "the program's output changed: $(head -3 "$T/rec.txt")"
@@ -132,4 +138,67 @@ if ! ls /sys/bus/event_source/devices 2>/dev/null | grep -Eq '^(cpu|cpu_core|unc
     [ "$(q "SELECT COUNT(*) FROM intervals WHERE lat_method NOT IN ('probe_lat', '')")" = 0 ] ||
         fail "MEMWATCH_METHOD=lmrl: intervals name another method than probe_lat"
 fi
+
+# Where a bandwidth method opens: the profiler's plumbing, with memory-
+# controller PMUs that are the software cpu-clock in disguise
+# (fixtures/sysfs_swbw/README.md): each of the method's two events counts the
+# ns CPU 0 was counted, so an interval carries about 2 x 64 x its length.
+SW=${MW_SOURCE_DIR:?}/tests/method_read/fixtures/sysfs_swbw
+bwm=$("$MW" probe --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+names = [m["name"] for m in d.get("methods", [])]
+server = ("hsw_ep", "bdw_ep", "skx", "icx", "spr", "gnr", "knl")
+if "amd_umc" in names: print("amd_umc")
+elif "imc_cas" in names and d["cpu"].get("uarch") in server: print("imc_cas")
+' 2>/dev/null)
+if [ -z "$bwm" ]; then
+    echo "bandwidth success path not checked: this CPU has neither amd_umc nor a server imc_cas in the catalogue"
+    echo PASS
+    exit 0
+fi
+profile "" "$bwm"
+record "$SW"
+bc=$(meta bw_counters)
+echo "disguised $bwm: bw_counters=$bc bw_method_note=$(meta bw_method_note)"
+if [ -z "$bc" ]; then
+    if [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ]; then
+        fail "system-wide counting is allowed here, but $bwm did not open: $(meta bw_method_note)"
+    fi
+    meta bw_method_note | grep -Eq "paranoid|CAP_PERFMON|CAP_SYS_ADMIN" ||
+        fail "the refusal does not name the privilege: $(meta bw_method_note)"
+    echo "bandwidth success path not checked: system-wide counting is not allowed for this user"
+    echo PASS
+    exit 0
+fi
+case "$bc" in "$bwm (validated in the machine profile): all DRAM traffic of the machine"*) ;;
+*) fail "bw_counters: '$bc'" ;; esac
+nb=$(q "SELECT COUNT(*) FROM intervals WHERE flags & 4 AND bytes IS NOT NULL AND bw_method = '$bwm'")
+[ "$nb" -ge 8 ] || fail "only $nb intervals carry bytes"
+[ "$(q "SELECT COUNT(*) FROM intervals WHERE flags & 4 AND bw_method != '$bwm'")" = 0 ] ||
+    fail "bytes without the method's name"
+ratio=$(q "SELECT AVG(bytes / (128.0 * (t_end - t_start))) FROM intervals WHERE flags & 4")
+echo "bytes / (2 x 64 x interval ns): $ratio over $nb intervals"
+awk -v r="$ratio" 'BEGIN { exit !(r > 0.6 && r < 1.3) }' || fail "bytes per interval off: ratio $ratio"
+[ "$(q "SELECT COUNT(*) FROM intervals WHERE lat_method NOT IN ('probe_lat', '')")" = 0 ] ||
+    fail "the latency method changed with the bandwidth method"
+"$MW" report "$T/out" -o "$T/db2" --no-symbols >"$T/sum.txt" 2>/dev/null || fail "report"
+grep -q "^  DRAM bandwidth ($bwm): mean [0-9.]* GB/s" "$T/sum.txt" ||
+    fail "the summary shows no DRAM bandwidth: $(grep -i bandwidth "$T/sum.txt")"
+
+# a fork child closes the parent's descriptors and opens its own
+PROG="$B/mr_app fork" record "$SW"
+[ "$(q "SELECT COUNT(DISTINCT process_id) FROM meta WHERE key = 'bw_counters'")" = 2 ] ||
+    fail "fork: bw_counters in $(q "SELECT COUNT(DISTINCT process_id) FROM meta WHERE key = 'bw_counters'") of 2 files"
+[ "$(q "SELECT COUNT(DISTINCT process_id) FROM intervals WHERE flags & 4")" = 2 ] ||
+    fail "fork: not both processes' intervals carry bytes"
+
+# the program closes every descriptor and takes the numbers back for its own
+# pipes: memwatch reads none of them and says that the method stopped
+PROG="$B/mr_app takefds" record "$SW"
+n=$(meta bw_method_note)
+echo "takefds: $n"
+case "$n" in "$bwm stopped: a descriptor of the counters was closed or replaced by the program; intervals carry no DRAM bytes from here on") ;;
+*) fail "takefds: bw_method_note '$n'" ;; esac
+[ "$(q "SELECT COUNT(*) FROM intervals WHERE flags & 4")" -ge 2 ] || fail "takefds: no bytes before the descriptors were taken"
 echo "PASS"
