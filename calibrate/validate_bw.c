@@ -166,7 +166,7 @@ int mw_val_bw_method(const mw_method_def *def, const mw_probe *pr, const mw_vali
 /* lmrl, l1_miss_lat: pending-miss cycles / misses, counted on the load threads'
  * CPUs over sub-windows of every grid point while the read load runs. Each
  * reading is (delta of the "pending" events) / (delta of all other events)
- * (mw_mread_value, the formula the profiler applies),
+ * (mw_method_reader_value, the formula the profiler applies),
  * in core cycles per miss. There is no idle point: without a load these
  * methods count nothing. */
 int mw_val_lat_counter_method(const mw_method_def *def, const mw_probe *pr,

@@ -5,7 +5,7 @@
  * profiler (preload/engine.c: every interval), so both apply one formula.
  *
  * Owns: the plan (catalogue entry x discovered PMUs -> attr per instance),
- * the arithmetic of a window (mw_mread_value), and the reader: system-wide
+ * the arithmetic of a window (mw_method_reader_value), and the reader: system-wide
  * groups through perf.c, per-thread inherited groups through perf_event_open
  * directly (perf.c has no inherit mode), with failures explained by
  * mw_perf_explain.
@@ -39,8 +39,8 @@ static int plan_add(mw_mread_plan *p, char *why, size_t wn, mw_mread_event **out
     return 0;
 }
 
-MW_API int mw_mread_plan_build(const mw_method_def *def, const struct mw_pmu_set *pmus,
-                               mw_mread_plan *out, char *why, size_t wn)
+MW_API int mw_method_reader_plan(const mw_method_def *def, const struct mw_pmu_set *pmus,
+                                 mw_mread_plan *out, char *why, size_t wn)
 {
     char dummy[8];
     if (!why) {
@@ -135,8 +135,8 @@ MW_API int mw_mread_plan_build(const mw_method_def *def, const struct mw_pmu_set
 
 /* ------------------------------------------------------------ arithmetic */
 
-MW_API int mw_mread_value(mw_quantity q, const mw_mread_count *c, size_t n, double *value,
-                          char *why, size_t wn)
+MW_API int mw_method_reader_value(mw_quantity q, const mw_mread_count *c, size_t n, double *value,
+                                  char *why, size_t wn)
 {
     char dummy[8];
     if (!why) {
@@ -495,7 +495,7 @@ MW_API int mw_method_reader_open(const mw_method_def *def, const struct mw_pmu_s
     mw_mread_plan *p = malloc(sizeof *p);
     if (!p)
         return -ENOMEM;
-    int rc = mw_mread_plan_build(def, pmus, p, why, wn);
+    int rc = mw_method_reader_plan(def, pmus, p, why, wn);
     if (rc == 0)
         rc = mw_method_reader_open_plan(p, def->quantity, opts, out, why, wn);
     free(p);
@@ -580,7 +580,7 @@ MW_API int mw_method_reader_read(mw_method_reader *r, double *value, char *why, 
             now.running_ns >= pv->running_ns ? now.running_ns - pv->running_ns : 0;
         *pv = now;
     }
-    return mw_mread_value(r->q, r->win, r->n_units, value, why, wn);
+    return mw_method_reader_value(r->q, r->win, r->n_units, value, why, wn);
 }
 
 MW_API int mw_method_reader_stop(mw_method_reader *r)

@@ -84,8 +84,8 @@ typedef struct mw_mread_plan {
  * sampling method or probe_lat: nothing to count), MW_ERR_NOPMU (no core PMU,
  * no PMU matches), MW_ERR_TOOBIG, MW_ERR_NOEVENT (a latency method without
  * "pending" numerator and denominator), or the encoder's code; why says which. */
-MW_API int mw_mread_plan_build(const mw_method_def *def, const struct mw_pmu_set *pmus,
-                               mw_mread_plan *out, char *why, size_t why_len);
+MW_API int mw_method_reader_plan(const mw_method_def *def, const struct mw_pmu_set *pmus,
+                                 mw_mread_plan *out, char *why, size_t why_len);
 
 /* ---- the arithmetic (pure, async-signal-safe) ---- */
 
@@ -106,8 +106,8 @@ typedef struct mw_mread_count {
  * MW_ERR_NODATA (why says which) when a count was enabled but never running,
  * when there are no counts, or when the latency's denominator is zero;
  * MW_ERR_NOEVENT when a latency window lacks a numerator or a denominator. */
-MW_API int mw_mread_value(mw_quantity q, const mw_mread_count *c, size_t n, double *value,
-                          char *why, size_t why_len);
+MW_API int mw_method_reader_value(mw_quantity q, const mw_mread_count *c, size_t n, double *value,
+                                  char *why, size_t why_len);
 
 /* ---- the reader ---- */
 
@@ -125,7 +125,7 @@ typedef struct mw_mread_opts {
 
 typedef struct mw_method_reader mw_method_reader;
 
-/* Open a method's events (mw_mread_plan_build, then mw_method_reader_open_plan).
+/* Open a method's events (mw_method_reader_plan, then mw_method_reader_open_plan).
  * Opens nothing on failure. opts NULL: MW_MREAD_CORE_PROCESS. */
 MW_API int mw_method_reader_open(const mw_method_def *def, const struct mw_pmu_set *pmus,
                                  const mw_mread_opts *opts, mw_method_reader **out, char *why,
@@ -137,7 +137,7 @@ MW_API int mw_method_reader_open_plan(const mw_mread_plan *plan, mw_quantity q,
                                       size_t why_len);
 /* Reset and enable every group and take the baseline of the first window. */
 MW_API int mw_method_reader_start(mw_method_reader *r);
-/* The value of the window since the last start or read (mw_mread_value),
+/* The value of the window since the last start or read (mw_method_reader_value),
  * and the start of the next window. Returns 0, MW_ERR_NODATA (no value in
  * this window, why says which; the next window starts anyway), -EBADF (a
  * descriptor was closed or replaced under the reader: broken for good) or

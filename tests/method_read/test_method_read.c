@@ -46,72 +46,77 @@ static void test_value(void)
         imc[i] = (mw_mread_count)C(1000 + 10 * (uint64_t)i, 10000000, 10000000, 64.0, 0);
         sum += 1000 + 10 * (uint64_t)i;
     }
-    MW_CHECK_INT(mw_mread_value(MW_Q_DRAM_BYTES, imc, 12, &v, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_DRAM_BYTES, imc, 12, &v, why, sizeof why), 0);
     MW_CHECK_NEAR(v, 64.0 * (double)sum, 1e-12);
     /* one instance multiplexed half the time: its count doubles */
     imc[3].running_ns = imc[3].enabled_ns / 2;
-    MW_CHECK_INT(mw_mread_value(MW_Q_DRAM_BYTES, imc, 12, &v, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_DRAM_BYTES, imc, 12, &v, why, sizeof why), 0);
     MW_CHECK_NEAR(v, 64.0 * (double)(sum + 1030), 1e-12);
     /* an instance enabled but never counting: no value, and why says so */
     imc[5].running_ns = 0;
     v = -1;
-    MW_CHECK_INT(mw_mread_value(MW_Q_DRAM_BYTES, imc, 12, &v, why, sizeof why), MW_ERR_NODATA);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_DRAM_BYTES, imc, 12, &v, why, sizeof why),
+                 MW_ERR_NODATA);
     MW_CHECK(strstr(why, "never on the PMU") != NULL, "why: %s", why);
     MW_CHECK(v == -1, "no value written on error: %g", v);
     /* zero CAS in a window is a reading of zero bytes */
     mw_mread_count idle[2] = {C(0, 5000000, 5000000, 64, 0), C(0, 5000000, 5000000, 64, 0)};
-    MW_CHECK_INT(mw_mread_value(MW_Q_DRAM_BYTES, idle, 2, &v, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_DRAM_BYTES, idle, 2, &v, why, sizeof why), 0);
     MW_CHECK(v == 0, "zero bytes: %g", v);
     /* per-thread counters of threads that did not run: counted nothing */
     mw_mread_count none[2] = {C(0, 0, 0, 64, 0), C(0, 0, 0, 64, 0)};
     v = -1;
-    MW_CHECK_INT(mw_mread_value(MW_Q_DRAM_BYTES, none, 2, &v, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_DRAM_BYTES, none, 2, &v, why, sizeof why), 0);
     MW_CHECK(v == 0, "bytes of threads that did not run: %g", v);
-    MW_CHECK_INT(mw_mread_value(MW_Q_DRAM_BYTES, NULL, 0, &v, why, sizeof why), MW_ERR_NODATA);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_DRAM_BYTES, NULL, 0, &v, why, sizeof why),
+                 MW_ERR_NODATA);
 
     /* amd_umc on 2 controllers, rd and wr; one multiplexed to a third */
     mw_mread_count umc[4] = {C(300, 900, 900, 64, 0), C(100, 900, 900, 64, 0),
                              C(100, 900, 300, 64, 0), C(50, 900, 900, 64, 0)};
-    MW_CHECK_INT(mw_mread_value(MW_Q_DRAM_BYTES, umc, 4, &v, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_DRAM_BYTES, umc, 4, &v, why, sizeof why), 0);
     MW_CHECK_NEAR(v, 64.0 * (300 + 100 + 300 + 50), 1e-12);
 
     /* lmrl: pending / (l1_miss + fb_hit) */
     mw_mread_count lmrl[3] = {C(30000, 1000, 1000, 1, 1), C(200, 1000, 1000, 1, 0),
                               C(100, 1000, 1000, 1, 0)};
-    MW_CHECK_INT(mw_mread_value(MW_Q_LATENCY, lmrl, 3, &v, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_LATENCY, lmrl, 3, &v, why, sizeof why), 0);
     MW_CHECK_NEAR(v, 100.0, 1e-12);
     /* the numerator multiplexed half the time: 60000 pending cycles */
     lmrl[0].running_ns = 500;
-    MW_CHECK_INT(mw_mread_value(MW_Q_LATENCY, lmrl, 3, &v, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_LATENCY, lmrl, 3, &v, why, sizeof why), 0);
     MW_CHECK_NEAR(v, 200.0, 1e-12);
     /* per-thread groups: two threads, scaled each, then summed */
     mw_mread_count two[6] = {C(1000, 10, 10, 1, 1), C(10, 10, 10, 1, 0), C(0, 10, 10, 1, 0),
                              C(2000, 20, 10, 1, 1), C(10, 20, 10, 1, 0), C(10, 20, 10, 1, 0)};
-    MW_CHECK_INT(mw_mread_value(MW_Q_LATENCY, two, 6, &v, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_LATENCY, two, 6, &v, why, sizeof why), 0);
     MW_CHECK_NEAR(v, (1000.0 + 4000.0) / (10 + 0 + 20 + 20), 1e-12);
     /* no L1-missing loads: no latency, not 0 and not infinity */
     mw_mread_count nomiss[3] = {C(5000, 1000, 1000, 1, 1), C(0, 1000, 1000, 1, 0),
                                 C(0, 1000, 1000, 1, 0)};
     v = -1;
-    MW_CHECK_INT(mw_mread_value(MW_Q_LATENCY, nomiss, 3, &v, why, sizeof why), MW_ERR_NODATA);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_LATENCY, nomiss, 3, &v, why, sizeof why),
+                 MW_ERR_NODATA);
     MW_CHECK(strstr(why, "no L1-missing loads") != NULL, "why: %s", why);
     MW_CHECK(v == -1, "no value: %g", v);
     /* a waiting thread (nothing enabled) beside a running one is fine */
     mw_mread_count wait[4] = {C(0, 0, 0, 1, 1), C(0, 0, 0, 1, 0), C(900, 50, 50, 1, 1),
                               C(3, 50, 50, 1, 0)};
-    MW_CHECK_INT(mw_mread_value(MW_Q_LATENCY, wait, 4, &v, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_LATENCY, wait, 4, &v, why, sizeof why), 0);
     MW_CHECK_NEAR(v, 300.0, 1e-12);
     /* l1_miss_lat: pending / l1_miss; the miss counter multiplexed out */
     mw_mread_count l1ml[2] = {C(8000, 100, 100, 1, 1), C(40, 100, 50, 1, 0)};
-    MW_CHECK_INT(mw_mread_value(MW_Q_LATENCY, l1ml, 2, &v, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_LATENCY, l1ml, 2, &v, why, sizeof why), 0);
     MW_CHECK_NEAR(v, 100.0, 1e-12);
     l1ml[1].running_ns = 0;
-    MW_CHECK_INT(mw_mread_value(MW_Q_LATENCY, l1ml, 2, &v, why, sizeof why), MW_ERR_NODATA);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_LATENCY, l1ml, 2, &v, why, sizeof why), MW_ERR_NODATA);
     /* a latency without numerator or without denominator */
     mw_mread_count half[1] = {C(8000, 100, 100, 1, 1)};
-    MW_CHECK_INT(mw_mread_value(MW_Q_LATENCY, half, 1, &v, why, sizeof why), MW_ERR_NOEVENT);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_LATENCY, half, 1, &v, why, sizeof why),
+                 MW_ERR_NOEVENT);
     half[0].numerator = 0;
-    MW_CHECK_INT(mw_mread_value(MW_Q_LATENCY, half, 1, &v, why, sizeof why), MW_ERR_NOEVENT);
+    MW_CHECK_INT(mw_method_reader_value(MW_Q_LATENCY, half, 1, &v, why, sizeof why),
+                 MW_ERR_NOEVENT);
 }
 
 /* ------------------------------------------------------------------ plan */
@@ -144,7 +149,7 @@ static void test_plan(void)
     /* skx imc_cas: rd and wr on each of the 6 uncore_imc PMUs (types 13..18),
      * counted on the cpumask (one CPU per socket: 0,28) */
     const mw_method_def *d = def_of(MW_UARCH_SKX, "imc_cas");
-    MW_CHECK_INT(mw_mread_plan_build(d, skx, &p, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_plan(d, skx, &p, why, sizeof why), 0);
     MW_CHECK_INT(p.n, 12);
     for (size_t i = 0; i < p.n && i < 12; i++) {
         const mw_mread_event *e = &p.ev[i];
@@ -163,7 +168,7 @@ static void test_plan(void)
     }
     /* skx lmrl: three core events on cpu (type 4), pending the numerator */
     d = def_of(MW_UARCH_SKX, "lmrl");
-    MW_CHECK_INT(mw_mread_plan_build(d, skx, &p, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_plan(d, skx, &p, why, sizeof why), 0);
     MW_CHECK_INT(p.n, 3);
     static const uint64_t lmrl_cfg[3] = {0x0148, 0x08d1, 0x40d1};
     for (size_t i = 0; i < p.n && i < 3; i++) {
@@ -176,20 +181,20 @@ static void test_plan(void)
     MW_CHECK_STR(p.ev[0].name, "cpu/pending (config 0x148)");
     /* skx ocr_dram: the offcore response value travels in config1 */
     d = def_of(MW_UARCH_SKX, "ocr_dram");
-    MW_CHECK_INT(mw_mread_plan_build(d, skx, &p, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_plan(d, skx, &p, why, sizeof why), 0);
     MW_CHECK_INT(p.n, 1);
     MW_CHECK_U64(p.ev[0].config, 0x01b7);
     MW_CHECK_U64(p.ev[0].config1, 0x3F840005B7ull);
     /* pebs_lat and probe_lat are not counting methods */
-    MW_CHECK_INT(mw_mread_plan_build(def_of(MW_UARCH_SKX, "pebs_lat"), skx, &p, why, sizeof why),
+    MW_CHECK_INT(mw_method_reader_plan(def_of(MW_UARCH_SKX, "pebs_lat"), skx, &p, why, sizeof why),
                  MW_ERR_UNSUPPORTED);
-    MW_CHECK_INT(mw_mread_plan_build(def_of(MW_UARCH_SKX, "probe_lat"), skx, &p, why, sizeof why),
+    MW_CHECK_INT(mw_method_reader_plan(def_of(MW_UARCH_SKX, "probe_lat"), skx, &p, why, sizeof why),
                  MW_ERR_UNSUPPORTED);
     MW_CHECK(strstr(why, "reads no counter") != NULL, "why: %s", why);
 
     /* zen4 amd_umc: event 0x0a with rdwrmask 1 / 2 on amd_umc_0 and _1 */
     d = def_of(MW_UARCH_ZEN4, "amd_umc");
-    MW_CHECK_INT(mw_mread_plan_build(d, zen4, &p, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_plan(d, zen4, &p, why, sizeof why), 0);
     MW_CHECK_INT(p.n, 4);
     const mw_pmu *u0 = mw_pmus_find(zen4, "amd_umc_0"), *u1 = mw_pmus_find(zen4, "amd_umc_1");
     MW_CHECK(u0 && u1, "amd_umc PMUs in the zen4 fixture");
@@ -203,19 +208,19 @@ static void test_plan(void)
     }
     /* zen4 lmrl: MAB occupancy / MAB allocations */
     d = def_of(MW_UARCH_ZEN4, "lmrl");
-    MW_CHECK_INT(mw_mread_plan_build(d, zen4, &p, why, sizeof why), 0);
+    MW_CHECK_INT(mw_method_reader_plan(d, zen4, &p, why, sizeof why), 0);
     MW_CHECK_INT(p.n, 2);
     MW_CHECK_U64(p.ev[0].config, 0x5f);
     MW_CHECK_U64(p.ev[1].config, 0x3f41);
     MW_CHECK_INT(p.ev[0].numerator + p.ev[1].numerator, 1);
 
     /* a VM without hardware PMUs: the reasons */
-    MW_CHECK_INT(mw_mread_plan_build(def_of(MW_UARCH_SKX, "imc_cas"), vm, &p, why, sizeof why),
+    MW_CHECK_INT(mw_method_reader_plan(def_of(MW_UARCH_SKX, "imc_cas"), vm, &p, why, sizeof why),
                  MW_ERR_NOPMU);
     MW_CHECK_STR(why, "no PMU matches uncore_imc_*");
-    MW_CHECK_INT(mw_mread_plan_build(def_of(MW_UARCH_ZEN4, "amd_umc"), vm, &p, why, sizeof why),
+    MW_CHECK_INT(mw_method_reader_plan(def_of(MW_UARCH_ZEN4, "amd_umc"), vm, &p, why, sizeof why),
                  MW_ERR_NOPMU);
-    MW_CHECK_INT(mw_mread_plan_build(def_of(MW_UARCH_ZEN4, "lmrl"), vm, &p, why, sizeof why),
+    MW_CHECK_INT(mw_method_reader_plan(def_of(MW_UARCH_ZEN4, "lmrl"), vm, &p, why, sizeof why),
                  MW_ERR_NOPMU);
     MW_CHECK(strstr(why, "no core PMU") != NULL, "why: %s", why);
 out:
