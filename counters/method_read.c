@@ -10,7 +10,7 @@
  * directly (perf.c has no inherit mode), with failures explained by
  * mw_perf_explain.
  * May call: perf.h, pmu.h, catalogue.h, libc. Threading: a reader belongs to
- * one thread at a time; open/close allocate, read only issues read(2).
+ * one thread at a time; open/close allocate, read only issues ioctl(2) and read(2).
  */
 #include <memwatch/method_read.h>
 #include <memwatch/perf.h>

@@ -40,7 +40,7 @@
  * numbers alone.
  *
  * Threading: a reader belongs to one thread at a time. Open and close
- * allocate; read issues only read(2) and does not allocate.
+ * allocate; read issues only ioctl(2) and read(2) and does not allocate.
  */
 #ifndef MEMWATCH_METHOD_READ_H
 #define MEMWATCH_METHOD_READ_H
