@@ -27,7 +27,8 @@ typedef struct mw_profile_method {
     double factor;          /* correction factor for "biased" (1.0 otherwise) */
     double cv;              /* coefficient of variation measured */
     double false_pos, false_neg; /* latency methods: rates over the read-sweep grid */
-    double threshold;       /* latency methods: saturation threshold in ns (0 if none) */
+    double threshold;       /* latency methods: saturation threshold (0 if none), in ns for
+                               probe_lat, core cycles per miss for lmrl/l1_miss_lat */
     char reason[200];       /* why, in words */
 } mw_profile_method;
 
@@ -39,7 +40,7 @@ typedef struct mw_profile {
     double peak_bw;         /* bytes/s, best measured */
     double idle_latency_ns;
     char lat_method[24];    /* best validated latency method ("" if none) */
-    double lat_threshold_ns;/* its saturation threshold */
+    double lat_threshold_ns;/* its saturation threshold, in the method's unit (see threshold) */
     char bw_method[24];     /* best validated bandwidth method ("" if none) */
     double bw_factor;       /* its correction factor */
     unsigned n_methods;
