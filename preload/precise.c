@@ -62,7 +62,13 @@ void mwp_precise_setup(void)
             snprintf(path, sizeof path, "%s", mwp_cfg.profile);
         else if (mw_profile_default_path(path, sizeof path) < 0)
             path[0] = 0;
-        if (path[0] && mw_profile_load(path, 1, &prof) == 0)
+        /* The identity is compared with the one the process already has
+         * (computed once per tree, or MEMWATCH_MACHINE), as the interval
+         * engine does, instead of reading /proc and /sys again in the
+         * constructor of every process. */
+        extern char mwp_identity[256];
+        if (path[0] && mw_profile_load(path, 0, &prof) == 0 && mwp_identity[0] &&
+            strcmp(mwp_identity, "unknown") && !strcmp(prof.identity, mwp_identity))
             pp = &prof;
     }
     const char *src;
