@@ -267,6 +267,27 @@ static void rec_summary(const char *dir, time_t since, int quiet)
 
 /* The idle latency the uncalibrated default threshold is relative to,
  * measured here, before the program (and its children) load the machine. */
+/* Length of the first LD_PRELOAD entry when it is a sanitizer runtime
+ * (libasan, libtsan, libubsan, liblsan, libhwasan, clang's libclang_rt.*),
+ * which must come first in the library list of an instrumented program; 0
+ * otherwise. */
+static size_t rec_sanitizer_prefix(const char *ld)
+{
+    if (!ld || !*ld)
+        return 0;
+    size_t n = strcspn(ld, ": ");
+    const char *base = ld;
+    for (size_t i = 0; i < n; i++)
+        if (ld[i] == '/')
+            base = ld + i + 1;
+    static const char *const rt[] = {"libasan", "libtsan", "libubsan", "liblsan", "libhwasan",
+                                     "libclang_rt."};
+    for (size_t i = 0; i < sizeof rt / sizeof rt[0]; i++)
+        if (!strncmp(base, rt[i], strlen(rt[i])))
+            return n;
+    return 0;
+}
+
 static void rec_baseline(void)
 {
     const char *m = getenv("MEMWATCH_METHOD");
@@ -439,7 +460,11 @@ int mw_cmd_record(int argc, char **argv)
         rec_baseline();
         const char *old = getenv("LD_PRELOAD");
         char pre[2 * PATH_MAX + 64];
-        if (old && *old)
+        size_t san = rec_sanitizer_prefix(old);
+        if (san) /* a sanitizer runtime must stay first: libmemwatch.so goes after it */
+            snprintf(pre, sizeof pre, "%.*s:%s%s%s", (int)san, old, lib, old[san] ? ":" : "",
+                     old[san] ? old + san + 1 : "");
+        else if (old && *old)
             snprintf(pre, sizeof pre, "%s:%s", lib, old);
         else
             snprintf(pre, sizeof pre, "%s", lib);

@@ -620,7 +620,11 @@ int mwp_engine_start(void)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     mwp_in_hook++;
     atomic_store(&eng_stop, 0);
-    int rc = mwp_real.pthread_create(&th, &at, eng_main, NULL);
+    /* Through the global symbol, not mwp_real: where a sanitizer runtime is
+     * loaded ahead of libmemwatch.so its interceptor must see this thread too
+     * (it then reaches memwatch's own pthread_create, which passes the call
+     * straight on while mwp_in_hook is set, as it does without a sanitizer). */
+    int rc = pthread_create(&th, &at, eng_main, NULL);
     if (rc == 0) {
         eng_th = th;
         eng_have = 1;

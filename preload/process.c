@@ -644,6 +644,25 @@ static void ctor_attrs(void)
     mwp_precise_setup();
 }
 
+/* Allocation hooks see only the calls that reach them: where another
+ * library preloaded ahead of libmemwatch.so (a sanitizer runtime, another
+ * allocator) serves malloc, the program's allocations never pass through
+ * memwatch. Say so instead of recording none silently. */
+static void ctor_alloc_note(void)
+{
+    if (mwp_cfg.alloc_threshold == UINT64_MAX)
+        return;
+    Dl_info d;
+    void *m = dlsym(RTLD_DEFAULT, "malloc");
+    if (!m || !dladdr(m, &d) || !d.dli_fname || !strcmp(d.dli_fname, mwp_self_path))
+        return;
+    char why[PATH_MAX + 160];
+    snprintf(why, sizeof why,
+             "not recorded: the program's malloc is %s's, loaded ahead of libmemwatch.so", d.dli_fname);
+    mwp_meta_note("allocations", why);
+    mwp_say(2, "allocations ", why, NULL);
+}
+
 int mwp_argc;
 char **mwp_argv;
 
@@ -708,6 +727,7 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
     atomic_store(&mwp_state, MWP_RUNNING);
     mwp_threads_init();
     mwp_modules_scan(1);
+    ctor_alloc_note();
     mwp_writer_batch(0);
     mwp_signals_install();
     pthread_atfork(NULL, NULL, fork_child);

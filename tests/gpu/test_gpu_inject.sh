@@ -22,7 +22,7 @@ run() { # name app args...
     # The real path: libmemwatch.so sets CUDA_INJECTION64_PATH itself and its
     # raw file (in MEMWATCH_DIR) holds our records.
     mkdir -p "$tmp/$name"
-    env -u CUDA_INJECTION64_PATH MEMWATCH_DIR="$tmp/$name" LD_PRELOAD="$B/libmemwatch.so" "$@" || return 1
+    env -u CUDA_INJECTION64_PATH MEMWATCH_DIR="$tmp/$name" LD_PRELOAD="${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$B/libmemwatch.so" "$@" || return 1
     f=$(ls -t "$tmp/$name"/*.mwr 2>/dev/null | head -1)
     echo "(through LD_PRELOAD=libmemwatch.so)" >&2
   else

@@ -10,6 +10,8 @@
 # flag. The raw files are read with `memwatch report` (SQLite database).
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
+# sanitized build: the ASan runtime first in every program (tests/CMakeLists.txt)
+[ -n "${MW_SAN_PRELOAD:-}" ] && export LD_PRELOAD=$MW_SAN_PRELOAD
 B=${MW_BUILD_DIR:?}
 FX=${MW_FIXTURES:?}
 LIB=$B/libmemwatch.so
@@ -53,7 +55,7 @@ record() {
     "${prog[@]}" >"$T/plain.txt" 2>&1
     local rc0=$?
     env "$@" MEMWATCH_MACHINE=mw-counter-test MEMWATCH_PROFILE="$T/prof.json" \
-        MEMWATCH_SYSFS="$sysfs" MEMWATCH_DIR="$T/out" LD_PRELOAD="$LIB" \
+        MEMWATCH_SYSFS="$sysfs" MEMWATCH_DIR="$T/out" LD_PRELOAD="${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB" \
         "${prog[@]}" >"$T/rec.txt" 2>"$T/err.txt"
     local rc1=$?
     [ "$rc1" = "$rc0" ] || fail "exit status $rc1 under memwatch, $rc0 without"

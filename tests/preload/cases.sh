@@ -4,6 +4,8 @@
 # output directory, checks the program's own result (exit status, output),
 # then checks every raw file with mwp_check. Exit 0 pass, 1 fail, 77 skip.
 set -u
+# sanitized build: the ASan runtime first in every program (tests/CMakeLists.txt)
+[ -n "${MW_SAN_PRELOAD:-}" ] && export LD_PRELOAD=$MW_SAN_PRELOAD
 B=${MW_BUILD_DIR:?}
 LIB=$B/libmemwatch.so
 APP=$B/mwp_app
@@ -24,7 +26,7 @@ skip() {
     echo "SKIP: $*"
     exit 77
 }
-run() { MEMWATCH_DIR=$OUT LD_PRELOAD=$LIB "$@"; }
+run() { MEMWATCH_DIR=$OUT LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB "$@"; }
 # facts of every file: "$CHK" output lines
 facts() { "$CHK" "$OUT"; }
 # value of key k on the line of file matching pattern p
@@ -102,7 +104,7 @@ threadexit)
     [ "$(val memwatch- status)" = 9 ] || fail "trailer status"
     ;;
 sigkill)
-    MEMWATCH_DIR=$OUT LD_PRELOAD=$LIB "$APP" spin >"$T/o" &
+    MEMWATCH_DIR=$OUT LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB "$APP" spin >"$T/o" &
     pid=$!
     for _ in $(seq 50); do grep -q ready "$T/o" 2>/dev/null && break; sleep 0.05; done
     sleep 0.3
@@ -130,7 +132,7 @@ truncate)
     ;;
 unwritable)
     touch "$T/plainfile"
-    o=$(MEMWATCH_DIR=$T/plainfile/sub LD_PRELOAD=$LIB "$APP" forkexec 2>"$T/err"); rc=$?
+    o=$(MEMWATCH_DIR=$T/plainfile/sub LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB "$APP" forkexec 2>"$T/err"); rc=$?
     expect_rc $rc 0
     n=$(grep -c "memwatch" "$T/err")
     [ "$n" = 1 ] || { cat "$T/err"; fail "expected exactly one warning, got $n"; }
@@ -145,6 +147,8 @@ static)
     ;;
 setuid)
     [ "$(id -u)" = 0 ] || skip "needs root to make a set-user-ID copy owned by another user"
+    [ -n "${MW_SAN_PRELOAD:-}" ] &&
+        skip "sanitized build: the loader ignores the ASan runtime in LD_PRELOAD for a set-user-ID program, which then cannot start"
     cp "$APP" "$T/suid_app" && chown nobody "$T/suid_app" && chmod 4755 "$T/suid_app" ||
         skip "cannot create a set-user-ID file here"
     if command -v findmnt >/dev/null && findmnt -no OPTIONS -T "$T" | grep -qw nosuid; then
@@ -154,10 +158,12 @@ setuid)
     "$MW" record -o "$OUT" -- "$T/suid_app" work 20 2>"$T/err"; rc=$?
     expect_rc $rc 0
     grep -q "set-user-ID" "$T/err" || { cat "$T/err"; fail "no explanation for the setuid program"; }
-    MEMWATCH_DIR=$OUT LD_PRELOAD=$LIB "$T/suid_app" _exit; expect_rc $? 5
+    MEMWATCH_DIR=$OUT LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB "$T/suid_app" _exit; expect_rc $? 5
     [ "$(nfiles)" = 0 ] || fail "a set-user-ID program was profiled"
     ;;
 alloc)
+    [ -n "${MW_SAN_PRELOAD:-}" ] &&
+        skip "sanitized build: the sanitizer's allocator is first, memwatch sees no allocation (case allocnote)"
     run "$APP" alloc; expect_rc $? 0
     all_ok 1
     a=$(val memwatch- allocs); f=$(val memwatch- frees); fr=$(val memwatch- alloc_frames)
@@ -173,7 +179,7 @@ emit)
     [ "$(val memwatch- gpu)" = 1 ] || fail "the record given to mw_preload_emit is missing"
     ;;
 config)
-    o=$(MEMWATCH_INTERVAL=bogus MEMWATCH_DIR=$OUT LD_PRELOAD=$LIB "$APP" work 50 2>"$T/err"); rc=$?
+    o=$(MEMWATCH_INTERVAL=bogus MEMWATCH_DIR=$OUT LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB "$APP" work 50 2>"$T/err"); rc=$?
     expect_rc $rc 0
     [ "$(grep -c MEMWATCH_INTERVAL "$T/err")" = 1 ] || { cat "$T/err"; fail "expected one line about MEMWATCH_INTERVAL"; }
     all_ok 1
@@ -223,6 +229,14 @@ record)
         { cat "$T/err"; fail "summary lines missing"; }
     grep -q "$OUT" "$T/err" || fail "does not say where the files are"
     "$MW" record -o "$OUT" -- "$APP" segv 2>"$T/err"; expect_rc $? 139
+    # libmemwatch.so goes in front of the LD_PRELOAD it finds, except behind a
+    # sanitizer runtime, which must stay first (an ASan build under memwatch)
+    san=${MW_SAN_PRELOAD:-/nonexistent/libasan.so.8}
+    pre=$(LD_PRELOAD=$san "$MW" record -q -o "$OUT" -- sh -c 'echo "$LD_PRELOAD"' 2>/dev/null)
+    [ "$pre" = "$san:$LIB" ] || fail "with a sanitizer runtime preloaded: LD_PRELOAD='$pre'"
+    sp=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:} # a sanitized memwatch itself needs its runtime first
+    pre=$(LD_PRELOAD=${sp}/nonexistent/libother.so "$MW" record -q -o "$OUT" -- sh -c 'echo "$LD_PRELOAD"' 2>/dev/null)
+    [ "$pre" = "${sp}$LIB:/nonexistent/libother.so" ] || fail "with another library preloaded: LD_PRELOAD='$pre'"
     ;;
 python)
     command -v python3 >/dev/null || skip "no python3"
@@ -330,6 +344,25 @@ lazyprobe)
     siv=$(facts | grep "file=$(basename "$slp") " | tr ' ' '\n' | sed -n 's/^intervals=//p')
     [ "${siv:-0}" -ge 5 ] || fail "sleep recorded $siv intervals, expected >= 5"
     if grep -aq "baseline_ns=" "$slp"; then fail "sleep (only waiting) measured a probe baseline"; fi
+    ;;
+allocnote)
+    # Another allocator preloaded ahead of libmemwatch.so serves the program's
+    # malloc: memwatch sees none of those calls and says so in META (and
+    # records no allocation), instead of recording nothing silently.
+    OTHER=$B/libmwp_othermalloc.so
+    [ -f "$OTHER" ] || skip "libmwp_othermalloc.so not built"
+    [ -n "${MW_SAN_PRELOAD:-}" ] && skip "a sanitized build has its own allocator first already"
+    MEMWATCH_DIR=$OUT LD_PRELOAD=$OTHER:$LIB "$APP" alloc >"$T/o"; expect_rc $? 0
+    all_ok 1
+    f=$(ls "$OUT"/*.mwr | head -1)
+    note=$(tr -c '[:print:]' '\n' <"$f" | grep -a "^allocations=" | tail -1)
+    echo "$note" | grep -q "^allocations=not recorded: the program's malloc is $OTHER's" ||
+        fail "META does not say why allocations are missing: '$note'"
+    rm -rf "$OUT"; mkdir -p "$OUT"
+    run "$APP" alloc >"$T/o"; expect_rc $? 0
+    if tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -aq "^allocations="; then
+        fail "an allocation note without another allocator"
+    fi
     ;;
 profverdict)
     # A profile's threshold counts as calibrated only where its method passed

@@ -15,6 +15,8 @@
 # Knobs: BWDEMO_SECONDS (0.5), BWDEMO_THREADS (all cores), BWDEMO_MIB (64),
 # MEMWATCH_* variables pass through to libmemwatch.so.
 set -u
+# sanitized build: the ASan runtime first in every program (tests/CMakeLists.txt)
+[ -n "${MW_SAN_PRELOAD:-}" ] && export LD_PRELOAD=$MW_SAN_PRELOAD
 B=${MW_BUILD_DIR:?}
 S=${MW_SOURCE_DIR:?}
 lib=$B/libmemwatch.so
@@ -23,6 +25,10 @@ if [ ! -f "$lib" ]; then
   exit 77
 fi
 command -v sqlite3 >/dev/null || { echo "SKIP: the sqlite3 command is not installed"; exit 77; }
+if [ -n "${MW_SAN_PRELOAD:-}" ]; then
+  echo "SKIP: sanitized build: the sanitizer's allocator is first, so no data object can be attributed"
+  exit 77
+fi
 tmp=$(mktemp -d /tmp/mw_bwdemo.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -39,7 +45,7 @@ if "$B/memwatch" record --help >/dev/null 2>&1; then
   "$B/memwatch" record -q -o "$tmp/raw" -- "$B/bwdemo" "$secs" "$threads" "$mib" 2 \
     >"$tmp/out.txt" || { echo "FAILED: memwatch record bwdemo"; cat "$tmp/out.txt"; exit 1; }
 else
-  MEMWATCH_DIR=$tmp/raw LD_PRELOAD=$lib "$B/bwdemo" "$secs" "$threads" "$mib" 2 >"$tmp/out.txt" ||
+  MEMWATCH_DIR=$tmp/raw LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$lib "$B/bwdemo" "$secs" "$threads" "$mib" 2 >"$tmp/out.txt" ||
     { echo "FAILED: bwdemo under libmemwatch.so"; cat "$tmp/out.txt"; exit 1; }
 fi
 ls "$tmp"/raw/*.mwr >/dev/null 2>&1 || { echo "FAILED: no raw file written"; exit 1; }
