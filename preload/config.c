@@ -23,6 +23,7 @@ struct mwp_config mwp_cfg = {
     .alloc_frames = 16,
     .stack_depth = 64,
     .ring_pages = 8,
+    .inherit = 1,
     .follow = 1,
     .verbose = 1,
     .threshold_factor = 1.35,
@@ -191,6 +192,10 @@ void mwp_config_load(struct mwp_config *c)
             cfg_bad("MEMWATCH_RING_PAGES", v, "expected a power of two in 4..1024", "8");
         else
             c->ring_pages = (unsigned)n;
+    }
+    if ((v = getenv("MEMWATCH_INHERIT")) && *v && cfg_bool(v, &c->inherit)) {
+        c->inherit = 1;
+        cfg_bad("MEMWATCH_INHERIT", v, "expected 0 or 1", "1");
     }
     if ((v = getenv("MEMWATCH_FOLLOW")) && *v && cfg_bool(v, &c->follow)) {
         c->follow = 1;

@@ -55,6 +55,8 @@ struct mwp_config {
     int precise;               /* MEMWATCH_PRECISE: 1 auto (default), 0 off */
     unsigned ldlat;            /* MEMWATCH_LDLAT, cycles (0: machine profile, else default) */
     char sysfs[256];           /* MEMWATCH_SYSFS: PMU descriptions ("" = /sys; tests) */
+    int inherit;               /* MEMWATCH_INHERIT: 1 (default) per-CPU events inherited by
+                                  threads once a process starts its second thread */
 };
 extern struct mwp_config mwp_cfg;
 /* Reads every MEMWATCH_* variable; invalid values give one stderr line and
@@ -170,6 +172,8 @@ struct mwp_thr {
     char *abuf;                   /* allocation records (SPSC ring), abuf_size bytes */
     _Atomic uint64_t ahead, atail;
     uint64_t start_ns;
+    int cpu_ring;                 /* >= 0: not a thread but the per-CPU rings of CPU cpu_ring
+                                     (inherited sampling); -1: an application thread */
 };
 enum mwp_thr_state { MWP_T_FREE = 0, MWP_T_STARTING, MWP_T_LIVE, MWP_T_DEAD };
 #define MWP_ABUF_SIZE (32u << 10)

@@ -9,7 +9,11 @@
  *
  * Why per thread: the kernel refuses to mmap an inherited per-task event, so
  * each thread opens its own events, on itself, in the pthread_create
- * trampoline. The event descriptors are closed as soon as the ring is mapped
+ * trampoline, until the process starts its second thread: from then on the
+ * cpu-clock and page-fault samples come from per-CPU events that threads
+ * inherit (see "inherited sampling" below; context switches between threads
+ * then cost what they cost without memwatch), and the trampoline opens only
+ * the precise sampler. The event descriptors are closed as soon as the ring is mapped
  * (the mapping keeps the event alive), so memwatch holds no descriptor per
  * thread that a program could close, dup2 over or run out of; the one
  * exception is the precise-load group leader on Sapphire Rapids and later
@@ -26,6 +30,8 @@
 #include <memwatch/attrs.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <string.h>
@@ -93,6 +99,7 @@ static struct mwp_thr *thr_alloc(void)
     atomic_flag_clear(&t->busy);
     t->ring[0].fd = t->ring[1].fd = t->ring[2].fd = -1;
     t->aux_fd = -1;
+    t->cpu_ring = -1;
     return t;
 }
 
@@ -115,12 +122,16 @@ static void thr_push(struct mwp_thr *t)
 }
 
 /* Open this thread's samplers and map their rings (runs on the thread). */
+static _Atomic int thr_inherited; /* cpu-clock and page faults come from per-CPU rings */
+
 static void thr_sampling_open(struct mwp_thr *t)
 {
     mwp_precise_open(t); /* reports its own failure; the others go on */
     for (int i = 0; i < 2; i++) {
         if (!mwp_attr_bytes[i][0] && !mwp_attr_bytes[i][1])
             continue;
+        if (atomic_load(&thr_inherited))
+            continue; /* the thread inherited its creator's per-CPU events */
         struct perf_event_attr a;
         memcpy(&a, mwp_attr_bytes[i], sizeof a);
         int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -355,6 +366,155 @@ static void *thr_trampoline(void *p)
     return start(arg);
 }
 
+/* ---- inherited sampling ----
+ * A thread's own cpu-clock event is taken off the CPU and put back at every
+ * context switch (an hrtimer cancelled and restarted: in a VM, a trap to the
+ * hypervisor each time; bench/switch_cost). Events inherited from one thread
+ * are clones of one context, and the kernel swaps cloned contexts between
+ * threads without touching the events. So when a process starts its second
+ * application thread, the creating thread (then the only one) trades its own
+ * cpu-clock and page-fault events for one pair per online CPU, opened with
+ * inherit and inherit_thread (threads inherit them, fork children do not),
+ * each with its ring; every thread created from then on is sampled through
+ * them. The per-CPU rings sit in the thread registry as entries with
+ * cpu_ring >= 0 and are drained like a thread's. A process that never starts
+ * a thread keeps the cheaper per-thread pair (two events, not two per CPU).
+ * Where the per-CPU events cannot all be opened (an old kernel without
+ * inherit_thread, the locked-memory limit), the thread gets its own events
+ * back and later threads open theirs, as before; META says which. */
+
+/* Online CPUs from /sys/devices/system/cpu/online ("0-3,8-11"). */
+static int thr_online_cpus(int *cpus, int cap)
+{
+    char b[512];
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/sys/devices/system/cpu/online",
+                          O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = (ssize_t)syscall(SYS_read, fd, b, sizeof b - 1);
+    mwp_sys_close(fd);
+    if (n <= 0)
+        return -EIO;
+    b[n] = 0;
+    int k = 0;
+    for (char *p = b; *p && *p != '\n';) {
+        char *e;
+        long lo = strtol(p, &e, 10), hi = lo;
+        if (e == p)
+            return -EINVAL;
+        if (*e == '-')
+            hi = strtol(e + 1, &e, 10);
+        for (long c = lo; c <= hi; c++) {
+            if (k == cap)
+                return -E2BIG;
+            cpus[k++] = (int)c;
+        }
+        p = *e == ',' ? e + 1 : e;
+    }
+    return k;
+}
+
+static void thr_inherit_note(const char *what, int err)
+{
+    char b[200];
+    struct mwp_str s = {b, sizeof b, 0};
+    mwp_s_str(&s, what);
+    if (err) {
+        mwp_s_str(&s, ": ");
+        mwp_s_str(&s, mw_strerror(err));
+        mwp_s_str(&s, "; every thread keeps its own events");
+    }
+    b[s.len] = 0;
+    mwp_meta_note("sampling", b);
+    if (err)
+        mwp_say(2, "inherited sampling unavailable: ", b, NULL);
+}
+
+/* Called on the creating thread before its first pthread_create, while it
+ * is the only application thread memwatch knows. */
+static void thr_inherit_start(struct mwp_thr *self)
+{
+    static _Atomic int tried;
+    if (!mwp_cfg.inherit || atomic_exchange(&tried, 1))
+        return;
+    int have[2] = {mwp_attr_bytes[0][0] || mwp_attr_bytes[0][1],
+                   mwp_attr_bytes[1][0] || mwp_attr_bytes[1][1]};
+    if (!self || (!have[0] && !have[1]))
+        return;
+    for (struct mwp_thr *t = atomic_load(&thr_head); t; t = atomic_load(&t->next))
+        if (t != self && t->cpu_ring < 0 && atomic_load(&t->state) == MWP_T_LIVE)
+            return; /* not the only thread: keep per-thread events */
+    int cpus[1024];
+    int n = thr_online_cpus(cpus, 1024);
+    if (n <= 0) {
+        thr_inherit_note("per-thread events (online CPUs unknown)", n < 0 ? n : -ENODATA);
+        return;
+    }
+    /* The thread's own events go first (drained, then unmapped), so that no
+     * sample is taken twice; if the per-CPU ones fail, it gets them back. */
+    while (atomic_flag_test_and_set_explicit(&self->busy, memory_order_acquire))
+        syscall(SYS_sched_yield);
+    char buf[4096];
+    uint64_t s = 0, l = 0;
+    thr_drain(self, buf, sizeof buf, &s, &l);
+    for (int i = 0; i < 2; i++)
+        mw_ring_unmap(&self->ring[i]);
+    struct mwp_thr *made[1024];
+    int nm = 0, err = 0;
+    for (int k = 0; k < n && !err; k++) {
+        struct mwp_thr *t = thr_alloc();
+        if (!t) {
+            err = -ENOMEM;
+            break;
+        }
+        made[nm++] = t;
+        t->cpu_ring = cpus[k];
+        t->tid = (pid_t)mwp_pid;
+        t->start_ns = mwp_now_ns();
+        for (int i = 0; i < 2 && !err; i++) {
+            if (!have[i])
+                continue;
+            struct perf_event_attr a;
+            memcpy(&a, mwp_attr_bytes[i], sizeof a);
+            a.inherit = 1;
+            a.inherit_thread = 1;
+            int fd = (int)syscall(SYS_perf_event_open, &a, 0, cpus[k], -1, PERF_FLAG_FD_CLOEXEC);
+            if (fd < 0) {
+                err = -errno;
+                break;
+            }
+            unsigned pages = mwp_cfg.ring_pages;
+            err = mw_ring_map(&t->ring[i], fd, pages ? pages : 1);
+            mwp_sys_close(fd);
+            t->ring[i].fd = -1;
+        }
+    }
+    if (err) {
+        for (int k = 0; k < nm; k++) {
+            for (int i = 0; i < 2; i++)
+                mw_ring_unmap(&made[k]->ring[i]);
+            thr_release(made[k]);
+        }
+        thr_sampling_open(self); /* its own events again */
+        atomic_flag_clear_explicit(&self->busy, memory_order_release);
+        thr_inherit_note("per-thread events (per-CPU inherited events refused)", err);
+        return;
+    }
+    for (int k = 0; k < nm; k++) {
+        atomic_store(&made[k]->state, MWP_T_LIVE);
+        thr_push(made[k]);
+    }
+    atomic_store(&thr_inherited, 1);
+    atomic_flag_clear_explicit(&self->busy, memory_order_release);
+    char b[96];
+    struct mwp_str str = {b, sizeof b, 0};
+    mwp_s_str(&str, "per-CPU events inherited by threads, from the second thread on (");
+    mwp_s_u64(&str, (uint64_t)n);
+    mwp_s_str(&str, " CPUs)");
+    b[str.len] = 0;
+    thr_inherit_note(b, 0);
+}
+
 MWP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
                               void *arg)
 {
@@ -362,6 +522,8 @@ MWP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     if (atomic_load(&mwp_state) != MWP_RUNNING || mwp_in_hook)
         return mwp_real.pthread_create(th, attr, start, arg);
     mwp_in_hook++;
+    if (!atomic_load(&thr_inherited))
+        thr_inherit_start(mwp_self);
     struct mwp_thr *t = thr_alloc();
     mwp_in_hook--;
     if (!t)
@@ -400,6 +562,7 @@ int mwp_threads_init(void)
 
 void mwp_threads_child(void)
 {
+    atomic_store(&thr_inherited, 0); /* inherit_thread: the child has no inherited events */
     atomic_flag_clear(&thr_free_lock);
     atomic_flag_clear(&sig_busy);
     struct mwp_thr *self = mwp_self;
@@ -458,11 +621,11 @@ unsigned mwp_threads_drain(int reap, int in_signal, uint64_t *samples, uint64_t 
             if (got) {
                 if (atomic_load(&t->state) == MWP_T_LIVE) {
                     thr_drain(t, buf, cap, samples, lost);
-                    live++;
+                    live += t->cpu_ring < 0;
                 }
                 atomic_flag_clear_explicit(&t->busy, memory_order_release);
             } else {
-                live++;
+                live += t->cpu_ring < 0;
             }
             prev = t;
         } else if (st == MWP_T_DEAD && reap && !in_signal) {

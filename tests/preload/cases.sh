@@ -345,6 +345,32 @@ lazyprobe)
     [ "${siv:-0}" -ge 5 ] || fail "sleep recorded $siv intervals, expected >= 5"
     if grep -aq "baseline_ns=" "$slp"; then fail "sleep (only waiting) measured a probe baseline"; fi
     ;;
+inherit)
+    # Once a process starts its second thread, cpu-clock and page faults come
+    # from per-CPU events its threads inherit (cheap context switches: bench/
+    # switch_cost); every thread is still sampled, as with per-thread events.
+    command -v sqlite3 >/dev/null || skip "the sqlite3 command is not installed"
+    for inh in 1 0; do
+        rm -rf "$OUT"; mkdir -p "$OUT"
+        MEMWATCH_INHERIT=$inh run "$APP" busythreads 80; expect_rc $? 0
+        all_ok 1
+        f=$(ls "$OUT"/*.mwr | head -1)
+        note=$(tr -c '[:print:]' '\n' <"$f" | grep -a "^sampling=" | tail -1)
+        echo "MEMWATCH_INHERIT=$inh: ${note:-per-thread events} samples=$(val memwatch- kernel_samples)"
+        want=""
+        [ "$inh" = 1 ] && want="sampling=per-CPU events inherited by threads, from the second thread on"
+        if [ -n "$want" ]; then
+            [ "${note%% (*}" = "$want" ] || fail "MEMWATCH_INHERIT=1: META '$note'"
+        else
+            [ -z "$note" ] || fail "MEMWATCH_INHERIT=0: META '$note'"
+        fi
+        "$MW" report "$OUT" -o "$T/r.db" -q >/dev/null 2>&1 || fail "report"
+        read -r n tids <<<"$(sqlite3 -separator ' ' "$T/r.db" "select count(*), count(distinct tid) from samples where source='timer'")"
+        [ "${n:-0}" -ge 120 ] || fail "MEMWATCH_INHERIT=$inh: $n timer samples for 4 threads x 80 ms"
+        [ "${tids:-0}" -ge 4 ] || fail "MEMWATCH_INHERIT=$inh: samples of $tids threads, expected the 4 workers"
+        rm -f "$T/r.db"
+    done
+    ;;
 allocnote)
     # Another allocator preloaded ahead of libmemwatch.so serves the program's
     # malloc: memwatch sees none of those calls and says so in META (and
@@ -434,7 +460,13 @@ precise)
     n=$(grep -c "precise load sampling" "$T/err")
     [ "$n" -le 1 ] || { cat "$T/err"; fail "$n lines for one refusal over 21 threads"; }
     [ "$(val memwatch- tstart)" -ge 21 ] || fail "threads"
-    [ "$(val memwatch- kernel_samples)" -ge 1 ] || fail "no cpu-clock samples beside the refused sampler"
+    # 21 threads of a few microseconds each carry no sample worth counting on:
+    # 4 threads of 60 ms each do (about 240 at 1000/s)
+    rm -f "$OUT"/*.mwr
+    MEMWATCH_SYSFS=$MW_FIXTURES/sysfs/spr run "$APP" busythreads 60 2>"$T/err"; expect_rc $? 0
+    all_ok 1
+    [ "$(val memwatch- kernel_samples)" -ge 60 ] ||
+        fail "$(val memwatch- kernel_samples) cpu-clock samples beside the refused sampler, expected >= 60"
     ;;
 *)
     fail "unknown case"

@@ -62,6 +62,30 @@ static void *thr_short(void *arg)
     return NULL;
 }
 
+/* A thread that computes (no shared memory) for the milliseconds in arg. */
+static void *thr_busy(void *arg)
+{
+    double end = now() + (double)(intptr_t)arg / 1000.0;
+    uint64_t s = 1;
+    while (now() < end)
+        for (int i = 0; i < 10000; i++)
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+    sink = s;
+    return NULL;
+}
+
+/* 4 threads, each busy for ms milliseconds, at the same time. */
+static int mode_busythreads(int ms)
+{
+    pthread_t t[4];
+    for (int k = 0; k < 4; k++)
+        if (pthread_create(&t[k], NULL, thr_busy, (void *)(intptr_t)ms))
+            return 1;
+    for (int k = 0; k < 4; k++)
+        pthread_join(t[k], NULL);
+    return 0;
+}
+
 static int mode_threads(int n)
 {
     for (int i = 0; i < n; i += 8) {
@@ -281,6 +305,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(m, "threads"))
         return mode_threads(arg);
+    if (!strcmp(m, "busythreads"))
+        return mode_busythreads(arg);
     if (!strcmp(m, "fork") || !strcmp(m, "forkexec") || !strcmp(m, "vfork") ||
         !strcmp(m, "spawn") || !strcmp(m, "system"))
         return run_self(m);
