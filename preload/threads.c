@@ -432,10 +432,11 @@ static void thr_inherit_note(const char *what, int err)
 
 /* Called on the creating thread before its first pthread_create, while it
  * is the only application thread memwatch knows. */
+static _Atomic int thr_inherit_tried; /* once per process (a fork child tries again) */
+
 static void thr_inherit_start(struct mwp_thr *self)
 {
-    static _Atomic int tried;
-    if (!mwp_cfg.inherit || atomic_exchange(&tried, 1))
+    if (!mwp_cfg.inherit || atomic_exchange(&thr_inherit_tried, 1))
         return;
     int have[2] = {mwp_attr_bytes[0][0] || mwp_attr_bytes[0][1],
                    mwp_attr_bytes[1][0] || mwp_attr_bytes[1][1]};
@@ -563,6 +564,7 @@ int mwp_threads_init(void)
 void mwp_threads_child(void)
 {
     atomic_store(&thr_inherited, 0); /* inherit_thread: the child has no inherited events */
+    atomic_store(&thr_inherit_tried, 0);
     atomic_flag_clear(&thr_free_lock);
     atomic_flag_clear(&sig_busy);
     struct mwp_thr *self = mwp_self;

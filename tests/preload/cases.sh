@@ -370,6 +370,20 @@ inherit)
         [ "${tids:-0}" -ge 4 ] || fail "MEMWATCH_INHERIT=$inh: samples of $tids threads, expected the 4 workers"
         rm -f "$T/r.db"
     done
+    # a fork child does not inherit its parent's per-CPU events (inherit_thread):
+    # it switches on its own when it starts threads, and its workers are sampled
+    rm -rf "$OUT"; mkdir -p "$OUT"
+    run "$APP" forkthreads 80; expect_rc $? 0
+    all_ok 2
+    for f in "$OUT"/*.mwr; do
+        tr -c '[:print:]' '\n' <"$f" | grep -aq "^sampling=per-CPU events inherited by threads" ||
+            fail "$(basename "$f"): no inherited sampling after starting threads"
+    done
+    "$MW" report "$OUT" -o "$T/r.db" -q >/dev/null 2>&1 || fail "report"
+    per=$(sqlite3 -separator ' ' "$T/r.db" "select count(distinct tid) from samples where source='timer' group by process_id" | tr '\n' ' ')
+    echo "forkthreads: sampled threads per process: $per"
+    for k in $per; do [ "$k" -ge 4 ] || fail "a process with $k sampled threads, expected 4 workers each: $per"; done
+    [ "$(echo $per | wc -w)" = 2 ] || fail "samples from $(echo $per | wc -w) processes, expected 2"
     ;;
 allocnote)
     # Another allocator preloaded ahead of libmemwatch.so serves the program's

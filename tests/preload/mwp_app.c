@@ -94,6 +94,20 @@ static int mode_busythreads(int ms)
     return 0;
 }
 
+/* A fork child that starts threads (after the parent started its own). */
+static int mode_forkthreads(int ms)
+{
+    if (mode_busythreads(ms / 2))
+        return 1;
+    pid_t p = fork();
+    if (p == 0)
+        _exit(mode_busythreads(ms));
+    int st = 0;
+    if (p < 0 || waitpid(p, &st, 0) != p)
+        return 1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
 static int mode_threads(int n)
 {
     for (int i = 0; i < n; i += 8) {
@@ -315,6 +329,8 @@ int main(int argc, char **argv)
         return mode_threads(arg);
     if (!strcmp(m, "busythreads"))
         return mode_busythreads(arg);
+    if (!strcmp(m, "forkthreads"))
+        return mode_forkthreads(arg);
     if (!strcmp(m, "fork") || !strcmp(m, "forkexec") || !strcmp(m, "vfork") ||
         !strcmp(m, "spawn") || !strcmp(m, "system"))
         return run_self(m);
