@@ -430,10 +430,10 @@ static void thr_inherit_note(const char *what, int err)
         mwp_say(2, "inherited sampling unavailable: ", b, NULL);
 }
 
-/* Called on the creating thread before its first pthread_create, while it
- * is the only application thread memwatch knows. */
 static _Atomic int thr_inherit_tried; /* once per process (a fork child tries again) */
 
+/* Called on the creating thread before its first pthread_create, while it
+ * is the only application thread memwatch knows. */
 static void thr_inherit_start(struct mwp_thr *self)
 {
     if (!mwp_cfg.inherit || atomic_exchange(&thr_inherit_tried, 1))
