@@ -28,6 +28,7 @@
 #include "internal.h"
 
 #include <memwatch/attrs.h>
+#include <memwatch/pmu.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -383,7 +384,8 @@ static void *thr_trampoline(void *p)
  * inherit_thread, the locked-memory limit), the thread gets its own events
  * back and later threads open theirs, as before; META says which. */
 
-/* Online CPUs from /sys/devices/system/cpu/online ("0-3,8-11"). */
+/* Online CPUs from /sys/devices/system/cpu/online ("0-3,8-11"), parsed by
+ * the counters module's cpulist parser. */
 static int thr_online_cpus(int *cpus, int cap)
 {
     char b[512];
@@ -396,22 +398,7 @@ static int thr_online_cpus(int *cpus, int cap)
     if (n <= 0)
         return -EIO;
     b[n] = 0;
-    int k = 0;
-    for (char *p = b; *p && *p != '\n';) {
-        char *e;
-        long lo = strtol(p, &e, 10), hi = lo;
-        if (e == p)
-            return -EINVAL;
-        if (*e == '-')
-            hi = strtol(e + 1, &e, 10);
-        for (long c = lo; c <= hi; c++) {
-            if (k == cap)
-                return -E2BIG;
-            cpus[k++] = (int)c;
-        }
-        p = *e == ',' ? e + 1 : e;
-    }
-    return k;
+    return mw_cpulist_parse(b, cpus, (size_t)cap);
 }
 
 static void thr_inherit_note(const char *what, int err)
