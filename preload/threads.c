@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/mman.h>
@@ -438,6 +439,19 @@ static void thr_inherit_start(struct mwp_thr *self)
         thr_inherit_note("per-thread events (online CPUs unknown)", n < 0 ? n : -ENODATA);
         return;
     }
+    /* Only the CPUs the process may run on now (an MPI rank bound to a few
+     * cores of a large node holds rings for those, not for every CPU); a
+     * thread that later widens its affinity beyond them is not sampled there. */
+    cpu_set_t aff;
+    int nall = n;
+    if (sched_getaffinity(0, sizeof aff, &aff) == 0) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (cpus[i] < CPU_SETSIZE && CPU_ISSET(cpus[i], &aff))
+                cpus[k++] = cpus[i];
+        if (k > 0)
+            n = k;
+    }
     /* The thread's own events go first (drained, then unmapped), so that no
      * sample is taken twice; if the per-CPU ones fail, it gets them back. */
     while (atomic_flag_test_and_set_explicit(&self->busy, memory_order_acquire))
@@ -494,11 +508,17 @@ static void thr_inherit_start(struct mwp_thr *self)
     }
     atomic_store(&thr_inherited, 1);
     atomic_flag_clear_explicit(&self->busy, memory_order_release);
-    char b[96];
+    char b[160];
     struct mwp_str str = {b, sizeof b, 0};
     mwp_s_str(&str, "per-CPU events inherited by threads, from the second thread on (");
     mwp_s_u64(&str, (uint64_t)n);
-    mwp_s_str(&str, " CPUs)");
+    mwp_s_str(&str, " CPUs");
+    if (n < nall) {
+        mwp_s_str(&str, ": the process's affinity, of ");
+        mwp_s_u64(&str, (uint64_t)nall);
+        mwp_s_str(&str, " online");
+    }
+    mwp_s_str(&str, ")");
     b[str.len] = 0;
     thr_inherit_note(b, 0);
 }

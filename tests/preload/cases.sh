@@ -384,6 +384,20 @@ inherit)
     echo "forkthreads: sampled threads per process: $per"
     for k in $per; do [ "$k" -ge 4 ] || fail "a process with $k sampled threads, expected 4 workers each: $per"; done
     [ "$(echo $per | wc -w)" = 2 ] || fail "samples from $(echo $per | wc -w) processes, expected 2"
+    # bound to one CPU (an MPI rank bound to its cores): rings for that CPU only
+    if command -v taskset >/dev/null && [ "$(nproc --all)" -gt 1 ]; then
+        rm -rf "$OUT"; mkdir -p "$OUT"
+        MEMWATCH_DIR=$OUT taskset -c 0 env LD_PRELOAD="${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB" "$APP" busythreads 50
+        expect_rc $? 0
+        all_ok 1
+        note=$(tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -a "^sampling=" | tail -1)
+        echo "taskset -c 0: $note samples=$(val memwatch- kernel_samples)"
+        case "$note" in
+        *"(1 CPUs: the process's affinity, of "*) ;;
+        *) fail "bound to one CPU: META '$note'" ;;
+        esac
+        [ "$(val memwatch- kernel_samples)" -ge 100 ] || fail "bound to one CPU: $(val memwatch- kernel_samples) samples for 4 x 50 ms"
+    fi
     ;;
 allocnote)
     # Another allocator preloaded ahead of libmemwatch.so serves the program's
