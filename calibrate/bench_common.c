@@ -10,6 +10,8 @@
 #include "bench_int.h"
 #include "tsc.h"
 
+#include <memwatch/pmu.h>
+
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -154,19 +156,6 @@ double mw_bench_tsc_hz(void)
 }
 
 /* ----------------------------------------------------------- cache info */
-static int read_text(const char *path, char *buf, size_t n)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -errno;
-    size_t k = fread(buf, 1, n - 1, f);
-    fclose(f);
-    buf[k] = 0;
-    while (k && (buf[k - 1] == '\n' || buf[k - 1] == ' '))
-        buf[--k] = 0;
-    return 0;
-}
-
 /* "32768K", "1M", "48K" or plain bytes. */
 static size_t parse_size(const char *s)
 {
@@ -182,26 +171,14 @@ static size_t parse_size(const char *s)
 }
 
 /* Counts CPUs in a list such as "0-3,8,10-11". */
+/* CPUs in a list such as "0-3,8" (counters' mw_cpulist_parse); 0 if malformed. */
 static unsigned count_cpu_list(const char *s)
 {
-    unsigned n = 0;
-    while (*s) {
-        char *end;
-        long a = strtol(s, &end, 10);
-        if (end == s)
-            break;
-        long b = a;
-        if (*end == '-') {
-            s = end + 1;
-            b = strtol(s, &end, 10);
-        }
-        if (b >= a)
-            n += (unsigned)(b - a + 1);
-        s = *end == ',' ? end + 1 : end;
-        if (*end != ',')
-            break;
-    }
-    return n;
+    enum { MAX_CPUS = 8192 }; /* the kernel's largest NR_CPUS */
+    int *cpus = malloc(MAX_CPUS * sizeof *cpus);
+    int n = cpus ? mw_cpulist_parse(s, cpus, MAX_CPUS) : 0;
+    free(cpus);
+    return n > 0 ? (unsigned)n : 0;
 }
 
 MW_API int mw_cache_info_read(const char *sys_root, int cpu, mw_cache_info *out)
@@ -214,7 +191,7 @@ MW_API int mw_cache_info_read(const char *sys_root, int cpu, mw_cache_info *out)
         char dir[512], path[600], buf[256];
         snprintf(dir, sizeof dir, "%s/devices/system/cpu/cpu%d/cache/index%d", sys_root, cpu, idx);
         snprintf(path, sizeof path, "%s/type", dir);
-        if (read_text(path, buf, sizeof buf) < 0)
+        if (mw_read_small(path, buf, sizeof buf) < 0)
             continue;
         if (!strcmp(buf, "Instruction"))
             continue;
@@ -222,19 +199,19 @@ MW_API int mw_cache_info_read(const char *sys_root, int cpu, mw_cache_info *out)
         memset(&lv, 0, sizeof lv);
         snprintf(lv.type, sizeof lv.type, "%.15s", buf);
         snprintf(path, sizeof path, "%s/level", dir);
-        if (read_text(path, buf, sizeof buf) < 0)
+        if (mw_read_small(path, buf, sizeof buf) < 0)
             continue;
         lv.level = atoi(buf);
         snprintf(path, sizeof path, "%s/size", dir);
-        if (read_text(path, buf, sizeof buf) < 0)
+        if (mw_read_small(path, buf, sizeof buf) < 0)
             continue;
         lv.size = parse_size(buf);
         snprintf(path, sizeof path, "%s/coherency_line_size", dir);
-        lv.line = read_text(path, buf, sizeof buf) == 0 ? (unsigned)atoi(buf) : 64;
+        lv.line = mw_read_small(path, buf, sizeof buf) >= 0 ? (unsigned)atoi(buf) : 64;
         snprintf(path, sizeof path, "%s/ways_of_associativity", dir);
-        lv.ways = read_text(path, buf, sizeof buf) == 0 ? (unsigned)atoi(buf) : 0;
+        lv.ways = mw_read_small(path, buf, sizeof buf) >= 0 ? (unsigned)atoi(buf) : 0;
         snprintf(path, sizeof path, "%s/shared_cpu_list", dir);
-        lv.sharing = read_text(path, buf, sizeof buf) == 0 ? count_cpu_list(buf) : 0;
+        lv.sharing = mw_read_small(path, buf, sizeof buf) >= 0 ? count_cpu_list(buf) : 0;
         if (!lv.size || lv.level <= 0)
             continue;
         /* insertion sort by level */
@@ -278,7 +255,7 @@ size_t mw_bench_big_bytes(void)
 MW_API double mw_bench_loadavg(void)
 {
     char buf[128];
-    if (read_text("/proc/loadavg", buf, sizeof buf) < 0)
+    if (mw_read_small("/proc/loadavg", buf, sizeof buf) < 0)
         return -1;
     char *end;
     double v = strtod(buf, &end);

@@ -15,6 +15,7 @@
  * being cut silently. No input can make the loader read out of bounds.
  */
 #include <memwatch/catalogue.h>
+#include <memwatch/pmu.h>
 #include <memwatch/profile.h>
 
 #include <cjson/cJSON.h>
@@ -31,31 +32,6 @@
 #include <unistd.h>
 
 #define MW_PROFILE_MAX_BYTES (8u << 20)
-
-/* Reads at most cap-1 bytes of a small file into buf (NUL-terminated). */
-static int pf_read_small(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    size_t n = 0;
-    while (n + 1 < cap) {
-        ssize_t r = read(fd, buf + n, cap - 1 - n);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = -errno;
-            close(fd);
-            return e;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    buf[n] = 0;
-    close(fd);
-    return (int)n;
-}
 
 static void pf_trim(char *s)
 {
@@ -85,7 +61,7 @@ static unsigned long long pf_mem_total_kib(const char *proc)
 {
     char path[512], buf[4096];
     snprintf(path, sizeof path, "%s/meminfo", proc);
-    if (pf_read_small(path, buf, sizeof buf) <= 0)
+    if (mw_read_small(path, buf, sizeof buf) <= 0)
         return 0;
     const char *p = strstr(buf, "MemTotal:");
     return p ? strtoull(p + 9, NULL, 10) : 0;
@@ -124,7 +100,7 @@ static unsigned pf_count_dimms(const char *sys, unsigned long long *total_mib)
         for (unsigned k = 0; k < 64; k++) {
             snprintf(path, sizeof path, "%s/devices/system/edac/mc/%s/dimm%u/size", sys,
                      e->d_name, k);
-            if (pf_read_small(path, buf, sizeof buf) <= 0)
+            if (mw_read_small(path, buf, sizeof buf) <= 0)
                 continue;
             unsigned long long mib = strtoull(buf, NULL, 10);
             if (mib) {
@@ -153,9 +129,8 @@ MW_API int mw_machine_identity(const char *proc_root, const char *sys_root, char
     char kernel[96] = "";
     char path[512];
     snprintf(path, sizeof path, "%s/sys/kernel/osrelease", proc);
-    if (pf_read_small(path, kernel, sizeof kernel) <= 0)
+    if (mw_read_small(path, kernel, sizeof kernel) <= 0)
         snprintf(kernel, sizeof kernel, "?");
-    pf_trim(kernel);
     unsigned cpus = pf_count_cpus(proc);
     unsigned long long mem_gib = (pf_mem_total_kib(proc) + (1u << 19)) >> 20; /* rounded */
     unsigned nodes = pf_count_nodes(sys);

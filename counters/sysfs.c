@@ -293,15 +293,15 @@ MW_API int mw_cpulist_parse(const char *s, int *cpus, size_t max)
 
 /* ---- discovery ---- */
 
-/* Read a small sysfs file into buf (NUL-terminated, trailing whitespace cut).
- * Returns 0 or -errno. */
-static int read_small(const char *path, char *buf, size_t len)
+MW_API int mw_read_small(const char *path, char *buf, size_t len)
 {
+    if (!path || !buf || !len)
+        return -EINVAL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     size_t got = 0;
-    for (;;) {
+    while (got + 1 < len) {
         ssize_t r = read(fd, buf + got, len - 1 - got);
         if (r < 0) {
             if (errno == EINTR)
@@ -313,14 +313,19 @@ static int read_small(const char *path, char *buf, size_t len)
         if (r == 0)
             break;
         got += (size_t)r;
-        if (got == len - 1)
-            break;
     }
     close(fd);
     buf[got] = 0;
     while (got && isspace((unsigned char)buf[got - 1]))
         buf[--got] = 0;
-    return 0;
+    return (int)got;
+}
+
+/* mw_read_small with 0 for success, as discovery's callers test it. */
+static int read_small(const char *path, char *buf, size_t len)
+{
+    int r = mw_read_small(path, buf, len);
+    return r < 0 ? r : 0;
 }
 
 static int problem(mw_pmu_set *set, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -15,6 +15,7 @@
 #include "internal.h"
 
 #include <memwatch/attrs.h>
+#include <memwatch/pmu.h>
 #include <memwatch/profile.h>
 
 #include <stdio.h>
@@ -23,19 +24,6 @@
 
 /* Core PMUs where Intel's mem-loads lives, in the builder's order. */
 static const char *const pa_intel_pmus[] = {"cpu", "cpu_core"};
-
-static int pa_read(const char *path, char *buf, size_t n)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    size_t k = fread(buf, 1, n - 1, f);
-    fclose(f);
-    buf[k] = 0;
-    while (k && (buf[k - 1] == '\n' || buf[k - 1] == ' '))
-        buf[--k] = 0;
-    return (int)k;
-}
 
 /* Parse a format field "configN:lo-hi" (or ":bit"). Returns 0 or -1. */
 static int pa_field(const char *s, int *word, unsigned *lo, unsigned *hi)
@@ -95,13 +83,13 @@ int mwp_precise_attrs(const char *sysfs_root, unsigned ldlat, unsigned long freq
         for (size_t i = 0; i < sizeof pa_intel_pmus / sizeof pa_intel_pmus[0]; i++) {
             snprintf(path, sizeof path, "%s/bus/event_source/devices/%s/type", root,
                      pa_intel_pmus[i]);
-            if (pa_read(path, buf, sizeof buf) <= 0 || strtoul(buf, NULL, 0) != m->type)
+            if (mw_read_small(path, buf, sizeof buf) <= 0 || strtoul(buf, NULL, 0) != m->type)
                 continue;
             snprintf(path, sizeof path, "%s/bus/event_source/devices/%s/format/ldlat", root,
                      pa_intel_pmus[i]);
             int word;
             unsigned lo, hi;
-            if (pa_read(path, buf, sizeof buf) <= 0 || pa_field(buf, &word, &lo, &hi))
+            if (mw_read_small(path, buf, sizeof buf) <= 0 || pa_field(buf, &word, &lo, &hi))
                 break;
             uint64_t max = hi - lo >= 63 ? UINT64_MAX : (1ull << (hi - lo + 1)) - 1;
             uint64_t v = ldlat > max ? max : ldlat;

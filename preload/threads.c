@@ -385,20 +385,13 @@ static void *thr_trampoline(void *p)
  * inherit_thread, the locked-memory limit), the thread gets its own events
  * back and later threads open theirs, as before; META says which. */
 
-/* Online CPUs from /sys/devices/system/cpu/online ("0-3,8-11"), parsed by
- * the counters module's cpulist parser. */
+/* Online CPUs from /sys/devices/system/cpu/online ("0-3,8-11"). */
 static int thr_online_cpus(int *cpus, int cap)
 {
     char b[512];
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/sys/devices/system/cpu/online",
-                          O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n = (ssize_t)syscall(SYS_read, fd, b, sizeof b - 1);
-    mwp_sys_close(fd);
-    if (n <= 0)
-        return -EIO;
-    b[n] = 0;
+    int n = mw_read_small("/sys/devices/system/cpu/online", b, sizeof b);
+    if (n < 0)
+        return n;
     return mw_cpulist_parse(b, cpus, (size_t)cap);
 }
 

@@ -2,42 +2,35 @@
  * sampling/attrs.c: perf_event_attr builders (include/memwatch/attrs.h).
  *
  * Owns: the attributes of memwatch's samplers and the sysfs probes that decide
- * whether precise load sampling exists. Calls: libc file I/O only.
+ * whether precise load sampling exists. Calls: counters' mw_read_small for
+ * the sysfs and procfs files.
  * Threading: reentrant (mw_attr_max_rate caches its first reading); not
- * async-signal-safe (stdio in the sysfs probes).
+ * async-signal-safe (snprintf in the sysfs probes).
  *
  * Hardware knowledge is kept in the table below: which PMU and event exposes
  * precise load latency, and how the threshold is passed.
  */
 #include <memwatch/attrs.h>
+#include <memwatch/pmu.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define ATTR_NS_PER_S 1000000000ul
 
-/* Read once per process (a start-up cost of every recorded process): plain
- * open/read, no stdio buffer. */
+/* Read once per process (a start-up cost of every recorded process). */
 MW_API unsigned long mw_attr_max_rate(void)
 {
     static _Atomic unsigned long cached; /* 0: not read yet */
     unsigned long c = atomic_load_explicit(&cached, memory_order_relaxed);
     if (c)
         return c;
-    int fd = open("/proc/sys/kernel/perf_event_max_sample_rate", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
     char b[32];
-    ssize_t n = read(fd, b, sizeof b - 1);
-    close(fd);
-    if (n <= 0)
+    if (mw_read_small("/proc/sys/kernel/perf_event_max_sample_rate", b, sizeof b) <= 0)
         return 0;
-    b[n] = 0;
     char *end;
     unsigned long v = strtoul(b, &end, 10);
     if (end == b)
@@ -107,19 +100,6 @@ static const struct attr_precise {
     {"ibs_op", "", NULL, 0, "AMD IBS op sampling"},
 };
 
-static int attr_read_file(const char *path, char *buf, size_t n)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -errno;
-    size_t k = fread(buf, 1, n - 1, f);
-    fclose(f);
-    buf[k] = 0;
-    while (k && (buf[k - 1] == '\n' || buf[k - 1] == ' '))
-        buf[--k] = 0;
-    return (int)k;
-}
-
 /* Parse "event=0xcd,umask=0x1,ldlat=3" style terms for event and umask (Intel core
  * layout: config = event | umask << 8). Returns 0 or -1. */
 static int attr_parse_terms(const char *s, uint64_t *config)
@@ -153,20 +133,20 @@ MW_API int mw_attr_precise_loads(const char *sysfs_root, unsigned ldlat_cycles,
     for (size_t i = 0; i < sizeof attr_precise_tab / sizeof attr_precise_tab[0]; i++) {
         const struct attr_precise *p = &attr_precise_tab[i];
         snprintf(path, sizeof path, "%s/bus/event_source/devices/%s/type", root, p->pmu);
-        if (attr_read_file(path, buf, sizeof buf) <= 0)
+        if (mw_read_small(path, buf, sizeof buf) <= 0)
             continue;
         uint32_t type = (uint32_t)strtoul(buf, NULL, 0);
         uint64_t cfg = 0, aux_cfg = 0;
         if (p->event[0]) {
             snprintf(path, sizeof path, "%s/bus/event_source/devices/%s/events/%s", root, p->pmu,
                      p->event);
-            if (attr_read_file(path, buf, sizeof buf) <= 0 || attr_parse_terms(buf, &cfg))
+            if (mw_read_small(path, buf, sizeof buf) <= 0 || attr_parse_terms(buf, &cfg))
                 continue;
         }
         if (p->aux) {
             snprintf(path, sizeof path, "%s/bus/event_source/devices/%s/events/%s", root, p->pmu,
                      p->aux);
-            if (attr_read_file(path, buf, sizeof buf) <= 0 || attr_parse_terms(buf, &aux_cfg))
+            if (mw_read_small(path, buf, sizeof buf) <= 0 || attr_parse_terms(buf, &aux_cfg))
                 continue;
         }
         size_t need = p->aux ? 2 : 1;

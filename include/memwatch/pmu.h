@@ -72,6 +72,11 @@ MW_API int mw_alias_parse(const char *s, mw_alias_term *terms, size_t max, size_
  * or MW_ERR_TOOBIG when more than max CPUs are listed. */
 MW_API int mw_cpulist_parse(const char *s, int *cpus, size_t max);
 
+/* Reads at most len-1 bytes of a small text file (sysfs, procfs) into buf,
+ * NUL-terminated, trailing whitespace cut. Returns the length left, or
+ * -errno. open/read only: no stdio, no allocation. */
+MW_API int mw_read_small(const char *path, char *buf, size_t len);
+
 /* ---- discovery ---- */
 
 typedef struct mw_pmu_event {
