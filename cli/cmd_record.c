@@ -296,23 +296,11 @@ static void rec_baseline(void)
     mw_probe_lat *p = NULL;
     if (mw_probe_lat_create(NULL, &p) < 0)
         return;
-    double v[7];
-    int k = 0;
-    for (int i = 0; i < 7; i++) {
-        mw_probe_lat_result r;
-        if (mw_probe_lat_measure(p, &r) == 0 && r.median_ns > 0)
-            v[k++] = r.median_ns;
-    }
+    double base = mw_probe_lat_baseline(p);
     mw_probe_lat_destroy(p);
-    for (int i = 1; i < k; i++)
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    if (k) {
+    if (base > 0) {
         char b[32];
-        snprintf(b, sizeof b, "%.1f", v[k / 2]);
+        snprintf(b, sizeof b, "%.1f", base);
         setenv("MEMWATCH_BASELINE_NS", b, 1);
     }
 }

@@ -446,6 +446,24 @@ void mw_probe_lat_reset(mw_probe_lat *p)
         p->ring_used = 0;
 }
 
+double mw_probe_lat_baseline(mw_probe_lat *p)
+{
+    double v[7];
+    int k = 0;
+    for (int i = 0; i < 7; i++) {
+        mw_probe_lat_result r;
+        if (mw_probe_lat_measure(p, &r) == 0 && r.median_ns > 0)
+            v[k++] = r.median_ns;
+    }
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return k ? v[k / 2] : 0;
+}
+
 int mw_probe_lat_bursts(mw_probe_lat *p, double *ns, unsigned n)
 {
     if (!p || (!ns && n))

@@ -133,21 +133,9 @@ static void eng_threshold_final(void)
                "memwatch record or a parent process)";
     } else if (eng_probe) {
         /* Median of 7 probe measurements, at the first interval the process ran. */
-        double v[7];
-        int k = 0;
-        for (int i = 0; i < 7; i++) {
-            mw_probe_lat_result r;
-            if (mw_probe_lat_measure(eng_probe, &r) == 0 && r.median_ns > 0)
-                v[k++] = r.median_ns;
-        }
-        for (int i = 1; i < k; i++)
-            for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-                double t = v[j];
-                v[j] = v[j - 1];
-                v[j - 1] = t;
-            }
-        if (k) {
-            eng_baseline = v[k / 2];
+        double base = mw_probe_lat_baseline(eng_probe);
+        if (base > 0) {
+            eng_baseline = base;
             eng_threshold = eng_baseline * mwp_cfg.threshold_factor;
             tsrc = "uncalibrated default: MEMWATCH_THRESHOLD_FACTOR x baseline probe latency "
                    "measured at the first interval in which the process ran";

@@ -75,6 +75,9 @@ MW_API int mw_probe_lat_measure(mw_probe_lat *p, mw_probe_lat_result *out);
 MW_API uint64_t mw_probe_lat_window_ns(const mw_probe_lat_config *cfg);
 /* Forget the window: the next reading uses only its own bursts. */
 MW_API void mw_probe_lat_reset(mw_probe_lat *p);
+/* The idle baseline the uncalibrated default threshold is relative to: the
+ * median of 7 measurements, in ns; 0 when none succeeded. No allocation. */
+MW_API double mw_probe_lat_baseline(mw_probe_lat *p);
 MW_API void mw_probe_lat_destroy(mw_probe_lat *p);
 /* Raw bursts for benchmarks: one untimed warm-up burst, then n timed bursts,
  * ns[i] = nanoseconds per load of burst i. No statistics, no window. */

@@ -63,6 +63,12 @@ int main(void)
                r.median_ns, r.median_cycles, r.min_ns, r.max_ns, (unsigned long long)r.cost_ns);
     }
 
+    /* the idle baseline: the median of 7 readings, a latency like theirs */
+    MW_CHECK(mw_probe_lat_baseline(NULL) == 0, "baseline of no probe");
+    double base = mw_probe_lat_baseline(p);
+    MW_CHECK(base > 0 && base < 1e5, "baseline %.1f ns", base);
+    printf("baseline: %.1f ns\n", base);
+
     /* a second handle with its own configuration, used interleaved */
     mw_probe_lat *q = NULL;
     mw_probe_lat_config c = {.lines = 16, .bursts = 4, .region_bytes = 64 * 4096};
