@@ -126,24 +126,42 @@ static void thr_push(struct mwp_thr *t)
 /* Open this thread's samplers and map their rings (runs on the thread). */
 static _Atomic int thr_inherited; /* cpu-clock and page faults come from per-CPU rings */
 
+/* Whether sampler i (0 cpu-clock, 1 page faults) is configured. */
+static int thr_attr_on(int i)
+{
+    return mwp_attr_bytes[i][0] || mwp_attr_bytes[i][1];
+}
+
+/* Open sampler i on the calling thread (cpu -1) or, inherited by the threads
+ * it creates from now on, on one CPU; map its ring and close the descriptor
+ * (the mapping keeps the event). Returns 0 or a negative errno. */
+static int thr_ring_open(mw_ring *r, int i, int cpu)
+{
+    struct perf_event_attr a;
+    memcpy(&a, mwp_attr_bytes[i], sizeof a);
+    if (cpu >= 0) {
+        a.inherit = 1;
+        a.inherit_thread = 1;
+    }
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    unsigned pages = mwp_cfg.ring_pages;
+    int err = mw_ring_map(r, fd, pages ? pages : 1);
+    mwp_sys_close(fd);
+    r->fd = -1;
+    return err;
+}
+
 static void thr_sampling_open(struct mwp_thr *t)
 {
     mwp_precise_open(t); /* reports its own failure; the others go on */
     for (int i = 0; i < 2; i++) {
-        if (!mwp_attr_bytes[i][0] && !mwp_attr_bytes[i][1])
+        if (!thr_attr_on(i))
             continue;
         if (atomic_load(&thr_inherited))
             continue; /* the thread inherited its creator's per-CPU events */
-        struct perf_event_attr a;
-        memcpy(&a, mwp_attr_bytes[i], sizeof a);
-        int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-        int err = fd < 0 ? -errno : 0;
-        if (fd >= 0) {
-            unsigned pages = mwp_cfg.ring_pages;
-            err = mw_ring_map(&t->ring[i], fd, pages ? pages : 1);
-            mwp_sys_close(fd);
-            t->ring[i].fd = -1;
-        }
+        int err = thr_ring_open(&t->ring[i], i, -1);
         if (err) {
             atomic_fetch_add(&mwp_threads_unsampled, 1);
             if (!atomic_exchange(&thr_err_said, 1)) {
@@ -419,9 +437,7 @@ static void thr_inherit_start(struct mwp_thr *self)
 {
     if (!mwp_cfg.inherit || atomic_exchange(&thr_inherit_tried, 1))
         return;
-    int have[2] = {mwp_attr_bytes[0][0] || mwp_attr_bytes[0][1],
-                   mwp_attr_bytes[1][0] || mwp_attr_bytes[1][1]};
-    if (!self || (!have[0] && !have[1]))
+    if (!self || (!thr_attr_on(0) && !thr_attr_on(1)))
         return;
     for (struct mwp_thr *t = atomic_load(&thr_head); t; t = atomic_load(&t->next))
         if (t != self && t->cpu_ring < 0 && atomic_load(&t->state) == MWP_T_LIVE)
@@ -466,23 +482,9 @@ static void thr_inherit_start(struct mwp_thr *self)
         t->cpu_ring = cpus[k];
         t->tid = (pid_t)mwp_pid;
         t->start_ns = mwp_now_ns();
-        for (int i = 0; i < 2 && !err; i++) {
-            if (!have[i])
-                continue;
-            struct perf_event_attr a;
-            memcpy(&a, mwp_attr_bytes[i], sizeof a);
-            a.inherit = 1;
-            a.inherit_thread = 1;
-            int fd = (int)syscall(SYS_perf_event_open, &a, 0, cpus[k], -1, PERF_FLAG_FD_CLOEXEC);
-            if (fd < 0) {
-                err = -errno;
-                break;
-            }
-            unsigned pages = mwp_cfg.ring_pages;
-            err = mw_ring_map(&t->ring[i], fd, pages ? pages : 1);
-            mwp_sys_close(fd);
-            t->ring[i].fd = -1;
-        }
+        for (int i = 0; i < 2 && !err; i++)
+            if (thr_attr_on(i))
+                err = thr_ring_open(&t->ring[i], i, cpus[k]);
     }
     if (err) {
         for (int k = 0; k < nm; k++) {
