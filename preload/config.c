@@ -24,6 +24,7 @@ struct mwp_config mwp_cfg = {
     .stack_depth = 64,
     .ring_pages = 8,
     .inherit = 1,
+    .probe_share = 1,
     .follow = 1,
     .verbose = 1,
     .threshold_factor = 1.35,
@@ -196,6 +197,14 @@ void mwp_config_load(struct mwp_config *c)
     if ((v = getenv("MEMWATCH_INHERIT")) && *v && cfg_bool(v, &c->inherit)) {
         c->inherit = 1;
         cfg_bad("MEMWATCH_INHERIT", v, "expected 0 or 1", "1");
+    }
+    if ((v = getenv("MEMWATCH_PROBE_SHARE")) && *v) {
+        if (v[0] == '/' && strlen(v) < sizeof c->probe_share_dir) {
+            strcpy(c->probe_share_dir, v);
+        } else if (cfg_bool(v, &c->probe_share)) {
+            c->probe_share = 1;
+            cfg_bad("MEMWATCH_PROBE_SHARE", v, "expected 0, 1 or an absolute directory", "1");
+        }
     }
     if ((v = getenv("MEMWATCH_FOLLOW")) && *v && cfg_bool(v, &c->follow)) {
         c->follow = 1;

@@ -150,6 +150,55 @@ static void eng_threshold_final(void)
     eng_thr_done = 1;
 }
 
+/* Join the machine's shared probe readings (probe_share.c); META says
+ * whether this process shares and, if not, why. */
+static void eng_share_open(void)
+{
+    if (!mwp_cfg.probe_share) {
+        mwp_meta_note("probe_share", "off (MEMWATCH_PROBE_SHARE=0)");
+        return;
+    }
+    char path[400], why[600], note[700];
+    int rc = mwp_pshare_open(mwp_cfg.probe_share_dir[0] ? mwp_cfg.probe_share_dir : NULL, path,
+                             sizeof path, why, sizeof why);
+    if (rc < 0) {
+        snprintf(note, sizeof note, "off: %s; this process measures every interval itself", why);
+        mwp_say(2, "probe sharing ", note, NULL);
+    } else {
+        snprintf(note, sizeof note, "on: %s", path);
+    }
+    mwp_meta_note("probe_share", note);
+}
+
+/* One latency reading for an interval in which the process ran: the median
+ * of the shared window when another process measured within it (*shared=1),
+ * else this process measures (and publishes for the others). 0 or -1. */
+static int eng_probe_latency(double *lat, int *shared)
+{
+    mw_probe_lat_result r;
+    *shared = 0;
+    if (!mwp_pshare_on()) {
+        if (mw_probe_lat_measure(eng_probe, &r) || !(r.median_ns > 0))
+            return -1;
+        *lat = r.median_ns;
+        return 0;
+    }
+    uint64_t now = mwp_now_ns();
+    unsigned node = mwp_pshare_node();
+    int mine = mwp_pshare_claim(now, node, mwp_cfg.interval_ns);
+    if (!mine && mwp_pshare_reading(now, node, 2 * mwp_cfg.interval_ns, lat)) {
+        *shared = 1;
+        return 0;
+    }
+    /* ours to measure, or nothing fresh yet (the claimant is still at it) */
+    if (mw_probe_lat_measure(eng_probe, &r) || !(r.this_ns > 0))
+        return -1;
+    mwp_pshare_publish(now, node, r.this_ns);
+    if (!mwp_pshare_reading(mwp_now_ns(), node, 2 * mwp_cfg.interval_ns, lat))
+        *lat = r.median_ns;
+    return *lat > 0 ? 0 : -1;
+}
+
 /* Create the probe (first interval in which the process ran). */
 static void eng_probe_create(void)
 {
@@ -166,6 +215,8 @@ static void eng_probe_create(void)
         eng_probe = NULL;
         eng_lat_method[0] = 0;
     }
+    if (eng_probe)
+        eng_share_open();
     if (!eng_thr_done)
         eng_threshold_final();
 }
@@ -527,10 +578,11 @@ static void eng_interval(uint64_t t0)
             eng_reader_lost(&eng_lat_rd, "method_note", eng_lat_method, why, "latency");
         }
     } else if (eng_probe && ran) {
-        mw_probe_lat_result r;
-        if (mw_probe_lat_measure(eng_probe, &r) == 0 && r.median_ns > 0) {
-            iv.latency_ns = r.median_ns;
-            iv.flags |= MWR_IV_LAT_VALID;
+        double lat = 0;
+        int shared = 0;
+        if (eng_probe_latency(&lat, &shared) == 0) {
+            iv.latency_ns = lat;
+            iv.flags |= MWR_IV_LAT_VALID | (shared ? MWR_IV_LAT_SHARED : 0);
         }
     }
     if (eng_bw_rd) {

@@ -57,11 +57,25 @@ struct mwp_config {
     char sysfs[256];           /* MEMWATCH_SYSFS: PMU descriptions ("" = /sys; tests) */
     int inherit;               /* MEMWATCH_INHERIT: 1 (default) per-CPU events inherited by
                                   threads once a process starts its second thread */
+    int probe_share;           /* MEMWATCH_PROBE_SHARE: 1 (default) one probe measurement per
+                                  interval for the machine; 0 off */
+    char probe_share_dir[256]; /* MEMWATCH_PROBE_SHARE given as a directory ("" = /dev/shm) */
 };
 extern struct mwp_config mwp_cfg;
 /* Reads every MEMWATCH_* variable; invalid values give one stderr line and
  * the default. Not a hook path (constructor only). */
 void mwp_config_load(struct mwp_config *c);
+
+/* ---- probe_share.c: probe_lat measurements shared by the recorded processes
+ * of this user on this machine (interval thread only) ---- */
+int mwp_pshare_open(const char *dir, char *path, size_t pathsz, char *why, size_t whysz);
+int mwp_pshare_on(void);
+unsigned mwp_pshare_node(void);
+int mwp_pshare_claim(uint64_t now, unsigned node, uint64_t iv_ns);
+void mwp_pshare_publish(uint64_t t_ns, unsigned node, double lat_ns);
+unsigned mwp_pshare_reading(uint64_t now, unsigned node, uint64_t fresh_ns, double *lat_ns);
+uint64_t mwp_pshare_pack(uint64_t t_ns, unsigned node, double lat_ns);
+void mwp_pshare_unpack(uint64_t w, uint64_t *t_ns, unsigned *node, double *lat_ns);
 
 /* ---- util.c ---- */
 struct mwp_str {

@@ -62,6 +62,9 @@ enum mwr_interval_flag {
     MWR_IV_LAT_VALID = 1u << 1,     /* latency_ns holds a measurement */
     MWR_IV_BW_VALID = 1u << 2,      /* bytes holds a measurement */
     MWR_IV_UNCALIBRATED = 1u << 3,  /* threshold is memwatch's default, no machine profile */
+    MWR_IV_LAT_SHARED = 1u << 4,    /* latency_ns pooled from probe_lat measurements that other
+                                       recorded processes on this machine took in the window;
+                                       this process did not measure (docs/probe_lat.md) */
 };
 
 typedef struct mwr_perf_attr {

@@ -399,6 +399,50 @@ inherit)
         [ "$(val memwatch- kernel_samples)" -ge 100 ] || fail "bound to one CPU: $(val memwatch- kernel_samples) samples for 4 x 50 ms"
     fi
     ;;
+probeshare)
+    # Concurrent recorded processes share one probe measurement per interval
+    # (preload/probe_share.c): four spinning processes take far fewer
+    # measurements than they have intervals with latency, each still has a
+    # latency in (almost) every interval; MEMWATCH_PROBE_SHARE=0 and an
+    # unusable share directory give every process its own measurements, the
+    # latter with the reason in META.
+    spin4() {
+        (MEMWATCH_PROFILE=none run sh -c 'p=; for i in 1 2 3 4; do "$1" spin >/dev/null &
+            p="$p $!"; done; sleep 0.8; kill $p; wait' sh "$APP")
+    }
+    sums() { # intervals with latency, of them shared, over the spinning processes
+        local f l s tl=0 ts=0
+        for f in $(grep -l "cmdline=$APP spin" "$OUT"/*.mwr); do
+            l=$(facts | grep "file=$(basename "$f") " | tr ' ' '\n' | sed -n 's/^lat=//p')
+            s=$(facts | grep "file=$(basename "$f") " | tr ' ' '\n' | sed -n 's/^shared=//p')
+            [ "${l:-0}" -ge 5 ] || fail "$(basename "$f"): $l intervals with latency, expected >= 5"
+            tl=$((tl + l)); ts=$((ts + s))
+        done
+        echo "$tl $ts"
+    }
+    mkdir -p "$T/shm"
+    MEMWATCH_PROBE_SHARE=$T/shm spin4
+    all_ok 4
+    read -r tl ts <<<"$(sums)"
+    echo "shared: $ts of $tl intervals with latency borrowed a shared reading"
+    [ "$ts" -gt 0 ] && [ $((tl - ts)) -le $((tl * 6 / 10)) ] ||
+        fail "4 processes measured $((tl - ts)) of $tl intervals themselves"
+    shm=$(ls "$T/shm"/memwatch-probe-* 2>/dev/null | head -1)
+    [ -n "$shm" ] || fail "no shared page in $T/shm"
+    [ "$(stat -c %a "$shm")" = 600 ] || fail "shared page mode $(stat -c %a "$shm")"
+    grep -aq "probe_share=on: $shm" "$OUT"/*.mwr || fail "META probe_share does not name $shm"
+    rm -rf "$OUT"; mkdir -p "$OUT"
+    MEMWATCH_PROBE_SHARE=0 spin4
+    read -r tl ts <<<"$(sums)"
+    [ "$ts" = 0 ] || fail "MEMWATCH_PROBE_SHARE=0: $ts shared readings"
+    grep -aq "probe_share=off (MEMWATCH_PROBE_SHARE=0)" "$OUT"/*.mwr || fail "META: sharing not noted off"
+    rm -rf "$OUT"; mkdir -p "$OUT"
+    MEMWATCH_PROBE_SHARE=$T/missing spin4
+    read -r tl ts <<<"$(sums)"
+    [ "$ts" = 0 ] || fail "unusable share directory: $ts shared readings"
+    grep -aq "probe_share=off: cannot open $T/missing/memwatch-probe-" "$OUT"/*.mwr ||
+        fail "META gives no reason for sharing off"
+    ;;
 allocnote)
     # Another allocator preloaded ahead of libmemwatch.so serves the program's
     # malloc: memwatch sees none of those calls and says so in META (and

@@ -4,7 +4,7 @@
  * each memwatch-*.mwr in a directory) it prints one line of key=value facts:
  *
  *   file=NAME ok=1 cut=0 trailer=1 status=0 end=exit pid=.. ppid=.. origin=exec
- *   intervals=.. lat=.. bw=.. uncal=.. samples=.. lost=.. perfdata=.. kernel_samples=..
+ *   intervals=.. lat=.. shared=.. bw=.. uncal=.. samples=.. lost=.. perfdata=.. kernel_samples=..
  *   tstart=.. texit=.. tname=.. allocs=.. frees=.. modules=.. buildids=.. logs=..
  *   alloc_frames=.. dropped=..
  *
@@ -26,7 +26,7 @@ struct facts {
     int ok, cut, trailer;
     int status;
     char end[32], pid[16], ppid[16], origin[16];
-    unsigned long intervals, lat, bw, uncal, samples, lost, perfdata, ksamples;
+    unsigned long intervals, lat, shared, bw, uncal, samples, lost, perfdata, ksamples;
     unsigned long tstart, texit, tname, allocs, frees, modules, buildids, logs, frames, dropped, gpu;
 };
 
@@ -117,6 +117,7 @@ static int check_file(const char *path, struct facts *f)
             f->lat += !!(iv.flags & MWR_IV_LAT_VALID);
             f->bw += !!(iv.flags & MWR_IV_BW_BOUND);
             f->uncal += !!(iv.flags & MWR_IV_UNCALIBRATED);
+            f->shared += !!(iv.flags & MWR_IV_LAT_SHARED);
             f->samples += iv.samples;
             f->lost += iv.lost;
             break;
@@ -218,11 +219,11 @@ static void report(const char *path)
     }
     const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     printf("file=%s ok=%d cut=%d trailer=%d status=%d end=%s pid=%s ppid=%s origin=%s "
-           "intervals=%lu lat=%lu bw=%lu uncal=%lu samples=%lu lost=%lu perfdata=%lu "
+           "intervals=%lu lat=%lu shared=%lu bw=%lu uncal=%lu samples=%lu lost=%lu perfdata=%lu "
            "kernel_samples=%lu tstart=%lu texit=%lu tname=%lu allocs=%lu frees=%lu modules=%lu "
            "buildids=%lu logs=%lu alloc_frames=%lu dropped=%lu gpu=%lu\n",
            name, f.ok, f.cut, f.trailer, f.status, f.end, f.pid[0] ? f.pid : "-",
-           f.ppid[0] ? f.ppid : "-", f.origin[0] ? f.origin : "-", f.intervals, f.lat, f.bw,
+           f.ppid[0] ? f.ppid : "-", f.origin[0] ? f.origin : "-", f.intervals, f.lat, f.shared, f.bw,
            f.uncal, f.samples, f.lost, f.perfdata, f.ksamples, f.tstart, f.texit, f.tname,
            f.allocs, f.frees, f.modules, f.buildids, f.logs, f.frames, f.dropped, f.gpu);
     n_files++;
