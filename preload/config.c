@@ -17,7 +17,7 @@ struct mwp_config mwp_cfg = {
     .enabled = 1,
     .interval_ns = 10000000ull,
     .method = "auto",
-    .rate = 1000,
+    .rate = 250,
     .fault_period = 16,
     .alloc_threshold = 64u << 10,
     .alloc_frames = 16,
@@ -145,7 +145,7 @@ void mwp_config_load(struct mwp_config *c)
         static const uint64_t mul[] = {1, 1000};
         uint64_t r;
         if (cfg_scaled(v, suf, mul, 1, &r) || r > 1000000)
-            cfg_bad("MEMWATCH_RATE", v, "expected 0 (off) .. 1000000 samples/s", "1000");
+            cfg_bad("MEMWATCH_RATE", v, "expected 0 (off) .. 1000000 samples/s", "250");
         else
             c->rate = (unsigned long)r;
     }

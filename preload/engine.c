@@ -538,6 +538,24 @@ static void eng_check_orphaned(void)
         exit(0);
 }
 
+/* CPU time of the application's threads since the last call, in ns: the
+ * process's CPU clock less this thread's own (exited threads included, so a
+ * thread that ran and ended within the interval counts). UINT64_MAX where the
+ * clocks cannot be read. */
+static uint64_t eng_app_cpu_last;
+static uint64_t eng_app_cpu_delta(void)
+{
+    struct timespec p, t;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p) || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t))
+        return UINT64_MAX;
+    uint64_t a = ((uint64_t)p.tv_sec * 1000000000ull + (uint64_t)p.tv_nsec);
+    uint64_t e = ((uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec);
+    a = a > e ? a - e : 0;
+    uint64_t d = a > eng_app_cpu_last ? a - eng_app_cpu_last : 0;
+    eng_app_cpu_last = a;
+    return d;
+}
+
 static void eng_interval(uint64_t t0)
 {
     mwr_interval iv;
@@ -546,8 +564,12 @@ static void eng_interval(uint64_t t0)
     mwp_modules_scan(0);
     uint64_t s = 0, l = 0;
     iv.nthreads = mwp_threads_drain(1, 0, &s, &l);
-    /* samples since the last drain: did the process run just now? */
-    int ran_now = s > 0 || mwp_cfg.rate == 0;
+    /* Did the application run in this interval? At least 1/20 of the
+     * interval's time on a CPU, whatever the sampling rate (0 included). A
+     * process that only waits (a shell, make, a compiler driver) has nothing
+     * to be bandwidth-bound about: it skips the probe, which keeps process
+     * trees cheap, and never creates it. */
+    int ran = eng_app_cpu_delta() >= mwp_cfg.interval_ns / 20;
     s += eng_carry_s;
     l += eng_carry_l;
     eng_carry_s = eng_carry_l = 0;
@@ -555,14 +577,9 @@ static void eng_interval(uint64_t t0)
         eng_check_orphaned();
     iv.samples = s;
     iv.lost = l;
-    /* A process that did not run in this interval (a shell or make waiting
-     * for its children) has nothing to be bandwidth-bound about: no probe,
-     * which keeps process trees cheap. Without timer sampling there is no
-     * way to tell, so the probe always runs. */
-    int ran = s > 0 || mwp_cfg.rate == 0;
     if (atomic_load(&eng_ctr_reopen))
         eng_counters_child();
-    if (eng_probe_pending && ran_now)
+    if (eng_probe_pending && ran)
         eng_sources_create();
     /* Counter readers, once open, are read every interval (a few read(2)
      * calls): a window left out would add its counts to the next one. A
@@ -618,6 +635,8 @@ static void *eng_main(void *arg)
     uint64_t iv = mwp_cfg.interval_ns;
     uint64_t next = mwp_now_ns() + iv;
     mwp_iv_last_end = mwp_now_ns();
+    eng_app_cpu_last = 0;
+    eng_app_cpu_delta(); /* what the process used before this thread (the loader's work) */
     if (!eng_setup_done) {
         /* Processes that live less than one interval never pay for the
          * set-up; those that only wait (make, a compiler driver) never

@@ -352,7 +352,9 @@ inherit)
     command -v sqlite3 >/dev/null || skip "the sqlite3 command is not installed"
     for inh in 1 0; do
         rm -rf "$OUT"; mkdir -p "$OUT"
-        MEMWATCH_INHERIT=$inh run "$APP" busythreads 80; expect_rc $? 0
+        # at 1000 samples/s (the default is 250) so that the count says how
+        # complete the sampling is: 320 for 4 x 80 ms of CPU
+        MEMWATCH_RATE=1000 MEMWATCH_INHERIT=$inh run "$APP" busythreads 80; expect_rc $? 0
         all_ok 1
         f=$(ls "$OUT"/*.mwr | head -1)
         note=$(tr -c '[:print:]' '\n' <"$f" | grep -a "^sampling=" | tail -1)
@@ -387,7 +389,7 @@ inherit)
     # bound to one CPU (an MPI rank bound to its cores): rings for that CPU only
     if command -v taskset >/dev/null && [ "$(nproc --all)" -gt 1 ]; then
         rm -rf "$OUT"; mkdir -p "$OUT"
-        MEMWATCH_DIR=$OUT taskset -c 0 env LD_PRELOAD="${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB" "$APP" busythreads 50
+        MEMWATCH_RATE=1000 MEMWATCH_DIR=$OUT taskset -c 0 env LD_PRELOAD="${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB" "$APP" busythreads 50
         expect_rc $? 0
         all_ok 1
         note=$(tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -a "^sampling=" | tail -1)
@@ -535,7 +537,7 @@ precise)
     # 21 threads of a few microseconds each carry no sample worth counting on:
     # 4 threads of 60 ms each do (about 240 at 1000/s)
     rm -f "$OUT"/*.mwr
-    MEMWATCH_SYSFS=$MW_FIXTURES/sysfs/spr run "$APP" busythreads 60 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_RATE=1000 MEMWATCH_SYSFS=$MW_FIXTURES/sysfs/spr run "$APP" busythreads 60 2>"$T/err"; expect_rc $? 0
     all_ok 1
     [ "$(val memwatch- kernel_samples)" -ge 60 ] ||
         fail "$(val memwatch- kernel_samples) cpu-clock samples beside the refused sampler, expected >= 60"
