@@ -556,7 +556,7 @@ static uint64_t eng_app_cpu_delta(void)
     return d;
 }
 
-static void eng_interval(uint64_t t0)
+static int eng_interval(uint64_t t0)
 {
     mwr_interval iv;
     memset(&iv, 0, sizeof iv);
@@ -621,11 +621,15 @@ static void eng_interval(uint64_t t0)
     memcpy(iv.bw_method, eng_bw_method, sizeof iv.bw_method);
     iv.t_end_ns = mwp_now_ns();
     if (atomic_load(&mwp_state) != MWP_RUNNING)
-        return;
+        return ran;
     struct iovec v = {&iv, sizeof iv};
     mwp_write(MWR_INTERVAL, &v, 1);
     mwp_iv_last_end = iv.t_end_ns;
+    return ran;
 }
+
+#define MWP_IDLE_AFTER 3  /* intervals without the application on a CPU */
+#define MWP_IDLE_STRIDE 5 /* then one look every 5 intervals (50 ms at the default) */
 
 static void *eng_main(void *arg)
 {
@@ -649,6 +653,7 @@ static void *eng_main(void *arg)
         eng_setup();
         next = mwp_now_ns() + iv;
     }
+    unsigned idle = 0;
     for (;;) {
         struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
@@ -657,11 +662,17 @@ static void *eng_main(void *arg)
             break;
         int st = atomic_load(&mwp_state);
         if (st == MWP_RUNNING)
-            eng_interval(mwp_iv_last_end);
+            idle = eng_interval(mwp_iv_last_end) ? 0 : idle + 1;
         uint64_t now = mwp_now_ns();
-        next += iv;
+        /* A process that has not run for MWP_IDLE_AFTER intervals (make, a
+         * shell, a compiler driver waiting for its children) is looked at
+         * every MWP_IDLE_STRIDE intervals until it runs again: one longer
+         * interval record instead of several empty ones, and fewer wake-ups
+         * taken from the processes that do run. */
+        uint64_t step = idle >= MWP_IDLE_AFTER ? iv * MWP_IDLE_STRIDE : iv;
+        next += step;
         if (next <= now)
-            next = now + iv; /* fell behind: skip, never burst */
+            next = now + step; /* fell behind: skip, never burst */
         if (st == MWP_OFF)
             break;
     }
