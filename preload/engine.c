@@ -568,8 +568,9 @@ static int eng_interval(uint64_t t0)
      * interval's time on a CPU, whatever the sampling rate (0 included). A
      * process that only waits (a shell, make, a compiler driver) has nothing
      * to be bandwidth-bound about: it skips the probe, which keeps process
-     * trees cheap, and never creates it. */
-    int ran = eng_app_cpu_delta() >= mwp_cfg.interval_ns / 20;
+     * trees cheap. */
+    uint64_t cpu = eng_app_cpu_delta();
+    int ran = cpu >= mwp_cfg.interval_ns / 20;
     s += eng_carry_s;
     l += eng_carry_l;
     eng_carry_s = eng_carry_l = 0;
@@ -579,7 +580,10 @@ static int eng_interval(uint64_t t0)
     iv.lost = l;
     if (atomic_load(&eng_ctr_reopen))
         eng_counters_child();
-    if (eng_probe_pending && ran)
+    /* Creating the probe (and measuring a baseline without a profile) asks
+     * for more: a quarter of the interval, so that what is left of a
+     * waiting program's start-up in its first interval does not count. */
+    if (eng_probe_pending && cpu >= mwp_cfg.interval_ns / 4)
         eng_sources_create();
     /* Counter readers, once open, are read every interval (a few read(2)
      * calls): a window left out would add its counts to the next one. A

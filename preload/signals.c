@@ -15,6 +15,8 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -84,17 +86,35 @@ void mwp_signals_install(void)
     mwp_resolve();
     if (!mwp_real.sigaction)
         return;
+    /* One sigaction per signal: install ours and read back what was there.
+     * After exec that is SIG_DFL with no mask or flags (the kernel resets
+     * caught signals) or SIG_IGN (kept); a library initialised before this
+     * one may have set a handler. The few that are not plain SIG_DFL take a
+     * second call (SIG_IGN restored, a handler's mask and flags copied).
+     * Signals stay blocked meanwhile, so none meets our handler before
+     * app_act holds what the application had. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    struct sigaction k;
+    memset(&k, 0, sizeof k);
+    k.sa_sigaction = sig_handler;
+    k.sa_flags = SA_SIGINFO;
+    sigemptyset(&k.sa_mask);
     for (size_t i = 0; i < sizeof sig_list / sizeof sig_list[0]; i++) {
         int sig = sig_list[i];
         struct sigaction cur;
-        if (mwp_real.sigaction(sig, NULL, &cur))
+        if (mwp_real.sigaction(sig, &k, &cur))
             continue;
         app_act[sig] = cur;
         atomic_store(&sig_managed[sig], 1);
-        if (cur.sa_handler != SIG_IGN)
+        if (cur.sa_handler == SIG_IGN)
+            mwp_real.sigaction(sig, &cur, NULL);
+        else if (cur.sa_handler != SIG_DFL || cur.sa_flags || !sigisemptyset(&cur.sa_mask))
             sig_install_ours(sig, &cur);
     }
     sig_ready = 1;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void mwp_signals_child(void)
