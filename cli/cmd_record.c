@@ -46,7 +46,7 @@ static void rec_usage(FILE *f)
             "\n"
             "  -o, --output DIR        where the raw files go (created if missing)\n"
             "  -i, --interval T        measurement interval, e.g. 10ms (default), 1ms..60s\n"
-            "  -F, --rate N            cpu-clock samples per second per thread (default 1000, 0 off)\n"
+            "  -F, --rate N            cpu-clock samples per second per thread (default 250, 0 off)\n"
             "  -m, --method M          auto (default), probe_lat, none\n"
             "  -a, --alloc-threshold B allocations recorded from this size on (default 64K; off)\n"
             "      --threshold-ns NS   latency above which an interval is bandwidth-bound\n"
