@@ -343,6 +343,11 @@ lazyprobe)
     grep -aq "baseline_ns=" "$spin" || fail "the running process measured no baseline"
     siv=$(facts | grep "file=$(basename "$slp") " | tr ' ' '\n' | sed -n 's/^intervals=//p')
     [ "${siv:-0}" -ge 5 ] || fail "sleep recorded $siv intervals, expected >= 5"
+    # a waiting process is looked at every 5 intervals after 3 idle ones:
+    # 0.4 s of sleep is about 3 + 8 intervals, not 40; the spinning one keeps 10 ms
+    [ "$siv" -le 20 ] || fail "sleep recorded $siv intervals in 0.4 s: the idle stride is not in force"
+    piv=$(facts | grep "file=$(basename "$spin") " | tr ' ' '\n' | sed -n 's/^intervals=//p')
+    [ "${piv:-0}" -ge 25 ] || fail "the spinning process recorded $piv intervals in 0.4 s, expected >= 25"
     if grep -aq "baseline_ns=" "$slp"; then fail "sleep (only waiting) measured a probe baseline"; fi
     ;;
 inherit)
