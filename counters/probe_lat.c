@@ -6,7 +6,8 @@
  * random line offset in each page, visited in a random page order; the timing
  * of bursts of dependent loads of those lines after they were flushed; the
  * window of recent measurements' bursts a reading is the median of.
- * Calls: libc (mmap, madvise, clock_gettime, getenv), counters/tsc.h, mw_log.
+ * Calls: libc (mmap, madvise, clock_gettime, getenv: not with MW_PROBE_LAT_NO_ENV),
+ * counters/tsc.h, mw_log.
  * Threading: a handle is used by one thread at a time; distinct handles are
  * independent. Never calls malloc (the probe runs inside profiled programs);
  * not async-signal-safe (mw_log on errors in create).
@@ -261,8 +262,25 @@ uint64_t mw_probe_lat_window_ns(const mw_probe_lat_config *cfg)
 {
     unsigned flags = cfg ? cfg->flags : 0;
     uint64_t window_ns = cfg ? cfg->window_ns : 0;
-    pl_env(&flags, &window_ns);
+    if (!(flags & MW_PROBE_LAT_NO_ENV))
+        pl_env(&flags, &window_ns);
     return (flags & MW_PROBE_LAT_NO_WINDOW) ? 0 : window_ns ? window_ns : PL_DEFAULT_WINDOW_NS;
+}
+
+void mw_probe_lat_config_env(mw_probe_lat_config *cfg)
+{
+    if (!cfg || (cfg->flags & MW_PROBE_LAT_NO_ENV))
+        return;
+    pl_env_count("MEMWATCH_PROBE_LINES", &cfg->lines, 2, PL_MAX_LINES);
+    pl_env_count("MEMWATCH_PROBE_BURSTS", &cfg->bursts, 1, 1000);
+    pl_env(&cfg->flags, &cfg->window_ns);
+    if (!cfg->lines)
+        cfg->lines = PL_DEFAULT_LINES;
+    if (!cfg->bursts)
+        cfg->bursts = PL_DEFAULT_BURSTS;
+    if (!cfg->window_ns && !(cfg->flags & MW_PROBE_LAT_NO_WINDOW))
+        cfg->window_ns = PL_DEFAULT_WINDOW_NS;
+    cfg->flags |= MW_PROBE_LAT_NO_ENV;
 }
 
 int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
@@ -286,8 +304,10 @@ int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
         return MW_ERR_UNSUPPORTED;
     }
     unsigned lines = cfg ? cfg->lines : 0, bursts = cfg ? cfg->bursts : 0;
-    pl_env_count("MEMWATCH_PROBE_LINES", &lines, 2, PL_MAX_LINES);
-    pl_env_count("MEMWATCH_PROBE_BURSTS", &bursts, 1, 1000);
+    if (!(cfg && (cfg->flags & MW_PROBE_LAT_NO_ENV))) {
+        pl_env_count("MEMWATCH_PROBE_LINES", &lines, 2, PL_MAX_LINES);
+        pl_env_count("MEMWATCH_PROBE_BURSTS", &bursts, 1, 1000);
+    }
     if (!lines)
         lines = PL_DEFAULT_LINES;
     if (!bursts)
@@ -321,7 +341,8 @@ int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
     char *reg = (char *)(((uintptr_t)map + PL_HUGE - 1) & ~(uintptr_t)(PL_HUGE - 1));
     unsigned flags = cfg ? cfg->flags : 0;
     uint64_t window_ns = cfg ? cfg->window_ns : 0;
-    pl_env(&flags, &window_ns);
+    if (!(flags & MW_PROBE_LAT_NO_ENV))
+        pl_env(&flags, &window_ns);
     int small = !(flags & MW_PROBE_LAT_HUGE);
     if (small)
         (void)madvise(reg, region, MADV_NOHUGEPAGE); /* best effort */

@@ -6,6 +6,8 @@
  */
 #include "internal.h"
 
+#include <memwatch/profile.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -277,4 +279,10 @@ void mwp_config_load(struct mwp_config *c)
         c->gpu = 1;
         cfg_bad("MEMWATCH_GPU", v, "expected 0 or 1", "1");
     }
+    /* What the interval thread would otherwise ask the environment for. */
+    if (!c->profile[0] && mw_profile_default_path(c->profile, sizeof c->profile) < 0)
+        c->profile[0] = 0; /* neither XDG_DATA_HOME nor HOME: no profile */
+    memset(&c->probe, 0, sizeof c->probe);
+    c->probe.bursts = c->probe_bursts;
+    mw_probe_lat_config_env(&c->probe);
 }

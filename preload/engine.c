@@ -159,8 +159,8 @@ static void eng_share_open(void)
         return;
     }
     char path[400], why[600], note[700];
-    int rc = mwp_pshare_open(mwp_cfg.probe_share_dir[0] ? mwp_cfg.probe_share_dir : NULL, path,
-                             sizeof path, why, sizeof why);
+    int rc = mwp_pshare_open(mwp_cfg.probe_share_dir[0] ? mwp_cfg.probe_share_dir : NULL,
+                             &mwp_cfg.probe, path, sizeof path, why, sizeof why);
     if (rc < 0) {
         snprintf(note, sizeof note, "off: %s; this process measures every interval itself", why);
         mwp_say(2, "probe sharing ", note, NULL);
@@ -203,9 +203,7 @@ static int eng_probe_latency(double *lat, int *shared)
 static void eng_probe_create(void)
 {
     eng_probe_pending = 0;
-    mw_probe_lat_config pc;
-    memset(&pc, 0, sizeof pc);
-    pc.bursts = mwp_cfg.probe_bursts;
+    mw_probe_lat_config pc = mwp_cfg.probe; /* environment applied in the constructor */
     int rc = mw_probe_lat_create(&pc, &eng_probe);
     if (rc < 0) {
         char why[200];
@@ -410,10 +408,8 @@ static void eng_setup(void)
     if (!strcmp(mwp_cfg.profile, "none")) {
         snprintf(desc, sizeof desc, "none (MEMWATCH_PROFILE=none)");
     } else {
-        if (mwp_cfg.profile[0])
-            snprintf(path, sizeof path, "%s", mwp_cfg.profile);
-        else if (mw_profile_default_path(path, sizeof path) < 0)
-            path[0] = 0;
+        /* resolved in the constructor; "" when there is no default path */
+        snprintf(path, sizeof path, "%s", mwp_cfg.profile);
         /* The identity check compares with the identity the constructor
          * computed or inherited (MEMWATCH_MACHINE), instead of reading
          * /proc and /sys again in every process. */

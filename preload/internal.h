@@ -18,6 +18,7 @@
 
 #include <memwatch/memwatch.h>
 #include <memwatch/mwr.h>
+#include <memwatch/probe_lat.h>
 #include <memwatch/ring.h>
 
 #include <limits.h>
@@ -60,15 +61,22 @@ struct mwp_config {
     int probe_share;           /* MEMWATCH_PROBE_SHARE: 1 (default) one probe measurement per
                                   interval for the machine; 0 off */
     char probe_share_dir[256]; /* MEMWATCH_PROBE_SHARE given as a directory ("" = /dev/shm) */
+    /* The latency probe's settings, environment applied (MW_PROBE_LAT_NO_ENV):
+     * the interval thread creates the probe without calling getenv. */
+    mw_probe_lat_config probe;
 };
 extern struct mwp_config mwp_cfg;
 /* Reads every MEMWATCH_* variable; invalid values give one stderr line and
- * the default. Not a hook path (constructor only). */
+ * the default. Not a hook path (constructor only). Everything the interval
+ * thread needs from the environment is read here (the default profile path
+ * too): that thread never calls getenv, because the application may change
+ * its environment at any moment (setenv, putenv, setproctitle). */
 void mwp_config_load(struct mwp_config *c);
 
 /* ---- probe_share.c: probe_lat measurements shared by the recorded processes
  * of this user on this machine (interval thread only) ---- */
-int mwp_pshare_open(const char *dir, char *path, size_t pathsz, char *why, size_t whysz);
+int mwp_pshare_open(const char *dir, const mw_probe_lat_config *pc, char *path, size_t pathsz,
+                    char *why, size_t whysz);
 int mwp_pshare_on(void);
 unsigned mwp_pshare_node(void);
 int mwp_pshare_claim(uint64_t now, unsigned node, uint64_t iv_ns);

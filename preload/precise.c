@@ -58,10 +58,7 @@ void mwp_precise_setup(void)
     const struct mw_profile *pp = NULL;
     if (!mwp_cfg.ldlat && strcmp(mwp_cfg.profile, "none")) {
         char path[PATH_MAX];
-        if (mwp_cfg.profile[0])
-            snprintf(path, sizeof path, "%s", mwp_cfg.profile);
-        else if (mw_profile_default_path(path, sizeof path) < 0)
-            path[0] = 0;
+        snprintf(path, sizeof path, "%s", mwp_cfg.profile); /* resolved in the constructor */
         /* The identity is compared with the one the process already has
          * (computed once per tree, or MEMWATCH_MACHINE), as the interval
          * engine does, instead of reading /proc and /sys again in the

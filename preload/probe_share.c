@@ -19,8 +19,9 @@
  * never sees a torn entry, and a process killed at any instant leaves the
  * page consistent. The file is created 0600, checked to be a regular file
  * owned by this user, mapped and closed (no descriptor stays open in the
- * application). Its name carries the probe settings (lines, bursts, layout)
- * so that differently configured probes never pool. It stays in /dev/shm
+ * application). Its name carries the probe settings (lines, bursts, layout,
+ * from the configuration the constructor read: no getenv here) so that
+ * differently configured probes never pool. It stays in /dev/shm
  * (4 KiB) for later runs. MEMWATCH_PROBE_SHARE=0 turns sharing off.
  *
  * May call: libc, counters (probe_lat's window). Threading: the interval
@@ -75,26 +76,23 @@ void mwp_pshare_unpack(uint64_t w, uint64_t *t_ns, unsigned *node, double *lat_n
 }
 
 /* 64-bit FNV-1a of the settings that change what the probe reads. */
-static uint64_t ps_key(void)
+static uint64_t ps_key(const mw_probe_lat_config *pc)
 {
-    const char *vars[] = {"MEMWATCH_PROBE_LINES", "MEMWATCH_PROBE_BURSTS", "MEMWATCH_PROBE_LAYOUT"};
+    uint64_t v[3] = {pc ? pc->lines : 0, pc ? pc->bursts : 0,
+                     pc ? (pc->flags & MW_PROBE_LAT_HUGE) : 0};
     uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        for (const char *c = v ? v : ""; ; c++) {
-            h = (h ^ (unsigned char)*c) * 1099511628211ull;
-            if (!*c)
-                break;
-        }
-    }
+    const unsigned char *b = (const unsigned char *)v;
+    for (size_t i = 0; i < sizeof v; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
     return h;
 }
 
-int mwp_pshare_open(const char *dir, char *path, size_t pathsz, char *why, size_t whysz)
+int mwp_pshare_open(const char *dir, const mw_probe_lat_config *pc, char *path, size_t pathsz,
+                    char *why, size_t whysz)
 {
     ps = NULL;
     snprintf(path, pathsz, "%s/memwatch-probe-%u-%016llx", dir ? dir : "/dev/shm",
-             (unsigned)geteuid(), (unsigned long long)ps_key());
+             (unsigned)geteuid(), (unsigned long long)ps_key(pc));
     int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         int e = errno;
@@ -133,7 +131,7 @@ int mwp_pshare_open(const char *dir, char *path, size_t pathsz, char *why, size_
         goto out;
     }
     ps = p;
-    ps_window_ns = mw_probe_lat_window_ns(NULL);
+    ps_window_ns = mw_probe_lat_window_ns(pc); /* no getenv with MW_PROBE_LAT_NO_ENV */
 out:
     close(fd);
     return rc;

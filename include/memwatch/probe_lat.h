@@ -52,6 +52,11 @@ typedef struct mw_probe_lat_config {
 #define MW_PROBE_LAT_HUGE 2u
 /* Readings are the median of this measurement's bursts only (no window). */
 #define MW_PROBE_LAT_NO_WINDOW 4u
+/* The environment has been applied already (mw_probe_lat_config_env): create
+ * and window_ns read no MEMWATCH_PROBE_* variable. For threads that must not
+ * call getenv (the profiler's interval thread: the application may change its
+ * environment at any time). */
+#define MW_PROBE_LAT_NO_ENV 8u
 
 typedef struct mw_probe_lat_result {
     double median_cycles;  /* TSC cycles per dependent load, median over the window's bursts */
@@ -73,6 +78,11 @@ MW_API int mw_probe_lat_measure(mw_probe_lat *p, mw_probe_lat_result *out);
 /* The window a probe created with cfg (NULL: defaults) would use, in ns, after
  * MEMWATCH_PROBE_WINDOW: 0 when readings are single measurements. */
 MW_API uint64_t mw_probe_lat_window_ns(const mw_probe_lat_config *cfg);
+/* Apply MEMWATCH_PROBE_LINES, _BURSTS, _WINDOW and _LAYOUT to what cfg leaves
+ * at its default, fill in the defaults of lines, bursts and window_ns, and set
+ * MW_PROBE_LAT_NO_ENV: the configuration then describes the probe completely
+ * and creating it reads the environment no more. */
+MW_API void mw_probe_lat_config_env(mw_probe_lat_config *cfg);
 /* Forget the window: the next reading uses only its own bursts. */
 MW_API void mw_probe_lat_reset(mw_probe_lat *p);
 /* The idle baseline the uncalibrated default threshold is relative to: the

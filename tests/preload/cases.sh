@@ -450,6 +450,24 @@ probeshare)
     grep -aq "probe_share=off: cannot open $T/missing/memwatch-probe-" "$OUT"/*.mwr ||
         fail "META gives no reason for sharing off"
     ;;
+envthread)
+    # memwatch's interval thread never calls getenv (the application may
+    # rewrite its environment at any moment: setenv, putenv, setproctitle):
+    # a spy library behind libmemwatch.so reports every getenv made on the
+    # thread named "memwatch" while a program runs through the set-up, the
+    # probe, the shared probe page and the machine profile's path.
+    SPY=$B/libmwp_getenvspy.so
+    [ -f "$SPY" ] || skip "libmwp_getenvspy.so not built"
+    MEMWATCH_DIR=$OUT MEMWATCH_PROBE_SHARE=$T LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB:$SPY \
+        sh -c '"$1" spin >/dev/null & p=$!; sleep 0.3; kill $p; wait $p' sh "$APP" 2>"$T/err"
+    all_ok 2
+    grep "getenvspy:" "$T/err" | sort | uniq -c
+    if grep -q "on the interval thread" "$T/err"; then fail "$(grep -m3 'on the interval thread' "$T/err" | tr '\n' ';')"; fi
+    grep -q "getenvspy: in place" "$T/err" || fail "the spy saw no getenv at all: not in place"
+    spin=$(grep -l "cmdline=$APP spin" "$OUT"/*.mwr | head -1)
+    lat=$(facts | grep "file=$(basename "$spin") " | tr ' ' '\n' | sed -n 's/^lat=//p')
+    [ "${lat:-0}" -ge 5 ] || fail "the spinning process has $lat intervals with latency: the probe did not run"
+    ;;
 allocnote)
     # Another allocator preloaded ahead of libmemwatch.so serves the program's
     # malloc: memwatch sees none of those calls and says so in META (and

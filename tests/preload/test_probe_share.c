@@ -30,6 +30,11 @@ int main(void)
     char dir[] = "/tmp/mw_pshare.XXXXXX";
     MW_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     char path[400], why[600];
+    mw_probe_lat_config pc; /* the defaults, as the constructor fills them */
+    memset(&pc, 0, sizeof pc);
+    mw_probe_lat_config_env(&pc);
+    MW_CHECK_INT(pc.lines, 32);
+    MW_CHECK(pc.window_ns == 80000000ull, "default window %llu", (unsigned long long)pc.window_ns);
 
     /* packing */
     uint64_t t0 = 123456789ull * MS;
@@ -45,7 +50,7 @@ int main(void)
     MW_CHECK(lat > 32000 && lat < 33000, "latency clipped at 32 us, got %g", lat);
 
     /* a fresh page */
-    MW_CHECK_INT(mwp_pshare_open(dir, path, sizeof path, why, sizeof why), 0);
+    MW_CHECK_INT(mwp_pshare_open(dir, &pc, path, sizeof path, why, sizeof why), 0);
     MW_CHECK(mwp_pshare_on(), "sharing on");
     struct stat st;
     MW_CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600 && st.st_size == 4096,
@@ -84,7 +89,7 @@ int main(void)
     if (pid == 0) {
         char p2[400], w2[600];
         double l2 = 0;
-        int ok = mwp_pshare_open(dir, p2, sizeof p2, w2, sizeof w2) == 0 && !strcmp(p2, path) &&
+        int ok = mwp_pshare_open(dir, &pc, p2, sizeof p2, w2, sizeof w2) == 0 && !strcmp(p2, path) &&
                  mwp_pshare_reading(t0 + 85 * MS, 0, 20 * MS, &l2) == 9 && l2 == 125;
         mwp_pshare_publish(t0 + 97 * MS, 0, 90);
         _exit(ok ? 0 : 1);
@@ -98,7 +103,7 @@ int main(void)
 
     /* refusals, with the reason */
     MW_CHECK_INT(chmod(path, 0644), 0);
-    MW_CHECK(mwp_pshare_open(dir, path, sizeof path, why, sizeof why) < 0, "0644 accepted");
+    MW_CHECK(mwp_pshare_open(dir, &pc, path, sizeof path, why, sizeof why) < 0, "0644 accepted");
     MW_CHECK(strstr(why, "mode 0600") != NULL, "why: %s", why);
     MW_CHECK(!mwp_pshare_on(), "sharing off after a refusal");
     MW_CHECK_INT(mwp_pshare_claim(t0, 0, 10 * MS), 1); /* off: every process measures */
@@ -106,20 +111,28 @@ int main(void)
     int fd = open(path, O_WRONLY);
     MW_CHECK(fd >= 0 && pwrite(fd, "XXXXXXXX", 8, 0) == 8, "overwrite the magic");
     close(fd);
-    MW_CHECK(mwp_pshare_open(dir, path, sizeof path, why, sizeof why) < 0, "other layout accepted");
+    MW_CHECK(mwp_pshare_open(dir, &pc, path, sizeof path, why, sizeof why) < 0, "other layout accepted");
     MW_CHECK(strstr(why, "another layout") != NULL, "why: %s", why);
     char nodir[500];
     snprintf(nodir, sizeof nodir, "%s/missing", dir);
-    MW_CHECK(mwp_pshare_open(nodir, path, sizeof path, why, sizeof why) < 0, "missing dir");
+    MW_CHECK(mwp_pshare_open(nodir, &pc, path, sizeof path, why, sizeof why) < 0, "missing dir");
     MW_CHECK(strstr(why, "cannot open") != NULL, "why: %s", why);
 
-    /* the probe settings are part of the name */
-    char p1[400], p2[400];
+    /* the probe settings are part of the name; the environment is read once,
+     * into the configuration, never by the page's code */
+    char p1[400], p2[400], p3[400];
     unlink(path);
-    mwp_pshare_open(dir, p1, sizeof p1, why, sizeof why);
+    mwp_pshare_open(dir, &pc, p1, sizeof p1, why, sizeof why);
     setenv("MEMWATCH_PROBE_LINES", "64", 1);
-    mwp_pshare_open(dir, p2, sizeof p2, why, sizeof why);
-    MW_CHECK(strcmp(p1, p2) != 0, "MEMWATCH_PROBE_LINES changes the name: %s", p2);
+    mwp_pshare_open(dir, &pc, p3, sizeof p3, why, sizeof why);
+    MW_CHECK(!strcmp(p1, p3), "the page's code read the environment: %s", p3);
+    mw_probe_lat_config pc64;
+    memset(&pc64, 0, sizeof pc64);
+    mw_probe_lat_config_env(&pc64);
+    MW_CHECK_INT(pc64.lines, 64);
+    MW_CHECK((pc64.flags & MW_PROBE_LAT_NO_ENV) != 0, "NO_ENV set");
+    mwp_pshare_open(dir, &pc64, p2, sizeof p2, why, sizeof why);
+    MW_CHECK(strcmp(p1, p2) != 0, "64 lines changes the name: %s", p2);
     unlink(p1);
     unlink(p2);
     rmdir(dir);
