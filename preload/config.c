@@ -30,7 +30,6 @@ struct mwp_config mwp_cfg = {
     .follow = 1,
     .verbose = 1,
     .threshold_factor = 1.35,
-    .probe_bursts = 0, /* 0: the probe's own default (include/memwatch/probe_lat.h) */
     .gpu = 1,
     .precise = 1,
     .ldlat = 0, /* the machine profile's idle latency, else MWP_LDLAT_DEFAULT */
@@ -96,6 +95,17 @@ static int cfg_bool(const char *v, int *out)
 static const char *const cfg_methods[] = {"auto", "probe_lat", "none", "lmrl", "l1_miss_lat",
                                           "imc_cas", "ocr_dram", "amd_umc", "amd_df", NULL};
 
+/* The counters library's log lines (the probe's, the profile reader's) go
+ * out as memwatch's own: MEMWATCH_VERBOSE applies to them too. */
+static void cfg_log(int level, const char *msg, void *user)
+{
+    (void)user;
+    if (level == MW_LOG_ERROR)
+        mwp_say(1, "error: ", msg, NULL);
+    else
+        mwp_say(level < 1 ? 1 : level, msg, NULL, NULL);
+}
+
 void mwp_config_load(struct mwp_config *c)
 {
     const char *v;
@@ -110,6 +120,7 @@ void mwp_config_load(struct mwp_config *c)
             c->verbose = (int)n;
         }
     }
+    mw_set_log(cfg_log, NULL, MW_LOG_DEBUG);
     if ((v = getenv("MEMWATCH_ENABLE")) && *v && cfg_bool(v, &c->enabled)) {
         c->enabled = 1;
         cfg_bad("MEMWATCH_ENABLE", v, "expected 0 or 1", "1");
@@ -244,14 +255,6 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->baseline_ns = d;
     }
-    if ((v = getenv("MEMWATCH_PROBE_BURSTS")) && *v) {
-        char *end;
-        unsigned long n = strtoul(v, &end, 10);
-        if (*end || n < 1 || n > 1000)
-            cfg_bad("MEMWATCH_PROBE_BURSTS", v, "expected 1..1000", "the probe's default");
-        else
-            c->probe_bursts = (unsigned)n;
-    }
     if ((v = getenv("MEMWATCH_PRECISE")) && *v) {
         if (!strcmp(v, "auto"))
             c->precise = 1;
@@ -282,7 +285,8 @@ void mwp_config_load(struct mwp_config *c)
     /* What the interval thread would otherwise ask the environment for. */
     if (!c->profile[0] && mw_profile_default_path(c->profile, sizeof c->profile) < 0)
         c->profile[0] = 0; /* neither XDG_DATA_HOME nor HOME: no profile */
+    /* MEMWATCH_PROBE_LINES, _BURSTS, _WINDOW, _LAYOUT: read (and refused
+     * with one line) by the probe's own code, as for the validation */
     memset(&c->probe, 0, sizeof c->probe);
-    c->probe.bursts = c->probe_bursts;
     mw_probe_lat_config_env(&c->probe);
 }

@@ -51,7 +51,6 @@ struct mwp_config {
     double threshold_ns;       /* MEMWATCH_THRESHOLD_NS (0: not set) */
     double threshold_factor;   /* MEMWATCH_THRESHOLD_FACTOR (uncalibrated default) */
     double baseline_ns;        /* MEMWATCH_BASELINE_NS (set by memwatch record; 0: measure) */
-    unsigned probe_bursts;     /* MEMWATCH_PROBE_BURSTS */
     int gpu;                   /* MEMWATCH_GPU */
     int precise;               /* MEMWATCH_PRECISE: 1 auto (default), 0 off */
     unsigned ldlat;            /* MEMWATCH_LDLAT, cycles (0: machine profile, else default) */

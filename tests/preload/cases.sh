@@ -187,12 +187,18 @@ config)
     # every invalid variable: exactly one line naming it, the program unchanged
     MEMWATCH_RATE=fast MEMWATCH_ALLOC_THRESHOLD=12Q MEMWATCH_FOLLOW=maybe MEMWATCH_VERBOSE=1 \
         MEMWATCH_RING_PAGES=3 MEMWATCH_STACK_DEPTH=0 MEMWATCH_METHOD=magic \
+        MEMWATCH_PROBE_BURSTS=0 MEMWATCH_PROBE_LINES=many \
         run "$APP" work 20 2>"$T/err"; expect_rc $? 0
     for v in MEMWATCH_RATE MEMWATCH_ALLOC_THRESHOLD MEMWATCH_FOLLOW MEMWATCH_RING_PAGES \
-        MEMWATCH_STACK_DEPTH MEMWATCH_METHOD; do
+        MEMWATCH_STACK_DEPTH MEMWATCH_METHOD MEMWATCH_PROBE_BURSTS MEMWATCH_PROBE_LINES; do
         [ "$(grep -c "$v=" "$T/err")" = 1 ] || { cat "$T/err"; fail "expected one line about $v"; }
     done
     all_ok 1
+    rm -f "$OUT"/*
+    # MEMWATCH_VERBOSE=0 is silent, the probe's own warnings included
+    MEMWATCH_VERBOSE=0 MEMWATCH_RATE=fast MEMWATCH_PROBE_BURSTS=0 run "$APP" work 20 2>"$T/err"
+    expect_rc $? 0
+    [ ! -s "$T/err" ] || { cat "$T/err"; fail "MEMWATCH_VERBOSE=0 printed"; }
     rm -f "$OUT"/*
     # rank in the file name
     OMPI_COMM_WORLD_RANK=3 run "$APP" work 20; expect_rc $? 0
