@@ -239,10 +239,17 @@ static const mw_profile_method *eng_prof_method(const char *name)
     return NULL;
 }
 
-/* Open one counter method on this process; *why says why not. */
-static int eng_reader_open(const char *name, const mw_pmu_set *pmus, mw_uarch u,
-                           mw_method_reader **out, char *why, size_t wn)
+/* Open one counter method on this process; *why says why not. A failure
+ * before it (prior < 0, the PMU discovery's or the CPU's, said in
+ * prior_why) is its failure too. */
+static int eng_reader_open(int prior, const char *prior_why, const char *name,
+                           const mw_pmu_set *pmus, mw_uarch u, mw_method_reader **out, char *why,
+                           size_t wn)
 {
+    if (prior < 0) {
+        snprintf(why, wn, "%s", prior_why);
+        return prior;
+    }
     const mw_method_def *def = NULL;
     if (mw_catalogue_find(u, name, &def) < 0 || !def) {
         snprintf(why, wn, "memwatch's catalogue has no %s for this CPU (%s)", name,
@@ -278,15 +285,16 @@ static void eng_counters_open(void)
                  mw_strerror(rc));
     double hz = eng_have_prof && eng_prof.tsc_hz > 0 ? eng_prof.tsc_hz : mwp_tsc_hz_val;
     if (eng_ctr_lat[0]) {
+        /* only the latency method turns core cycles into ns */
+        int prior = rc;
+        const char *prior_why = why;
         if (rc == 0 && !(hz > 0)) {
-            snprintf(why, sizeof why, "no TSC rate to turn core cycles into ns");
-            rc = MW_ERR_NODATA;
+            prior = MW_ERR_NODATA;
+            prior_why = "no TSC rate to turn core cycles into ns";
         }
         char lwhy[520];
-        snprintf(lwhy, sizeof lwhy, "%s", why);
-        int lrc = rc == 0 ? eng_reader_open(eng_ctr_lat, pmus, cpu.uarch, &eng_lat_rd, lwhy,
-                                            sizeof lwhy)
-                          : rc;
+        int lrc = eng_reader_open(prior, prior_why, eng_ctr_lat, pmus, cpu.uarch, &eng_lat_rd,
+                                  lwhy, sizeof lwhy);
         if (lrc == 0) {
             eng_cyc_ns = 1e9 / hz;
             snprintf(eng_lat_method, sizeof eng_lat_method, "%.15s", eng_ctr_lat);
@@ -304,10 +312,8 @@ static void eng_counters_open(void)
     }
     if (eng_ctr_bw[0]) {
         char bwhy[520];
-        snprintf(bwhy, sizeof bwhy, "%s", why);
-        int brc = rc == 0 ? eng_reader_open(eng_ctr_bw, pmus, cpu.uarch, &eng_bw_rd, bwhy,
-                                            sizeof bwhy)
-                          : rc;
+        int brc = eng_reader_open(rc, why, eng_ctr_bw, pmus, cpu.uarch, &eng_bw_rd, bwhy,
+                                  sizeof bwhy);
         if (brc == 0) {
             snprintf(eng_bw_method, sizeof eng_bw_method, "%.15s", eng_ctr_bw);
             snprintf(note, sizeof note, "%s (%s)%s%s", eng_ctr_bw, eng_ctr_bw_src,
@@ -403,13 +409,12 @@ static void eng_setup(void)
 
     /* The machine profile. */
     int have_prof = 0;
-    char path[PATH_MAX];
     char desc[PATH_MAX + 160];
     if (!strcmp(mwp_cfg.profile, "none")) {
         snprintf(desc, sizeof desc, "none (MEMWATCH_PROFILE=none)");
     } else {
         /* resolved in the constructor; "" when there is no default path */
-        snprintf(path, sizeof path, "%s", mwp_cfg.profile);
+        const char *path = mwp_cfg.profile;
         /* The identity check compares with the identity the constructor
          * computed or inherited (MEMWATCH_MACHINE), instead of reading
          * /proc and /sys again in every process. */

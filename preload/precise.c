@@ -57,8 +57,7 @@ void mwp_precise_setup(void)
     static mw_profile prof;
     const struct mw_profile *pp = NULL;
     if (!mwp_cfg.ldlat && strcmp(mwp_cfg.profile, "none")) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s", mwp_cfg.profile); /* resolved in the constructor */
+        const char *path = mwp_cfg.profile; /* resolved in the constructor */
         /* The identity is compared with the one the process already has
          * (computed once per tree, or MEMWATCH_MACHINE), as the interval
          * engine does, instead of reading /proc and /sys again in the
