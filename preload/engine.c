@@ -542,15 +542,13 @@ static void eng_check_orphaned(void)
 /* CPU time of the application's threads since the last call, in ns: the
  * process's CPU clock less this thread's own (exited threads included, so a
  * thread that ran and ended within the interval counts). UINT64_MAX where the
- * clocks cannot be read. */
+ * process's clock cannot be read. */
 static uint64_t eng_app_cpu_last;
 static uint64_t eng_app_cpu_delta(void)
 {
-    struct timespec p, t;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p) || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t))
+    uint64_t a = mwp_clock_ns(CLOCK_PROCESS_CPUTIME_ID), e = mwp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    if (!a)
         return UINT64_MAX;
-    uint64_t a = ((uint64_t)p.tv_sec * 1000000000ull + (uint64_t)p.tv_nsec);
-    uint64_t e = ((uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec);
     a = a > e ? a - e : 0;
     uint64_t d = a > eng_app_cpu_last ? a - eng_app_cpu_last : 0;
     eng_app_cpu_last = a;

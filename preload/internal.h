@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #define MWP_TLS __thread __attribute__((tls_model("initial-exec")))
 #define MWP_EXPORT __attribute__((visibility("default")))
@@ -98,7 +99,8 @@ void mwp_s_kv(struct mwp_str *s, const char *k, const char *v);
 void mwp_s_kvu(struct mwp_str *s, const char *k, uint64_t v);
 /* One line "memwatch: <a><b><c>\n" on stderr when level <= verbosity (AS-safe). */
 void mwp_say(int level, const char *a, const char *b, const char *c);
-uint64_t mwp_now_ns(void);
+uint64_t mwp_now_ns(void); /* CLOCK_MONOTONIC */
+uint64_t mwp_clock_ns(clockid_t c); /* any clock, in ns; 0 where it cannot be read */
 pid_t mwp_gettid(void);
 int mwp_sys_close(int fd);
 

@@ -436,9 +436,7 @@ static void fork_child(void)
         return;
     }
     mwp_start_mono_ns = mwp_now_ns();
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    mwp_start_real_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    mwp_start_real_ns = mwp_clock_ns(CLOCK_REALTIME);
     mwp_meta_build();
     mwp_writer_start(0); /* the file appears with the first record */
     mwp_threads_child();
@@ -712,9 +710,7 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
         strcpy(mwp_identity, "unknown");
     ctor_attrs();
     mwp_start_mono_ns = mwp_now_ns();
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    mwp_start_real_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    mwp_start_real_ns = mwp_clock_ns(CLOCK_REALTIME);
     mwp_meta_build();
     mwp_writer_batch(1);
     if (mwp_writer_start(1) < 0) {

@@ -117,11 +117,17 @@ void mwp_say(int level, const char *a, const char *b, const char *c)
     (void)r;
 }
 
-uint64_t mwp_now_ns(void)
+uint64_t mwp_clock_ns(clockid_t c)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (clock_gettime(c, &ts))
+        return 0;
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t mwp_now_ns(void)
+{
+    return mwp_clock_ns(CLOCK_MONOTONIC);
 }
 
 pid_t mwp_gettid(void)
