@@ -639,6 +639,10 @@ static void *eng_main(void *arg)
     (void)arg;
     mwp_in_hook = 1; /* forever: nothing this thread does is recorded */
     prctl(PR_SET_NAME, "memwatch", 0, 0, 0);
+    /* First the application thread's samplers, left here by the constructor
+     * or fork child so that it never waits for them (preload/threads.c,
+     * "deferred samplers"). */
+    mwp_threads_open_deferred();
     uint64_t iv = mwp_cfg.interval_ns;
     uint64_t next = mwp_now_ns() + iv;
     mwp_iv_last_end = mwp_now_ns();
@@ -706,6 +710,7 @@ int mwp_engine_start(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&at);
     if (rc) {
+        mwp_threads_open_deferred(); /* nobody else will */
         mwp_say(1, "cannot start the interval thread: ", mw_strerror(-rc),
                 "; only samples and allocations are recorded");
         mwp_meta_note("engine_error", mw_strerror(-rc));

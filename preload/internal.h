@@ -197,13 +197,23 @@ struct mwp_thr {
     uint64_t start_ns;
     int cpu_ring;                 /* >= 0: not a thread but the per-CPU rings of CPU cpu_ring
                                      (inherited sampling); -1: an application thread */
+    _Atomic int pend;             /* enum mwp_thr_pend: its samplers left to the interval thread */
 };
+/* MWP_PEND_WAIT: the thread's samplers are to be opened by the interval
+ * thread (constructor, fork child); MWP_PEND_OPENING: someone is opening
+ * them now (futex word: waiters sleep on it until it becomes MWP_PEND_NONE). */
+enum mwp_thr_pend { MWP_PEND_NONE = 0, MWP_PEND_WAIT, MWP_PEND_OPENING };
 enum mwp_thr_state { MWP_T_FREE = 0, MWP_T_STARTING, MWP_T_LIVE, MWP_T_DEAD };
 #define MWP_ABUF_SIZE (32u << 10)
 #define MWP_ATTR_CLOCK 1
 #define MWP_ATTR_FAULT 2
 extern MWP_TLS struct mwp_thr *mwp_self;
-int mwp_threads_init(void);           /* main thread (constructor) */
+extern uint64_t mwp_start_mono_ns, mwp_start_real_ns; /* process.c: this process's start */
+int mwp_threads_init(void);           /* main thread (constructor); its samplers are deferred */
+/* Open the samplers left to the interval thread (mwp_threads_init, fork
+ * child); returns how many threads got them. Interval thread, or the
+ * constructor where that thread could not be started. */
+unsigned mwp_threads_open_deferred(void);
 void mwp_threads_child(void);         /* fork child: only the calling thread remains */
 /* Drain every live thread; reap dead ones when reap is set (engine only).
  * Returns the live threads and adds to the samples and lost counts. */

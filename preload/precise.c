@@ -12,8 +12,11 @@
  * kernel refuses it). On Sapphire Rapids and later the group leader
  * (mem-loads-aux) stays open for the thread's life in t->aux_fd: closing it
  * would break the group; the member's descriptor is closed once mapped.
- * Threading: setup in the constructor only; mwp_precise_open runs on the
- * thread itself (trampoline, constructor, fork child): raw syscalls only.
+ * Threading: setup in the constructor only; mwp_precise_open opens on thread
+ * t->tid, from that thread (trampoline, a thread settling before its first
+ * pthread_create) or from the interval thread (the deferred samplers of the
+ * constructor's and a fork child's thread, preload/threads.c): raw syscalls
+ * only.
  */
 #include "internal.h"
 
@@ -128,16 +131,18 @@ int mwp_precise_open(struct mwp_thr *t)
     if (pr_have_leader) {
         struct perf_event_attr l;
         memcpy(&l, pr_leader, sizeof l);
-        leader = (int)syscall(SYS_perf_event_open, &l, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        leader = (int)syscall(SYS_perf_event_open, &l, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
         if (leader < 0) {
             int err = -errno;
+            if (err == -ESRCH)
+                return err; /* opened late (interval thread) for a thread that has ended */
             pr_fail(" group leader (mem-loads-aux): perf_event_open: ", err);
             return err;
         }
     }
     struct perf_event_attr a;
     memcpy(&a, mwp_attr_bytes[2], sizeof a);
-    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, leader, PERF_FLAG_FD_CLOEXEC);
+    int fd = (int)syscall(SYS_perf_event_open, &a, t->tid, -1, leader, PERF_FLAG_FD_CLOEXEC);
     int err = fd < 0 ? -errno : 0;
     if (fd >= 0) {
         unsigned pages = mwp_cfg.ring_pages;
@@ -147,7 +152,7 @@ int mwp_precise_open(struct mwp_thr *t)
         if (err) {
             pr_fail(": mapping its ring: ", err);
         }
-    } else {
+    } else if (err != -ESRCH) {
         pr_fail(": perf_event_open: ", err);
     }
     if (err) {

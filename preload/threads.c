@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <linux/futex.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sched.h>
@@ -132,10 +133,11 @@ static int thr_attr_on(int i)
     return mwp_attr_bytes[i][0] || mwp_attr_bytes[i][1];
 }
 
-/* Open sampler i on the calling thread (cpu -1) or, inherited by the threads
- * it creates from now on, on one CPU; map its ring and close the descriptor
- * (the mapping keeps the event). Returns 0 or a negative errno. */
-static int thr_ring_open(mw_ring *r, int i, int cpu)
+/* Open sampler i on thread tid (cpu -1) or, inherited by the threads the
+ * calling thread creates from now on, on one CPU (tid 0); map its ring and
+ * close the descriptor (the mapping keeps the event). Returns 0 or a
+ * negative errno. */
+static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
 {
     struct perf_event_attr a;
     memcpy(&a, mwp_attr_bytes[i], sizeof a);
@@ -143,7 +145,7 @@ static int thr_ring_open(mw_ring *r, int i, int cpu)
         a.inherit = 1;
         a.inherit_thread = 1;
     }
-    int fd = (int)syscall(SYS_perf_event_open, &a, 0, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    int fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0)
         return -errno;
     unsigned pages = mwp_cfg.ring_pages;
@@ -153,6 +155,8 @@ static int thr_ring_open(mw_ring *r, int i, int cpu)
     return err;
 }
 
+/* Open t's samplers on thread t->tid (itself, or an application thread for
+ * the interval thread: mwp_threads_open_deferred). */
 static void thr_sampling_open(struct mwp_thr *t)
 {
     mwp_precise_open(t); /* reports its own failure; the others go on */
@@ -161,7 +165,9 @@ static void thr_sampling_open(struct mwp_thr *t)
             continue;
         if (atomic_load(&thr_inherited))
             continue; /* the thread inherited its creator's per-CPU events */
-        int err = thr_ring_open(&t->ring[i], i, -1);
+        int err = thr_ring_open(&t->ring[i], i, t->tid, -1);
+        if (err == -ESRCH)
+            break; /* opened from the interval thread for a thread that has ended */
         if (err) {
             atomic_fetch_add(&mwp_threads_unsampled, 1);
             if (!atomic_exchange(&thr_err_said, 1)) {
@@ -357,13 +363,19 @@ static void thr_exit(void *p)
     mwp_in_hook--;
 }
 
-/* Set up the calling thread (trampoline or constructor). */
-static void thr_begin(struct mwp_thr *t)
+/* Set up the calling thread (trampoline or constructor); defer: leave its
+ * samplers to the interval thread (see "deferred samplers" below). */
+static void thr_defer(struct mwp_thr *t);
+
+static void thr_begin(struct mwp_thr *t, int defer)
 {
     t->tid = mwp_gettid();
     t->start_ns = mwp_now_ns();
     thr_stack_bounds(t);
-    thr_sampling_open(t);
+    if (defer)
+        thr_defer(t);
+    else
+        thr_sampling_open(t);
     atomic_store(&t->state, MWP_T_LIVE);
     mwp_self = t;
     if (thr_key_ok)
@@ -379,11 +391,105 @@ static void *thr_trampoline(void *p)
     void *arg = t->arg;
     mwp_in_hook++;
     if (atomic_load(&mwp_state) == MWP_RUNNING)
-        thr_begin(t);
+        thr_begin(t, 0);
     else
         thr_release(t);
     mwp_in_hook--;
     return start(arg);
+}
+
+/* ---- deferred samplers ----
+ * The first per-task perf event on a machine where none has existed for
+ * about a second makes the kernel switch on its scheduler hooks (a static
+ * key) and wait for an RCU grace period before perf_event_open returns: the
+ * caller sleeps 5-30 ms on the development VM and 40-55 ms on the GPU machine
+ * with every CPU busy (once per quiet spell, so typically once per recorded
+ * program or build; every later open takes microseconds). So the
+ * constructor and a fork child do not open their own thread's samplers: the
+ * interval thread opens them on that thread (perf_event_open with its tid)
+ * as its first act, while the program runs on. Until then that thread is
+ * not sampled; META sampling_from_ns says for how long where it was 1 ms or
+ * more. A thread that creates its first thread before then opens its own
+ * samplers first (or waits until the interval thread has), so that the new
+ * thread is set up as it would have been (inherited per-CPU events, or its
+ * own). */
+static _Atomic unsigned thr_npend; /* entries in MWP_PEND_WAIT or MWP_PEND_OPENING */
+
+static void thr_defer(struct mwp_thr *t)
+{
+    atomic_fetch_add(&thr_npend, 1);
+    atomic_store(&t->pend, MWP_PEND_WAIT);
+}
+
+/* Open the samplers of t (whose pend the caller moved to MWP_PEND_OPENING)
+ * into a scratch entry, off t->busy (the open may sleep for milliseconds,
+ * and the final drain at exit must not wait for it), then install them under
+ * t->busy if t still lives. Returns 1 when installed. */
+static int thr_open_claimed(struct mwp_thr *t)
+{
+    struct mwp_thr s;
+    memset(&s, 0, sizeof s);
+    s.ring[0].fd = s.ring[1].fd = s.ring[2].fd = -1;
+    s.aux_fd = -1;
+    s.cpu_ring = -1;
+    s.tid = t->tid;
+    thr_sampling_open(&s);
+    while (atomic_flag_test_and_set_explicit(&t->busy, memory_order_acquire))
+        syscall(SYS_sched_yield);
+    int live = atomic_load(&t->state) == MWP_T_LIVE;
+    if (live) {
+        memcpy(t->ring, s.ring, sizeof t->ring);
+        t->aux_fd = s.aux_fd;
+    }
+    atomic_store(&t->pend, MWP_PEND_NONE);
+    atomic_flag_clear_explicit(&t->busy, memory_order_release);
+    syscall(SYS_futex, &t->pend, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    atomic_fetch_sub(&thr_npend, 1);
+    if (!live) {
+        for (int i = 0; i < MWP_NATTR; i++)
+            mw_ring_unmap(&s.ring[i]);
+        if (s.aux_fd >= 0)
+            mwp_sys_close(s.aux_fd);
+        return 0;
+    }
+    uint64_t late = mwp_now_ns() - mwp_start_mono_ns;
+    if (t->tid == mwp_pid && late >= 1000000) {
+        char b[32];
+        struct mwp_str str = {b, sizeof b, 0};
+        mwp_s_u64(&str, late);
+        b[str.len] = 0;
+        mwp_meta_note("sampling_from_ns", b);
+    }
+    return 1;
+}
+
+/* On the calling thread t, before it creates a thread: its samplers exist
+ * when this returns (opened here, or by the interval thread meanwhile). */
+static void thr_settle(struct mwp_thr *t)
+{
+    if (!t || atomic_load(&t->pend) == MWP_PEND_NONE)
+        return;
+    int e = MWP_PEND_WAIT;
+    if (atomic_compare_exchange_strong(&t->pend, &e, MWP_PEND_OPENING)) {
+        thr_open_claimed(t);
+        return;
+    }
+    while ((e = atomic_load(&t->pend)) == MWP_PEND_OPENING)
+        syscall(SYS_futex, &t->pend, FUTEX_WAIT_PRIVATE, e, NULL, NULL, 0);
+}
+
+unsigned mwp_threads_open_deferred(void)
+{
+    unsigned done = 0;
+    if (!atomic_load(&thr_npend))
+        return 0;
+    for (struct mwp_thr *t = atomic_load(&thr_head); t; t = atomic_load(&t->next)) {
+        int e = MWP_PEND_WAIT;
+        if (atomic_load(&t->state) == MWP_T_LIVE &&
+            atomic_compare_exchange_strong(&t->pend, &e, MWP_PEND_OPENING))
+            done += (unsigned)thr_open_claimed(t);
+    }
+    return done;
 }
 
 /* ---- inherited sampling ----
@@ -484,7 +590,7 @@ static void thr_inherit_start(struct mwp_thr *self)
         t->start_ns = mwp_now_ns();
         for (int i = 0; i < 2 && !err; i++)
             if (thr_attr_on(i))
-                err = thr_ring_open(&t->ring[i], i, cpus[k]);
+                err = thr_ring_open(&t->ring[i], i, 0, cpus[k]);
     }
     if (err) {
         for (int k = 0; k < nm; k++) {
@@ -525,6 +631,7 @@ MWP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     if (atomic_load(&mwp_state) != MWP_RUNNING || mwp_in_hook)
         return mwp_real.pthread_create(th, attr, start, arg);
     mwp_in_hook++;
+    thr_settle(mwp_self);
     if (!atomic_load(&thr_inherited))
         thr_inherit_start(mwp_self);
     struct mwp_thr *t = thr_alloc();
@@ -559,7 +666,7 @@ int mwp_threads_init(void)
     struct mwp_thr *t = thr_alloc();
     if (!t)
         return -ENOMEM;
-    thr_begin(t);
+    thr_begin(t, 1);
     return 0;
 }
 
@@ -569,6 +676,7 @@ void mwp_threads_child(void)
     atomic_store(&thr_inherit_tried, 0);
     atomic_flag_clear(&thr_free_lock);
     atomic_flag_clear(&sig_busy);
+    atomic_store(&thr_npend, 0); /* the parent's interval thread is not here to open them */
     struct mwp_thr *self = mwp_self;
     struct mwp_thr *t = atomic_load(&thr_head);
     atomic_store(&thr_head, NULL);
@@ -590,7 +698,9 @@ void mwp_threads_child(void)
         atomic_store(&self->ahead, 0);
         atomic_store(&self->atail, 0);
         self->tid = mwp_gettid();
-        thr_sampling_open(self);
+        /* Opened by the child's own interval thread (where the child is
+         * recorded: a child memwatch does not follow opens nothing). */
+        thr_defer(self);
         thr_push(self);
     }
 }

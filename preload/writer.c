@@ -370,7 +370,6 @@ void mwp_meta_note(const char *key, const char *val)
 /* ---- the META text ---- */
 
 extern char mwp_identity[256], mwp_profile_desc[PATH_MAX + 160], mwp_exe[PATH_MAX];
-extern uint64_t mwp_start_mono_ns, mwp_start_real_ns;
 extern double mwp_tsc_hz_val;
 
 /* The command line: from the argument vector the loader handed to the

@@ -474,6 +474,50 @@ envthread)
     lat=$(facts | grep "file=$(basename "$spin") " | tr ' ' '\n' | sed -n 's/^lat=//p')
     [ "${lat:-0}" -ge 5 ] || fail "the spinning process has $lat intervals with latency: the probe did not run"
     ;;
+deferred)
+    # The first per-task perf event of a quiet machine keeps perf_event_open
+    # asleep for 5-55 ms (the kernel switches on its scheduler hooks and waits
+    # for an RCU grace period). The program never waits for it: the main
+    # thread's samplers are opened by the interval thread, on the main thread.
+    # A spy library behind libmemwatch.so lists every perf_event_open (which
+    # thread asked, for which) and, with MWP_SPY_DELAY_MS, makes those of the
+    # interval thread 300 ms slow.
+    SPY=$B/libmwp_syscallspy.so
+    [ -f "$SPY" ] || skip "libmwp_syscallspy.so not built"
+    spyrun() { MEMWATCH_DIR=$OUT LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB:$SPY "$@"; }
+    # 1. single-threaded: the main thread opens nothing, its samples come all the same
+    MEMWATCH_RATE=1000 spyrun "$APP" work 300 2>"$T/err"; expect_rc $? 0
+    all_ok 1
+    grep "syscallspy:" "$T/err" | sort | uniq -c
+    grep -q "thread=main" "$T/err" && fail "the main thread opened a perf event itself: $(grep -m2 'thread=main' "$T/err" | tr '\n' ';')"
+    grep -q "thread=memwatch target=main cpu=-1" "$T/err" || fail "the interval thread opened no sampler on the main thread"
+    s=$(val memwatch- samples)
+    [ "${s:-0}" -ge 100 ] || fail "$s samples of 300 ms of work at 1000/s (expected about 300)"
+    # 2. the same with the opens 300 ms slow: the program does not wait for them
+    rm -rf "$OUT"; mkdir -p "$OUT"
+    t0=$(date +%s%N)
+    MEMWATCH_RATE=1000 MWP_SPY_DELAY_MS=300 spyrun "$APP" work 100 2>"$T/err"; expect_rc $? 0
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    echo "100 ms of work with 300 ms slow opens: $ms ms"
+    all_ok 1
+    [ "$ms" -lt 350 ] || fail "the program took $ms ms: it waited for the interval thread's opens"
+    # 3. 300 ms slow and the program's first thread started at once: the main
+    # thread waits for its samplers (or opens them itself), so the new threads
+    # are set up as always, and sampled; META says when the sampling began.
+    rm -rf "$OUT"; mkdir -p "$OUT"
+    MEMWATCH_RATE=1000 MWP_SPY_DELAY_MS=300 spyrun "$APP" busythreads 300 2>"$T/err"; expect_rc $? 0
+    grep "syscallspy:" "$T/err" | sort | uniq -c
+    all_ok 1
+    [ "$(val memwatch- tstart)" -ge 5 ] || fail "thread starts $(val memwatch- tstart) < 5"
+    s=$(val memwatch- samples)
+    [ "${s:-0}" -ge 400 ] || fail "$s samples of 4 threads x 300 ms at 1000/s"
+    # The main thread opened its own samplers where it came to its first
+    # pthread_create before the interval thread began; else it waited.
+    if ! grep -q "thread=main target=self cpu=-1" "$T/err"; then
+        from=$(tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -a "^sampling_from_ns=" | head -1 | cut -d= -f2)
+        [ "${from:-0}" -ge 300000000 ] || fail "META sampling_from_ns='$from', expected >= 300 ms"
+    fi
+    ;;
 allocnote)
     # Another allocator preloaded ahead of libmemwatch.so serves the program's
     # malloc: memwatch sees none of those calls and says so in META (and

@@ -1,0 +1,64 @@
+/*
+ * tests/preload/mwp_syscallspy.c: a preload library, placed after
+ * libmemwatch.so, whose syscall() notes every perf_event_open on stderr:
+ * which thread asked (the process's main thread, memwatch's interval thread
+ * "memwatch", another one), for which thread (itself: pid 0 or its own tid;
+ * the main thread; another) and on which CPU. With MWP_SPY_DELAY_MS set it
+ * also sleeps that long before each perf_event_open made on the interval
+ * thread, as the kernel does for the first per-task event on a quiet machine
+ * (scheduler hooks switched on, an RCU grace period waited for). Used by the
+ * preload "deferred" case: the program must never wait for those opens.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static long spy_delay_ms;
+
+__attribute__((constructor)) static void spy_init(void)
+{
+    const char *d = getenv("MWP_SPY_DELAY_MS");
+    spy_delay_ms = d ? atol(d) : 0;
+}
+
+__attribute__((visibility("default"))) long syscall(long nr, ...)
+{
+    static long (*real)(long, ...);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "syscall");
+    va_list ap;
+    va_start(ap, nr);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (nr == SYS_perf_event_open && real) {
+        long tid = real(SYS_gettid), pid = real(SYS_getpid);
+        char comm[17] = {0};
+        prctl(PR_GET_NAME, comm, 0, 0, 0);
+        int on_engine = !strcmp(comm, "memwatch");
+        const char *who = tid == pid ? "main" : on_engine ? "memwatch" : "other";
+        /* pid_t and int arguments: only the low 32 bits of their registers count */
+        long t = (int)a[1];
+        const char *target = (t == 0 || t == tid) ? "self" : t == pid ? "main" : "other";
+        char line[160];
+        int n = snprintf(line, sizeof line, "syscallspy: perf_event_open thread=%s target=%s cpu=%ld\n",
+                         who, target, (long)(int)a[2]);
+        if (n > 0)
+            (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+        if (on_engine && spy_delay_ms > 0) {
+            struct timespec ts = {spy_delay_ms / 1000, (spy_delay_ms % 1000) * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return real ? real(nr, a[0], a[1], a[2], a[3], a[4], a[5]) : -1;
+}
