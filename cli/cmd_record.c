@@ -11,6 +11,14 @@
  *
  * Calls: libc only (the raw files are read with a minimal reader of its own,
  * records checked for size and alignment like any reader of docs/raw-format.md).
+ *
+ * While the program runs, record holds one perf event that counts nothing
+ * (rec_hooks_hold): the kernel switches on its perf scheduler hooks for the
+ * first per-task event and off again about a second after the last one, and
+ * switching them on keeps perf_event_open asleep for tens of ms in a VM. Held
+ * here, opened on a thread beside the baseline measurement, that is paid
+ * before the program starts and never again during the run (an OpenMP
+ * program's first threads, a build after a pause).
  */
 #include "cli.h"
 
@@ -18,6 +26,9 @@
 #include <memwatch/probe_lat.h>
 
 #include <dirent.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -305,6 +316,45 @@ static void rec_baseline(void)
     }
 }
 
+/* ---- the kernel's perf hooks, on before the program ---- */
+
+static void *rec_hooks_open(void *arg)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_DUMMY;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    /* on record's main thread, which lives until the program has ended (not
+     * on this one, which ends now); close-on-exec and not inherited, so the
+     * program never sees it */
+    *(int *)arg = (int)syscall(SYS_perf_event_open, &a, (pid_t)getpid(), -1, -1,
+                               PERF_FLAG_FD_CLOEXEC);
+    return NULL;
+}
+
+/* Start opening the held event; rec_hooks_wait returns its descriptor (or
+ * -1: no perf events here; the library says what it lacks). */
+static int rec_hooks_fd = -1;
+static pthread_t rec_hooks_th;
+static int rec_hooks_started;
+
+static void rec_hooks_hold(void)
+{
+    rec_hooks_started = pthread_create(&rec_hooks_th, NULL, rec_hooks_open, &rec_hooks_fd) == 0;
+    if (!rec_hooks_started)
+        rec_hooks_open(&rec_hooks_fd);
+}
+
+static void rec_hooks_wait(void)
+{
+    if (rec_hooks_started)
+        pthread_join(rec_hooks_th, NULL);
+    rec_hooks_started = 0;
+}
+
 /* ---- running ---- */
 
 static int rec_setenv_opt(const char *var, const char *val)
@@ -445,7 +495,9 @@ int mw_cmd_record(int argc, char **argv)
         profile = 0;
     }
     if (profile) {
+        rec_hooks_hold();
         rec_baseline();
+        rec_hooks_wait();
         const char *old = getenv("LD_PRELOAD");
         char pre[2 * PATH_MAX + 64];
         size_t san = rec_sanitizer_prefix(old);
@@ -480,6 +532,8 @@ int mw_cmd_record(int argc, char **argv)
     sigaction(SIGINT, &oint, NULL);
     sigaction(SIGQUIT, &oquit, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rec_hooks_fd >= 0)
+        close(rec_hooks_fd);
     int ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (profile) {
         if (!quiet)
