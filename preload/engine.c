@@ -641,7 +641,12 @@ static void *eng_main(void *arg)
     prctl(PR_SET_NAME, "memwatch", 0, 0, 0);
     /* First the application thread's samplers, left here by the constructor
      * or fork child so that it never waits for them (preload/threads.c,
-     * "deferred samplers"). */
+     * "deferred samplers"), MWP_OPEN_GRACE_NS after the process started: a
+     * process that execs or ends sooner never opens any. */
+    uint64_t open_at = mwp_start_mono_ns + MWP_OPEN_GRACE_NS;
+    struct timespec ots = {(time_t)(open_at / 1000000000ull), (long)(open_at % 1000000000ull)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ots, NULL) == EINTR)
+        ;
     mwp_threads_open_deferred();
     uint64_t iv = mwp_cfg.interval_ns;
     uint64_t next = mwp_now_ns() + iv;

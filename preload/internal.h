@@ -203,6 +203,12 @@ struct mwp_thr {
  * thread (constructor, fork child); MWP_PEND_OPENING: someone is opening
  * them now (futex word: waiters sleep on it until it becomes MWP_PEND_NONE). */
 enum mwp_thr_pend { MWP_PEND_NONE = 0, MWP_PEND_WAIT, MWP_PEND_OPENING };
+/* How long after a process starts the interval thread opens the deferred
+ * samplers. A fork child that execs, or a process that ends, within it never
+ * opens any (and never waits for the kernel at exec or exit); at 250
+ * samples/s a thread's first cpu-clock sample comes after 4 ms of its CPU time
+ * at the earliest, so the grace costs half a sample's expectation. */
+#define MWP_OPEN_GRACE_NS 2000000ull
 enum mwp_thr_state { MWP_T_FREE = 0, MWP_T_STARTING, MWP_T_LIVE, MWP_T_DEAD };
 #define MWP_ABUF_SIZE (32u << 10)
 #define MWP_ATTR_CLOCK 1

@@ -407,9 +407,9 @@ static void *thr_trampoline(void *p)
  * program or build; every later open takes microseconds). So the
  * constructor and a fork child do not open their own thread's samplers: the
  * interval thread opens them on that thread (perf_event_open with its tid)
- * as its first act, while the program runs on. Until then that thread is
- * not sampled; META sampling_from_ns says for how long where it was 1 ms or
- * more. A thread that creates its first thread before then opens its own
+ * as its first act, MWP_OPEN_GRACE_NS (2 ms) after the process started,
+ * while the program runs on. Until then that thread is not sampled; META
+ * sampling_from_ns says for how long where it was 1 ms more than the grace. A thread that creates its first thread before then opens its own
  * samplers first (or waits until the interval thread has), so that the new
  * thread is set up as it would have been (inherited per-CPU events, or its
  * own). */
@@ -453,7 +453,7 @@ static int thr_open_claimed(struct mwp_thr *t)
         return 0;
     }
     uint64_t late = mwp_now_ns() - mwp_start_mono_ns;
-    if (t->tid == mwp_pid && late >= 1000000) {
+    if (t->tid == mwp_pid && late >= MWP_OPEN_GRACE_NS + 1000000) {
         char b[32];
         struct mwp_str str = {b, sizeof b, 0};
         mwp_s_u64(&str, late);
