@@ -9,7 +9,9 @@
  *
  * Why per thread: the kernel refuses to mmap an inherited per-task event, so
  * each thread opens its own events, on itself, in the pthread_create
- * trampoline, until the process starts its second thread: from then on the
+ * trampoline (the first thread of a process gets its events from the
+ * interval thread: "deferred samplers" below), until the process starts its
+ * second thread: from then on the
  * cpu-clock and page-fault samples come from per-CPU events that threads
  * inherit (see "inherited sampling" below; context switches between threads
  * then cost what they cost without memwatch), and the trampoline opens only
