@@ -215,7 +215,7 @@ enum mwp_thr_state { MWP_T_FREE = 0, MWP_T_STARTING, MWP_T_LIVE, MWP_T_DEAD };
 #define MWP_ATTR_FAULT 2
 extern MWP_TLS struct mwp_thr *mwp_self;
 extern uint64_t mwp_start_mono_ns, mwp_start_real_ns; /* process.c: this process's start */
-int mwp_threads_init(void);           /* main thread (constructor); its samplers are deferred */
+int mwp_threads_init(int defer);      /* main thread (constructor); defer: samplers left to the interval thread */
 /* Open the samplers left to the interval thread (mwp_threads_init, fork
  * child); returns how many threads got them. Interval thread, or the
  * constructor where that thread could not be started. */

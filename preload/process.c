@@ -704,9 +704,11 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
         env_unfollow_self();
     ctor_gpu();
     const char *mid = getenv("MEMWATCH_MACHINE"); /* handed down by a recorded parent */
-    if (mid && *mid && strlen(mid) < sizeof mwp_identity && !strchr(mid, '\n'))
+    int recorded_parent = 0;
+    if (mid && *mid && strlen(mid) < sizeof mwp_identity && !strchr(mid, '\n')) {
         strcpy(mwp_identity, mid);
-    else if (mw_machine_identity(NULL, NULL, mwp_identity, sizeof mwp_identity) < 0)
+        recorded_parent = 1;
+    } else if (mw_machine_identity(NULL, NULL, mwp_identity, sizeof mwp_identity) < 0)
         strcpy(mwp_identity, "unknown");
     ctor_attrs();
     mwp_start_mono_ns = mwp_now_ns();
@@ -721,7 +723,10 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
         return; /* one warning was given; the program runs without memwatch */
     }
     atomic_store(&mwp_state, MWP_RUNNING);
-    mwp_threads_init();
+    /* The first process of a tree leaves its samplers to the interval thread
+     * (preload/threads.c, "deferred samplers"); a child of a recorded
+     * process, whose parent holds perf events, opens them here. */
+    mwp_threads_init(!recorded_parent);
     mwp_modules_scan(1);
     ctor_alloc_note();
     mwp_writer_batch(0);

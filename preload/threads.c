@@ -411,7 +411,14 @@ static void *thr_trampoline(void *p)
  * interval thread opens them on that thread (perf_event_open with its tid)
  * as its first act, MWP_OPEN_GRACE_NS (2 ms) after the process started,
  * while the program runs on. Until then that thread is not sampled; META
- * sampling_from_ns says for how long where it was 1 ms more than the grace. A thread that creates its first thread before then opens its own
+ * sampling_from_ns says for how long where it was 1 ms more than the grace.
+ * Only the first process of a tree does this. A process execed by a recorded
+ * parent (the constructor finds MEMWATCH_MACHINE handed down) opens its own
+ * in the constructor, as every thread did before: its parent holds perf
+ * events, so the hooks are on and the open takes microseconds, and an event
+ * opened by a thread on itself needs no inter-processor interrupt, which one
+ * opened from the interval thread on a running thread does (a VM exit: about
+ * 0.15 ms more per process on the development VM). A thread that creates its first thread before then opens its own
  * samplers first (or waits until the interval thread has), so that the new
  * thread is set up as it would have been (inherited per-CPU events, or its
  * own). */
@@ -661,14 +668,14 @@ MWP_EXPORT int pthread_setname_np(pthread_t th, const char *name)
     return rc;
 }
 
-int mwp_threads_init(void)
+int mwp_threads_init(int defer)
 {
     if (!thr_key_ok && pthread_key_create(&thr_key, thr_exit) == 0)
         thr_key_ok = 1;
     struct mwp_thr *t = thr_alloc();
     if (!t)
         return -ENOMEM;
-    thr_begin(t, 1);
+    thr_begin(t, defer);
     return 0;
 }
 

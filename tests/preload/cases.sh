@@ -503,6 +503,15 @@ deferred)
     grep -q "thread=memwatch target=main cpu=-1" "$T/err" || fail "the interval thread opened no sampler on the main thread"
     s=$(val memwatch- samples)
     [ "${s:-0}" -ge 100 ] || fail "$s samples of 300 ms of work at 1000/s (expected about 300)"
+    # 1b. a program execed by a recorded parent opens its own samplers in its
+    # constructor (its parent holds perf events, so the kernel's hooks are on;
+    # an event opened on the thread itself needs no inter-processor interrupt)
+    rm -rf "$OUT"; mkdir -p "$OUT"
+    spyrun "$APP" forkexec 2>"$T/err"; expect_rc $? 0
+    all_ok 3
+    grep "syscallspy:" "$T/err" | sort | uniq -c
+    grep -q "thread=main target=self cpu=-1" "$T/err" || fail "the execed child did not open its samplers itself"
+    grep -q "thread=memwatch target=main cpu=-1" "$T/err" || fail "the first process's samplers were not left to its interval thread"
     # 2. the same with the opens 300 ms slow: the program does not wait for them
     rm -rf "$OUT"; mkdir -p "$OUT"
     t0=$(date +%s%N)
