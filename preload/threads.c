@@ -9,10 +9,10 @@
  *
  * Why per thread: the kernel refuses to mmap an inherited per-task event, so
  * each thread opens its own events, on itself, in the pthread_create
- * trampoline (the first thread of a process gets its events from the
+ * trampoline (the first thread of a process may get its events from the
  * interval thread: "deferred samplers" below), until the process starts its
- * second thread: from then on the
- * cpu-clock and page-fault samples come from per-CPU events that threads
+ * second thread: from then on the cpu-clock and page-fault samples come from
+ * per-CPU events that threads
  * inherit (see "inherited sampling" below; context switches between threads
  * then cost what they cost without memwatch), and the trampoline opens only
  * the precise sampler. The event descriptors are closed as soon as the ring is mapped
@@ -406,20 +406,24 @@ static void *thr_trampoline(void *p)
  * key) and wait for an RCU grace period before perf_event_open returns: the
  * caller sleeps 5-30 ms on the development VM and 40-55 ms on the GPU machine
  * with every CPU busy (once per quiet spell, so typically once per recorded
- * program or build; every later open takes microseconds). So the
- * constructor and a fork child do not open their own thread's samplers: the
- * interval thread opens them on that thread (perf_event_open with its tid)
- * as its first act, MWP_OPEN_GRACE_NS (2 ms) after the process started,
- * while the program runs on. Until then that thread is not sampled; META
- * sampling_from_ns says for how long where it was 1 ms more than the grace.
- * Only the first process of a tree does this. A process execed by a recorded
- * parent (the constructor finds MEMWATCH_MACHINE handed down) opens its own
- * in the constructor, as every thread did before: its parent holds perf
- * events, so the hooks are on and the open takes microseconds, and an event
- * opened by a thread on itself needs no inter-processor interrupt, which one
- * opened from the interval thread on a running thread does (a VM exit: about
- * 0.15 ms more per process on the development VM). A thread that creates its first thread before then opens its own
- * samplers first (or waits until the interval thread has), so that the new
+ * program or build; every later open takes microseconds).
+ *
+ * So the first process of a tree, and every fork child, leave their thread's
+ * samplers to the interval thread, which opens them on that thread
+ * (perf_event_open with its tid) MWP_OPEN_GRACE_NS (2 ms) after the process
+ * started, while the program runs on. Until then the thread is not sampled;
+ * META sampling_from_ns says for how long where that was 1 ms more than the
+ * grace. A fork child that execs within the grace opens nothing.
+ *
+ * A process execed by a recorded parent (the constructor finds
+ * MEMWATCH_MACHINE handed down) opens its own in the constructor: its parent
+ * holds perf events, so the hooks are on and the open takes microseconds,
+ * and an event opened by a thread on itself needs no inter-processor
+ * interrupt, which one opened from the interval thread on a running thread
+ * does (a VM exit: about 0.15 ms more per process on the development VM).
+ *
+ * A thread that creates its first thread before its samplers exist opens
+ * them itself first, or waits until the interval thread has, so that the new
  * thread is set up as it would have been (inherited per-CPU events, or its
  * own). */
 static _Atomic unsigned thr_npend; /* entries in MWP_PEND_WAIT or MWP_PEND_OPENING */
