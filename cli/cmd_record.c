@@ -9,8 +9,10 @@
  * setuid program cannot be profiled through the dynamic loader: record says
  * why and runs it unprofiled.
  *
- * Calls: libc only (the raw files are read with a minimal reader of its own,
- * records checked for size and alignment like any reader of docs/raw-format.md).
+ * Calls: libc; counters for the idle probe baseline and the held perf event
+ * (mw_perf_group_open). The raw files are read with a minimal reader of its
+ * own, records checked for size and alignment like any reader of
+ * docs/raw-format.md.
  *
  * While the program runs, record holds one perf event that counts nothing
  * (rec_hooks_hold): the kernel switches on its perf scheduler hooks for the
@@ -23,12 +25,11 @@
 #include "cli.h"
 
 #include <memwatch/mwr.h>
+#include <memwatch/perf.h>
 #include <memwatch/probe_lat.h>
 
 #include <dirent.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
-#include <sys/syscall.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -318,34 +319,31 @@ static void rec_baseline(void)
 
 /* ---- the kernel's perf hooks, on before the program ---- */
 
-static void *rec_hooks_open(void *arg)
-{
-    struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.size = sizeof a;
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_DUMMY;
-    a.exclude_kernel = 1;
-    a.exclude_hv = 1;
-    /* on record's main thread, which lives until the program has ended (not
-     * on this one, which ends now); close-on-exec and not inherited, so the
-     * program never sees it */
-    *(int *)arg = (int)syscall(SYS_perf_event_open, &a, (pid_t)getpid(), -1, -1,
-                               PERF_FLAG_FD_CLOEXEC);
-    return NULL;
-}
-
-/* Start opening the held event; rec_hooks_wait returns its descriptor (or
- * -1: no perf events here; the library says what it lacks). */
-static int rec_hooks_fd = -1;
+/* The held event: a dummy, user-only, on record's main thread, which lives
+ * until the program has ended (not on the opening thread, which ends at
+ * once); close-on-exec and not inherited, so the program never sees it. NULL
+ * where no perf event can be opened here (the library says what it lacks). */
+static mw_perf_group *rec_hooks;
 static pthread_t rec_hooks_th;
 static int rec_hooks_started;
 
+static void *rec_hooks_open(void *arg)
+{
+    (void)arg;
+    mw_perf_event ev;
+    mw_perf_target t = {.kind = MW_PERF_THREAD, .tid = getpid()};
+    if (mw_perf_event_generic("dummy", &ev) == 0)
+        (void)mw_perf_group_open(&ev, 1, &t, MW_PERF_USER_ONLY, &rec_hooks);
+    return NULL;
+}
+
+/* Start opening the held event, on a thread beside the baseline
+ * measurement; rec_hooks_wait waits for it. */
 static void rec_hooks_hold(void)
 {
-    rec_hooks_started = pthread_create(&rec_hooks_th, NULL, rec_hooks_open, &rec_hooks_fd) == 0;
+    rec_hooks_started = pthread_create(&rec_hooks_th, NULL, rec_hooks_open, NULL) == 0;
     if (!rec_hooks_started)
-        rec_hooks_open(&rec_hooks_fd);
+        rec_hooks_open(NULL);
 }
 
 static void rec_hooks_wait(void)
@@ -532,8 +530,7 @@ int mw_cmd_record(int argc, char **argv)
     sigaction(SIGINT, &oint, NULL);
     sigaction(SIGQUIT, &oquit, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (rec_hooks_fd >= 0)
-        close(rec_hooks_fd);
+    mw_perf_group_close(rec_hooks);
     int ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (profile) {
         if (!quiet)
