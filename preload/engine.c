@@ -634,19 +634,25 @@ static int eng_interval(uint64_t t0)
 #define MWP_IDLE_AFTER 3  /* intervals without the application on a CPU */
 #define MWP_IDLE_STRIDE 5 /* then one look every 5 intervals (50 ms at the default) */
 
+/* Sleep until CLOCK_MONOTONIC reads ns (signals are blocked here; EINTR
+ * only from a debugger). */
+static void eng_sleep_until(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
 static void *eng_main(void *arg)
 {
     (void)arg;
     mwp_in_hook = 1; /* forever: nothing this thread does is recorded */
     prctl(PR_SET_NAME, "memwatch", 0, 0, 0);
-    /* First the application thread's samplers, left here by the constructor
-     * or fork child so that it never waits for them (preload/threads.c,
-     * "deferred samplers"), MWP_OPEN_GRACE_NS after the process started: a
-     * process that execs or ends sooner never opens any. */
-    uint64_t open_at = mwp_start_mono_ns + MWP_OPEN_GRACE_NS;
-    struct timespec ots = {(time_t)(open_at / 1000000000ull), (long)(open_at % 1000000000ull)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ots, NULL) == EINTR)
-        ;
+    /* First the application thread's samplers where they were left here (the
+     * first process of a tree, a fork child: preload/threads.c, "deferred
+     * samplers"), so that it never waits for them, MWP_OPEN_GRACE_NS after
+     * the process started: a process that execs or ends sooner opens none. */
+    eng_sleep_until(mwp_start_mono_ns + MWP_OPEN_GRACE_NS);
     mwp_threads_open_deferred();
     uint64_t iv = mwp_cfg.interval_ns;
     uint64_t next = mwp_now_ns() + iv;
@@ -657,9 +663,7 @@ static void *eng_main(void *arg)
         /* Processes that live less than one interval never pay for the
          * set-up; those that only wait (make, a compiler driver) never
          * create the probe (eng_interval creates it when the process ran). */
-        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-            ;
+        eng_sleep_until(next);
         /* keep the rings from overflowing meanwhile; counted in the next interval */
         mwp_threads_drain(1, 0, &eng_carry_s, &eng_carry_l);
         eng_setup();
@@ -667,9 +671,7 @@ static void *eng_main(void *arg)
     }
     unsigned idle = 0;
     for (;;) {
-        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-            ;
+        eng_sleep_until(next);
         if (atomic_load(&eng_stop))
             break;
         int st = atomic_load(&mwp_state);
