@@ -15,8 +15,8 @@
  * Threading: setup in the constructor only; mwp_precise_open opens on thread
  * t->tid, from that thread (trampoline, a thread settling before its first
  * pthread_create) or from the interval thread (the deferred samplers of the
- * constructor's and a fork child's thread, preload/threads.c): raw syscalls
- * only.
+ * first process of a tree and of a fork child, preload/threads.c): raw
+ * syscalls only.
  */
 #include "internal.h"
 

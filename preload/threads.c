@@ -73,6 +73,16 @@ static void *thr_sys_mmap(size_t n)
 
 static struct mwp_thr *thr_slab_next, *thr_slab_end; /* fresh entries (under thr_free_lock) */
 
+/* An entry with nothing open: no rings, no group leader, not a CPU's. */
+static void thr_blank(struct mwp_thr *t)
+{
+    memset(t, 0, sizeof *t);
+    atomic_flag_clear(&t->busy);
+    t->ring[0].fd = t->ring[1].fd = t->ring[2].fd = -1;
+    t->aux_fd = -1;
+    t->cpu_ring = -1;
+}
+
 static struct mwp_thr *thr_alloc(void)
 {
     while (atomic_flag_test_and_set_explicit(&thr_free_lock, memory_order_acquire))
@@ -98,13 +108,9 @@ static struct mwp_thr *thr_alloc(void)
     atomic_flag_clear_explicit(&thr_free_lock, memory_order_release);
     if (!t)
         return NULL;
-    char *abuf = t->abuf;
-    memset(t, 0, sizeof *t);
+    char *abuf = t->abuf; /* the allocation-record buffer stays with the slot */
+    thr_blank(t);
     t->abuf = abuf;
-    atomic_flag_clear(&t->busy);
-    t->ring[0].fd = t->ring[1].fd = t->ring[2].fd = -1;
-    t->aux_fd = -1;
-    t->cpu_ring = -1;
     return t;
 }
 
@@ -441,10 +447,7 @@ static void thr_defer(struct mwp_thr *t)
 static int thr_open_claimed(struct mwp_thr *t)
 {
     struct mwp_thr s;
-    memset(&s, 0, sizeof s);
-    s.ring[0].fd = s.ring[1].fd = s.ring[2].fd = -1;
-    s.aux_fd = -1;
-    s.cpu_ring = -1;
+    thr_blank(&s);
     s.tid = t->tid;
     thr_sampling_open(&s);
     while (atomic_flag_test_and_set_explicit(&t->busy, memory_order_acquire))
