@@ -32,6 +32,11 @@ facts() { "$CHK" "$OUT"; }
 # value of key k on the line of file matching pattern p
 val() { facts | grep -- "$1" | head -1 | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 nfiles() { facts | tail -1 | sed 's/.*files=\([0-9]*\).*/\1/'; }
+# the printable runs of a raw file (default: the first in $OUT), one per line:
+# META and MODULE text
+texts() { tr -c '[:print:]' '\n' <"${1:-$(ls "$OUT"/*.mwr | head -1)}"; }
+# an empty output directory for the next run of a case
+fresh_out() { rm -rf "$OUT" && mkdir -p "$OUT"; }
 all_ok() {
     local last
     last=$(facts | tail -1)
@@ -212,7 +217,7 @@ config)
     if [ "$max" -gt 0 ] && [ "$max" -lt 1000000 ]; then
         MEMWATCH_RATE=1000000 run "$APP" work 20 2>"$T/err"; expect_rc $? 0
         grep -q "clamped" "$T/err" || fail "no line about the clamped rate"
-        tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -qx "sample_rate=$max" ||
+        texts | grep -qx "sample_rate=$max" ||
             fail "META sample_rate is not the kernel's maximum $max"
         rm -f "$OUT"/*
     fi
@@ -245,7 +250,7 @@ record)
     [ "$pre" = "${sp}$LIB:/nonexistent/libother.so" ] || fail "with another library preloaded: LD_PRELOAD='$pre'"
     # record holds one perf event while the program runs (the kernel's perf
     # hooks stay on), which the program does not inherit
-    rm -rf "$OUT"; mkdir -p "$OUT"
+    fresh_out
     "$MW" record -q -o "$OUT" -- sh -c 'ls -l /proc/$PPID/fd >"$1/rec"; ls -l /proc/$$/fd >"$1/prog"' sh "$T"
     if [ "$(val memwatch- samples)" -gt 0 ] 2>/dev/null || grep -q perf_event "$T/rec"; then
         r=$(grep -c perf_event "$T/rec"); p=$(grep -c perf_event "$T/prog")
@@ -299,7 +304,7 @@ make)
 stress)
     command -v stress-ng >/dev/null || skip "no stress-ng"
     for kind in cpu stream; do
-        rm -rf "$OUT"; mkdir -p "$OUT"
+        fresh_out
         "$MW" record -o "$OUT" -- stress-ng --$kind 2 --timeout 2 --quiet 2>"$T/err"; rc=$?
         expect_rc $rc 0
         all_ok 2
@@ -332,7 +337,7 @@ dlopen)
     expect_rc $rc 0
     all_ok 1
     f=$(ls "$OUT"/*.mwr | head -1)
-    tr -c '[:print:]' '\n' <"$f" | grep -q "/$lib" || fail "no MODULE record for the dlopen'ed $lib"
+    texts "$f" | grep -q "/$lib" || fail "no MODULE record for the dlopen'ed $lib"
     ;;
 modules)
     run "$APP" work 150; expect_rc $? 0
@@ -341,7 +346,7 @@ modules)
     [ "$(val memwatch- buildids)" -ge 2 ] || fail "build-ids"
     [ "$(val memwatch- kernel_samples)" -ge 5 ] || fail "cpu-clock samples"
     f=$(ls "$OUT"/*.mwr | head -1)
-    tr -c '[:print:]' '\n' <"$f" | grep -Eq "^precise_loads=(available|unavailable): .{10,}" ||
+    texts "$f" | grep -Eq "^precise_loads=(available|unavailable): .{10,}" ||
         fail "META does not say whether precise load sampling exists, and why"
     ;;
 lazyprobe)
@@ -372,13 +377,13 @@ inherit)
     # switch_cost); every thread is still sampled, as with per-thread events.
     command -v sqlite3 >/dev/null || skip "the sqlite3 command is not installed"
     for inh in 1 0; do
-        rm -rf "$OUT"; mkdir -p "$OUT"
+        fresh_out
         # at 1000 samples/s (the default is 250) so that the count says how
         # complete the sampling is: 320 for 4 x 80 ms of CPU
         MEMWATCH_RATE=1000 MEMWATCH_INHERIT=$inh run "$APP" busythreads 80; expect_rc $? 0
         all_ok 1
         f=$(ls "$OUT"/*.mwr | head -1)
-        note=$(tr -c '[:print:]' '\n' <"$f" | grep -a "^sampling=" | tail -1)
+        note=$(texts "$f" | grep -a "^sampling=" | tail -1)
         echo "MEMWATCH_INHERIT=$inh: ${note:-per-thread events} samples=$(val memwatch- kernel_samples)"
         want=""
         [ "$inh" = 1 ] && want="sampling=per-CPU events inherited by threads, from the second thread on"
@@ -395,11 +400,11 @@ inherit)
     done
     # a fork child does not inherit its parent's per-CPU events (inherit_thread):
     # it switches on its own when it starts threads, and its workers are sampled
-    rm -rf "$OUT"; mkdir -p "$OUT"
+    fresh_out
     run "$APP" forkthreads 80; expect_rc $? 0
     all_ok 2
     for f in "$OUT"/*.mwr; do
-        tr -c '[:print:]' '\n' <"$f" | grep -aq "^sampling=per-CPU events inherited by threads" ||
+        texts "$f" | grep -aq "^sampling=per-CPU events inherited by threads" ||
             fail "$(basename "$f"): no inherited sampling after starting threads"
     done
     "$MW" report "$OUT" -o "$T/r.db" -q >/dev/null 2>&1 || fail "report"
@@ -409,11 +414,11 @@ inherit)
     [ "$(echo $per | wc -w)" = 2 ] || fail "samples from $(echo $per | wc -w) processes, expected 2"
     # bound to one CPU (an MPI rank bound to its cores): rings for that CPU only
     if command -v taskset >/dev/null && [ "$(nproc --all)" -gt 1 ]; then
-        rm -rf "$OUT"; mkdir -p "$OUT"
+        fresh_out
         MEMWATCH_RATE=1000 MEMWATCH_DIR=$OUT taskset -c 0 env LD_PRELOAD="${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB" "$APP" busythreads 50
         expect_rc $? 0
         all_ok 1
-        note=$(tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -a "^sampling=" | tail -1)
+        note=$(texts | grep -a "^sampling=" | tail -1)
         echo "taskset -c 0: $note samples=$(val memwatch- kernel_samples)"
         case "$note" in
         *"(1 CPUs: the process's affinity, of "*) ;;
@@ -454,12 +459,12 @@ probeshare)
     [ -n "$shm" ] || fail "no shared page in $T/shm"
     [ "$(stat -c %a "$shm")" = 600 ] || fail "shared page mode $(stat -c %a "$shm")"
     grep -aq "probe_share=on: $shm" "$OUT"/*.mwr || fail "META probe_share does not name $shm"
-    rm -rf "$OUT"; mkdir -p "$OUT"
+    fresh_out
     MEMWATCH_PROBE_SHARE=0 spin4
     read -r tl ts <<<"$(sums)"
     [ "$ts" = 0 ] || fail "MEMWATCH_PROBE_SHARE=0: $ts shared readings"
     grep -aq "probe_share=off (MEMWATCH_PROBE_SHARE=0)" "$OUT"/*.mwr || fail "META: sharing not noted off"
-    rm -rf "$OUT"; mkdir -p "$OUT"
+    fresh_out
     MEMWATCH_PROBE_SHARE=$T/missing spin4
     read -r tl ts <<<"$(sums)"
     [ "$ts" = 0 ] || fail "unusable share directory: $ts shared readings"
@@ -506,14 +511,14 @@ deferred)
     # 1b. a program execed by a recorded parent opens its own samplers in its
     # constructor (its parent holds perf events, so the kernel's hooks are on;
     # an event opened on the thread itself needs no inter-processor interrupt)
-    rm -rf "$OUT"; mkdir -p "$OUT"
+    fresh_out
     spyrun "$APP" forkexec 2>"$T/err"; expect_rc $? 0
     all_ok 3
     grep "syscallspy:" "$T/err" | sort | uniq -c
     grep -q "thread=main target=self cpu=-1" "$T/err" || fail "the execed child did not open its samplers itself"
     grep -q "thread=memwatch target=main cpu=-1" "$T/err" || fail "the first process's samplers were not left to its interval thread"
     # 2. the same with the opens 300 ms slow: the program does not wait for them
-    rm -rf "$OUT"; mkdir -p "$OUT"
+    fresh_out
     t0=$(date +%s%N)
     MEMWATCH_RATE=1000 MWP_SPY_DELAY_MS=300 spyrun "$APP" work 100 2>"$T/err"; expect_rc $? 0
     ms=$((($(date +%s%N) - t0) / 1000000))
@@ -523,7 +528,7 @@ deferred)
     # 3. 300 ms slow and the program's first thread started at once: the main
     # thread waits for its samplers (or opens them itself), so the new threads
     # are set up as always, and sampled; META says when the sampling began.
-    rm -rf "$OUT"; mkdir -p "$OUT"
+    fresh_out
     MEMWATCH_RATE=1000 MWP_SPY_DELAY_MS=300 spyrun "$APP" busythreads 300 2>"$T/err"; expect_rc $? 0
     grep "syscallspy:" "$T/err" | sort | uniq -c
     all_ok 1
@@ -535,7 +540,7 @@ deferred)
     # The main thread opened its own samplers where it came to its first
     # pthread_create before the interval thread began; else it waited.
     if ! grep -q "thread=main target=self cpu=-1" "$T/err"; then
-        from=$(tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -a "^sampling_from_ns=" | head -1 | cut -d= -f2)
+        from=$(texts | grep -a "^sampling_from_ns=" | head -1 | cut -d= -f2)
         [ "${from:-0}" -ge 300000000 ] || fail "META sampling_from_ns='$from', expected >= 300 ms"
     fi
     ;;
@@ -549,12 +554,12 @@ allocnote)
     MEMWATCH_DIR=$OUT LD_PRELOAD=$OTHER:$LIB "$APP" alloc >"$T/o"; expect_rc $? 0
     all_ok 1
     f=$(ls "$OUT"/*.mwr | head -1)
-    note=$(tr -c '[:print:]' '\n' <"$f" | grep -a "^allocations=" | tail -1)
+    note=$(texts "$f" | grep -a "^allocations=" | tail -1)
     echo "$note" | grep -q "^allocations=not recorded: the program's malloc is $OTHER's" ||
         fail "META does not say why allocations are missing: '$note'"
-    rm -rf "$OUT"; mkdir -p "$OUT"
+    fresh_out
     run "$APP" alloc >"$T/o"; expect_rc $? 0
-    if tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -aq "^allocations="; then
+    if texts | grep -aq "^allocations="; then
         fail "an allocation note without another allocator"
     fi
     ;;
@@ -564,7 +569,7 @@ profverdict)
     # every interval) is ignored and the default is used, clearly marked; the
     # same entry judged "accurate" is used.
     for verdict in noisy accurate; do
-        rm -rf "$OUT"; mkdir -p "$OUT"
+        fresh_out
         printf '%s\n' '{"schema": "memwatch-profile", "version": 1, "identity": "mwp-test-machine",' \
             '"created": "2026-01-01T00:00:00Z", "tsc_hz": 2e9, "peak_bw": 5e10,' \
             '"idle_latency_ns": 100, "lat_method": "", "lat_threshold_ns": 0,' \
@@ -573,7 +578,7 @@ profverdict)
         MEMWATCH_MACHINE=mwp-test-machine MEMWATCH_PROFILE=$T/prof.json MEMWATCH_BASELINE_NS=100 \
             run "$APP" work 150; expect_rc $? 0
         all_ok 1
-        src=$(tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -a "^threshold_source=" | tail -1)
+        src=$(texts | grep -a "^threshold_source=" | tail -1)
         echo "$verdict: $src"
         case "$verdict:$src" in
         noisy:threshold_source=uncalibrated*) ;;
@@ -588,7 +593,7 @@ precise)
     # invalid value gives one stderr line; with a fixture sysfs tree that
     # claims a PMU, the sampler is opened per thread and the kernel's answer
     # is recorded (one line) while the threads are sampled as usual.
-    meta() { tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -a "^precise_loads=" | tail -1; }
+    meta() { texts | grep -a "^precise_loads=" | tail -1; }
     MEMWATCH_PRECISE=auto MEMWATCH_VERBOSE=2 run "$APP" work 150 2>"$T/err"; expect_rc $? 0
     all_ok 1
     m=$(meta)
@@ -606,7 +611,7 @@ precise)
     all_ok 1
     [ "$(meta)" = "precise_loads=off: MEMWATCH_PRECISE=off, nothing attempted" ] || fail "off: '$(meta)'"
     grep -q "precise" "$T/err" && { cat "$T/err"; fail "MEMWATCH_PRECISE=off still tried"; }
-    tr -c '[:print:]' '\n' <"$(ls "$OUT"/*.mwr | head -1)" | grep -Eaxq "mem-loads|ibs_op" &&
+    texts | grep -Eaxq "mem-loads|ibs_op" &&
         fail "MEMWATCH_PRECISE=off still declares a precise sampler"
     [ "$(val memwatch- kernel_samples)" -ge 5 ] || fail "cpu-clock samples"
     rm -f "$OUT"/*.mwr
