@@ -373,15 +373,13 @@ static void thr_exit(void *p)
 
 /* Set up the calling thread (trampoline or constructor); defer: leave its
  * samplers to the interval thread (see "deferred samplers" below). */
-static void thr_defer(struct mwp_thr *t);
-
 static void thr_begin(struct mwp_thr *t, int defer)
 {
     t->tid = mwp_gettid();
     t->start_ns = mwp_now_ns();
     thr_stack_bounds(t);
     if (defer)
-        thr_defer(t);
+        atomic_store(&t->pend, MWP_PEND_WAIT);
     else
         thr_sampling_open(t);
     atomic_store(&t->state, MWP_T_LIVE);
@@ -432,13 +430,6 @@ static void *thr_trampoline(void *p)
  * them itself first, or waits until the interval thread has, so that the new
  * thread is set up as it would have been (inherited per-CPU events, or its
  * own). */
-static _Atomic unsigned thr_npend; /* entries in MWP_PEND_WAIT or MWP_PEND_OPENING */
-
-static void thr_defer(struct mwp_thr *t)
-{
-    atomic_fetch_add(&thr_npend, 1);
-    atomic_store(&t->pend, MWP_PEND_WAIT);
-}
 
 /* Open the samplers of t (whose pend the caller moved to MWP_PEND_OPENING)
  * into a scratch entry, off t->busy (the open may sleep for milliseconds,
@@ -460,7 +451,6 @@ static int thr_open_claimed(struct mwp_thr *t)
     atomic_store(&t->pend, MWP_PEND_NONE);
     atomic_flag_clear_explicit(&t->busy, memory_order_release);
     syscall(SYS_futex, &t->pend, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-    atomic_fetch_sub(&thr_npend, 1);
     if (!live) {
         for (int i = 0; i < MWP_NATTR; i++)
             mw_ring_unmap(&s.ring[i]);
@@ -497,8 +487,6 @@ static void thr_settle(struct mwp_thr *t)
 unsigned mwp_threads_open_deferred(void)
 {
     unsigned done = 0;
-    if (!atomic_load(&thr_npend))
-        return 0;
     for (struct mwp_thr *t = atomic_load(&thr_head); t; t = atomic_load(&t->next)) {
         int e = MWP_PEND_WAIT;
         if (atomic_load(&t->state) == MWP_T_LIVE &&
@@ -692,7 +680,6 @@ void mwp_threads_child(void)
     atomic_store(&thr_inherit_tried, 0);
     atomic_flag_clear(&thr_free_lock);
     atomic_flag_clear(&sig_busy);
-    atomic_store(&thr_npend, 0); /* the parent's interval thread is not here to open them */
     struct mwp_thr *self = mwp_self;
     struct mwp_thr *t = atomic_load(&thr_head);
     atomic_store(&thr_head, NULL);
@@ -716,7 +703,7 @@ void mwp_threads_child(void)
         self->tid = mwp_gettid();
         /* Opened by the child's own interval thread (where the child is
          * recorded: a child memwatch does not follow opens nothing). */
-        thr_defer(self);
+        atomic_store(&self->pend, MWP_PEND_WAIT);
         thr_push(self);
     }
 }
