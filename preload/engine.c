@@ -648,6 +648,8 @@ static void *eng_main(void *arg)
     (void)arg;
     mwp_in_hook = 1; /* forever: nothing this thread does is recorded */
     prctl(PR_SET_NAME, "memwatch", 0, 0, 0);
+    /* The file, which the constructor left to this thread (writer.c). */
+    mwp_writer_create_now();
     /* First the application thread's samplers where they were left here (the
      * first process of a tree, a fork child: preload/threads.c, "deferred
      * samplers"), so that it never waits for them, MWP_OPEN_GRACE_NS after

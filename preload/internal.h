@@ -156,9 +156,15 @@ extern _Atomic int mwp_exit_status;
 void mwp_finish(int32_t status, const char *how, int in_signal);
 
 /* ---- writer.c ---- */
-/* Create the file now (create_now) or on the first record (fork children).
- * Returns 0 or -errno (after one warning on stderr). */
-int mwp_writer_start(int create_now);
+/* When the file is created: on the first record written directly (fork
+ * children), now, or later (the constructor of a process started by exec:
+ * its batch is held and the interval thread, or whatever writes first,
+ * creates the file; the directory is checked now). Returns 0 or -errno
+ * (after one warning on stderr). */
+enum { MWP_W_FIRST_RECORD = 0, MWP_W_NOW = 1, MWP_W_LATER = 2 };
+int mwp_writer_start(int when);
+/* Create the file if it is still to come (the interval thread's first act). */
+void mwp_writer_create_now(void);
 /* Write one record: type + payload pieces; pads to 8. AS-safe; thread-safe. */
 int mwp_write(uint32_t type, const struct iovec *iov, int n);
 /* Write already-framed records (whole mwr records) as one piece. */

@@ -438,7 +438,7 @@ static void fork_child(void)
     mwp_start_mono_ns = mwp_now_ns();
     mwp_start_real_ns = mwp_clock_ns(CLOCK_REALTIME);
     mwp_meta_build();
-    mwp_writer_start(0); /* the file appears with the first record */
+    mwp_writer_start(MWP_W_FIRST_RECORD); /* the file appears with the first record */
     mwp_threads_child();
     mwp_modules_child();
     mwp_engine_child();
@@ -715,7 +715,7 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
     mwp_start_real_ns = mwp_clock_ns(CLOCK_REALTIME);
     mwp_meta_build();
     mwp_writer_batch(1);
-    if (mwp_writer_start(1) < 0) {
+    if (mwp_writer_start(MWP_W_LATER) < 0) {
         mwp_writer_batch(0);
         /* One warning per program: its children stay out of the way quietly. */
         setenv("MEMWATCH_ENABLE", "0", 1);

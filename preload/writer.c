@@ -8,8 +8,14 @@
  * a record is either wholly in the page cache or not written, and a process
  * killed by SIGKILL leaves a file that reads up to its last record.
  * Calls: raw syscalls only on the write path, so mwp_write is
- * async-signal-safe and needs no lock. File creation may be deferred (fork
- * children) and then happens on the first record, at most once (CAS).
+ * async-signal-safe and needs no lock. File creation may be deferred and
+ * then happens on the first record, at most once (CAS): in a fork child,
+ * and in every process started by exec, whose constructor gathers its first
+ * records in memory (mwp_writer_start(MWP_W_LATER)) and leaves creating the
+ * file to the interval thread, so that the program does not wait for the
+ * file system before main (docs/overhead.md). Whatever comes first creates
+ * it: the interval thread, a record written directly, exit, exec, a fatal
+ * signal.
  */
 #include "internal.h"
 
@@ -30,6 +36,9 @@ _Atomic uint64_t mwp_stat_lost, mwp_stat_throttled, mwp_stat_dropped, mwp_stat_a
     mwp_stat_samples;
 static char w_path[PATH_MAX];
 static int w_warned;
+/* The constructor's batch (below), kept until the file exists: written right
+ * after the header by whoever creates the file, before any other record. */
+static int w_held;
 
 static char meta_buf[16384];
 static size_t meta_len;
@@ -108,6 +117,34 @@ static void writer_attrs(void)
     }
 }
 
+/* Start-up batch: the records a process writes in its constructor (perf
+ * attributes, its first thread, its modules) are gathered and written with
+ * one system call instead of one each. Only the constructor's thread fills
+ * it, before any other memwatch thread or signal handler exists. Where the
+ * file does not exist yet when the constructor ends, the batch is held
+ * (w_held) and written by the thread that creates the file, under
+ * W_CREATING. */
+static char w_batch[32768];
+static size_t w_batch_len;
+static uint64_t w_batch_nrec;
+static int w_batching;
+
+static int writer_put(const struct iovec *iov, int n, uint64_t nrec);
+static int writer_ready(void);
+
+static void writer_warn(int err)
+{
+    if (w_warned)
+        return;
+    w_warned = 1;
+    char why[256];
+    struct mwp_str s = {why, sizeof why, 0};
+    mwp_s_str(&s, ": ");
+    mwp_s_str(&s, mw_strerror(err));
+    mwp_s_str(&s, " (MEMWATCH_DIR); the program runs without memwatch");
+    mwp_say(1, "cannot create ", w_path, why);
+}
+
 /* Create the file. Called with w_state == W_CREATING held by this thread. */
 static int writer_create(void)
 {
@@ -121,15 +158,7 @@ static int writer_create(void)
     }
     if (fd < 0) {
         err = -errno;
-        if (!w_warned) {
-            w_warned = 1;
-            char why[256];
-            struct mwp_str s = {why, sizeof why, 0};
-            mwp_s_str(&s, ": ");
-            mwp_s_str(&s, mw_strerror(err));
-            mwp_s_str(&s, " (MEMWATCH_DIR); the program runs without memwatch");
-            mwp_say(1, "cannot create ", w_path, why);
-        }
+        writer_warn(err);
         atomic_store(&w_state, W_FAILED);
         return err;
     }
@@ -147,35 +176,79 @@ static int writer_create(void)
     h.header_size = sizeof h;
     mwr_rec_hdr mh = {MWR_META, (uint32_t)(sizeof mh + MWR_ALIGN(meta_len))};
     static const char zero[8];
-    struct iovec iov[4] = {{&h, sizeof h},
+    /* a held batch already holds the perf attributes (mwp_writer_start) */
+    int held = w_held;
+    struct iovec iov[5] = {{&h, sizeof h},
                            {&mh, sizeof mh},
                            {meta_buf, meta_len},
-                           {(void *)zero, MWR_ALIGN(meta_len) - meta_len}};
-    ssize_t want = (ssize_t)(sizeof h + mh.size);
-    ssize_t w = (ssize_t)syscall(SYS_writev, fd, iov, 4);
+                           {(void *)zero, MWR_ALIGN(meta_len) - meta_len},
+                           {w_batch, held ? w_batch_len : 0}};
+    ssize_t want = (ssize_t)(sizeof h + mh.size + iov[4].iov_len);
+    ssize_t w = (ssize_t)syscall(SYS_writev, fd, iov, 5);
+    w_held = 0;
+    w_batch_len = 0;
+    w_batch_nrec = 0;
     if (w != want) {
         atomic_store(&w_state, W_FAILED);
         mwp_say(1, "cannot write ", w_path, ": this process runs without memwatch");
         return -EIO;
     }
-    atomic_fetch_add(&w_records, 1);
+    atomic_fetch_add(&w_records, 1 + (held ? w_batch_nrec : 0));
     atomic_fetch_add(&w_bytes, (uint64_t)w);
     atomic_store(&w_state, W_OPEN);
     mwp_say(2, "recording to ", w_path, NULL);
-    writer_attrs();
+    if (!held)
+        writer_attrs();
     return 0;
 }
 
-int mwp_writer_start(int create_now)
+int mwp_writer_start(int when)
 {
     atomic_store(&w_records, 0);
     atomic_store(&w_bytes, 0);
-    if (!create_now) {
+    w_held = 0;
+    w_batch_len = 0;
+    w_batch_nrec = 0;
+    if (when == MWP_W_FIRST_RECORD) {
         atomic_store(&w_state, W_PENDING);
+        return 0;
+    }
+    if (when == MWP_W_LATER) {
+        /* The directory is checked now, so that an unusable one still gives
+         * its one warning before main and the program's children stay out of
+         * the way (process.c); creating the file can then only fail for a
+         * reason that came later, which is reported when it does. */
+        const char *dir = mwp_cfg.dir[0] ? mwp_cfg.dir : ".";
+        int dfd = (int)syscall(SYS_openat, AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0 || syscall(SYS_faccessat, AT_FDCWD, dir, W_OK | X_OK, 0) < 0) {
+            int err = -errno;
+            if (dfd >= 0)
+                mwp_sys_close(dfd);
+            writer_name(w_path, sizeof w_path, 0);
+            writer_warn(err);
+            atomic_store(&w_state, W_FAILED);
+            return err;
+        }
+        /* Grow the descriptor table up to the number the file will take
+         * (writer_fd_base) now, while the process has one thread: grown
+         * later, with the interval thread running, the kernel waits for an
+         * RCU grace period (8-22 ms on the development VM) before the file
+         * is written. The table never shrinks. */
+        int hi = (int)syscall(SYS_fcntl, dfd, F_DUPFD_CLOEXEC, writer_fd_base());
+        if (hi >= 0)
+            mwp_sys_close(hi);
+        mwp_sys_close(dfd);
+        atomic_store(&w_state, W_PENDING);
+        writer_attrs(); /* into the batch, which is held for the file */
         return 0;
     }
     atomic_store(&w_state, W_CREATING);
     return writer_create();
+}
+
+void mwp_writer_create_now(void)
+{
+    (void)writer_ready();
 }
 
 /* Make sure the file exists; 1 when records may be written. */
@@ -198,16 +271,6 @@ static int writer_ready(void)
     return 0;
 }
 
-/* Start-up batch: the records a process writes in its constructor (perf
- * attributes, its first thread, its modules) are gathered and written with
- * one system call instead of one each. Only the constructor's thread uses it,
- * before any other memwatch thread or signal handler exists. */
-static char w_batch[32768];
-static size_t w_batch_len;
-static uint64_t w_batch_nrec;
-static int w_batching;
-
-static int writer_put(const struct iovec *iov, int n, uint64_t nrec);
 
 void mwp_writer_batch(int on)
 {
@@ -218,6 +281,10 @@ void mwp_writer_batch(int on)
         return;
     }
     w_batching = 0;
+    if (atomic_load(&w_state) == W_PENDING) {
+        w_held = 1; /* for writer_create */
+        return;
+    }
     if (w_batch_len) {
         struct iovec v = {w_batch, w_batch_len};
         w_batch_len = 0;
@@ -227,16 +294,24 @@ void mwp_writer_batch(int on)
 
 static int writer_put(const struct iovec *iov, int n, uint64_t nrec)
 {
-    if (!writer_ready())
-        return -EBADF;
     if (w_batching) {
         size_t want = 0;
         for (int i = 0; i < n; i++)
             want += iov[i].iov_len;
-        if (w_batch_len + want > sizeof w_batch) { /* flush, then go on gathering */
+        if (w_batch_len + want > sizeof w_batch) {
+            /* full: flush (creating the file now if it is still to come),
+             * then go on gathering */
+            w_batching = 0;
+            if (atomic_load(&w_state) == W_PENDING) {
+                w_held = 1;
+                if (!writer_ready())
+                    return -EBADF;
+            }
             mwp_writer_batch(0);
             w_batching = 1;
         }
+        if (atomic_load(&w_state) != W_PENDING && !writer_ready())
+            return -EBADF;
         if (want <= sizeof w_batch) {
             for (int i = 0; i < n; i++) {
                 memcpy(w_batch + w_batch_len, iov[i].iov_base, iov[i].iov_len);
@@ -246,6 +321,8 @@ static int writer_put(const struct iovec *iov, int n, uint64_t nrec)
             return 0;
         }
     }
+    if (!writer_ready())
+        return -EBADF;
     atomic_fetch_add(&w_inflight, 1);
     int ret = 0;
     if (atomic_load(&w_state) != W_OPEN) {
@@ -303,7 +380,7 @@ int mwp_write_raw(const struct iovec *iov, int n, uint64_t nrec)
 void mwp_writer_trailer(int32_t status, const char *how)
 {
     int s = atomic_load(&w_state);
-    if (s == W_PENDING && !strcmp(how, "exec"))
+    if (s == W_PENDING && !w_held && !strcmp(how, "exec"))
         return; /* a fork child that execs before its first record: the new image records */
     if ((s == W_PENDING || s == W_CREATING) && !writer_ready())
         return; /* (waits for another thread's creation to complete) */
@@ -349,6 +426,8 @@ void mwp_writer_child(void)
     if (fd >= 0)
         mwp_sys_close(fd);
     atomic_store(&w_state, W_NONE);
+    w_held = 0; /* the parent's batch, for the parent's file */
+    w_batch_len = 0;
     atomic_store(&w_inflight, 0);
     atomic_store(&mwp_stat_lost, 0);
     atomic_store(&mwp_stat_throttled, 0);

@@ -490,6 +490,7 @@ envthread)
     [ "${lat:-0}" -ge 5 ] || fail "the spinning process has $lat intervals with latency: the probe did not run"
     ;;
 deferred)
+    # The program does not wait for what can be done beside it.
     # The first per-task perf event of a quiet machine keeps perf_event_open
     # asleep for 5-55 ms (the kernel switches on its scheduler hooks and waits
     # for an RCU grace period). The program never waits for it: the main
@@ -508,6 +509,9 @@ deferred)
     grep -q "thread=memwatch target=main cpu=-1" "$T/err" || fail "the interval thread opened no sampler on the main thread"
     s=$(val memwatch- samples)
     [ "${s:-0}" -ge 100 ] || fail "$s samples of 300 ms of work at 1000/s (expected about 300)"
+    # ... and the raw file is created by the interval thread too, not before main
+    grep -q "create-file thread=memwatch" "$T/err" || fail "the interval thread did not create the raw file"
+    grep -q "create-file thread=main" "$T/err" && fail "the main thread created the raw file itself"
     # 1b. a program execed by a recorded parent opens its own samplers in its
     # constructor (its parent holds perf events, so the kernel's hooks are on;
     # an event opened on the thread itself needs no inter-processor interrupt)
@@ -543,6 +547,21 @@ deferred)
         from=$(texts | grep -a "^sampling_from_ns=" | head -1 | cut -d= -f2)
         [ "${from:-0}" -ge 300000000 ] || fail "META sampling_from_ns='$from', expected >= 300 ms"
     fi
+    ;;
+deps)
+    # Every profiled process maps libmemwatch.so and what it names: nothing
+    # beyond libc (cJSON is loaded on the interval thread only by a process
+    # that reads a machine profile: preload/cjson_dl.c; the profverdict case
+    # reads one through it).
+    command -v readelf >/dev/null || skip "readelf not installed"
+    need=$(readelf -d "$LIB" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+    echo "libmemwatch.so needs: $need"
+    [ -n "$need" ] || fail "no NEEDED entries read"
+    for n in $need; do
+        case $n in libc.so.* | ld-linux*.so.* | libdl.so.* | libpthread.so.*) ;;
+        *) fail "libmemwatch.so names $n: every profiled process would map it" ;;
+        esac
+    done
     ;;
 allocnote)
     # Another allocator preloaded ahead of libmemwatch.so serves the program's

@@ -8,11 +8,14 @@
  * thread, as the kernel does for the first per-task event on a quiet machine
  * (scheduler hooks switched on, an RCU grace period waited for). Used by the
  * preload "deferred" case: the program must never wait for those opens.
+ * It also notes which thread creates a raw file (openat with O_CREAT of a
+ * "memwatch-*.mwr" path).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +44,20 @@ __attribute__((visibility("default"))) long syscall(long nr, ...)
     for (int i = 0; i < 6; i++)
         a[i] = va_arg(ap, long);
     va_end(ap);
+    if (nr == SYS_openat && real && (a[2] & O_CREAT) && a[1]) {
+        const char *path = (const char *)a[1], *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        size_t n = strlen(base);
+        if (!strncmp(base, "memwatch-", 9) && n > 4 && !strcmp(base + n - 4, ".mwr")) {
+            long tid = real(SYS_gettid), pid = real(SYS_getpid);
+            char comm[17] = {0}, line[96];
+            prctl(PR_GET_NAME, comm, 0, 0, 0);
+            int k = snprintf(line, sizeof line, "syscallspy: create-file thread=%s\n",
+                             tid == pid ? "main" : !strcmp(comm, "memwatch") ? "memwatch" : "other");
+            if (k > 0)
+                (void)!write(2, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
+        }
+    }
     if (nr == SYS_perf_event_open && real) {
         long tid = real(SYS_gettid), pid = real(SYS_getpid);
         char comm[17] = {0};
