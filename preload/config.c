@@ -226,8 +226,10 @@ void mwp_config_load(struct mwp_config *c)
     if ((v = getenv("MEMWATCH_PROFILE")) && *v) {
         if (strlen(v) >= sizeof c->profile)
             cfg_bad("MEMWATCH_PROFILE", v, "path too long", "the default profile");
-        else
+        else {
             strcpy(c->profile, v);
+            c->profile_set = 1;
+        }
     }
     if ((v = getenv("MEMWATCH_THRESHOLD_NS")) && *v) {
         char *end;

@@ -430,8 +430,14 @@ static void eng_setup(void)
         } else {
             snprintf(desc, sizeof desc, "none: %s: %s", path[0] ? path : "(no default path)",
                      mw_strerror(rc));
-            if (mwp_cfg.profile[0])
-                mwp_say(1, "cannot use MEMWATCH_PROFILE ", desc, "; the threshold is uncalibrated");
+            /* Only a profile asked for by name is worth a line on the
+             * program's stderr; that the default one does not exist yet is
+             * in the META (and memwatch record's summary). */
+            if (mwp_cfg.profile_set) {
+                char why[PATH_MAX + 120];
+                snprintf(why, sizeof why, "%s: %s", path, mw_strerror(rc));
+                mwp_say(1, "cannot use MEMWATCH_PROFILE=", why, "; the threshold is uncalibrated");
+            }
         }
     }
     snprintf(mwp_profile_desc, PATH_MAX + 160, "%s", desc);

@@ -48,7 +48,8 @@ struct mwp_config {
     unsigned ring_pages;       /* MEMWATCH_RING_PAGES (cpu-clock; page faults get a quarter) */
     int follow;                /* MEMWATCH_FOLLOW */
     int verbose;               /* MEMWATCH_VERBOSE 0..3 */
-    char profile[PATH_MAX];    /* MEMWATCH_PROFILE ("" default path, "none") */
+    char profile[PATH_MAX];    /* MEMWATCH_PROFILE, else the default path ("" none known), "none" */
+    int profile_set;           /* MEMWATCH_PROFILE was given: say why it cannot be used */
     double threshold_ns;       /* MEMWATCH_THRESHOLD_NS (0: not set) */
     double threshold_factor;   /* MEMWATCH_THRESHOLD_FACTOR (uncalibrated default) */
     double baseline_ns;        /* MEMWATCH_BASELINE_NS (set by memwatch record; 0: measure) */

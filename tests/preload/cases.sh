@@ -583,6 +583,19 @@ allocnote)
     fi
     ;;
 profverdict)
+    # No profile yet at the default path (a machine not calibrated): not a
+    # word on the program's stderr. A profile asked for by name that cannot be
+    # read: one line that names it.
+    mkdir -p "$T/home"
+    HOME=$T/home XDG_DATA_HOME= run "$APP" work 50 2>"$T/err"; expect_rc $? 0
+    [ -s "$T/err" ] && fail "stderr without a profile: $(head -2 "$T/err")"
+    texts | grep -aq "^profile=none: $T/home/.local/share/memwatch/profile.json" ||
+        fail "META does not say that the default profile is missing"
+    fresh_out
+    MEMWATCH_PROFILE=$T/missing.json run "$APP" work 50 2>"$T/err"; expect_rc $? 0
+    cat "$T/err"
+    [ "$(grep -c "MEMWATCH_PROFILE=$T/missing.json" "$T/err")" = 1 ] || fail "no single line about the missing profile"
+    fresh_out
     # A profile's threshold counts as calibrated only where its method passed
     # validation: a "noisy" probe_lat entry (threshold 1 ns, which would flag
     # every interval) is ignored and the default is used, clearly marked; the
