@@ -156,6 +156,10 @@ extern _Atomic int mwp_exit_status;
  * "exec". Async-signal-safe when in_signal is set. Idempotent. */
 void mwp_finish(int32_t status, const char *how, int in_signal);
 
+/* ---- alloc.c ---- */
+/* 1 when the allocator behind the hooks is glibc's (set in the constructor) */
+extern int mwp_alloc_glibc;
+
 /* ---- writer.c ---- */
 /* When the file is created: on the first record written directly (fork
  * children), now, or later (the constructor of a process started by exec:

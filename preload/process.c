@@ -651,6 +651,13 @@ static void ctor_alloc_note(void)
     if (mwp_cfg.alloc_threshold == UINT64_MAX)
         return;
     Dl_info d;
+    /* Is the allocator behind memwatch's hooks glibc's? (alloc.c reads its
+     * chunk headers then) */
+    const char *base;
+    if (mwp_real.free && mwp_real.malloc && dladdr(*(void **)&mwp_real.free, &d) && d.dli_fname &&
+        (base = strrchr(d.dli_fname, '/')) && !strncmp(base + 1, "libc.so.", 8) &&
+        dladdr(*(void **)&mwp_real.malloc, &d) && d.dli_fname && strstr(d.dli_fname, "/libc.so."))
+        mwp_alloc_glibc = 1;
     void *m = dlsym(RTLD_DEFAULT, "malloc");
     if (!m || !dladdr(m, &d) || !d.dli_fname || !strcmp(d.dli_fname, mwp_self_path))
         return;
