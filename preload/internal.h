@@ -170,6 +170,9 @@ enum { MWP_W_FIRST_RECORD = 0, MWP_W_NOW = 1, MWP_W_LATER = 2 };
 int mwp_writer_start(int when);
 /* Create the file if it is still to come (the interval thread's first act). */
 void mwp_writer_create_now(void);
+/* Wait while another thread creates the file (its descriptor is briefly a
+ * low number): called before the program closes or replaces descriptors. */
+void mwp_writer_settle(void);
 /* Write one record: type + payload pieces; pads to 8. AS-safe; thread-safe. */
 int mwp_write(uint32_t type, const struct iovec *iov, int n);
 /* Write already-framed records (whole mwr records) as one piece. */

@@ -454,6 +454,7 @@ int mwp_fd_is_ours(int fd)
 
 MWP_EXPORT int close(int fd)
 {
+    mwp_writer_settle();
     if (mwp_fd_is_ours(fd) && atomic_load(&mwp_state) == MWP_RUNNING)
         return 0; /* memwatch's file: the program believes it closed it */
     static int (*real_close)(int);
@@ -465,6 +466,7 @@ MWP_EXPORT int close(int fd)
 MWP_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
     mwp_resolve();
+    mwp_writer_settle();
     int ours = mwp_writer_fd();
     int (*real)(unsigned, unsigned, int) = mwp_real.close_range;
     if (!real) {
@@ -498,6 +500,7 @@ MWP_EXPORT void closefrom(int low)
 MWP_EXPORT int dup2(int oldfd, int newfd)
 {
     mwp_resolve();
+    mwp_writer_settle();
     if (oldfd != newfd && mwp_fd_is_ours(newfd))
         mwp_writer_relocate();
     return mwp_real.dup2(oldfd, newfd);
@@ -506,6 +509,7 @@ MWP_EXPORT int dup2(int oldfd, int newfd)
 MWP_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
     mwp_resolve();
+    mwp_writer_settle();
     if (oldfd != newfd && mwp_fd_is_ours(newfd))
         mwp_writer_relocate();
     return mwp_real.dup3(oldfd, newfd, flags);
@@ -738,7 +742,7 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
     ctor_alloc_note();
     mwp_writer_batch(0);
     mwp_signals_install();
-    pthread_atfork(NULL, NULL, fork_child);
+    pthread_atfork(mwp_writer_settle, NULL, fork_child);
     mwp_engine_start();
     mwp_in_hook--;
 }

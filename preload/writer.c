@@ -145,10 +145,14 @@ static void writer_warn(int err)
     mwp_say(1, "cannot create ", w_path, why);
 }
 
+/* The thread creating the file (W_CREATING), for mwp_writer_settle. */
+static _Atomic pid_t w_creator;
+
 /* Create the file. Called with w_state == W_CREATING held by this thread. */
 static int writer_create(void)
 {
     int fd = -1, err = 0;
+    atomic_store(&w_creator, mwp_gettid());
     for (unsigned seq = 0; seq < 100; seq++) {
         writer_name(w_path, sizeof w_path, seq);
         fd = (int)syscall(SYS_openat, AT_FDCWD, w_path,
@@ -249,6 +253,26 @@ int mwp_writer_start(int when)
 void mwp_writer_create_now(void)
 {
     (void)writer_ready();
+}
+
+/* The file is opened at the lowest free descriptor and then moved up to
+ * writer_fd_base: for those few microseconds it holds a low number that
+ * nothing marks as memwatch's. With creation now on the interval thread,
+ * while the program runs, a program that closes descriptors at start (or
+ * dup2s onto them) could close it, open its own at that number and have
+ * memwatch move and close the program's. So the program's close, close_range,
+ * closefrom, dup2, dup3 and fork wait here until the creation is over
+ * (bounded, as writer_ready's wait; a signal handler on the creating thread
+ * itself does not wait). */
+void mwp_writer_settle(void)
+{
+    if (atomic_load_explicit(&w_state, memory_order_acquire) != W_CREATING)
+        return;
+    if (atomic_load(&w_creator) == mwp_gettid())
+        return;
+    uint64_t until = mwp_now_ns() + 200000000ull;
+    while (atomic_load(&w_state) == W_CREATING && mwp_now_ns() < until)
+        syscall(SYS_sched_yield);
 }
 
 /* Make sure the file exists; 1 when records may be written. */

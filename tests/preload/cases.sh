@@ -88,6 +88,20 @@ closefds)
     run "$APP" closefds; expect_rc $? 0
     all_ok 1
     [ "$(val memwatch- intervals)" -ge 4 ] || fail "recording stopped after the descriptors were closed"
+    # The same 5 ms after start, while the interval thread is held (by the
+    # syscall spy) right after opening the raw file, at a low descriptor it
+    # has not yet moved up: the program's closes wait for the move, so that
+    # neither its files nor memwatch's are closed or swapped.
+    SPY=$B/libmwp_syscallspy.so
+    [ -f "$SPY" ] || skip "libmwp_syscallspy.so not built"
+    fresh_out
+    MEMWATCH_DIR=$OUT MWP_SPY_CREATE_HOLD_MS=300 LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB:$SPY \
+        "$APP" closefds_late 2>"$T/err"; rc=$?
+    cat "$T/err"
+    expect_rc $rc 0
+    all_ok 1
+    grep -q "create-file thread=memwatch" "$T/err" || fail "the interval thread did not create the file"
+    [ "$(val memwatch- intervals)" -ge 4 ] || fail "recording stopped after the descriptors were closed"
     ;;
 abort | segv | term)
     case $case_name in abort) sig=6 ;; segv) sig=11 ;; term) sig=15 ;; esac

@@ -226,8 +226,10 @@ static int mode_handlers(void)
     return 0;
 }
 
-static int mode_closefds(void)
+static int mode_closefds(int delay_ms)
 {
+    if (delay_ms)
+        work(delay_ms); /* (closefds_late) while memwatch may be creating its file */
     long max = sysconf(_SC_OPEN_MAX);
     for (long fd = 3; fd < max && fd < 65536; fd++)
         close((int)fd);
@@ -337,7 +339,9 @@ int main(int argc, char **argv)
     if (!strcmp(m, "handlers"))
         return mode_handlers();
     if (!strcmp(m, "closefds"))
-        return mode_closefds();
+        return mode_closefds(0);
+    if (!strcmp(m, "closefds_late"))
+        return mode_closefds(5);
     if (!strcmp(m, "abort")) {
         work(80); /* samples start up to ~20 ms late on a quiet machine */
         abort();

@@ -9,7 +9,9 @@
  * (scheduler hooks switched on, an RCU grace period waited for). Used by the
  * preload "deferred" case: the program must never wait for those opens.
  * It also notes which thread creates a raw file (openat with O_CREAT of a
- * "memwatch-*.mwr" path).
+ * "memwatch-*.mwr" path) and, with MWP_SPY_CREATE_HOLD_MS, holds the
+ * interval thread that long right after such an openat returns (while the
+ * new descriptor still has its first, low number: the "closefds" case).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -25,12 +27,20 @@
 #include <time.h>
 #include <unistd.h>
 
-static long spy_delay_ms;
+static long spy_delay_ms, spy_hold_ms;
 
 __attribute__((constructor)) static void spy_init(void)
 {
     const char *d = getenv("MWP_SPY_DELAY_MS");
     spy_delay_ms = d ? atol(d) : 0;
+    d = getenv("MWP_SPY_CREATE_HOLD_MS");
+    spy_hold_ms = d ? atol(d) : 0;
+}
+
+static void spy_sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
 }
 
 __attribute__((visibility("default"))) long syscall(long nr, ...)
@@ -56,6 +66,11 @@ __attribute__((visibility("default"))) long syscall(long nr, ...)
                              tid == pid ? "main" : !strcmp(comm, "memwatch") ? "memwatch" : "other");
             if (k > 0)
                 (void)!write(2, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
+            if (spy_hold_ms > 0 && tid != pid && !strcmp(comm, "memwatch")) {
+                long fd = real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+                spy_sleep_ms(spy_hold_ms);
+                return fd;
+            }
         }
     }
     if (nr == SYS_perf_event_open && real) {
@@ -72,10 +87,8 @@ __attribute__((visibility("default"))) long syscall(long nr, ...)
                          who, target, (long)(int)a[2]);
         if (n > 0)
             (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-        if (on_engine && spy_delay_ms > 0) {
-            struct timespec ts = {spy_delay_ms / 1000, (spy_delay_ms % 1000) * 1000000L};
-            nanosleep(&ts, NULL);
-        }
+        if (on_engine && spy_delay_ms > 0)
+            spy_sleep_ms(spy_delay_ms);
     }
     return real ? real(nr, a[0], a[1], a[2], a[3], a[4], a[5]) : -1;
 }
