@@ -573,6 +573,7 @@ deps)
     [ -n "$need" ] || fail "no NEEDED entries read"
     for n in $need; do
         case $n in libc.so.* | ld-linux*.so.* | libdl.so.* | libpthread.so.*) ;;
+        libasan.so.* | libubsan.so.* | libtsan.so.*) ;; # only a sanitized build (MW_SANITIZE) links them
         *) fail "libmemwatch.so names $n: every profiled process would map it" ;;
         esac
     done
