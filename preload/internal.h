@@ -285,6 +285,10 @@ extern uint64_t mwp_iv_last_end;
 /* ---- modules.c ---- */
 void mwp_modules_scan(int force);   /* not AS-safe (dl_iterate_phdr) */
 void mwp_modules_child(void);
+/* The path of the loaded object that holds addr ("" for the program), or
+ * NULL: dladdr's answer without its walk of that object's symbol table
+ * (tens of µs for libc in a VM, paid by every process). Not AS-safe. */
+const char *mwp_object_of(const void *addr);
 
 /* ---- signals.c ---- */
 void mwp_signals_install(void);

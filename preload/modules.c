@@ -147,3 +147,32 @@ void mwp_modules_child(void)
     mod_n = 0;
     mod_adds = ~0ull;
 }
+
+/* ---- which object holds an address ---- */
+
+struct obj_query {
+    uintptr_t addr;
+    const char *name;
+};
+
+static int obj_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct obj_query *q = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && q->addr >= lo && q->addr - lo < ph->p_memsz) {
+            q->name = info->dlpi_name ? info->dlpi_name : "";
+            return 1;
+        }
+    }
+    return 0;
+}
+
+const char *mwp_object_of(const void *addr)
+{
+    struct obj_query q = {(uintptr_t)addr, NULL};
+    dl_iterate_phdr(obj_cb, &q);
+    return q.name;
+}

@@ -654,20 +654,20 @@ static void ctor_alloc_note(void)
 {
     if (mwp_cfg.alloc_threshold == UINT64_MAX)
         return;
-    Dl_info d;
     /* Is the allocator behind memwatch's hooks glibc's? (alloc.c reads its
      * chunk headers then) */
-    const char *base;
-    if (mwp_real.free && mwp_real.malloc && dladdr(*(void **)&mwp_real.free, &d) && d.dli_fname &&
-        (base = strrchr(d.dli_fname, '/')) && !strncmp(base + 1, "libc.so.", 8) &&
-        dladdr(*(void **)&mwp_real.malloc, &d) && d.dli_fname && strstr(d.dli_fname, "/libc.so."))
+    const char *fo = mwp_real.free ? mwp_object_of(*(void **)&mwp_real.free) : NULL;
+    const char *mo = mwp_real.malloc ? mwp_object_of(*(void **)&mwp_real.malloc) : NULL;
+    const char *base = fo ? strrchr(fo, '/') : NULL;
+    if (base && !strncmp(base + 1, "libc.so.", 8) && mo && !strcmp(mo, fo))
         mwp_alloc_glibc = 1;
     void *m = dlsym(RTLD_DEFAULT, "malloc");
-    if (!m || !dladdr(m, &d) || !d.dli_fname || !strcmp(d.dli_fname, mwp_self_path))
+    const char *owner = m ? mwp_object_of(m) : NULL;
+    if (!owner || !strcmp(owner, mwp_self_path))
         return;
     char why[PATH_MAX + 160];
-    snprintf(why, sizeof why,
-             "not recorded: the program's malloc is %s's, loaded ahead of libmemwatch.so", d.dli_fname);
+    snprintf(why, sizeof why, "not recorded: the program's malloc is %s's, loaded ahead of libmemwatch.so",
+             owner[0] ? owner : mwp_exe);
     mwp_meta_note("allocations", why);
     mwp_say(2, "allocations ", why, NULL);
 }
