@@ -20,6 +20,8 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -148,6 +150,32 @@ static void writer_warn(int err)
 /* The thread creating the file (W_CREATING), for mwp_writer_settle. */
 static _Atomic pid_t w_creator;
 
+/* Leave W_CREATING and wake whoever waits for the file (writer_wait). */
+static void writer_settled(int state)
+{
+    atomic_store(&w_state, state);
+    syscall(SYS_futex, &w_state, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Wait while another thread creates the file, at most 200 ms: asleep on the
+ * state word, not spinning, so that a short process ending while its
+ * interval thread creates the file does not burn a CPU meanwhile. Never
+ * waits for itself (a signal handler that interrupted the creation). */
+static void writer_wait(void)
+{
+    if (atomic_load(&w_creator) == mwp_gettid())
+        return;
+    uint64_t until = mwp_now_ns() + 200000000ull;
+    while (atomic_load(&w_state) == W_CREATING) {
+        uint64_t t = mwp_now_ns();
+        if (t >= until)
+            break;
+        uint64_t left = until - t < 10000000ull ? until - t : 10000000ull;
+        struct timespec ts = {0, (long)left};
+        syscall(SYS_futex, &w_state, FUTEX_WAIT_PRIVATE, W_CREATING, &ts, NULL, 0);
+    }
+}
+
 /* Create the file. Called with w_state == W_CREATING held by this thread. */
 static int writer_create(void)
 {
@@ -163,7 +191,7 @@ static int writer_create(void)
     if (fd < 0) {
         err = -errno;
         writer_warn(err);
-        atomic_store(&w_state, W_FAILED);
+        writer_settled(W_FAILED);
         return err;
     }
     int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, writer_fd_base());
@@ -193,13 +221,13 @@ static int writer_create(void)
     w_batch_len = 0;
     w_batch_nrec = 0;
     if (w != want) {
-        atomic_store(&w_state, W_FAILED);
+        writer_settled(W_FAILED);
         mwp_say(1, "cannot write ", w_path, ": this process runs without memwatch");
         return -EIO;
     }
     atomic_fetch_add(&w_records, 1 + (held ? w_batch_nrec : 0));
     atomic_fetch_add(&w_bytes, (uint64_t)w);
-    atomic_store(&w_state, W_OPEN);
+    writer_settled(W_OPEN);
     mwp_say(2, "recording to ", w_path, NULL);
     if (!held)
         writer_attrs();
@@ -266,13 +294,8 @@ void mwp_writer_create_now(void)
  * itself does not wait). */
 void mwp_writer_settle(void)
 {
-    if (atomic_load_explicit(&w_state, memory_order_acquire) != W_CREATING)
-        return;
-    if (atomic_load(&w_creator) == mwp_gettid())
-        return;
-    uint64_t until = mwp_now_ns() + 200000000ull;
-    while (atomic_load(&w_state) == W_CREATING && mwp_now_ns() < until)
-        syscall(SYS_sched_yield);
+    if (atomic_load_explicit(&w_state, memory_order_acquire) == W_CREATING)
+        writer_wait();
 }
 
 /* Make sure the file exists; 1 when records may be written. */
@@ -285,11 +308,7 @@ static int writer_ready(void)
         int exp = W_PENDING;
         if (s == W_PENDING && atomic_compare_exchange_strong(&w_state, &exp, W_CREATING))
             return writer_create() == 0;
-        /* Someone else creates it: wait a little (never forever: it may be
-         * this very thread, interrupted by a signal). */
-        uint64_t until = mwp_now_ns() + 200000000ull;
-        while (atomic_load(&w_state) == W_CREATING && mwp_now_ns() < until)
-            syscall(SYS_sched_yield);
+        writer_wait(); /* someone else creates it */
         return atomic_load(&w_state) == W_OPEN;
     }
     return 0;
