@@ -526,6 +526,9 @@ deferred)
     # ... and the raw file is created by the interval thread too, not before main
     grep -q "create-file thread=memwatch" "$T/err" || fail "the interval thread did not create the raw file"
     grep -q "create-file thread=main" "$T/err" && fail "the main thread created the raw file itself"
+    # the descriptor table was grown on the main thread, before there was a
+    # second one (grown later, the kernel waits for an RCU grace period)
+    grep -q "first high dupfd by=main" "$T/err" || fail "the descriptor table was not grown in the constructor: $(grep 'high dupfd' "$T/err")"
     # 1b. a program execed by a recorded parent opens its own samplers in its
     # constructor (its parent holds perf events, so the kernel's hooks are on;
     # an event opened on the thread itself needs no inter-processor interrupt)

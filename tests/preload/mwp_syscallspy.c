@@ -12,6 +12,10 @@
  * "memwatch-*.mwr" path) and, with MWP_SPY_CREATE_HOLD_MS, holds the
  * interval thread that long right after such an openat returns (while the
  * new descriptor still has its first, low number: the "closefds" case).
+ * And it notes which thread first asks for a descriptor at 64 or above
+ * (fcntl F_DUPFD_CLOEXEC): that grows the descriptor table, which with a
+ * second thread running waits for an RCU grace period, so memwatch does it
+ * on the main thread in the constructor.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -71,6 +75,19 @@ __attribute__((visibility("default"))) long syscall(long nr, ...)
                 spy_sleep_ms(spy_hold_ms);
                 return fd;
             }
+        }
+    }
+    if (nr == SYS_fcntl && real && (int)a[1] == F_DUPFD_CLOEXEC && a[2] >= 64) {
+        static int noted;
+        if (!noted) {
+            noted = 1;
+            long tid = real(SYS_gettid), pid = real(SYS_getpid);
+            char comm[17] = {0}, line[96];
+            prctl(PR_GET_NAME, comm, 0, 0, 0);
+            int k = snprintf(line, sizeof line, "syscallspy: first high dupfd by=%s\n",
+                             tid == pid ? "main" : !strcmp(comm, "memwatch") ? "memwatch" : "other");
+            if (k > 0)
+                (void)!write(2, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
         }
     }
     if (nr == SYS_perf_event_open && real) {
