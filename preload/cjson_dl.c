@@ -44,8 +44,8 @@ static void cj_load(void)
         *(void **)&cj.is_object = dlsym(h, "cJSON_IsObject");
         *(void **)&cj.is_string = dlsym(h, "cJSON_IsString");
         *(void **)&cj.parse = dlsym(h, "cJSON_ParseWithLength");
-        if (!cj.del || !cj.get || !cj.is_array || !cj.is_number || !cj.is_object ||
-            !cj.is_string || !cj.parse) {
+        if (!cj.del || !cj.get || !cj.is_array || !cj.is_number || !cj.is_object || !cj.is_string ||
+            !cj.parse) {
             cj.parse = NULL;
             err = "a cJSON function is missing from it";
         }

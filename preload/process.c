@@ -666,7 +666,8 @@ static void ctor_alloc_note(void)
     if (!owner || !strcmp(owner, mwp_self_path))
         return;
     char why[PATH_MAX + 160];
-    snprintf(why, sizeof why, "not recorded: the program's malloc is %s's, loaded ahead of libmemwatch.so",
+    snprintf(why, sizeof why,
+             "not recorded: the program's malloc is %s's, loaded ahead of libmemwatch.so",
              owner[0] ? owner : mwp_exe);
     mwp_meta_note("allocations", why);
     mwp_say(2, "allocations ", why, NULL);

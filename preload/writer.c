@@ -210,6 +210,7 @@ static int writer_create(void)
     static const char zero[8];
     /* a held batch already holds the perf attributes (mwp_writer_start) */
     int held = w_held;
+    uint64_t held_nrec = held ? w_batch_nrec : 0;
     struct iovec iov[5] = {{&h, sizeof h},
                            {&mh, sizeof mh},
                            {meta_buf, meta_len},
@@ -225,7 +226,7 @@ static int writer_create(void)
         mwp_say(1, "cannot write ", w_path, ": this process runs without memwatch");
         return -EIO;
     }
-    atomic_fetch_add(&w_records, 1 + (held ? w_batch_nrec : 0));
+    atomic_fetch_add(&w_records, 1 + held_nrec);
     atomic_fetch_add(&w_bytes, (uint64_t)w);
     writer_settled(W_OPEN);
     mwp_say(2, "recording to ", w_path, NULL);
@@ -313,7 +314,6 @@ static int writer_ready(void)
     }
     return 0;
 }
-
 
 void mwp_writer_batch(int on)
 {

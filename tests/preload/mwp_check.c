@@ -28,6 +28,7 @@ struct facts {
     char end[32], pid[16], ppid[16], origin[16];
     unsigned long intervals, lat, shared, bw, uncal, samples, lost, perfdata, ksamples;
     unsigned long tstart, texit, tname, allocs, frees, modules, buildids, logs, frames, dropped, gpu;
+    unsigned long nrec; /* records before the trailer, which counts them too */
 };
 
 static void meta_get(const char *t, size_t n, const char *key, char *out, size_t cap)
@@ -96,6 +97,8 @@ static int check_file(const char *path, struct facts *f)
         }
         const unsigned char *p = b + off + sizeof r;
         size_t pl = r.size - sizeof r;
+        if (r.type != MWR_TRAILER)
+            f->nrec++;
         switch (r.type) {
         case MWR_META: {
             const char *t = (const char *)p;
@@ -194,6 +197,11 @@ static int check_file(const char *path, struct facts *f)
             }
             memcpy(&t, p, sizeof t);
             f->trailer = 1;
+            if (t.records != f->nrec) {
+                fprintf(stderr, "%s: the trailer counts %llu records, the file holds %lu\n", path,
+                        (unsigned long long)t.records, f->nrec);
+                f->ok = 0;
+            }
             f->status = t.exit_status;
             f->dropped = t.dropped_records + t.alloc_dropped;
             break;
