@@ -82,10 +82,10 @@ static inline int big_maybe(const void *p)
  * word just before every block it hands out, flags in the low 3 bits, is at
  * least the size asked for. A block whose chunk is smaller than the
  * threshold was never recorded, and the word lies on the cache line free()
- * itself is about to touch, where the filter's word is a line of its own:
- * this kept the wrapper's own cost of a free from about doubling glibc's
- * in malloc-heavy programs (a compiler: 0.8 % of its time, docs/overhead.md).
- * Any other allocator keeps its headers elsewhere, or none: the filter. */
+ * itself is about to touch, where the filter's word is a line of its own.
+ * In cc1 the free wrapper's share of all samples went from 0.83 % to 0.58 %
+ * (docs/overhead.md). Any other allocator keeps its headers elsewhere, or
+ * none: the filter. */
 int mwp_alloc_glibc;
 
 static inline int free_maybe_recorded(const void *p)

@@ -162,11 +162,11 @@ extern int mwp_alloc_glibc;
 
 /* ---- writer.c ---- */
 /* When the file is created: on the first record written directly (fork
- * children), now, or later (the constructor of a process started by exec:
- * its batch is held and the interval thread, or whatever writes first,
- * creates the file; the directory is checked now). Returns 0 or -errno
- * (after one warning on stderr). */
-enum { MWP_W_FIRST_RECORD = 0, MWP_W_NOW = 1, MWP_W_LATER = 2 };
+ * children), or later (the constructor of a process started by exec: its
+ * batch is held and the interval thread, or whatever writes first, creates
+ * the file; the directory is checked now). Returns 0 or -errno (after one
+ * warning on stderr). */
+enum { MWP_W_FIRST_RECORD = 0, MWP_W_LATER = 1 };
 int mwp_writer_start(int when);
 /* Create the file if it is still to come (the interval thread's first act). */
 void mwp_writer_create_now(void);

@@ -246,37 +246,33 @@ int mwp_writer_start(int when)
         atomic_store(&w_state, W_PENDING);
         return 0;
     }
-    if (when == MWP_W_LATER) {
-        /* The directory is checked now, so that an unusable one still gives
-         * its one warning before main and the program's children stay out of
-         * the way (process.c); creating the file can then only fail for a
-         * reason that came later, which is reported when it does. */
-        const char *dir = mwp_cfg.dir[0] ? mwp_cfg.dir : ".";
-        int dfd = (int)syscall(SYS_openat, AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0 || syscall(SYS_faccessat, AT_FDCWD, dir, W_OK | X_OK, 0) < 0) {
-            int err = -errno;
-            if (dfd >= 0)
-                mwp_sys_close(dfd);
-            writer_name(w_path, sizeof w_path, 0);
-            writer_warn(err);
-            atomic_store(&w_state, W_FAILED);
-            return err;
-        }
-        /* Grow the descriptor table up to the number the file will take
-         * (writer_fd_base) now, while the process has one thread: grown
-         * later, with the interval thread running, the kernel waits for an
-         * RCU grace period (8-22 ms on the development VM) before the file
-         * is written. The table never shrinks. */
-        int hi = (int)syscall(SYS_fcntl, dfd, F_DUPFD_CLOEXEC, writer_fd_base());
-        if (hi >= 0)
-            mwp_sys_close(hi);
-        mwp_sys_close(dfd);
-        atomic_store(&w_state, W_PENDING);
-        writer_attrs(); /* into the batch, which is held for the file */
-        return 0;
+    /* MWP_W_LATER. The directory is checked now, so that an unusable one
+     * still gives its one warning before main and the program's children
+     * stay out of the way (process.c); creating the file can then only fail
+     * for a reason that came later, which is reported when it does. */
+    const char *dir = mwp_cfg.dir[0] ? mwp_cfg.dir : ".";
+    int dfd = (int)syscall(SYS_openat, AT_FDCWD, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || syscall(SYS_faccessat, AT_FDCWD, dir, W_OK | X_OK, 0) < 0) {
+        int err = -errno;
+        if (dfd >= 0)
+            mwp_sys_close(dfd);
+        writer_name(w_path, sizeof w_path, 0);
+        writer_warn(err);
+        atomic_store(&w_state, W_FAILED);
+        return err;
     }
-    atomic_store(&w_state, W_CREATING);
-    return writer_create();
+    /* Grow the descriptor table up to the number the file will take
+     * (writer_fd_base) now, while the process has one thread: grown later,
+     * with the interval thread running, the kernel waits for an RCU grace
+     * period (8-22 ms on the development VM) before the file is written. The
+     * table never shrinks. */
+    int hi = (int)syscall(SYS_fcntl, dfd, F_DUPFD_CLOEXEC, writer_fd_base());
+    if (hi >= 0)
+        mwp_sys_close(hi);
+    mwp_sys_close(dfd);
+    atomic_store(&w_state, W_PENDING);
+    writer_attrs(); /* into the batch, which is held for the file */
+    return 0;
 }
 
 void mwp_writer_create_now(void)
