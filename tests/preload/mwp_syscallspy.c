@@ -47,9 +47,33 @@ static void spy_sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+static long (*real)(long, ...);
+
+/* Which thread is calling: the process's main thread, memwatch's interval
+ * thread ("memwatch") or another one; its thread and process ids. */
+static const char *spy_who(long *tid, long *pid)
+{
+    char comm[17] = {0};
+    *tid = real(SYS_gettid);
+    *pid = real(SYS_getpid);
+    prctl(PR_GET_NAME, comm, 0, 0, 0);
+    return *tid == *pid ? "main" : !strcmp(comm, "memwatch") ? "memwatch" : "other";
+}
+
+/* One "syscallspy: ..." line on stderr. */
+__attribute__((format(printf, 1, 2))) static void spy_note(const char *fmt, ...)
+{
+    char line[160];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
 __attribute__((visibility("default"))) long syscall(long nr, ...)
 {
-    static long (*real)(long, ...);
     if (!real)
         *(void **)&real = dlsym(RTLD_NEXT, "syscall");
     va_list ap;
@@ -63,14 +87,10 @@ __attribute__((visibility("default"))) long syscall(long nr, ...)
         base = base ? base + 1 : path;
         size_t n = strlen(base);
         if (!strncmp(base, "memwatch-", 9) && n > 4 && !strcmp(base + n - 4, ".mwr")) {
-            long tid = real(SYS_gettid), pid = real(SYS_getpid);
-            char comm[17] = {0}, line[96];
-            prctl(PR_GET_NAME, comm, 0, 0, 0);
-            int k = snprintf(line, sizeof line, "syscallspy: create-file thread=%s\n",
-                             tid == pid ? "main" : !strcmp(comm, "memwatch") ? "memwatch" : "other");
-            if (k > 0)
-                (void)!write(2, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
-            if (spy_hold_ms > 0 && tid != pid && !strcmp(comm, "memwatch")) {
+            long tid, pid;
+            const char *who = spy_who(&tid, &pid);
+            spy_note("syscallspy: create-file thread=%s\n", who);
+            if (spy_hold_ms > 0 && !strcmp(who, "memwatch")) {
                 long fd = real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
                 spy_sleep_ms(spy_hold_ms);
                 return fd;
@@ -81,30 +101,19 @@ __attribute__((visibility("default"))) long syscall(long nr, ...)
         static int noted;
         if (!noted) {
             noted = 1;
-            long tid = real(SYS_gettid), pid = real(SYS_getpid);
-            char comm[17] = {0}, line[96];
-            prctl(PR_GET_NAME, comm, 0, 0, 0);
-            int k = snprintf(line, sizeof line, "syscallspy: first high dupfd by=%s\n",
-                             tid == pid ? "main" : !strcmp(comm, "memwatch") ? "memwatch" : "other");
-            if (k > 0)
-                (void)!write(2, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
+            long tid, pid;
+            spy_note("syscallspy: first high dupfd by=%s\n", spy_who(&tid, &pid));
         }
     }
     if (nr == SYS_perf_event_open && real) {
-        long tid = real(SYS_gettid), pid = real(SYS_getpid);
-        char comm[17] = {0};
-        prctl(PR_GET_NAME, comm, 0, 0, 0);
-        int on_engine = !strcmp(comm, "memwatch");
-        const char *who = tid == pid ? "main" : on_engine ? "memwatch" : "other";
+        long tid, pid;
+        const char *who = spy_who(&tid, &pid);
         /* pid_t and int arguments: only the low 32 bits of their registers count */
         long t = (int)a[1];
         const char *target = (t == 0 || t == tid) ? "self" : t == pid ? "main" : "other";
-        char line[160];
-        int n = snprintf(line, sizeof line, "syscallspy: perf_event_open thread=%s target=%s cpu=%ld\n",
-                         who, target, (long)(int)a[2]);
-        if (n > 0)
-            (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-        if (on_engine && spy_delay_ms > 0)
+        spy_note("syscallspy: perf_event_open thread=%s target=%s cpu=%ld\n", who, target,
+                 (long)(int)a[2]);
+        if (!strcmp(who, "memwatch") && spy_delay_ms > 0)
             spy_sleep_ms(spy_delay_ms);
     }
     return real ? real(nr, a[0], a[1], a[2], a[3], a[4], a[5]) : -1;
