@@ -83,6 +83,17 @@ static void thr_blank(struct mwp_thr *t)
     t->cpu_ring = -1;
 }
 
+/* Close what an entry has open: its rings (each mapping holds its event)
+ * and the precise sampler's group leader. */
+static void thr_close_samplers(struct mwp_thr *t)
+{
+    for (int i = 0; i < MWP_NATTR; i++)
+        mw_ring_unmap(&t->ring[i]);
+    if (t->aux_fd >= 0)
+        mwp_sys_close(t->aux_fd);
+    t->aux_fd = -1;
+}
+
 static struct mwp_thr *thr_alloc(void)
 {
     while (atomic_flag_test_and_set_explicit(&thr_free_lock, memory_order_acquire))
@@ -360,11 +371,7 @@ static void thr_exit(void *p)
     uint64_t s = 0, l = 0;
     thr_drain(t, buf, sizeof buf, &s, &l);
     mwp_thread_emit(t, MWR_THREAD_EXIT);
-    for (int i = 0; i < MWP_NATTR; i++)
-        mw_ring_unmap(&t->ring[i]);
-    if (t->aux_fd >= 0)
-        mwp_sys_close(t->aux_fd);
-    t->aux_fd = -1;
+    thr_close_samplers(t);
     atomic_store(&t->state, MWP_T_DEAD);
     atomic_flag_clear_explicit(&t->busy, memory_order_release);
     mwp_self = NULL;
@@ -452,10 +459,7 @@ static int thr_open_claimed(struct mwp_thr *t)
     atomic_flag_clear_explicit(&t->busy, memory_order_release);
     syscall(SYS_futex, &t->pend, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
     if (!live) {
-        for (int i = 0; i < MWP_NATTR; i++)
-            mw_ring_unmap(&s.ring[i]);
-        if (s.aux_fd >= 0)
-            mwp_sys_close(s.aux_fd);
+        thr_close_samplers(&s);
         return 0;
     }
     uint64_t late = mwp_now_ns() - mwp_start_mono_ns;
