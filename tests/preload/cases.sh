@@ -27,6 +27,14 @@ skip() {
     exit 77
 }
 run() { MEMWATCH_DIR=$OUT LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB "$@"; }
+# run SPY CMD...: as run, with the test library lib$SPY.so preloaded behind
+# libmemwatch.so (the getenv and syscall spies); skips where it is not built
+spyrun() {
+    local spy=$B/lib$1.so
+    shift
+    [ -f "$spy" ] || skip "${spy##*/} not built"
+    MEMWATCH_DIR=$OUT LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB:$spy "$@"
+}
 # facts of every file: "$CHK" output lines
 facts() { "$CHK" "$OUT"; }
 # value of key k on the line of file matching pattern p
@@ -92,11 +100,8 @@ closefds)
     # syscall spy) right after opening the raw file, at a low descriptor it
     # has not yet moved up: the program's closes wait for the move, so that
     # neither its files nor memwatch's are closed or swapped.
-    SPY=$B/libmwp_syscallspy.so
-    [ -f "$SPY" ] || skip "libmwp_syscallspy.so not built"
     fresh_out
-    MEMWATCH_DIR=$OUT MWP_SPY_CREATE_HOLD_MS=300 LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB:$SPY \
-        "$APP" closefds_late 2>"$T/err"; rc=$?
+    MWP_SPY_CREATE_HOLD_MS=300 spyrun mwp_syscallspy "$APP" closefds_late 2>"$T/err"; rc=$?
     cat "$T/err"
     expect_rc $rc 0
     all_ok 1
@@ -491,9 +496,7 @@ envthread)
     # a spy library behind libmemwatch.so reports every getenv made on the
     # thread named "memwatch" while a program runs through the set-up, the
     # probe, the shared probe page and the machine profile's path.
-    SPY=$B/libmwp_getenvspy.so
-    [ -f "$SPY" ] || skip "libmwp_getenvspy.so not built"
-    MEMWATCH_DIR=$OUT MEMWATCH_PROBE_SHARE=$T LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB:$SPY \
+    MEMWATCH_PROBE_SHARE=$T spyrun mwp_getenvspy \
         sh -c '"$1" spin >/dev/null & p=$!; sleep 0.3; kill $p; wait $p' sh "$APP" 2>"$T/err"
     all_ok 2
     grep "getenvspy:" "$T/err" | sort | uniq -c
@@ -512,11 +515,8 @@ deferred)
     # A spy library behind libmemwatch.so lists every perf_event_open (which
     # thread asked, for which) and, with MWP_SPY_DELAY_MS, makes those of the
     # interval thread 300 ms slow.
-    SPY=$B/libmwp_syscallspy.so
-    [ -f "$SPY" ] || skip "libmwp_syscallspy.so not built"
-    spyrun() { MEMWATCH_DIR=$OUT LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB:$SPY "$@"; }
     # 1. single-threaded: the main thread opens nothing, its samples come all the same
-    MEMWATCH_RATE=1000 spyrun "$APP" work 300 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" work 300 2>"$T/err"; expect_rc $? 0
     all_ok 1
     grep "syscallspy:" "$T/err" | sort | uniq -c
     grep -q "thread=main" "$T/err" && fail "the main thread opened a perf event itself: $(grep -m2 'thread=main' "$T/err" | tr '\n' ';')"
@@ -533,7 +533,7 @@ deferred)
     # constructor (its parent holds perf events, so the kernel's hooks are on;
     # an event opened on the thread itself needs no inter-processor interrupt)
     fresh_out
-    spyrun "$APP" forkexec 2>"$T/err"; expect_rc $? 0
+    spyrun mwp_syscallspy "$APP" forkexec 2>"$T/err"; expect_rc $? 0
     all_ok 3
     grep "syscallspy:" "$T/err" | sort | uniq -c
     grep -q "thread=main target=self cpu=-1" "$T/err" || fail "the execed child did not open its samplers itself"
@@ -541,7 +541,7 @@ deferred)
     # 2. the same with the opens 300 ms slow: the program does not wait for them
     fresh_out
     t0=$(date +%s%N)
-    MEMWATCH_RATE=1000 MWP_SPY_DELAY_MS=300 spyrun "$APP" work 100 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_RATE=1000 MWP_SPY_DELAY_MS=300 spyrun mwp_syscallspy "$APP" work 100 2>"$T/err"; expect_rc $? 0
     ms=$((($(date +%s%N) - t0) / 1000000))
     echo "100 ms of work with 300 ms slow opens: $ms ms"
     all_ok 1
@@ -550,7 +550,7 @@ deferred)
     # thread waits for its samplers (or opens them itself), so the new threads
     # are set up as always, and sampled; META says when the sampling began.
     fresh_out
-    MEMWATCH_RATE=1000 MWP_SPY_DELAY_MS=300 spyrun "$APP" busythreads 300 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_RATE=1000 MWP_SPY_DELAY_MS=300 spyrun mwp_syscallspy "$APP" busythreads 300 2>"$T/err"; expect_rc $? 0
     grep "syscallspy:" "$T/err" | sort | uniq -c
     all_ok 1
     [ "$(val memwatch- tstart)" -ge 5 ] || fail "thread starts $(val memwatch- tstart) < 5"
