@@ -181,7 +181,17 @@ static void free_record(uint16_t kind, const void *p, size_t n)
         }                                                                                       \
     } while (0)
 
-MWP_EXPORT void *malloc(size_t n)
+/* The hooks' fast paths. Nearly every call a program makes is for a block
+ * below the threshold (cc1: about a million malloc/free pairs per second):
+ * that path loads the next allocator's function, compares, and jumps to it,
+ * with no frame of its own (no frame pointer to keep: the jump leaves no
+ * trace in a call chain). Everything else, recording, the bootstrap arena,
+ * the first call that resolves, goes to the noinline slow functions. With
+ * the recording check inside the hook, a hook's share of cc1's samples was
+ * 0.60 % (free) and 0.27 % (malloc) (docs/overhead.md). */
+#define MWP_FAST __attribute__((optimize("omit-frame-pointer")))
+
+__attribute__((noinline)) static void *malloc_slow(size_t n)
 {
     NEED(malloc);
     void *p = mwp_real.malloc(n);
@@ -192,7 +202,15 @@ boot:
     return boot_alloc(n, 16);
 }
 
-MWP_EXPORT void *calloc(size_t k, size_t n)
+MWP_EXPORT MWP_FAST void *malloc(size_t n)
+{
+    void *(*fn)(size_t) = mwp_real.malloc;
+    if (__builtin_expect(fn && n < mwp_cfg.alloc_threshold, 1))
+        return fn(n);
+    return malloc_slow(n);
+}
+
+__attribute__((noinline)) static void *calloc_slow(size_t k, size_t n)
 {
     NEED(calloc);
     void *p = mwp_real.calloc(k, n);
@@ -205,7 +223,18 @@ boot:
     return boot_alloc(k * n, 16); /* static memory is zeroed */
 }
 
-MWP_EXPORT void free(void *p)
+MWP_EXPORT MWP_FAST void *calloc(size_t k, size_t n)
+{
+    void *(*fn)(size_t, size_t) = mwp_real.calloc;
+    size_t b;
+    /* an overflowing product goes to the slow path, which lets the
+     * allocator refuse it */
+    if (__builtin_expect(fn && !__builtin_mul_overflow(k, n, &b) && b < mwp_cfg.alloc_threshold, 1))
+        return fn(k, n);
+    return calloc_slow(k, n);
+}
+
+__attribute__((noinline)) static void free_slow(void *p)
 {
     if (!p || boot_owns(p))
         return;
@@ -221,7 +250,23 @@ boot:
     return; /* cannot happen: free of a non-arena pointer before malloc was resolved */
 }
 
-MWP_EXPORT void *realloc(void *p, size_t n)
+/* With glibc's allocator behind the hooks, a block whose chunk header is
+ * below the threshold was never recorded: straight to glibc. A bootstrap
+ * block (whose size word looks alike) must never get there. */
+MWP_EXPORT MWP_FAST void free(void *p)
+{
+    void (*fn)(void *) = mwp_real.free;
+    if (__builtin_expect(fn && mwp_alloc_glibc && p &&
+                             (uintptr_t)p - (uintptr_t)boot_arena >= sizeof boot_arena &&
+                             (((const size_t *)p)[-1] & ~(size_t)7) < mwp_cfg.alloc_threshold,
+                         1)) {
+        fn(p);
+        return;
+    }
+    free_slow(p);
+}
+
+__attribute__((noinline)) static void *realloc_slow(void *p, size_t n)
 {
     if (p && boot_owns(p)) {
         void *q = malloc(n);
@@ -245,6 +290,21 @@ MWP_EXPORT void *realloc(void *p, size_t n)
     return q;
 boot:
     return boot_alloc(n, 16);
+}
+
+/* Small to small (the old block by glibc's chunk header, as free): nothing
+ * to record either way. */
+MWP_EXPORT MWP_FAST void *realloc(void *p, size_t n)
+{
+    void *(*fn)(void *, size_t) = mwp_real.realloc;
+    if (__builtin_expect(fn && n < mwp_cfg.alloc_threshold &&
+                             (!p || (mwp_alloc_glibc &&
+                                     (uintptr_t)p - (uintptr_t)boot_arena >= sizeof boot_arena &&
+                                     (((const size_t *)p)[-1] & ~(size_t)7) <
+                                         mwp_cfg.alloc_threshold)),
+                         1))
+        return fn(p, n);
+    return realloc_slow(p, n);
 }
 
 MWP_EXPORT int posix_memalign(void **out, size_t align, size_t n)
