@@ -23,6 +23,7 @@
  * program's first threads, a build after a pause).
  */
 #include "cli.h"
+#include "tsc.h" /* counters/: the TSC frequency handed to the program */
 
 #include <memwatch/mwr.h>
 #include <memwatch/perf.h>
@@ -317,6 +318,23 @@ static void rec_baseline(void)
     }
 }
 
+/* The TSC frequency, determined once here and handed to every recorded
+ * process (MEMWATCH_TSC "HZ HOW"): without it, each process started by exec
+ * determines it again on its interval thread (in a virtual machine without a
+ * TSC CPUID leaf: a perf event, /proc/cpuinfo and a 20 ms measurement). */
+static void rec_tsc(void)
+{
+    if (getenv("MEMWATCH_TSC"))
+        return;
+    const char *how = NULL;
+    double hz = mw_tsc_hz(&how);
+    if (!(hz >= 1e6 && hz <= 1e11) || !how || strchr(how, '\n'))
+        return;
+    char b[200];
+    snprintf(b, sizeof b, "%.3f %s", hz, how);
+    setenv("MEMWATCH_TSC", b, 1);
+}
+
 /* ---- the kernel's perf hooks, on before the program ---- */
 
 /* The held event: a dummy, user-only, on record's main thread, which lives
@@ -495,6 +513,7 @@ int mw_cmd_record(int argc, char **argv)
     if (profile) {
         rec_hooks_hold();
         rec_baseline();
+        rec_tsc();
         rec_hooks_wait();
         const char *old = getenv("LD_PRELOAD");
         char pre[2 * PATH_MAX + 64];

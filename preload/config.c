@@ -257,6 +257,24 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->baseline_ns = d;
     }
+    /* "HZ HOW": the TSC frequency and how it was determined, handed down by
+     * a recorded parent (or memwatch record), so that each process does not
+     * determine it again: that takes a perf event, CPUID and, in a virtual
+     * machine, /proc/cpuinfo and a 5 ms measurement on the interval thread. */
+    if ((v = getenv("MEMWATCH_TSC")) && *v) {
+        char *end;
+        double d = strtod(v, &end);
+        if (!(d >= 1e6 && d <= 1e11) || *end != ' ' || !end[1] || strchr(end, '\n'))
+            cfg_bad("MEMWATCH_TSC", v,
+                    "expected a frequency in Hz (1e6..1e11), a space, and how it was determined",
+                    "the frequency determined by this process");
+        else {
+            c->tsc_hz = d;
+            size_t l = strnlen(end + 1, sizeof c->tsc_src - 1);
+            memcpy(c->tsc_src, end + 1, l);
+            c->tsc_src[l] = 0;
+        }
+    }
     if ((v = getenv("MEMWATCH_PRECISE")) && *v) {
         if (!strcmp(v, "auto"))
             c->precise = 1;

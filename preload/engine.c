@@ -55,6 +55,7 @@
 
 extern char mwp_profile_desc[];
 extern double mwp_tsc_hz_val;
+extern const char *_Atomic mwp_tsc_src;
 extern char mwp_identity[256];
 
 uint64_t mwp_iv_last_end;
@@ -402,10 +403,21 @@ static void eng_reader_lost(mw_method_reader **rd, const char *key, const char *
 /* Runs once per process tree (fork children inherit the result). */
 static void eng_setup(void)
 {
-    const char *src = "";
-    mwp_tsc_hz_val = mw_tsc_hz(&src);
-    eng_note_num("tsc_hz", mwp_tsc_hz_val);
-    mwp_meta_note("tsc_source", src);
+    if (mwp_cfg.tsc_hz > 0) {
+        char how[sizeof mwp_cfg.tsc_src + 64];
+        snprintf(how, sizeof how, "%s; handed down (MEMWATCH_TSC)", mwp_cfg.tsc_src);
+        mwp_tsc_src = mwp_cfg.tsc_src;
+        mwp_tsc_hz_val = mwp_cfg.tsc_hz;
+        eng_note_num("tsc_hz", mwp_tsc_hz_val);
+        mwp_meta_note("tsc_source", how);
+    } else {
+        const char *src = "";
+        double hz = mw_tsc_hz(&src);
+        mwp_tsc_src = src;
+        mwp_tsc_hz_val = hz;
+        eng_note_num("tsc_hz", mwp_tsc_hz_val);
+        mwp_meta_note("tsc_source", src);
+    }
 
     /* The machine profile. */
     int have_prof = 0;

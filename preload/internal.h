@@ -53,6 +53,8 @@ struct mwp_config {
     double threshold_ns;       /* MEMWATCH_THRESHOLD_NS (0: not set) */
     double threshold_factor;   /* MEMWATCH_THRESHOLD_FACTOR (uncalibrated default) */
     double baseline_ns;        /* MEMWATCH_BASELINE_NS (set by memwatch record; 0: measure) */
+    double tsc_hz;             /* MEMWATCH_TSC's frequency (0: not given; determine it) */
+    char tsc_src[160];         /* and how the process that determined it did so */
     int gpu;                   /* MEMWATCH_GPU */
     int precise;               /* MEMWATCH_PRECISE: 1 auto (default), 0 off */
     unsigned ldlat;            /* MEMWATCH_LDLAT, cycles (0: machine profile, else default) */

@@ -51,6 +51,9 @@ char mwp_profile_desc[PATH_MAX + 160] = "pending (see the later META record)";
 char mwp_exe[PATH_MAX];
 uint64_t mwp_start_mono_ns, mwp_start_real_ns;
 double mwp_tsc_hz_val;
+/* How mwp_tsc_hz_val was determined (NULL until the interval thread knows):
+ * with it, children are handed MEMWATCH_TSC. */
+const char *_Atomic mwp_tsc_src;
 static char mwp_self_path[PATH_MAX];
 
 #define MWP_STATUS_UNKNOWN INT32_MIN
@@ -209,10 +212,11 @@ static void env_unfollow_self(void)
  * runs in vfork children and after fork). */
 #define ENV_MAX 1024
 struct env_copy {
-    char *vec[ENV_MAX + 3];
+    char *vec[ENV_MAX + 4];
     char preload[4096];
     char baseline[64];
     char machine[300];
+    char tsc[224];
 };
 
 static char *const *env_for_child(char *const *envp, struct env_copy *c)
@@ -222,7 +226,7 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c)
     double base = mwp_engine_baseline();
     int strip = !mwp_cfg.follow;
     size_t n = 0;
-    int have_preload = 0, have_base = 0, have_machine = 0;
+    int have_preload = 0, have_base = 0, have_machine = 0, have_tsc = 0;
     for (; envp[n]; n++) {
         if (!strncmp(envp[n], "LD_PRELOAD=", 11))
             have_preload = 1;
@@ -230,13 +234,17 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c)
             have_base = 1;
         else if (!strncmp(envp[n], "MEMWATCH_MACHINE=", 17))
             have_machine = 1;
+        else if (!strncmp(envp[n], "MEMWATCH_TSC=", 13))
+            have_tsc = 1;
     }
     /* What to hand down to a recorded child (only when it is recorded). */
     int follow = mwp_cfg.follow && have_preload;
     int add_base = follow && base > 0 && !have_base;
     int add_machine = follow && !have_machine && mwp_identity[0] && strcmp(mwp_identity, "unknown");
+    const char *tsc_src = atomic_load(&mwp_tsc_src);
+    int add_tsc = follow && !have_tsc && tsc_src && mwp_tsc_hz_val >= 1e6 && mwp_tsc_hz_val <= 1e11;
     strip = strip && have_preload;
-    if ((!strip && !add_base && !add_machine) || n > ENV_MAX)
+    if ((!strip && !add_base && !add_machine && !add_tsc) || n > ENV_MAX)
         return envp;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -259,6 +267,14 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c)
         mwp_s_str(&s, "MEMWATCH_MACHINE=");
         mwp_s_str(&s, mwp_identity);
         c->vec[k++] = c->machine;
+    }
+    if (add_tsc) {
+        struct mwp_str s = {c->tsc, sizeof c->tsc, 0};
+        mwp_s_str(&s, "MEMWATCH_TSC=");
+        mwp_s_dbl(&s, mwp_tsc_hz_val);
+        mwp_s_str(&s, " ");
+        mwp_s_str(&s, tsc_src);
+        c->vec[k++] = c->tsc;
     }
     c->vec[k] = NULL;
     return c->vec;

@@ -278,6 +278,29 @@ record)
         [ "$p" = 0 ] || fail "the program holds $p perf event descriptors: $(tr '\n' ' ' <"$T/prog")"
     fi
     ;;
+tsc)
+    # The TSC frequency is determined once per tree and handed down
+    # (MEMWATCH_TSC "HZ HOW"): a child started after its parent knows it does
+    # not determine it again, and says where it came from.
+    run sh -c 'sleep 0.3; "$0" work 80' "$APP"; expect_rc $? 0
+    all_ok 2
+    meta_of() { for f in "$OUT"/*.mwr; do texts "$f" | grep -q "^cmdline=$1" && texts "$f"; done; }
+    phz=$(meta_of sh | sed -n 's/^tsc_hz=//p'); chz=$(meta_of "$APP" | sed -n 's/^tsc_hz=//p')
+    csrc=$(meta_of "$APP" | sed -n 's/^tsc_source=//p'); psrc=$(meta_of sh | sed -n 's/^tsc_source=//p')
+    echo "parent: $phz ($psrc); child: $chz ($csrc)"
+    [ -n "$phz" ] && [ "$phz" = "$chz" ] || fail "child's tsc_hz '$chz' is not its parent's '$phz'"
+    [ "$csrc" = "$psrc; handed down (MEMWATCH_TSC)" ] || fail "child's tsc_source: '$csrc'"
+    # a value that is not "HZ HOW": one line, and the process determines it
+    fresh_out
+    MEMWATCH_TSC=2.5e9 run "$APP" work 80 2>"$T/err"; expect_rc $? 0
+    all_ok 1
+    [ "$(grep -c "MEMWATCH_TSC='2.5e9' is invalid" "$T/err")" = 1 ] || { cat "$T/err"; fail "no single line for an invalid MEMWATCH_TSC"; }
+    src=$(texts | sed -n 's/^tsc_source=//p')
+    [ -n "$src" ] && [ "${src%handed down*}" = "$src" ] || fail "invalid MEMWATCH_TSC was used: '$src'"
+    # memwatch record determines it before the program starts
+    v=$("$MW" record -q -o "$OUT" -- sh -c 'echo "$MEMWATCH_TSC"' 2>/dev/null)
+    case $v in [1-9]*\ ?*) ;; *) fail "memwatch record handed down MEMWATCH_TSC='$v'" ;; esac
+    ;;
 python)
     command -v python3 >/dev/null || skip "no python3"
     cat >"$T/t.py" <<'PY'
