@@ -25,9 +25,9 @@
 static char boot_arena[256 << 10] __attribute__((aligned(64)));
 static _Atomic size_t boot_used;
 
-static int boot_owns(const void *p)
+static inline int boot_owns(const void *p)
 {
-    return (const char *)p >= boot_arena && (const char *)p < boot_arena + sizeof boot_arena;
+    return (uintptr_t)p - (uintptr_t)boot_arena < sizeof boot_arena; /* one compare */
 }
 
 static void *boot_alloc(size_t n, size_t align)
@@ -88,9 +88,17 @@ static inline int big_maybe(const void *p)
  * none: the filter. */
 int mwp_alloc_glibc;
 
+/* A block of glibc's below the threshold, by its chunk header: never
+ * recorded. Not for a bootstrap block, whose size word looks alike. */
+static inline int glibc_small(const void *p)
+{
+    return mwp_alloc_glibc && !boot_owns(p) &&
+           (((const size_t *)p)[-1] & ~(size_t)7) < mwp_cfg.alloc_threshold;
+}
+
 static inline int free_maybe_recorded(const void *p)
 {
-    if (mwp_alloc_glibc && (((const size_t *)p)[-1] & ~(size_t)7) < mwp_cfg.alloc_threshold)
+    if (glibc_small(p))
         return 0;
     return big_maybe(p);
 }
@@ -251,15 +259,11 @@ boot:
 }
 
 /* With glibc's allocator behind the hooks, a block whose chunk header is
- * below the threshold was never recorded: straight to glibc. A bootstrap
- * block (whose size word looks alike) must never get there. */
+ * below the threshold was never recorded: straight to glibc. */
 MWP_EXPORT MWP_FAST void free(void *p)
 {
     void (*fn)(void *) = mwp_real.free;
-    if (__builtin_expect(fn && mwp_alloc_glibc && p &&
-                             (uintptr_t)p - (uintptr_t)boot_arena >= sizeof boot_arena &&
-                             (((const size_t *)p)[-1] & ~(size_t)7) < mwp_cfg.alloc_threshold,
-                         1)) {
+    if (__builtin_expect(fn && p && glibc_small(p), 1)) {
         fn(p);
         return;
     }
@@ -297,12 +301,7 @@ boot:
 MWP_EXPORT MWP_FAST void *realloc(void *p, size_t n)
 {
     void *(*fn)(void *, size_t) = mwp_real.realloc;
-    if (__builtin_expect(fn && n < mwp_cfg.alloc_threshold &&
-                             (!p || (mwp_alloc_glibc &&
-                                     (uintptr_t)p - (uintptr_t)boot_arena >= sizeof boot_arena &&
-                                     (((const size_t *)p)[-1] & ~(size_t)7) <
-                                         mwp_cfg.alloc_threshold)),
-                         1))
+    if (__builtin_expect(fn && n < mwp_cfg.alloc_threshold && (!p || glibc_small(p)), 1))
         return fn(p, n);
     return realloc_slow(p, n);
 }

@@ -260,7 +260,7 @@ void mwp_config_load(struct mwp_config *c)
     /* "HZ HOW": the TSC frequency and how it was determined, handed down by
      * a recorded parent (or memwatch record), so that each process does not
      * determine it again: that takes a perf event, CPUID and, in a virtual
-     * machine, /proc/cpuinfo and a 5 ms measurement on the interval thread. */
+     * machine, /proc/cpuinfo and a 20 ms measurement on the interval thread. */
     if ((v = getenv("MEMWATCH_TSC")) && *v) {
         char *end;
         double d = strtod(v, &end);
