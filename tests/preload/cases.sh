@@ -194,6 +194,18 @@ alloc)
     [ "$a" -ge 7 ] || fail "allocations recorded: $a, expected >= 7 (malloc, calloc, 2 realloc, posix_memalign, aligned_alloc, mmap)"
     [ "$f" -ge 6 ] || fail "frees recorded: $f"
     [ "$fr" -ge "$a" ] || fail "allocations without call sites"
+    # each hook's first recorded frame is the program's call site (the
+    # hooks jump to their slow paths, which return to the program): all 7 of
+    # mwp_app's allocations are sited in mode_alloc
+    if command -v sqlite3 >/dev/null; then
+        "$MW" report -q -o "$T/a.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
+        sites=$(sqlite3 "$T/a.db" "select a.kind || ':' || ifnull(p.function, '?') from allocations a left join pcs p on p.id = a.site_pc_id order by a.id")
+        echo "allocation sites: $(echo $sites)"
+        n=$(echo "$sites" | grep -c ':mode_alloc$')
+        [ "$n" -ge 7 ] || fail "$n allocations sited in mode_alloc, expected >= 7: $(echo $sites)"
+    else
+        echo "sqlite3 not installed: allocation sites not checked"
+    fi
     MEMWATCH_ALLOC_THRESHOLD=off run "$APP" alloc; expect_rc $? 0
     [ "$(facts | grep -c 'allocs=0 ')" = 1 ] || fail "MEMWATCH_ALLOC_THRESHOLD=off still recorded"
     ;;
