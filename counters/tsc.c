@@ -31,6 +31,8 @@
 static double tsc_hz;
 static const char *tsc_source = "unknown";
 static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
+static double tsc_seed_hz; /* mw_tsc_seed's, read by tsc_init */
+static const char *tsc_seed_src;
 
 static double tsc_from_kernel(void)
 {
@@ -125,6 +127,11 @@ static double tsc_measured(void)
 
 static void tsc_init(void)
 {
+    if (tsc_seed_hz > 0) {
+        tsc_hz = tsc_seed_hz;
+        tsc_source = tsc_seed_src;
+        return;
+    }
 #if MW_HAVE_TSC
     tsc_hz = tsc_from_kernel();
     if (tsc_hz > 0) {
@@ -159,6 +166,13 @@ static void tsc_init(void)
     tsc_hz = 1e9;
     tsc_source = "no TSC on this architecture: nanoseconds of CLOCK_MONOTONIC_RAW";
 #endif
+}
+
+void mw_tsc_seed(double hz, const char *source)
+{
+    tsc_seed_hz = hz;
+    tsc_seed_src = source;
+    pthread_once(&tsc_once, tsc_init);
 }
 
 double mw_tsc_hz(const char **source)

@@ -76,5 +76,10 @@ static inline uint64_t mw_now_ns(void)
  * exposes one (cap_user_time), else measured against CLOCK_MONOTONIC_RAW and
  * cached. *source (may be NULL) says which. Implemented in counters/tsc.c. */
 double mw_tsc_hz(const char **source);
+/* Give the frequency and its source (a string that outlives every call)
+ * instead of determining it, for a process that was handed it (the
+ * profiler's MEMWATCH_TSC). Only before the first mw_tsc_hz of the process:
+ * after it, the value already known stays. */
+void mw_tsc_seed(double hz, const char *source);
 
 #endif

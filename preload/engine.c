@@ -403,21 +403,19 @@ static void eng_reader_lost(mw_method_reader **rd, const char *key, const char *
 /* Runs once per process tree (fork children inherit the result). */
 static void eng_setup(void)
 {
+    /* A handed-down frequency is the one the whole process uses (the probe
+     * converts its cycles with mw_tsc_hz too); children get its original
+     * source, so the note does not grow down the tree. */
+    static char handed[sizeof mwp_cfg.tsc_src + 40];
     if (mwp_cfg.tsc_hz > 0) {
-        char how[sizeof mwp_cfg.tsc_src + 64];
-        snprintf(how, sizeof how, "%s; handed down (MEMWATCH_TSC)", mwp_cfg.tsc_src);
-        mwp_tsc_src = mwp_cfg.tsc_src;
-        mwp_tsc_hz_val = mwp_cfg.tsc_hz;
-        eng_note_num("tsc_hz", mwp_tsc_hz_val);
-        mwp_meta_note("tsc_source", how);
-    } else {
-        const char *src = "";
-        double hz = mw_tsc_hz(&src);
-        mwp_tsc_src = src;
-        mwp_tsc_hz_val = hz;
-        eng_note_num("tsc_hz", mwp_tsc_hz_val);
-        mwp_meta_note("tsc_source", src);
+        snprintf(handed, sizeof handed, "%s; handed down (MEMWATCH_TSC)", mwp_cfg.tsc_src);
+        mw_tsc_seed(mwp_cfg.tsc_hz, handed);
     }
+    const char *src = "";
+    mwp_tsc_hz_val = mw_tsc_hz(&src);
+    mwp_tsc_src = mwp_cfg.tsc_hz > 0 ? mwp_cfg.tsc_src : src;
+    eng_note_num("tsc_hz", mwp_tsc_hz_val);
+    mwp_meta_note("tsc_source", src);
 
     /* The machine profile. */
     int have_prof = 0;

@@ -309,6 +309,16 @@ tsc)
     [ "$(grep -c "MEMWATCH_TSC='2.5e9' is invalid" "$T/err")" = 1 ] || { cat "$T/err"; fail "no single line for an invalid MEMWATCH_TSC"; }
     src=$(texts | sed -n 's/^tsc_source=//p')
     [ -n "$src" ] && [ "${src%handed down*}" = "$src" ] || fail "invalid MEMWATCH_TSC was used: '$src'"
+    # handed down, it is not determined again anywhere in the process: the
+    # probe (created at the first interval) converts with it too. Determining
+    # it begins with a dummy software event (type 1, config 9), which the
+    # syscall spy lists.
+    fresh_out
+    MEMWATCH_TSC="2500000000.000 a test value" spyrun mwp_syscallspy "$APP" work 80 2>"$T/err"; expect_rc $? 0
+    all_ok 1
+    texts | grep -q '^threshold_source=' || fail "no threshold in META: the probe was not used"
+    grep -q "type=1 config=9$" "$T/err" && fail "the TSC frequency was determined again: $(grep -m1 'config=9$' "$T/err")"
+    [ "$(texts | sed -n 's/^tsc_hz=//p')" = 2500000000.000 ] || fail "tsc_hz is not the handed-down value"
     # memwatch record determines it before the program starts
     v=$("$MW" record -q -o "$OUT" -- sh -c 'echo "$MEMWATCH_TSC"' 2>/dev/null)
     case $v in [1-9]*\ ?*) ;; *) fail "memwatch record handed down MEMWATCH_TSC='$v'" ;; esac

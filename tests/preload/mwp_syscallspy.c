@@ -3,7 +3,8 @@
  * libmemwatch.so, whose syscall() notes every perf_event_open on stderr:
  * which thread asked (the process's main thread, memwatch's interval thread
  * "memwatch", another one), for which thread (itself: pid 0 or its own tid;
- * the main thread; another) and on which CPU. With MWP_SPY_DELAY_MS set it
+ * the main thread; another), on which CPU, and the event's type and config.
+ * With MWP_SPY_DELAY_MS set it
  * also sleeps that long before each perf_event_open made on the interval
  * thread, as the kernel does for the first per-task event on a quiet machine
  * (scheduler hooks switched on, an RCU grace period waited for). Used by the
@@ -22,6 +23,7 @@
 #endif
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,8 +113,10 @@ __attribute__((visibility("default"))) long syscall(long nr, ...)
         /* pid_t and int arguments: only the low 32 bits of their registers count */
         long t = (int)a[1];
         const char *target = (t == 0 || t == tid) ? "self" : t == pid ? "main" : "other";
-        spy_note("syscallspy: perf_event_open thread=%s target=%s cpu=%ld\n", who, target,
-                 (long)(int)a[2]);
+        const struct perf_event_attr *at = (const struct perf_event_attr *)a[0];
+        spy_note("syscallspy: perf_event_open thread=%s target=%s cpu=%ld type=%u config=%llu\n",
+                 who, target, (long)(int)a[2], at ? at->type : ~0u,
+                 at ? (unsigned long long)at->config : 0ull);
         if (!strcmp(who, "memwatch") && spy_delay_ms > 0)
             spy_sleep_ms(spy_delay_ms);
     }
