@@ -217,7 +217,7 @@ static uint64_t pl_burst(mw_probe_lat *p)
 #endif
 
 /* MEMWATCH_PROBE_WINDOW (ms, 0: off), MEMWATCH_PROBE_LAYOUT (small, huge),
- * MEMWATCH_PROBE_LINES and MEMWATCH_PROBE_BURSTS (in create) fill what the
+ * MEMWATCH_PROBE_LINES and MEMWATCH_PROBE_BURSTS (mw_probe_lat_config_env) fill what the
  * caller's configuration left at its default, so the profiler
  * and the validation (which create the probe the same way) follow them alike. */
 static void pl_env_count(const char *name, unsigned *val, unsigned lo, unsigned hi)
@@ -260,20 +260,22 @@ static void pl_env(unsigned *flags, uint64_t *window_ns)
 
 uint64_t mw_probe_lat_window_ns(const mw_probe_lat_config *cfg)
 {
-    unsigned flags = cfg ? cfg->flags : 0;
-    uint64_t window_ns = cfg ? cfg->window_ns : 0;
-    if (!(flags & MW_PROBE_LAT_NO_ENV))
-        pl_env(&flags, &window_ns);
-    return (flags & MW_PROBE_LAT_NO_WINDOW) ? 0 : window_ns ? window_ns : PL_DEFAULT_WINDOW_NS;
+    mw_probe_lat_config c = cfg ? *cfg : (mw_probe_lat_config){0};
+    mw_probe_lat_config_env(&c);
+    return (c.flags & MW_PROBE_LAT_NO_WINDOW) ? 0 : c.window_ns;
 }
 
+/* The one place the environment and the defaults are applied: create and
+ * window_ns work on a copy made complete here. */
 void mw_probe_lat_config_env(mw_probe_lat_config *cfg)
 {
-    if (!cfg || (cfg->flags & MW_PROBE_LAT_NO_ENV))
+    if (!cfg)
         return;
-    pl_env_count("MEMWATCH_PROBE_LINES", &cfg->lines, 2, PL_MAX_LINES);
-    pl_env_count("MEMWATCH_PROBE_BURSTS", &cfg->bursts, 1, 1000);
-    pl_env(&cfg->flags, &cfg->window_ns);
+    if (!(cfg->flags & MW_PROBE_LAT_NO_ENV)) {
+        pl_env_count("MEMWATCH_PROBE_LINES", &cfg->lines, 2, PL_MAX_LINES);
+        pl_env_count("MEMWATCH_PROBE_BURSTS", &cfg->bursts, 1, 1000);
+        pl_env(&cfg->flags, &cfg->window_ns);
+    }
     if (!cfg->lines)
         cfg->lines = PL_DEFAULT_LINES;
     if (!cfg->bursts)
@@ -303,16 +305,10 @@ int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
         mw_log(MW_LOG_WARN, "probe_lat: the CPU reports neither clflushopt nor clflush");
         return MW_ERR_UNSUPPORTED;
     }
-    unsigned lines = cfg ? cfg->lines : 0, bursts = cfg ? cfg->bursts : 0;
-    if (!(cfg && (cfg->flags & MW_PROBE_LAT_NO_ENV))) {
-        pl_env_count("MEMWATCH_PROBE_LINES", &lines, 2, PL_MAX_LINES);
-        pl_env_count("MEMWATCH_PROBE_BURSTS", &bursts, 1, 1000);
-    }
-    if (!lines)
-        lines = PL_DEFAULT_LINES;
-    if (!bursts)
-        bursts = PL_DEFAULT_BURSTS;
-    size_t region = cfg && cfg->region_bytes ? cfg->region_bytes : PL_DEFAULT_REGION;
+    mw_probe_lat_config c = cfg ? *cfg : (mw_probe_lat_config){0};
+    mw_probe_lat_config_env(&c);
+    unsigned lines = c.lines, bursts = c.bursts, flags = c.flags;
+    size_t region = c.region_bytes ? c.region_bytes : PL_DEFAULT_REGION;
     region = (region + PL_PAGE - 1) / PL_PAGE * PL_PAGE;
     if (lines < 2 || lines > PL_MAX_LINES || bursts > PL_MAX_BURSTS) {
         mw_log(MW_LOG_ERROR, "probe_lat: lines must lie in 2..%u and bursts in 1..%u", PL_MAX_LINES,
@@ -339,10 +335,6 @@ int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
         return -e;
     }
     char *reg = (char *)(((uintptr_t)map + PL_HUGE - 1) & ~(uintptr_t)(PL_HUGE - 1));
-    unsigned flags = cfg ? cfg->flags : 0;
-    uint64_t window_ns = cfg ? cfg->window_ns : 0;
-    if (!(flags & MW_PROBE_LAT_NO_ENV))
-        pl_env(&flags, &window_ns);
     int small = !(flags & MW_PROBE_LAT_HUGE);
     if (small)
         (void)madvise(reg, region, MADV_NOHUGEPAGE); /* best effort */
@@ -389,10 +381,8 @@ int mw_probe_lat_create(const mw_probe_lat_config *cfg, mw_probe_lat **out)
     for (unsigned i = 0; i < lines; i++)
         *(void **)p->order[i] = p->order[(i + 1) % lines];
     p->start = (void **)p->order[0];
-    p->use_cpuid = cfg && (cfg->flags & MW_PROBE_LAT_CPUID);
-    p->window_ns = (flags & MW_PROBE_LAT_NO_WINDOW) ? 0
-                   : window_ns                      ? window_ns
-                                                    : PL_DEFAULT_WINDOW_NS;
+    p->use_cpuid = (flags & MW_PROBE_LAT_CPUID) != 0;
+    p->window_ns = (flags & MW_PROBE_LAT_NO_WINDOW) ? 0 : c.window_ns;
     if (p->window_ns > 3600000000000ull)
         p->window_ns = 3600000000000ull;
     p->timer_overhead = pl_timer_overhead(p, p->cycles);

@@ -79,8 +79,8 @@ MW_API int mw_probe_lat_measure(mw_probe_lat *p, mw_probe_lat_result *out);
  * MEMWATCH_PROBE_WINDOW: 0 when readings are single measurements. */
 MW_API uint64_t mw_probe_lat_window_ns(const mw_probe_lat_config *cfg);
 /* Apply MEMWATCH_PROBE_LINES, _BURSTS, _WINDOW and _LAYOUT to what cfg leaves
- * at its default, fill in the defaults of lines, bursts and window_ns, and set
- * MW_PROBE_LAT_NO_ENV: the configuration then describes the probe completely
+ * at its default (unless MW_PROBE_LAT_NO_ENV is set already), fill in the
+ * defaults of lines, bursts and window_ns, and set MW_PROBE_LAT_NO_ENV: the configuration then describes the probe completely
  * and creating it reads the environment no more. */
 MW_API void mw_probe_lat_config_env(mw_probe_lat_config *cfg);
 /* Forget the window: the next reading uses only its own bursts. */
