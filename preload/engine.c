@@ -571,7 +571,7 @@ static uint64_t eng_app_cpu_delta(void)
     return d;
 }
 
-static int eng_interval(uint64_t t0)
+static int eng_interval_records(uint64_t t0)
 {
     mwr_interval iv;
     memset(&iv, 0, sizeof iv);
@@ -598,8 +598,14 @@ static int eng_interval(uint64_t t0)
     /* Creating the probe (and measuring a baseline without a profile) asks
      * for more: a quarter of the interval, so that what is left of a
      * waiting program's start-up in its first interval does not count. */
-    if (eng_probe_pending && cpu >= mwp_cfg.interval_ns / 4)
+    if (eng_probe_pending && cpu >= mwp_cfg.interval_ns / 4) {
+        /* the first perf event may wait for the kernel for tens of ms: write
+         * what was gathered first, so that the end of the process, which
+         * waits for a gathering interval, does not wait for this */
+        mwp_writer_gather(0);
         eng_sources_create();
+        mwp_writer_gather(1);
+    }
     /* Counter readers, once open, are read every interval (a few read(2)
      * calls): a window left out would add its counts to the next one. A
      * window without L1-missing loads has no latency. */
@@ -644,6 +650,17 @@ static int eng_interval(uint64_t t0)
     struct iovec v = {&iv, sizeof iv};
     mwp_write(MWR_INTERVAL, &v, 1);
     mwp_iv_last_end = iv.t_end_ns;
+    return ran;
+}
+
+/* One interval: its records are gathered and written with one system call
+ * (preload/writer.c, "the interval thread's gather"). */
+static int eng_interval(uint64_t t0)
+{
+    if (!mwp_writer_gather(1))
+        return 0; /* the process is ending: its last drain is mwp_finish's */
+    int ran = eng_interval_records(t0);
+    mwp_writer_gather(0);
     return ran;
 }
 

@@ -191,6 +191,12 @@ extern _Atomic uint64_t mwp_stat_lost, mwp_stat_throttled, mwp_stat_dropped,
 void mwp_meta_build(void);
 /* 1: gather the constructor's records; 0: write them (one system call) */
 void mwp_writer_batch(int on);
+/* Interval thread only: 1 starts gathering the interval's records (returns 0,
+ * gathering nothing, once the process is ending); 0 writes them with one
+ * system call. mwp_writer_gather_wait: another thread waits (at most 20 ms)
+ * until an interval in progress has written what it gathered. */
+int mwp_writer_gather(int on);
+void mwp_writer_gather_wait(void);
 /* argc/argv as the loader handed them to the constructor (NULL if not) */
 extern int mwp_argc;
 extern char **mwp_argv;

@@ -74,6 +74,9 @@ void mwp_finish(int32_t status, const char *how, int in_signal)
         mwp_say(3, "finishing (", how, b);
     }
     mwp_in_hook++;
+    /* an interval in progress on the interval thread writes what it
+     * gathered first (it holds the rings it drains meanwhile) */
+    mwp_writer_gather_wait();
     if (!in_signal)
         mwp_modules_scan(0);
     uint64_t s = 0, l = 0;

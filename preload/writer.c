@@ -3,10 +3,11 @@
  * docs/raw-format.md).
  *
  * Owns: the one descriptor of the file, its name, the META text and the
- * counters that end up in the trailer. Every record is one write(2)/writev(2)
- * on an O_APPEND descriptor: records of different threads never interleave,
- * a record is either wholly in the page cache or not written, and a process
- * killed by SIGKILL leaves a file that reads up to its last record.
+ * counters that end up in the trailer. Every write(2)/writev(2) on the
+ * O_APPEND descriptor carries whole records (one, or an interval's worth
+ * from the interval thread, or the constructor's batch): records of
+ * different threads never interleave, and a process killed by SIGKILL leaves
+ * a file that reads up to its last whole record.
  * Calls: raw syscalls only on the write path, so mwp_write is
  * async-signal-safe and needs no lock. File creation may be deferred and
  * then happens on the first record, at most once (CAS): in a fork child,
@@ -133,6 +134,24 @@ static int w_batching;
 
 static int writer_put(const struct iovec *iov, int n, uint64_t nrec);
 static int writer_ready(void);
+
+/* The interval thread's gather: what that thread writes in one interval (the
+ * samples and allocation records it drains, then the interval record) goes
+ * out as one writev at the interval's end instead of one per ring and
+ * buffer (3-4 per interval). Each write to a file system that keeps
+ * modification times dirties the inode (ext4: file_update_time, a quarter of
+ * the interval thread's time on the development VM), and on a network file
+ * system it may be a round trip. Only that thread gathers (w_gather_mine is
+ * thread-local, and it blocks every signal, so no handler runs there).
+ * w_gather_busy is 1 from the interval's start to its flush: the end of the
+ * process (mwp_finish) waits for it before its last drain and the trailer,
+ * so a SIGKILL still loses at most the interval in progress and nothing
+ * gathered is lost at exit, exec or a fatal signal. */
+static MWP_TLS int w_gather_mine;
+static char w_gather[160 << 10];
+static size_t w_gather_len;
+static uint64_t w_gather_nrec;
+static _Atomic int w_gather_busy;
 
 static void writer_warn(int err)
 {
@@ -331,8 +350,69 @@ void mwp_writer_batch(int on)
     }
 }
 
+static void writer_gather_flush(void)
+{
+    if (!w_gather_len)
+        return;
+    struct iovec v = {w_gather, w_gather_len};
+    uint64_t nrec = w_gather_nrec;
+    w_gather_len = 0;
+    w_gather_nrec = 0;
+    w_gather_mine = 0; /* the flush itself is a plain write */
+    writer_put(&v, 1, nrec);
+    w_gather_mine = 1;
+}
+
+int mwp_writer_gather(int on)
+{
+    if (on) {
+        atomic_store(&w_gather_busy, 1);
+        /* the other side of mwp_writer_gather_wait: the process's end sets
+         * mwp_state, then reads w_gather_busy; this sets w_gather_busy, then
+         * reads mwp_state (both sequentially consistent), so one of the two
+         * sees the other */
+        if (atomic_load(&mwp_state) != MWP_RUNNING) {
+            atomic_store(&w_gather_busy, 0);
+            return 0;
+        }
+        w_gather_mine = 1;
+        return 1;
+    }
+    if (w_gather_mine)
+        writer_gather_flush();
+    w_gather_mine = 0;
+    atomic_store(&w_gather_busy, 0);
+    return 0;
+}
+
+void mwp_writer_gather_wait(void)
+{
+    if (w_gather_mine)
+        return;
+    uint64_t until = mwp_now_ns() + 20000000ull;
+    while (atomic_load(&w_gather_busy) && mwp_now_ns() < until)
+        syscall(SYS_sched_yield);
+}
+
 static int writer_put(const struct iovec *iov, int n, uint64_t nrec)
 {
+    if (w_gather_mine) {
+        size_t want = 0;
+        for (int i = 0; i < n; i++)
+            want += iov[i].iov_len;
+        if (w_gather_len + want > sizeof w_gather)
+            writer_gather_flush();
+        if (want <= sizeof w_gather) {
+            for (int i = 0; i < n; i++) {
+                memcpy(w_gather + w_gather_len, iov[i].iov_base, iov[i].iov_len);
+                w_gather_len += iov[i].iov_len;
+            }
+            w_gather_nrec += nrec;
+            return 0;
+        }
+        /* larger than the whole gather: written as it is, after what was
+         * gathered before it */
+    }
     if (w_batching) {
         size_t want = 0;
         for (int i = 0; i < n; i++)
@@ -467,6 +547,9 @@ void mwp_writer_child(void)
     atomic_store(&w_state, W_NONE);
     w_held = 0; /* the parent's batch, for the parent's file */
     w_batch_len = 0;
+    w_gather_len = 0; /* what the parent's interval thread was gathering */
+    w_gather_nrec = 0;
+    atomic_store(&w_gather_busy, 0);
     atomic_store(&w_inflight, 0);
     atomic_store(&mwp_stat_lost, 0);
     atomic_store(&mwp_stat_throttled, 0);

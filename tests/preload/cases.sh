@@ -323,6 +323,30 @@ tsc)
     v=$("$MW" record -q -o "$OUT" -- sh -c 'echo "$MEMWATCH_TSC"' 2>/dev/null)
     case $v in [1-9]*\ ?*) ;; *) fail "memwatch record handed down MEMWATCH_TSC='$v'" ;; esac
     ;;
+gather)
+    # The interval thread writes an interval's records (the samples and
+    # allocation records it drained, the interval record) with one writev
+    # (preload/writer.c, "the interval thread's gather"), not one per ring
+    # and buffer.
+    MWP_SPY_WRITES=1 MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" work 500 2>"$T/err"; expect_rc $? 0
+    all_ok 1
+    nw=$(grep -c 'writev thread=memwatch' "$T/err"); niv=$(val mwr intervals)
+    echo "interval thread: $nw writev for $niv interval records"
+    [ "${niv:-0}" -ge 20 ] || fail "only ${niv:-no} intervals"
+    [ "$nw" -le $((niv + 16)) ] || fail "$nw writev for $niv intervals: the interval's records were not gathered"
+    # The end of the process waits for an interval in progress, so that what
+    # it gathered is written before the trailer. The spy holds the interval
+    # thread in the middle of an interval (after its drain) until the main
+    # thread, ending, waits for it.
+    fresh_out
+    MWP_SPY_HOLD_IV=4 spyrun mwp_syscallspy "$APP" work 300 2>"$T/err"; expect_rc $? 0
+    all_ok 1
+    grep -q 'interval held' "$T/err" || fail "the interval thread was never held"
+    grep -q "released by the main thread's wait" "$T/err" ||
+        fail "the end of the process did not wait for the gathering interval ($(grep released "$T/err"))"
+    b=$(sed -n 's/.*writev after the hold bytes=//p' "$T/err" | head -1)
+    [ -n "$b" ] && [ "$b" -gt 0 ] || fail "what the held interval gathered was not written (writev after the hold: '${b:-none}')"
+    ;;
 python)
     command -v python3 >/dev/null || skip "no python3"
     cat >"$T/t.py" <<'PY'

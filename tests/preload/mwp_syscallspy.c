@@ -17,6 +17,13 @@
  * (fcntl F_DUPFD_CLOEXEC): that grows the descriptor table, which with a
  * second thread running waits for an RCU grace period, so memwatch does it
  * on the main thread in the constructor.
+ * With MWP_SPY_WRITES set it notes every writev of the interval thread (the
+ * "gather" case: one per interval). With MWP_SPY_HOLD_IV=N it holds the
+ * interval thread in its Nth reading of the process's CPU clock (in the
+ * middle of an interval, after the drain, with the samples gathered) until
+ * the main thread is seen waiting (sched_yield, as memwatch's end of process
+ * waits for a gathering interval) or 3 s have passed, and says which; and
+ * notes the interval thread's first writev after that.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -33,7 +40,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static long spy_delay_ms, spy_hold_ms;
+static long spy_delay_ms, spy_hold_ms, spy_hold_iv, spy_writes;
+static long (*real)(long, ...);
+static int (*real_clock_gettime)(clockid_t, struct timespec *);
+static volatile int spy_held, spy_main_waited, spy_released;
 
 __attribute__((constructor)) static void spy_init(void)
 {
@@ -41,6 +51,11 @@ __attribute__((constructor)) static void spy_init(void)
     spy_delay_ms = d ? atol(d) : 0;
     d = getenv("MWP_SPY_CREATE_HOLD_MS");
     spy_hold_ms = d ? atol(d) : 0;
+    d = getenv("MWP_SPY_HOLD_IV");
+    spy_hold_iv = d ? atol(d) : 0;
+    spy_writes = getenv("MWP_SPY_WRITES") != NULL;
+    *(void **)&real_clock_gettime = dlsym(RTLD_NEXT, "clock_gettime");
+    *(void **)&real = dlsym(RTLD_NEXT, "syscall");
 }
 
 static void spy_sleep_ms(long ms)
@@ -49,7 +64,6 @@ static void spy_sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-static long (*real)(long, ...);
 
 /* Which thread is calling: the process's main thread, memwatch's interval
  * thread ("memwatch") or another one; its thread and process ids. */
@@ -72,6 +86,24 @@ __attribute__((format(printf, 1, 2))) static void spy_note(const char *fmt, ...)
     va_end(ap);
     if (n > 0)
         (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+/* libmemwatch.so reads the clocks through this (it precedes libc). */
+__attribute__((visibility("default"))) int clock_gettime(clockid_t c, struct timespec *ts)
+{
+    if (c == CLOCK_PROCESS_CPUTIME_ID && spy_hold_iv > 0 && !spy_held && real) {
+        long tid, pid;
+        if (!strcmp(spy_who(&tid, &pid), "memwatch") && --spy_hold_iv == 0) {
+            spy_held = 1;
+            spy_note("syscallspy: interval held\n");
+            for (int i = 0; i < 3000 && !spy_main_waited; i++)
+                spy_sleep_ms(1);
+            spy_note("syscallspy: interval released by %s\n",
+                     spy_main_waited ? "the main thread's wait" : "the 3 s timeout");
+            spy_released = 1;
+        }
+    }
+    return real_clock_gettime ? real_clock_gettime(c, ts) : -1;
 }
 
 __attribute__((visibility("default"))) long syscall(long nr, ...)
@@ -105,6 +137,24 @@ __attribute__((visibility("default"))) long syscall(long nr, ...)
             noted = 1;
             long tid, pid;
             spy_note("syscallspy: first high dupfd by=%s\n", spy_who(&tid, &pid));
+        }
+    }
+    if (nr == SYS_sched_yield && real && spy_held && !spy_released && !spy_main_waited) {
+        long tid, pid;
+        if (!strcmp(spy_who(&tid, &pid), "main"))
+            spy_main_waited = 1;
+    }
+    if (nr == SYS_writev && real && (spy_writes || spy_released)) {
+        long tid, pid;
+        if (!strcmp(spy_who(&tid, &pid), "memwatch")) {
+            long r = real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+            if (spy_writes)
+                spy_note("syscallspy: writev thread=memwatch bytes=%ld\n", r);
+            if (spy_released == 1) {
+                spy_released = 2;
+                spy_note("syscallspy: writev after the hold bytes=%ld\n", r);
+            }
+            return r;
         }
     }
     if (nr == SYS_perf_event_open && real) {
