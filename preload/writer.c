@@ -387,8 +387,12 @@ int mwp_writer_gather(int on)
 
 void mwp_writer_gather_wait(void)
 {
-    if (w_gather_mine)
+    if (w_gather_mine) {
+        /* the interval thread ends the process itself (its last application
+         * thread is gone: engine.c, eng_check_orphaned): its own gather first */
+        mwp_writer_gather(0);
         return;
+    }
     uint64_t until = mwp_now_ns() + 20000000ull;
     while (atomic_load(&w_gather_busy) && mwp_now_ns() < until)
         syscall(SYS_sched_yield);

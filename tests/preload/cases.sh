@@ -410,6 +410,9 @@ mainexit)
     all_ok 1
     [ "$(val memwatch- texit)" -ge 2 ] || fail "main thread's pthread_exit and the worker's exit not recorded"
     [ "$(val memwatch- intervals)" -ge 3 ] || fail "recording stopped when main called pthread_exit"
+    # the interval thread, left alone, ends the process itself: what it
+    # gathered in that interval and the end note are written too
+    [ "$(val memwatch- end)" = exit ] || fail "end='$(val memwatch- end)': the last records of a process ended by its interval thread are missing"
     ;;
 unshare)
     command -v unshare >/dev/null || skip "no unshare command"
