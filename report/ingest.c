@@ -179,6 +179,8 @@ typedef struct ctx {
     const mw_report_opts *o;
     mw_report_stats *st;
     mw_symbolizer *sym;
+    char *dm_buf; /* mw_sym_demangle's buffer: names are stored demangled */
+    size_t dm_cap;
     double proc_threshold;     /* this process's precise-sample threshold */
     const char *proc_thr_src;
     mw_unwinder *unw;          /* lazily created for samples with regs + stack */
@@ -442,7 +444,7 @@ static int64_t pc_of(ctx *c, uint64_t addr, int ret)
     bind_text(s, 4, r.symbol);
     if (r.symbol)
         bind_u64(s, 5, r.symbol_offset);
-    bind_text(s, 6, fn);
+    bind_text(s, 6, mw_sym_demangle(fn, &c->dm_buf, &c->dm_cap));
     bind_text(s, 7, f0 ? f0->file : NULL);
     if (f0 && f0->line)
         sqlite3_bind_int(s, 8, f0->line);
@@ -454,7 +456,7 @@ static int64_t pc_of(ctx *c, uint64_t addr, int ret)
         s = c->s_frame;
         sqlite3_bind_int64(s, 1, id);
         sqlite3_bind_int(s, 2, (int)i);
-        bind_text(s, 3, f->function);
+        bind_text(s, 3, mw_sym_demangle(f->function, &c->dm_buf, &c->dm_cap));
         bind_text(s, 4, f->file);
         if (f->line)
             sqlite3_bind_int(s, 5, f->line);
@@ -1097,7 +1099,8 @@ static int64_t data_object(ctx *c, const smp *x, const uint64_t *prefix_end)
             int64_t *hit = hmap_get(&c->statics, pm->gi, start);
             if (hit)
                 return *hit;
-            int64_t id = object_new(c, "static", name, start + pm->base, size, 0, g->db_id, 0);
+            int64_t id = object_new(c, "static", mw_sym_demangle(name, &c->dm_buf, &c->dm_cap),
+                                    start + pm->base, size, 0, g->db_id, 0);
             hmap_put(&c->statics, pm->gi, start, id);
             return id;
         }
@@ -1597,6 +1600,7 @@ out:
     file_reset(&c);
     mw_symbolizer_free(c.sym);
     mw_unwinder_free(c.unw);
+    free(c.dm_buf);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     st->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     return rc;

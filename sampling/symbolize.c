@@ -6,18 +6,22 @@
  * addresses in different processes shares one cache entry); build-id checks;
  * debug file search (.build-id trees and .gnu_debuglink through
  * dwfl_standard_find_debuginfo); inline frame expansion via dwarf_getscopes;
- * data symbols (STT_OBJECT) for static data attribution.
- * May call: libdwfl, libdw, libelf, libc. Never prints (mw_log only).
+ * data symbols (STT_OBJECT) for static data attribution; names demangled for
+ * display (mw_sym_demangle: libstdc++'s __cxa_demangle, loaded at run time,
+ * so memwatch does not link the C++ runtime).
+ * May call: libdwfl, libdw, libelf, libc (dlopen). Never prints (mw_log only).
  * Threading: a symbolizer belongs to one thread at a time.
  */
 #include <memwatch/symbolize.h>
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -375,3 +379,51 @@ int mw_symmod_data_symbol(mw_symmod *m, uint64_t a, const char **name, uint64_t 
 const char *mw_symmod_path(const mw_symmod *m) { return m->path; }
 const char *mw_symmod_debug_file(const mw_symmod *m) { return m->debug_file; }
 int mw_symmod_quality(const mw_symmod *m) { return m->quality; }
+
+/* ---- names for display ---- */
+
+typedef char *(*mw_cxa_demangle_fn)(const char *, char *, size_t *, int *);
+static mw_cxa_demangle_fn dm_fn;
+static char dm_why[200];
+static pthread_once_t dm_once = PTHREAD_ONCE_INIT;
+
+static void dm_load(void)
+{
+    void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+    if (h)
+        *(void **)&dm_fn = dlsym(h, "__cxa_demangle");
+    if (!dm_fn) {
+        const char *e = dlerror();
+        snprintf(dm_why, sizeof dm_why, "no __cxa_demangle: %s", e ? e : "libstdc++.so.6 not found");
+        mw_log(MW_LOG_WARN, "C++ names are shown as the binaries have them (%s)", dm_why);
+    }
+}
+
+int mw_sym_demangler(const char **why)
+{
+    pthread_once(&dm_once, dm_load);
+    if (why)
+        *why = dm_fn ? NULL : dm_why;
+    return dm_fn != NULL;
+}
+
+const char *mw_sym_demangle(const char *name, char **buf, size_t *cap)
+{
+    if (!name || name[0] != '_' || name[1] != 'Z')
+        return name;
+    if (!mw_sym_demangler(NULL))
+        return name;
+    size_t len = *buf ? *cap : 0;
+    int status = -1;
+    char *out = dm_fn(name, *buf, *buf ? &len : NULL, &status);
+    if (!out || status != 0)
+        return name; /* not a valid mangled name: shown as it is (*buf untouched) */
+    if (out != *buf || !*cap) {
+        /* a new buffer (first call, or grown by realloc: the old one is gone) */
+        *buf = out;
+        *cap = len ? len : strlen(out) + 1;
+    } else if (len > *cap) {
+        *cap = len;
+    }
+    return out;
+}

@@ -77,6 +77,17 @@ MW_API int mw_symmod_lookup(mw_symmod *m, uint64_t rel_addr, mw_sym_result *out)
 MW_API int mw_symmod_data_symbol(mw_symmod *m, uint64_t rel_addr, const char **name,
                                  uint64_t *start, uint64_t *size);
 
+/* A name for display: C++ names (and Rust's legacy ones, which use the same
+ * scheme) demangled through the C++ runtime's __cxa_demangle, loaded from
+ * libstdc++.so.6 on the first mangled name; any other name, a name that does
+ * not demangle, or no C++ runtime: the name itself. *buf (malloc'ed, *cap
+ * bytes; NULL and 0 to begin) is reused and grown across calls, freed by the
+ * caller; the result is valid until the next call with the same buffer.
+ * Thread-safe. */
+MW_API const char *mw_sym_demangle(const char *name, char **buf, size_t *cap);
+/* 1 when a C++ runtime with __cxa_demangle was found, else 0 (and why). */
+MW_API int mw_sym_demangler(const char **why);
+
 /* What the module is: its path, whether debug info was found, the file it
  * came from (may differ from the path: a .build-id or debuglink file). */
 MW_API const char *mw_symmod_path(const mw_symmod *m);

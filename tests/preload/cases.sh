@@ -347,6 +347,26 @@ gather)
     b=$(sed -n 's/.*writev after the hold bytes=//p' "$T/err" | head -1)
     [ -n "$b" ] && [ "$b" -gt 0 ] || fail "what the held interval gathered was not written (writev after the hold: '${b:-none}')"
     ;;
+cxx)
+    # A C++ program: the report names its functions demangled
+    # (mw_sym_demangle), and keeps the ELF symbol as the binary has it.
+    [ -x "$B/mwp_cxx" ] || skip "mwp_cxx not built: no C++ compiler found by CMake"
+    command -v sqlite3 >/dev/null || skip "sqlite3 not installed: the report's tables cannot be checked"
+    want=$("$B/mwp_cxx" 50); wrc=$?
+    got=$(run "$B/mwp_cxx" 400); rc=$?
+    expect_rc $rc $wrc
+    [ "$got" = "$want" ] || fail "output changed under memwatch: '$got', expected '$want'"
+    all_ok 1
+    "$MW" report -o "$T/c.db" "$OUT" >"$T/rep" 2>&1 || { cat "$T/rep"; fail "memwatch report failed"; }
+    nf=$(sqlite3 "$T/c.db" "select count(*) from frames where function = 'mwtest::Grid::fill(int)'")
+    ns=$(sqlite3 "$T/c.db" "select count(*) from pcs where symbol = '_ZN6mwtest4Grid4fillEi' and function = 'mwtest::Grid::fill(int)'")
+    nm=$(sqlite3 "$T/c.db" "select count(*) from frames where function like '\_Z%' escape '\'")
+    echo "frames in mwtest::Grid::fill(int): $nf; pcs with its ELF symbol: $ns; frames still mangled: $nm"
+    [ "$nf" -ge 1 ] || fail "no frame named mwtest::Grid::fill(int): $(sqlite3 "$T/c.db" "select distinct function from frames limit 8" | tr '\n' ' ')"
+    [ "$ns" -ge 1 ] || fail "the ELF symbol of fill is not kept as the binary has it"
+    [ "$nm" = 0 ] || fail "$nm frames still mangled: $(sqlite3 "$T/c.db" "select distinct function from frames where function like '\_Z%' escape '\' limit 3")"
+    grep -q 'mwtest::Grid::fill(int)' "$T/rep" || { cat "$T/rep"; fail "the summary does not name mwtest::Grid::fill(int)"; }
+    ;;
 python)
     command -v python3 >/dev/null || skip "no python3"
     cat >"$T/t.py" <<'PY'
