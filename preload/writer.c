@@ -350,6 +350,8 @@ void mwp_writer_batch(int on)
     }
 }
 
+static int writer_write(const struct iovec *iov, int n, size_t want, uint64_t nrec);
+
 static void writer_gather_flush(void)
 {
     if (!w_gather_len)
@@ -358,9 +360,7 @@ static void writer_gather_flush(void)
     uint64_t nrec = w_gather_nrec;
     w_gather_len = 0;
     w_gather_nrec = 0;
-    w_gather_mine = 0; /* the flush itself is a plain write */
-    writer_put(&v, 1, nrec);
-    w_gather_mine = 1;
+    writer_write(&v, 1, v.iov_len, nrec);
 }
 
 int mwp_writer_gather(int on)
@@ -398,19 +398,25 @@ void mwp_writer_gather_wait(void)
         syscall(SYS_sched_yield);
 }
 
+/* Copy the pieces to buf at *len (the caller checked that they fit). */
+static void writer_append(char *buf, size_t *len, const struct iovec *iov, int n)
+{
+    for (int i = 0; i < n; i++) {
+        memcpy(buf + *len, iov[i].iov_base, iov[i].iov_len);
+        *len += iov[i].iov_len;
+    }
+}
+
 static int writer_put(const struct iovec *iov, int n, uint64_t nrec)
 {
+    size_t want = 0;
+    for (int i = 0; i < n; i++)
+        want += iov[i].iov_len;
     if (w_gather_mine) {
-        size_t want = 0;
-        for (int i = 0; i < n; i++)
-            want += iov[i].iov_len;
         if (w_gather_len + want > sizeof w_gather)
             writer_gather_flush();
         if (want <= sizeof w_gather) {
-            for (int i = 0; i < n; i++) {
-                memcpy(w_gather + w_gather_len, iov[i].iov_base, iov[i].iov_len);
-                w_gather_len += iov[i].iov_len;
-            }
+            writer_append(w_gather, &w_gather_len, iov, n);
             w_gather_nrec += nrec;
             return 0;
         }
@@ -418,9 +424,6 @@ static int writer_put(const struct iovec *iov, int n, uint64_t nrec)
          * gathered before it */
     }
     if (w_batching) {
-        size_t want = 0;
-        for (int i = 0; i < n; i++)
-            want += iov[i].iov_len;
         if (w_batch_len + want > sizeof w_batch) {
             /* full: flush (creating the file now if it is still to come),
              * then go on gathering */
@@ -436,14 +439,18 @@ static int writer_put(const struct iovec *iov, int n, uint64_t nrec)
         if (atomic_load(&w_state) != W_PENDING && !writer_ready())
             return -EBADF;
         if (want <= sizeof w_batch) {
-            for (int i = 0; i < n; i++) {
-                memcpy(w_batch + w_batch_len, iov[i].iov_base, iov[i].iov_len);
-                w_batch_len += iov[i].iov_len;
-            }
+            writer_append(w_batch, &w_batch_len, iov, n);
             w_batch_nrec += nrec;
             return 0;
         }
     }
+    return writer_write(iov, n, want, nrec);
+}
+
+/* One writev of whole records (want bytes), creating the file first where
+ * it is still to come. */
+static int writer_write(const struct iovec *iov, int n, size_t want, uint64_t nrec)
+{
     if (!writer_ready())
         return -EBADF;
     atomic_fetch_add(&w_inflight, 1);
@@ -452,9 +459,6 @@ static int writer_put(const struct iovec *iov, int n, uint64_t nrec)
         ret = -EBADF;
         goto out;
     }
-    size_t want = 0;
-    for (int i = 0; i < n; i++)
-        want += iov[i].iov_len;
     ssize_t w = (ssize_t)syscall(SYS_writev, atomic_load(&w_fd), iov, n);
     if (w < 0 || (size_t)w != want) {
         atomic_fetch_add(&mwp_stat_dropped, nrec);
