@@ -1,5 +1,5 @@
 /*
- * cli/cmd_report.c: `memwatch report FILES|DIR [-o db] [--json]`.
+ * cli/cmd_report.c: `memwatch report FILES|DIR [--db FILE] [--json]`.
  * Collects the .mwr files (a directory means every *.mwr in it), ingests them
  * into a SQLite database (default: memwatch.db next to the inputs), then
  * prints the summary. Progress goes to stderr when it is a terminal.
@@ -7,8 +7,10 @@
 #include "cli.h"
 
 #include <memwatch/report.h>
+#include "db_safe.h" /* report/ */
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -23,9 +25,10 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: memwatch report FILES|DIR [options]\n"
             "  Reads raw .mwr files (a directory: every *.mwr in it), writes a SQLite\n"
-            "  database (schema: docs/report-schema.md) and prints a summary.\n"
+            "  database (schema: docs/report-schema.md) and prints a summary. The new\n"
+            "  database is written beside the old one and replaces it only when complete.\n"
             "options:\n"
-            "  -o, --output DB     database to write (default: memwatch.db next to the inputs)\n"
+            "  --db FILE           database to write (default: memwatch.db next to the inputs)\n"
             "  --json              print the summary as JSON\n"
             "  --top N             rows per table in the summary (default 10)\n"
             "  --threshold W       latency threshold for precise samples, in the weight's unit\n"
@@ -33,7 +36,30 @@ static void usage(FILE *f)
             "  --profile PATH      machine profile to take the threshold from\n"
             "  --debug-dir DIRS    ':'-separated debug-info roots (default /usr/lib/debug)\n"
             "  --no-symbols        skip symbolization (addresses only)\n"
+            "  --no-wait           fail (exit 1) instead of waiting for another report\n"
+            "                      writing in the same directory\n"
+            "  --group-readable    database readable by the file's group (default: owner only)\n"
             "  -q, --quiet         no progress, no summary (database only)\n");
+}
+
+/* A number option: the whole value, in [lo, hi]; else one line and -1. */
+static int num_opt(const char *opt, const char *v, double lo, double hi, int integer, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || *end || errno || !(d >= lo && d <= hi) || (integer && d != (double)(long)d)) {
+        fprintf(stderr, "memwatch report: %s '%s' is invalid: expected %s from %g to %g\n", opt,
+                v, integer ? "a whole number" : "a number", lo, hi);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+static void waiting(const char *db)
+{
+    fprintf(stderr, "memwatch report: waiting for another report writing beside %s\n", db);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -41,8 +67,9 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Append the *.mwr files of a directory, sorted. */
-static int add_dir(const char *dir, char ***files, size_t *n)
+/* Append the raw files among the *.mwr of a directory, sorted; a .mwr that
+ * is not one (a FIFO, a database, an empty file) is named and left out. */
+static int add_dir(const char *dir, char ***files, size_t *n, unsigned *refused)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -53,16 +80,25 @@ static int add_dir(const char *dir, char ***files, size_t *n)
         size_t l = strlen(e->d_name);
         if (l < 5 || strcmp(e->d_name + l - 4, ".mwr"))
             continue;
-        char **nf = realloc(*files, (*n + 1) * sizeof **files);
-        if (!nf)
-            break;
-        *files = nf;
         size_t pl = strlen(dir) + l + 2;
-        (*files)[*n] = malloc(pl);
-        if (!(*files)[*n])
+        char *path = malloc(pl);
+        if (!path)
             break;
-        snprintf((*files)[*n], pl, "%s/%s", dir, e->d_name);
-        (*n)++;
+        snprintf(path, pl, "%s/%s", dir, e->d_name);
+        char why[160];
+        if (mw_raw_check(path, why, sizeof why)) {
+            fprintf(stderr, "memwatch report: %s: %s; left out\n", path, why);
+            (*refused)++;
+            free(path);
+            continue;
+        }
+        char **nf = realloc(*files, (*n + 1) * sizeof **files);
+        if (!nf) {
+            free(path);
+            break;
+        }
+        *files = nf;
+        (*files)[(*n)++] = path;
     }
     closedir(d);
     if (*n - first > 1)
@@ -85,14 +121,26 @@ static void progress(uint64_t done, uint64_t total, const char *file, void *user
 int mw_cmd_report(int argc, char **argv)
 {
     const char *out = NULL;
-    int json = 0, top = 10, quiet = 0, rc = 1;
+    int json = 0, top = 10, quiet = 0, rc = 1, wait = 1, group = 0;
     mw_report_opts o = {0};
     char **files = NULL;
     size_t n = 0;
+    unsigned refused = 0;
     char dbbuf[PATH_MAX];
+    mw_db_swap sw = {.lock_fd = -1};
+    const char *dirarg = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--db") ||
+                    !strcmp(a, "--top") || !strcmp(a, "--threshold") ||
+                    !strcmp(a, "--profile") || !strcmp(a, "--debug-dir");
+        if (takes && !val) {
+            fprintf(stderr, "memwatch report: %s needs a value\n", a);
+            rc = 2;
+            goto done;
+        }
+        double d;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             rc = 0;
@@ -103,23 +151,44 @@ int mw_cmd_report(int argc, char **argv)
             quiet = 1;
         } else if (!strcmp(a, "--no-symbols")) {
             o.no_symbols = 1;
-        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && val) {
-            out = val;
-            i++;
-        } else if (!strcmp(a, "--top") && val) {
-            top = atoi(val);
-            i++;
-        } else if (!strcmp(a, "--threshold") && val) {
-            o.threshold = atof(val);
-            i++;
-        } else if (!strcmp(a, "--profile") && val) {
-            o.profile_path = val;
-            i++;
-        } else if (!strcmp(a, "--debug-dir") && val) {
-            o.debug_dirs = val;
-            i++;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "memwatch report: unknown or incomplete option '%s'\n", a);
+        } else if (!strcmp(a, "--no-wait")) {
+            wait = 0;
+        } else if (!strcmp(a, "--group-readable")) {
+            group = 1;
+        } else if (!strcmp(a, "--db")) {
+            out = argv[++i];
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            /* the old spelling: -o is a directory for record, so report's
+             * database is --db now */
+            fprintf(stderr,
+                    "memwatch report: %s is spelled --db now (the database to write; the "
+                    "summary goes to standard output); writing the database to %s\n",
+                    a, val);
+            out = argv[++i];
+        } else if (!strcmp(a, "--top")) {
+            if (num_opt(a, argv[++i], 1, 1000000, 1, &d)) {
+                rc = 2;
+                goto done;
+            }
+            top = (int)d;
+        } else if (!strcmp(a, "--threshold")) {
+            if (num_opt(a, argv[++i], 1e-3, 1e9, 0, &d)) {
+                rc = 2;
+                goto done;
+            }
+            o.threshold = d;
+        } else if (!strcmp(a, "--profile")) {
+            o.profile_path = argv[++i];
+            if (*o.profile_path && access(o.profile_path, R_OK)) {
+                fprintf(stderr, "memwatch report: --profile %s: %s\n", o.profile_path,
+                        strerror(errno));
+                rc = 2;
+                goto done;
+            }
+        } else if (!strcmp(a, "--debug-dir")) {
+            o.debug_dirs = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "memwatch report: unknown option '%s'\n", a);
             usage(stderr);
             rc = 2;
             goto done;
@@ -132,19 +201,25 @@ int mw_cmd_report(int argc, char **argv)
             }
             if (S_ISDIR(st.st_mode)) {
                 size_t before = n;
-                add_dir(a, &files, &n);
+                unsigned ref0 = refused;
+                add_dir(a, &files, &n, &refused);
                 if (n == before) {
-                    fprintf(stderr, "memwatch report: %s holds no .mwr files\n", a);
+                    fprintf(stderr, "memwatch report: %s holds no %s.mwr files\n", a,
+                            refused > ref0 ? "usable " : "");
                     rc = 2;
                     goto done;
                 }
-                if (!out) {
-                    snprintf(dbbuf, sizeof dbbuf, "%s/memwatch.db", a);
-                    out = dbbuf;
-                }
+                if (!dirarg)
+                    dirarg = a;
                 if (!o.inputs)
                     o.inputs = a;
             } else {
+                char why[160];
+                if (mw_raw_check(a, why, sizeof why)) {
+                    fprintf(stderr, "memwatch report: %s: %s\n", a, why);
+                    rc = 2;
+                    goto done;
+                }
                 char **nf = realloc(files, (n + 1) * sizeof *files);
                 if (!nf)
                     goto done;
@@ -160,18 +235,42 @@ int mw_cmd_report(int argc, char **argv)
     }
     if (!out) {
         char tmp[PATH_MAX];
-        snprintf(tmp, sizeof tmp, "%s", files[0]);
-        snprintf(dbbuf, sizeof dbbuf, "%s/memwatch.db", dirname(tmp));
+        if (dirarg) {
+            snprintf(dbbuf, sizeof dbbuf, "%s/memwatch.db", dirarg);
+        } else {
+            snprintf(tmp, sizeof tmp, "%s", files[0]);
+            snprintf(dbbuf, sizeof dbbuf, "%s/memwatch.db", dirname(tmp));
+        }
         out = dbbuf;
     }
-    o.db_path = out;
+    {
+        char why[256];
+        int e = mw_db_swap_begin(&sw, out, wait, quiet ? NULL : waiting, why, sizeof why);
+        if (e) {
+            fprintf(stderr, "memwatch report: %s: %s\n", out, why);
+            rc = e == -EEXIST ? 2 : 1;
+            goto done;
+        }
+    }
+    /* files this command creates: the owner's only, or the group's too */
+    umask(group ? 027 : 077);
+    o.db_path = sw.tmp;
     if (!quiet && isatty(STDERR_FILENO))
         o.progress = progress;
     mw_report_stats st;
     int e = mw_report_ingest((const char *const *)files, n, &o, &st);
     if (e) {
-        fprintf(stderr, "memwatch report: %s\n", mw_strerror(e));
+        fprintf(stderr, "memwatch report: %s; %s left as it was\n", mw_strerror(e), out);
+        mw_db_swap_abort(&sw);
         goto done;
+    }
+    {
+        char why[256];
+        if (mw_db_swap_commit(&sw, group ? 0640 : 0600, why, sizeof why)) {
+            fprintf(stderr, "memwatch report: cannot put the new database in place as %s: %s\n",
+                    out, why);
+            goto done;
+        }
     }
     if (!quiet)
         fprintf(stderr,
@@ -188,10 +287,14 @@ int mw_cmd_report(int argc, char **argv)
         fprintf(stderr, "memwatch: %llu file(s) without trailer: those processes did not end "
                         "normally\n",
                 (unsigned long long)st.files_no_trailer);
+    if (refused)
+        fprintf(stderr, "memwatch: %u file(s) named .mwr left out: not raw files (see above)\n",
+                refused);
     rc = 0;
     if (!quiet && mw_report_summary(out, stdout, json, top) != 0)
         rc = 1;
 done:
+    mw_db_swap_end(&sw);
     for (size_t i = 0; i < n; i++)
         free(files[i]);
     free(files);

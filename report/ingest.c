@@ -212,10 +212,20 @@ typedef struct ctx {
         *s_gp;
 } ctx;
 
+/* The errno behind a failed SQLite call where the system gave one (a full
+ * disk is named as such, not as an I/O error); else -EIO. */
+static int sql_errno(sqlite3 *db)
+{
+    int e = sqlite3_system_errno(db);
+    if (sqlite3_errcode(db) == SQLITE_FULL)
+        return -ENOSPC;
+    return e > 0 ? -e : -EIO;
+}
+
 static int sql_err(ctx *c, const char *what)
 {
     mw_log(MW_LOG_ERROR, "report database: %s: %s", what, sqlite3_errmsg(c->db));
-    return -EIO;
+    return sql_errno(c->db);
 }
 
 static int step(ctx *c, sqlite3_stmt *s)
@@ -327,7 +337,7 @@ static int exec(ctx *c, const char *sql)
     if (sqlite3_exec(c->db, sql, NULL, NULL, &err) != SQLITE_OK) {
         mw_log(MW_LOG_ERROR, "report database: %s", err ? err : "?");
         sqlite3_free(err);
-        return -EIO;
+        return sql_errno(c->db);
     }
     return 0;
 }

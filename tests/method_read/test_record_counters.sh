@@ -60,7 +60,7 @@ record() {
     local rc1=$?
     [ "$rc1" = "$rc0" ] || fail "exit status $rc1 under memwatch, $rc0 without"
     cmp -s "$T/plain.txt" "$T/rec.txt" || fail "the program's output changed: $(head -3 "$T/rec.txt")"
-    "$MW" report "$T/out" -o "$T/db" -q --no-symbols || fail "memwatch report failed"
+    "$MW" report "$T/out" --db "$T/db" -q --no-symbols || fail "memwatch report failed"
 }
 q() { sqlite3 "$T/db" "$1"; }
 meta() { q "SELECT value FROM meta WHERE key = '$1' ORDER BY rowid DESC LIMIT 1"; }
@@ -184,7 +184,7 @@ echo "bytes / (2 x 64 x interval ns): $ratio over $nb intervals"
 awk -v r="$ratio" 'BEGIN { exit !(r > 0.6 && r < 1.3) }' || fail "bytes per interval off: ratio $ratio"
 [ "$(q "SELECT COUNT(*) FROM intervals WHERE lat_method NOT IN ('probe_lat', '')")" = 0 ] ||
     fail "the latency method changed with the bandwidth method"
-"$MW" report "$T/out" -o "$T/db2" --no-symbols >"$T/sum.txt" 2>/dev/null || fail "report"
+"$MW" report "$T/out" --db "$T/db2" --no-symbols >"$T/sum.txt" 2>/dev/null || fail "report"
 grep -q "^  DRAM bandwidth ($bwm): mean [0-9.]* GB/s" "$T/sum.txt" ||
     fail "the summary shows no DRAM bandwidth: $(grep -i bandwidth "$T/sum.txt")"
 

@@ -198,7 +198,7 @@ alloc)
     # hooks jump to their slow paths, which return to the program): all 7 of
     # mwp_app's allocations are sited in mode_alloc
     if command -v sqlite3 >/dev/null; then
-        "$MW" report -q -o "$T/a.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
+        "$MW" report -q --db "$T/a.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
         sites=$(sqlite3 "$T/a.db" "select a.kind || ':' || ifnull(p.function, '?') from allocations a left join pcs p on p.id = a.site_pc_id order by a.id")
         echo "allocation sites: $(echo $sites)"
         n=$(echo "$sites" | grep -c ':mode_alloc$')
@@ -357,7 +357,7 @@ cxx)
     expect_rc $rc $wrc
     [ "$got" = "$want" ] || fail "output changed under memwatch: '$got', expected '$want'"
     all_ok 1
-    "$MW" report -o "$T/c.db" "$OUT" >"$T/rep" 2>&1 || { cat "$T/rep"; fail "memwatch report failed"; }
+    "$MW" report --db "$T/c.db" "$OUT" >"$T/rep" 2>&1 || { cat "$T/rep"; fail "memwatch report failed"; }
     nf=$(sqlite3 "$T/c.db" "select count(*) from frames where function = 'mwtest::Grid::fill(int)'")
     ns=$(sqlite3 "$T/c.db" "select count(*) from pcs where symbol = '_ZN6mwtest4Grid4fillEi' and function = 'mwtest::Grid::fill(int)'")
     nm=$(sqlite3 "$T/c.db" "select count(*) from frames where function like '\_Z%' escape '\'")
@@ -503,7 +503,7 @@ inherit)
         else
             [ -z "$note" ] || fail "MEMWATCH_INHERIT=0: META '$note'"
         fi
-        "$MW" report "$OUT" -o "$T/r.db" -q >/dev/null 2>&1 || fail "report"
+        "$MW" report "$OUT" --db "$T/r.db" -q >/dev/null 2>&1 || fail "report"
         read -r n tids <<<"$(sqlite3 -separator ' ' "$T/r.db" "select count(*), count(distinct tid) from samples where source='timer'")"
         [ "${n:-0}" -ge 120 ] || fail "MEMWATCH_INHERIT=$inh: $n timer samples for 4 threads x 80 ms"
         [ "${tids:-0}" -ge 4 ] || fail "MEMWATCH_INHERIT=$inh: samples of $tids threads, expected the 4 workers"
@@ -518,7 +518,7 @@ inherit)
         texts "$f" | grep -aq "^sampling=per-CPU events inherited by threads" ||
             fail "$(basename "$f"): no inherited sampling after starting threads"
     done
-    "$MW" report "$OUT" -o "$T/r.db" -q >/dev/null 2>&1 || fail "report"
+    "$MW" report "$OUT" --db "$T/r.db" -q >/dev/null 2>&1 || fail "report"
     per=$(sqlite3 -separator ' ' "$T/r.db" "select count(distinct tid) from samples where source='timer' group by process_id" | tr '\n' ' ')
     echo "forkthreads: sampled threads per process: $per"
     for k in $per; do [ "$k" -ge 4 ] || fail "a process with $k sampled threads, expected 4 workers each: $per"; done

@@ -49,10 +49,10 @@ else
     { echo "FAILED: bwdemo under libmemwatch.so"; cat "$tmp/out.txt"; exit 1; }
 fi
 ls "$tmp"/raw/*.mwr >/dev/null 2>&1 || { echo "FAILED: no raw file written"; exit 1; }
-"$B/memwatch" report "$tmp/raw" -o "$tmp/db" >"$tmp/summary.txt" 2>"$tmp/report.err" ||
+"$B/memwatch" report "$tmp/raw" --db "$tmp/db" >"$tmp/summary.txt" 2>"$tmp/report.err" ||
   { echo "FAILED: memwatch report"; cat "$tmp/report.err"; exit 1; }
 grep -q "Top code overall" "$tmp/summary.txt"; check "text summary printed" $(( $? == 0 ))
-"$B/memwatch" report "$tmp/raw" -o "$tmp/db2" --json >"$tmp/summary.json" 2>/dev/null
+"$B/memwatch" report "$tmp/raw" --db "$tmp/db2" --json >"$tmp/summary.json" 2>/dev/null
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert "overall" in d' \
   "$tmp/summary.json" 2>/dev/null
 check "--json summary parses" $(( $? == 0 ))

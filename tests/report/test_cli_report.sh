@@ -33,19 +33,27 @@ while IFS='|' read -r args want_rc want_text; do
 done <<'TABLE'
                                    | 2 | usage: memwatch report
 --help                             | 0 | --json
---bogus @/run                      | 2 | unknown or incomplete option
--o                                 | 2 | unknown or incomplete option
+--bogus @/run                      | 2 | unknown option '--bogus'
+-o                                 | 2 | -o needs a value
+--db                               | 2 | --db needs a value
+@/run --top -3                     | 2 | --top '-3' is invalid
+@/run --top abc                    | 2 | --top 'abc' is invalid
+@/run --top 2.5                    | 2 | --top '2.5' is invalid
+@/run --threshold 0                | 2 | --threshold '0' is invalid
+@/run --threshold 1e999            | 2 | --threshold '1e999' is invalid
+@/run --profile @/nonexistent.json | 2 | No such file or directory
 @/nonexistent                      | 2 | No such file or directory
 @/empty                            | 2 | holds no .mwr files
 @/run                              | 0 | Bandwidth-bound: 50.0%
 @/run --json --top 3               | 0 | "flagged_intervals":
-@/run -o @/other.db -q             | 0 |
-@/bad/cut.mwr -o @/cut.db          | 0 | damaged or unreadable
-@/bad/junk.mwr -o @/junk.db        | 1 | nothing to measure or report
-@/run/p1.mwr @/bad/cut.mwr -o @/two.db | 0 | file(s) damaged
+@/run --db @/other.db -q           | 0 |
+@/bad/cut.mwr --db @/cut.db        | 0 | damaged or unreadable
+@/bad/junk.mwr --db @/junk.db      | 2 | not a memwatch raw file
+@/bad                              | 0 | junk.mwr: not a memwatch raw file (it does not start with MEMWATCH); left out
+@/run/p1.mwr @/bad/cut.mwr --db @/two.db | 0 | file(s) damaged
 TABLE
 [ -f "$tmp/run/memwatch.db" ] || { echo "FAILED: default database next to the inputs"; fail=1; }
-[ -f "$tmp/other.db" ] || { echo "FAILED: -o database"; fail=1; }
+[ -f "$tmp/other.db" ] || { echo "FAILED: --db database"; fail=1; }
 n=$(sqlite3 "$tmp/two.db" "SELECT COUNT(*) FROM processes" 2>/dev/null)
 [ "$n" = 2 ] || { echo "FAILED: two processes in two.db ($n)"; fail=1; }
 exit $fail
