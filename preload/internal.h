@@ -220,6 +220,8 @@ struct mwp_thr {
     int cpu_ring;                 /* >= 0: not a thread but the per-CPU rings of CPU cpu_ring
                                      (inherited sampling); -1: an application thread */
     _Atomic int pend;             /* enum mwp_thr_pend: its samplers left to the interval thread */
+    struct mwp_rgn *rgn;          /* region events (region.c), made at the thread's first region;
+                                     stays with the slot like abuf */
 };
 /* MWP_PEND_WAIT: the thread's samplers are to be opened by the interval
  * thread (constructor, fork child); MWP_PEND_OPENING: someone is opening
@@ -255,6 +257,13 @@ extern _Atomic uint64_t mwp_threads_unsampled;
 /* Buffer one framed record in the calling thread's allocation buffer (or
  * write it directly). */
 void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b, size_t blen);
+
+/* ---- region.c: memwatch_region_begin/end (include/memwatch/region.h) ---- */
+/* Write t's buffered region events (consumer side: hold t->busy, or be t). */
+void mwp_region_drain(struct mwp_thr *t);
+void mwp_region_reset(struct mwp_rgn *r); /* a slot taken by a new thread */
+void mwp_region_child(void);  /* fork child: names again, open regions begin anew */
+void mwp_region_finish(void); /* META region_notes, at the end of the image */
 
 /* ---- precise load sampling (precise.c: set-up; precise_attr.c: attributes) ---- */
 struct perf_event_attr;

@@ -81,6 +81,7 @@ void mwp_finish(int32_t status, const char *how, int in_signal)
         mwp_modules_scan(0);
     uint64_t s = 0, l = 0;
     unsigned live = mwp_threads_drain(0, in_signal, &s, &l);
+    mwp_region_finish();
     /* The last, partial interval: samples only, no latency measurement. */
     mwr_interval iv;
     memset(&iv, 0, sizeof iv);
@@ -459,6 +460,7 @@ static void fork_child(void)
     mwp_meta_build();
     mwp_writer_start(MWP_W_FIRST_RECORD); /* the file appears with the first record */
     mwp_threads_child();
+    mwp_region_child();
     mwp_modules_child();
     mwp_engine_child();
     mwp_in_hook--;

@@ -120,8 +120,12 @@ static struct mwp_thr *thr_alloc(void)
     if (!t)
         return NULL;
     char *abuf = t->abuf; /* the allocation-record buffer stays with the slot */
+    struct mwp_rgn *rgn = t->rgn; /* so does the region buffer */
     thr_blank(t);
     t->abuf = abuf;
+    t->rgn = rgn;
+    if (rgn)
+        mwp_region_reset(rgn);
     return t;
 }
 
@@ -321,6 +325,7 @@ static void thr_drain(struct mwp_thr *t, char *buf, size_t cap, uint64_t *sample
         if (t->ring[i].base)
             thr_drain_ring(t, i, buf, cap, samples, lost);
     thr_drain_abuf(t);
+    mwp_region_drain(t);
 }
 
 void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b, size_t blen)

@@ -18,6 +18,7 @@
 #include <memwatch/report.h>
 #include <memwatch/symbolize.h>
 
+#include "region.h"
 #include "schema.h"
 
 #include <errno.h>
@@ -183,6 +184,7 @@ typedef struct ctx {
     size_t dm_cap;
     double proc_threshold;     /* this process's precise-sample threshold */
     const char *proc_thr_src;
+    mw_rgn *rgn;               /* regions of the file (ingest_region.c) */
     mw_unwinder *unw;          /* lazily created for samples with regs + stack */
     int unw_failed;
     double threshold;
@@ -682,6 +684,11 @@ static int on_perf_data(ctx *c, const mwr_perf_data *pd, const unsigned char *p,
 
 static int on_record(ctx *c, const mw_record *rec)
 {
+    if (rec->type == MWR_REGION || rec->type == MWR_REGION_NAME || rec->type == MWR_THREAD) {
+        int e = mw_rgn_record(c->rgn, rec->type, rec->payload, rec->payload_len);
+        if (e || rec->type != MWR_THREAD)
+            return e;
+    }
     switch (rec->type) {
     case MWR_META: {
         const char *t;
@@ -1429,7 +1436,8 @@ static int ingest_file(ctx *c, const char *path)
     close_lifetimes(c);
     if (c->pmods.n > 1)
         qsort(c->pmods.v, c->pmods.n, sizeof *c->pmods.v, pmod_cmp);
-    if ((rc = insert_allocations(c)) || (rc = insert_samples(c)) || (rc = insert_threads(c)))
+    if ((rc = insert_allocations(c)) || (rc = insert_samples(c)) || (rc = insert_threads(c)) ||
+        (rc = mw_rgn_file_done(c->rgn, c->db, c->proc_id, have_tr ? tr.time_ns : 0)))
         goto out;
     if (have_tr) {
         if (tr.dropped_records &&
@@ -1497,6 +1505,8 @@ int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_op
     c.o = o;
     c.st = st;
     int rc = 0;
+    if (!(c.rgn = mw_rgn_new()))
+        return -ENOMEM;
 
     /* threshold for precise samples */
     const char *thr_src = "option";
@@ -1611,6 +1621,7 @@ out:
     mw_symbolizer_free(c.sym);
     mw_unwinder_free(c.unw);
     free(c.dm_buf);
+    mw_rgn_free(c.rgn);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     st->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     return rc;

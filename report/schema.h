@@ -69,7 +69,14 @@ static const char mw_report_schema[] =
     "  dram_bw REAL, threshold_bw REAL);\n"
     "CREATE TABLE gpu_pcs(process_id INTEGER, correlation INTEGER, file TEXT,\n"
     "  function TEXT, line INTEGER, pc_offset INTEGER, samples INTEGER,\n"
-    "  stall_memory INTEGER);\n";
+    "  stall_memory INTEGER);\n"
+    "CREATE TABLE regions(id INTEGER PRIMARY KEY, name TEXT UNIQUE, flags INTEGER);\n"
+    "CREATE TABLE region_spans(id INTEGER PRIMARY KEY, process_id INTEGER, region_id INTEGER,\n"
+    "  tid INTEGER, depth INTEGER, t_start INTEGER, t_end INTEGER, calls INTEGER,\n"
+    "  measured_ns INTEGER, bound_ns INTEGER, flags INTEGER);\n"
+    "CREATE TABLE sample_regions(sample_id INTEGER, region_id INTEGER);\n"
+    "CREATE TABLE gpu_kernel_regions(kernel_id INTEGER, region_id INTEGER);\n"
+    "CREATE TABLE region_notes(process_id INTEGER, note TEXT);\n";
 
 /* Created after the bulk insert (faster than maintaining them row by row).
  * The samples table has none: the summary scans it once per question, and
@@ -77,6 +84,7 @@ static const char mw_report_schema[] =
 static const char mw_report_indexes[] =
     "CREATE INDEX frames_pc ON frames(pc_id);\n"
     "CREATE INDEX stacks_parent ON stacks(parent_id);\n"
+    "CREATE INDEX sample_regions_region ON sample_regions(region_id);\n"
     "CREATE VIEW sample_lines AS SELECT s.*, p.function AS function, p.file AS file,\n"
     "  p.line AS line, p.symbol AS symbol, m.path AS module FROM samples s\n"
     "  LEFT JOIN pcs p ON p.id = s.pc_id LEFT JOIN modules m ON m.id = p.module_id;\n"

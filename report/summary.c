@@ -10,6 +10,8 @@
  */
 #include <memwatch/report.h>
 
+#include "region.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <sqlite3.h>
@@ -242,6 +244,7 @@ static cJSON *collect(sqlite3 *db, int top)
              " MAX(threshold_bw) AS threshold_bw FROM gpu_kernels"
              " GROUP BY name ORDER BY time_ns DESC LIMIT ?",
              top));
+    mw_rgn_collect(db, root, top);
     return root;
 }
 
@@ -395,6 +398,7 @@ static void render_text(FILE *f, const cJSON *root)
                     num(r, "time_ns") / 1e6, bwb, num(r, "bw_bound"));
         }
     }
+    mw_rgn_text(f, root);
 }
 
 int mw_report_summary(const char *db_path, FILE *out, int json, int top)

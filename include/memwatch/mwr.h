@@ -49,6 +49,8 @@ enum mwr_type {
     MWR_MODULE = 8,      /* mwr_module + path */
     MWR_COUNTERS = 9,    /* mwr_counters + values: one group read */
     MWR_LOG = 10,        /* text: a warning memwatch gave during the run */
+    MWR_REGION = 11,     /* mwr_region + mwr_region_ev[nevents]: region begins and ends */
+    MWR_REGION_NAME = 12,/* mwr_region_name + name bytes: what a region id stands for */
     MWR_GPU_KERNEL = 20, /* GPU records: layouts defined in gpu/ and docs/raw-format.md */
     MWR_GPU_SAMPLE = 21,
     MWR_GPU_PC = 22,
@@ -159,6 +161,49 @@ typedef struct mwr_trailer {
     int32_t exit_status;      /* exit code, or -signal */
     uint32_t pad;
 } mwr_trailer;
+
+/* Regions (include/memwatch/region.h, docs/regions.md). A region id stands
+ * for one name within one file; the MWR_REGION_NAME record that gives it
+ * precedes or follows the events (readers resolve ids once the file is read).
+ * Ids with the top bit set belong to other writers in the process (the CUDA
+ * library's NVTX ranges); libmemwatch.so's own are below 2^31. Id 0 of
+ * libmemwatch.so is "(other regions)": the names beyond the first 4095 of a
+ * process. */
+enum mwr_region_kind {
+    MWR_RG_BEGIN = 1,           /* the region begins */
+    MWR_RG_END = 2,             /* the region ends */
+    MWR_RG_END_UNMATCHED = 3,   /* an end naming no open region of the thread: nothing ends */
+    MWR_RG_END_IMPLICIT = 4,    /* ends because an enclosing region ended */
+    MWR_RG_BEGIN_FORK = 5,      /* open in the parent when this fork child was created */
+};
+
+typedef struct mwr_region_ev {
+    uint64_t time_ns;         /* CLOCK_MONOTONIC */
+    uint32_t id;              /* mwr_region_name.id */
+    uint16_t kind;            /* enum mwr_region_kind */
+    uint16_t depth;           /* regions open on the thread below this one (0: outermost) */
+    uint32_t merged;          /* ends only: how many end/begin pairs of this region this span
+                                 swallowed (a begin that came within about 1 us of the same
+                                 region's end continues the span) */
+    uint32_t pad;
+} mwr_region_ev;              /* 24 bytes */
+
+typedef struct mwr_region {
+    uint32_t tid;             /* the thread whose regions these are */
+    uint32_t nevents;         /* mwr_region_ev that follow, in the thread's order */
+} mwr_region;
+
+enum mwr_region_name_flag {
+    MWR_RGN_CUT = 1,          /* the name was longer than 255 bytes: its first 255 */
+    MWR_RGN_CONTROL = 2,      /* control characters replaced by '?' */
+    MWR_RGN_OTHER = 4,        /* the catch-all "(other regions)": too many distinct names */
+};
+
+typedef struct mwr_region_name {
+    uint32_t id;
+    uint16_t flags;           /* enum mwr_region_name_flag */
+    uint16_t len;             /* bytes of name that follow, without terminator */
+} mwr_region_name;
 
 #define MWR_ALIGN(n) (((n) + 7u) & ~7u)
 
