@@ -7,6 +7,7 @@
  * sentence naming the offset; nothing here reads outside the mapping.
  * May call: libc, mmap. Threading: a reader is used by one thread at a time.
  */
+#include <memwatch/mwr_gpu.h>
 #include <memwatch/mwr_reader.h>
 
 #include <errno.h>
@@ -231,8 +232,12 @@ static int copy_fixed(const mw_record *rec, void *out, size_t need, size_t cap)
 
 int mw_rec_interval(const mw_record *rec, mwr_interval *out)
 {
-    return rec->type == MWR_INTERVAL ? copy_fixed(rec, out, sizeof *out, sizeof *out)
-                                     : -EINVAL;
+    int rc = rec->type == MWR_INTERVAL ? copy_fixed(rec, out, sizeof *out, sizeof *out)
+                                       : -EINVAL;
+    if (rc == 0)
+        out->lat_method[sizeof out->lat_method - 1] =
+            out->bw_method[sizeof out->bw_method - 1] = 0;
+    return rc;
 }
 
 int mw_rec_thread(const mw_record *rec, mwr_thread *out)
@@ -315,6 +320,39 @@ int mw_rec_perf_data(const mw_record *rec, mwr_perf_data *out, const void **data
         return rc;
     *data = (const unsigned char *)rec->payload + sizeof *out;
     *len = rec->payload_len - sizeof *out;
+    return 0;
+}
+
+int mw_rec_gpu_kernel(const mw_record *rec, mwr_gpu_kernel *out, const char **name)
+{
+    if (rec->type != MWR_GPU_KERNEL)
+        return -EINVAL;
+    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
+    if (rc)
+        return rc;
+    if (out->name_len > rec->payload_len - sizeof *out)
+        return MW_ERR_CORRUPT;
+    *name = (const char *)rec->payload + sizeof *out;
+    return 0;
+}
+
+int mw_rec_gpu_sample(const mw_record *rec, mwr_gpu_sample *out)
+{
+    return rec->type == MWR_GPU_SAMPLE ? copy_fixed(rec, out, sizeof *out, sizeof *out)
+                                       : -EINVAL;
+}
+
+int mw_rec_gpu_pc(const mw_record *rec, mwr_gpu_pc *out, const char **file, const char **func)
+{
+    if (rec->type != MWR_GPU_PC)
+        return -EINVAL;
+    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
+    if (rc)
+        return rc;
+    if ((uint64_t)out->file_len + out->func_len > rec->payload_len - sizeof *out)
+        return MW_ERR_CORRUPT;
+    *file = (const char *)rec->payload + sizeof *out;
+    *func = *file + out->file_len;
     return 0;
 }
 

@@ -19,6 +19,7 @@
 
 #include <memwatch/memwatch.h>
 #include <memwatch/mwr.h>
+#include <memwatch/mwr_gpu.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -72,7 +73,14 @@ MW_API int mw_rec_perf_attr(const mw_record *rec, mwr_perf_attr *out, const void
 /* kernel records and their byte count */
 MW_API int mw_rec_perf_data(const mw_record *rec, mwr_perf_data *out, const void **data,
                             size_t *len);
-/* text records (META, LOG): pointer and length, not NUL-terminated */
+/* GPU records (mwr_gpu.h): the kernel's name (name_len bytes, no NUL); a PC
+ * line's file and function (file_len and func_len bytes, no NUL) */
+MW_API int mw_rec_gpu_kernel(const mw_record *rec, mwr_gpu_kernel *out,
+                             const char **name);
+MW_API int mw_rec_gpu_sample(const mw_record *rec, mwr_gpu_sample *out);
+MW_API int mw_rec_gpu_pc(const mw_record *rec, mwr_gpu_pc *out, const char **file,
+                         const char **func);
+/* text records (META, LOG, GPU_META): pointer and length, not NUL-terminated */
 MW_API int mw_rec_text(const mw_record *rec, const char **text, size_t *len);
 
 #ifdef __cplusplus

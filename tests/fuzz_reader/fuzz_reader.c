@@ -113,6 +113,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             break;
         case MWR_TRAILER: mw_rec_trailer(&rec, &t); break;
+        case MWR_GPU_KERNEL: {
+            mwr_gpu_kernel gk;
+            if (mw_rec_gpu_kernel(&rec, &gk, &s) == 0 && gk.name_len) {
+                volatile char ch = s[gk.name_len - 1];
+                (void)ch;
+            }
+            break;
+        }
+        case MWR_GPU_SAMPLE: {
+            mwr_gpu_sample gs;
+            mw_rec_gpu_sample(&rec, &gs);
+            break;
+        }
+        case MWR_GPU_PC: {
+            mwr_gpu_pc gp;
+            const char *fn;
+            if (mw_rec_gpu_pc(&rec, &gp, &s, &fn) == 0 && gp.file_len + gp.func_len) {
+                volatile char ch = s[gp.file_len + gp.func_len - 1];
+                (void)ch;
+            }
+            break;
+        }
         case MWR_PERF_ATTR:
             if (mw_rec_perf_attr(&rec, &pa, &p) == 0)
                 mw_sample_fmt_from_attr(p, pa.attr_size, &last);

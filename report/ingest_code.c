@@ -1,0 +1,191 @@
+/*
+ * report/ingest_code.c: the code index of an ingest (report/ingest.h).
+ *
+ * Owns: the module files seen in any process (one modules row each, with
+ * their symbolizer handles), one process's mappings (MODULE records and
+ * MMAP/MMAP2 kernel records), code address -> pcs row (+ frames rows for
+ * inlined calls), call chain -> stacks trie, and offline unwinding of
+ * samples that carry registers and a stack copy.
+ * May call: symbolize (mw_symbolizer, mw_unwinder), ing_db, libc.
+ */
+#include "ingest.h"
+
+#include <stdio.h>
+
+const char *ing_code_demangle(ing_code *c, const char *name)
+{
+    return mw_sym_demangle(name, &c->dm_buf, &c->dm_cap);
+}
+
+int ing_code_module(ing_code *c, const char *path, size_t plen, const uint8_t *bid,
+                    size_t bidlen, size_t *gi)
+{
+    if (bidlen > 20)
+        bidlen = 20;
+    for (size_t i = 0; i < c->gmods.n; i++) {
+        ing_gmod *g = &c->gmods.v[i];
+        if (strlen(g->path) == plen && !memcmp(g->path, path, plen) && g->bidlen == bidlen &&
+            !memcmp(g->bid, bid, bidlen)) {
+            *gi = i;
+            return 0;
+        }
+    }
+    ing_gmod g = {0};
+    g.path = strndup(path, plen);
+    if (!g.path)
+        return -ENOMEM;
+    memcpy(g.bid, bid, bidlen);
+    g.bidlen = bidlen;
+    if (c->sym)
+        mw_symbolizer_module(c->sym, g.path, bidlen ? g.bid : NULL, bidlen, &g.sm);
+    char hex[41] = "";
+    for (size_t i = 0; i < bidlen; i++)
+        snprintf(hex + 2 * i, 3, "%02x", g.bid[i]);
+    int rc = ing_db_module_id(c->db, g.path, bidlen ? hex : NULL,
+                              g.sm ? mw_symmod_debug_file(g.sm) : NULL,
+                              g.sm ? mw_symmod_quality(g.sm) : MW_SYMQ_NONE, &g.db_id);
+    if (rc) {
+        free(g.path);
+        return rc;
+    }
+    if (ING_VEC_PUSH(c->gmods, g)) {
+        free(g.path);
+        return -ENOMEM;
+    }
+    *gi = c->gmods.n - 1;
+    return 0;
+}
+
+int ing_code_map(ing_code *c, const ing_pmod *pm) { return ING_VEC_PUSH(c->pmods, *pm); }
+
+static int pmod_cmp(const void *a, const void *b)
+{
+    const ing_pmod *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+void ing_code_sort(ing_code *c)
+{
+    if (c->pmods.n > 1)
+        qsort(c->pmods.v, c->pmods.n, sizeof *c->pmods.v, pmod_cmp);
+}
+
+/* Module of a runtime address in this process, or NULL. */
+const ing_pmod *ing_code_find(const ing_code *c, uint64_t a)
+{
+    size_t lo = 0, hi = c->pmods.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->pmods.v[mid].start <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo, tries = 0; k > 0 && tries < 4; k--, tries++) {
+        const ing_pmod *p = &c->pmods.v[k - 1];
+        if (a >= p->start && a < p->end && !p->is_stack)
+            return p;
+    }
+    return NULL;
+}
+
+int64_t ing_code_pc(ing_code *c, uint64_t addr, int ret)
+{
+    const ing_pmod *pm = ing_code_find(c, addr);
+    uint64_t key_mod = pm ? pm->gi + 1 : 0;
+    uint64_t rel = pm ? addr - pm->base : addr;
+    if (ret && rel)
+        rel -= 1; /* inside the call instruction */
+    int64_t *hit = ing_hmap_get(&c->pcs, key_mod, rel);
+    if (hit)
+        return *hit;
+    int64_t id = ++c->next_pc;
+    mw_sym_result r;
+    memset(&r, 0, sizeof r);
+    ing_gmod *g = pm ? &c->gmods.v[pm->gi] : NULL;
+    if (g && g->sm)
+        mw_symmod_lookup(g->sm, rel, &r);
+    const mw_sym_frame *f0 = r.nframes ? &r.frames[0] : NULL;
+    char fallback[64];
+    const char *fn = f0 ? f0->function : NULL;
+    if (!fn && !g && (addr >> 63))
+        fn = "[kernel]";
+    if (!fn) {
+        snprintf(fallback, sizeof fallback, "%s+0x%llx", g ? "" : "[unknown]",
+                 (unsigned long long)rel);
+        if (g) {
+            const char *b = strrchr(g->path, '/');
+            snprintf(fallback, sizeof fallback, "%.40s+0x%llx", b ? b + 1 : g->path,
+                     (unsigned long long)rel);
+        }
+        fn = fallback;
+    }
+    if (ing_db_pc(c->db, id, g ? g->db_id : 0, rel, &r, ing_code_demangle(c, fn)))
+        return -1;
+    for (unsigned i = 0; i < r.nframes; i++)
+        if (ing_db_frame(c->db, id, i, &r.frames[i], ing_code_demangle(c, r.frames[i].function)))
+            return -1;
+    ing_hmap_put(&c->pcs, key_mod, rel, id);
+    c->st->pcs++;
+    return id;
+}
+
+int64_t ing_code_stack(ing_code *c, const uint64_t *addrs, size_t n, int exact0,
+                       int64_t *leaf_pc)
+{
+    int64_t parent = 0;
+    *leaf_pc = 0;
+    for (size_t k = n; k-- > 0;) {
+        int64_t pc = ing_code_pc(c, addrs[k], !(k == 0 && exact0));
+        if (pc < 0)
+            return -1;
+        int64_t *hit = ing_hmap_get(&c->stacks, (uint64_t)parent, (uint64_t)pc);
+        int64_t sid;
+        if (hit) {
+            sid = *hit;
+        } else {
+            sid = ++c->next_stack;
+            if (ing_db_stack(c->db, sid, parent, pc, (int64_t)(n - 1 - k)))
+                return -1;
+            ing_hmap_put(&c->stacks, (uint64_t)parent, (uint64_t)pc, sid);
+        }
+        parent = sid;
+        if (k == 0)
+            *leaf_pc = pc;
+    }
+    return parent;
+}
+
+size_t ing_code_unwind(ing_code *c, uint64_t regs_mask, const void *regs, const void *stack,
+                       uint32_t stack_size, uint64_t *chain, size_t max, size_t n_kernel)
+{
+    if (!c->unw && !c->unw_failed && mw_unwinder_new(&c->unw) != 0)
+        c->unw_failed = 1;
+    if (!c->unw)
+        return n_kernel;
+    mw_unwind_module mods[256];
+    size_t nm = 0;
+    for (size_t i = 0; i < c->pmods.n && nm < 256; i++)
+        if (!c->pmods.v[i].is_stack)
+            mods[nm++] = (mw_unwind_module){c->pmods.v[i].start, c->pmods.v[i].end,
+                                            c->pmods.v[i].base,
+                                            c->gmods.v[c->pmods.v[i].gi].path};
+    int got = mw_unwind_sample(c->unw, mods, nm, regs_mask, regs, stack, stack_size, chain, max);
+    return got > (int)n_kernel ? (size_t)got : n_kernel;
+}
+
+void ing_code_end_process(ing_code *c) { ING_VEC_FREE(c->pmods); }
+
+void ing_code_free(ing_code *c)
+{
+    for (size_t i = 0; i < c->gmods.n; i++)
+        free(c->gmods.v[i].path);
+    ING_VEC_FREE(c->gmods);
+    ing_hmap_free(&c->pcs);
+    ing_hmap_free(&c->stacks);
+    ing_code_end_process(c);
+    mw_unwinder_free(c->unw);
+    c->unw = NULL;
+    free(c->dm_buf);
+    c->dm_buf = NULL;
+}

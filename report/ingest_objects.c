@@ -1,0 +1,246 @@
+/*
+ * report/ingest_objects.c: allocations and data objects of one process
+ * (report/ingest.h).
+ *
+ * Owns: the allocation and free records of a process, their lifetimes, the
+ * allocations rows (stack and allocation site through the code index), and
+ * the match of a sampled data address to an object: a heap allocation live
+ * at the sample's time, the sampling thread's stack (near the sampled stack
+ * pointer or inside a [stack] mapping), or static data named by an ELF data
+ * symbol of the module it falls in.
+ * May call: ing_code, ing_db, symbolize (data symbols), libc.
+ */
+#include "ingest.h"
+
+#include <stdio.h>
+
+int ing_objects_alloc(ing_objects *o, const mwr_alloc *a, const void *frames)
+{
+    ing_alloc e = {a->addr, a->size, a->time_ns, UINT64_MAX, frames, a->tid, a->nframes,
+                   a->kind, 0, 0, 0};
+    return ING_VEC_PUSH(o->allocs, e);
+}
+
+int ing_objects_free(ing_objects *o, const mwr_free *f)
+{
+    ing_free e = {f->addr, f->time_ns};
+    return ING_VEC_PUSH(o->frees, e);
+}
+
+static int alloc_cmp(const void *a, const void *b)
+{
+    const ing_alloc *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    return x->t_alloc < y->t_alloc ? -1 : x->t_alloc > y->t_alloc;
+}
+
+static int free_cmp(const void *a, const void *b)
+{
+    const ing_free *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    return x->time < y->time ? -1 : x->time > y->time;
+}
+
+static const char *alloc_kind_name(unsigned k)
+{
+    static const char *const n[] = {"?", "malloc", "calloc", "realloc", "posix_memalign",
+                                    "aligned_alloc", "memalign", "valloc", "mmap", "mremap",
+                                    "pvalloc"};
+    return k < sizeof n / sizeof n[0] ? n[k] : "?";
+}
+
+/* Lifetimes: each free ends the allocation at its address that started last
+ * before it. Both lists sorted by (addr, time). */
+static void close_lifetimes(ing_objects *o)
+{
+    if (o->allocs.n > 1)
+        qsort(o->allocs.v, o->allocs.n, sizeof *o->allocs.v, alloc_cmp);
+    if (o->frees.n > 1)
+        qsort(o->frees.v, o->frees.n, sizeof *o->frees.v, free_cmp);
+    size_t i = 0, j = 0;
+    while (i < o->allocs.n && j < o->frees.n) {
+        ing_alloc *a = &o->allocs.v[i];
+        ing_free *f = &o->frees.v[j];
+        if (f->addr < a->addr) {
+            j++;
+            continue;
+        }
+        if (f->addr > a->addr) {
+            i++;
+            continue;
+        }
+        if (f->time < a->t_alloc) { /* a free of an earlier, unrecorded allocation */
+            j++;
+            continue;
+        }
+        /* the next allocation at this address must start after this free */
+        if (i + 1 < o->allocs.n && o->allocs.v[i + 1].addr == a->addr &&
+            o->allocs.v[i + 1].t_alloc <= f->time) {
+            i++;
+            continue;
+        }
+        a->t_free = f->time;
+        i++;
+        j++;
+    }
+}
+
+/* Allocation live at time t containing addr, or -1. */
+static long alloc_find(const ing_objects *o, uint64_t addr, uint64_t t)
+{
+    const uint64_t *prefix_end = o->prefix_end;
+    size_t lo = 0, hi = o->allocs.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->allocs.v[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    long best = -1;
+    for (size_t k = lo; k > 0; k--) {
+        if (prefix_end[k - 1] <= addr)
+            break;
+        const ing_alloc *a = &o->allocs.v[k - 1];
+        if (addr < a->addr + a->size && t >= a->t_alloc && t < a->t_free) {
+            if (best < 0 || a->t_alloc > o->allocs.v[best].t_alloc)
+                best = (long)(k - 1);
+        }
+    }
+    /* a sample stamped just before the allocation record (clock skew between
+     * the kernel and the hook) still belongs to it if nothing else does */
+    if (best < 0)
+        for (size_t k = lo; k > 0; k--) {
+            if (prefix_end[k - 1] <= addr)
+                break;
+            const ing_alloc *a = &o->allocs.v[k - 1];
+            if (addr < a->addr + a->size && t < a->t_free) {
+                best = (long)(k - 1);
+                break;
+            }
+        }
+    return best;
+}
+
+static int is_runtime_module(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    /* memwatch itself, the C library and the C++/Fortran allocation wrappers:
+     * the allocation site is the first frame outside them */
+    return !strncmp(b, "libmemwatch", 11) || !strncmp(b, "libc.so", 7) ||
+           !strncmp(b, "libc-", 5) || !strncmp(b, "ld-linux", 8) ||
+           !strncmp(b, "libstdc++", 9) || !strncmp(b, "libgfortran", 11) ||
+           !strncmp(b, "libgcc_s", 8);
+}
+
+static int insert_allocations(ing_objects *o)
+{
+    ing_code *c = o->code;
+    for (size_t i = 0; i < o->allocs.n; i++) {
+        ing_alloc *a = &o->allocs.v[i];
+        uint64_t fr[128];
+        size_t n = a->nframes < 128 ? a->nframes : 128;
+        for (size_t k = 0; k < n; k++)
+            fr[k] = mw_u64_at(a->frames, k);
+        int64_t leaf = 0, sid = n ? ing_code_stack(c, fr, n, 0, &leaf) : 0;
+        if (sid < 0)
+            return -EIO;
+        /* allocation site: the first frame outside memwatch and libc */
+        int64_t site = 0;
+        for (size_t k = 0; k < n && !site; k++) {
+            const ing_pmod *pm = ing_code_find(c, fr[k]);
+            if (pm && is_runtime_module(c->gmods.v[pm->gi].path))
+                continue;
+            site = ing_code_pc(c, fr[k], 1);
+        }
+        if (!site && n)
+            site = leaf;
+        a->site_pc = site;
+        a->db_id = ing_db_alloc_id(o->db, o->proc, a, alloc_kind_name(a->kind), sid, site);
+        if (a->db_id < 0)
+            return -EIO;
+    }
+    return 0;
+}
+
+int ing_objects_finish(ing_objects *o)
+{
+    close_lifetimes(o);
+    int rc = insert_allocations(o);
+    if (rc || !o->allocs.n)
+        return rc;
+    o->prefix_end = malloc(o->allocs.n * sizeof *o->prefix_end);
+    if (!o->prefix_end)
+        return -ENOMEM;
+    uint64_t m = 0;
+    for (size_t i = 0; i < o->allocs.n; i++) {
+        uint64_t e = o->allocs.v[i].addr + o->allocs.v[i].size;
+        m = e > m ? e : m;
+        o->prefix_end[i] = m;
+    }
+    return 0;
+}
+
+int64_t ing_objects_of(ing_objects *o, uint64_t addr, uint64_t time, uint64_t sp, uint32_t tid)
+{
+    if (!addr)
+        return 0;
+    ing_code *c = o->code;
+    long ai = o->allocs.n ? alloc_find(o, addr, time) : -1;
+    if (ai >= 0) {
+        ing_alloc *a = &o->allocs.v[ai];
+        if (!a->object_id) {
+            char name[96];
+            snprintf(name, sizeof name, "%s(%llu)", alloc_kind_name(a->kind),
+                     (unsigned long long)a->size);
+            a->object_id = ing_db_object_id(o->db, o->proc, "heap", name, a->addr, a->size,
+                                            a->db_id, 0, a->site_pc);
+        }
+        return a->object_id;
+    }
+    /* stack: near the sampled stack pointer, or inside a [stack] mapping */
+    int on_stack = sp && addr + 65536 >= sp && addr < sp + (8u << 20);
+    for (size_t i = 0; !on_stack && i < c->pmods.n; i++)
+        on_stack = c->pmods.v[i].is_stack && addr >= c->pmods.v[i].start &&
+                   addr < c->pmods.v[i].end;
+    if (on_stack) {
+        int64_t *hit = ing_hmap_get(&o->stack_objs, tid, 0);
+        if (hit)
+            return *hit;
+        char name[48];
+        snprintf(name, sizeof name, "stack of thread %u", tid);
+        int64_t id = ing_db_object_id(o->db, o->proc, "stack", name, 0, 0, 0, 0, 0);
+        ing_hmap_put(&o->stack_objs, tid, 0, id);
+        return id;
+    }
+    const ing_pmod *pm = ing_code_find(c, addr);
+    if (pm) {
+        ing_gmod *g = &c->gmods.v[pm->gi];
+        const char *name;
+        uint64_t start, size;
+        if (g->sm && mw_symmod_data_symbol(g->sm, addr - pm->base, &name, &start, &size)) {
+            int64_t *hit = ing_hmap_get(&o->statics, pm->gi, start);
+            if (hit)
+                return *hit;
+            int64_t id = ing_db_object_id(o->db, o->proc, "static", ing_code_demangle(c, name),
+                                          start + pm->base, size, 0, g->db_id, 0);
+            ing_hmap_put(&o->statics, pm->gi, start, id);
+            return id;
+        }
+    }
+    return 0;
+}
+
+void ing_objects_end_process(ing_objects *o)
+{
+    ING_VEC_FREE(o->allocs);
+    ING_VEC_FREE(o->frees);
+    free(o->prefix_end);
+    o->prefix_end = NULL;
+    ing_hmap_free(&o->stack_objs);
+    /* statics are keyed by module and address: only valid within a process */
+    ing_hmap_free(&o->statics);
+}

@@ -1,0 +1,404 @@
+/*
+ * report/ingest_records.c: the records of one raw file (report/ingest.h).
+ *
+ * Owns: the record switch (every record decoded through report/reader.c's
+ * typed accessors), the kernel records inside PERF_DATA (sampling/decode.c),
+ * the threads of the file, its intervals, and the samples' rows: call chain
+ * (or offline unwinding), interval and hybrid selection, data object.
+ * May call: mwr_reader, decode, ing_db, ing_code, ing_objects, libc.
+ */
+#include "ingest.h"
+
+#include <linux/perf_event.h>
+#include <stdio.h>
+
+static ing_thr *thread_get(ing_file *f, uint32_t tid)
+{
+    int64_t *i = ing_hmap_get(&f->thr_idx, tid, 0);
+    if (i)
+        return &f->thrs.v[*i];
+    ing_thr t = {0};
+    t.tid = tid;
+    if (ING_VEC_PUSH(f->thrs, t))
+        return NULL;
+    ing_hmap_put(&f->thr_idx, tid, 0, (int64_t)f->thrs.n - 1);
+    return &f->thrs.v[f->thrs.n - 1];
+}
+
+static int loss(ing_file *f, uint64_t t, uint32_t tid, int64_t ev, const char *kind, uint64_t n)
+{
+    f->st->losses++;
+    return ing_db_loss(f->db, f->proc, t, tid, ev, kind, n);
+}
+
+/* A kernel sample, kept until the file's intervals and allocations are known. */
+static int on_sample(ing_file *f, const ing_attr *a, const mwr_perf_data *pd, const mw_sample *s)
+{
+    ing_smp x = {0};
+    x.time = (s->present & PERF_SAMPLE_TIME) ? s->time : pd->time_ns;
+    x.ip = s->ip;
+    x.addr = s->addr;
+    x.weight = s->weight;
+    x.data_src = s->data_src;
+    x.period = s->period;
+    x.phys = s->phys_addr;
+    x.chain = s->callchain;
+    x.chain_nr = s->callchain_nr > 0xffff ? 0xffff : (uint32_t)s->callchain_nr;
+    x.tid = (s->present & PERF_SAMPLE_TID) ? s->tid : pd->tid;
+    x.cpu = (s->present & PERF_SAMPLE_CPU) ? s->cpu : UINT32_MAX;
+    x.attr_idx = (uint32_t)(a - f->attrs.v);
+    /* x86-64 user SP is register 7 (PERF_REG_X86_SP) */
+    if (s->regs_user_abi && (a->fmt.regs_user_mask >> 7 & 1)) {
+        unsigned idx = (unsigned)__builtin_popcountll(a->fmt.regs_user_mask & 0x7f);
+        if (idx < s->regs_user_nr)
+            x.sp = mw_u64_at(s->regs_user, idx);
+        if (s->stack_user_dyn_size &&
+            s->regs_user_nr == (uint32_t)__builtin_popcountll(a->fmt.regs_user_mask)) {
+            x.regs = s->regs_user;
+            x.stack = s->stack_user;
+            x.stack_size = (uint32_t)s->stack_user_dyn_size;
+        }
+    }
+    return ING_VEC_PUSH(f->smps, x);
+}
+
+/* An MMAP or MMAP2 record: a [stack] mapping or an executable file mapping. */
+static int on_mmap(ing_file *f, const mw_perf_record *r)
+{
+    const char *fn = r->u.mmap2.filename;
+    ing_pmod pm = {r->u.mmap2.addr, r->u.mmap2.addr + r->u.mmap2.len, 0, 0, 0};
+    if (!strncmp(fn, "[stack", 6)) {
+        pm.is_stack = 1;
+        return ing_code_map(f->code, &pm);
+    }
+    if (fn[0] == '/' && (r->u.mmap2.prot & 4 /* PROT_EXEC */ || r->type == PERF_RECORD_MMAP)) {
+        /* bias = map start - file offset: exact for the usual layouts where
+         * the first PT_LOAD has p_vaddr == p_offset */
+        pm.base = r->u.mmap2.addr - r->u.mmap2.pgoff;
+        size_t gi;
+        if (ing_code_module(f->code, fn, strlen(fn), r->u.mmap2.build_id,
+                            r->u.mmap2.build_id_size, &gi) == 0) {
+            pm.gi = gi;
+            return ing_code_map(f->code, &pm);
+        }
+    }
+    return 0;
+}
+
+static int on_perf_data(ing_file *f, const mwr_perf_data *pd, const unsigned char *p, size_t len)
+{
+    ing_attr *a = NULL;
+    for (size_t i = 0; i < f->attrs.n; i++)
+        if (f->attrs.v[i].attr_id == pd->attr_id)
+            a = &f->attrs.v[i];
+    if (!a) {
+        f->st->bad_perf_records++;
+        mw_log(MW_LOG_WARN, "perf data for unknown attr %u skipped", pd->attr_id);
+        return 0;
+    }
+    size_t off = 0;
+    while (off + 8 <= len) {
+        mw_perf_record r;
+        int rc = mw_perf_record_decode(&a->fmt, p + off, len - off, &r);
+        if (rc <= 0) {
+            f->st->bad_perf_records++;
+            return 0; /* cannot resynchronize inside this block */
+        }
+        off += (size_t)rc;
+        f->st->perf_records++;
+        uint32_t tid = r.has_sample_id && r.sid.tid ? r.sid.tid : pd->tid;
+        uint64_t t = r.has_sample_id ? r.sid.time : pd->time_ns;
+        switch (r.type) {
+        case PERF_RECORD_SAMPLE:
+            if (on_sample(f, a, pd, &r.u.sample))
+                return -ENOMEM;
+            break;
+        case PERF_RECORD_LOST:
+            if (loss(f, t, tid, a->event_id, "lost", r.u.lost.lost))
+                return -EIO;
+            break;
+        case PERF_RECORD_LOST_SAMPLES:
+            if (loss(f, t, tid, a->event_id, "lost_samples", r.u.lost_samples.lost))
+                return -EIO;
+            break;
+        case PERF_RECORD_THROTTLE:
+        case PERF_RECORD_UNTHROTTLE:
+            if (loss(f, r.u.throttle.time, tid, a->event_id,
+                     r.type == PERF_RECORD_THROTTLE ? "throttle" : "unthrottle", 1))
+                return -EIO;
+            break;
+        case PERF_RECORD_COMM: {
+            ing_thr *th = thread_get(f, r.u.comm.tid);
+            if (th)
+                snprintf(th->name, sizeof th->name, "%s", r.u.comm.comm);
+            break;
+        }
+        case PERF_RECORD_FORK:
+        case PERF_RECORD_EXIT: {
+            ing_thr *th = thread_get(f, r.u.task.tid);
+            if (th) {
+                if (r.type == PERF_RECORD_FORK)
+                    th->t_start = r.u.task.time;
+                else
+                    th->t_end = r.u.task.time;
+            }
+            break;
+        }
+        case PERF_RECORD_MMAP:
+        case PERF_RECORD_MMAP2:
+            if (on_mmap(f, &r))
+                return -ENOMEM;
+            break;
+        default:
+            break;
+        }
+    }
+    if (off != len)
+        f->st->bad_perf_records++;
+    return 0;
+}
+
+static int on_perf_attr(ing_file *f, const mw_record *rec)
+{
+    mwr_perf_attr pa;
+    const void *ab;
+    ing_attr a = {0};
+    if (mw_rec_perf_attr(rec, &pa, &ab) || mw_sample_fmt_from_attr(ab, pa.attr_size, &a.fmt))
+        return MW_ERR_CORRUPT;
+    a.attr_id = pa.attr_id;
+    a.source = mw_sample_source_of(&a.fmt, pa.name);
+    a.event_id = ing_db_event_id(f->db, f->proc, &pa, mw_sample_source_name(a.source), &a.fmt);
+    if (a.event_id < 0)
+        return -EIO;
+    return ING_VEC_PUSH(f->attrs, a);
+}
+
+static int on_thread(ing_file *f, const mwr_thread *t)
+{
+    ing_thr *th = thread_get(f, t->tid);
+    if (!th)
+        return -ENOMEM;
+    if (t->event == MWR_THREAD_START)
+        th->t_start = t->time_ns;
+    else if (t->event == MWR_THREAD_EXIT)
+        th->t_end = t->time_ns;
+    if (t->name[0])
+        snprintf(th->name, sizeof th->name, "%s", t->name);
+    return 0;
+}
+
+static int on_module(ing_file *f, const mwr_module *m, const char *path)
+{
+    size_t plen = strnlen(path, m->path_len);
+    size_t gi;
+    int rc = ing_code_module(f->code, path, plen, m->build_id, m->build_id_size, &gi);
+    if (rc)
+        return rc;
+    ing_pmod pm = {m->start, m->end > m->start ? m->end : m->start + 1, m->base, gi, 0};
+    if (ing_db_process_module(f->db, f->proc, f->code->gmods.v[gi].db_id, m))
+        return -EIO;
+    return ing_code_map(f->code, &pm);
+}
+
+int ing_file_record(ing_file *f, const mw_record *rec)
+{
+    switch (rec->type) {
+    case MWR_META:
+    case MWR_GPU_META: {
+        const char *t;
+        size_t n;
+        mw_rec_text(rec, &t, &n);
+        return ing_db_meta(f->db, f->proc, t, n);
+    }
+    case MWR_LOG: {
+        const char *t;
+        size_t n;
+        mw_rec_text(rec, &t, &n);
+        return ing_db_log(f->db, f->proc, t, n);
+    }
+    case MWR_PERF_ATTR:
+        return on_perf_attr(f, rec);
+    case MWR_PERF_DATA: {
+        mwr_perf_data pd;
+        const void *d;
+        size_t n;
+        if (mw_rec_perf_data(rec, &pd, &d, &n))
+            return MW_ERR_CORRUPT;
+        return on_perf_data(f, &pd, d, n);
+    }
+    case MWR_INTERVAL: {
+        mwr_interval iv;
+        if (mw_rec_interval(rec, &iv))
+            return MW_ERR_CORRUPT;
+        int64_t id = ing_db_interval_id(f->db, f->proc, &iv);
+        if (id < 0)
+            return -EIO;
+        mw_hybrid_iv h = {iv.t_start_ns, iv.t_end_ns, iv.flags, id};
+        f->st->intervals++;
+        return ING_VEC_PUSH(f->ivs, h);
+    }
+    case MWR_THREAD: {
+        mwr_thread t;
+        if (mw_rec_thread(rec, &t))
+            return MW_ERR_CORRUPT;
+        return on_thread(f, &t);
+    }
+    case MWR_ALLOC: {
+        mwr_alloc a;
+        const void *fr;
+        if (mw_rec_alloc(rec, &a, &fr))
+            return MW_ERR_CORRUPT;
+        f->st->allocations++;
+        return ing_objects_alloc(f->objs, &a, fr);
+    }
+    case MWR_FREE: {
+        mwr_free fr;
+        if (mw_rec_free(rec, &fr))
+            return MW_ERR_CORRUPT;
+        return ing_objects_free(f->objs, &fr);
+    }
+    case MWR_MODULE: {
+        mwr_module m;
+        const char *path;
+        if (mw_rec_module(rec, &m, &path))
+            return MW_ERR_CORRUPT;
+        return on_module(f, &m, path);
+    }
+    case MWR_COUNTERS: {
+        mwr_counters k;
+        const void *vals;
+        if (mw_rec_counters(rec, &k, &vals))
+            return MW_ERR_CORRUPT;
+        return ing_db_counters(f->db, f->proc, &k, vals);
+    }
+    case MWR_GPU_KERNEL: {
+        mwr_gpu_kernel k;
+        const char *name;
+        if (mw_rec_gpu_kernel(rec, &k, &name))
+            return MW_ERR_CORRUPT;
+        return ing_db_gpu_kernel(f->db, f->proc, &k, name);
+    }
+    case MWR_GPU_SAMPLE: {
+        mwr_gpu_sample g;
+        if (mw_rec_gpu_sample(rec, &g))
+            return MW_ERR_CORRUPT;
+        return ing_db_gpu_sample(f->db, f->proc, &g);
+    }
+    case MWR_GPU_PC: {
+        mwr_gpu_pc g;
+        const char *file, *func;
+        if (mw_rec_gpu_pc(rec, &g, &file, &func))
+            return MW_ERR_CORRUPT;
+        return ing_db_gpu_pc(f->db, f->proc, &g, file, func);
+    }
+    default:
+        return 0; /* unknown types are skipped (mwr.h compatibility rule) */
+    }
+}
+
+/* ---- after the last record ---- */
+static int iv_cmp(const void *a, const void *b)
+{
+    const mw_hybrid_iv *x = a, *y = b;
+    return x->t_start < y->t_start ? -1 : x->t_start > y->t_start;
+}
+
+static int insert_samples(ing_file *f)
+{
+    if (f->ivs.n > 1)
+        qsort(f->ivs.v, f->ivs.n, sizeof *f->ivs.v, iv_cmp);
+    int rc = 0;
+    for (size_t i = 0; i < f->smps.n; i++) {
+        const ing_smp *x = &f->smps.v[i];
+        const ing_attr *a = &f->attrs.v[x->attr_idx];
+        uint64_t chain[128];
+        size_t n = 0;
+        if (x->chain_nr) {
+            mw_sample tmp = {0};
+            tmp.callchain = x->chain;
+            tmp.callchain_nr = x->chain_nr;
+            n = mw_callchain_user(&tmp, chain, 128);
+        }
+        /* no usable kernel chain (frame pointers missing) but regs + stack
+         * were sampled: unwind offline */
+        if (n <= 2 && x->regs && x->stack_size)
+            n = ing_code_unwind(f->code, a->fmt.regs_user_mask, x->regs, x->stack,
+                                x->stack_size, chain, 128, n);
+        if (n == 0 || chain[0] != x->ip) {
+            /* the chain starts at the caller: put the sample ip in front */
+            if (n == 128)
+                n--;
+            memmove(chain + 1, chain, n * sizeof *chain);
+            chain[0] = x->ip;
+            n++;
+        }
+        ing_sample_row row = {0};
+        row.stack = ing_code_stack(f->code, chain, n, 1, &row.pc);
+        if (row.stack < 0) {
+            rc = -EIO;
+            break;
+        }
+        long ivi = mw_hybrid_find(f->ivs.v, f->ivs.n, x->time);
+        row.flagged = ivi >= 0 && (f->ivs.v[ivi].flags & MWR_IV_BW_BOUND);
+        row.selected = mw_hybrid_keep(a->source, row.flagged, x->weight, f->threshold);
+        row.object = ing_objects_of(f->objs, x->addr, x->time, x->sp, x->tid);
+        if (row.object < 0) {
+            rc = -EIO;
+            break;
+        }
+        row.event_id = a->event_id;
+        row.interval_id = ivi >= 0 ? f->ivs.v[ivi].id : 0;
+        row.source = mw_sample_source_name(a->source);
+        row.sample_type = a->fmt.sample_type;
+        row.time = x->time;
+        row.period = x->period;
+        row.ip = x->ip;
+        row.addr = x->addr;
+        row.weight = x->weight;
+        row.phys = x->phys;
+        row.data_src = x->data_src;
+        row.tid = x->tid;
+        row.cpu = x->cpu;
+        if ((rc = ing_db_sample(f->db, f->proc, &row)) != 0)
+            break;
+        f->st->samples++;
+        if (f->o->progress && (i & 0xffff) == 0xffff)
+            f->o->progress(f->cur_base + f->cur_size / 5 +
+                               (uint64_t)((double)f->cur_size * 0.8 * (double)i /
+                                          (double)f->smps.n),
+                           f->bytes_total, NULL, f->o->progress_user);
+    }
+    return rc;
+}
+
+static int insert_threads(ing_file *f)
+{
+    for (size_t i = 0; i < f->thrs.n; i++) {
+        ing_thr *t = &f->thrs.v[i];
+        if (ing_db_thread(f->db, f->proc, t->tid, t->name[0] ? t->name : NULL, t->t_start,
+                          t->t_end))
+            return -EIO;
+    }
+    return 0;
+}
+
+int ing_file_finish(ing_file *f)
+{
+    int rc;
+    ing_code_sort(f->code);
+    if ((rc = ing_objects_finish(f->objs)) || (rc = insert_samples(f)) ||
+        (rc = insert_threads(f)))
+        return rc;
+    return 0;
+}
+
+void ing_file_end(ing_file *f)
+{
+    ING_VEC_FREE(f->attrs);
+    ING_VEC_FREE(f->smps);
+    ING_VEC_FREE(f->ivs);
+    ING_VEC_FREE(f->thrs);
+    ing_hmap_free(&f->thr_idx);
+    ing_objects_end_process(f->objs);
+    ing_code_end_process(f->code);
+}
