@@ -9,4 +9,14 @@ int mw_cmd_record(int argc, char **argv);
 int mw_cmd_report(int argc, char **argv);
 int mw_cmd_prefetch(int argc, char **argv);
 
+#include <stddef.h>
+
+/* cli/check.c: checks made before anything starts; each prints one line and
+ * returns -1 on failure (the caller exits 2). */
+int mw_cli_check_out_dir(const char *cmd, const char *opt, const char *dir);
+int mw_cli_check_out_file(const char *cmd, const char *opt, const char *path);
+int mw_cli_check_env(const char *var, const char *val, const char **expect);
+int mw_cli_check_environment(const char *cmd);
+size_t mw_cli_escape(const char *s, char *out, size_t n);
+
 #endif

@@ -8,6 +8,8 @@
  */
 #include "cli.h"
 
+#include <memwatch/profile.h>
+
 #include <memwatch/bench.h>
 #include <memwatch/validate.h>
 
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -465,12 +468,47 @@ static int bench_failed(const char *what, int rc)
     return 1;
 }
 
+/* Every file calibrate will write, checked before the benchmarks run (they
+ * take minutes): 0, or -1 after one line. */
+static int check_outputs(const struct calib_opts *o)
+{
+    if (!o->no_json && (!o->json || strcmp(o->json, "-")) &&
+        mw_cli_check_out_file("calibrate", "--json",
+                              o->json ? o->json : "memwatch-calibrate.json"))
+        return -1;
+    if (o->plot_dir && mw_cli_check_out_dir("calibrate", "--plot", o->plot_dir))
+        return -1;
+    if (!o->no_validate) {
+        char def[4096];
+        const char *p = o->profile;
+        if (!p && mw_profile_default_path(def, sizeof def) == 0)
+            p = def;
+        if (p) {
+            /* its directory is created when missing (profile_write.c) */
+            char dir[4096];
+            snprintf(dir, sizeof dir, "%s", p);
+            char *sl = strrchr(dir, '/');
+            if (sl && sl != dir)
+                *sl = 0;
+            else
+                snprintf(dir, sizeof dir, "%s", sl ? "/" : ".");
+            struct stat st;
+            if (stat(p, &st) == 0 ? mw_cli_check_out_file("calibrate", "--profile", p)
+                                  : mw_cli_check_out_dir("calibrate", "--profile's directory", dir))
+                return -1;
+        }
+    }
+    return 0;
+}
+
 int mw_cmd_calibrate(int argc, char **argv)
 {
     struct calib_opts o;
     int st = parse_opts(argc, argv, &o);
     if (st >= 0)
         return st;
+    if (check_outputs(&o))
+        return 2;
     int status = 0;
     mw_calib_results *r = calloc(1, sizeof *r);
     if (!r) {

@@ -28,6 +28,7 @@
 #include <memwatch/mwr.h>
 #include <memwatch/perf.h>
 #include <memwatch/probe_lat.h>
+#include <memwatch/profile.h>
 
 #include <dirent.h>
 #include <pthread.h>
@@ -41,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -55,7 +57,8 @@ static void rec_usage(FILE *f)
             "usage: memwatch record [-o DIR] [options] -- program [args...]\n"
             "\n"
             "Runs the program under libmemwatch.so: one raw file per process in DIR\n"
-            "(default: the current directory), then a short summary.\n"
+            "(default: a new memwatch-YYYYMMDD-HHMMSS directory, one per run), then a short\n"
+            "summary of this run's files.\n"
             "\n"
             "  -o, --output DIR        where the raw files go (created if missing)\n"
             "  -i, --interval T        measurement interval, e.g. 10ms (default), 1ms..60s\n"
@@ -65,6 +68,7 @@ static void rec_usage(FILE *f)
             "      --threshold-ns NS   latency above which an interval is bandwidth-bound\n"
             "      --profile PATH      machine profile (default: memwatch calibrate's output)\n"
             "      --no-follow         do not profile child processes\n"
+            "      --group-readable    raw files readable by their group (default: owner only)\n"
             "  -q, --quiet             no summary\n"
             "  -v, --verbose           libmemwatch.so reports more on stderr\n"
             "\n"
@@ -73,22 +77,38 @@ static void rec_usage(FILE *f)
 
 /* ---- the program ---- */
 
+/* The program's path, as a shell finds it: 0, -ENOENT (127: not found) or
+ * -EACCES (126: found, but not an executable file). */
 static int rec_find_program(const char *name, char *out, size_t n)
 {
+    struct stat st;
     if (strchr(name, '/')) {
         snprintf(out, n, "%s", name);
-        return access(out, X_OK) == 0 ? 0 : -errno;
+        if (stat(out, &st))
+            return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -errno;
+        if (S_ISDIR(st.st_mode))
+            return -EISDIR;
+        return access(out, X_OK) == 0 ? 0 : -EACCES;
     }
     const char *path = getenv("PATH");
     if (!path)
         path = "/usr/local/bin:/usr/bin:/bin";
+    char denied[PATH_MAX] = "";
     while (*path) {
         const char *c = strchr(path, ':');
         size_t len = c ? (size_t)(c - path) : strlen(path);
         snprintf(out, n, "%.*s/%s", (int)len, len ? path : ".", name);
-        if (access(out, X_OK) == 0)
-            return 0;
+        if (stat(out, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            if (access(out, X_OK) == 0)
+                return 0;
+            if (!denied[0])
+                snprintf(denied, sizeof denied, "%s", out);
+        }
         path += len + (c ? 1 : 0);
+    }
+    if (denied[0]) {
+        snprintf(out, n, "%s", denied);
+        return -EACCES;
     }
     return -ENOENT;
 }
@@ -134,6 +154,30 @@ static int rec_self_dir(char *out, size_t n)
     return 0;
 }
 
+/* libmemwatch.so: beside the memwatch command (the build tree), else where
+ * `cmake --install` puts libraries relative to the command
+ * (MW_LIBDIR_FROM_BINDIR, e.g. ../lib/x86_64-linux-gnu). lib holds the first
+ * place looked at when it is found nowhere. */
+static int rec_find_lib(char *lib, size_t n, char *self, size_t sn)
+{
+    if (rec_self_dir(self, sn) < 0) {
+        snprintf(lib, n, "libmemwatch.so");
+        return -1;
+    }
+    snprintf(lib, n, "%s/libmemwatch.so", self);
+    if (access(lib, R_OK) == 0)
+        return 0;
+#ifdef MW_LIBDIR_FROM_BINDIR
+    char alt[PATH_MAX + 64];
+    snprintf(alt, sizeof alt, "%s/" MW_LIBDIR_FROM_BINDIR "/libmemwatch.so", self);
+    if (access(alt, R_OK) == 0) {
+        snprintf(lib, n, "%s", alt);
+        return 0;
+    }
+#endif
+    return -1;
+}
+
 static int rec_mkdirs(const char *dir)
 {
     char tmp[PATH_MAX];
@@ -162,7 +206,84 @@ struct rec_sum {
     int uncalibrated;
 };
 
-static void rec_read_file(const char *path, struct rec_sum *s)
+/* What the status file (MEMWATCH_STATUS, preload/status.c) says: the first
+ * write failure of the tree. */
+struct rec_status {
+    int err;            /* errno; 0: none */
+    uint64_t time_ns;   /* CLOCK_MONOTONIC of the failure */
+    char file[PATH_MAX];
+};
+
+static void rec_status_read(const char *path, struct rec_status *st)
+{
+    memset(st, 0, sizeof *st);
+    char buf[PATH_MAX + 256];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    for (char *line = buf, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl)
+            break;
+        *nl = 0;
+        if (!strncmp(line, "errno=", 6))
+            st->err = atoi(line + 6);
+        else if (!strncmp(line, "time_ns=", 8))
+            st->time_ns = strtoull(line + 8, NULL, 10);
+        else if (!strncmp(line, "file=", 5))
+            snprintf(st->file, sizeof st->file, "%s", line + 5);
+    }
+}
+
+/* A status file of blocks allocated now, while there is room: a process
+ * that meets a full disk can still leave its reason there. */
+static int rec_status_create(const char *dir, char *path, size_t n)
+{
+    snprintf(path, n, "%s/.memwatch-status-%ld", dir, (long)getpid());
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    static const char zero[4096];
+    ssize_t w = write(fd, zero, sizeof zero);
+    close(fd);
+    if (w != (ssize_t)sizeof zero) {
+        unlink(path);
+        return -ENOSPC;
+    }
+    return 0;
+}
+
+static const char *rec_err_meaning(int e)
+{
+    return e == ENOSPC ? " (disk full)" : e == EDQUOT ? " (disk quota exceeded)"
+         : e == EROFS ? " (read-only file system)" : "";
+}
+
+/* The run_id of a META record's text ("" when it has none). */
+static void rec_meta_run(const unsigned char *p, size_t n, char *id, size_t idn)
+{
+    const char *t = (const char *)p;
+    for (size_t i = 0; i < n;) {
+        const char *nl = memchr(t + i, '\n', n - i);
+        size_t l = nl ? (size_t)(nl - (t + i)) : n - i;
+        if (l > 7 && !memcmp(t + i, "run_id=", 7)) {
+            size_t k = l - 7 < idn - 1 ? l - 7 : idn - 1;
+            memcpy(id, t + i + 7, k);
+            id[k] = 0;
+            return;
+        }
+        i += l + 1;
+    }
+}
+
+/* Reads one raw file into the summary when it belongs to the run (its first
+ * META record names it). */
+static void rec_read_file(const char *path, const char *run, struct rec_sum *s)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -187,7 +308,7 @@ static void rec_read_file(const char *path, struct rec_sum *s)
         goto out;
     }
     size_t off = h->header_size;
-    int trailer = 0;
+    int trailer = 0, first = 1;
     while (off + sizeof(mwr_rec_hdr) <= len) {
         mwr_rec_hdr r;
         memcpy(&r, b + off, sizeof r);
@@ -195,6 +316,16 @@ static void rec_read_file(const char *path, struct rec_sum *s)
             break; /* cut short: everything before is whole */
         const unsigned char *p = b + off + sizeof r;
         size_t pl = r.size - sizeof r;
+        if (first) {
+            char id[64] = "";
+            if (r.type == MWR_META)
+                rec_meta_run(p, pl, id, sizeof id);
+            if (strcmp(id, run)) {
+                s->files--; /* another run's file */
+                goto out;
+            }
+            first = 0;
+        }
         if (r.type == MWR_INTERVAL && pl >= sizeof(mwr_interval)) {
             mwr_interval iv;
             memcpy(&iv, p, sizeof iv);
@@ -233,7 +364,8 @@ out:
     munmap((void *)b, len);
 }
 
-static void rec_summary(const char *dir, time_t since, int quiet)
+static void rec_summary(const char *dir, const char *run, const struct rec_status *fail,
+                        uint64_t t0_ns, int quiet)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -248,21 +380,32 @@ static void rec_summary(const char *dir, time_t since, int quiet)
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         struct stat st;
-        if (stat(path, &st) || st.st_mtime < since)
-            continue; /* an earlier recording */
-        rec_read_file(path, &s);
+        if (stat(path, &st) || !S_ISREG(st.st_mode))
+            continue;
+        rec_read_file(path, run, &s); /* files of other runs are left out */
     }
     closedir(d);
     if (quiet)
         return;
+    if (fail->err) {
+        double at = fail->time_ns > t0_ns ? (double)(fail->time_ns - t0_ns) / 1e9 : 0;
+        fprintf(stderr, "memwatch: recorded up to %.1f s; %s%s writing %s: the raw files hold "
+                        "what was written before\n",
+                at, strerror(fail->err), rec_err_meaning(fail->err), fail->file);
+    }
     if (!s.files) {
         fprintf(stderr, "memwatch: no raw files were written to %s\n", dir);
         return;
     }
     fprintf(stderr, "memwatch: %u raw file%s in %s", s.files, s.files == 1 ? "" : "s", dir);
-    if (s.files != s.trailers)
-        fprintf(stderr, " (%u without a trailer: killed or still running)",
-                s.files - s.trailers);
+    if (s.files != s.trailers) {
+        if (fail->err)
+            fprintf(stderr, " (%u cut short: %s)", s.files - s.trailers,
+                    fail->err == ENOSPC ? "disk full" : strerror(fail->err));
+        else
+            fprintf(stderr, " (%u without a trailer: killed or still running)",
+                    s.files - s.trailers);
+    }
     fprintf(stderr, "\n");
     double dur = s.t_last > s.t_first ? (double)(s.t_last - s.t_first) / 1e9 : 0;
     fprintf(stderr, "  duration        %.3f s, %llu intervals\n", dur, (unsigned long long)s.iv_n);
@@ -384,6 +527,15 @@ static void rec_hooks_wait(void)
 
 /* ---- running ---- */
 
+static char rec_logged[512];
+
+static void rec_log(int level, const char *msg, void *user)
+{
+    (void)user;
+    if (level <= MW_LOG_WARN && !rec_logged[0])
+        snprintf(rec_logged, sizeof rec_logged, "%s", msg);
+}
+
 static int rec_setenv_opt(const char *var, const char *val)
 {
     if (setenv(var, val, 1)) {
@@ -422,6 +574,10 @@ int mw_cmd_record(int argc, char **argv)
             rec_setenv_opt("MEMWATCH_FOLLOW", "0");
             continue;
         }
+        if (!strcmp(a, "--group-readable")) {
+            rec_setenv_opt("MEMWATCH_GROUP_READABLE", "1");
+            continue;
+        }
         static const struct {
             const char *s, *l, *var;
         } opts[] = {
@@ -442,6 +598,14 @@ int mw_cmd_record(int argc, char **argv)
                 return 2;
             }
             if (opts[k].var) {
+                const char *expect = "";
+                if (mw_cli_check_env(opts[k].var, v, &expect) < 0) {
+                    char shown[200];
+                    mw_cli_escape(v, shown, sizeof shown);
+                    fprintf(stderr, "memwatch record: %s '%s' is invalid: expected %s\n", a,
+                            shown, expect);
+                    return 2;
+                }
                 if (rec_setenv_opt(opts[k].var, v))
                     return 2;
             } else {
@@ -452,8 +616,8 @@ int mw_cmd_record(int argc, char **argv)
             break;
         }
         if (!done) {
-            fprintf(stderr, "memwatch record: unknown option '%s'\n", a);
-            rec_usage(stderr);
+            fprintf(stderr, "memwatch record: unknown option '%s' ('memwatch record --help' lists "
+                            "them)\n", a);
             return 2;
         }
     }
@@ -464,38 +628,111 @@ int mw_cmd_record(int argc, char **argv)
     }
     char **prog = argv + i;
 
-    char dir[PATH_MAX];
+    /* Everything is checked before the program starts: a bad value exits 2
+     * here instead of a warning in every process of the tree. */
+    if (mw_cli_check_environment("record"))
+        return 2;
+    const char *prof = getenv("MEMWATCH_PROFILE");
+    if (prof && *prof) {
+        mw_profile pf;
+        rec_logged[0] = 0;
+        mw_set_log(rec_log, NULL, MW_LOG_WARN); /* its reason, in the one line below */
+        int e = access(prof, R_OK) ? -errno : mw_profile_load(prof, 0, &pf);
+        mw_set_log(NULL, NULL, MW_LOG_WARN);
+        if (e < 0) {
+            fprintf(stderr, "memwatch record: machine profile %s: %s\n", prof,
+                    rec_logged[0] ? rec_logged : mw_strerror(e));
+            return 2;
+        }
+    }
+
+    char self[PATH_MAX], lib[PATH_MAX + 64], exe[PATH_MAX];
+    int profile = 1;
+    int fe = rec_find_program(prog[0], exe, sizeof exe);
+    if (fe == -ENOENT) {
+        char shown[PATH_MAX];
+        mw_cli_escape(prog[0], shown, sizeof shown);
+        fprintf(stderr, "memwatch record: %s: command not found\n", shown);
+        return 127;
+    }
+    if (fe < 0) {
+        char shown[PATH_MAX];
+        mw_cli_escape(exe, shown, sizeof shown);
+        fprintf(stderr, "memwatch record: %s: %s\n", shown,
+                fe == -EACCES ? "permission denied (not an executable file)" : mw_strerror(fe));
+        return 126;
+    }
+
+    /* The run directory: -o (or MEMWATCH_DIR) as given, else a new
+     * memwatch-YYYYMMDD-HHMMSS[-N] in the current directory, one per run. */
+    char dir[PATH_MAX], made[64] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
     if (!out)
         out = getenv("MEMWATCH_DIR");
-    if (!out || !*out)
-        out = ".";
-    if (rec_mkdirs(out) < 0 && access(out, F_OK)) {
-        fprintf(stderr, "memwatch record: cannot create %s: %s\n", out, strerror(errno));
-        return 2;
+    if (!out || !*out) {
+        char stamp[32];
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        if (mw_cli_check_out_dir("record", "the current directory", "."))
+            return 2;
+        for (int k = 1; k < 1000; k++) {
+            if (k == 1)
+                snprintf(made, sizeof made, "memwatch-%s", stamp);
+            else
+                snprintf(made, sizeof made, "memwatch-%s-%d", stamp, k);
+            const char *g = getenv("MEMWATCH_GROUP_READABLE");
+            if (mkdir(made, g && (*g == '1' || *g == 'y' || *g == 't' || !strcasecmp(g, "on"))
+                                ? 0750 : 0700) == 0)
+                break;
+            if (errno != EEXIST) {
+                fprintf(stderr, "memwatch record: cannot create %s: %s\n", made, strerror(errno));
+                return 2;
+            }
+            made[0] = 0;
+        }
+        if (!made[0]) {
+            fprintf(stderr, "memwatch record: no free run directory name for %s\n", stamp);
+            return 2;
+        }
+        out = made;
+    } else {
+        if (mw_cli_check_out_dir("record", "output directory", out))
+            return 2;
+        if (rec_mkdirs(out) < 0 && access(out, F_OK)) {
+            fprintf(stderr, "memwatch record: cannot create %s: %s\n", out, strerror(errno));
+            return 2;
+        }
     }
     if (!realpath(out, dir)) {
         fprintf(stderr, "memwatch record: %s: %s\n", out, strerror(errno));
         return 2;
     }
     rec_setenv_opt("MEMWATCH_DIR", dir);
-
-    char self[PATH_MAX], lib[PATH_MAX + 32], exe[PATH_MAX];
-    int profile = 1;
-    if (rec_self_dir(self, sizeof self) < 0) {
-        fprintf(stderr, "memwatch record: cannot find my own path: %s\n", strerror(errno));
-        return 2;
+    /* The run's name, in every raw file (META run_id): the summary and
+     * report tell this run's files from others in the same directory. */
+    char run[64];
+    const char *given = getenv("MEMWATCH_RUN_ID");
+    if (given && *given) {
+        snprintf(run, sizeof run, "%s", given);
+    } else {
+        char stamp[32];
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        snprintf(run, sizeof run, "%s-%ld", stamp, (long)getpid());
+        rec_setenv_opt("MEMWATCH_RUN_ID", run);
     }
-    snprintf(lib, sizeof lib, "%s/libmemwatch.so", self);
-    if (access(lib, R_OK)) {
+    char status_path[PATH_MAX + 64] = "";
+    if (rec_status_create(dir, status_path, sizeof status_path) == 0)
+        rec_setenv_opt("MEMWATCH_STATUS", status_path);
+    else
+        status_path[0] = 0;
+
+    if (rec_find_lib(lib, sizeof lib, self, sizeof self) < 0) {
         fprintf(stderr,
                 "memwatch record: %s is missing (it is built and installed beside the memwatch "
                 "command); running the program unprofiled\n",
                 lib);
         profile = 0;
-    }
-    if (rec_find_program(prog[0], exe, sizeof exe) < 0) {
-        fprintf(stderr, "memwatch record: %s: command not found\n", prog[0]);
-        return 127;
     }
     struct stat st;
     if (profile && stat(exe, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) &&
@@ -539,13 +776,14 @@ int mw_cmd_record(int argc, char **argv)
         rec_setenv_opt("LD_PRELOAD", pre);
     }
 
-    time_t since = time(NULL) - 1;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pid_t pid;
     int rc = posix_spawn(&pid, exe, NULL, NULL, prog, environ);
     if (rc) {
         fprintf(stderr, "memwatch record: cannot run %s: %s\n", exe, strerror(rc));
+        if (status_path[0])
+            unlink(status_path);
         return 126;
     }
     /* Like a shell: keyboard signals go to the program, which decides. */
@@ -562,12 +800,27 @@ int mw_cmd_record(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     mw_perf_group_close(rec_hooks);
     int ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    struct rec_status fail = {0};
+    if (status_path[0]) {
+        rec_status_read(status_path, &fail);
+        unlink(status_path);
+    }
     if (profile) {
-        if (!quiet)
-            fprintf(stderr, "memwatch: %s %s after %.3f s wall time\n", prog[0],
-                    WIFEXITED(status) ? "exited" : "was killed by a signal",
-                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-        rec_summary(dir, since, quiet);
+        if (!quiet) {
+            char shown[PATH_MAX];
+            mw_cli_escape(prog[0], shown, sizeof shown);
+            double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+            if (WIFEXITED(status))
+                fprintf(stderr, "memwatch: %s exited with status %d after %.3f s wall time\n",
+                        shown, WEXITSTATUS(status), wall);
+            else
+                fprintf(stderr, "memwatch: %s was killed by SIG%s (signal %d) after %.3f s wall "
+                                "time\n",
+                        shown, sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
+                        WTERMSIG(status), wall);
+        }
+        uint64_t t0_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
+        rec_summary(dir, run, &fail, t0_ns, quiet);
         if (!quiet)
             fprintf(stderr, "memwatch: 'memwatch report %s' turns them into a report\n", dir);
     }

@@ -36,6 +36,9 @@ static void usage(FILE *f)
             "  --profile PATH      machine profile to take the threshold from\n"
             "  --debug-dir DIRS    ':'-separated debug-info roots (default /usr/lib/debug)\n"
             "  --no-symbols        skip symbolization (addresses only)\n"
+            "  --run ID            report the run named ID (raw files carry their run's name;\n"
+            "                      default: the newest run among the inputs)\n"
+            "  --all-runs          report every run among the inputs together\n"
             "  --no-wait           fail (exit 1) instead of waiting for another report\n"
             "                      writing in the same directory\n"
             "  --group-readable    database readable by the file's group (default: owner only)\n"
@@ -55,6 +58,80 @@ static int num_opt(const char *opt, const char *v, double lo, double hi, int int
     }
     *out = d;
     return 0;
+}
+
+/* The runs among the files (raw files carry their run's name, META run_id):
+ * several runs in one directory are listed, and only one is reported (the
+ * newest, or the one --run names) unless --all-runs merges them. Keeps the
+ * chosen run's files in files[0..*n). Returns 0, or 2 for an unknown --run. */
+struct run_info {
+    char id[64];
+    uint64_t newest;
+    unsigned nfiles;
+};
+
+static int pick_run(char **files, size_t *n, const char *want, int all, char *chosen, size_t cn)
+{
+    struct run_info *runs = calloc(*n, sizeof *runs);
+    char (*ids)[64] = calloc(*n, sizeof *ids);
+    size_t nr = 0;
+    int rc = 0;
+    chosen[0] = 0;
+    if (!runs || !ids)
+        goto out;
+    for (size_t i = 0; i < *n; i++) {
+        uint64_t t = 0;
+        (void)mw_raw_run(files[i], ids[i], sizeof ids[i], &t);
+        size_t k = 0;
+        while (k < nr && strcmp(runs[k].id, ids[i]))
+            k++;
+        if (k == nr)
+            snprintf(runs[nr++].id, sizeof runs[k].id, "%s", ids[i]);
+        runs[k].nfiles++;
+        if (t > runs[k].newest)
+            runs[k].newest = t;
+    }
+    if (all || (nr <= 1 && !want))
+        goto out;
+    size_t pick = 0;
+    if (want) {
+        while (pick < nr && strcmp(runs[pick].id, want))
+            pick++;
+        if (pick == nr) {
+            fprintf(stderr, "memwatch report: no run named '%s' among the inputs; they hold:", want);
+            for (size_t k = 0; k < nr; k++)
+                fprintf(stderr, " %s (%u file%s)", runs[k].id[0] ? runs[k].id : "(unnamed)",
+                        runs[k].nfiles, runs[k].nfiles == 1 ? "" : "s");
+            fprintf(stderr, "\n");
+            rc = 2;
+            goto out;
+        }
+    } else {
+        for (size_t k = 1; k < nr; k++)
+            if (runs[k].newest > runs[pick].newest)
+                pick = k;
+        fprintf(stderr, "memwatch report: the inputs hold %zu runs:", nr);
+        for (size_t k = 0; k < nr; k++)
+            fprintf(stderr, "%s %s (%u file%s)", k ? "," : "",
+                    runs[k].id[0] ? runs[k].id : "(unnamed)", runs[k].nfiles,
+                    runs[k].nfiles == 1 ? "" : "s");
+        fprintf(stderr, "; reporting the newest, %s (--run ID picks another, --all-runs merges "
+                        "them)\n",
+                runs[pick].id[0] ? runs[pick].id : "(unnamed)");
+    }
+    snprintf(chosen, cn, "%s", runs[pick].id);
+    size_t m = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (!strcmp(ids[i], runs[pick].id))
+            files[m++] = files[i];
+        else
+            free(files[i]);
+    }
+    *n = m;
+out:
+    free(runs);
+    free(ids);
+    return rc;
 }
 
 static void waiting(const char *db)
@@ -121,7 +198,9 @@ static void progress(uint64_t done, uint64_t total, const char *file, void *user
 int mw_cmd_report(int argc, char **argv)
 {
     const char *out = NULL;
-    int json = 0, top = 10, quiet = 0, rc = 1, wait = 1, group = 0;
+    int json = 0, top = 10, quiet = 0, rc = 1, wait = 1, group = 0, all_runs = 0;
+    const char *run_sel = NULL;
+    char run[64] = "", inputs[PATH_MAX + 96];
     mw_report_opts o = {0};
     char **files = NULL;
     size_t n = 0;
@@ -133,6 +212,7 @@ int mw_cmd_report(int argc, char **argv)
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--db") ||
+                    !strcmp(a, "--run") ||
                     !strcmp(a, "--top") || !strcmp(a, "--threshold") ||
                     !strcmp(a, "--profile") || !strcmp(a, "--debug-dir");
         if (takes && !val) {
@@ -155,6 +235,10 @@ int mw_cmd_report(int argc, char **argv)
             wait = 0;
         } else if (!strcmp(a, "--group-readable")) {
             group = 1;
+        } else if (!strcmp(a, "--all-runs")) {
+            all_runs = 1;
+        } else if (!strcmp(a, "--run")) {
+            run_sel = argv[++i];
         } else if (!strcmp(a, "--db")) {
             out = argv[++i];
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
@@ -188,8 +272,8 @@ int mw_cmd_report(int argc, char **argv)
         } else if (!strcmp(a, "--debug-dir")) {
             o.debug_dirs = argv[++i];
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "memwatch report: unknown option '%s'\n", a);
-            usage(stderr);
+            fprintf(stderr, "memwatch report: unknown option '%s' ('memwatch report --help' lists "
+                            "them)\n", a);
             rc = 2;
             goto done;
         } else {
@@ -232,6 +316,18 @@ int mw_cmd_report(int argc, char **argv)
         usage(stderr);
         rc = 2;
         goto done;
+    }
+    if (run_sel && all_runs) {
+        fprintf(stderr, "memwatch report: --run and --all-runs contradict each other\n");
+        rc = 2;
+        goto done;
+    }
+    if ((rc = pick_run(files, &n, run_sel, all_runs, run, sizeof run))) 
+        goto done;
+    rc = 1;
+    if (run[0]) {
+        snprintf(inputs, sizeof inputs, "%s (run %s)", o.inputs ? o.inputs : files[0], run);
+        o.inputs = inputs;
     }
     if (!out) {
         char tmp[PATH_MAX];

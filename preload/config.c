@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct mwp_config mwp_cfg = {
@@ -47,6 +49,9 @@ static void cfg_bad(const char *var, const char *val, const char *why, const cha
     mwp_s_str(&s, "); using ");
     mwp_s_str(&s, dflt);
     mwp_say(1, buf, NULL, NULL);
+    /* said once for the process tree: the children take the default
+     * without a word (the constructor runs before any other thread) */
+    unsetenv(var);
 }
 
 /* Unsigned integer with an optional suffix table. Returns 0 on success. */
@@ -302,6 +307,31 @@ void mwp_config_load(struct mwp_config *c)
         c->gpu = 1;
         cfg_bad("MEMWATCH_GPU", v, "expected 0 or 1", "1");
     }
+    if ((v = getenv("MEMWATCH_RUN_ID")) && *v) {
+        size_t l = strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+        if (v[l] || l >= sizeof c->run_id)
+            cfg_bad("MEMWATCH_RUN_ID", v, "expected up to 63 letters, digits, '.', '_', '-'",
+                    "a run id of this process tree");
+        else
+            strcpy(c->run_id, v);
+    }
+    if (!c->run_id[0] && c->enabled) {
+        /* The first process of a tree names the run (UTC start and pid) and
+         * hands the name to its children. */
+        time_t t = time(NULL);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        snprintf(c->run_id, sizeof c->run_id, "%04d%02d%02d-%02d%02d%02d-%ld",
+                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                 (long)getpid());
+        setenv("MEMWATCH_RUN_ID", c->run_id, 1);
+    }
+    if ((v = getenv("MEMWATCH_GROUP_READABLE")) && *v && cfg_bool(v, &c->group_readable)) {
+        c->group_readable = 0;
+        cfg_bad("MEMWATCH_GROUP_READABLE", v, "expected 0 or 1", "0 (owner only)");
+    }
+    if ((v = getenv("MEMWATCH_STATUS")) && *v && v[0] == '/' && strlen(v) < sizeof c->status)
+        strcpy(c->status, v);
     /* What the interval thread would otherwise ask the environment for. */
     if (!c->profile[0] && mw_profile_default_path(c->profile, sizeof c->profile) < 0)
         c->profile[0] = 0; /* neither XDG_DATA_HOME nor HOME: no profile */

@@ -64,6 +64,10 @@ struct mwp_config {
     int probe_share;           /* MEMWATCH_PROBE_SHARE: 1 (default) one probe measurement per
                                   interval for the machine; 0 off */
     char probe_share_dir[256]; /* MEMWATCH_PROBE_SHARE given as a directory ("" = /dev/shm) */
+    char run_id[64];           /* MEMWATCH_RUN_ID: the run this process belongs to (set by
+                                  memwatch record, else made by the tree's first process) */
+    int group_readable;        /* MEMWATCH_GROUP_READABLE: raw files 0640 instead of 0600 */
+    char status[PATH_MAX];     /* MEMWATCH_STATUS: memwatch record's status file ("" none) */
     /* The latency probe's settings, environment applied (MW_PROBE_LAT_NO_ENV):
      * the interval thread creates the probe without calling getenv. */
     mw_probe_lat_config probe;
@@ -75,6 +79,18 @@ extern struct mwp_config mwp_cfg;
  * too): that thread never calls getenv, because the application may change
  * its environment at any moment (setenv, putenv, setproctitle). */
 void mwp_config_load(struct mwp_config *c);
+
+/* ---- status.c: a write failure named once for the process tree ---- */
+/* 1 for the errors that end the recording (ENOSPC, EDQUOT, EIO, EROFS,
+ * EFBIG) */
+int mwp_write_error_is_fatal(int err);
+/* The errno behind a short write: ENOSPC when the file system is full, else
+ * EIO */
+int mwp_write_short_errno(int fd);
+/* Says once (per process; per tree through memwatch record's status file)
+ * why the raw file cannot be written and what was kept. created: the file
+ * exists (else it could not be created). */
+void mwp_write_failed(int err, const char *path, int created);
 
 /* ---- probe_share.c: probe_lat measurements shared by the recorded processes
  * of this user on this machine (interval thread only) ---- */

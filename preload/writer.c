@@ -203,13 +203,17 @@ static int writer_create(void)
     for (unsigned seq = 0; seq < 100; seq++) {
         writer_name(w_path, sizeof w_path, seq);
         fd = (int)syscall(SYS_openat, AT_FDCWD, w_path,
-                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0644);
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
+                          mwp_cfg.group_readable ? 0640 : 0600);
         if (fd >= 0 || errno != EEXIST)
             break;
     }
     if (fd < 0) {
         err = -errno;
-        writer_warn(err);
+        if (mwp_write_error_is_fatal(-err))
+            mwp_write_failed(-err, w_path, 0);
+        else
+            writer_warn(err);
         writer_settled(W_FAILED);
         return err;
     }
@@ -241,9 +245,14 @@ static int writer_create(void)
     w_batch_len = 0;
     w_batch_nrec = 0;
     if (w != want) {
+        int e = w < 0 ? errno : mwp_write_short_errno(fd);
+        /* no file without its header (a 0-byte file reads as damaged) */
+        (void)syscall(SYS_unlinkat, AT_FDCWD, w_path, 0);
+        atomic_store(&w_fd, -1);
+        mwp_sys_close(fd);
         writer_settled(W_FAILED);
-        mwp_say(1, "cannot write ", w_path, ": this process runs without memwatch");
-        return -EIO;
+        mwp_write_failed(e, w_path, 0);
+        return -e;
     }
     atomic_fetch_add(&w_records, 1 + held_nrec);
     atomic_fetch_add(&w_bytes, (uint64_t)w);
@@ -459,12 +468,18 @@ static int writer_write(const struct iovec *iov, int n, size_t want, uint64_t nr
         ret = -EBADF;
         goto out;
     }
-    ssize_t w = (ssize_t)syscall(SYS_writev, atomic_load(&w_fd), iov, n);
+    int fd = atomic_load(&w_fd);
+    ssize_t w = (ssize_t)syscall(SYS_writev, fd, iov, n);
     if (w < 0 || (size_t)w != want) {
         atomic_fetch_add(&mwp_stat_dropped, nrec);
-        ret = w < 0 ? -errno : -EIO;
-        if (w > 0) /* a short write leaves a partial record: stop writing */
+        int e = w < 0 ? errno : mwp_write_short_errno(fd);
+        ret = -e;
+        /* a short write leaves a partial record, a full disk or an I/O error
+         * ends the recording: stop writing, and say why once */
+        if (w > 0 || mwp_write_error_is_fatal(e)) {
             atomic_store(&w_state, W_FAILED);
+            mwp_write_failed(e, w_path, 1);
+        }
         goto out;
     }
     atomic_fetch_add(&w_records, nrec);
@@ -661,6 +676,7 @@ void mwp_meta_build(void)
     mwp_s_kvu(&s, "alloc_frames", mwp_cfg.alloc_frames);
     mwp_s_kvu(&s, "follow", (uint64_t)mwp_cfg.follow);
     mwp_s_kv(&s, "method", mwp_cfg.method);
+    mwp_s_kv(&s, "run_id", mwp_cfg.run_id);
     mwp_engine_meta(&s); /* fork children: what the parent's interval thread found */
     meta_len = s.len;
 }

@@ -10,12 +10,14 @@
 #include "db_safe.h"
 
 #include <memwatch/mwr.h>
+#include <memwatch/mwr_reader.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -224,4 +226,45 @@ void mw_db_swap_end(mw_db_swap *s)
     if (s->lock_fd >= 0)
         close(s->lock_fd);
     s->lock_fd = -1;
+}
+
+/* The value of key in "key=value\n" text, into out. */
+static int meta_value(const char *t, size_t n, const char *key, char *out, size_t outn)
+{
+    size_t kl = strlen(key);
+    for (size_t i = 0; i < n;) {
+        const char *nl = memchr(t + i, '\n', n - i);
+        size_t l = nl ? (size_t)(nl - (t + i)) : n - i;
+        if (l > kl && t[i + kl] == '=' && !memcmp(t + i, key, kl)) {
+            size_t k = l - kl - 1 < outn - 1 ? l - kl - 1 : outn - 1;
+            memcpy(out, t + i + kl + 1, k);
+            out[k] = 0;
+            return 1;
+        }
+        i += l + 1;
+    }
+    return 0;
+}
+
+int mw_raw_run(const char *path, char *id, size_t idlen, uint64_t *start_realtime_ns)
+{
+    mw_reader *r;
+    id[0] = 0;
+    *start_realtime_ns = 0;
+    int rc = mw_reader_open(path, &r);
+    if (rc < 0)
+        return rc;
+    mw_record rec;
+    if (mw_reader_next(r, &rec) == 1 && rec.type == MWR_META) {
+        const char *t;
+        size_t n;
+        if (mw_rec_text(&rec, &t, &n) == 0) {
+            char v[32];
+            meta_value(t, n, "run_id", id, idlen);
+            if (meta_value(t, n, "start_realtime_ns", v, sizeof v))
+                *start_realtime_ns = strtoull(v, NULL, 10);
+        }
+    }
+    mw_reader_close(r);
+    return 0;
 }

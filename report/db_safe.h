@@ -20,6 +20,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct mw_db_swap {
     char db[PATH_MAX];  /* the database as named */
@@ -44,5 +45,10 @@ void mw_db_swap_end(mw_db_swap *s);
  * ("a FIFO", "a SQLite database", "empty", ...). Never opens anything but a
  * regular file, so a FIFO cannot block it. */
 int mw_raw_check(const char *path, char *why, size_t whylen);
+
+/* The run a raw file belongs to: its first META record's run_id ("" for
+ * files written before runs were named) and start_realtime_ns. 0, or a
+ * negative code when the file cannot be read. */
+int mw_raw_run(const char *path, char *id, size_t idlen, uint64_t *start_realtime_ns);
 
 #endif

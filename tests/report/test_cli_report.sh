@@ -33,7 +33,7 @@ while IFS='|' read -r args want_rc want_text; do
 done <<'TABLE'
                                    | 2 | usage: memwatch report
 --help                             | 0 | --json
---bogus @/run                      | 2 | unknown option '--bogus'
+--bogus @/run                      | 2 | unknown option '--bogus' ('memwatch report --help' lists them)
 -o                                 | 2 | -o needs a value
 --db                               | 2 | --db needs a value
 @/run --top -3                     | 2 | --top '-3' is invalid

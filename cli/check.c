@@ -1,0 +1,359 @@
+/*
+ * cli/check.c: what the subcommands check before they start anything: that
+ * an output file or directory can be written (without creating it), that a
+ * value is in range, and the MEMWATCH_* variables record hands to
+ * libmemwatch.so (docs/config.md). Each failure is one line on stderr; the
+ * caller exits 2.
+ *
+ * The rules for MEMWATCH_* here are those of preload/config.c, which reads
+ * the same variables in every recorded process (and, where one is invalid,
+ * falls back to the default and says so once per process tree);
+ * tests/preload/test_cli_check.sh holds both to one table.
+ */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The nearest existing ancestor of path (path itself included) into out. */
+static int existing_ancestor(const char *path, char *out, size_t n)
+{
+    snprintf(out, n, "%s", path);
+    for (;;) {
+        struct stat st;
+        if (stat(out, &st) == 0)
+            return 0;
+        if (errno != ENOENT)
+            return -errno;
+        char *s = strrchr(out, '/');
+        while (s && s > out && s[1] == 0) { /* trailing slashes */
+            *s = 0;
+            s = strrchr(out, '/');
+        }
+        if (!s) {
+            snprintf(out, n, ".");
+            return 0;
+        }
+        if (s == out) {
+            out[1] = 0;
+            return 0;
+        }
+        *s = 0;
+    }
+}
+
+int mw_cli_check_out_dir(const char *cmd, const char *opt, const char *dir)
+{
+    struct stat st;
+    if (!*dir) {
+        fprintf(stderr, "memwatch %s: %s: an empty name is not a directory\n", cmd, opt);
+        return -1;
+    }
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "memwatch %s: %s %s: exists and is not a directory\n", cmd, opt, dir);
+            return -1;
+        }
+        if (access(dir, W_OK | X_OK)) {
+            fprintf(stderr, "memwatch %s: %s %s: cannot write there: %s\n", cmd, opt, dir,
+                    strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (errno != ENOENT) {
+        fprintf(stderr, "memwatch %s: %s %s: %s\n", cmd, opt, dir, strerror(errno));
+        return -1;
+    }
+    char anc[PATH_MAX];
+    if (existing_ancestor(dir, anc, sizeof anc) < 0) {
+        fprintf(stderr, "memwatch %s: %s %s: %s\n", cmd, opt, dir, strerror(errno));
+        return -1;
+    }
+    if (stat(anc, &st) || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "memwatch %s: %s %s: cannot be created: %s is not a directory\n", cmd,
+                opt, dir, anc);
+        return -1;
+    }
+    if (access(anc, W_OK | X_OK)) {
+        fprintf(stderr, "memwatch %s: %s %s: cannot be created in %s: %s\n", cmd, opt, dir, anc,
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int mw_cli_check_out_file(const char *cmd, const char *opt, const char *path)
+{
+    struct stat st;
+    if (!*path) {
+        fprintf(stderr, "memwatch %s: %s: an empty file name\n", cmd, opt);
+        return -1;
+    }
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "memwatch %s: %s %s: is a directory\n", cmd, opt, path);
+            return -1;
+        }
+        if (access(path, W_OK)) {
+            fprintf(stderr, "memwatch %s: %s %s: %s\n", cmd, opt, path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (errno != ENOENT) {
+        fprintf(stderr, "memwatch %s: %s %s: %s\n", cmd, opt, path, strerror(errno));
+        return -1;
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *s = strrchr(dir, '/');
+    if (!s)
+        snprintf(dir, sizeof dir, ".");
+    else if (s == dir)
+        dir[1] = 0;
+    else
+        *s = 0;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "memwatch %s: %s %s: directory %s does not exist\n", cmd, opt, path,
+                dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK)) {
+        fprintf(stderr, "memwatch %s: %s %s: cannot write in %s: %s\n", cmd, opt, path, dir,
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the values of MEMWATCH_* (preload/config.c's rules) ---- */
+
+static int scaled(const char *v, const char *const *suf, const uint64_t *mul, uint64_t dmul,
+                  uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || errno || d < 0 || !isfinite(d))
+        return -1;
+    while (*end == ' ')
+        end++;
+    uint64_t m = dmul;
+    if (*end) {
+        int found = 0;
+        for (int i = 0; suf[i]; i++)
+            if (!strcasecmp(end, suf[i])) {
+                m = mul[i];
+                found = 1;
+                break;
+            }
+        if (!found)
+            return -1;
+    }
+    double r = d * (double)m;
+    if (r > 1.8e19)
+        return -1;
+    *out = (uint64_t)(r + 0.5);
+    return 0;
+}
+
+static int boolean(const char *v)
+{
+    static const char *const ok[] = {"1", "yes", "true", "on", "0", "no", "false", "off", NULL};
+    for (int i = 0; ok[i]; i++)
+        if (!strcasecmp(v, ok[i]))
+            return 0;
+    return -1;
+}
+
+static int uint_in(const char *v, unsigned long lo, unsigned long hi)
+{
+    char *end;
+    errno = 0;
+    if (!isdigit((unsigned char)*v))
+        return -1;
+    unsigned long n = strtoul(v, &end, 10);
+    return *end || errno || n < lo || n > hi ? -1 : 0;
+}
+
+static int real_in(const char *v, double lo_excl, double hi)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    return end == v || *end || !(d > lo_excl) || d > hi ? -1 : 0;
+}
+
+static const char *const methods[] = {"auto", "probe_lat", "none", "lmrl", "l1_miss_lat",
+                                      "imc_cas", "ocr_dram", "amd_umc", "amd_df", NULL};
+
+/* 0 when val is valid for var, else -1 with what was expected in *expect;
+ * 1 when memwatch does not check var here. */
+int mw_cli_check_env(const char *var, const char *v, const char **expect)
+{
+    uint64_t u;
+    if (!strcmp(var, "MEMWATCH_INTERVAL")) {
+        static const char *const suf[] = {"ns", "us", "ms", "s", NULL};
+        static const uint64_t mul[] = {1, 1000, 1000000, 1000000000};
+        *expect = "a duration from 1ms to 60s, e.g. 10ms";
+        return scaled(v, suf, mul, 1000000, &u) || u < 1000000 || u > 60000000000ull ? -1 : 0;
+    }
+    if (!strcmp(var, "MEMWATCH_RATE")) {
+        static const char *const suf[] = {"hz", "khz", NULL};
+        static const uint64_t mul[] = {1, 1000};
+        *expect = "0 (off) to 1000000 samples per second";
+        return scaled(v, suf, mul, 1, &u) || u > 1000000 ? -1 : 0;
+    }
+    if (!strcmp(var, "MEMWATCH_METHOD")) {
+        *expect = "auto, probe_lat, none, lmrl, l1_miss_lat, imc_cas, ocr_dram, amd_umc or "
+                  "amd_df";
+        for (int i = 0; methods[i]; i++)
+            if (!strcmp(v, methods[i]))
+                return 0;
+        return -1;
+    }
+    if (!strcmp(var, "MEMWATCH_ALLOC_THRESHOLD")) {
+        static const char *const suf[] = {"b", "k", "kib", "kb", "m", "mib", "mb", "g", "gib",
+                                          "gb", NULL};
+        static const uint64_t mul[] = {1, 1024, 1024, 1024, 1 << 20, 1 << 20, 1 << 20,
+                                       1 << 30, 1 << 30, 1 << 30};
+        *expect = "bytes with K, M or G, or off";
+        return !strcasecmp(v, "off") || !scaled(v, suf, mul, 1, &u) ? 0 : -1;
+    }
+    if (!strcmp(var, "MEMWATCH_THRESHOLD_NS") || !strcmp(var, "MEMWATCH_BASELINE_NS")) {
+        *expect = "a latency in ns, above 0 and at most 1000000";
+        return real_in(v, 0, 1e6);
+    }
+    if (!strcmp(var, "MEMWATCH_THRESHOLD_FACTOR")) {
+        *expect = "a factor above 1 and at most 100";
+        return real_in(v, 1.0, 100);
+    }
+    if (!strcmp(var, "MEMWATCH_VERBOSE")) {
+        *expect = "0, 1, 2 or 3";
+        return uint_in(v, 0, 3);
+    }
+    if (!strcmp(var, "MEMWATCH_FAULT_PERIOD")) {
+        *expect = "0 (off) or faults per sample, up to 1000000000";
+        return uint_in(v, 0, 1000000000ul);
+    }
+    if (!strcmp(var, "MEMWATCH_ALLOC_FRAMES")) {
+        *expect = "0 to 64";
+        return uint_in(v, 0, 64);
+    }
+    if (!strcmp(var, "MEMWATCH_STACK_DEPTH")) {
+        *expect = "1 to 127";
+        return uint_in(v, 1, 127);
+    }
+    if (!strcmp(var, "MEMWATCH_RING_PAGES")) {
+        *expect = "a power of two from 4 to 1024";
+        if (uint_in(v, 4, 1024))
+            return -1;
+        unsigned long n = strtoul(v, NULL, 10);
+        return n & (n - 1) ? -1 : 0;
+    }
+    if (!strcmp(var, "MEMWATCH_LDLAT")) {
+        *expect = "a load latency threshold of 3 to 65535 cycles";
+        return uint_in(v, 3, 65535);
+    }
+    if (!strcmp(var, "MEMWATCH_PRECISE")) {
+        *expect = "auto or off";
+        return strcmp(v, "auto") && strcmp(v, "off") ? -1 : 0;
+    }
+    if (!strcmp(var, "MEMWATCH_ENABLE") || !strcmp(var, "MEMWATCH_INHERIT") ||
+        !strcmp(var, "MEMWATCH_FOLLOW") || !strcmp(var, "MEMWATCH_GPU") ||
+        !strcmp(var, "MEMWATCH_GROUP_READABLE")) {
+        *expect = "0 or 1";
+        return boolean(v);
+    }
+    if (!strcmp(var, "MEMWATCH_PROBE_SHARE")) {
+        *expect = "0, 1 or an absolute directory";
+        return v[0] == '/' || !boolean(v) ? 0 : -1;
+    }
+    return 1;
+}
+
+int mw_cli_check_environment(const char *cmd)
+{
+    extern char **environ;
+    int bad = 0;
+    for (char **e = environ; *e; e++) {
+        if (strncmp(*e, "MEMWATCH_", 9))
+            continue;
+        const char *eq = strchr(*e, '=');
+        if (!eq || !eq[1])
+            continue; /* empty: the default, as the library reads it */
+        char var[64];
+        size_t l = (size_t)(eq - *e);
+        if (l >= sizeof var)
+            continue;
+        memcpy(var, *e, l);
+        var[l] = 0;
+        const char *expect = "";
+        if (mw_cli_check_env(var, eq + 1, &expect) < 0) {
+            char shown[200];
+            mw_cli_escape(eq + 1, shown, sizeof shown);
+            fprintf(stderr, "memwatch %s: %s='%s' is invalid: expected %s\n", cmd, var, shown,
+                    expect);
+            bad = 1;
+        }
+    }
+    return bad ? -1 : 0;
+}
+
+/* Control characters and bytes that are not UTF-8 as \xNN, backslash as \\:
+ * what a program's name or arguments print to a terminal, so that escape
+ * sequences in them never reach it. */
+size_t mw_cli_escape(const char *s, char *out, size_t n)
+{
+    size_t o = 0;
+    if (!n)
+        return 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        char tmp[8];
+        size_t k = 0, adv = 1;
+        unsigned c = *p;
+        size_t ul = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+                  : (c & 0xf8) == 0xf0 ? 4 : 0;
+        int valid = ul > 0;
+        for (size_t i = 1; valid && i < ul; i++)
+            if ((p[i] & 0xc0) != 0x80)
+                valid = 0;
+        if (valid && ul == 2 && c < 0xc2)
+            valid = 0; /* overlong */
+        if (valid && ul == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0)))
+            valid = 0; /* overlong, surrogate */
+        if (valid && ul == 4 && ((c == 0xf0 && p[1] < 0x90) || c > 0xf4 || (c == 0xf4 && p[1] >= 0x90)))
+            valid = 0;
+        if (c == '\\') {
+            k = (size_t)snprintf(tmp, sizeof tmp, "\\\\");
+        } else if (!valid || c < 0x20 || c == 0x7f ||
+                   (ul == 2 && c == 0xc2 && p[1] < 0xa0)) { /* C1 controls */
+            if (ul == 2 && valid)
+                adv = 2, k = (size_t)snprintf(tmp, sizeof tmp, "\\u%04x", p[1]);
+            else
+                k = (size_t)snprintf(tmp, sizeof tmp, "\\x%02x", c);
+        } else {
+            adv = ul;
+            memcpy(tmp, p, ul);
+            k = ul;
+        }
+        if (o + k >= n)
+            break;
+        memcpy(out + o, tmp, k);
+        o += k;
+        p += adv;
+    }
+    out[o] = 0;
+    return o;
+}
