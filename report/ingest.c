@@ -13,6 +13,7 @@
 #include <memwatch/profile.h>
 
 #include "ingest.h"
+#include "perfmap.h"
 #include "region.h"
 
 #include <stdio.h>
@@ -194,6 +195,8 @@ static int ingest_file(ingest *g, const char *path)
     f->cur_base = base_done;
     f->cur_size = mw_reader_size(r);
     g->objs.proc = f->proc;
+    g->code.proc = f->proc;
+    g->code.raw_path = path;
     while ((n = mw_reader_next(r, &rec)) == 1) {
         g->st->records++;
         int e = 0;
@@ -227,7 +230,9 @@ static int ingest_file(ingest *g, const char *path)
         g->st->files_no_trailer++;
     process_threshold(g);
     if ((rc = ing_file_finish(f)) ||
-        (rc = mw_rgn_file_done(g->rgn, g->db.db, f->proc, have_tr ? tr.time_ns : 0)))
+        (rc = mw_rgn_file_done(g->rgn, g->db.db, f->proc, have_tr ? tr.time_ns : 0)) ||
+        (rc = mw_perfmap_note(g->db.db, f->proc, g->code.pmap, g->code.pmap_why,
+                              g->code.anon_pcs, g->code.anon_named)))
         goto out;
     if (have_tr) {
         if (tr.dropped_records) {

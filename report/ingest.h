@@ -187,6 +187,13 @@ typedef struct ing_code {
     ing_hmap stacks;              /* (parent, pc) -> stack id */
     int64_t next_pc, next_stack;
     ING_VEC(ing_pmod) pmods;      /* this process's mappings (sorted by ing_code_sort) */
+    /* code in no loaded object: the process's perf map (perfmap.c) */
+    int64_t proc;                 /* this process's processes row */
+    const char *raw_path;         /* its raw file */
+    struct mw_perfmap *pmap;      /* looked for at the first such address */
+    int pmap_tried;
+    uint64_t anon_pcs, anon_named;/* such addresses; named from the map */
+    char pmap_why[600];
 } ing_code;
 
 /* The module file of (path, build id): found or added (a modules row). */

@@ -9,6 +9,7 @@
  * May call: symbolize (mw_symbolizer, mw_unwinder), ing_db, libc.
  */
 #include "ingest.h"
+#include "perfmap.h"
 
 #include <stdio.h>
 
@@ -89,10 +90,30 @@ const ing_pmod *ing_code_find(const ing_code *c, uint64_t a)
     return NULL;
 }
 
+/* The perf map's name for code in no loaded object (JIT-compiled code,
+ * interpreter trampolines), or NULL. */
+static const char *jit_name(ing_code *c, uint64_t addr)
+{
+    if (!c->pmap_tried) {
+        c->pmap_tried = 1;
+        char pid[32], rt[32];
+        ing_db_meta_value(c->db, c->proc, "pid", pid, sizeof pid);
+        ing_db_meta_value(c->db, c->proc, "start_realtime_ns", rt, sizeof rt);
+        if (atol(pid) > 0)
+            mw_perfmap_open(c->raw_path, atol(pid), strtoull(rt, NULL, 10), &c->pmap,
+                            c->pmap_why, sizeof c->pmap_why);
+        else
+            snprintf(c->pmap_why, sizeof c->pmap_why, "the file has no pid");
+    }
+    return mw_perfmap_find(c->pmap, addr);
+}
+
 int64_t ing_code_pc(ing_code *c, uint64_t addr, int ret)
 {
     const ing_pmod *pm = ing_code_find(c, addr);
-    uint64_t key_mod = pm ? pm->gi + 1 : 0;
+    /* addresses in no loaded object are the process's own (JIT code differs
+     * between processes) */
+    uint64_t key_mod = pm ? pm->gi + 1 : (addr >> 63) ? 0 : (1ull << 62) + (uint64_t)c->proc;
     uint64_t rel = pm ? addr - pm->base : addr;
     if (ret && rel)
         rel -= 1; /* inside the call instruction */
@@ -110,6 +131,13 @@ int64_t ing_code_pc(ing_code *c, uint64_t addr, int ret)
     const char *fn = f0 ? f0->function : NULL;
     if (!fn && !g && (addr >> 63))
         fn = "[kernel]";
+    if (!fn && !g && addr) {
+        c->anon_pcs++;
+        if ((fn = jit_name(c, rel))) {
+            c->anon_named++;
+            r.quality = MW_SYMQ_PERFMAP;
+        }
+    }
     if (!fn) {
         snprintf(fallback, sizeof fallback, "%s+0x%llx", g ? "" : "[unknown]",
                  (unsigned long long)rel);
@@ -174,7 +202,15 @@ size_t ing_code_unwind(ing_code *c, uint64_t regs_mask, const void *regs, const 
     return got > (int)n_kernel ? (size_t)got : n_kernel;
 }
 
-void ing_code_end_process(ing_code *c) { ING_VEC_FREE(c->pmods); }
+void ing_code_end_process(ing_code *c)
+{
+    ING_VEC_FREE(c->pmods);
+    mw_perfmap_free(c->pmap);
+    c->pmap = NULL;
+    c->pmap_tried = 0;
+    c->anon_pcs = c->anon_named = 0;
+    c->pmap_why[0] = 0;
+}
 
 void ing_code_free(ing_code *c)
 {

@@ -7,6 +7,7 @@
  * May call: SQLite, libc. Prints nothing (mw_log for SQLite errors).
  */
 #include "ingest.h"
+#include "perfmap.h"
 #include "schema.h"
 
 #include <linux/perf_event.h>
@@ -537,7 +538,10 @@ int ing_db_sample(ing_db *d, int64_t proc, const ing_sample_row *r)
 
 static const char *quality_name(int q)
 {
-    return q == MW_SYMQ_DWARF ? "dwarf" : q == MW_SYMQ_SYMTAB ? "symtab" : "none";
+    return q == MW_SYMQ_DWARF    ? "dwarf"
+           : q == MW_SYMQ_SYMTAB ? "symtab"
+           : q == MW_SYMQ_PERFMAP ? "perf-map"
+                                  : "none";
 }
 
 /* pcs row of one code address (symbolizer result r, first frame's place). */

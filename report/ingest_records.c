@@ -276,7 +276,16 @@ int ing_file_record(ing_file *f, const mw_record *rec)
         const char *name;
         if (mw_rec_gpu_kernel(rec, &k, &name))
             return MW_ERR_CORRUPT;
-        return ing_db_gpu_kernel(f->db, f->proc, &k, name);
+        /* stored whole and demangled (C++ templates: docs/gpu.md) */
+        char *nm = strndup(name, k.name_len);
+        if (!nm)
+            return -ENOMEM;
+        const char *dn = ing_code_demangle(f->code, nm);
+        mwr_gpu_kernel k2 = k;
+        k2.name_len = (uint32_t)strlen(dn);
+        int e = ing_db_gpu_kernel(f->db, f->proc, &k2, dn);
+        free(nm);
+        return e;
     }
     case MWR_GPU_SAMPLE: {
         mwr_gpu_sample g;

@@ -31,5 +31,11 @@ int mw_rgn_file_done(mw_rgn *g, sqlite3 *db, int64_t proc_id, uint64_t t_end);
 /* The "regions" and "region_notes" members of the summary document. */
 void mw_rgn_collect(sqlite3 *db, cJSON *root, int top);
 void mw_rgn_text(FILE *f, const cJSON *root);
+/* kernel_name.c: a GPU kernel's name shortened to about width characters
+ * for text (out holds width + 4 bytes). */
+void mw_kernel_short(const char *full, char *out, size_t width);
+/* summary_names.c: "jit_functions" (perf-map names) and "name_notes". */
+void mw_names_collect(sqlite3 *db, cJSON *root, int top);
+void mw_names_text(FILE *f, const cJSON *root);
 
 #endif

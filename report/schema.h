@@ -76,7 +76,8 @@ static const char mw_report_schema[] =
     "  measured_ns INTEGER, bound_ns INTEGER, flags INTEGER);\n"
     "CREATE TABLE sample_regions(sample_id INTEGER, region_id INTEGER);\n"
     "CREATE TABLE gpu_kernel_regions(kernel_id INTEGER, region_id INTEGER);\n"
-    "CREATE TABLE region_notes(process_id INTEGER, note TEXT);\n";
+    "CREATE TABLE region_notes(process_id INTEGER, note TEXT);\n"
+    "CREATE TABLE name_notes(process_id INTEGER, note TEXT);\n";
 
 /* Created after the bulk insert (faster than maintaining them row by row).
  * The samples table has none: the summary scans it once per question, and

@@ -245,6 +245,7 @@ static cJSON *collect(sqlite3 *db, int top)
              " GROUP BY name ORDER BY time_ns DESC LIMIT ?",
              top));
     mw_rgn_collect(db, root, top);
+    mw_names_collect(db, root, top);
     return root;
 }
 
@@ -389,15 +390,30 @@ static void render_text(FILE *f, const cJSON *root)
     const cJSON *gk = cJSON_GetObjectItem(root, "gpu_kernels");
     if (cJSON_GetArraySize(gk) > 0) {
         fprintf(f, "\nGPU kernels\n");
+        /* short names (kernel_name.c); two kernels never share one: a number
+         * tells apart the kernels whose short names collide */
+        char shorts[64][80];
+        int k = 0;
         cJSON_ArrayForEach(r, gk)
         {
-            char bwb[32];
+            char bwb[32], nm[80];
             human_bytes(num(r, "mean_dram_bw"), bwb, sizeof bwb);
-            fprintf(f, "  %-40.40s %5.0f launches %9.3f ms  %s/s mean, %.0f bandwidth-bound\n",
-                    str(r, "name") ? str(r, "name") : "?", num(r, "launches"),
-                    num(r, "time_ns") / 1e6, bwb, num(r, "bw_bound"));
+            mw_kernel_short(str(r, "name"), nm, 40);
+            int same = 0;
+            for (int j = 0; j < k && j < 64; j++)
+                same += !strcmp(shorts[j], nm);
+            if (k < 64)
+                snprintf(shorts[k], sizeof shorts[k], "%s", nm);
+            k++;
+            if (same) {
+                size_t l = strlen(nm);
+                snprintf(nm + l, sizeof nm - l, " #%d", same + 1);
+            }
+            fprintf(f, "  %-44s %5.0f launches %9.3f ms  %s/s mean, %.0f bandwidth-bound\n", nm,
+                    num(r, "launches"), num(r, "time_ns") / 1e6, bwb, num(r, "bw_bound"));
         }
     }
+    mw_names_text(f, root);
     mw_rgn_text(f, root);
 }
 

@@ -218,11 +218,11 @@ void mw_rgn_text(FILE *f, const cJSON *root)
         {
             if (k++ == 5)
                 break;
-            char t[32];
+            char t[32], kn[64];
             human_time(num(x, "time_ns"), t, sizeof t);
-            fprintf(f, "    GPU %-40.40s %5.0f launches %10s, %.0f bandwidth-bound\n",
-                    str(x, "name") ? str(x, "name") : "?", num(x, "launches"), t,
-                    num(x, "bw_bound"));
+            mw_kernel_short(str(x, "name"), kn, 40);
+            fprintf(f, "    GPU %-44s %5.0f launches %10s, %.0f bandwidth-bound\n", kn,
+                    num(x, "launches"), t, num(x, "bw_bound"));
         }
     }
     if (cJSON_GetArraySize(notes) > 0) {

@@ -32,6 +32,11 @@ typedef struct dsym {
     const char *name;
 } dsym;
 
+typedef struct fnear {
+    uint64_t start;               /* a function's start, from the CFI (or its nearest symbol) */
+    char *name;                   /* "sym+0xoff" or "module@0xaddr" */
+} fnear;
+
 struct mw_symmod {
     struct mw_symmod *next;
     char *path;
@@ -44,6 +49,11 @@ struct mw_symmod {
     dsym *dsyms;
     size_t ndsyms;
     int dsyms_loaded;
+    dsym *fsyms;                  /* code symbols by address (nearest-symbol names) */
+    size_t nfsyms;
+    int fsyms_loaded;
+    fnear *fn;                    /* names made for functions without a symbol, by start */
+    size_t nfn, capfn;
 };
 
 struct mw_symbolizer {
@@ -93,6 +103,10 @@ void mw_symbolizer_free(mw_symbolizer *s)
         free(m->path);
         free(m->debug_file);
         free(m->dsyms);
+        free(m->fsyms);
+        for (size_t i = 0; i < m->nfn; i++)
+            free(m->fn[i].name);
+        free(m->fn);
         free(m);
     }
     free(s->debug_path);
@@ -237,6 +251,106 @@ static const char *die_name(Dwarf_Die *d)
     return n;
 }
 
+static int dsym_cmp(const void *a, const void *b);
+
+/* Code symbols (functions, IFUNCs, untyped labels in executable sections)
+ * of the module's symbol table (.symtab, else .dynsym; libdwfl adds the
+ * MiniDebugInfo table of .gnu_debugdata), sorted by address. */
+static void load_fsyms(mw_symmod *m)
+{
+    m->fsyms_loaded = 1;
+    int n = dwfl_module_getsymtab(m->mod);
+    if (n <= 0)
+        return;
+    m->fsyms = calloc((size_t)n, sizeof *m->fsyms);
+    if (!m->fsyms)
+        return;
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr val;
+        const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &val, NULL, NULL, NULL);
+        int t = GELF_ST_TYPE(sym.st_info);
+        if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
+            (t != STT_FUNC && t != STT_GNU_IFUNC))
+            continue;
+        m->fsyms[m->nfsyms++] = (dsym){val, sym.st_size, name};
+    }
+    qsort(m->fsyms, m->nfsyms, sizeof *m->fsyms, dsym_cmp);
+}
+
+/* The name of the function that holds a, for an address no symbol covers
+ * (a stripped library's internal function): one name per function, so that
+ * its addresses make one row. The function's start comes from the call frame
+ * information (.eh_frame, kept by strip); it is named after the nearest code
+ * symbol before it, "sym+0xoff", or "module@0xstart" where none is. */
+static const char *nearest_name(mw_symmod *m, uint64_t a)
+{
+    uint64_t start = a;
+    int have_start = 0;
+    Dwarf_Addr bias = 0;
+    Dwarf_CFI *cfi = dwfl_module_eh_cfi(m->mod, &bias);
+    Dwarf_Frame *fr = NULL;
+    if (!cfi)
+        cfi = dwfl_module_dwarf_cfi(m->mod, &bias);
+    if (cfi && dwarf_cfi_addrframe(cfi, a - bias, &fr) == 0) {
+        Dwarf_Addr s0 = 0, e0 = 0;
+        if (dwarf_frame_info(fr, &s0, &e0, NULL) >= 0 && s0 + bias <= a) {
+            start = s0 + bias;
+            have_start = 1;
+        }
+        free(fr);
+    }
+    if (!m->fsyms_loaded)
+        load_fsyms(m);
+    size_t lo = 0, hi = m->nfsyms;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->fsyms[mid].start <= start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const dsym *near = lo ? &m->fsyms[lo - 1] : NULL;
+    if (!have_start && near)
+        start = near->start; /* no CFI: the nearest symbol's addresses make one row */
+    lo = 0;
+    hi = m->nfn;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->fn[mid].start < start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < m->nfn && m->fn[lo].start == start)
+        return m->fn[lo].name;
+    char buf[512];
+    if (near && start > near->start)
+        snprintf(buf, sizeof buf, "%s+0x%llx", near->name,
+                 (unsigned long long)(start - near->start));
+    else if (near)
+        snprintf(buf, sizeof buf, "%s", near->name);
+    else {
+        const char *b = strrchr(m->path, '/');
+        snprintf(buf, sizeof buf, "%s@0x%llx", b ? b + 1 : m->path, (unsigned long long)start);
+    }
+    if (m->nfn == m->capfn) {
+        size_t nc = m->capfn ? m->capfn * 2 : 16;
+        fnear *v = realloc(m->fn, nc * sizeof *v);
+        if (!v)
+            return NULL;
+        m->fn = v;
+        m->capfn = nc;
+    }
+    char *name = strdup(buf);
+    if (!name)
+        return NULL;
+    memmove(&m->fn[lo + 1], &m->fn[lo], (m->nfn - lo) * sizeof *m->fn);
+    m->fn[lo] = (fnear){start, name};
+    m->nfn++;
+    return name;
+}
+
 int mw_symmod_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -317,6 +431,13 @@ int mw_symmod_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
     if (r->nframes == 0 && sname) {
         r->frames[0].function = sname;
         r->nframes = 1;
+    }
+    if (r->nframes == 0 && !sname) {
+        const char *nn = nearest_name(m, a);
+        if (nn) {
+            r->frames[0].function = nn;
+            r->nframes = 1;
+        }
     }
     return r->quality;
 }

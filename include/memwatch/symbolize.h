@@ -48,7 +48,9 @@ typedef struct mw_sym_result {
     int quality;            /* enum mw_sym_quality */
     const char *symbol;     /* ELF symbol containing the address (NULL if none) */
     uint64_t symbol_offset; /* address - symbol start */
-    unsigned nframes;       /* 0 unless quality == MW_SYMQ_DWARF (or a symbol gave 1) */
+    unsigned nframes;       /* 0 unless quality == MW_SYMQ_DWARF (or a symbol gave 1; or,
+                               with MW_SYMQ_NONE, 1 named after the nearest code symbol
+                               before the function that holds the address) */
     mw_sym_frame frames[MW_SYM_MAX_FRAMES];
 } mw_sym_result;
 
