@@ -31,6 +31,7 @@ static void usage(FILE *f)
             "  --db FILE           database to write (default: memwatch.db next to the inputs)\n"
             "  --json              print the summary as JSON\n"
             "  --top N             rows per table in the summary (default 10)\n"
+            "  --by VIEW           after the summary, a table by process, thread or region\n"
             "  --threshold W       latency threshold for precise samples, in the weight's unit\n"
             "                      (cycles); default: from the machine profile\n"
             "  --profile PATH      machine profile to take the threshold from\n"
@@ -201,6 +202,7 @@ int mw_cmd_report(int argc, char **argv)
     int json = 0, top = 10, quiet = 0, rc = 1, wait = 1, group = 0, all_runs = 0;
     const char *run_sel = NULL;
     char run[64] = "", inputs[PATH_MAX + 96];
+    const char *by = NULL;
     mw_report_opts o = {0};
     char **files = NULL;
     size_t n = 0;
@@ -214,7 +216,7 @@ int mw_cmd_report(int argc, char **argv)
         int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--db") ||
                     !strcmp(a, "--run") ||
                     !strcmp(a, "--top") || !strcmp(a, "--threshold") ||
-                    !strcmp(a, "--profile") || !strcmp(a, "--debug-dir");
+                    !strcmp(a, "--profile") || !strcmp(a, "--debug-dir") || !strcmp(a, "--by");
         if (takes && !val) {
             fprintf(stderr, "memwatch report: %s needs a value\n", a);
             rc = 2;
@@ -249,6 +251,14 @@ int mw_cmd_report(int argc, char **argv)
                     "summary goes to standard output); writing the database to %s\n",
                     a, val);
             out = argv[++i];
+        } else if (!strcmp(a, "--by")) {
+            by = argv[++i];
+            if (strcmp(by, "process") && strcmp(by, "thread") && strcmp(by, "region")) {
+                fprintf(stderr, "memwatch report: --by %s: expected process, thread or region\n",
+                        by);
+                rc = 2;
+                goto done;
+            }
         } else if (!strcmp(a, "--top")) {
             if (num_opt(a, argv[++i], 1, 1000000, 1, &d)) {
                 rc = 2;
@@ -388,6 +398,8 @@ int mw_cmd_report(int argc, char **argv)
                 refused);
     rc = 0;
     if (!quiet && mw_report_summary(out, stdout, json, top) != 0)
+        rc = 1;
+    if (!quiet && !json && by && mw_report_by(out, stdout, by, top) != 0)
         rc = 1;
 done:
     mw_db_swap_end(&sw);

@@ -59,6 +59,11 @@ MW_API int mw_report_ingest(const char *const *files, size_t nfiles, const mw_re
  * top: rows per table (0 = 10). */
 MW_API int mw_report_summary(const char *db_path, FILE *out, int json, int top);
 
+/* One text table of a database by "process", "thread" or "region": per row
+ * its time, share bandwidth-bound, samples, top function and top data object
+ * (report/summary_by.c). top: rows (0 = 10). -EINVAL for another view. */
+MW_API int mw_report_by(const char *db_path, FILE *out, const char *by, int top);
+
 #ifdef __cplusplus
 }
 #endif

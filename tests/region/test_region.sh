@@ -86,6 +86,22 @@ else:
 sys.exit(bad)
 EOF
     check "per-region JSON" $(( $? == 0 ))
+    # the views of --by
+    for v in region thread process; do
+        "$B/memwatch" report "$tmp/raw" --db "$tmp/db_$v" --by $v >"$tmp/by_$v.txt" 2>/dev/null
+        check "--by $v runs" $(( $? == 0 ))
+    done
+    for r in triad compute chase; do
+        grep -Eq "^  $r .* phase_$r " "$tmp/by_region.txt"
+        check "--by region: $r with its top function phase_$r" $(( $? == 0 ))
+    done
+    n=$(grep -c "(tid [0-9]*)" "$tmp/by_thread.txt")
+    check "--by thread: a row per thread ($n, at least $thr workers)" $(( n >= thr ))
+    grep -Eq "phase_(triad|compute|chase)" "$tmp/by_thread.txt"
+    check "--by thread: workers' top functions are phases" $(( $? == 0 ))
+    grep -Eq "^  [0-9]+ .*phases" "$tmp/by_process.txt"; check "--by process: the process" $(( $? == 0 ))
+    "$B/memwatch" report "$tmp/raw" --db "$tmp/db_x" --by nothing >/dev/null 2>&1
+    check "--by nothing refused (exit 2)" $(( $? == 2 ))
     "$B/memwatch" record -q -o "$tmp/rawu" -- "$U" $args >"$tmp/recu.txt"
     cmp -s "$tmp/alone.txt" "$tmp/recu.txt"; check "unmarked build under memwatch: same output" $(( $? == 0 ))
     "$B/memwatch" report "$tmp/rawu" -o "$tmp/dbu" --json >"$tmp/sumu.json" 2>/dev/null

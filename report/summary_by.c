@@ -1,0 +1,164 @@
+/*
+ * report/summary_by.c: mw_report_by, the per-process, per-thread and
+ * per-region views of `memwatch report --by` (docs/report.md): one row per
+ * process, thread or region with its time, share bandwidth-bound, samples,
+ * top function and top data object.
+ * May call: SQLite, libc. Writes only to the stream it is given.
+ * Threading: reentrant; opens its own read-only connection.
+ */
+#include <memwatch/report.h>
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+/* per view: the rows (key columns, then time_ns, measured_ns, bound_ns,
+ * samples), and the samples of one row (?1.. the row's keys) */
+static const char q_process[] =
+    "SELECT p.id, p.pid, COALESCE(p.cmdline, p.exe, ''),"
+    " COALESCE(p.t_end - p.t_start, 0),"
+    " (SELECT COALESCE(SUM(i.t_end - i.t_start), 0) FROM intervals i WHERE i.process_id = p.id"
+    "   AND i.flags & 2),"
+    " (SELECT COALESCE(SUM(i.t_end - i.t_start), 0) FROM intervals i WHERE i.process_id = p.id"
+    "   AND i.bw_bound = 1),"
+    " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id)"
+    " FROM processes p ORDER BY p.rank, p.pid, p.id LIMIT ?1";
+static const char w_process[] = "s.process_id = ?1";
+
+static const char q_thread[] =
+    "SELECT t.process_id, t.tid, p.pid || ' ' || COALESCE(t.name, ''),"
+    " COALESCE(t.t_end - t.t_start, 0), 0, 0,"
+    " (SELECT COUNT(*) FROM samples s WHERE s.process_id = t.process_id AND s.tid = t.tid)"
+    " FROM threads t JOIN processes p ON p.id = t.process_id"
+    " ORDER BY 7 DESC LIMIT ?1";
+static const char w_thread[] = "s.process_id = ?1 AND s.tid = ?2";
+
+static const char q_region[] =
+    "SELECT r.id, 0, r.name, SUM(sp.t_end - sp.t_start), SUM(sp.measured_ns),"
+    " SUM(sp.bound_ns),"
+    " (SELECT COUNT(*) FROM sample_regions sr WHERE sr.region_id = r.id)"
+    " FROM region_spans sp JOIN regions r ON r.id = sp.region_id"
+    " GROUP BY r.id ORDER BY 4 DESC LIMIT ?1";
+static const char w_region[] = "s.id IN (SELECT sample_id FROM sample_regions WHERE region_id = ?1)";
+
+static void top_of(sqlite3 *db, const char *where, int64_t k1, int64_t k2, char *fn, size_t fnn,
+                   char *obj, size_t objn, double *flagged_share)
+{
+    char sql[700];
+    sqlite3_stmt *s;
+    fn[0] = obj[0] = 0;
+    *flagged_share = -1;
+    snprintf(sql, sizeof sql,
+             "SELECT p.function, COUNT(*) AS n FROM samples s JOIN pcs p ON p.id = s.pc_id"
+             " WHERE %s AND s.source = (CASE WHEN EXISTS(SELECT 1 FROM samples WHERE"
+             " source='precise') THEN 'precise' ELSE 'timer' END)"
+             " GROUP BY p.function ORDER BY n DESC LIMIT 1",
+             where);
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, k1);
+        if (sqlite3_bind_parameter_count(s) >= 2)
+            sqlite3_bind_int64(s, 2, k2);
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+            snprintf(fn, fnn, "%s", (const char *)sqlite3_column_text(s, 0));
+    }
+    sqlite3_finalize(s);
+    snprintf(sql, sizeof sql,
+             "SELECT o.name, COUNT(*) AS n FROM samples s JOIN objects o ON o.id = s.object_id"
+             " WHERE %s GROUP BY o.id ORDER BY n DESC LIMIT 1",
+             where);
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, k1);
+        if (sqlite3_bind_parameter_count(s) >= 2)
+            sqlite3_bind_int64(s, 2, k2);
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+            snprintf(obj, objn, "%s", (const char *)sqlite3_column_text(s, 0));
+    }
+    sqlite3_finalize(s);
+    /* threads: the share of their timer samples that fell in flagged intervals */
+    snprintf(sql, sizeof sql,
+             "SELECT SUM(s.in_flagged), COUNT(*) FROM samples s WHERE %s AND s.source='timer'",
+             where);
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, k1);
+        if (sqlite3_bind_parameter_count(s) >= 2)
+            sqlite3_bind_int64(s, 2, k2);
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 1) > 0)
+            *flagged_share = (double)sqlite3_column_int64(s, 0) / (double)sqlite3_column_int64(s, 1);
+    }
+    sqlite3_finalize(s);
+}
+
+int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
+{
+    const char *q, *w, *title;
+    if (!by)
+        return -EINVAL;
+    if (!strcmp(by, "process")) {
+        q = q_process, w = w_process, title = "process";
+    } else if (!strcmp(by, "thread")) {
+        q = q_thread, w = w_thread, title = "thread";
+    } else if (!strcmp(by, "region")) {
+        q = q_region, w = w_region, title = "region";
+    } else {
+        return -EINVAL;
+    }
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return -EIO;
+    }
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, q, -1, &s, NULL) != SQLITE_OK) {
+        fprintf(out, "\nBy %s: not in this database (%s)\n", title, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return 0;
+    }
+    sqlite3_bind_int(s, 1, top > 0 ? top : 10);
+    fprintf(out, "\nBy %s (bound: share of the measured time in bandwidth-bound intervals;"
+                 " for threads, share of their timer samples in them)\n",
+            title);
+    fprintf(out, "  %-30s %11s %7s %8s  %-28s %s\n", title, "time", "bound", "samples",
+            "top function", "top object");
+    int rows = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        int64_t k1 = sqlite3_column_int64(s, 0), k2 = sqlite3_column_int64(s, 1);
+        char name[80];
+        const unsigned char *label = sqlite3_column_text(s, 2);
+        if (!strcmp(by, "process")) {
+            /* the command without its directory */
+            const char *cmd = label ? (const char *)label : "";
+            const char *sp = strchr(cmd, ' '), *sl = cmd;
+            for (const char *c = cmd; *c && (!sp || c < sp); c++)
+                if (*c == '/')
+                    sl = c + 1;
+            snprintf(name, sizeof name, "%lld %.60s", (long long)k2, sl);
+        }
+        else if (!strcmp(by, "thread"))
+            snprintf(name, sizeof name, "%.50s (tid %lld)", label ? (const char *)label : "",
+                     (long long)k2);
+        else
+            snprintf(name, sizeof name, "%.70s", label ? (const char *)label : "");
+        double t = (double)sqlite3_column_int64(s, 3), meas = (double)sqlite3_column_int64(s, 4),
+               bound = (double)sqlite3_column_int64(s, 5);
+        double n = (double)sqlite3_column_int64(s, 6);
+        char fn[256], obj[256], bs[16], ts[32];
+        double fl;
+        top_of(db, w, k1, k2, fn, sizeof fn, obj, sizeof obj, &fl);
+        if (meas > 0)
+            snprintf(bs, sizeof bs, "%.1f%%", 100 * bound / meas);
+        else if (!strcmp(by, "thread") && fl >= 0)
+            snprintf(bs, sizeof bs, "%.1f%%", 100 * fl);
+        else
+            snprintf(bs, sizeof bs, "-");
+        snprintf(ts, sizeof ts, "%.3f s", t / 1e9);
+        fprintf(out, "  %-30.30s %11s %7s %8.0f  %-28.28s %s\n", name, ts, bs, n,
+                fn[0] ? fn : "-", obj[0] ? obj : "-");
+        rows++;
+    }
+    if (!rows)
+        fprintf(out, "  none\n");
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return 0;
+}
