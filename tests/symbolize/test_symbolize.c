@@ -230,13 +230,27 @@ int main(void)
     MW_CHECK(ends_with(mw_symmod_debug_file(m), "mwsym_helper.debug"), "debug file %s",
              mw_symmod_debug_file(m) ? mw_symmod_debug_file(m) : "(null)");
 
-    /* stripped, no debug file anywhere: module + address, never a crash */
+    /* stripped, no debug file anywhere: no symbol, never a crash; the
+     * function is named after the nearest code symbol before it (or
+     * module@0xstart), one name for all its addresses */
     snprintf(path, sizeof path, "%s/mwsym_helper.stripped", MW_BUILD_DIR);
     mw_symmod *bare;
     mw_symbolizer_module(s, path, NULL, 0, &bare);
     mw_sym_result r;
     int q = mw_symmod_lookup(bare, pie.target + 4, &r);
-    MW_CHECK(q == MW_SYMQ_NONE && r.nframes == 0, "stripped without debug: quality %d", q);
+    MW_CHECK(q == MW_SYMQ_NONE && !r.symbol && r.nframes == 1 && r.frames[0].function &&
+                 (strstr(r.frames[0].function, "+0x") || strstr(r.frames[0].function, "@0x")),
+             "stripped without debug: quality %d, %u frames, %s", q, r.nframes,
+             r.nframes && r.frames[0].function ? r.frames[0].function : "(none)");
+    if (r.nframes == 1 && r.frames[0].function) {
+        char first[256];
+        snprintf(first, sizeof first, "%s", r.frames[0].function);
+        mw_sym_result r2;
+        mw_symmod_lookup(bare, pie.target + 8, &r2);
+        MW_CHECK(r2.nframes == 1 && !strcmp(r2.frames[0].function, first),
+                 "another address of the same function, the same name (%s, %s)", first,
+                 r2.nframes ? r2.frames[0].function : "(none)");
+    }
 
     /* stripped, debug file under <dir>/.build-id/xx/yyyy.debug */
     bl = build_id_of(path, bid);
