@@ -641,8 +641,12 @@ static void ctor_gpu(void)
     *slash = 0;
     char lib[PATH_MAX + 32];
     snprintf(lib, sizeof lib, "%s/libmemwatch_cuda.so", dir);
-    if (access(lib, R_OK) == 0)
+    if (access(lib, R_OK) == 0) {
         setenv("CUDA_INJECTION64_PATH", lib, 1);
+        /* NVTX ranges become regions (gpu/nvtx.c), unless another tool takes them */
+        if (!getenv("NVTX_INJECTION64_PATH"))
+            setenv("NVTX_INJECTION64_PATH", lib, 1);
+    }
 }
 
 static void ctor_attrs(void)

@@ -377,7 +377,7 @@ static int iv_cmp(const void *a, const void *b)
  * on its thread (for kernels: on any thread of the process) at its time;
  * once per region when a region nests in itself. */
 static int attribute(sqlite3 *db, const char *select, const char *insert, int64_t proc_id,
-                     rg_span *sp, size_t nsp, int by_thread)
+                     int64_t offset, rg_span *sp, size_t nsp, int by_thread)
 {
     sqlite3_stmt *q = NULL, *ins = NULL;
     int rc = -EIO;
@@ -388,6 +388,8 @@ static int attribute(sqlite3 *db, const char *select, const char *insert, int64_
         sqlite3_prepare_v2(db, insert, -1, &ins, NULL) != SQLITE_OK)
         goto out;
     sqlite3_bind_int64(q, 1, proc_id);
+    if (sqlite3_bind_parameter_count(q) >= 2)
+        sqlite3_bind_int64(q, 2, offset);
     size_t next = 0, nact = 0;
     uint32_t cur_tid = UINT32_MAX;
     while (sqlite3_step(q) == SQLITE_ROW) {
@@ -538,14 +540,27 @@ int mw_rgn_file_done(mw_rgn *g, sqlite3 *db, int64_t proc_id, uint64_t t_end)
                             "SELECT id, tid, time_ns FROM samples WHERE process_id=?"
                             " ORDER BY tid, time_ns",
                             "INSERT INTO sample_regions(sample_id, region_id) VALUES(?,?)",
-                            proc_id, sp.v, sp.n, 1)))
+                            proc_id, 0, sp.v, sp.n, 1)))
             goto out;
         qsort(sp.v, sp.n, sizeof *sp.v, span_global_cmp);
+        /* kernel times are CUPTI's: META gpu.clock pairs one with CLOCK_MONOTONIC */
+        int64_t off = 0;
+        if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE process_id=? AND"
+                                   " key='gpu.clock' ORDER BY rowid DESC LIMIT 1", -1, &s,
+                               NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(s, 1, proc_id);
+            unsigned long long ts = 0, mono = 0;
+            if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0) &&
+                sscanf((const char *)sqlite3_column_text(s, 0), "%llu %llu", &ts, &mono) == 2)
+                off = (int64_t)(mono - ts);
+        }
+        sqlite3_finalize(s);
+        s = NULL;
         if ((rc = attribute(db,
-                            "SELECT id, 0, start_ns FROM gpu_kernels WHERE process_id=?"
+                            "SELECT id, 0, start_ns + ?2 FROM gpu_kernels WHERE process_id=?1"
                             " ORDER BY start_ns",
                             "INSERT INTO gpu_kernel_regions(kernel_id, region_id) VALUES(?,?)",
-                            proc_id, sp.v, sp.n, 0)))
+                            proc_id, off, sp.v, sp.n, 0)))
             goto out;
     }
     /* notes */
