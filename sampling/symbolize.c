@@ -54,6 +54,9 @@ struct mw_symmod {
     int fsyms_loaded;
     fnear *fn;                    /* names made for functions without a symbol, by start */
     size_t nfn, capfn;
+    uint64_t *fde;                /* function starts from .eh_frame_hdr's table, sorted */
+    size_t nfde;
+    int fde_loaded;
 };
 
 struct mw_symbolizer {
@@ -104,6 +107,7 @@ void mw_symbolizer_free(mw_symbolizer *s)
         free(m->debug_file);
         free(m->dsyms);
         free(m->fsyms);
+        free(m->fde);
         for (size_t i = 0; i < m->nfn; i++)
             free(m->fn[i].name);
         free(m->fn);
@@ -278,6 +282,51 @@ static void load_fsyms(mw_symmod *m)
     qsort(m->fsyms, m->nfsyms, sizeof *m->fsyms, dsym_cmp);
 }
 
+/* Function starts from the binary search table of .eh_frame_hdr (kept by
+ * strip): each FDE's initial location. Only the table encoding GNU ld writes
+ * (DW_EH_PE_datarel | DW_EH_PE_sdata4, relative to the section) is read; with
+ * another, or none, the caller falls back to the CFI row holding the address. */
+static void load_fde(mw_symmod *m)
+{
+    m->fde_loaded = 1;
+    GElf_Addr bias = 0;
+    Elf *e = dwfl_module_getelf(m->mod, &bias);
+    size_t shstr;
+    if (!e || elf_getshdrstrndx(e, &shstr) != 0)
+        return;
+    for (Elf_Scn *scn = elf_nextscn(e, NULL); scn; scn = elf_nextscn(e, scn)) {
+        GElf_Shdr sh;
+        const char *nm;
+        if (!gelf_getshdr(scn, &sh) || !(nm = elf_strptr(e, shstr, sh.sh_name)) ||
+            strcmp(nm, ".eh_frame_hdr"))
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        if (!d || !d->d_buf || d->d_size < 12)
+            return;
+        const unsigned char *b = d->d_buf;
+        /* version 1; eh_frame_ptr_enc; fde_count_enc udata4; table_enc datarel|sdata4 */
+        if (b[0] != 1 || b[2] != 0x03 || b[3] != 0x3b)
+            return;
+        size_t off = 4 + ((b[1] & 0x0f) == 0x0b || (b[1] & 0x0f) == 0x03 ? 4 : 8);
+        if (off + 4 > d->d_size)
+            return;
+        uint32_t n;
+        memcpy(&n, b + off, 4);
+        off += 4;
+        if (n == 0 || (d->d_size - off) / 8 < n)
+            return;
+        m->fde = malloc(n * sizeof *m->fde);
+        if (!m->fde)
+            return;
+        for (uint32_t i = 0; i < n; i++) {
+            int32_t loc;
+            memcpy(&loc, b + off + 8 * (size_t)i, 4);
+            m->fde[m->nfde++] = sh.sh_addr + (int64_t)loc;
+        }
+        return; /* sorted by the linker (a binary search table) */
+    }
+}
+
 /* The name of the function that holds a, for an address no symbol covers
  * (a stripped library's internal function): one name per function, so that
  * its addresses make one row. The function's start comes from the call frame
@@ -287,10 +336,26 @@ static const char *nearest_name(mw_symmod *m, uint64_t a)
 {
     uint64_t start = a;
     int have_start = 0;
+    if (!m->fde_loaded)
+        load_fde(m);
+    if (m->nfde) {
+        size_t lo = 0, hi = m->nfde;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (m->fde[mid] <= a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo) {
+            start = m->fde[lo - 1];
+            have_start = 1;
+        }
+    }
     Dwarf_Addr bias = 0;
-    Dwarf_CFI *cfi = dwfl_module_eh_cfi(m->mod, &bias);
+    Dwarf_CFI *cfi = have_start ? NULL : dwfl_module_eh_cfi(m->mod, &bias);
     Dwarf_Frame *fr = NULL;
-    if (!cfi)
+    if (!cfi && !have_start)
         cfi = dwfl_module_dwarf_cfi(m->mod, &bias);
     if (cfi && dwarf_cfi_addrframe(cfi, a - bias, &fr) == 0) {
         Dwarf_Addr s0 = 0, e0 = 0;
