@@ -11,6 +11,7 @@
  * tests/preload/test_cli_check.sh holds both to one table.
  */
 #include "cli.h"
+#include "text.h" /* report/ */
 
 #include <ctype.h>
 #include <errno.h>
@@ -275,6 +276,11 @@ int mw_cli_check_env(const char *var, const char *v, const char **expect)
         *expect = "0 or 1";
         return boolean(v);
     }
+    if (!strcmp(var, "MEMWATCH_RUN_ID")) {
+        *expect = "up to 63 letters, digits, '.', '_', '-'";
+        size_t l = strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+        return v[l] || l >= 64 ? -1 : 0;
+    }
     if (!strcmp(var, "MEMWATCH_PROBE_SHARE")) {
         *expect = "0, 1 or an absolute directory";
         return v[0] == '/' || !boolean(v) ? 0 : -1;
@@ -310,50 +316,7 @@ int mw_cli_check_environment(const char *cmd)
     return bad ? -1 : 0;
 }
 
-/* Control characters and bytes that are not UTF-8 as \xNN, backslash as \\:
- * what a program's name or arguments print to a terminal, so that escape
- * sequences in them never reach it. */
 size_t mw_cli_escape(const char *s, char *out, size_t n)
 {
-    size_t o = 0;
-    if (!n)
-        return 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        char tmp[8];
-        size_t k = 0, adv = 1;
-        unsigned c = *p;
-        size_t ul = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-                  : (c & 0xf8) == 0xf0 ? 4 : 0;
-        int valid = ul > 0;
-        for (size_t i = 1; valid && i < ul; i++)
-            if ((p[i] & 0xc0) != 0x80)
-                valid = 0;
-        if (valid && ul == 2 && c < 0xc2)
-            valid = 0; /* overlong */
-        if (valid && ul == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0)))
-            valid = 0; /* overlong, surrogate */
-        if (valid && ul == 4 && ((c == 0xf0 && p[1] < 0x90) || c > 0xf4 || (c == 0xf4 && p[1] >= 0x90)))
-            valid = 0;
-        if (c == '\\') {
-            k = (size_t)snprintf(tmp, sizeof tmp, "\\\\");
-        } else if (!valid || c < 0x20 || c == 0x7f ||
-                   (ul == 2 && c == 0xc2 && p[1] < 0xa0)) { /* C1 controls */
-            if (ul == 2 && valid)
-                adv = 2, k = (size_t)snprintf(tmp, sizeof tmp, "\\u%04x", p[1]);
-            else
-                k = (size_t)snprintf(tmp, sizeof tmp, "\\x%02x", c);
-        } else {
-            adv = ul;
-            memcpy(tmp, p, ul);
-            k = ul;
-        }
-        if (o + k >= n)
-            break;
-        memcpy(out + o, tmp, k);
-        o += k;
-        p += adv;
-    }
-    out[o] = 0;
-    return o;
+    return mw_text_escape(s, out, n);
 }

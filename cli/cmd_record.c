@@ -622,8 +622,8 @@ int mw_cmd_record(int argc, char **argv)
         }
     }
     if (i >= argc) {
-        fprintf(stderr, "memwatch record: no program given\n");
-        rec_usage(stderr);
+        fprintf(stderr, "memwatch record: no program given (memwatch record [options] -- program "
+                        "[args...])\n");
         return 2;
     }
     char **prog = argv + i;
@@ -669,6 +669,10 @@ int mw_cmd_record(int argc, char **argv)
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);
+    if (out && !*out) {
+        fprintf(stderr, "memwatch record: -o: an empty name is not a directory\n");
+        return 2;
+    }
     if (!out)
         out = getenv("MEMWATCH_DIR");
     if (!out || !*out) {

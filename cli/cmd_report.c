@@ -46,6 +46,17 @@ static void usage(FILE *f)
             "  -q, --quiet         no progress, no summary (database only)\n");
 }
 
+/* A name as the terminal may see it (control characters escaped: a file
+ * name in a directory can hold any byte); lives until 4 more calls. */
+static const char *esc(const char *s)
+{
+    static char buf[4][2 * PATH_MAX];
+    static unsigned k;
+    char *b = buf[k++ % 4];
+    mw_cli_escape(s, b, sizeof buf[0]);
+    return b;
+}
+
 /* A number option: the whole value, in [lo, hi]; else one line and -1. */
 static int num_opt(const char *opt, const char *v, double lo, double hi, int integer, double *out)
 {
@@ -54,7 +65,7 @@ static int num_opt(const char *opt, const char *v, double lo, double hi, int int
     double d = strtod(v, &end);
     if (end == v || *end || errno || !(d >= lo && d <= hi) || (integer && d != (double)(long)d)) {
         fprintf(stderr, "memwatch report: %s '%s' is invalid: expected %s from %g to %g\n", opt,
-                v, integer ? "a whole number" : "a number", lo, hi);
+                esc(v), integer ? "a whole number" : "a number", lo, hi);
         return -1;
     }
     *out = d;
@@ -165,7 +176,7 @@ static int add_dir(const char *dir, char ***files, size_t *n, unsigned *refused)
         snprintf(path, pl, "%s/%s", dir, e->d_name);
         char why[160];
         if (mw_raw_check(path, why, sizeof why)) {
-            fprintf(stderr, "memwatch report: %s: %s; left out\n", path, why);
+            fprintf(stderr, "memwatch report: %s: %s; left out\n", esc(path), why);
             (*refused)++;
             free(path);
             continue;
@@ -243,6 +254,11 @@ int mw_cmd_report(int argc, char **argv)
             run_sel = argv[++i];
         } else if (!strcmp(a, "--db")) {
             out = argv[++i];
+            if (!*out) {
+                fprintf(stderr, "memwatch report: --db: an empty file name\n");
+                rc = 2;
+                goto done;
+            }
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             /* the old spelling: -o is a directory for record, so report's
              * database is --db now */
@@ -283,13 +299,13 @@ int mw_cmd_report(int argc, char **argv)
             o.debug_dirs = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "memwatch report: unknown option '%s' ('memwatch report --help' lists "
-                            "them)\n", a);
+                            "them)\n", esc(a));
             rc = 2;
             goto done;
         } else {
             struct stat st;
             if (stat(a, &st) < 0) {
-                fprintf(stderr, "memwatch report: %s: %s\n", a, strerror(errno));
+                fprintf(stderr, "memwatch report: %s: %s\n", esc(a), strerror(errno));
                 rc = 2;
                 goto done;
             }
@@ -298,7 +314,7 @@ int mw_cmd_report(int argc, char **argv)
                 unsigned ref0 = refused;
                 add_dir(a, &files, &n, &refused);
                 if (n == before) {
-                    fprintf(stderr, "memwatch report: %s holds no %s.mwr files\n", a,
+                    fprintf(stderr, "memwatch report: %s holds no %s.mwr files\n", esc(a),
                             refused > ref0 ? "usable " : "");
                     rc = 2;
                     goto done;
@@ -310,7 +326,7 @@ int mw_cmd_report(int argc, char **argv)
             } else {
                 char why[160];
                 if (mw_raw_check(a, why, sizeof why)) {
-                    fprintf(stderr, "memwatch report: %s: %s\n", a, why);
+                    fprintf(stderr, "memwatch report: %s: %s\n", esc(a), why);
                     rc = 2;
                     goto done;
                 }
@@ -354,7 +370,7 @@ int mw_cmd_report(int argc, char **argv)
         int e = mw_db_swap_begin(&sw, out, wait, quiet ? NULL : waiting, why, sizeof why);
         if (e) {
             fprintf(stderr, "memwatch report: %s: %s\n", out, why);
-            rc = e == -EEXIST ? 2 : 1;
+            rc = e == -EWOULDBLOCK ? 1 : 2; /* busy; else the database named is unusable */
             goto done;
         }
     }

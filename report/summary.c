@@ -11,9 +11,12 @@
 #include <memwatch/report.h>
 
 #include "region.h"
+#include "text.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +46,15 @@ static cJSON *rows(sqlite3 *db, const char *sql, int top)
             case SQLITE_FLOAT:
                 cJSON_AddNumberToObject(o, name, sqlite3_column_double(s, i));
                 break;
-            case SQLITE_TEXT:
-                cJSON_AddStringToObject(o, name, (const char *)sqlite3_column_text(s, i));
+            case SQLITE_TEXT: {
+                /* valid UTF-8 whatever the program's arguments or paths held:
+                 * the JSON stays valid */
+                const char *t = (const char *)sqlite3_column_text(s, i);
+                char *u = mw_text_is_utf8(t) ? NULL : mw_text_utf8(t);
+                cJSON_AddStringToObject(o, name, u ? u : t);
+                free(u);
                 break;
+            }
             default:
                 break;
             }
@@ -61,10 +70,19 @@ static double num(const cJSON *o, const char *k)
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
+/* A string of the summary as the text output shows it: control characters
+ * escaped (a program's arguments may hold terminal escape sequences). The
+ * result lives until 16 more calls. */
 static const char *str(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
+    if (!cJSON_IsString(v))
+        return NULL;
+    static _Thread_local char buf[16][2048];
+    static _Thread_local unsigned next;
+    char *b = buf[next++ % 16];
+    mw_text_escape(v->valuestring, b, sizeof buf[0]);
+    return b;
 }
 
 static int64_t scalar(sqlite3 *db, const char *sql)
@@ -75,6 +93,82 @@ static int64_t scalar(sqlite3 *db, const char *sql)
         v = sqlite3_column_int64(s, 0);
     sqlite3_finalize(s);
     return v;
+}
+
+int mw_report_saturation_seen(const char *profile_path, const char *lat_method)
+{
+    if (!profile_path || !*profile_path || !lat_method || !*lat_method)
+        return -1;
+    FILE *f = fopen(profile_path, "rb");
+    if (!f)
+        return -1;
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
+    char chunk[8192];
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && len < (16u << 20)) {
+        if (len + n + 1 > cap) {
+            size_t nc = (len + n + 1) * 2;
+            char *nb = realloc(buf, nc);
+            if (!nb)
+                break;
+            buf = nb;
+            cap = nc;
+        }
+        memcpy(buf + len, chunk, n);
+        len += n;
+    }
+    fclose(f);
+    if (!buf)
+        return -1;
+    buf[len] = 0;
+    cJSON *root = cJSON_Parse(buf);
+    free(buf);
+    int seen = -1;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(root, "methods"))
+    {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(m, "name");
+        const cJSON *sat = cJSON_GetObjectItemCaseSensitive(m, "saturated");
+        if (cJSON_IsString(nm) && !strcmp(nm->valuestring, lat_method) && cJSON_IsBool(sat))
+            seen = cJSON_IsTrue(sat);
+    }
+    cJSON_Delete(root);
+    return seen;
+}
+
+/* Whether the machine profile the run used saw memory saturate when it
+ * validated the latency method in use (META profile "PATH (created T)"):
+ * when it did not, a share of 0 % cannot tell "not bound" from "not
+ * detectable here". 1, 0, or -1 when unknown (no profile, uncalibrated). */
+static int run_saturation_seen(sqlite3 *db)
+{
+    sqlite3_stmt *s;
+    int seen = -1;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT (SELECT value FROM meta WHERE key='profile' LIMIT 1),"
+                           " (SELECT lat_method FROM intervals WHERE lat_method != '' LIMIT 1)",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0) && sqlite3_column_text(s, 1)) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s", (const char *)sqlite3_column_text(s, 0));
+        char *c = strstr(path, " (created ");
+        if (c && path[0] == '/') {
+            *c = 0;
+            seen = mw_report_saturation_seen(path, (const char *)sqlite3_column_text(s, 1));
+        }
+    }
+    sqlite3_finalize(s);
+    return seen;
+}
+
+/* "SIGSEGV" for 11: the signal's name as the user knows it. */
+static const char *signame(int sig)
+{
+    const char *a = sigabbrev_np(sig);
+    static _Thread_local char buf[24];
+    snprintf(buf, sizeof buf, "SIG%s", a ? a : "?");
+    return buf;
 }
 
 /* The timeline: share of each column's time covered by flagged intervals. */
@@ -164,6 +258,29 @@ static cJSON *collect(sqlite3 *db, int top)
              " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id) AS samples"
              " FROM processes p ORDER BY rank, pid, p.id",
              top));
+    const cJSON *pr;
+    cJSON_ArrayForEach(pr, cJSON_GetObjectItem(root, "processes"))
+    {
+        cJSON *p = (cJSON *)pr;
+        if (!num(p, "clean_exit")) {
+            cJSON_AddStringToObject(p, "ended", "no trailer: killed (SIGKILL), cut short or "
+                                                "still running");
+        } else if (num(p, "exit_status") < 0) {
+            int sig = (int)-num(p, "exit_status");
+            char e[64];
+            snprintf(e, sizeof e, "killed by %s", signame(sig));
+            cJSON_AddStringToObject(p, "ended", e);
+            cJSON_AddNumberToObject(p, "signal", sig);
+            cJSON_AddStringToObject(p, "signal_name", signame(sig));
+        } else {
+            char e[48];
+            snprintf(e, sizeof e, "exited with status %.0f", num(p, "exit_status"));
+            cJSON_AddStringToObject(p, "ended", e);
+        }
+    }
+    cJSON_AddNumberToObject(root, "precise_samples",
+                            (double)scalar(db, "SELECT COUNT(*) FROM samples WHERE"
+                                               " source='precise'"));
     cJSON_AddItemToObject(root, "samples",
                           rows(db,
                                "SELECT source, COUNT(*) AS samples, SUM(in_flagged) AS"
@@ -183,6 +300,16 @@ static cJSON *collect(sqlite3 *db, int top)
     cJSON_AddNumberToObject(bw, "time_ns", (double)tot);
     cJSON_AddNumberToObject(bw, "flagged_ns", (double)fl);
     cJSON_AddNumberToObject(bw, "share", tot > 0 ? (double)fl / (double)tot : 0);
+    /* false: the profile's validation never saw memory saturate, so a low
+     * share cannot be told from "not detectable here" */
+    int seen = run_saturation_seen(db);
+    if (seen >= 0)
+        cJSON_AddBoolToObject(bw, "detectable", seen);
+    if (seen == 0)
+        cJSON_AddStringToObject(bw, "note",
+                                "not detectable here: the machine profile's calibration could "
+                                "not saturate memory, so intervals that were bandwidth-bound "
+                                "may not be flagged (false negatives cannot be judged)");
     int64_t t0 = scalar(db, "SELECT MIN(t_start) FROM intervals"),
             t1 = scalar(db, "SELECT MAX(t_end) FROM intervals");
     cJSON_AddNumberToObject(bw, "t_start", (double)t0);
@@ -300,8 +427,9 @@ static void render_text(FILE *f, const cJSON *root)
             str(run, "inputs") ? str(run, "inputs") : "?");
     const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "processes"), 0);
     const cJSON *tsrc = p0 && str(p0, "threshold_source") ? p0 : run;
-    fprintf(f, "precise-sample latency threshold: %.0f cycles (%s)\n", num(tsrc, "threshold"),
-            str(tsrc, "threshold_source") ? str(tsrc, "threshold_source") : "?");
+    if (num(root, "precise_samples") > 0) /* only where the machine had precise sampling */
+        fprintf(f, "precise-sample latency threshold: %.0f cycles (%s)\n", num(tsrc, "threshold"),
+                str(tsrc, "threshold_source") ? str(tsrc, "threshold_source") : "?");
     fprintf(f, "\nProcesses\n");
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "processes"))
     {
@@ -311,27 +439,27 @@ static void render_text(FILE *f, const cJSON *root)
             fprintf(f, " rank %-4.0f", num(r, "rank"));
         if (str(r, "hostname"))
             fprintf(f, " %s", str(r, "hostname"));
-        fprintf(f, " %s  %.2f s, %.0f threads, %.0f samples, %s",
-                str(r, "cmdline") ? str(r, "cmdline") : str(r, "exe") ? str(r, "exe") : "",
-                dur > 0 ? dur / 1e9 : 0, num(r, "threads"), num(r, "samples"),
-                num(r, "clean_exit") ? "ended normally" : "no trailer");
-        if (num(r, "clean_exit"))
-            fprintf(f, " (exit %.0f)", num(r, "exit_status"));
-        fprintf(f, "\n");
+        fprintf(f, " %s  %.2f s,", str(r, "cmdline") ? str(r, "cmdline") : str(r, "exe") ? str(r, "exe") : "",
+                dur > 0 ? dur / 1e9 : 0);
+        if (num(r, "threads") > 0)
+            fprintf(f, " %.0f thread%s,", num(r, "threads"), num(r, "threads") == 1 ? "" : "s");
+        fprintf(f, " %.0f samples, %s\n", num(r, "samples"), str(r, "ended") ? str(r, "ended") : "?");
         const char *st = str(r, "status");
         if (st && strcmp(st, "ok"))
             fprintf(f, "    %s: %s\n", base(str(r, "file")), st);
     }
     fprintf(f, "  samples:");
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "samples"))
-        fprintf(f, " %s %.0f (%.0f in flagged intervals, %.0f selected)", str(r, "source"),
-                num(r, "samples"), num(r, "in_flagged"), num(r, "selected"));
+        fprintf(f, " %s %.0f (%.0f in flagged intervals, %.0f of them naming code and data)",
+                str(r, "source"), num(r, "samples"), num(r, "in_flagged"), num(r, "selected"));
     fprintf(f, "\n");
 
     const cJSON *bw = cJSON_GetObjectItem(root, "bandwidth");
-    fprintf(f, "\nBandwidth-bound: %.1f%% of %.2f s measured (%.0f of %.0f intervals flagged)\n",
+    fprintf(f, "\nBandwidth-bound: %.1f%% of %.2f s measured (%.0f of %.0f intervals flagged)%s\n",
             100 * num(bw, "share"), num(bw, "time_ns") / 1e9, num(bw, "flagged_intervals"),
-            num(bw, "intervals"));
+            num(bw, "intervals"), str(bw, "note") ? "; not detectable here" : "");
+    if (str(bw, "note"))
+        fprintf(f, "  note: %s\n", str(bw, "note"));
     if (num(bw, "uncalibrated_intervals"))
         fprintf(f, "  note: %.0f intervals used memwatch's default threshold (no machine "
                    "profile: run 'memwatch calibrate')\n",

@@ -64,6 +64,11 @@ MW_API int mw_report_summary(const char *db_path, FILE *out, int json, int top);
  * (report/summary_by.c). top: rows (0 = 10). -EINVAL for another view. */
 MW_API int mw_report_by(const char *db_path, FILE *out, const char *by, int top);
 
+/* Whether the machine profile at profile_path saw memory saturate when it
+ * validated latency method lat_method (its "saturated"): 1 yes, 0 no (a
+ * share of time bandwidth-bound is then "not detectable here"), -1 unknown. */
+MW_API int mw_report_saturation_seen(const char *profile_path, const char *lat_method);
+
 #ifdef __cplusplus
 }
 #endif

@@ -58,6 +58,10 @@ TABLE
 outs=(/etc/passwd "$tmp/passwd/sub")
 [ $ro_ok = 1 ] && outs+=("$tmp/ro/sub" "$tmp/ro") || echo "note: no read-only directory here (root without mount): that case is not run"
 cp /etc/passwd "$tmp/passwd"
+out=$("$mw" record -o "" -- touch "$tmp/marker" 2>&1); rc=$?
+[ $rc = 2 ] && [ ! -e marker ] && echo "ok: -o '' -> 2" || bad "-o '' -> $rc: $out"
+out=$("$mw" record -o "$tmp/out" -- 2>&1); rc=$?
+[ $rc = 2 ] && [ "$(grep -c . <<<"$out")" = 1 ] && echo "ok: no program -> 2, one line" || bad "no program -> $rc: $out"
 for o in "${outs[@]}"; do
   rm -f marker
   out=$("$mw" record -o "$o" -- touch "$tmp/marker" 2>&1)
@@ -111,6 +115,8 @@ MEMWATCH_PRECISE | on | 0
 MEMWATCH_LDLAT | 2 | 0
 MEMWATCH_LDLAT | 100 | 1
 MEMWATCH_GROUP_READABLE | 2 | 0
+MEMWATCH_RUN_ID | a b | 0
+MEMWATCH_RUN_ID | nightly-3 | 1
 TABLE
 
 # once per tree: a bad variable, a program that starts three more processes

@@ -42,6 +42,9 @@ done <<'TABLE'
 @/run --threshold 0                | 2 | --threshold '0' is invalid
 @/run --threshold 1e999            | 2 | --threshold '1e999' is invalid
 @/run --profile @/nonexistent.json | 2 | No such file or directory
+@/run --db                         | 2 | --db needs a value
+@/run --db @/nonexistent/x.db      | 2 | nonexistent: No such file or directory
+@/run --top 0                      | 2 | --top '0' is invalid
 @/nonexistent                      | 2 | No such file or directory
 @/empty                            | 2 | holds no .mwr files
 @/run                              | 0 | Bandwidth-bound: 50.0%

@@ -1,0 +1,65 @@
+# bash completion for memwatch (installed as
+# /usr/share/bash-completion/completions/memwatch)
+_memwatch()
+{
+    local cur prev cmd
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    if [ "$COMP_CWORD" -eq 1 ]; then
+        COMPREPLY=($(compgen -W "probe calibrate record report prefetch --help --version" -- "$cur"))
+        return
+    fi
+    cmd=${COMP_WORDS[1]}
+    local i
+    for ((i = 2; i < COMP_CWORD; i++)); do
+        if [ "$cmd" = record ] && [ "${COMP_WORDS[i]}" = -- ]; then
+            # the program and its arguments
+            if [ $((i + 1)) -eq "$COMP_CWORD" ]; then
+                COMPREPLY=($(compgen -c -- "$cur"))
+            else
+                COMPREPLY=($(compgen -f -- "$cur"))
+            fi
+            return
+        fi
+    done
+    case "$cmd:$prev" in
+    record:-o | record:--output | calibrate:--plot)
+        COMPREPLY=($(compgen -d -- "$cur"))
+        return ;;
+    record:-m | record:--method)
+        COMPREPLY=($(compgen -W "auto probe_lat none lmrl l1_miss_lat imc_cas ocr_dram amd_umc amd_df" -- "$cur"))
+        return ;;
+    *:--profile | *:--json | report:--db | report:-o)
+        COMPREPLY=($(compgen -f -- "$cur"))
+        return ;;
+    calibrate:--bench)
+        COMPREPLY=($(compgen -W "triad sweep ladder loaded mlp all" -- "$cur"))
+        return ;;
+    calibrate:--isa)
+        COMPREPLY=($(compgen -W "auto avx512 avx2 sse2 scalar" -- "$cur"))
+        return ;;
+    record:-i | record:--interval | record:-F | record:--rate | record:-a | \
+    record:--alloc-threshold | record:--threshold-ns | report:--top | report:--threshold | \
+    report:--run | calibrate:--threads | calibrate:--repeats | calibrate:--duration)
+        return ;;
+    esac
+    local opts=""
+    case "$cmd" in
+    probe) opts="--json --sysfs-root --proc-root --dev-root --help" ;;
+    calibrate) opts="--quick --bench --threads --triad-size --repeats --isa --free-running
+                     --max-delay --duration --ladder-max --mlp-chains --json --no-json --plot
+                     --progress --no-progress --profile --no-validate --gpu --help" ;;
+    record) opts="-o --output -i --interval -F --rate -m --method -a --alloc-threshold
+                  --threshold-ns --profile --no-follow --group-readable -q --quiet
+                  -v --verbose --help --" ;;
+    report) opts="--db --json --top --run --all-runs --threshold --profile --debug-dir
+                  --no-symbols --no-wait --group-readable -q --quiet --help" ;;
+    prefetch) opts="--show --off --on --restore --msr-dir --state --uarch --help" ;;
+    esac
+    if [[ "$cur" == -* ]]; then
+        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+    elif [ "$cmd" = report ]; then
+        COMPREPLY=($(compgen -f -X '!*.mwr' -- "$cur") $(compgen -d -- "$cur"))
+    fi
+}
+complete -F _memwatch memwatch

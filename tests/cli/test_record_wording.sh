@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# tests/cli/test_record_wording.sh: what record and report say is true.
+#   - a process killed by SIGSEGV is "killed by SIGSEGV" (record's line, the
+#     report's text; JSON: signal 11, signal_name SIGSEGV), not "ended
+#     normally (exit -11)";
+#   - lines that do not apply are left out: no precise-sample threshold where
+#     no precise sample was taken, no "0 threads";
+#   - a machine profile whose calibration could not saturate memory makes
+#     the bandwidth-bound share "not detectable here" (text and JSON); one
+#     that did saturate does not;
+#   - an argument holding terminal escape codes prints escaped (no ESC byte
+#     reaches the terminal), and non-UTF-8 arguments give valid UTF-8 JSON.
+set -u
+B=${MW_BUILD_DIR:?}
+mw=$B/memwatch
+[ -x "$mw" ] && [ -f "$B/libmemwatch.so" ] || { echo "SKIP: memwatch or libmemwatch.so not built"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 (to check JSON) not installed"; exit 77; }
+tmp=$(mktemp -d /tmp/mw_record_wording.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+fail=0
+bad() { echo "FAILED: $*"; fail=1; }
+jget() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
+
+# SIGSEGV
+"$mw" record -o segv -- /bin/sh -c 'kill -SEGV $$' 2>segv.err
+rc=$?
+[ $rc = 139 ] || bad "exit status $rc for SIGSEGV (want 139)"
+grep -q "was killed by SIGSEGV (signal 11)" segv.err && echo "ok: record names SIGSEGV" || bad "record: $(cat segv.err)"
+"$mw" report segv >segv.txt 2>/dev/null || bad "report segv"
+"$mw" report segv --json >segv.json 2>/dev/null || bad "report segv --json"
+grep -q "killed by SIGSEGV" segv.txt && echo "ok: report text names SIGSEGV" || bad "report text: $(grep -A3 '^Processes' segv.txt)"
+grep -q "ended normally\|exit -11" segv.txt && bad "report text still says ended normally / exit -11"
+s=$(jget segv.json "[(p.get('signal'), p.get('signal_name')) for p in d['processes']]")
+[ "$s" = "[(11, 'SIGSEGV')]" ] && echo "ok: JSON signal 11 SIGSEGV" || bad "JSON processes: $s"
+
+# lines that do not apply
+np=$(jget segv.json "d['precise_samples']")
+if [ "$np" = 0 ]; then
+  grep -q "precise-sample latency threshold" segv.txt && bad "precise threshold printed without precise samples" ||
+    echo "ok: no precise-sample line without precise samples"
+else
+  grep -q "precise-sample latency threshold" segv.txt || bad "no precise threshold line with $np precise samples"
+fi
+grep -q " 0 threads" segv.txt && bad "'0 threads' printed"
+
+# not detectable here: a profile whose validation saw no saturation
+for sat in false true; do
+  printf '%s\n' '{"schema": "memwatch-profile", "version": 1, "identity": "mw-test-machine",' \
+    '"created": "2026-01-01T00:00:00Z", "tsc_hz": 2e9, "peak_bw": 5e10,' \
+    '"idle_latency_ns": 100, "lat_method": "probe_lat", "lat_threshold_ns": 100000,' \
+    '"bw_method": "", "bw_factor": 1, "methods": [{"name": "probe_lat", "verdict": "accurate",' \
+    "\"reason\": \"test\", \"threshold_ns\": 100000, \"saturated\": $sat}]}" >prof.json
+  MEMWATCH_MACHINE=mw-test-machine "$mw" record -q -o "sat$sat" --profile "$tmp/prof.json" -- \
+    /bin/sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done' || bad "record with profile ($sat)"
+  "$mw" report "sat$sat" >"sat$sat.txt" 2>/dev/null
+  "$mw" report "sat$sat" --json >"sat$sat.json" 2>/dev/null
+  d=$(jget "sat$sat.json" "d['bandwidth'].get('detectable')")
+  if [ $sat = false ]; then
+    grep -q "^Bandwidth-bound: .*; not detectable here" "sat$sat.txt" && [ "$d" = False ] &&
+      echo "ok: unsaturated profile: not detectable here" || bad "unsaturated profile: detectable=$d: $(grep -A1 '^Bandwidth' "sat$sat.txt")"
+  else
+    ! grep -q "not detectable" "sat$sat.txt" && [ "$d" = True ] &&
+      echo "ok: saturated profile: no caveat" || bad "saturated profile: detectable=$d"
+  fi
+done
+
+# escape codes and non-UTF-8 bytes in arguments
+esc=$'\e[31mRED\e[0m'
+"$mw" record -o esc -- /bin/sh -c 'exit 0' "$esc" $'\xff\xfe-not-utf8' 2>esc.err >/dev/null
+"$mw" report esc >esc.txt 2>&1
+"$mw" report esc --json >esc.json 2>/dev/null
+if grep -q $'\e' esc.txt esc.err; then bad "an ESC byte reached the terminal: $(grep -a $'\e' esc.txt | cat -v)"; fi
+grep -qF '\x1b[31mRED' esc.txt && echo "ok: escape codes printed escaped" || bad "escaped argument not shown: $(grep -A2 '^Processes' esc.txt)"
+python3 -c "import json,sys; json.loads(open(sys.argv[1],'rb').read().decode('utf-8', 'strict'))" esc.json &&
+  echo "ok: JSON valid UTF-8" || bad "JSON not valid UTF-8"
+exit $fail
