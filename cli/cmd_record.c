@@ -29,6 +29,7 @@
 #include <memwatch/perf.h>
 #include <memwatch/probe_lat.h>
 #include <memwatch/profile.h>
+#include <memwatch/report.h>
 
 #include <dirent.h>
 #include <pthread.h>
@@ -204,6 +205,7 @@ struct rec_sum {
     double ns_measured, ns_bound;
     uint64_t samples, lost, dropped, alloc_dropped;
     int uncalibrated;
+    char lat_method[16]; /* of the first interval with a latency measurement */
 };
 
 /* What the status file (MEMWATCH_STATUS, preload/status.c) says: the first
@@ -347,6 +349,8 @@ static void rec_read_file(const char *path, const char *run, struct rec_sum *s)
                 }
                 if (iv.flags & MWR_IV_UNCALIBRATED)
                     s->uncalibrated = 1;
+                if (!s->lat_method[0])
+                    memcpy(s->lat_method, iv.lat_method, sizeof s->lat_method - 1);
             }
             s->iv_n++;
         } else if (r.type == MWR_TRAILER && pl >= sizeof(mwr_trailer)) {
@@ -409,11 +413,23 @@ static void rec_summary(const char *dir, const char *run, const struct rec_statu
     fprintf(stderr, "\n");
     double dur = s.t_last > s.t_first ? (double)(s.t_last - s.t_first) / 1e9 : 0;
     fprintf(stderr, "  duration        %.3f s, %llu intervals\n", dur, (unsigned long long)s.iv_n);
+    /* a profile whose calibration never saw memory saturate cannot tell "not
+     * bound" from "not detectable here" */
+    int blind = 0;
+    if (s.iv_lat && !s.uncalibrated) {
+        char def[PATH_MAX];
+        const char *prof = getenv("MEMWATCH_PROFILE");
+        if ((!prof || !*prof) && mw_profile_default_path(def, sizeof def) == 0)
+            prof = def;
+        blind = mw_report_saturation_seen(prof, s.lat_method) == 0;
+    }
     if (s.iv_lat)
-        fprintf(stderr, "  bandwidth-bound %.1f %% of the measured time (%llu of %llu intervals)%s\n",
+        fprintf(stderr, "  bandwidth-bound %.1f %% of the measured time (%llu of %llu intervals)%s%s\n",
                 s.ns_measured > 0 ? 100.0 * s.ns_bound / s.ns_measured : 0.0,
                 (unsigned long long)s.iv_bound, (unsigned long long)s.iv_lat,
-                s.uncalibrated ? "; uncalibrated threshold: run 'memwatch calibrate'" : "");
+                s.uncalibrated ? "; uncalibrated threshold: run 'memwatch calibrate'" : "",
+                blind ? "; not detectable here: the machine profile's calibration could not "
+                        "saturate memory" : "");
     else
         fprintf(stderr, "  bandwidth-bound n/a: no interval carries a latency measurement\n");
     fprintf(stderr, "  samples         %llu, %llu lost, %llu records dropped, %llu allocation records dropped\n",

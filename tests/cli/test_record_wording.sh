@@ -51,8 +51,14 @@ for sat in false true; do
     '"idle_latency_ns": 100, "lat_method": "probe_lat", "lat_threshold_ns": 100000,' \
     '"bw_method": "", "bw_factor": 1, "methods": [{"name": "probe_lat", "verdict": "accurate",' \
     "\"reason\": \"test\", \"threshold_ns\": 100000, \"saturated\": $sat}]}" >prof.json
-  MEMWATCH_MACHINE=mw-test-machine "$mw" record -q -o "sat$sat" --profile "$tmp/prof.json" -- \
-    /bin/sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done' || bad "record with profile ($sat)"
+  MEMWATCH_MACHINE=mw-test-machine "$mw" record -o "sat$sat" --profile "$tmp/prof.json" -- \
+    /bin/sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done' 2>"sat$sat.rec" || bad "record with profile ($sat)"
+  if [ $sat = false ]; then
+    grep -q "bandwidth-bound .*; not detectable here" "sat$sat.rec" && echo "ok: record's summary: not detectable here" ||
+      bad "record's summary without the caveat: $(grep bandwidth-bound "sat$sat.rec")"
+  else
+    grep -q "not detectable" "sat$sat.rec" && bad "record's summary: caveat with a saturated profile"
+  fi
   "$mw" report "sat$sat" >"sat$sat.txt" 2>/dev/null
   "$mw" report "sat$sat" --json >"sat$sat.json" 2>/dev/null
   d=$(jget "sat$sat.json" "d['bandwidth'].get('detectable')")
