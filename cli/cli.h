@@ -8,6 +8,10 @@ int mw_cmd_calibrate(int argc, char **argv);
 int mw_cmd_record(int argc, char **argv);
 int mw_cmd_report(int argc, char **argv);
 int mw_cmd_prefetch(int argc, char **argv);
+int mw_cmd_export(int argc, char **argv);
+
+/* A whole decimal number (no trailing text); 0, or -1 when it is not one. */
+int mw_parse_long(const char *s, long *v);
 
 #include <stddef.h>
 

@@ -8,6 +8,7 @@
 
 #include <memwatch/report.h>
 #include "db_safe.h" /* report/ */
+#include <memwatch/views.h>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -43,7 +44,10 @@ static void usage(FILE *f)
             "  --no-wait           fail (exit 1) instead of waiting for another report\n"
             "                      writing in the same directory\n"
             "  --group-readable    database readable by the file's group (default: owner only)\n"
-            "  -q, --quiet         no progress, no summary (database only)\n");
+            "  -q, --quiet         no progress, no summary (database only)\n"
+            "  --rank N, --host H, --pid P   summarize only these processes (the database\n"
+            "                      holds all); a job of several gets per-rank and per-host\n"
+            "                      tables\n");
 }
 
 /* A name as the terminal may see it (control characters escaped: a file
@@ -215,6 +219,7 @@ int mw_cmd_report(int argc, char **argv)
     char run[64] = "", inputs[PATH_MAX + 96];
     const char *by = NULL;
     mw_report_opts o = {0};
+    mw_view_filter filter = {0};
     char **files = NULL;
     size_t n = 0;
     unsigned refused = 0;
@@ -227,7 +232,8 @@ int mw_cmd_report(int argc, char **argv)
         int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--db") ||
                     !strcmp(a, "--run") ||
                     !strcmp(a, "--top") || !strcmp(a, "--threshold") ||
-                    !strcmp(a, "--profile") || !strcmp(a, "--debug-dir") || !strcmp(a, "--by");
+                    !strcmp(a, "--profile") || !strcmp(a, "--debug-dir") || !strcmp(a, "--by") ||
+                    !strcmp(a, "--rank") || !strcmp(a, "--pid") || !strcmp(a, "--host");
         if (takes && !val) {
             fprintf(stderr, "memwatch report: %s needs a value\n", a);
             rc = 2;
@@ -295,6 +301,20 @@ int mw_cmd_report(int argc, char **argv)
                 rc = 2;
                 goto done;
             }
+        } else if (!strcmp(a, "--rank") || !strcmp(a, "--pid")) {
+            long v;
+            if (mw_parse_long(argv[++i], &v) < 0 || v < 0) {
+                fprintf(stderr, "memwatch report: %s '%s' is invalid: expected a whole number\n",
+                        a, argv[i]);
+                rc = 2;
+                goto done;
+            }
+            if (!strcmp(a, "--rank"))
+                filter.has_rank = 1, filter.rank = v;
+            else
+                filter.has_pid = 1, filter.pid = v;
+        } else if (!strcmp(a, "--host")) {
+            filter.host = argv[++i];
         } else if (!strcmp(a, "--debug-dir")) {
             o.debug_dirs = argv[++i];
         } else if (a[0] == '-' && a[1]) {
@@ -413,7 +433,7 @@ int mw_cmd_report(int argc, char **argv)
         fprintf(stderr, "memwatch: %u file(s) named .mwr left out: not raw files (see above)\n",
                 refused);
     rc = 0;
-    if (!quiet && mw_report_summary(out, stdout, json, top) != 0)
+    if (!quiet && mw_report_summary_view(out, stdout, json, top, &filter) != 0)
         rc = 1;
     if (!quiet && !json && by && mw_report_by(out, stdout, by, top) != 0)
         rc = 1;

@@ -20,6 +20,8 @@ static const struct mw_cmd {
      "run ground-truth microbenchmarks, validate every method, write the machine profile"},
     {"record", mw_cmd_record, "run a program under libmemwatch.so and record it"},
     {"report", mw_cmd_report, "turn raw .mwr files into a SQLite database and a summary"},
+    {"export", mw_cmd_export,
+     "write a report's run as pprof, Perfetto/Chrome trace JSON, folded stacks or CSV"},
     {"prefetch", mw_cmd_prefetch, "show, switch or restore the hardware prefetchers"},
 };
 

@@ -10,8 +10,10 @@
  */
 #include <memwatch/report.h>
 
+#include "jobview_int.h"
 #include "region.h"
 #include "text.h"
+#include "view_int.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -547,13 +549,18 @@ static void render_text(FILE *f, const cJSON *root)
 
 int mw_report_summary(const char *db_path, FILE *out, int json, int top)
 {
+    return mw_report_summary_view(db_path, out, json, top, NULL);
+}
+
+int mw_report_summary_view(const char *db_path, FILE *out, int json, int top,
+                           const mw_view_filter *filter)
+{
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        mw_log(MW_LOG_ERROR, "%s: %s", db_path, db ? sqlite3_errmsg(db) : "cannot open");
-        sqlite3_close(db);
-        return -EIO;
-    }
+    int rc = mwv_open(db_path, filter, &db); /* narrowed to the filter's processes */
+    if (rc)
+        return rc;
     cJSON *root = collect(db, top > 0 ? top : 10);
+    cJSON_AddItemToObject(root, "job", mwv_jobview(db)); /* per rank and per host */
     sqlite3_close(db);
     if (json) {
         char *s = cJSON_Print(root);
@@ -564,6 +571,7 @@ int mw_report_summary(const char *db_path, FILE *out, int json, int top)
         }
     } else {
         render_text(out, root);
+        mwv_jobview_text(out, cJSON_GetObjectItem(root, "job"));
     }
     cJSON_Delete(root);
     return 0;

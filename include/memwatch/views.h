@@ -1,0 +1,59 @@
+/*
+ * memwatch views: what is built from a report database (docs/report-schema.md)
+ * besides the summary: the exports for other tools (pprof, Chrome trace-event
+ * JSON for Perfetto and speedscope, folded stacks, CSV; docs/export.md) and the
+ * summary narrowed to some processes with its per-rank and per-host tables.
+ *
+ * Every view reads the database only and can be narrowed to some processes
+ * (an MPI rank, a host, a pid). Every output is written to a temporary file
+ * beside the destination and renamed over it when complete: a failure leaves
+ * no half-written file and an existing one untouched.
+ *
+ * Threading: reentrant; each call opens its own read-only connection.
+ */
+#ifndef MEMWATCH_VIEWS_H
+#define MEMWATCH_VIEWS_H
+
+#include <memwatch/memwatch.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which processes a view covers. The zero value covers all. */
+typedef struct mw_view_filter {
+    int has_rank, has_pid;
+    long rank;        /* processes.rank (MPI rank) */
+    long pid;         /* processes.pid */
+    const char *host; /* processes.hostname; NULL: any */
+} mw_view_filter;
+
+typedef struct mw_export_opts {
+    mw_view_filter filter;
+    int flagged_only;   /* folded, pprof: only samples inside flagged intervals */
+    const char *source; /* folded, pprof: only samples of this source (timer, fault,
+                           precise); NULL: all */
+    const char *table;  /* csv: "intervals" (default) or "lines" */
+    int top;            /* csv lines: rows (0: all) */
+} mw_export_opts;
+
+/* The export formats, NULL-terminated: "pprof", "perfetto", "folded", "csv". */
+MW_API extern const char *const mw_export_formats[];
+
+/* Write the database's run in a format. Errors (unknown format, unreadable
+ * database, unwritable destination, nothing to export) are logged with
+ * mw_log and returned as negative codes; the destination is then untouched. */
+MW_API int mw_export(const char *db_path, const char *format, const char *out_path,
+                     const mw_export_opts *opts);
+
+/* The summary (text or JSON, as mw_report_summary) narrowed by a filter, with
+ * the per-rank and per-host tables of a job of several processes. */
+MW_API int mw_report_summary_view(const char *db_path, FILE *out, int json, int top,
+                                  const mw_view_filter *filter);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

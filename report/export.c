@@ -1,0 +1,432 @@
+/*
+ * report/export.c: `memwatch export`: a report database in formats other
+ * tools read (docs/export.md): folded stacks, CSV, Chrome trace-event JSON
+ * (Perfetto, speedscope, chrome://tracing); pprof is in export_pprof.c.
+ *
+ * Owns: the format table and the text writers.
+ * May call: SQLite, libc, report/view.c. Threading: reentrant.
+ */
+#include "export_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const mw_export_formats[] = {"pprof", "perfetto", "folded", "csv", NULL};
+
+/* The WHERE clause (on samples s) of the samples an export covers. */
+void mwx_sample_where(const mw_export_opts *o, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "1");
+    if (o->flagged_only)
+        k += (size_t)snprintf(buf + k, n - k, " AND s.in_flagged = 1");
+    if (o->source && k < n) {
+        char *q = sqlite3_mprintf(" AND s.source = %Q", o->source);
+        snprintf(buf + k, n - k, "%s", q ? q : "");
+        sqlite3_free(q);
+    }
+}
+
+/* The frames of a sample's stack, outermost first, into v (indexes into
+ * c->names); returns how many. A sample with neither stack nor pc has none. */
+size_t mwx_stack_frames(const mwv_code *c, int64_t stack, int64_t pc, uint32_t *v, size_t max)
+{
+    size_t n = 0;
+    /* innermost first, then reversed */
+    if (stack >= 0 && stack < c->nstack) {
+        for (int64_t s = stack; s >= 0 && n < max; s = c->parent[s]) {
+            int64_t p = c->stack_pc[s];
+            if (p < 0 || p >= c->npc)
+                continue;
+            for (uint16_t i = 0; i < c->pc_nframes[p] && n < max; i++)
+                v[n++] = c->pc_first[p] + i;
+        }
+    } else if (pc >= 0 && pc < c->npc) {
+        for (uint16_t i = 0; i < c->pc_nframes[pc] && n < max; i++)
+            v[n++] = c->pc_first[pc] + i;
+    }
+    for (size_t i = 0; i < n / 2; i++) {
+        uint32_t t = v[i];
+        v[i] = v[n - 1 - i];
+        v[n - 1 - i] = t;
+    }
+    return n;
+}
+
+/* ---- folded: "outer;...;inner COUNT" per distinct stack ---- */
+
+static void folded_name(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        fputc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, f);
+}
+
+static int export_folded(sqlite3 *db, FILE *f, const mw_export_opts *o)
+{
+    mwv_code c;
+    int rc = mwv_code_load(db, &c);
+    if (rc)
+        return rc;
+    char where[256], sql[512];
+    mwx_sample_where(o, where, sizeof where);
+    snprintf(sql, sizeof sql,
+             "SELECT COALESCE(s.stack_id, -1), COALESCE(s.pc_id, -1), COUNT(*) FROM samples s"
+             " WHERE %s GROUP BY 1, 2",
+             where);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+        mwv_code_free(&c);
+        return -EIO;
+    }
+    static uint32_t v[4096];
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        size_t n = mwx_stack_frames(&c, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), v,
+                                    sizeof v / sizeof v[0]);
+        if (n == 0)
+            fputs("[unknown]", f);
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                fputc(';', f);
+            folded_name(f, c.names[v[i]]);
+        }
+        fprintf(f, " %lld\n", sqlite3_column_int64(s, 2));
+    }
+    sqlite3_finalize(s);
+    mwv_code_free(&c);
+    return 0;
+}
+
+/* ---- csv ---- */
+
+static void csv_cell(FILE *f, sqlite3_stmt *s, int i)
+{
+    switch (sqlite3_column_type(s, i)) {
+    case SQLITE_INTEGER:
+        fprintf(f, "%lld", sqlite3_column_int64(s, i));
+        break;
+    case SQLITE_FLOAT:
+        fprintf(f, "%.6g", sqlite3_column_double(s, i));
+        break;
+    case SQLITE_TEXT:
+        mwv_csv_str(f, (const char *)sqlite3_column_text(s, i));
+        break;
+    default:
+        break;
+    }
+}
+
+static int csv_query(sqlite3 *db, FILE *f, const char *sql, int top)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+        mw_log(MW_LOG_ERROR, "csv export: %s", sqlite3_errmsg(db));
+        return -EIO;
+    }
+    if (sqlite3_bind_parameter_count(s) >= 1)
+        sqlite3_bind_int(s, 1, top > 0 ? top : -1);
+    int nc = sqlite3_column_count(s);
+    for (int i = 0; i < nc; i++)
+        fprintf(f, "%s%s", i ? "," : "", sqlite3_column_name(s, i));
+    fputc('\n', f);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        for (int i = 0; i < nc; i++) {
+            if (i)
+                fputc(',', f);
+            csv_cell(f, s, i);
+        }
+        fputc('\n', f);
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
+static int export_csv(sqlite3 *db, FILE *f, const mw_export_opts *o)
+{
+    const char *t = o->table ? o->table : "intervals";
+    if (!strcmp(t, "intervals"))
+        return csv_query(db, f,
+                         "SELECT printf('%.6f', (i.t_start + c.off) / 1e9) AS time_s,"
+                         " (i.t_end - i.t_start) / 1e9 AS duration_s, p.pid AS pid,"
+                         " p.rank AS rank, p.hostname AS host, i.t_start AS t_start_ns,"
+                         " i.t_end AS t_end_ns, i.latency_ns AS latency_ns,"
+                         " i.threshold_ns AS threshold_ns, i.bytes AS bytes,"
+                         " i.bw_bound AS flagged, i.samples AS samples, i.lat_method AS lat_method,"
+                         " i.bw_method AS bw_method"
+                         " FROM intervals i JOIN processes p ON p.id = i.process_id"
+                         " JOIN pclock c ON c.process_id = i.process_id"
+                         " ORDER BY i.t_start + c.off, p.id",
+                         0);
+    if (!strcmp(t, "lines")) {
+        /* the code-naming samples, as the summary counts them */
+        char where[256], sql[1400];
+        mw_export_opts o2 = *o;
+        if (!o2.source)
+            o2.source = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE source='precise'")
+                            ? "precise"
+                            : "timer";
+        mwx_sample_where(&o2, where, sizeof where);
+        snprintf(sql, sizeof sql,
+                 "SELECT p.file AS file, p.line AS line, p.function AS function,"
+                 " SUM(x.n) AS samples, SUM(x.fl) AS in_flagged, SUM(x.sel) AS selected,"
+                 " printf('%%.4f', CAST(SUM(x.sel) AS REAL) / MAX(1, (SELECT COUNT(*) FROM"
+                 " samples s WHERE %s AND s.selected = 1))) AS flagged_share,"
+                 " printf('%%.4f', CAST(SUM(x.n) AS REAL) / MAX(1, (SELECT COUNT(*) FROM"
+                 " samples s WHERE %s))) AS share"
+                 " FROM (SELECT s.pc_id, COUNT(*) AS n, SUM(s.in_flagged) AS fl,"
+                 " SUM(s.selected) AS sel FROM samples s WHERE %s GROUP BY s.pc_id) x"
+                 " JOIN pcs p ON p.id = x.pc_id GROUP BY p.file, p.line, p.function"
+                 " ORDER BY selected DESC, samples DESC LIMIT ?",
+                 where, where, where);
+        return csv_query(db, f, sql, o->top);
+    }
+    mw_log(MW_LOG_ERROR, "csv export: unknown table '%s' (intervals, lines)", t);
+    return MW_ERR_PARSE;
+}
+
+/* ---- Chrome trace-event JSON ---- */
+
+static void ts_us(FILE *f, int64_t ns) { fprintf(f, "%.3f", (double)ns / 1000.0); }
+
+static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
+{
+    (void)o;
+    sqlite3_stmt *s;
+    fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"memwatch ", f);
+    fputs(mw_version(), f);
+    fputs("\",\"clock\":\"ns since the job's start, hosts aligned by wall clock\"},\n"
+          "\"traceEvents\":[\n",
+          f);
+    int first = 1;
+#define SEP()                                                                                  \
+    do {                                                                                       \
+        if (!first)                                                                            \
+            fputs(",\n", f);                                                                   \
+        first = 0;                                                                             \
+    } while (0)
+    /* processes and threads named; sort by rank */
+    if (sqlite3_prepare_v2(db, "SELECT id, pid, rank, hostname FROM processes ORDER BY rank, pid",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -EIO;
+    int order = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        char label[512];
+        int64_t id = sqlite3_column_int64(s, 0);
+        mwv_proc_label(db, id, label, sizeof label);
+        SEP();
+        fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"tid\":0,\"args\":{\"name\":",
+                (long long)id);
+        mwv_json_str(f, label);
+        fputs("}},\n", f);
+        fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%lld,\"tid\":0,"
+                   "\"args\":{\"sort_index\":%d}},\n",
+                (long long)id, order++);
+        fprintf(f, "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":%lld,\"tid\":0,"
+                   "\"args\":{\"labels\":",
+                (long long)id);
+        char lab[256];
+        if (sqlite3_column_type(s, 2) == SQLITE_INTEGER)
+            snprintf(lab, sizeof lab, "host %s, rank %lld, pid %lld",
+                     sqlite3_column_text(s, 3) ? (const char *)sqlite3_column_text(s, 3) : "?",
+                     sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 1));
+        else
+            snprintf(lab, sizeof lab, "host %s, pid %lld",
+                     sqlite3_column_text(s, 3) ? (const char *)sqlite3_column_text(s, 3) : "?",
+                     sqlite3_column_int64(s, 1));
+        mwv_json_str(f, lab);
+        fputs("}}", f);
+        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,"
+                   "\"args\":{\"name\":\"memory bandwidth (memwatch intervals)\"}}",
+                (long long)id, (long long)sqlite3_column_int64(s, 1));
+    }
+    sqlite3_finalize(s);
+    if (sqlite3_prepare_v2(db,
+                           "SELECT t.process_id, t.tid, t.name FROM threads t JOIN processes p"
+                           " ON p.id = t.process_id WHERE t.tid != p.pid AND t.name IS NOT NULL"
+                           " GROUP BY t.process_id, t.tid",
+                           -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            SEP();
+            fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,"
+                       "\"args\":{\"name\":",
+                    sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+            mwv_json_str(f, (const char *)sqlite3_column_text(s, 2));
+            fputs("}}", f);
+        }
+        sqlite3_finalize(s);
+    }
+    /* counters per interval, and flagged intervals merged into slices */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT i.process_id, p.pid, i.t_start + c.off, i.t_end + c.off,"
+                           " i.latency_ns, i.threshold_ns, i.bytes, i.bw_bound, i.t_end - i.t_start"
+                           " FROM intervals i JOIN processes p ON p.id = i.process_id"
+                           " JOIN pclock c ON c.process_id = i.process_id"
+                           " ORDER BY i.process_id, i.t_start",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -EIO;
+    int64_t cur = -1, cur_pid = 0, fl_start = -1, fl_end = -1, fl_n = 0;
+    double last_lat = -1, last_thr = -1;
+    int64_t last_end = -1;
+#define FLUSH_SLICE()                                                                          \
+    do {                                                                                       \
+        if (fl_start >= 0) {                                                                   \
+            SEP();                                                                             \
+            fprintf(f, "{\"ph\":\"X\",\"cat\":\"memwatch\",\"name\":\"bandwidth-bound\","      \
+                       "\"pid\":%lld,\"tid\":%lld,\"ts\":",                                    \
+                    (long long)cur, (long long)cur_pid);                                       \
+            ts_us(f, fl_start);                                                                \
+            fputs(",\"dur\":", f);                                                             \
+            ts_us(f, fl_end - fl_start);                                                       \
+            fprintf(f, ",\"args\":{\"intervals\":%lld}}", (long long)fl_n);                    \
+            fl_start = -1;                                                                     \
+            fl_n = 0;                                                                          \
+        }                                                                                      \
+    } while (0)
+    /* the counters end with the process */
+#define END_COUNTERS()                                                                         \
+    do {                                                                                       \
+        if (cur >= 0 && last_end >= 0 && last_lat >= 0) {                                     \
+            SEP();                                                                             \
+            fprintf(f, "{\"ph\":\"C\",\"name\":\"latency ns\",\"pid\":%lld,\"tid\":%lld,\"ts\":", \
+                    (long long)cur, (long long)cur_pid);                                       \
+            ts_us(f, last_end);                                                                \
+            fputs(",\"args\":{\"latency\":0,\"threshold\":0}}", f);                            \
+        }                                                                                      \
+    } while (0)
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s, 0);
+        int64_t a = sqlite3_column_int64(s, 2), b = sqlite3_column_int64(s, 3);
+        if (id != cur) {
+            FLUSH_SLICE();
+            END_COUNTERS();
+            cur = id;
+            cur_pid = sqlite3_column_int64(s, 1);
+            last_lat = last_thr = -1;
+        }
+        last_end = b;
+        if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
+            double lat = sqlite3_column_double(s, 4), thr = sqlite3_column_double(s, 5);
+            if (lat != last_lat || thr != last_thr) {
+                SEP();
+                fprintf(f, "{\"ph\":\"C\",\"name\":\"latency ns\",\"pid\":%lld,\"tid\":%lld,\"ts\":",
+                        (long long)id, (long long)cur_pid);
+                ts_us(f, a);
+                fprintf(f, ",\"args\":{\"latency\":%.1f,\"threshold\":%.1f}}", lat, thr);
+                last_lat = lat;
+                last_thr = thr;
+            }
+        }
+        int64_t dur = sqlite3_column_int64(s, 8);
+        if (sqlite3_column_type(s, 6) != SQLITE_NULL && dur > 0) {
+            SEP();
+            fprintf(f, "{\"ph\":\"C\",\"name\":\"DRAM GB/s\",\"pid\":%lld,\"tid\":%lld,\"ts\":",
+                    (long long)id, (long long)cur_pid);
+            ts_us(f, a);
+            fprintf(f, ",\"args\":{\"bandwidth\":%.3f}}", sqlite3_column_double(s, 6) / (double)dur);
+        }
+        if (sqlite3_column_int(s, 7)) {
+            if (fl_start >= 0 && a > fl_end)
+                FLUSH_SLICE();
+            if (fl_start < 0)
+                fl_start = a;
+            fl_end = b;
+            fl_n++;
+        } else {
+            FLUSH_SLICE();
+        }
+    }
+    FLUSH_SLICE();
+    END_COUNTERS();
+    sqlite3_finalize(s);
+    /* GPU kernels: one track per device and stream */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT k.process_id, k.device, k.stream, k.start_ns + c.goff,"
+                           " k.end_ns + c.goff, k.name, k.bw_bound, k.dram_bw, k.threshold_bw"
+                           " FROM gpu_kernels k JOIN pclock c ON c.process_id = k.process_id"
+                           " ORDER BY k.process_id, k.device, k.stream, k.start_ns",
+                           -1, &s, NULL) == SQLITE_OK) {
+        int64_t lp = -1, ld = -1, ls = -1;
+        long track = 0;
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t p = sqlite3_column_int64(s, 0), d = sqlite3_column_int64(s, 1),
+                    st = sqlite3_column_int64(s, 2);
+            if (p != lp || d != ld || st != ls) {
+                track++;
+                lp = p;
+                ld = d;
+                ls = st;
+                SEP();
+                fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%ld,"
+                           "\"args\":{\"name\":\"GPU %lld stream %lld\"}}",
+                        (long long)p, 1000000000L + track, (long long)d, (long long)st);
+            }
+            SEP();
+            fprintf(f, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
+                    sqlite3_column_int(s, 6) ? "gpu,bandwidth-bound" : "gpu");
+            mwv_json_str(f, (const char *)sqlite3_column_text(s, 5));
+            fprintf(f, ",\"pid\":%lld,\"tid\":%ld,\"ts\":", (long long)p, 1000000000L + track);
+            ts_us(f, sqlite3_column_int64(s, 3));
+            fputs(",\"dur\":", f);
+            int64_t dd = sqlite3_column_int64(s, 4) - sqlite3_column_int64(s, 3);
+            ts_us(f, dd > 0 ? dd : 0);
+            fprintf(f, ",\"args\":{\"bandwidth_bound\":%d,\"dram_GBps\":%.3f,"
+                       "\"threshold_GBps\":%.3f}}",
+                    sqlite3_column_int(s, 6), sqlite3_column_double(s, 7) / 1e9,
+                    sqlite3_column_double(s, 8) / 1e9);
+        }
+        sqlite3_finalize(s);
+    }
+    fputs("\n]}\n", f);
+#undef FLUSH_SLICE
+#undef END_COUNTERS
+#undef SEP
+    return 0;
+}
+
+int mw_export(const char *db_path, const char *format, const char *out_path,
+              const mw_export_opts *opts)
+{
+    static const mw_export_opts none;
+    const mw_export_opts *o = opts ? opts : &none;
+    int (*fn)(sqlite3 *, FILE *, const mw_export_opts *) = NULL;
+    if (!format) {
+        fn = NULL;
+    } else if (!strcmp(format, "pprof")) {
+        fn = mwx_pprof;
+    } else if (!strcmp(format, "perfetto") || !strcmp(format, "trace") ||
+               !strcmp(format, "chrome")) {
+        fn = export_trace;
+    } else if (!strcmp(format, "folded")) {
+        fn = export_folded;
+    } else if (!strcmp(format, "csv")) {
+        fn = export_csv;
+    }
+    if (!fn) {
+        mw_log(MW_LOG_ERROR, "unknown export format '%s' (pprof, perfetto, folded, csv)",
+               format ? format : "");
+        return MW_ERR_PARSE;
+    }
+    if (o->table && strcmp(o->table, "intervals") && strcmp(o->table, "lines")) {
+        mw_log(MW_LOG_ERROR, "unknown csv table '%s' (intervals, lines)", o->table);
+        return MW_ERR_PARSE;
+    }
+    if (o->source && strcmp(o->source, "timer") && strcmp(o->source, "fault") &&
+        strcmp(o->source, "precise")) {
+        mw_log(MW_LOG_ERROR, "unknown sample source '%s' (timer, fault, precise)", o->source);
+        return MW_ERR_PARSE;
+    }
+    sqlite3 *db;
+    int rc = mwv_open(db_path, &o->filter, &db);
+    if (rc)
+        return rc;
+    mwv_out out;
+    rc = mwv_out_open(&out, out_path);
+    if (rc == 0) {
+        rc = fn(db, out.f, o);
+        int c = mwv_out_close(&out, rc == 0);
+        if (rc == 0)
+            rc = c;
+    }
+    sqlite3_close(db);
+    return rc;
+}

@@ -1,0 +1,16 @@
+/*
+ * report/export_int.h: what the export writers share, private to report/.
+ */
+#ifndef MW_REPORT_EXPORT_INT_H
+#define MW_REPORT_EXPORT_INT_H
+
+#include "view_int.h"
+
+/* WHERE clause (samples aliased s) of the samples an export covers. */
+void mwx_sample_where(const mw_export_opts *o, char *buf, size_t n);
+/* A sample's frames, outermost first, as indexes into c->names. */
+size_t mwx_stack_frames(const mwv_code *c, int64_t stack, int64_t pc, uint32_t *v, size_t max);
+/* pprof: gzipped profile.proto (export_pprof.c). */
+int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o);
+
+#endif

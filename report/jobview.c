@@ -1,0 +1,317 @@
+/*
+ * report/jobview.c: the job-wide view of a report of several processes (MPI
+ * ranks, hosts): one row per process and one per host with the share of time
+ * bandwidth-bound, the measured time, samples and the top source line, and
+ * the imbalance ("rank 7 on nodeB is bound 80.0% of its time, the median
+ * rank 10.0%"). Used by the summary (text, JSON) and the HTML report.
+ *
+ * A process's row holds what that process's own report says (memwatch report
+ * --pid P): the same share, time, samples and top line.
+ *
+ * May call: SQLite, cJSON, libc. Threading: reentrant.
+ */
+#include "jobview_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per process: the top line among the samples the summary ranks, inside
+ * flagged intervals when any (precise ones where the process has them,
+ * else timer ones), else overall. */
+static void top_lines(sqlite3 *db, cJSON *procs)
+{
+    static const char *const q[2] = {
+        /* flagged: the source the process's own summary would pick */
+        "WITH pp AS (SELECT process_id AS id, MAX(source = 'precise' AND selected = 1) AS pr"
+        " FROM samples GROUP BY 1)"
+        " SELECT x.process_id, p.file, p.line, p.function, SUM(x.n) AS n FROM"
+        " (SELECT s.process_id, s.pc_id, COUNT(*) AS n FROM samples s JOIN pp ON pp.id ="
+        "  s.process_id WHERE s.selected = 1 AND s.source = (CASE WHEN pp.pr THEN 'precise'"
+        "  ELSE 'timer' END) GROUP BY 1, 2) x JOIN pcs p ON p.id = x.pc_id"
+        " GROUP BY x.process_id, p.file, p.line, p.function"
+        " ORDER BY x.process_id, n DESC, p.file, p.line",
+        "WITH pp AS (SELECT process_id AS id, MAX(source = 'precise') AS pr FROM samples"
+        " GROUP BY 1)"
+        " SELECT x.process_id, p.file, p.line, p.function, SUM(x.n) AS n FROM"
+        " (SELECT s.process_id, s.pc_id, COUNT(*) AS n FROM samples s JOIN pp ON pp.id ="
+        "  s.process_id WHERE s.source = (CASE WHEN pp.pr THEN 'precise' ELSE 'timer' END)"
+        "  GROUP BY 1, 2) x JOIN pcs p ON p.id = x.pc_id"
+        " GROUP BY x.process_id, p.file, p.line, p.function"
+        " ORDER BY x.process_id, n DESC, p.file, p.line"};
+    for (int k = 0; k < 2; k++) {
+        sqlite3_stmt *s;
+        if (sqlite3_prepare_v2(db, q[k], -1, &s, NULL) != SQLITE_OK)
+            continue;
+        int64_t last = -1;
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(s, 0);
+            if (id == last)
+                continue;
+            last = id;
+            cJSON *r;
+            cJSON_ArrayForEach(r, procs)
+            {
+                if ((int64_t)cJSON_GetObjectItem(r, "id")->valuedouble != id ||
+                    cJSON_GetObjectItem(r, "top_line"))
+                    continue;
+                cJSON *t = cJSON_AddObjectToObject(r, "top_line");
+                cJSON_AddStringToObject(t, "scope", k == 0 ? "flagged" : "overall");
+                if (sqlite3_column_type(s, 1) == SQLITE_TEXT)
+                    cJSON_AddStringToObject(t, "file", (const char *)sqlite3_column_text(s, 1));
+                cJSON_AddNumberToObject(t, "line", (double)sqlite3_column_int64(s, 2));
+                if (sqlite3_column_type(s, 3) == SQLITE_TEXT)
+                    cJSON_AddStringToObject(t, "function", (const char *)sqlite3_column_text(s, 3));
+                cJSON_AddNumberToObject(t, "samples", (double)sqlite3_column_int64(s, 4));
+            }
+        }
+        sqlite3_finalize(s);
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+cJSON *mwv_jobview(sqlite3 *db)
+{
+    cJSON *jv = cJSON_CreateObject();
+    cJSON *procs = cJSON_AddArrayToObject(jv, "processes");
+    sqlite3_stmt *s;
+    const char *q =
+        "SELECT p.id, p.pid, p.rank, COALESCE(p.hostname, '?'), p.exe,"
+        " COALESCE((SELECT SUM(t_end - t_start) FROM intervals i WHERE i.process_id = p.id), 0),"
+        " COALESCE((SELECT SUM(t_end - t_start) FROM intervals i WHERE i.process_id = p.id AND"
+        "  i.bw_bound = 1), 0),"
+        " (SELECT COUNT(*) FROM intervals i WHERE i.process_id = p.id),"
+        " (SELECT COUNT(*) FROM intervals i WHERE i.process_id = p.id AND i.bw_bound = 1),"
+        " p.t_start, p.t_end"
+        " FROM processes p ORDER BY p.rank IS NULL, p.rank, p.hostname, p.pid, p.id";
+    if (sqlite3_prepare_v2(db, q, -1, &s, NULL) != SQLITE_OK)
+        return jv;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddNumberToObject(r, "id", (double)sqlite3_column_int64(s, 0));
+        cJSON_AddNumberToObject(r, "pid", (double)sqlite3_column_int64(s, 1));
+        if (sqlite3_column_type(s, 2) == SQLITE_INTEGER)
+            cJSON_AddNumberToObject(r, "rank", (double)sqlite3_column_int64(s, 2));
+        cJSON_AddStringToObject(r, "host", (const char *)sqlite3_column_text(s, 3));
+        if (sqlite3_column_type(s, 4) == SQLITE_TEXT)
+            cJSON_AddStringToObject(r, "exe", (const char *)sqlite3_column_text(s, 4));
+        double tot = (double)sqlite3_column_int64(s, 5), fl = (double)sqlite3_column_int64(s, 6);
+        cJSON_AddNumberToObject(r, "time_ns", tot);
+        cJSON_AddNumberToObject(r, "flagged_ns", fl);
+        cJSON_AddNumberToObject(r, "share", tot > 0 ? fl / tot : 0);
+        cJSON_AddNumberToObject(r, "intervals", (double)sqlite3_column_int64(s, 7));
+        cJSON_AddNumberToObject(r, "flagged_intervals", (double)sqlite3_column_int64(s, 8));
+        cJSON_AddNumberToObject(r, "wall_ns",
+                                (double)(sqlite3_column_int64(s, 10) - sqlite3_column_int64(s, 9)));
+        cJSON_AddItemToArray(procs, r);
+    }
+    sqlite3_finalize(s);
+    /* samples per process (one scan) */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT process_id, COUNT(*), SUM(in_flagged) FROM samples GROUP BY 1",
+                           -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            cJSON *r;
+            cJSON_ArrayForEach(r, procs) if ((int64_t)cJSON_GetObjectItem(r, "id")->valuedouble ==
+                                             sqlite3_column_int64(s, 0))
+            {
+                cJSON_AddNumberToObject(r, "samples", (double)sqlite3_column_int64(s, 1));
+                cJSON_AddNumberToObject(r, "in_flagged", (double)sqlite3_column_int64(s, 2));
+            }
+        }
+        sqlite3_finalize(s);
+    }
+    cJSON *r;
+    cJSON_ArrayForEach(r, procs) if (!cJSON_GetObjectItem(r, "samples"))
+    {
+        cJSON_AddNumberToObject(r, "samples", 0);
+        cJSON_AddNumberToObject(r, "in_flagged", 0);
+    }
+    top_lines(db, procs);
+
+    /* hosts */
+    cJSON *hosts = cJSON_AddArrayToObject(jv, "hosts");
+    cJSON_ArrayForEach(r, procs)
+    {
+        const char *h = cJSON_GetObjectItem(r, "host")->valuestring;
+        cJSON *hr = NULL, *x;
+        cJSON_ArrayForEach(x, hosts) if (!strcmp(cJSON_GetObjectItem(x, "host")->valuestring, h))
+            hr = x;
+        if (!hr) {
+            hr = cJSON_CreateObject();
+            cJSON_AddStringToObject(hr, "host", h);
+            cJSON_AddNumberToObject(hr, "processes", 0);
+            cJSON_AddNumberToObject(hr, "time_ns", 0);
+            cJSON_AddNumberToObject(hr, "flagged_ns", 0);
+            cJSON_AddNumberToObject(hr, "samples", 0);
+            cJSON_AddNumberToObject(hr, "max_share", 0);
+            cJSON_AddItemToArray(hosts, hr);
+        }
+#define ADD(k, v) cJSON_SetNumberValue(cJSON_GetObjectItem(hr, k), cJSON_GetObjectItem(hr, k)->valuedouble + (v))
+        ADD("processes", 1);
+        ADD("time_ns", cJSON_GetObjectItem(r, "time_ns")->valuedouble);
+        ADD("flagged_ns", cJSON_GetObjectItem(r, "flagged_ns")->valuedouble);
+        ADD("samples", cJSON_GetObjectItem(r, "samples")->valuedouble);
+#undef ADD
+        double sh = cJSON_GetObjectItem(r, "share")->valuedouble;
+        if (sh > cJSON_GetObjectItem(hr, "max_share")->valuedouble)
+            cJSON_SetNumberValue(cJSON_GetObjectItem(hr, "max_share"), sh);
+    }
+    /* per host share and top line (the host's most-sampled process top line
+     * is not the host's: count again over the host's processes) */
+    cJSON *hr;
+    cJSON_ArrayForEach(hr, hosts)
+    {
+        double t = cJSON_GetObjectItem(hr, "time_ns")->valuedouble;
+        cJSON_AddNumberToObject(hr, "share",
+                                t > 0 ? cJSON_GetObjectItem(hr, "flagged_ns")->valuedouble / t : 0);
+        const char *h = cJSON_GetObjectItem(hr, "host")->valuestring;
+        const char *hq =
+            "SELECT p.file, p.line, p.function, SUM(x.n) AS n FROM (SELECT s.pc_id, COUNT(*) AS n"
+            " FROM samples s JOIN processes q ON q.id = s.process_id WHERE"
+            " COALESCE(q.hostname, '?') = ?1 AND s.selected = ?2 AND s.source IN ('timer',"
+            " 'precise') GROUP BY 1) x JOIN pcs p ON p.id = x.pc_id GROUP BY p.file, p.line,"
+            " p.function ORDER BY n DESC LIMIT 1";
+        for (int sel = 1; sel >= 0; sel--) {
+            if (cJSON_GetObjectItem(hr, "top_line"))
+                break;
+            if (sqlite3_prepare_v2(db, sel ? hq : "SELECT p.file, p.line, p.function, SUM(x.n) AS n"
+                                                  " FROM (SELECT s.pc_id, COUNT(*) AS n FROM samples"
+                                                  " s JOIN processes q ON q.id = s.process_id WHERE"
+                                                  " COALESCE(q.hostname, '?') = ?1 AND ?2 = 0 AND"
+                                                  " s.source IN ('timer', 'precise') GROUP BY 1) x"
+                                                  " JOIN pcs p ON p.id = x.pc_id GROUP BY p.file,"
+                                                  " p.line, p.function ORDER BY n DESC LIMIT 1",
+                                   -1, &s, NULL) != SQLITE_OK)
+                continue;
+            sqlite3_bind_text(s, 1, h, -1, SQLITE_STATIC);
+            sqlite3_bind_int(s, 2, sel);
+            if (sqlite3_step(s) == SQLITE_ROW) {
+                cJSON *tl = cJSON_AddObjectToObject(hr, "top_line");
+                cJSON_AddStringToObject(tl, "scope", sel ? "flagged" : "overall");
+                if (sqlite3_column_type(s, 0) == SQLITE_TEXT)
+                    cJSON_AddStringToObject(tl, "file", (const char *)sqlite3_column_text(s, 0));
+                cJSON_AddNumberToObject(tl, "line", (double)sqlite3_column_int64(s, 1));
+                if (sqlite3_column_type(s, 2) == SQLITE_TEXT)
+                    cJSON_AddStringToObject(tl, "function", (const char *)sqlite3_column_text(s, 2));
+                cJSON_AddNumberToObject(tl, "samples", (double)sqlite3_column_int64(s, 3));
+            }
+            sqlite3_finalize(s);
+        }
+    }
+    /* imbalance: the most bound process against the median one */
+    int n = cJSON_GetArraySize(procs);
+    if (n > 1) {
+        double *sh = malloc((size_t)n * sizeof *sh);
+        cJSON *worst = NULL;
+        int k = 0;
+        cJSON_ArrayForEach(r, procs)
+        {
+            sh[k++] = cJSON_GetObjectItem(r, "share")->valuedouble;
+            if (!worst || cJSON_GetObjectItem(r, "share")->valuedouble >
+                              cJSON_GetObjectItem(worst, "share")->valuedouble)
+                worst = r;
+        }
+        qsort(sh, (size_t)n, sizeof *sh, cmp_double);
+        double med = n % 2 ? sh[n / 2] : (sh[n / 2 - 1] + sh[n / 2]) / 2;
+        cJSON *im = cJSON_AddObjectToObject(jv, "imbalance");
+        cJSON_AddNumberToObject(im, "median_share", med);
+        cJSON_AddNumberToObject(im, "max_share", sh[n - 1]);
+        cJSON_AddNumberToObject(im, "min_share", sh[0]);
+        cJSON_AddItemToObject(im, "most_bound", cJSON_Duplicate(worst, 1));
+        char text[512];
+        mwv_jobview_sentence(im, text, sizeof text);
+        cJSON_AddStringToObject(im, "text", text);
+        free(sh);
+    }
+    return jv;
+}
+
+static double jnum(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+void mwv_jobview_who(const cJSON *p, char *buf, size_t n)
+{
+    if (cJSON_GetObjectItem(p, "rank"))
+        snprintf(buf, n, "rank %.0f on %s", jnum(p, "rank"), jstr(p, "host") ? jstr(p, "host") : "?");
+    else
+        snprintf(buf, n, "pid %.0f on %s", jnum(p, "pid"), jstr(p, "host") ? jstr(p, "host") : "?");
+}
+
+void mwv_jobview_line(const cJSON *p, char *buf, size_t n)
+{
+    const cJSON *t = cJSON_GetObjectItem(p, "top_line");
+    if (!t) {
+        snprintf(buf, n, "-");
+        return;
+    }
+    const char *f = jstr(t, "file");
+    const char *b = f ? strrchr(f, '/') : NULL;
+    if (f)
+        snprintf(buf, n, "%s:%.0f %s%s", b ? b + 1 : f, jnum(t, "line"),
+                 jstr(t, "function") ? jstr(t, "function") : "?",
+                 strcmp(jstr(t, "scope") ? jstr(t, "scope") : "", "flagged") ? " (overall)" : "");
+    else
+        snprintf(buf, n, "%s%s", jstr(t, "function") ? jstr(t, "function") : "(no line info)",
+                 strcmp(jstr(t, "scope") ? jstr(t, "scope") : "", "flagged") ? " (overall)" : "");
+}
+
+void mwv_jobview_sentence(const cJSON *im, char *buf, size_t n)
+{
+    const cJSON *w = cJSON_GetObjectItem(im, "most_bound");
+    char who[256];
+    mwv_jobview_who(w, who, sizeof who);
+    snprintf(buf, n, "%s is bound %.1f%% of its time, the median %s %.1f%%", who,
+             100 * jnum(w, "share"), cJSON_GetObjectItem(w, "rank") ? "rank" : "process",
+             100 * jnum(im, "median_share"));
+}
+
+void mwv_jobview_text(FILE *f, const cJSON *jv)
+{
+    const cJSON *procs = cJSON_GetObjectItem(jv, "processes"), *r;
+    const cJSON *hosts = cJSON_GetObjectItem(jv, "hosts");
+    int np = cJSON_GetArraySize(procs), nh = cJSON_GetArraySize(hosts);
+    if (np < 2)
+        return;
+    fprintf(f, "\nPer rank/process (%d processes on %d host%s)\n", np, nh, nh == 1 ? "" : "s");
+    fprintf(f, "  %5s %-14s %8s %9s %6s %9s  %s\n", "rank", "host", "pid", "time s", "bound",
+            "samples", "top line (inside flagged intervals)");
+    cJSON_ArrayForEach(r, procs)
+    {
+        char rk[16] = "-", line[400];
+        if (cJSON_GetObjectItem(r, "rank"))
+            snprintf(rk, sizeof rk, "%.0f", jnum(r, "rank"));
+        mwv_jobview_line(r, line, sizeof line);
+        fprintf(f, "  %5s %-14.14s %8.0f %9.2f %5.1f%% %9.0f  %s\n", rk,
+                jstr(r, "host") ? jstr(r, "host") : "?", jnum(r, "pid"), jnum(r, "time_ns") / 1e9,
+                100 * jnum(r, "share"), jnum(r, "samples"), line);
+    }
+    const cJSON *im = cJSON_GetObjectItem(jv, "imbalance");
+    if (im)
+        fprintf(f, "  imbalance: %s\n", jstr(im, "text") ? jstr(im, "text") : "");
+    if (nh < 2)
+        return;
+    fprintf(f, "\nPer host\n  %-14s %9s %9s %6s %10s %9s  %s\n", "host", "processes", "time s",
+            "bound", "worst proc", "samples", "top line");
+    cJSON_ArrayForEach(r, hosts)
+    {
+        char line[400];
+        mwv_jobview_line(r, line, sizeof line);
+        fprintf(f, "  %-14.14s %9.0f %9.2f %5.1f%% %9.1f%% %9.0f  %s\n", jstr(r, "host"),
+                jnum(r, "processes"), jnum(r, "time_ns") / 1e9, 100 * jnum(r, "share"),
+                100 * jnum(r, "max_share"), jnum(r, "samples"), line);
+    }
+}

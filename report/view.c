@@ -1,0 +1,507 @@
+/*
+ * report/view.c: the views' common ground (report/view_int.h): a read-only
+ * connection narrowed to some processes, the job's aligned clock, code names
+ * of the stacks trie, escaping, and output files that appear whole or not at
+ * all.
+ *
+ * Owns: the TEMP objects of a view connection (filter views, pclock).
+ * May call: SQLite, libc. Threading: reentrant (one connection per call).
+ */
+#include "view_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Tables whose rows belong to a process (column process_id). */
+static const char *const per_process[] = {
+    "meta",    "logs",        "threads", "events",      "intervals",  "samples",
+    "process_modules", "allocations", "objects", "losses", "counters", "gpu_kernels",
+    "gpu_samples", "gpu_pcs", NULL};
+
+int64_t mwv_scalar(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *s;
+    int64_t v = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+        v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+double mwv_scalar_f(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *s;
+    double v = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+        v = sqlite3_column_double(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+static int table_exists(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *s;
+    int ok = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM main.sqlite_master WHERE type='table' AND name=?",
+                           -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+        ok = sqlite3_step(s) == SQLITE_ROW;
+    }
+    sqlite3_finalize(s);
+    return ok;
+}
+
+static int apply_filter(sqlite3 *db, const mw_view_filter *f)
+{
+    char where[512] = "1";
+    size_t n = strlen(where);
+    if (f->has_rank)
+        n += (size_t)snprintf(where + n, sizeof where - n, " AND rank = %ld", f->rank);
+    if (f->has_pid)
+        n += (size_t)snprintf(where + n, sizeof where - n, " AND pid = %ld", f->pid);
+    if (f->host) {
+        char *q = sqlite3_mprintf(" AND hostname = %Q", f->host);
+        if (!q)
+            return -ENOMEM;
+        snprintf(where + n, sizeof where - n, "%s", q);
+        sqlite3_free(q);
+    }
+    char *sql = sqlite3_mprintf("CREATE TEMP VIEW processes AS SELECT * FROM main.processes"
+                                " WHERE %s",
+                                where);
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
+    for (int i = 0; rc == SQLITE_OK && per_process[i]; i++) {
+        if (!table_exists(db, per_process[i]))
+            continue;
+        sql = sqlite3_mprintf("CREATE TEMP VIEW %s AS SELECT * FROM main.%s WHERE process_id IN"
+                              " (SELECT id FROM temp.processes)",
+                              per_process[i], per_process[i]);
+        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+        sqlite3_free(sql);
+    }
+    if (rc != SQLITE_OK) {
+        mw_log(MW_LOG_ERROR, "cannot narrow the report: %s", sqlite3_errmsg(db));
+        return -EIO;
+    }
+    return 0;
+}
+
+/* pclock: one offset per process. Processes of one host share their clock;
+ * hosts are put on one axis through the wall clock each file's META pairs
+ * with its monotonic start (the first such pair of the host). A host without
+ * it starts at the job's start. */
+static int build_pclock(sqlite3 *db)
+{
+    if (sqlite3_exec(db, "CREATE TEMP TABLE pclock(process_id INTEGER PRIMARY KEY, off INTEGER, goff INTEGER)",
+                     NULL, NULL, NULL) != SQLITE_OK)
+        return -EIO;
+    sqlite3_stmt *s;
+    const char *q =
+        "SELECT p.id, COALESCE(p.hostname, ''), COALESCE(p.t_start, 0),"
+        " (SELECT CAST(value AS INTEGER) FROM meta m WHERE m.process_id = p.id AND"
+        "  m.key = 'start_realtime_ns' LIMIT 1),"
+        " (SELECT CAST(value AS INTEGER) FROM meta m WHERE m.process_id = p.id AND"
+        "  m.key = 'start_monotonic_ns' LIMIT 1),"
+        " (SELECT value FROM meta m WHERE m.process_id = p.id AND m.key = 'gpu.clock' LIMIT 1)"
+        " FROM processes p ORDER BY p.id";
+    if (sqlite3_prepare_v2(db, q, -1, &s, NULL) != SQLITE_OK)
+        return -EIO;
+    struct ph {
+        char host[128];
+        int64_t wall_minus_mono; /* INT64_MIN: unknown */
+        int64_t first;           /* earliest t_start of the host (monotonic) */
+    } *hosts = NULL;
+    struct pp {
+        int64_t id;
+        int64_t gpu; /* CLOCK_MONOTONIC minus the CUPTI clock */
+        int h;
+    } *procs = NULL;
+    size_t nh = 0, np = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        const char *host = (const char *)sqlite3_column_text(s, 1);
+        int64_t ts = sqlite3_column_int64(s, 2);
+        size_t h;
+        for (h = 0; h < nh; h++)
+            if (!strcmp(hosts[h].host, host))
+                break;
+        if (h == nh) {
+            struct ph *nhp = realloc(hosts, (nh + 1) * sizeof *hosts);
+            if (!nhp)
+                break;
+            hosts = nhp;
+            snprintf(hosts[nh].host, sizeof hosts[nh].host, "%s", host);
+            hosts[nh].wall_minus_mono = INT64_MIN;
+            hosts[nh].first = ts;
+            nh++;
+        }
+        if (ts < hosts[h].first)
+            hosts[h].first = ts;
+        if (hosts[h].wall_minus_mono == INT64_MIN && sqlite3_column_type(s, 3) == SQLITE_INTEGER &&
+            sqlite3_column_type(s, 4) == SQLITE_INTEGER && sqlite3_column_int64(s, 3) > 0)
+            hosts[h].wall_minus_mono = sqlite3_column_int64(s, 3) - sqlite3_column_int64(s, 4);
+        struct pp *npp = realloc(procs, (np + 1) * sizeof *procs);
+        if (!npp)
+            break;
+        procs = npp;
+        procs[np].id = sqlite3_column_int64(s, 0);
+        procs[np].h = (int)h;
+        procs[np].gpu = 0;
+        const char *gc = (const char *)sqlite3_column_text(s, 5);
+        unsigned long long cupti, mono;
+        if (gc && sscanf(gc, "%llu %llu", &cupti, &mono) == 2)
+            procs[np].gpu = (int64_t)(mono - cupti);
+        np++;
+    }
+    sqlite3_finalize(s);
+    /* the job starts at the earliest wall-clock start among hosts with one */
+    int64_t job0 = INT64_MAX;
+    for (size_t h = 0; h < nh; h++)
+        if (hosts[h].wall_minus_mono != INT64_MIN && hosts[h].first + hosts[h].wall_minus_mono < job0)
+            job0 = hosts[h].first + hosts[h].wall_minus_mono;
+    int rc = 0;
+    if (sqlite3_prepare_v2(db, "INSERT INTO pclock VALUES(?, ?, ?)", -1, &s, NULL) != SQLITE_OK) {
+        rc = -EIO;
+    } else {
+        for (size_t i = 0; i < np; i++) {
+            const struct ph *h = &hosts[procs[i].h];
+            int64_t off = h->wall_minus_mono != INT64_MIN && job0 != INT64_MAX
+                              ? h->wall_minus_mono - job0
+                              : -h->first;
+            sqlite3_bind_int64(s, 1, procs[i].id);
+            sqlite3_bind_int64(s, 2, off);
+            sqlite3_bind_int64(s, 3, off + procs[i].gpu);
+            sqlite3_step(s);
+            sqlite3_reset(s);
+        }
+        sqlite3_finalize(s);
+    }
+    free(hosts);
+    free(procs);
+    return rc;
+}
+
+int mwv_open(const char *db_path, const mw_view_filter *f, sqlite3 **out)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(db_path, &st) < 0) {
+        int e = errno;
+        mw_log(MW_LOG_ERROR, "%s: %s", db_path, strerror(e));
+        return -e;
+    }
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        mw_log(MW_LOG_ERROR, "%s: %s", db_path, db ? sqlite3_errmsg(db) : "cannot open");
+        sqlite3_close(db);
+        return -EIO;
+    }
+    if (!table_exists(db, "processes") || !table_exists(db, "samples") ||
+        !table_exists(db, "intervals")) {
+        mw_log(MW_LOG_ERROR, "%s is not a memwatch report database (made by memwatch report)",
+               db_path);
+        sqlite3_close(db);
+        return MW_ERR_FOREIGN;
+    }
+    int rc = 0;
+    if (f && (f->has_rank || f->has_pid || f->host))
+        rc = apply_filter(db, f);
+    if (rc == 0 && mwv_scalar(db, "SELECT COUNT(*) FROM processes") == 0) {
+        mw_log(MW_LOG_ERROR, "%s: no recorded process%s", db_path,
+               f && (f->has_rank || f->has_pid || f->host) ? " matches --rank/--host/--pid" : "");
+        rc = MW_ERR_NODATA;
+    }
+    if (rc == 0)
+        rc = build_pclock(db);
+    if (rc) {
+        sqlite3_close(db);
+        return rc;
+    }
+    *out = db;
+    return 0;
+}
+
+void mwv_proc_label(sqlite3 *db, int64_t id, char *buf, size_t n)
+{
+    sqlite3_stmt *s;
+    snprintf(buf, n, "process %" PRId64, id);
+    if (sqlite3_prepare_v2(db, "SELECT pid, rank, hostname, exe FROM processes WHERE id = ?", -1,
+                           &s, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_int64(s, 1, id);
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        const char *host = (const char *)sqlite3_column_text(s, 2);
+        const char *exe = (const char *)sqlite3_column_text(s, 3);
+        const char *b = exe ? strrchr(exe, '/') : NULL;
+        b = b ? b + 1 : exe ? exe : "";
+        if (sqlite3_column_type(s, 1) == SQLITE_INTEGER)
+            snprintf(buf, n, "rank %lld @ %s (pid %lld %s)", sqlite3_column_int64(s, 1),
+                     host ? host : "?", sqlite3_column_int64(s, 0), b);
+        else
+            snprintf(buf, n, "pid %lld @ %s %s", sqlite3_column_int64(s, 0), host ? host : "?", b);
+    }
+    sqlite3_finalize(s);
+}
+
+int mwv_out_open(mwv_out *o, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    o->path = path;
+    size_t n = strlen(path) + 16;
+    o->tmp = malloc(n);
+    if (!o->tmp)
+        return -ENOMEM;
+    snprintf(o->tmp, n, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        int e = errno;
+        mw_log(MW_LOG_ERROR, "cannot write %s: %s", path, strerror(e));
+        free(o->tmp);
+        o->tmp = NULL;
+        return -e;
+    }
+    /* the mode a plain create would give */
+    mode_t um = umask(0);
+    umask(um);
+    fchmod(fd, 0666 & ~um);
+    o->f = fdopen(fd, "w");
+    if (!o->f) {
+        int e = errno;
+        close(fd);
+        unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+        return -e;
+    }
+    setvbuf(o->f, NULL, _IOFBF, 1 << 16);
+    return 0;
+}
+
+int mwv_out_close(mwv_out *o, int ok)
+{
+    if (!o->f)
+        return -EBADF;
+    int e = 0;
+    if (ferror(o->f))
+        e = EIO;
+    if (fflush(o->f) != 0 && !e)
+        e = errno ? errno : EIO;
+    if (fclose(o->f) != 0 && !e)
+        e = errno ? errno : EIO;
+    o->f = NULL;
+    if (ok && !e && rename(o->tmp, o->path) != 0)
+        e = errno;
+    if (!ok || e)
+        unlink(o->tmp);
+    if (ok && e)
+        mw_log(MW_LOG_ERROR, "cannot write %s: %s", o->path, strerror(e));
+    free(o->tmp);
+    o->tmp = NULL;
+    return ok ? -e : 0;
+}
+
+/* ---- code names ---- */
+
+static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
+
+int mwv_code_load(sqlite3 *db, mwv_code *c)
+{
+    memset(c, 0, sizeof *c);
+    c->nstack = mwv_scalar(db, "SELECT COALESCE(MAX(id), -1) + 1 FROM main.stacks");
+    c->npc = mwv_scalar(db, "SELECT COALESCE(MAX(id), -1) + 1 FROM main.pcs");
+    c->parent = malloc(((size_t)c->nstack + 1) * sizeof *c->parent);
+    c->stack_pc = malloc(((size_t)c->nstack + 1) * sizeof *c->stack_pc);
+    c->pc_first = calloc((size_t)c->npc + 1, sizeof *c->pc_first);
+    c->pc_nframes = calloc((size_t)c->npc + 1, sizeof *c->pc_nframes);
+    c->pc_line = calloc((size_t)c->npc + 1, sizeof *c->pc_line);
+    c->pc_module = malloc(((size_t)c->npc + 1) * sizeof *c->pc_module);
+    c->pc_addr = calloc((size_t)c->npc + 1, sizeof *c->pc_addr);
+    if (!c->parent || !c->stack_pc || !c->pc_first || !c->pc_nframes || !c->pc_line ||
+        !c->pc_module || !c->pc_addr) {
+        mwv_code_free(c);
+        return -ENOMEM;
+    }
+    for (int64_t i = 0; i < c->nstack; i++)
+        c->parent[i] = c->stack_pc[i] = -1;
+    for (int64_t i = 0; i < c->npc; i++)
+        c->pc_module[i] = -1;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "SELECT id, parent_id, pc_id FROM main.stacks", -1, &s, NULL) ==
+        SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(s, 0);
+            if (id < 0 || id >= c->nstack)
+                continue;
+            c->parent[id] = sqlite3_column_type(s, 1) == SQLITE_NULL ? -1
+                                                                     : sqlite3_column_int64(s, 1);
+            c->stack_pc[id] = sqlite3_column_type(s, 2) == SQLITE_NULL ? -1
+                                                                       : sqlite3_column_int64(s, 2);
+            if (c->parent[id] >= id) /* a trie's parent comes first: guard against loops */
+                c->parent[id] = -1;
+        }
+    }
+    sqlite3_finalize(s);
+    /* names: the inline chain from frames where a pc has several, else the
+     * pc's own function (or symbol, or module+offset) */
+    size_t cap = 0;
+    uint32_t nn = 0;
+#define PUSH(name, file, line)                                                                 \
+    do {                                                                                       \
+        if (nn == cap) {                                                                       \
+            cap = cap ? cap * 2 : 1024;                                                        \
+            char **a = realloc(c->names, cap * sizeof *a), **b = realloc(c->files, cap * sizeof *b); \
+            int64_t *l = realloc(c->lines, cap * sizeof *l);                                   \
+            if (a)                                                                             \
+                c->names = a;                                                                  \
+            if (b)                                                                             \
+                c->files = b;                                                                  \
+            if (l)                                                                             \
+                c->lines = l;                                                                  \
+            if (!a || !b || !l) {                                                              \
+                c->nnames = nn;                                                                \
+                mwv_code_free(c);                                                              \
+                sqlite3_finalize(s);                                                           \
+                return -ENOMEM;                                                                \
+            }                                                                                  \
+        }                                                                                      \
+        c->names[nn] = (name);                                                                 \
+        c->files[nn] = (file);                                                                 \
+        c->lines[nn] = (line);                                                                 \
+        nn++;                                                                                  \
+    } while (0)
+    if (sqlite3_prepare_v2(db,
+                           "SELECT p.id, p.function, p.symbol, p.file, p.line, p.module_id,"
+                           " p.rel_addr, m.path FROM main.pcs p LEFT JOIN main.modules m"
+                           " ON m.id = p.module_id",
+                           -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(s, 0);
+            if (id < 0 || id >= c->npc)
+                continue;
+            const char *fn = (const char *)sqlite3_column_text(s, 1);
+            const char *sym = (const char *)sqlite3_column_text(s, 2);
+            const char *mod = (const char *)sqlite3_column_text(s, 7);
+            char buf[512];
+            if (!fn || !*fn) {
+                if (sym && *sym) {
+                    fn = sym;
+                } else {
+                    const char *b = mod ? strrchr(mod, '/') : NULL;
+                    snprintf(buf, sizeof buf, "%s+0x%llx", b ? b + 1 : mod ? mod : "[unknown]",
+                             (unsigned long long)sqlite3_column_int64(s, 6));
+                    fn = buf;
+                }
+            }
+            c->pc_first[id] = nn;
+            c->pc_nframes[id] = 1;
+            c->pc_line[id] = sqlite3_column_int64(s, 4);
+            c->pc_module[id] = sqlite3_column_type(s, 5) == SQLITE_NULL ? -1
+                                                                        : sqlite3_column_int64(s, 5);
+            c->pc_addr[id] = sqlite3_column_int64(s, 6);
+            PUSH(xstrdup(fn), xstrdup((const char *)sqlite3_column_text(s, 3)),
+                 sqlite3_column_int64(s, 4));
+        }
+    }
+    sqlite3_finalize(s);
+    /* pcs with an inline chain: replace the one name by the chain */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT pc_id, function, file, line FROM main.frames WHERE pc_id IN"
+                           " (SELECT pc_id FROM main.frames WHERE depth > 0) ORDER BY pc_id, depth",
+                           -1, &s, NULL) == SQLITE_OK) {
+        int64_t cur = -1;
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(s, 0);
+            if (id < 0 || id >= c->npc)
+                continue;
+            const char *fn = (const char *)sqlite3_column_text(s, 1);
+            if (id != cur) {
+                cur = id;
+                c->pc_first[id] = nn;
+                c->pc_nframes[id] = 0;
+            }
+            if (c->pc_nframes[id] == UINT16_MAX)
+                continue;
+            PUSH(xstrdup(fn && *fn ? fn : "[inlined]"),
+                 xstrdup((const char *)sqlite3_column_text(s, 2)), sqlite3_column_int64(s, 3));
+            c->pc_nframes[id]++;
+        }
+    }
+    sqlite3_finalize(s);
+#undef PUSH
+    c->nnames = nn;
+    return 0;
+}
+
+void mwv_code_free(mwv_code *c)
+{
+    for (uint32_t i = 0; i < c->nnames; i++) {
+        free(c->names[i]);
+        free(c->files[i]);
+    }
+    free(c->names);
+    free(c->files);
+    free(c->lines);
+    free(c->parent);
+    free(c->stack_pc);
+    free(c->pc_first);
+    free(c->pc_nframes);
+    free(c->pc_line);
+    free(c->pc_module);
+    free(c->pc_addr);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- escapes ---- */
+
+void mwv_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+void mwv_html_str(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default:
+            if (*p < 0x20 && *p != '\t')
+                fputc(' ', f);
+            else
+                fputc(*p, f);
+        }
+    }
+}
+
+void mwv_csv_str(FILE *f, const char *s)
+{
+    s = s ? s : "";
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}

@@ -1,0 +1,70 @@
+/*
+ * report/view_int.h: what the views (HTML report, exports, narrowed summary)
+ * share, private to report/: opening a report database narrowed to some
+ * processes, the job's aligned clock, the code names of the stacks trie, and
+ * writing an output file whole or not at all.
+ */
+#ifndef MW_REPORT_VIEW_INT_H
+#define MW_REPORT_VIEW_INT_H
+
+#include <memwatch/views.h>
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Open a report database read-only. With a filter, TEMP views named like the
+ * tables that carry a process_id (processes, samples, intervals, ...) shadow
+ * them, so every unqualified query sees only the chosen processes. A TEMP
+ * table pclock(process_id, off) gives each process the offset that puts its
+ * CLOCK_MONOTONIC times on the job's clock: nanoseconds since the job's first
+ * start, hosts aligned through their META start_realtime_ns (docs/export.md);
+ * goff does the same for GPU kernel times (CUPTI clock, META gpu.clock).
+ * Returns 0, or a negative code after logging why (no database, not a report
+ * database, no process matches). */
+int mwv_open(const char *db_path, const mw_view_filter *f, sqlite3 **db);
+
+int64_t mwv_scalar(sqlite3 *db, const char *sql);
+double mwv_scalar_f(sqlite3 *db, const char *sql);
+
+/* The label of a process for lanes and tracks: "rank 3 @ host (pid 1234)",
+ * "pid 1234 @ host exe". */
+void mwv_proc_label(sqlite3 *db, int64_t process_id, char *buf, size_t n);
+
+/* An output written to PATH.tmp.XXXXXX beside PATH and renamed over PATH by
+ * mwv_out_close(ok = 1); ok = 0 (or a write error) removes it. */
+typedef struct mwv_out {
+    FILE *f;
+    char *tmp;
+    const char *path;
+} mwv_out;
+int mwv_out_open(mwv_out *o, const char *path);
+int mwv_out_close(mwv_out *o, int ok);
+
+/* Code names of the stacks trie, loaded once: for each stacks node its
+ * parent and the names of its frames (an inlined chain gives several, the
+ * innermost first). */
+typedef struct mwv_code {
+    int64_t nstack;        /* stacks ids run 0..nstack-1 */
+    int64_t *parent;       /* -1 at the root */
+    int64_t *stack_pc;     /* pcs id, -1 when none */
+    int64_t npc;
+    uint32_t *pc_first;    /* index into names of a pc's first (innermost) frame */
+    uint16_t *pc_nframes;  /* frames of a pc (>= 1) */
+    int64_t *pc_line;      /* innermost line (0 none) */
+    int64_t *pc_module;    /* module id (-1 none) */
+    int64_t *pc_addr;      /* module-relative address */
+    char **names;          /* frame names: "function" */
+    char **files;          /* frame files (may be NULL) */
+    int64_t *lines;        /* frame lines */
+    uint32_t nnames;
+} mwv_code;
+int mwv_code_load(sqlite3 *db, mwv_code *c);
+void mwv_code_free(mwv_code *c);
+
+/* Escapes for the writers. */
+void mwv_json_str(FILE *f, const char *s);
+void mwv_html_str(FILE *f, const char *s);
+void mwv_csv_str(FILE *f, const char *s);
+
+#endif
