@@ -31,13 +31,14 @@ static void usage(FILE *f)
             "               GPU kernels, per process (rank, host) and thread\n"
             "    folded     folded stacks 'outer;...;inner COUNT' for flame-graph tools\n"
             "    csv        intervals (--table intervals) or source lines (--table lines)\n"
+            "    html       the HTML report (docs/html.md), as memwatch report --html\n"
             "options:\n"
             "  -f, --format FMT    one of the formats above\n"
             "  -o, --output FILE   where to write (replaced only when complete)\n"
             "  --flagged           folded, pprof: only samples inside bandwidth-bound intervals\n"
             "  --source S          folded, pprof, csv lines: only timer, fault or precise samples\n"
             "  --table T           csv: intervals (default) or lines\n"
-            "  --top N             csv lines: rows (default: all)\n"
+            "  --top N             csv lines: rows (default: all); html: rows per table\n"
             "  --rank N, --host H, --pid P   only these processes\n");
 }
 
@@ -138,7 +139,7 @@ int mw_cmd_export(int argc, char **argv)
     if (!format || !out || ninputs == 0) {
         fprintf(stderr, "memwatch export: %s\n",
                 ninputs == 0 ? "which run? (a directory, a database or raw files)"
-                : !format    ? "--format FMT is required (pprof, perfetto, folded, csv)"
+                : !format    ? "--format FMT is required (pprof, perfetto, folded, csv, html)"
                              : "-o FILE is required");
         usage(stderr);
         return 2;
@@ -147,7 +148,7 @@ int mw_cmd_export(int argc, char **argv)
     for (int i = 0; mw_export_formats[i]; i++)
         known |= !strcmp(format, mw_export_formats[i]);
     if (!known) {
-        fprintf(stderr, "memwatch export: unknown format '%s' (pprof, perfetto, folded, csv)\n",
+        fprintf(stderr, "memwatch export: unknown format '%s' (pprof, perfetto, folded, csv, html)\n",
                 format);
         return 2;
     }

@@ -45,6 +45,7 @@ static void usage(FILE *f)
             "                      writing in the same directory\n"
             "  --group-readable    database readable by the file's group (default: owner only)\n"
             "  -q, --quiet         no progress, no summary (database only)\n"
+            "  --html FILE         also write the HTML report (docs/html.md)\n"
             "  --rank N, --host H, --pid P   summarize only these processes (the database\n"
             "                      holds all); a job of several gets per-rank and per-host\n"
             "                      tables\n");
@@ -213,7 +214,7 @@ static void progress(uint64_t done, uint64_t total, const char *file, void *user
 
 int mw_cmd_report(int argc, char **argv)
 {
-    const char *out = NULL;
+    const char *out = NULL, *html = NULL;
     int json = 0, top = 10, quiet = 0, rc = 1, wait = 1, group = 0, all_runs = 0;
     const char *run_sel = NULL;
     char run[64] = "", inputs[PATH_MAX + 96];
@@ -233,7 +234,8 @@ int mw_cmd_report(int argc, char **argv)
                     !strcmp(a, "--run") ||
                     !strcmp(a, "--top") || !strcmp(a, "--threshold") ||
                     !strcmp(a, "--profile") || !strcmp(a, "--debug-dir") || !strcmp(a, "--by") ||
-                    !strcmp(a, "--rank") || !strcmp(a, "--pid") || !strcmp(a, "--host");
+                    !strcmp(a, "--rank") || !strcmp(a, "--pid") || !strcmp(a, "--host") ||
+                    !strcmp(a, "--html");
         if (takes && !val) {
             fprintf(stderr, "memwatch report: %s needs a value\n", a);
             rc = 2;
@@ -315,6 +317,8 @@ int mw_cmd_report(int argc, char **argv)
                 filter.has_pid = 1, filter.pid = v;
         } else if (!strcmp(a, "--host")) {
             filter.host = argv[++i];
+        } else if (!strcmp(a, "--html")) {
+            html = argv[++i];
         } else if (!strcmp(a, "--debug-dir")) {
             o.debug_dirs = argv[++i];
         } else if (a[0] == '-' && a[1]) {
@@ -437,6 +441,17 @@ int mw_cmd_report(int argc, char **argv)
         rc = 1;
     if (!quiet && !json && by && mw_report_by(out, stdout, by, top) != 0)
         rc = 1;
+    if (html) {
+        mw_html_opts ho = {filter, top > 10 ? top : 0, o.profile_path};
+        int he = mw_report_html(out, html, &ho);
+        if (he) {
+            fprintf(stderr, "memwatch report: cannot write the HTML report %s: %s\n", html,
+                    mw_strerror(he));
+            rc = 1;
+        } else if (!quiet) {
+            fprintf(stderr, "memwatch: HTML report -> %s\n", html);
+        }
+    }
 done:
     mw_db_swap_end(&sw);
     for (size_t i = 0; i < n; i++)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mw_export_formats[] = {"pprof", "perfetto", "folded", "csv", NULL};
+const char *const mw_export_formats[] = {"pprof", "perfetto", "folded", "csv", "html", NULL};
 
 /* The WHERE clause (on samples s) of the samples an export covers. */
 void mwx_sample_where(const mw_export_opts *o, char *buf, size_t n)
@@ -389,6 +389,10 @@ int mw_export(const char *db_path, const char *format, const char *out_path,
     static const mw_export_opts none;
     const mw_export_opts *o = opts ? opts : &none;
     int (*fn)(sqlite3 *, FILE *, const mw_export_opts *) = NULL;
+    if (format && !strcmp(format, "html")) {
+        mw_html_opts ho = {o->filter, o->top, NULL};
+        return mw_report_html(db_path, out_path, &ho);
+    }
     if (!format) {
         fn = NULL;
     } else if (!strcmp(format, "pprof")) {
@@ -402,7 +406,7 @@ int mw_export(const char *db_path, const char *format, const char *out_path,
         fn = export_csv;
     }
     if (!fn) {
-        mw_log(MW_LOG_ERROR, "unknown export format '%s' (pprof, perfetto, folded, csv)",
+        mw_log(MW_LOG_ERROR, "unknown export format '%s' (pprof, perfetto, folded, csv, html)",
                format ? format : "");
         return MW_ERR_PARSE;
     }

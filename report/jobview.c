@@ -11,6 +11,7 @@
  * May call: SQLite, cJSON, libc. Threading: reentrant.
  */
 #include "jobview_int.h"
+#include "view_int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -111,6 +112,12 @@ cJSON *mwv_jobview(sqlite3 *db)
         cJSON_AddItemToArray(procs, r);
     }
     sqlite3_finalize(s);
+    /* a job without MPI ranks (every process "rank 0", the default where no
+     * launcher set one) shows pids only */
+    if (mwv_scalar(db, "SELECT COALESCE(MAX(rank), 0) FROM processes") <= 0) {
+        cJSON *x;
+        cJSON_ArrayForEach(x, procs) cJSON_DeleteItemFromObject(x, "rank");
+    }
     /* samples per process (one scan) */
     if (sqlite3_prepare_v2(db,
                            "SELECT process_id, COUNT(*), SUM(in_flagged) FROM samples GROUP BY 1",

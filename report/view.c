@@ -239,7 +239,9 @@ void mwv_proc_label(sqlite3 *db, int64_t id, char *buf, size_t n)
         const char *exe = (const char *)sqlite3_column_text(s, 3);
         const char *b = exe ? strrchr(exe, '/') : NULL;
         b = b ? b + 1 : exe ? exe : "";
-        if (sqlite3_column_type(s, 1) == SQLITE_INTEGER)
+        /* rank 0 everywhere: no MPI launcher set one (docs/raw-format.md) */
+        if (sqlite3_column_type(s, 1) == SQLITE_INTEGER &&
+            mwv_scalar(db, "SELECT COALESCE(MAX(rank), 0) FROM processes") > 0)
             snprintf(buf, n, "rank %lld @ %s (pid %lld %s)", sqlite3_column_int64(s, 1),
                      host ? host : "?", sqlite3_column_int64(s, 0), b);
         else

@@ -1,8 +1,9 @@
 /*
  * memwatch views: what is built from a report database (docs/report-schema.md)
- * besides the summary: the exports for other tools (pprof, Chrome trace-event
- * JSON for Perfetto and speedscope, folded stacks, CSV; docs/export.md) and the
- * summary narrowed to some processes with its per-rank and per-host tables.
+ * besides the summary: the HTML report (docs/html.md), the exports for other
+ * tools (pprof, Chrome trace-event JSON for Perfetto and speedscope, folded
+ * stacks, CSV; docs/export.md) and the summary narrowed to some processes with
+ * its per-rank and per-host tables.
  *
  * Every view reads the database only and can be narrowed to some processes
  * (an MPI rank, a host, a pid). Every output is written to a temporary file
@@ -39,7 +40,7 @@ typedef struct mw_export_opts {
     int top;            /* csv lines: rows (0: all) */
 } mw_export_opts;
 
-/* The export formats, NULL-terminated: "pprof", "perfetto", "folded", "csv". */
+/* The export formats, NULL-terminated: "pprof", "perfetto", "folded", "csv", "html". */
 MW_API extern const char *const mw_export_formats[];
 
 /* Write the database's run in a format. Errors (unknown format, unreadable
@@ -47,6 +48,16 @@ MW_API extern const char *const mw_export_formats[];
  * mw_log and returned as negative codes; the destination is then untouched. */
 MW_API int mw_export(const char *db_path, const char *format, const char *out_path,
                      const mw_export_opts *opts);
+
+typedef struct mw_html_opts {
+    mw_view_filter filter;
+    int top;                  /* rows per table (0: 15) */
+    const char *profile_path; /* machine profile for the latency curve; NULL: the one the
+                                 recording names in META, else the default path */
+} mw_html_opts;
+
+/* The self-contained HTML report of a database (docs/html.md). */
+MW_API int mw_report_html(const char *db_path, const char *out_path, const mw_html_opts *opts);
 
 /* The summary (text or JSON, as mw_report_summary) narrowed by a filter, with
  * the per-rank and per-host tables of a job of several processes. */

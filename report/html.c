@@ -1,0 +1,1324 @@
+/*
+ * report/html.c: `memwatch report --html FILE`: one self-contained HTML page
+ * of a report database (docs/html.md): a timeline per process (loaded latency
+ * against the threshold, DRAM bandwidth, flagged intervals shaded, GPU
+ * kernels), per-rank and per-host tables, the top source lines (with their
+ * source text where the file is readable), functions and data objects inside
+ * flagged intervals, an icicle graph of their call stacks, the machine
+ * profile's latency-versus-bandwidth curve with the threshold and the method
+ * verdicts, losses, warnings and how the run was recorded.
+ *
+ * Everything is aggregated before it is drawn: the timeline has a fixed
+ * number of columns per process whatever the run's length, the icicle drops
+ * frames narrower than half a pixel, tables have --top rows. No network, no
+ * external script or font; the inline script only adds a hover readout and
+ * click-to-zoom on the icicle.
+ *
+ * May call: SQLite, cJSON, libc, report/view.c, report/jobview.c.
+ * Threading: reentrant.
+ */
+#include "export_int.h"
+#include "jobview_int.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TL_W 1100      /* plot width of the timeline, px */
+#define TL_BINS 550    /* columns per lane */
+#define TL_LANE_H 84   /* latency plot height */
+#define TL_GPU_H 18    /* GPU kernel strip */
+#define TL_LABEL_H 18
+#define TL_MAX_LANES 32
+#define FL_W 1100      /* icicle width */
+#define FL_ROW 17
+
+static const char css[] =
+    "body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;"
+    "background:#f6f7f9}main{max-width:1180px;margin:0 auto;padding:8px 24px 40px}"
+    "h1{font-size:22px;margin:18px 0 4px}h2{font-size:17px;margin:26px 0 6px;"
+    "border-bottom:1px solid #d5d9e0;padding-bottom:3px}"
+    ".verdict{font-size:16px;margin:6px 0}.bound{color:#b3261e;font-weight:600}"
+    ".ok{color:#1b6e3a;font-weight:600}.muted{color:#667085}.note{background:#fff7e0;"
+    "border:1px solid #f0d48a;padding:6px 10px;border-radius:4px;margin:8px 0}"
+    "nav a{margin-right:14px;color:#2657a6;text-decoration:none}"
+    "table{border-collapse:collapse;background:#fff;margin:6px 0;font-size:13px}"
+    "th,td{padding:3px 9px;border-bottom:1px solid #e6e8ec;text-align:left;vertical-align:top}"
+    "th{background:#eef0f4;font-weight:600}td.n{text-align:right;font-variant-numeric:"
+    "tabular-nums;white-space:nowrap}code{font:12px ui-monospace,Menlo,Consolas,monospace;"
+    "white-space:pre}.bar{display:inline-block;height:9px;background:#d1495b;margin-right:6px;"
+    "vertical-align:middle}.card{background:#fff;border:1px solid #e0e3e8;border-radius:6px;"
+    "padding:8px 10px;margin:8px 0;overflow-x:auto}svg text{font:11px system-ui,sans-serif;"
+    "fill:#333}#tip{position:fixed;pointer-events:none;background:#1d2330;color:#fff;"
+    "font-size:12px;padding:4px 7px;border-radius:4px;display:none;white-space:pre;z-index:9}"
+    ".legend span{display:inline-block;margin-right:16px}.sw{display:inline-block;width:22px;"
+    "height:10px;margin-right:5px;vertical-align:middle}dl{display:grid;grid-template-columns:"
+    "max-content auto;gap:2px 14px;margin:6px 0}dt{color:#667085}dd{margin:0}";
+
+/* hover readout on the timeline, click-to-zoom on the icicle */
+static const char js[] =
+    "(function(){var tip=document.getElementById('tip');"
+    "function show(e,t){tip.textContent=t;tip.style.display='block';"
+    "tip.style.left=(e.clientX+14)+'px';tip.style.top=(e.clientY+12)+'px';}"
+    "function hide(){tip.style.display='none';}"
+    "var tl=document.getElementById('tl'),D=window.MW_TL;"
+    "if(tl&&D){var cur=tl.querySelector('#cursor');tl.addEventListener('mousemove',function(e){"
+    "var r=tl.getBoundingClientRect(),sx=D.w/r.width,x=(e.clientX-r.left)*sx-D.x0;"
+    "if(x<0||x>=D.pw){hide();cur.setAttribute('visibility','hidden');return;}"
+    "var b=Math.floor(x/D.pw*D.bins),y=(e.clientY-r.top)*sx,L=null;"
+    "for(var i=0;i<D.lanes.length;i++)if(y>=D.lanes[i].y0&&y<D.lanes[i].y1)L=D.lanes[i];"
+    "cur.setAttribute('x1',D.x0+x);cur.setAttribute('x2',D.x0+x);"
+    "cur.setAttribute('visibility','visible');"
+    "var t=(b+0.5)*D.T/D.bins,s='t = '+t.toFixed(3)+' s';"
+    "if(L){s+='\\n'+L.name;var v=L.lat[b];s+='\\nlatency '+(v<0?'not measured':v.toFixed(1)+' ns')"
+    "+' (threshold '+(L.thr[b]<0?'-':L.thr[b].toFixed(1))+' ns)';"
+    "s+='\\nbandwidth-bound '+(L.fl[b]<0?'-':Math.round(L.fl[b]*100)+' % of the column');"
+    "if(L.bw)s+='\\nDRAM '+(L.bw[b]<0?'-':L.bw[b].toFixed(2)+' GB/s');}"
+    "show(e,s);});tl.addEventListener('mouseleave',function(){hide();"
+    "cur.setAttribute('visibility','hidden');});}"
+    "var fl=document.getElementById('flame');if(fl){var rs=fl.querySelectorAll('g.f');"
+    "function zoom(x0,w){var W=+fl.getAttribute('data-w');rs.forEach(function(g){"
+    "var x=+g.getAttribute('data-x'),ww=+g.getAttribute('data-w'),nx=(x-x0)/w*W,nw=ww/w*W,"
+    "r=g.firstChild,t=g.querySelector('text');if(nx+nw<=0.01||nx>=W-0.01||nw<0.5)"
+    "{g.style.display='none';return;}g.style.display='';r.setAttribute('x',nx);"
+    "r.setAttribute('width',nw);if(t){t.setAttribute('x',nx+3);var n=g.getAttribute('data-n'),"
+    "k=Math.floor((nw-6)/6.5);t.textContent=k<3?'':(n.length>k?n.slice(0,k-1)+'\\u2026':n);}});}"
+    "rs.forEach(function(g){g.addEventListener('click',function(){"
+    "zoom(+g.getAttribute('data-x'),+g.getAttribute('data-w'));});"
+    "g.addEventListener('mousemove',function(e){show(e,g.getAttribute('data-n')+'\\n'+"
+    "g.getAttribute('data-s'));});g.addEventListener('mouseleave',hide);});"
+    "var rb=document.getElementById('flame-reset');if(rb)rb.addEventListener('click',function(){"
+    "zoom(0,+fl.getAttribute('data-w'));});}})();";
+
+/* ---- helpers ---- */
+
+static void h(FILE *f, const char *s) { mwv_html_str(f, s); }
+
+static const char *base(const char *p)
+{
+    const char *b = p ? strrchr(p, '/') : NULL;
+    return b ? b + 1 : p ? p : "?";
+}
+
+static void fmt_dur(char *b, size_t n, double s)
+{
+    if (s >= 3600)
+        snprintf(b, n, "%.0f h %02.0f min", floor(s / 3600), fmod(s, 3600) / 60);
+    else if (s >= 100)
+        snprintf(b, n, "%.0f min %02.0f s", floor(s / 60), fmod(s, 60));
+    else if (s >= 1)
+        snprintf(b, n, "%.2f s", s);
+    else
+        snprintf(b, n, "%.1f ms", s * 1e3);
+}
+
+static void human_bytes(double v, char *buf, size_t n)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (v >= 1024 && i < 4) {
+        v /= 1024;
+        i++;
+    }
+    snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
+static const char *col_text(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_TEXT ? (const char *)sqlite3_column_text(s, i)
+                                                    : NULL;
+}
+
+/* "nice" axis step for a maximum */
+static double nice_max(double v)
+{
+    if (v <= 0)
+        return 1;
+    double m = pow(10, floor(log10(v)));
+    for (int k = 1; k <= 10; k++) {
+        static const double steps[] = {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};
+        if (steps[k] * m >= v)
+            return steps[k] * m;
+    }
+    return 10 * m;
+}
+
+/* ---- timeline ---- */
+
+typedef struct lane {
+    int64_t id;
+    char name[256];
+    double share;
+    double cov[TL_BINS], fl[TL_BINS], latw[TL_BINS], latt[TL_BINS], thr[TL_BINS];
+    double bytes[TL_BINS], bwt[TL_BINS];
+    double gbusy[TL_BINS], gflag[TL_BINS];
+    double maxlat;
+    int has_bw, has_gpu;
+} lane;
+
+/* spread [a,b) over the bins, calling back with each overlap */
+#define SPREAD(a, b, T, K, body)                                                                  \
+    do {                                                                                       \
+        double w_ = (T) / TL_BINS;                                                             \
+        int k0_ = (int)((a) / w_);                                                             \
+        if (k0_ < 0)                                                                           \
+            k0_ = 0;                                                                           \
+        for (int K = k0_; K < TL_BINS && K * w_ < (b); K++) {                                  \
+            double lo_ = (a) > K * w_ ? (a) : K * w_, hi_ = (b) < (K + 1) * w_ ? (b) : (K + 1) * w_; \
+            double ov = hi_ - lo_;                                                             \
+            if (ov > 0) {                                                                      \
+                body;                                                                          \
+            }                                                                                  \
+        }                                                                                      \
+    } while (0)
+
+static void path_series(FILE *f, const double *v, const double *valid, double x0, double y0,
+                        double hgt, double vmin, double vmax, const char *style)
+{
+    double bw = (double)TL_W / TL_BINS;
+    int open = 0;
+    fprintf(f, "<path %s d=\"", style);
+    for (int k = 0; k < TL_BINS; k++) {
+        if (valid[k] <= 0 || v[k] < 0) {
+            open = 0;
+            continue;
+        }
+        double c = v[k] > vmax ? vmax : v[k] < vmin ? vmin : v[k];
+        double y = y0 + hgt - (c - vmin) / (vmax - vmin) * hgt;
+        fprintf(f, "%c%.1f %.1f", open ? 'L' : 'M', x0 + (k + 0.5) * bw, y);
+        open = 1;
+    }
+    fputs("\"/>\n", f);
+}
+
+static void timeline(FILE *f, sqlite3 *db, cJSON *job)
+{
+    int64_t T = mwv_scalar(db, "SELECT MAX(e) FROM (SELECT MAX(i.t_end + c.off) AS e FROM intervals"
+                               " i JOIN pclock c ON c.process_id = i.process_id UNION ALL SELECT"
+                               " MAX(k.end_ns + c.goff) FROM gpu_kernels k JOIN pclock c ON"
+                               " c.process_id = k.process_id)");
+    int nproc = cJSON_GetArraySize(cJSON_GetObjectItem(job, "processes"));
+    if (T <= 0) {
+        fputs("<p class=note>No interval was recorded: the run ended before its first interval, "
+              "or it was recorded with MEMWATCH_METHOD=none.</p>\n",
+              f);
+        return;
+    }
+    /* lanes: processes in the job view's order (rank, host, pid); with more
+     * than TL_MAX_LANES the most bound ones */
+    int nl = nproc < TL_MAX_LANES ? nproc : TL_MAX_LANES;
+    lane *L = calloc((size_t)(nl ? nl : 1), sizeof *L);
+    if (!L)
+        return;
+    cJSON *pr;
+    int k = 0;
+    if (nproc > TL_MAX_LANES) {
+        /* pick by share */
+        cJSON *arr = cJSON_GetObjectItem(job, "processes");
+        char *used = calloc((size_t)nproc, 1);
+        for (k = 0; k < nl; k++) {
+            int best = -1, i = 0;
+            double bs = -1;
+            cJSON_ArrayForEach(pr, arr)
+            {
+                double sh = cJSON_GetObjectItem(pr, "share")->valuedouble;
+                if (!used[i] && sh > bs) {
+                    bs = sh;
+                    best = i;
+                }
+                i++;
+            }
+            used[best] = 1;
+            pr = cJSON_GetArrayItem(arr, best);
+            L[k].id = (int64_t)cJSON_GetObjectItem(pr, "id")->valuedouble;
+            L[k].share = bs;
+        }
+        free(used);
+    } else {
+        cJSON_ArrayForEach(pr, cJSON_GetObjectItem(job, "processes"))
+        {
+            L[k].id = (int64_t)cJSON_GetObjectItem(pr, "id")->valuedouble;
+            L[k].share = cJSON_GetObjectItem(pr, "share")->valuedouble;
+            k++;
+        }
+    }
+    for (k = 0; k < nl; k++) {
+        mwv_proc_label(db, L[k].id, L[k].name, sizeof L[k].name);
+        for (int b = 0; b < TL_BINS; b++)
+            L[k].thr[b] = -1;
+    }
+    double Td = (double)T;
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT i.process_id, i.t_start + c.off, i.t_end + c.off, i.latency_ns,"
+                           " i.threshold_ns, i.bytes, i.bw_bound FROM intervals i JOIN pclock c"
+                           " ON c.process_id = i.process_id ORDER BY i.process_id",
+                           -1, &s, NULL) == SQLITE_OK) {
+        int cur = -1;
+        int64_t cur_id = -1;
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(s, 0);
+            if (id != cur_id) {
+                cur_id = id;
+                cur = -1;
+                for (int j = 0; j < nl; j++)
+                    if (L[j].id == id)
+                        cur = j;
+            }
+            if (cur < 0)
+                continue;
+            lane *l = &L[cur];
+            double a = (double)sqlite3_column_int64(s, 1), b = (double)sqlite3_column_int64(s, 2);
+            int haslat = sqlite3_column_type(s, 3) != SQLITE_NULL;
+            double lat = sqlite3_column_double(s, 3), thr = sqlite3_column_double(s, 4);
+            int hasb = sqlite3_column_type(s, 5) != SQLITE_NULL;
+            double bytes = sqlite3_column_double(s, 5);
+            int fl = sqlite3_column_int(s, 6);
+            if (haslat && lat > l->maxlat)
+                l->maxlat = lat;
+            if (hasb)
+                l->has_bw = 1;
+            double dur = b - a;
+            SPREAD(a, b, Td, bk, {
+                l->cov[bk] += ov;
+                if (fl)
+                    l->fl[bk] += ov;
+                if (haslat) {
+                    l->latw[bk] += lat * ov;
+                    l->latt[bk] += ov;
+                }
+                if (thr > l->thr[bk])
+                    l->thr[bk] = thr;
+                if (hasb && dur > 0) {
+                    l->bytes[bk] += bytes * ov / dur;
+                    l->bwt[bk] += ov;
+                }
+            });
+        }
+        sqlite3_finalize(s);
+    }
+    if (sqlite3_prepare_v2(db,
+                           "SELECT k.process_id, k.start_ns + c.goff, k.end_ns + c.goff,"
+                           " k.bw_bound FROM gpu_kernels k JOIN pclock c ON c.process_id ="
+                           " k.process_id",
+                           -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(s, 0);
+            for (int j = 0; j < nl; j++) {
+                if (L[j].id != id)
+                    continue;
+                lane *l = &L[j];
+                l->has_gpu = 1;
+                double a = (double)sqlite3_column_int64(s, 1),
+                       b = (double)sqlite3_column_int64(s, 2);
+                int fl = sqlite3_column_int(s, 3);
+                SPREAD(a, b, Td, bk, {
+                    l->gbusy[bk] += ov;
+                    if (fl)
+                        l->gflag[bk] += ov;
+                });
+            }
+        }
+        sqlite3_finalize(s);
+    }
+    /* geometry */
+    const double x0 = 64, pw = TL_W, bwid = pw / TL_BINS;
+    double y = 8, ys[TL_MAX_LANES], ye[TL_MAX_LANES];
+    for (k = 0; k < nl; k++) {
+        ys[k] = y;
+        y += TL_LABEL_H + TL_LANE_H + (L[k].has_gpu ? TL_GPU_H + 4 : 0) + 14;
+        ye[k] = y;
+    }
+    double H = y + 28, W = x0 + pw + 64;
+    if (nproc > nl)
+        fprintf(f, "<p class=note>%d processes: the timeline shows the %d most bound; every "
+                   "process is in the per-rank table, and <code>--rank</code>, "
+                   "<code>--host</code> or <code>--pid</code> draw any of them.</p>\n",
+                nproc, nl);
+    fputs("<div class=legend><span><i class=sw style=\"background:rgba(214,39,40,.35)\"></i>"
+          "flagged bandwidth-bound (shade: share of the column)</span><span><i class=sw "
+          "style=\"height:2px;background:#1f4e9c\"></i>loaded latency (ns, left axis)</span>"
+          "<span><i class=sw style=\"height:0;border-top:2px dashed #d62728\"></i>saturation "
+          "threshold</span><span><i class=sw style=\"height:2px;background:#2ca02c\"></i>DRAM "
+          "bandwidth (GB/s, right axis)</span><span><i class=sw style=\"background:#7f7f7f\">"
+          "</i>GPU kernels (<b style=\"color:#d62728\">red</b>: flagged)</span></div>\n",
+          f);
+    fprintf(f,
+            "<div class=card><svg id=tl xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
+            "width=\"%.0f\" height=\"%.0f\" style=\"width:100%%;height:auto\" role=img "
+            "aria-label=\"timeline\">\n",
+            W, H, W, H);
+    for (k = 0; k < nl; k++) {
+        lane *l = &L[k];
+        double ly = ys[k] + TL_LABEL_H;
+        double thrmax = 0;
+        for (int b = 0; b < TL_BINS; b++)
+            if (l->thr[b] > thrmax)
+                thrmax = l->thr[b];
+        double vmax = nice_max(fmax(l->maxlat, thrmax * 1.25));
+        double mean[TL_BINS], thr[TL_BINS], bw[TL_BINS], bwmax = 0;
+        for (int b = 0; b < TL_BINS; b++) {
+            mean[b] = l->latt[b] > 0 ? l->latw[b] / l->latt[b] : -1;
+            thr[b] = l->thr[b];
+            bw[b] = l->bwt[b] > 0 ? l->bytes[b] / l->bwt[b] : -1; /* bytes/ns = GB/s */
+            if (bw[b] > bwmax)
+                bwmax = bw[b];
+        }
+        bwmax = nice_max(bwmax);
+        /* the latency axis starts below the lowest value (idle latency is far
+         * from 0; from 0 the rise to the threshold would be squeezed) */
+        double lo = thrmax > 0 ? thrmax : vmax;
+        for (int b = 0; b < TL_BINS; b++)
+            if (mean[b] >= 0 && mean[b] < lo)
+                lo = mean[b];
+        double vmin = 0;
+        if (lo * 0.8 > 1) {
+            double m = pow(10, floor(log10(lo * 0.8)));
+            vmin = floor(lo * 0.8 / m) * m;
+        }
+        if (vmin >= vmax)
+            vmin = 0;
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-weight=\"600\">", x0, ys[k] + 12);
+        h(f, l->name);
+        fprintf(f, "</text><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" class=\"%s\">"
+                   "bandwidth-bound %.1f%% of its time</text>\n",
+                x0 + pw, ys[k] + 12, "", 100 * l->share);
+        fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%d\" fill=\"#fff\" "
+                   "stroke=\"#c9ced6\"/>\n",
+                x0, ly, pw, TL_LANE_H);
+        /* unmeasured stretches hatched lightly, flagged ones shaded by share */
+        for (int b = 0; b < TL_BINS;) {
+            double fr = l->cov[b] > 0 ? l->fl[b] / l->cov[b] : 0;
+            int q = (int)lround(fr * 10);
+            int e = b + 1;
+            while (e < TL_BINS && (int)lround((l->cov[e] > 0 ? l->fl[e] / l->cov[e] : 0) * 10) == q &&
+                   (l->cov[e] > 0) == (l->cov[b] > 0))
+                e++;
+            if (l->cov[b] <= 0)
+                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+                           "fill=\"#eef0f3\"/>",
+                        x0 + b * bwid, ly, (e - b) * bwid, TL_LANE_H);
+            else if (q > 0)
+                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+                           "fill=\"#d62728\" fill-opacity=\"%.2f\"/>",
+                        x0 + b * bwid, ly, (e - b) * bwid, TL_LANE_H, 0.08 + 0.32 * q / 10.0);
+            b = e;
+        }
+        fputc('\n', f);
+        /* axes */
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g ns</text>"
+                   "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g ns</text>\n",
+                x0 - 4, ly + 9, vmax, x0 - 4, ly + TL_LANE_H, vmin);
+        if (l->has_bw)
+            fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" fill=\"#2ca02c\">%g GB/s</text>\n", x0 + pw + 4,
+                    ly + 9, bwmax);
+        path_series(f, thr, l->cov, x0, ly, TL_LANE_H, vmin, vmax,
+                    "fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" "
+                    "stroke-dasharray=\"5 3\"");
+        if (l->has_bw)
+            path_series(f, bw, l->bwt, x0, ly, TL_LANE_H, 0, bwmax,
+                        "fill=\"none\" stroke=\"#2ca02c\" stroke-width=\"1.2\"");
+        path_series(f, mean, l->latt, x0, ly, TL_LANE_H, vmin, vmax,
+                    "fill=\"none\" stroke=\"#1f4e9c\" stroke-width=\"1.4\"");
+        if (l->has_gpu) {
+            double gy = ly + TL_LANE_H + 4;
+            fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%d\" fill=\"#fafafa\" "
+                       "stroke=\"#e0e0e0\"/><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">GPU</text>",
+                    x0, gy, pw, TL_GPU_H, x0 - 4, gy + 13);
+            for (int b = 0; b < TL_BINS; b++) {
+                double w_ = Td / TL_BINS;
+                double busy = fmin(1, l->gbusy[b] / w_), fl = fmin(1, l->gflag[b] / w_);
+                if (busy > 0)
+                    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                               "fill=\"%s\"/>",
+                            x0 + b * bwid, gy + TL_GPU_H * (1 - fmax(busy, 0.15)), bwid,
+                            TL_GPU_H * fmax(busy, 0.15), fl > 0 ? "#d62728" : "#7f7f7f");
+            }
+            fputc('\n', f);
+        }
+    }
+    /* time axis */
+    double Ts = Td / 1e9, step = nice_max(Ts / 8);
+    if (step > Ts / 4)
+        step /= 2;
+    fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", x0,
+            x0 + pw, H - 24, H - 24);
+    for (double t = 0; t <= Ts * 1.0001; t += step) {
+        double x = x0 + t / Ts * pw;
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>"
+                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g s</text>\n",
+                x, x, H - 24, H - 20, x, H - 8, round(t * 1e6) / 1e6);
+    }
+    fprintf(f, "<line id=cursor y1=\"0\" y2=\"%.0f\" stroke=\"#333\" stroke-width=\"0.8\" "
+               "visibility=\"hidden\"/>\n</svg></div>\n",
+            H - 24);
+    /* the readout's data: rounded per-column values, -1 unmeasured */
+    fprintf(f, "<script>window.MW_TL={w:%.0f,x0:%.0f,pw:%.0f,bins:%d,T:%.6f,lanes:[", W, x0, pw,
+            TL_BINS, Ts);
+    for (k = 0; k < nl; k++) {
+        lane *l = &L[k];
+        fprintf(f, "%s{y0:%.1f,y1:%.1f,name:", k ? "," : "", ys[k], ye[k]);
+        mwv_json_str(f, l->name);
+        fputs(",lat:[", f);
+        for (int b = 0; b < TL_BINS; b++)
+            fprintf(f, "%s%.1f", b ? "," : "", l->latt[b] > 0 ? l->latw[b] / l->latt[b] : -1);
+        fputs("],thr:[", f);
+        for (int b = 0; b < TL_BINS; b++)
+            fprintf(f, "%s%.1f", b ? "," : "", l->cov[b] > 0 ? l->thr[b] : -1);
+        fputs("],fl:[", f);
+        for (int b = 0; b < TL_BINS; b++)
+            fprintf(f, "%s%.2f", b ? "," : "", l->cov[b] > 0 ? l->fl[b] / l->cov[b] : -1);
+        fputs("]", f);
+        if (l->has_bw) {
+            fputs(",bw:[", f);
+            for (int b = 0; b < TL_BINS; b++)
+                fprintf(f, "%s%.2f", b ? "," : "", l->bwt[b] > 0 ? l->bytes[b] / l->bwt[b] : -1);
+            fputs("]", f);
+        }
+        fputs("}", f);
+    }
+    fputs("]};</script>\n", f);
+    free(L);
+}
+
+/* ---- tables ---- */
+
+/* the source text of file:line, when the file is readable */
+static void snippet(FILE *f, const char *file, int64_t line)
+{
+    if (!file || line <= 0)
+        return;
+    FILE *src = fopen(file, "r");
+    if (!src)
+        return;
+    char buf[512];
+    int64_t n = 0;
+    while (fgets(buf, sizeof buf, src)) {
+        size_t l = strlen(buf);
+        int whole = l > 0 && buf[l - 1] == '\n';
+        if (++n == line) {
+            while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r'))
+                buf[--l] = 0;
+            char *p = buf;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (strlen(p) > 110)
+                strcpy(p + 107, "...");
+            fputs("<code>", f);
+            h(f, p);
+            fputs("</code>", f);
+            break;
+        }
+        while (!whole && fgets(buf, sizeof buf, src)) { /* the rest of a long line */
+            l = strlen(buf);
+            whole = l > 0 && buf[l - 1] == '\n';
+        }
+    }
+    fclose(src);
+}
+
+static void share_cell(FILE *f, double share)
+{
+    fprintf(f, "<td class=n><span class=bar style=\"width:%.0fpx\"></span>%.1f%%</td>",
+            fmax(1, share * 80), 100 * share);
+}
+
+static const char *code_source(sqlite3 *db, int flagged)
+{
+    return mwv_scalar(db, flagged ? "SELECT COUNT(*) FROM samples WHERE selected=1 AND"
+                                    " source='precise'"
+                                  : "SELECT COUNT(*) FROM samples WHERE source='precise'")
+               ? "precise"
+               : "timer";
+}
+
+static void code_tables(FILE *f, sqlite3 *db, int flagged, int top, const char *id)
+{
+    const char *src = code_source(db, flagged);
+    char where[200], sql[900];
+    snprintf(where, sizeof where, "s.source = '%s'%s", src, flagged ? " AND s.selected = 1" : "");
+    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM samples s WHERE %s", where);
+    int64_t total = mwv_scalar(db, sql);
+    fprintf(f, "<h2 id=%s>%s</h2>\n", id,
+            flagged ? "Top code inside bandwidth-bound intervals" : "Top code over the whole run");
+    if (total == 0) {
+        fprintf(f, "<p class=muted>%s</p>\n",
+                flagged ? "No sample naming code fell inside a flagged interval: either no "
+                          "interval was flagged, or no sample was taken while one was."
+                        : "No sample names code.");
+        return;
+    }
+    fprintf(f, "<p class=muted>%lld %s samples%s; share of those. %s</p>\n", (long long)total, src,
+            flagged ? " inside flagged intervals" : "",
+            !strcmp(src, "precise")
+                ? "Precise load samples at or above the latency threshold (hybrid selection)."
+                : "Timer samples: where the CPU time went.");
+    snprintf(sql, sizeof sql,
+             "SELECT p.file, p.line, p.function, SUM(x.n) AS n FROM (SELECT s.pc_id, COUNT(*) AS n"
+             " FROM samples s WHERE %s GROUP BY s.pc_id) x JOIN pcs p ON p.id = x.pc_id"
+             " GROUP BY p.file, p.line, p.function ORDER BY n DESC, p.file, p.line LIMIT %d",
+             where, top);
+    sqlite3_stmt *s;
+    fputs("<table><tr><th>share</th><th>samples</th><th>source line</th><th>function</th>"
+          "<th>source</th></tr>\n",
+          f);
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            const char *file = col_text(s, 0);
+            int64_t line = sqlite3_column_int64(s, 1);
+            int64_t n = sqlite3_column_int64(s, 3);
+            fputs("<tr>", f);
+            share_cell(f, (double)n / (double)total);
+            fprintf(f, "<td class=n>%lld</td><td title=\"", (long long)n);
+            h(f, file ? file : "");
+            fputs("\">", f);
+            if (file) {
+                h(f, base(file));
+                fprintf(f, ":%lld", (long long)line);
+            } else {
+                fputs("<span class=muted>(no line info)</span>", f);
+            }
+            fputs("</td><td>", f);
+            h(f, col_text(s, 2) ? col_text(s, 2) : "?");
+            fputs("</td><td>", f);
+            snippet(f, file, line);
+            fputs("</td></tr>\n", f);
+        }
+        sqlite3_finalize(s);
+    }
+    fputs("</table>\n", f);
+    snprintf(sql, sizeof sql,
+             "SELECT p.function, m.path, SUM(x.n) AS n FROM (SELECT s.pc_id, COUNT(*) AS n FROM"
+             " samples s WHERE %s GROUP BY s.pc_id) x JOIN pcs p ON p.id = x.pc_id LEFT JOIN"
+             " modules m ON m.id = p.module_id GROUP BY p.function, m.path ORDER BY n DESC,"
+             " p.function LIMIT %d",
+             where, top < 10 ? top : 10);
+    fputs("<table><tr><th>share</th><th>samples</th><th>function</th><th>module</th></tr>\n", f);
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t n = sqlite3_column_int64(s, 2);
+            fputs("<tr>", f);
+            share_cell(f, (double)n / (double)total);
+            fprintf(f, "<td class=n>%lld</td><td>", (long long)n);
+            h(f, col_text(s, 0) ? col_text(s, 0) : "?");
+            fputs("</td><td title=\"", f);
+            h(f, col_text(s, 1) ? col_text(s, 1) : "");
+            fputs("\">", f);
+            h(f, base(col_text(s, 1)));
+            fputs("</td></tr>\n", f);
+        }
+        sqlite3_finalize(s);
+    }
+    fputs("</table>\n", f);
+}
+
+static void objects_table(FILE *f, sqlite3 *db, int top)
+{
+    int64_t addressed = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND"
+                                       " addr != 0");
+    int64_t unattr = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND"
+                                    " addr != 0 AND object_id IS NULL");
+    fputs("<h2 id=objects>Data objects</h2>\n", f);
+    if (addressed == 0) {
+        fputs("<p class=muted>No sample carried a data address (page-fault samples do; precise "
+              "load samples do where the hardware has them).</p>\n",
+              f);
+        return;
+    }
+    fprintf(f, "<p class=muted>%lld samples with a data address (page faults, precise loads), "
+               "%lld not inside any known object. Share of all addressed samples; the flagged "
+               "column counts those inside bandwidth-bound intervals.</p>\n",
+            (long long)addressed, (long long)unattr);
+    char sql[900];
+    snprintf(sql, sizeof sql,
+             "SELECT o.kind, o.name, o.size, ps.function, ps.file, ps.line, COUNT(*) AS n,"
+             " SUM(s.in_flagged) FROM samples s JOIN objects o ON o.id = s.object_id LEFT JOIN pcs"
+             " ps ON ps.id = o.site_pc_id GROUP BY o.id ORDER BY n DESC LIMIT %d",
+             top);
+    sqlite3_stmt *s;
+    fputs("<table><tr><th>share</th><th>samples</th><th>in flagged</th><th>kind</th><th>object"
+          "</th><th>size</th><th>allocated at</th></tr>\n",
+          f);
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t n = sqlite3_column_int64(s, 6);
+            char sz[32];
+            human_bytes((double)sqlite3_column_int64(s, 2), sz, sizeof sz);
+            fputs("<tr>", f);
+            share_cell(f, (double)n / (double)addressed);
+            fprintf(f, "<td class=n>%lld</td><td class=n>%lld</td><td>", (long long)n,
+                    sqlite3_column_int64(s, 7));
+            h(f, col_text(s, 0));
+            fputs("</td><td>", f);
+            h(f, col_text(s, 1) ? col_text(s, 1) : "?");
+            fprintf(f, "</td><td class=n>%s</td><td>", sz);
+            if (col_text(s, 4)) {
+                h(f, base(col_text(s, 4)));
+                fprintf(f, ":%lld ", sqlite3_column_int64(s, 5));
+            }
+            h(f, col_text(s, 3) ? col_text(s, 3) : "");
+            fputs("</td></tr>\n", f);
+        }
+        sqlite3_finalize(s);
+    }
+    fputs("</table>\n", f);
+}
+
+/* ---- icicle of the flagged samples' stacks ---- */
+
+typedef struct fnode {
+    const char *name;
+    int64_t n;
+    int32_t child, next; /* indexes, -1 none */
+} fnode;
+
+typedef struct ftree {
+    fnode *v;
+    int32_t n, cap;
+} ftree;
+
+static int32_t fchild(ftree *t, int32_t parent, const char *name)
+{
+    int32_t *link = parent >= 0 ? &t->v[parent].child : NULL;
+    for (int32_t c = link ? *link : -1; c >= 0; c = t->v[c].next)
+        if (t->v[c].name == name || !strcmp(t->v[c].name, name))
+            return c;
+    if (t->n == t->cap) {
+        int32_t nc = t->cap ? t->cap * 2 : 1024;
+        fnode *nv = realloc(t->v, (size_t)nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        t->v = nv;
+        t->cap = nc;
+        link = parent >= 0 ? &t->v[parent].child : NULL;
+    }
+    int32_t id = t->n++;
+    t->v[id] = (fnode){name, 0, -1, link ? *link : -1};
+    if (link)
+        *link = id;
+    return id;
+}
+
+static uint32_t name_hash(const char *s)
+{
+    uint32_t x = 2166136261u;
+    for (; *s; s++)
+        x = (x ^ (uint8_t)*s) * 16777619u;
+    return x;
+}
+
+static int flame_emit(FILE *f, const ftree *t, int32_t id, double x, double scale, int depth,
+                      int64_t total, int *maxdepth)
+{
+    int emitted = 0;
+    for (int32_t c = t->v[id].child; c >= 0; c = t->v[c].next) {
+        const fnode *nd = &t->v[c];
+        double w = (double)nd->n * scale;
+        if (w >= 0.5 && depth < 80) {
+            uint32_t hh = name_hash(nd->name);
+            int r = 205 + (int)(hh % 50), g = 90 + (int)((hh >> 8) % 110), b = 40 + (int)((hh >> 16) % 45);
+            double y = depth * FL_ROW;
+            fprintf(f, "<g class=f data-x=\"%.2f\" data-w=\"%.2f\" data-n=\"", x, w);
+            h(f, nd->name);
+            fprintf(f, "\" data-s=\"%lld samples, %.1f%%\"><rect x=\"%.2f\" y=\"%.0f\" "
+                       "width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" stroke=\"#fff\" "
+                       "stroke-width=\"0.5\"/>",
+                    (long long)nd->n, 100.0 * (double)nd->n / (double)total, x, y, w, FL_ROW - 1, r,
+                    g, b);
+            int k = (int)((w - 6) / 6.5);
+            fprintf(f, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + 12);
+            if (k >= 3) {
+                size_t l = strlen(nd->name);
+                if ((int)l > k) {
+                    char buf[512];
+                    snprintf(buf, sizeof buf, "%.*s", k - 1 < 500 ? k - 1 : 500, nd->name);
+                    h(f, buf);
+                    fputs("\xe2\x80\xa6", f);
+                } else {
+                    h(f, nd->name);
+                }
+            }
+            fputs("</text></g>\n", f);
+            if (depth + 1 > *maxdepth)
+                *maxdepth = depth + 1;
+            emitted++;
+            emitted += flame_emit(f, t, c, x, scale, depth + 1, total, maxdepth);
+        }
+        x += w;
+    }
+    return emitted;
+}
+
+static void flame(FILE *f, sqlite3 *db)
+{
+    int64_t nsel = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE selected = 1 AND source IN"
+                                  " ('timer', 'precise')");
+    const char *where = nsel ? "s.selected = 1 AND s.source IN ('timer', 'precise')"
+                             : "s.source IN ('timer', 'precise')";
+    fputs("<h2 id=flame-h>Call stacks (icicle)</h2>\n", f);
+    mwv_code c;
+    if (mwv_code_load(db, &c) != 0)
+        return;
+    char sql[400];
+    snprintf(sql, sizeof sql,
+             "SELECT COALESCE(s.stack_id, -1), COALESCE(s.pc_id, -1), COUNT(*) FROM samples s"
+             " WHERE %s GROUP BY 1, 2",
+             where);
+    ftree t = {0};
+    int32_t root = fchild(&t, -1, "all");
+    int64_t total = 0;
+    sqlite3_stmt *s;
+    static uint32_t v[4096];
+    if (root >= 0 && sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            size_t n = mwx_stack_frames(&c, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+                                        v, sizeof v / sizeof v[0]);
+            int64_t cnt = sqlite3_column_int64(s, 2);
+            int32_t cur = root;
+            t.v[root].n += cnt;
+            total += cnt;
+            if (n == 0) {
+                cur = fchild(&t, cur, "[unknown]");
+                if (cur >= 0)
+                    t.v[cur].n += cnt;
+            }
+            for (size_t i = 0; i < n && cur >= 0; i++) {
+                cur = fchild(&t, cur, c.names[v[i]]);
+                if (cur >= 0)
+                    t.v[cur].n += cnt;
+            }
+        }
+        sqlite3_finalize(s);
+    }
+    if (total == 0) {
+        fputs("<p class=muted>No timer or precise sample to draw.</p>\n", f);
+    } else {
+        fprintf(f, "<p class=muted>%s: %lld samples, outermost frame at the top; width is the "
+                   "share of samples. Click a frame to zoom in, hover for its count.</p>\n",
+                nsel ? "Samples inside bandwidth-bound intervals (the hybrid selection)"
+                     : "No sample fell inside a flagged interval, so this is every timer/precise "
+                       "sample of the run",
+                (long long)total);
+        /* draw into memory first: the height depends on the depth drawn */
+        char *buf = NULL;
+        size_t blen = 0;
+        FILE *m = open_memstream(&buf, &blen);
+        int maxdepth = 0;
+        if (m) {
+            flame_emit(m, &t, root, 0, (double)FL_W / (double)total, 0, total, &maxdepth);
+            fclose(m);
+            fprintf(f, "<div class=card><button id=flame-reset type=button>reset zoom</button>"
+                       "<svg id=flame data-w=\"%d\" xmlns=\"http://www.w3.org/2000/svg\" "
+                       "viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+                       "style=\"cursor:pointer;width:100%%;height:auto\">\n",
+                    FL_W, FL_W, maxdepth * FL_ROW + 2, FL_W, maxdepth * FL_ROW + 2);
+            fwrite(buf, 1, blen, f);
+            fputs("</svg></div>\n", f);
+            free(buf);
+        }
+    }
+    free(t.v);
+    mwv_code_free(&c);
+}
+
+/* ---- the machine profile ---- */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = n > 0 && n < (64 << 20) ? malloc((size_t)n + 1) : NULL;
+    if (b) {
+        size_t k = fread(b, 1, (size_t)n, f);
+        b[k] = 0;
+    }
+    fclose(f);
+    return b;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void profile_section(FILE *f, sqlite3 *db, const char *want)
+{
+    fputs("<h2 id=profile>Machine profile: loaded latency against bandwidth</h2>\n", f);
+    char path[4096] = "";
+    const char *how = "";
+    if (want && *want) {
+        snprintf(path, sizeof path, "%s", want);
+        how = "given with --profile";
+    } else {
+        sqlite3_stmt *s;
+        if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'profile' AND value NOT"
+                                   " LIKE 'none%' AND value NOT LIKE 'pending%' LIMIT 1",
+                               -1, &s, NULL) == SQLITE_OK) {
+            if (sqlite3_step(s) == SQLITE_ROW && col_text(s, 0)) {
+                snprintf(path, sizeof path, "%s", col_text(s, 0));
+                char *p = strstr(path, " (created");
+                if (p)
+                    *p = 0;
+                how = "the one the recording used";
+            }
+            sqlite3_finalize(s);
+        }
+        if (!path[0]) {
+            const char *x = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+            if (x && x[0] == '/')
+                snprintf(path, sizeof path, "%s/memwatch/profile.json", x);
+            else if (home)
+                snprintf(path, sizeof path, "%s/.local/share/memwatch/profile.json", home);
+            how = "the default path (the recording used none)";
+        }
+    }
+    char *txt = path[0] ? slurp(path) : NULL;
+    cJSON *p = txt ? cJSON_Parse(txt) : NULL;
+    free(txt);
+    if (!p) {
+        fputs("<p class=note>No machine profile could be read", f);
+        if (path[0]) {
+            fputs(" (", f);
+            h(f, path);
+            fprintf(f, ", %s)", how);
+        }
+        fputs(": the intervals were flagged against memwatch's default threshold (a multiple of "
+              "the idle latency measured at the start). Run <code>memwatch calibrate</code> on "
+              "this machine for a calibrated threshold and the method verdicts.</p>\n",
+              f);
+        return;
+    }
+    fputs("<p class=muted>", f);
+    h(f, path);
+    fprintf(f, " (%s)", how);
+    const cJSON *cr = cJSON_GetObjectItem(p, "created");
+    if (cJSON_IsString(cr)) {
+        fputs(", calibrated ", f);
+        h(f, cr->valuestring);
+    }
+    fputs("</p>\n", f);
+    double thr = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "lat_threshold_ns"));
+    double idle = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "idle_latency_ns"));
+    double peak = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "peak_bw"));
+    const cJSON *lm = cJSON_GetObjectItem(p, "lat_method");
+    int probe = cJSON_IsString(lm) && !strcmp(lm->valuestring, "probe_lat");
+    /* the curve: probe_lat readings per grid point (median) against bandwidth */
+    const cJSON *pts =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "evidence"), "probe_lat"),
+                            "points");
+    int np = cJSON_GetArraySize(pts);
+    if (np > 0) {
+        double *bx = calloc((size_t)np, sizeof *bx), *ly = calloc((size_t)np, sizeof *ly);
+        int n = 0;
+        double xmax = 0, ymax = 0;
+        const cJSON *q;
+        cJSON_ArrayForEach(q, pts)
+        {
+            const cJSON *ns = cJSON_GetObjectItem(q, "ns");
+            int k = cJSON_GetArraySize(ns);
+            if (k <= 0 || !bx || !ly)
+                continue;
+            double *vals = malloc((size_t)k * sizeof *vals);
+            if (!vals)
+                continue;
+            for (int i = 0; i < k; i++)
+                vals[i] = cJSON_GetNumberValue(cJSON_GetArrayItem(ns, i));
+            qsort(vals, (size_t)k, sizeof *vals, cmp_d);
+            bx[n] = cJSON_GetNumberValue(cJSON_GetObjectItem(q, "bw")) / 1e9;
+            ly[n] = vals[k / 2];
+            free(vals);
+            if (bx[n] > xmax)
+                xmax = bx[n];
+            if (ly[n] > ymax)
+                ymax = ly[n];
+            n++;
+        }
+        if (probe && thr > ymax)
+            ymax = thr;
+        xmax = nice_max(fmax(xmax, peak / 1e9));
+        ymax = nice_max(ymax * 1.1);
+        const double W = 620, H = 300, X0 = 60, Y0 = 14, PW = W - X0 - 20, PH = H - Y0 - 44;
+        fprintf(f, "<div class=card><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f "
+                   "%.0f\" width=\"%.0f\" height=\"%.0f\">\n",
+                W, H, W, H);
+        fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\" "
+                   "stroke=\"#c9ced6\"/>\n",
+                X0, Y0, PW, PH);
+        for (int i = 0; i <= 5; i++) {
+            double xv = xmax * i / 5, yv = ymax * i / 5;
+            fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>"
+                       "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+                    X0 + PW * i / 5, Y0 + PH + 14, xv, X0 - 4, Y0 + PH - PH * i / 5 + 4, yv);
+        }
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">bandwidth of the load "
+                   "(GB/s)</text><text transform=\"translate(14 %.0f) rotate(-90)\" "
+                   "text-anchor=\"middle\">probe latency (ns, median)</text>\n",
+                X0 + PW / 2, H - 8, Y0 + PH / 2);
+        if (probe && thr > 0)
+            fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" "
+                       "stroke-dasharray=\"5 3\"/><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" "
+                       "fill=\"#d62728\">threshold %.0f ns</text>\n",
+                    X0, X0 + PW, Y0 + PH - thr / ymax * PH, Y0 + PH - thr / ymax * PH, X0 + PW - 4,
+                    Y0 + PH - thr / ymax * PH - 4, thr);
+        for (int i = 0; i < n; i++)
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%.2f GB/s, "
+                       "%.1f ns</title></circle>",
+                    X0 + bx[i] / xmax * PW, Y0 + PH - ly[i] / ymax * PH,
+                    probe && thr > 0 && ly[i] >= thr ? "#d62728" : "#1f4e9c", bx[i], ly[i]);
+        fputs("\n</svg></div>\n", f);
+        free(bx);
+        free(ly);
+    } else {
+        fputs("<p class=muted>The profile has no probe readings over the bandwidth grid "
+              "(evidence.probe_lat.points) to draw.</p>\n",
+              f);
+    }
+    fprintf(f, "<dl><dt>idle latency</dt><dd>%.1f ns</dd><dt>peak bandwidth</dt><dd>%.2f GB/s"
+               "</dd><dt>latency method</dt><dd>",
+            idle, peak / 1e9);
+    h(f, cJSON_IsString(lm) ? lm->valuestring : "");
+    fprintf(f, " (threshold %g)</dd></dl>\n", thr);
+    const cJSON *ms = cJSON_GetObjectItem(p, "methods"), *m;
+    if (cJSON_GetArraySize(ms) > 0) {
+        fputs("<table><tr><th>method</th><th>measures</th><th>verdict</th><th>why</th></tr>\n", f);
+        cJSON_ArrayForEach(m, ms)
+        {
+            const cJSON *v = cJSON_GetObjectItem(m, "verdict");
+            fputs("<tr><td>", f);
+            h(f, cJSON_GetStringValue(cJSON_GetObjectItem(m, "name")));
+            fputs("</td><td>", f);
+            h(f, cJSON_GetStringValue(cJSON_GetObjectItem(m, "quantity")));
+            fprintf(f, "</td><td class=\"%s\">",
+                    cJSON_IsString(v) && !strcmp(v->valuestring, "accurate") ? "ok" : "");
+            h(f, cJSON_IsString(v) ? v->valuestring : "");
+            fputs("</td><td>", f);
+            h(f, cJSON_GetStringValue(cJSON_GetObjectItem(m, "reason")));
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    cJSON_Delete(p);
+}
+
+/* ---- per rank / host ---- */
+
+static void job_section(FILE *f, const cJSON *job)
+{
+    const cJSON *procs = cJSON_GetObjectItem(job, "processes"), *r;
+    const cJSON *hosts = cJSON_GetObjectItem(job, "hosts");
+    int np = cJSON_GetArraySize(procs), nh = cJSON_GetArraySize(hosts);
+    fprintf(f, "<h2 id=ranks>Processes%s</h2>\n", nh > 1 ? " and hosts" : "");
+    const cJSON *im = cJSON_GetObjectItem(job, "imbalance");
+    if (im && cJSON_GetStringValue(cJSON_GetObjectItem(im, "text"))) {
+        fputs("<p class=verdict>Imbalance: ", f);
+        h(f, cJSON_GetStringValue(cJSON_GetObjectItem(im, "text")));
+        fputs(".</p>\n", f);
+    }
+    fputs("<table id=rank-table><tr><th>rank</th><th>host</th><th>pid</th><th>program</th>"
+          "<th>time measured</th><th>bandwidth-bound</th><th>samples</th><th>top line</th></tr>\n",
+          f);
+    cJSON_ArrayForEach(r, procs)
+    {
+        char dur[64], line[512];
+        fmt_dur(dur, sizeof dur, cJSON_GetNumberValue(cJSON_GetObjectItem(r, "time_ns")) / 1e9);
+        mwv_jobview_line(r, line, sizeof line);
+        fputs("<tr><td class=n>", f);
+        if (cJSON_GetObjectItem(r, "rank"))
+            fprintf(f, "%.0f", cJSON_GetNumberValue(cJSON_GetObjectItem(r, "rank")));
+        else
+            fputs("-", f);
+        fputs("</td><td>", f);
+        h(f, cJSON_GetStringValue(cJSON_GetObjectItem(r, "host")));
+        fprintf(f, "</td><td class=n>%.0f</td><td>", cJSON_GetNumberValue(cJSON_GetObjectItem(r, "pid")));
+        h(f, base(cJSON_GetStringValue(cJSON_GetObjectItem(r, "exe"))));
+        fprintf(f, "</td><td class=n>%s</td>", dur);
+        share_cell(f, cJSON_GetNumberValue(cJSON_GetObjectItem(r, "share")));
+        fprintf(f, "<td class=n>%.0f</td><td>", cJSON_GetNumberValue(cJSON_GetObjectItem(r, "samples")));
+        h(f, line);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    (void)np;
+    if (nh < 2)
+        return;
+    fputs("<table id=host-table><tr><th>host</th><th>processes</th><th>time measured</th>"
+          "<th>bandwidth-bound</th><th>most bound process</th><th>samples</th><th>top line</th>"
+          "</tr>\n",
+          f);
+    cJSON_ArrayForEach(r, hosts)
+    {
+        char dur[64], line[512];
+        fmt_dur(dur, sizeof dur, cJSON_GetNumberValue(cJSON_GetObjectItem(r, "time_ns")) / 1e9);
+        mwv_jobview_line(r, line, sizeof line);
+        fputs("<tr><td>", f);
+        h(f, cJSON_GetStringValue(cJSON_GetObjectItem(r, "host")));
+        fprintf(f, "</td><td class=n>%.0f</td><td class=n>%s</td>",
+                cJSON_GetNumberValue(cJSON_GetObjectItem(r, "processes")), dur);
+        share_cell(f, cJSON_GetNumberValue(cJSON_GetObjectItem(r, "share")));
+        fprintf(f, "<td class=n>%.1f%%</td><td class=n>%.0f</td><td>",
+                100 * cJSON_GetNumberValue(cJSON_GetObjectItem(r, "max_share")),
+                cJSON_GetNumberValue(cJSON_GetObjectItem(r, "samples")));
+        h(f, line);
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+/* ---- recording, losses, warnings, GPU ---- */
+
+static void recording_section(FILE *f, sqlite3 *db)
+{
+    fputs("<h2 id=recording>How the run was recorded</h2>\n<table><tr><th>setting</th>"
+          "<th>value (processes)</th></tr>\n",
+          f);
+    static const char *const keys[][2] = {
+        {"lat_method", "latency method"},    {"bw_method", "bandwidth method"},
+        {"threshold_source", "threshold"},   {"interval_ns", "interval (ns)"},
+        {"sample_rate", "timer samples / s"}, {"sampling", "sampling"},
+        {"precise_loads", "precise loads"},  {"profile", "machine profile"},
+        {"method_note", "method note"},      {"tsc_source", "TSC"},
+        {"machine", "machine"}};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        sqlite3_stmt *s;
+        if (sqlite3_prepare_v2(db, "SELECT value, COUNT(DISTINCT process_id) FROM meta WHERE key ="
+                                   " ? GROUP BY value ORDER BY 2 DESC LIMIT 4",
+                               -1, &s, NULL) != SQLITE_OK)
+            continue;
+        sqlite3_bind_text(s, 1, keys[i][0], -1, SQLITE_STATIC);
+        int first = 1;
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            if (first) {
+                fputs("<tr><td>", f);
+                h(f, keys[i][1]);
+                fputs("</td><td>", f);
+            } else {
+                fputs("<br>", f);
+            }
+            first = 0;
+            h(f, col_text(s, 0));
+            fprintf(f, " <span class=muted>(%lld)</span>", sqlite3_column_int64(s, 1));
+        }
+        if (!first)
+            fputs("</td></tr>\n", f);
+        sqlite3_finalize(s);
+    }
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "SELECT threshold, threshold_source FROM processes LIMIT 1", -1, &s,
+                           NULL) == SQLITE_OK) {
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            fprintf(f, "<tr><td>precise-sample threshold</td><td>%.0f cycles (",
+                    sqlite3_column_double(s, 0));
+            h(f, col_text(s, 1) ? col_text(s, 1) : "?");
+            fputs(")</td></tr>\n", f);
+        }
+        sqlite3_finalize(s);
+    }
+    fputs("</table>\n", f);
+    int64_t unc = mwv_scalar(db, "SELECT COUNT(*) FROM intervals WHERE flags & 8");
+    if (unc)
+        fprintf(f, "<p class=note>%lld intervals used memwatch's default (uncalibrated) "
+                   "threshold: no machine profile. Run <code>memwatch calibrate</code> first.</p>\n",
+                (long long)unc);
+
+    fputs("<h2 id=losses>Losses and warnings</h2>\n", f);
+    int any = 0;
+    if (sqlite3_prepare_v2(db, "SELECT kind, SUM(count), COUNT(*) FROM losses GROUP BY kind ORDER"
+                               " BY kind",
+                           -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            if (!any)
+                fputs("<table><tr><th>loss</th><th>count</th><th>records</th></tr>\n", f);
+            any = 1;
+            fputs("<tr><td>", f);
+            h(f, col_text(s, 0));
+            fprintf(f, "</td><td class=n>%lld</td><td class=n>%lld</td></tr>\n",
+                    sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2));
+        }
+        sqlite3_finalize(s);
+    }
+    if (any)
+        fputs("</table><p class=muted>Shares are over the samples that survived.</p>\n", f);
+    else
+        fputs("<p>No samples or records were reported lost.</p>\n", f);
+    any = 0;
+    if (sqlite3_prepare_v2(db, "SELECT p.file, p.status FROM processes p WHERE p.status != 'ok'"
+                               " UNION ALL SELECT NULL, text FROM (SELECT DISTINCT text FROM logs"
+                               " LIMIT 50)",
+                           -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            if (!any)
+                fputs("<ul>\n", f);
+            any = 1;
+            fputs("<li>", f);
+            if (col_text(s, 0)) {
+                h(f, base(col_text(s, 0)));
+                fputs(": ", f);
+            }
+            h(f, col_text(s, 1));
+            fputs("</li>\n", f);
+        }
+        sqlite3_finalize(s);
+    }
+    if (any)
+        fputs("</ul>\n", f);
+    else
+        fputs("<p>No warnings.</p>\n", f);
+}
+
+static void gpu_section(FILE *f, sqlite3 *db, int top)
+{
+    if (mwv_scalar(db, "SELECT COUNT(*) FROM gpu_kernels") == 0)
+        return;
+    fputs("<h2 id=gpu>GPU kernels</h2>\n<table><tr><th>kernel</th><th>launches</th><th>time</th>"
+          "<th>mean DRAM GB/s</th><th>threshold GB/s</th><th>bandwidth-bound launches</th></tr>\n",
+          f);
+    char sql[600];
+    snprintf(sql, sizeof sql,
+             "SELECT name, COUNT(*), SUM(end_ns - start_ns), AVG(dram_bw), MAX(threshold_bw),"
+             " SUM(bw_bound) FROM gpu_kernels GROUP BY name ORDER BY 3 DESC LIMIT %d",
+             top);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            char dur[64];
+            fmt_dur(dur, sizeof dur, (double)sqlite3_column_int64(s, 2) / 1e9);
+            fputs("<tr><td>", f);
+            h(f, col_text(s, 0) ? col_text(s, 0) : "?");
+            fprintf(f, "</td><td class=n>%lld</td><td class=n>%s</td><td class=n>%.1f</td>"
+                       "<td class=n>%.1f</td><td class=n%s>%lld</td></tr>\n",
+                    sqlite3_column_int64(s, 1), dur, sqlite3_column_double(s, 3) / 1e9,
+                    sqlite3_column_double(s, 4) / 1e9,
+                    sqlite3_column_int64(s, 5) ? " style=\"color:#b3261e\"" : "",
+                    sqlite3_column_int64(s, 5));
+        }
+        sqlite3_finalize(s);
+    }
+    fputs("</table>\n", f);
+}
+
+/* ---- the page ---- */
+
+static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
+{
+    int top = o->top > 0 ? o->top : 15;
+    cJSON *job = mwv_jobview(db);
+    int nproc = cJSON_GetArraySize(cJSON_GetObjectItem(job, "processes"));
+    int64_t tot = mwv_scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals");
+    int64_t fl = mwv_scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals WHERE"
+                                " bw_bound = 1");
+    int64_t niv = mwv_scalar(db, "SELECT COUNT(*) FROM intervals");
+    int64_t nfl = mwv_scalar(db, "SELECT COUNT(*) FROM intervals WHERE bw_bound = 1");
+    int64_t nsamp = mwv_scalar(db, "SELECT COUNT(*) FROM samples");
+    char title[512] = "memwatch report";
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "SELECT COALESCE(cmdline, exe) FROM processes ORDER BY rank, id"
+                               " LIMIT 1",
+                           -1, &s, NULL) == SQLITE_OK) {
+        if (sqlite3_step(s) == SQLITE_ROW && col_text(s, 0))
+            snprintf(title, sizeof title, "memwatch: %s", col_text(s, 0));
+        sqlite3_finalize(s);
+    }
+    fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><meta name=viewport "
+          "content=\"width=device-width\"><title>",
+          f);
+    h(f, title);
+    fprintf(f, "</title><style>%s</style></head><body><div id=tip></div><main>\n", css);
+    fputs("<h1>", f);
+    h(f, title);
+    fputs("</h1>\n", f);
+    char dur[64];
+    fmt_dur(dur, sizeof dur, (double)tot / 1e9);
+    double share = tot > 0 ? (double)fl / (double)tot : 0;
+    fprintf(f, "<p class=verdict id=verdict>Bandwidth-bound <span class=\"%s\">%.1f%%</span> of "
+               "%s measured (%lld of %lld intervals flagged) in %d process%s, %lld samples.</p>\n",
+            share > 0 ? "bound" : "ok", 100 * share, dur, (long long)nfl, (long long)niv, nproc,
+            nproc == 1 ? "" : "es", (long long)nsamp);
+    if (sqlite3_prepare_v2(db, "SELECT lat_method, AVG(latency_ns), MAX(threshold_ns) FROM intervals"
+                               " WHERE latency_ns IS NOT NULL AND lat_method != '' GROUP BY"
+                               " lat_method",
+                           -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            fputs("<p class=muted>Latency method ", f);
+            h(f, col_text(s, 0));
+            fprintf(f, ": mean %.1f ns against a threshold of %.1f ns. An interval is flagged "
+                       "bandwidth-bound when its loaded latency crosses the threshold.</p>\n",
+                    sqlite3_column_double(s, 1), sqlite3_column_double(s, 2));
+        }
+        sqlite3_finalize(s);
+    }
+    const mw_view_filter *flt = &o->filter;
+    if (flt->has_rank || flt->has_pid || flt->host) {
+        fputs("<p class=note>Narrowed to", f);
+        if (flt->has_rank)
+            fprintf(f, " rank %ld", flt->rank);
+        if (flt->has_pid)
+            fprintf(f, " pid %ld", flt->pid);
+        if (flt->host) {
+            fputs(" host ", f);
+            h(f, flt->host);
+        }
+        fputs(".</p>\n", f);
+    }
+    fputs("<nav><a href=\"#timeline\">timeline</a>", f);
+    if (nproc > 1)
+        fputs("<a href=\"#ranks\">ranks &amp; hosts</a>", f);
+    fputs("<a href=\"#flagged\">top code</a><a href=\"#objects\">data objects</a>"
+          "<a href=\"#flame-h\">call stacks</a><a href=\"#profile\">machine profile</a>"
+          "<a href=\"#recording\">recording</a><a href=\"#losses\">losses</a></nav>\n",
+          f);
+    fputs("<h2 id=timeline>Timeline</h2>\n", f);
+    timeline(f, db, job);
+    if (nproc > 1)
+        job_section(f, job);
+    code_tables(f, db, 1, top, "flagged");
+    code_tables(f, db, 0, top, "overall");
+    objects_table(f, db, top);
+    flame(f, db);
+    gpu_section(f, db, top);
+    profile_section(f, db, o->profile_path);
+    recording_section(f, db);
+    fprintf(f, "<p class=muted style=\"margin-top:30px\">Made by memwatch %s from ", mw_version());
+    if (sqlite3_prepare_v2(db, "SELECT inputs, created FROM runs LIMIT 1", -1, &s, NULL) ==
+        SQLITE_OK) {
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            h(f, col_text(s, 0));
+            fputs(" (ingested ", f);
+            h(f, col_text(s, 1));
+            fputs(")", f);
+        }
+        sqlite3_finalize(s);
+    }
+    fprintf(f, ". Every figure is aggregated from the report database; see docs/report-schema.md "
+               "to query it.</p>\n</main><script>%s</script></body></html>\n",
+            js);
+    cJSON_Delete(job);
+    return ferror(f) ? -EIO : 0;
+}
+
+int mw_report_html(const char *db_path, const char *out_path, const mw_html_opts *opts)
+{
+    static const mw_html_opts none;
+    const mw_html_opts *o = opts ? opts : &none;
+    sqlite3 *db;
+    int rc = mwv_open(db_path, &o->filter, &db);
+    if (rc)
+        return rc;
+    mwv_out out;
+    rc = mwv_out_open(&out, out_path);
+    if (rc == 0) {
+        rc = page(out.f, db, o);
+        int c = mwv_out_close(&out, rc == 0);
+        if (rc == 0)
+            rc = c;
+    }
+    sqlite3_close(db);
+    return rc;
+}

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# tests/export/test_html.sh: the HTML report in headless Chromium (Debian's
+# chromium driven by npm playwright-core, tests/js/html_check.js), for
+#  - a real recorded run: bwdemo (a bandwidth phase and a compute phase) under
+#    memwatch record, with a threshold low enough that intervals get flagged
+#    on any machine;
+#  - a job of three processes on two hosts (mwr_fixture's file with its META
+#    rewritten).
+# The page must load without console errors or requests outside the file,
+# its timeline must have one lane per process and its verdict, tables and
+# per-rank/per-host rows must carry the numbers of the report's JSON summary;
+# the hover readout and the icicle's zoom must work. The screenshots are kept
+# in $MW_BUILD_DIR/test-artifacts/.
+set -u
+[ -n "${MW_SAN_PRELOAD:-}" ] && export LD_PRELOAD=$MW_SAN_PRELOAD
+B=${MW_BUILD_DIR:?}
+S=${MW_SOURCE_DIR:?}
+mw=$B/memwatch
+JS=$S/tests/js
+command -v node >/dev/null || { echo "SKIP: node is not installed (bash .ci/install-deps)"; exit 77; }
+[ -d "$JS/node_modules/playwright-core" ] || { echo "SKIP: tests/js/node_modules missing (bash .ci/install-deps)"; exit 77; }
+CHROMIUM=${CHROMIUM:-$(command -v chromium || true)}
+[ -x "$CHROMIUM" ] || { echo "SKIP: Debian's chromium is not installed (bash .ci/install-deps)"; exit 77; }
+export CHROMIUM
+[ -x "$B/mwr_fixture" ] || { echo "SKIP: mwr_fixture not built"; exit 77; }
+tmp=$(mktemp -d /tmp/mw_html.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+art=$B/test-artifacts
+mkdir -p "$art"
+fail=0
+check() { if [ "$2" = 1 ]; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi; }
+
+# check_page NAME DIR: report --html, browse, compare with the JSON summary
+check_page() {
+  local name=$1 dir=$2
+  "$mw" report "$dir" -o "$tmp/$name.db" --json --html "$tmp/$name.html" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
+    { echo "FAILED: $name: memwatch report --html"; cat "$tmp/$name.err"; fail=1; return; }
+  timeout 180 node "$JS/html_check.js" "$tmp/$name.html" "$art/html_$name.png" >"$tmp/$name.page.json" 2>"$tmp/$name.node.err" ||
+    { echo "FAILED: $name: headless chromium"; cat "$tmp/$name.node.err"; fail=1; return; }
+  python3 - "$tmp/$name.json" "$tmp/$name.page.json" "$name" <<'PY' || fail=1
+import json, sys
+s = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2])); name = sys.argv[3]
+bad = 0
+def check(what, ok, detail=""):
+    global bad
+    print(("ok: " if ok else "FAILED: ") + name + ": " + what + (" (" + detail + ")" if detail else ""))
+    bad |= not ok
+def loc(l):
+    return "%s:%d" % (l["file"].split("/")[-1], l["line"]) if l.get("file") else "(no line info)"
+check("no console error or page error", p["errors"] == [], "; ".join(p["errors"]))
+check("nothing requested outside the file", p["foreign_requests"] == [], " ".join(p["foreign_requests"]))
+share = "%.1f%%" % (100 * s["bandwidth"]["share"])
+check("verdict carries the bound share " + share, share in (p["verdict"] or ""), p["verdict"] or "")
+check("verdict counts the flagged intervals",
+      "%d of %d intervals" % (s["bandwidth"]["flagged_intervals"], s["bandwidth"]["intervals"]) in p["verdict"])
+check("one timeline lane per process", len(p["timeline_lanes"]) == len(s["processes"]),
+      "%d lanes" % len(p["timeline_lanes"]))
+check("the timeline draws latency and threshold", p["timeline_paths"] >= 2 * len(s["processes"]))
+for key, rows in (("flagged", p["flagged_lines"]), ("overall", p["overall_lines"])):
+    want = s[key]["lines"]
+    if want:
+        check("top %s line %s" % (key, loc(want[0])), bool(rows) and rows[0][2] == loc(want[0]),
+              rows[0][2] if rows else "none")
+        check("its share", bool(rows) and rows[0][0] == "%.1f%%" % (100 * want[0]["samples"] / s[key]["samples"]))
+job = s["job"]["processes"]
+if len(job) > 1:
+    check("one rank row per process", len(p["rank_rows"]) == len(job))
+    for r, row in zip(job, p["rank_rows"]):
+        check("rank %s row: share and samples" % r.get("rank"),
+              row[5] == "%.1f%%" % (100 * r["share"]) and row[6] == "%d" % r["samples"], " ".join(row))
+    check("one host row per host", len(p["host_rows"]) == len(s["job"]["hosts"]))
+check("hover readout names time and latency", bool(p.get("hover")) and "latency" in p["hover"], repr(p.get("hover")))
+if p["flame_frames"] > 1:
+    check("clicking a frame zooms it to the full width", p["zoom"]["after"] > p["zoom"]["before"] and abs(p["zoom"]["after"] - 1100) < 1, str(p["zoom"]))
+check("page under 5 MB", p["bytes"] < 5e6, "%d bytes" % p["bytes"])
+sys.exit(bad)
+PY
+  [ -s "$art/html_$name.png" ]; check "$name: screenshot kept ($art/html_$name.png)" $(( $? == 0 ))
+}
+
+# a job: three processes, two hosts
+mkdir -p "$tmp/job"
+"$B/mwr_fixture" "$tmp/job/r0.mwr" || { echo "FAILED: fixture"; exit 1; }
+LC_ALL=C sed 's/pid=77/pid=78/; s/rank=0/rank=1/' "$tmp/job/r0.mwr" >"$tmp/job/r1.mwr"
+LC_ALL=C sed 's/pid=77/pid=79/; s/rank=0/rank=2/; s/host=fixture/host=fixturB/' "$tmp/job/r0.mwr" >"$tmp/job/r2.mwr"
+check_page job "$tmp/job"
+
+# a real two-phase run
+if [ -f "$B/libmemwatch.so" ] && [ -x "$B/bwdemo" ] && [ -z "${MW_SAN_PRELOAD:-}" ]; then
+  "$mw" record -q -o "$tmp/bw" --threshold-ns 1 -- "$B/bwdemo" 0.4 2 32 2 >"$tmp/bw.out" 2>&1 ||
+    { echo "FAILED: memwatch record bwdemo"; cat "$tmp/bw.out"; fail=1; }
+  check_page bwdemo "$tmp/bw"
+else
+  echo "note: libmemwatch.so or bwdemo not built (or a sanitized build): the recorded-run page is not checked"
+fi
+exit $fail

@@ -1,0 +1,63 @@
+// tests/js/html_check.js PAGE.html SHOT.png: opens memwatch's HTML report in
+// headless Chromium (Debian's chromium, driven by playwright-core), records
+// console errors, page errors and every request, checks the inline script
+// works (hover readout on the timeline, click-to-zoom on the icicle), keeps a
+// full-page screenshot, and prints what the page shows as JSON for the test to
+// compare with the report database.
+'use strict';
+const { chromium } = require('playwright-core');
+
+(async () => {
+  const [page_path, shot] = process.argv.slice(2);
+  const exe = process.env.CHROMIUM || '/usr/bin/chromium';
+  const browser = await chromium.launch({ executablePath: exe, args: ['--no-sandbox'] });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const errors = [], requests = [];
+  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') errors.push(m.type() + ': ' + m.text()); });
+  page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
+  page.on('request', (r) => requests.push(r.url()));
+  await page.goto('file://' + page_path, { waitUntil: 'load' });
+  const out = await page.evaluate(() => {
+    const txt = (sel) => { const e = document.querySelector(sel); return e ? e.textContent.trim() : null; };
+    const rows = (sel) => [...document.querySelectorAll(sel + ' tr')].slice(1)
+      .map((tr) => [...tr.children].map((td) => td.textContent.trim()));
+    const tl = document.querySelector('svg#tl');
+    return {
+      title: document.title,
+      verdict: txt('#verdict'),
+      timeline_lanes: window.MW_TL ? window.MW_TL.lanes.map((l) => l.name) : [],
+      timeline_paths: tl ? tl.querySelectorAll('path').length : 0,
+      timeline_texts: tl ? [...tl.querySelectorAll('text')].map((t) => t.textContent) : [],
+      flagged_lines: rows('#flagged + p + table'),
+      overall_lines: rows('#overall + p + table'),
+      rank_rows: rows('#rank-table'),
+      host_rows: rows('#host-table'),
+      flame_frames: document.querySelectorAll('#flame g.f').length,
+      sections: [...document.querySelectorAll('h2')].map((h) => h.textContent),
+      bytes: document.documentElement.outerHTML.length,
+    };
+  });
+  // hover: the readout names time and latency
+  const box = await page.locator('svg#tl').boundingBox();
+  if (box) {
+    await page.mouse.move(box.x + box.width * 0.4, box.y + 40);
+    out.hover = await page.evaluate(() => {
+      const t = document.getElementById('tip');
+      return t.style.display === 'block' ? t.textContent : null;
+    });
+  }
+  // click the widest non-root frame: it fills the width afterwards
+  const fr = page.locator('#flame g.f');
+  if (await fr.count() > 1) {
+    const before = await fr.nth(1).evaluate((g) => +g.firstChild.getAttribute('width'));
+    await fr.nth(1).click();
+    out.zoom = { before, after: await fr.nth(1).evaluate((g) => +g.firstChild.getAttribute('width')) };
+  }
+  if (await page.locator('#flame-reset').count()) await page.click('#flame-reset');
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: shot, fullPage: true });
+  out.errors = errors;
+  out.foreign_requests = requests.filter((u) => !u.startsWith('file://') && !u.startsWith('data:'));
+  await browser.close();
+  console.log(JSON.stringify(out, null, 1));
+})().catch((e) => { console.error(e); process.exit(1); });
