@@ -155,7 +155,7 @@ static int export_csv(sqlite3 *db, FILE *f, const mw_export_opts *o)
                          " i.bw_method AS bw_method"
                          " FROM intervals i JOIN processes p ON p.id = i.process_id"
                          " JOIN pclock c ON c.process_id = i.process_id"
-                         " ORDER BY i.t_start + c.off, p.id",
+                         " ORDER BY i.id",
                          0);
     if (!strcmp(t, "lines")) {
         /* the code-naming samples, as the summary counts them */
@@ -261,7 +261,7 @@ static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
                            " i.latency_ns, i.threshold_ns, i.bytes, i.bw_bound, i.t_end - i.t_start"
                            " FROM intervals i JOIN processes p ON p.id = i.process_id"
                            " JOIN pclock c ON c.process_id = i.process_id"
-                           " ORDER BY i.process_id, i.t_start",
+                           " ORDER BY i.id", /* by process, in time: as ingested */
                            -1, &s, NULL) != SQLITE_OK)
         return -EIO;
     int64_t cur = -1, cur_pid = 0, fl_start = -1, fl_end = -1, fl_n = 0;

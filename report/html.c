@@ -255,7 +255,7 @@ static void timeline(FILE *f, sqlite3 *db, cJSON *job)
     if (sqlite3_prepare_v2(db,
                            "SELECT i.process_id, i.t_start + c.off, i.t_end + c.off, i.latency_ns,"
                            " i.threshold_ns, i.bytes, i.bw_bound FROM intervals i JOIN pclock c"
-                           " ON c.process_id = i.process_id ORDER BY i.process_id",
+                           " ON c.process_id = i.process_id",
                            -1, &s, NULL) == SQLITE_OK) {
         int cur = -1;
         int64_t cur_id = -1;

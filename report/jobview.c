@@ -81,15 +81,16 @@ cJSON *mwv_jobview(sqlite3 *db)
     cJSON *jv = cJSON_CreateObject();
     cJSON *procs = cJSON_AddArrayToObject(jv, "processes");
     sqlite3_stmt *s;
+    /* one pass over the intervals (no index on process_id: a subquery per
+     * process would scan them once per process) */
     const char *q =
-        "SELECT p.id, p.pid, p.rank, COALESCE(p.hostname, '?'), p.exe,"
-        " COALESCE((SELECT SUM(t_end - t_start) FROM intervals i WHERE i.process_id = p.id), 0),"
-        " COALESCE((SELECT SUM(t_end - t_start) FROM intervals i WHERE i.process_id = p.id AND"
-        "  i.bw_bound = 1), 0),"
-        " (SELECT COUNT(*) FROM intervals i WHERE i.process_id = p.id),"
-        " (SELECT COUNT(*) FROM intervals i WHERE i.process_id = p.id AND i.bw_bound = 1),"
-        " p.t_start, p.t_end"
-        " FROM processes p ORDER BY p.rank IS NULL, p.rank, p.hostname, p.pid, p.id";
+        "SELECT p.id, p.pid, p.rank, COALESCE(p.hostname, '?'), p.exe, COALESCE(iv.tot, 0),"
+        " COALESCE(iv.fl, 0), COALESCE(iv.n, 0), COALESCE(iv.nf, 0), p.t_start, p.t_end"
+        " FROM processes p LEFT JOIN (SELECT process_id, SUM(t_end - t_start) AS tot,"
+        "  SUM(CASE WHEN bw_bound = 1 THEN t_end - t_start ELSE 0 END) AS fl, COUNT(*) AS n,"
+        "  SUM(bw_bound = 1) AS nf FROM intervals GROUP BY process_id) iv"
+        " ON iv.process_id = p.id"
+        " ORDER BY p.rank IS NULL, p.rank, p.hostname, p.pid, p.id";
     if (sqlite3_prepare_v2(db, q, -1, &s, NULL) != SQLITE_OK)
         return jv;
     while (sqlite3_step(s) == SQLITE_ROW) {
