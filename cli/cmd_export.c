@@ -189,7 +189,7 @@ int mw_cmd_export(int argc, char **argv)
         rargv[rn++] = "report";
         for (int i = 0; i < ninputs; i++)
             rargv[rn++] = (char *)inputs[i];
-        rargv[rn++] = "-o";
+        rargv[rn++] = "--db";
         rargv[rn++] = db;
         rargv[rn++] = "-q";
         rargv[rn] = NULL;

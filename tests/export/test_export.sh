@@ -46,7 +46,7 @@ check "pprof sample types samples,flagged_samples" \
   $([ "$(J "$tmp/p.json" '",".join(t["type"] for t in d["sample_types"])')" = "samples,flagged_samples" ] && echo 1 || echo 0)
 eq "pprof samples total = report's samples" "$(J "$tmp/p.json" 'd["totals"][0]')" "$(q "$db" 'SELECT COUNT(*) FROM samples')"
 eq "pprof flagged total = samples in flagged intervals" "$(J "$tmp/p.json" 'd["totals"][1]')" "$(q "$db" 'SELECT SUM(in_flagged) FROM samples')"
-top=$("$mw" report "$tmp/one" -o "$tmp/s.db" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); l=d["flagged"]["lines"][0]; print(l["file"].split("/")[-1]+":"+str(l["line"])+" "+l["function"])')
+top=$("$mw" report "$tmp/one" --db "$tmp/s.db" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); l=d["flagged"]["lines"][0]; print(l["file"].split("/")[-1]+":"+str(l["line"])+" "+l["function"])')
 check "pprof top flagged line is the report's ($top)" \
   $([ "$(J "$tmp/p.json" 'd["top"][1][0]')" = "$top" ] && echo 1 || echo 0)
 check "pprof labels name pid, rank, host" \

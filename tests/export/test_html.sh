@@ -33,7 +33,7 @@ check() { if [ "$2" = 1 ]; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; f
 # check_page NAME DIR: report --html, browse, compare with the JSON summary
 check_page() {
   local name=$1 dir=$2
-  "$mw" report "$dir" -o "$tmp/$name.db" --json --html "$tmp/$name.html" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
+  "$mw" report "$dir" --db "$tmp/$name.db" --json --html "$tmp/$name.html" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
     { echo "FAILED: $name: memwatch report --html"; cat "$tmp/$name.err"; fail=1; return; }
   timeout 180 node "$JS/html_check.js" "$tmp/$name.html" "$art/html_$name.png" >"$tmp/$name.page.json" 2>"$tmp/$name.node.err" ||
     { echo "FAILED: $name: headless chromium"; cat "$tmp/$name.node.err"; fail=1; return; }
