@@ -11,6 +11,8 @@
 #include <memwatch/profile.h>
 
 #include <memwatch/bench.h>
+#include <memwatch/profile.h>
+#include <memwatch/views.h>
 #include <memwatch/validate.h>
 
 #include <errno.h>
@@ -38,6 +40,7 @@ struct calib_opts {
     const char *json;       /* NULL: default path; "-" stdout */
     int no_json;
     const char *plot_dir;
+    const char *html;       /* --html FILE */
     int progress;           /* -1 auto, 0 off, 1 on */
     const char *profile;    /* machine profile path (issue 4); NULL: XDG default */
     int no_validate;
@@ -70,6 +73,8 @@ static void usage(FILE *f)
             "                       default: memwatch-calibrate.json)\n"
             "  --no-json            write no JSON\n"
             "  --plot DIR           write sweep.svg, loaded.svg, mlp.svg, ladder.svg into DIR\n"
+            "  --html FILE          one self-contained page: the profile's latency curve,\n"
+            "                       threshold and method verdicts, and the plots (docs/html.md)\n"
             "  --progress, --no-progress   force progress output on stderr on or off\n"
             "  --profile PATH       machine profile to write (default:\n"
             "                       $XDG_DATA_HOME/memwatch/profile.json; docs/profile-format.md)\n"
@@ -173,7 +178,7 @@ static int parse_opts(int argc, char **argv, struct calib_opts *o)
         static const char *const with_value[] = {"--bench",    "--threads",  "--triad-size",
                                                  "--repeats",  "--isa",      "--max-delay",
                                                  "--duration", "--ladder-max", "--json", "--mlp-chains",
-                                                 "--plot",     "--profile"};
+                                                 "--plot",     "--profile", "--html"};
         char name[32];
         snprintf(name, sizeof name, "%s", a);
         char *eq = strchr(name, '=');
@@ -247,6 +252,10 @@ static int parse_opts(int argc, char **argv, struct calib_opts *o)
             if (!*val)
                 return bad(name, val, "a directory");
             o->plot_dir = val;
+        } else if (!strcmp(name, "--html")) {
+            if (!*val)
+                return bad(name, val, "a file name");
+            o->html = val;
         } else if (!strcmp(name, "--profile")) {
             if (!*val)
                 return bad(name, val, "a file name");
@@ -660,6 +669,33 @@ int mw_cmd_calibrate(int argc, char **argv)
             status = status ? status : 1;
         } else if (!json_stdout) {
             printf("plots: %s/{sweep,loaded,mlp,ladder}.svg\n", o.plot_dir);
+        }
+    }
+    if (o.html) {
+        /* the plots into --plot's folder, or a temporary one, inlined */
+        char tmpdir[] = "/tmp/memwatch-calib-html.XXXXXX", prof[4096] = "";
+        const char *dir = o.plot_dir;
+        if (!dir && mkdtemp(tmpdir) && mw_calib_results_write_plots(r, tmpdir) >= 0)
+            dir = tmpdir;
+        if (o.profile)
+            snprintf(prof, sizeof prof, "%s", o.profile);
+        else
+            mw_profile_default_path(prof, sizeof prof);
+        rc = mw_calib_html(o.html, o.no_validate ? NULL : prof, dir);
+        if (!o.plot_dir) {
+            static const char *const names[] = {"sweep.svg", "loaded.svg", "mlp.svg", "ladder.svg"};
+            for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+                char p[sizeof tmpdir + 16];
+                snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
+                unlink(p);
+            }
+            rmdir(tmpdir);
+        }
+        if (rc < 0) {
+            fprintf(stderr, "memwatch calibrate: cannot write %s: %s\n", o.html, mw_strerror(rc));
+            status = status ? status : 1;
+        } else if (!json_stdout) {
+            printf("HTML: %s\n", o.html);
         }
     }
     if (pg.on)

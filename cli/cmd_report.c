@@ -161,17 +161,40 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Append the raw files among the *.mwr of a directory, sorted; a .mwr that
- * is not one (a FIFO, a database, an empty file) is named and left out. */
-static int add_dir(const char *dir, char ***files, size_t *n, unsigned *refused)
+/* Append the raw files among the *.mwr of a directory tree (an MPI job's
+ * hosts or runs in subdirectories; hidden ones and symbolic links are not
+ * followed), sorted per directory; a .mwr that is not one (a FIFO, a
+ * database, an empty file) is named and left out. */
+static int add_dir(const char *dir, char ***files, size_t *n, unsigned *refused, int depth)
 {
     DIR *d = opendir(dir);
     if (!d)
         return -errno;
     struct dirent *e;
     size_t first = *n;
+    char **subdirs = NULL;
+    size_t nsub = 0;
     while ((e = readdir(d))) {
         size_t l = strlen(e->d_name);
+        if (e->d_name[0] != '.' && depth < 8 &&
+            (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN)) {
+            size_t pl = strlen(dir) + l + 2;
+            char *sub = malloc(pl);
+            struct stat st;
+            if (sub) {
+                snprintf(sub, pl, "%s/%s", dir, e->d_name);
+                char **ns = lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)
+                                ? realloc(subdirs, (nsub + 1) * sizeof *subdirs)
+                                : NULL;
+                if (ns) {
+                    subdirs = ns;
+                    subdirs[nsub++] = sub;
+                } else {
+                    free(sub);
+                }
+            }
+            continue;
+        }
         if (l < 5 || strcmp(e->d_name + l - 4, ".mwr"))
             continue;
         size_t pl = strlen(dir) + l + 2;
@@ -197,6 +220,13 @@ static int add_dir(const char *dir, char ***files, size_t *n, unsigned *refused)
     closedir(d);
     if (*n - first > 1)
         qsort(*files + first, *n - first, sizeof **files, cmp_str);
+    if (nsub > 1)
+        qsort(subdirs, nsub, sizeof *subdirs, cmp_str);
+    for (size_t i = 0; i < nsub; i++) {
+        add_dir(subdirs[i], files, n, refused, depth + 1);
+        free(subdirs[i]);
+    }
+    free(subdirs);
     return 0;
 }
 
@@ -336,7 +366,7 @@ int mw_cmd_report(int argc, char **argv)
             if (S_ISDIR(st.st_mode)) {
                 size_t before = n;
                 unsigned ref0 = refused;
-                add_dir(a, &files, &n, &refused);
+                add_dir(a, &files, &n, &refused, 0);
                 if (n == before) {
                     fprintf(stderr, "memwatch report: %s holds no %s.mwr files\n", esc(a),
                             refused > ref0 ? "usable " : "");

@@ -168,6 +168,7 @@ extern pid_t mwp_pid;
 extern int mwp_is_fork_child;
 extern char mwp_host[128];
 extern int mwp_rank;
+extern const char *mwp_rank_from; /* the variable the rank came from; NULL: none */
 extern _Atomic int mwp_exit_known;
 extern _Atomic int mwp_exit_status;
 /* Flush everything and write the trailer. how: "exit", "signal", "_exit",

@@ -44,6 +44,7 @@ pid_t mwp_pid;
 int mwp_is_fork_child;
 char mwp_host[128];
 int mwp_rank;
+const char *mwp_rank_from;
 _Atomic int mwp_exit_known;
 _Atomic int mwp_exit_status;
 char mwp_identity[256];
@@ -610,8 +611,10 @@ static int ctor_rank(void)
         if (v && *v) {
             char *end;
             long r = strtol(v, &end, 10);
-            if (!*end && r >= 0 && r < (1L << 30))
+            if (!*end && r >= 0 && r < (1L << 30)) {
+                mwp_rank_from = vars[i];
                 return (int)r;
+            }
         }
     }
     return 0;

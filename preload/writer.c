@@ -660,6 +660,8 @@ void mwp_meta_build(void)
     mwp_s_kvu(&s, "pid", (uint64_t)mwp_pid);
     mwp_s_kvu(&s, "ppid", (uint64_t)syscall(SYS_getppid));
     mwp_s_kvu(&s, "rank", (uint64_t)mwp_rank);
+    if (mwp_rank_from)
+        mwp_s_kv(&s, "rank_from", mwp_rank_from);
     mwp_s_kv(&s, "host", mwp_host);
     mwp_s_kv(&s, "exe", mwp_exe);
     meta_cmdline(&s);

@@ -26,6 +26,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define TL_W 1100      /* plot width of the timeline, px */
 #define TL_BINS 550    /* columns per lane */
@@ -207,44 +208,60 @@ static void timeline(FILE *f, sqlite3 *db, cJSON *job)
               f);
         return;
     }
-    /* lanes: processes in the job view's order (rank, host, pid); with more
-     * than TL_MAX_LANES the most bound ones */
-    int nl = nproc < TL_MAX_LANES ? nproc : TL_MAX_LANES;
-    lane *L = calloc((size_t)(nl ? nl : 1), sizeof *L);
-    if (!L)
+    /* lanes: processes in the job view's order (rank, host, pid), leaving
+     * out brief processes that are no MPI rank (a launcher's fork before its
+     * exec, a helper: under 2 % of the job's time); with more than
+     * TL_MAX_LANES the most bound ones */
+    cJSON *arr = cJSON_GetObjectItem(job, "processes"), *pr;
+    char *use = calloc((size_t)(nproc ? nproc : 1), 1);
+    if (!use)
         return;
-    cJSON *pr;
+    int ncand = 0, i = 0, brief = 0;
+    cJSON_ArrayForEach(pr, arr)
+    {
+        int keep = nproc == 1 || cJSON_GetObjectItem(pr, "rank") ||
+                   cJSON_GetObjectItem(pr, "time_ns")->valuedouble >= 0.02 * (double)T;
+        use[i++] = (char)keep;
+        ncand += keep;
+        brief += !keep;
+    }
+    int nl = ncand < TL_MAX_LANES ? ncand : TL_MAX_LANES;
+    lane *L = calloc((size_t)(nl ? nl : 1), sizeof *L);
+    if (!L) {
+        free(use);
+        return;
+    }
     int k = 0;
-    if (nproc > TL_MAX_LANES) {
-        /* pick by share */
-        cJSON *arr = cJSON_GetObjectItem(job, "processes");
-        char *used = calloc((size_t)nproc, 1);
+    if (ncand > TL_MAX_LANES) { /* pick by share, keep the job's order */
         for (k = 0; k < nl; k++) {
-            int best = -1, i = 0;
+            int best = -1;
             double bs = -1;
+            i = 0;
             cJSON_ArrayForEach(pr, arr)
             {
                 double sh = cJSON_GetObjectItem(pr, "share")->valuedouble;
-                if (!used[i] && sh > bs) {
+                if (use[i] == 1 && sh > bs) {
                     bs = sh;
                     best = i;
                 }
                 i++;
             }
-            used[best] = 1;
-            pr = cJSON_GetArrayItem(arr, best);
-            L[k].id = (int64_t)cJSON_GetObjectItem(pr, "id")->valuedouble;
-            L[k].share = bs;
+            use[best] = 2;
         }
-        free(used);
-    } else {
-        cJSON_ArrayForEach(pr, cJSON_GetObjectItem(job, "processes"))
-        {
+        for (i = 0; i < nproc; i++)
+            use[i] = use[i] == 2;
+    }
+    k = 0;
+    i = 0;
+    cJSON_ArrayForEach(pr, arr)
+    {
+        if (use[i++] && k < nl) {
             L[k].id = (int64_t)cJSON_GetObjectItem(pr, "id")->valuedouble;
             L[k].share = cJSON_GetObjectItem(pr, "share")->valuedouble;
             k++;
         }
     }
+    free(use);
     for (k = 0; k < nl; k++) {
         mwv_proc_label(db, L[k].id, L[k].name, sizeof L[k].name);
         for (int b = 0; b < TL_BINS; b++)
@@ -333,11 +350,17 @@ static void timeline(FILE *f, sqlite3 *db, cJSON *job)
         ye[k] = y;
     }
     double H = y + 28, W = x0 + pw + 64;
-    if (nproc > nl)
+    if (ncand > nl)
         fprintf(f, "<p class=note>%d processes: the timeline shows the %d most bound; every "
                    "process is in the per-rank table, and <code>--rank</code>, "
                    "<code>--host</code> or <code>--pid</code> draw any of them.</p>\n",
-                nproc, nl);
+                ncand, nl);
+    if (brief)
+        fprintf(f, "<p class=muted>%d brief process%s that %s no MPI rank (under 2%% of the "
+                   "job's time: a launcher's fork before its exec, a helper) %s not drawn; the "
+                   "process table lists %s.</p>\n",
+                brief, brief == 1 ? "" : "es", brief == 1 ? "is" : "are",
+                brief == 1 ? "is" : "are", brief == 1 ? "it" : "them");
     fputs("<div class=legend><span><i class=sw style=\"background:rgba(214,39,40,.35)\"></i>"
           "flagged bandwidth-bound (shade: share of the column)</span><span><i class=sw "
           "style=\"height:2px;background:#1f4e9c\"></i>loaded latency (ns, left axis)</span>"
@@ -615,7 +638,7 @@ static void code_tables(FILE *f, sqlite3 *db, int flagged, int top, const char *
     fputs("</table>\n", f);
 }
 
-static void objects_table(FILE *f, sqlite3 *db, int top)
+static void objects_table(FILE *f, sqlite3 *db, int top, int multi)
 {
     int64_t addressed = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND"
                                        " addr != 0");
@@ -635,13 +658,15 @@ static void objects_table(FILE *f, sqlite3 *db, int top)
     char sql[900];
     snprintf(sql, sizeof sql,
              "SELECT o.kind, o.name, o.size, ps.function, ps.file, ps.line, COUNT(*) AS n,"
-             " SUM(s.in_flagged) FROM samples s JOIN objects o ON o.id = s.object_id LEFT JOIN pcs"
+             " SUM(s.in_flagged), (SELECT CASE WHEN q.rank IS NOT NULL THEN 'rank ' || q.rank"
+             " ELSE 'pid ' || q.pid END FROM processes q WHERE q.id = o.process_id)"
+             " FROM samples s JOIN objects o ON o.id = s.object_id LEFT JOIN pcs"
              " ps ON ps.id = o.site_pc_id GROUP BY o.id ORDER BY n DESC LIMIT %d",
              top);
     sqlite3_stmt *s;
-    fputs("<table><tr><th>share</th><th>samples</th><th>in flagged</th><th>kind</th><th>object"
-          "</th><th>size</th><th>allocated at</th></tr>\n",
-          f);
+    fprintf(f, "<table><tr><th>share</th><th>samples</th><th>in flagged</th>%s<th>kind</th>"
+               "<th>object</th><th>size</th><th>allocated at</th></tr>\n",
+            multi ? "<th>process</th>" : "");
     if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
         while (sqlite3_step(s) == SQLITE_ROW) {
             int64_t n = sqlite3_column_int64(s, 6);
@@ -651,6 +676,10 @@ static void objects_table(FILE *f, sqlite3 *db, int top)
             share_cell(f, (double)n / (double)addressed);
             fprintf(f, "<td class=n>%lld</td><td class=n>%lld</td><td>", (long long)n,
                     sqlite3_column_int64(s, 7));
+            if (multi) {
+                h(f, col_text(s, 8));
+                fputs("</td><td>", f);
+            }
             h(f, col_text(s, 0));
             fputs("</td><td>", f);
             h(f, col_text(s, 1) ? col_text(s, 1) : "?");
@@ -849,6 +878,8 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static void profile_body(FILE *f, const char *path, const char *how);
+
 static void profile_section(FILE *f, sqlite3 *db, const char *want)
 {
     fputs("<h2 id=profile>Machine profile: loaded latency against bandwidth</h2>\n", f);
@@ -880,6 +911,11 @@ static void profile_section(FILE *f, sqlite3 *db, const char *want)
             how = "the default path (the recording used none)";
         }
     }
+    profile_body(f, path, how);
+}
+
+static void profile_body(FILE *f, const char *path, const char *how)
+{
     char *txt = path[0] ? slurp(path) : NULL;
     cJSON *p = txt ? cJSON_Parse(txt) : NULL;
     free(txt);
@@ -890,9 +926,12 @@ static void profile_section(FILE *f, sqlite3 *db, const char *want)
             h(f, path);
             fprintf(f, ", %s)", how);
         }
-        fputs(": the intervals were flagged against memwatch's default threshold (a multiple of "
-              "the idle latency measured at the start). Run <code>memwatch calibrate</code> on "
-              "this machine for a calibrated threshold and the method verdicts.</p>\n",
+        fputs(strcmp(how, "written by this calibration")
+                  ? ": the intervals were flagged against memwatch's default threshold (a "
+                    "multiple of the idle latency measured at the start). Run <code>memwatch "
+                    "calibrate</code> on this machine for a calibrated threshold and the method "
+                    "verdicts.</p>\n"
+                  : ": the calibration did not write one (validation skipped or failed).</p>\n",
               f);
         return;
     }
@@ -968,6 +1007,20 @@ static void profile_section(FILE *f, sqlite3 *db, const char *want)
                        "fill=\"#d62728\">threshold %.0f ns</text>\n",
                     X0, X0 + PW, Y0 + PH - thr / ymax * PH, Y0 + PH - thr / ymax * PH, X0 + PW - 4,
                     Y0 + PH - thr / ymax * PH - 4, thr);
+        /* the curve: points in order of bandwidth, joined */
+        for (int i = 1; i < n; i++)
+            for (int j = i; j > 0 && bx[j] < bx[j - 1]; j--) {
+                double t = bx[j];
+                bx[j] = bx[j - 1];
+                bx[j - 1] = t;
+                t = ly[j];
+                ly[j] = ly[j - 1];
+                ly[j - 1] = t;
+            }
+        fputs("<path fill=\"none\" stroke=\"#1f4e9c\" stroke-width=\"1\" stroke-opacity=\"0.5\" d=\"", f);
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%c%.1f %.1f", i ? 'L' : 'M', X0 + bx[i] / xmax * PW, Y0 + PH - ly[i] / ymax * PH);
+        fputs("\"/>\n", f);
         for (int i = 0; i < n; i++)
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%.2f GB/s, "
                        "%.1f ns</title></circle>",
@@ -988,7 +1041,9 @@ static void profile_section(FILE *f, sqlite3 *db, const char *want)
     fprintf(f, " (threshold %g)</dd></dl>\n", thr);
     const cJSON *ms = cJSON_GetObjectItem(p, "methods"), *m;
     if (cJSON_GetArraySize(ms) > 0) {
-        fputs("<table><tr><th>method</th><th>measures</th><th>verdict</th><th>why</th></tr>\n", f);
+        fputs("<table class=methods><tr><th>method</th><th>measures</th><th>verdict</th><th>why</th>"
+              "</tr>\n",
+              f);
         cJSON_ArrayForEach(m, ms)
         {
             const cJSON *v = cJSON_GetObjectItem(m, "verdict");
@@ -1280,7 +1335,7 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
         job_section(f, job);
     code_tables(f, db, 1, top, "flagged");
     code_tables(f, db, 0, top, "overall");
-    objects_table(f, db, top);
+    objects_table(f, db, top, nproc > 1);
     flame(f, db);
     gpu_section(f, db, top);
     profile_section(f, db, o->profile_path);
@@ -1301,6 +1356,71 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
             js);
     cJSON_Delete(job);
     return ferror(f) ? -EIO : 0;
+}
+
+/* ---- a calibration on its own ---- */
+
+static void inline_svg(FILE *f, const char *path, const char *caption)
+{
+    char *svg = slurp(path);
+    if (!svg)
+        return;
+    const char *start = strstr(svg, "<svg");
+    if (start) {
+        fputs("<div class=card>", f);
+        /* scale to the page, keep the drawn size as the maximum */
+        fputs("<svg style=\"max-width:100%;height:auto\"", f);
+        fputs(start + 4, f);
+        fputs("<p class=muted>", f);
+        h(f, caption);
+        fputs("</p></div>\n", f);
+    }
+    free(svg);
+}
+
+int mw_calib_html(const char *out_path, const char *profile_path, const char *plot_dir)
+{
+    mwv_out out;
+    int rc = mwv_out_open(&out, out_path);
+    if (rc)
+        return rc;
+    FILE *f = out.f;
+    fprintf(f, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>memwatch "
+               "calibration</title><style>%s</style></head><body><div id=tip></div><main>\n"
+               "<h1>memwatch calibration</h1>\n",
+            css);
+    fputs("<p class=muted>Ground-truth microbenchmarks of this machine, every measurement "
+          "method judged against them, and the saturation threshold the profiler flags "
+          "intervals with (docs/calibrate.md, docs/saturation.md).</p>\n",
+          f);
+    fputs("<h2 id=profile>Machine profile: loaded latency against bandwidth</h2>\n", f);
+    profile_body(f, profile_path ? profile_path : "", "written by this calibration");
+    static const char *const plots[][2] = {
+        {"loaded.svg", "Loaded latency: latency of dependent loads while other threads stream "
+                       "at growing bandwidth."},
+        {"sweep.svg", "Read sweep: bandwidth against the delay between loads, per thread count."},
+        {"mlp.svg", "Memory-level parallelism: speed-up against independent chains."},
+        {"ladder.svg", "Latency ladder: ns per load against footprint, with the caches sysfs "
+                       "names."}};
+    int any = 0;
+    for (size_t i = 0; plot_dir && i < sizeof plots / sizeof plots[0]; i++) {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", plot_dir, plots[i][0]);
+        if (access(p, R_OK) == 0) {
+            if (!any)
+                fputs("<h2 id=benchmarks>Benchmarks</h2>\n", f);
+            any = 1;
+            inline_svg(f, p, plots[i][1]);
+        }
+    }
+    if (!any)
+        fputs("<p class=muted>No benchmark plot was drawn (the benchmarks that draw them did "
+              "not run).</p>\n",
+              f);
+    fprintf(f, "<p class=muted style=\"margin-top:30px\">Made by memwatch %s.</p>\n</main>"
+               "<script>%s</script></body></html>\n",
+            mw_version(), js);
+    return mwv_out_close(&out, !ferror(f));
 }
 
 int mw_report_html(const char *db_path, const char *out_path, const mw_html_opts *opts)

@@ -11,7 +11,6 @@
  * May call: SQLite, cJSON, libc. Threading: reentrant.
  */
 #include "jobview_int.h"
-#include "view_int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -113,12 +112,6 @@ cJSON *mwv_jobview(sqlite3 *db)
         cJSON_AddItemToArray(procs, r);
     }
     sqlite3_finalize(s);
-    /* a job without MPI ranks (every process "rank 0", the default where no
-     * launcher set one) shows pids only */
-    if (mwv_scalar(db, "SELECT COALESCE(MAX(rank), 0) FROM processes") <= 0) {
-        cJSON *x;
-        cJSON_ArrayForEach(x, procs) cJSON_DeleteItemFromObject(x, "rank");
-    }
     /* samples per process (one scan) */
     if (sqlite3_prepare_v2(db,
                            "SELECT process_id, COUNT(*), SUM(in_flagged) FROM samples GROUP BY 1",
@@ -212,14 +205,24 @@ cJSON *mwv_jobview(sqlite3 *db)
             sqlite3_finalize(s);
         }
     }
-    /* imbalance: the most bound process against the median one */
-    int n = cJSON_GetArraySize(procs);
+    /* imbalance: the most bound process against the median one; in an MPI
+     * job among the ranks (not the launcher, not its helpers) */
+    int n = 0, nranks = 0;
+    cJSON_ArrayForEach(r, procs)
+    {
+        n++;
+        nranks += cJSON_GetObjectItem(r, "rank") != NULL;
+    }
+    if (nranks > 1)
+        n = nranks;
     if (n > 1) {
         double *sh = malloc((size_t)n * sizeof *sh);
         cJSON *worst = NULL;
         int k = 0;
         cJSON_ArrayForEach(r, procs)
         {
+            if (nranks > 1 && !cJSON_GetObjectItem(r, "rank"))
+                continue;
             sh[k++] = cJSON_GetObjectItem(r, "share")->valuedouble;
             if (!worst || cJSON_GetObjectItem(r, "share")->valuedouble >
                               cJSON_GetObjectItem(worst, "share")->valuedouble)

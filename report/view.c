@@ -21,7 +21,7 @@
 static const char *const per_process[] = {
     "meta",    "logs",        "threads", "events",      "intervals",  "samples",
     "process_modules", "allocations", "objects", "losses", "counters", "gpu_kernels",
-    "gpu_samples", "gpu_pcs", NULL};
+    "gpu_samples", "gpu_pcs", "region_spans", "region_notes", NULL};
 
 int64_t mwv_scalar(sqlite3 *db, const char *sql)
 {
@@ -56,37 +56,71 @@ static int table_exists(sqlite3 *db, const char *name)
     return ok;
 }
 
-static int apply_filter(sqlite3 *db, const mw_view_filter *f)
+/* processes, as the views see it: rank only for MPI ranks (META rank_from;
+ * files written before it: where any process has a rank above 0), NULL for
+ * every other process (mpirun itself, helpers, a program run alone), and
+ * narrowed by the filter. The other per-process tables follow the filter. */
+static int shadow(sqlite3 *db, const mw_view_filter *f)
 {
+    int rc = sqlite3_exec(db, "CREATE TEMP TABLE mpi_rank(process_id INTEGER PRIMARY KEY)", NULL,
+                          NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(
+            db,
+            "INSERT OR IGNORE INTO mpi_rank SELECT process_id FROM main.meta WHERE key = 'rank_from'"
+            " AND process_id IS NOT NULL;"
+            "INSERT OR IGNORE INTO mpi_rank SELECT id FROM main.processes WHERE NOT EXISTS"
+            " (SELECT 1 FROM main.meta WHERE key = 'rank_from') AND"
+            " (SELECT MAX(rank) FROM main.processes) > 0",
+            NULL, NULL, NULL);
+    /* the column list, so that columns added to the schema come along */
+    char cols[4096] = "";
+    size_t n = 0;
+    sqlite3_stmt *s;
+    if (rc == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "PRAGMA main.table_info(processes)", -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW && n < sizeof cols - 200) {
+            const char *c = (const char *)sqlite3_column_text(s, 1);
+            n += (size_t)snprintf(cols + n, sizeof cols - n, "%s%s", n ? ", " : "",
+                                  !strcmp(c, "rank")
+                                      ? "CASE WHEN id IN (SELECT process_id FROM temp.mpi_rank)"
+                                        " THEN rank END AS rank"
+                                      : c);
+        }
+        sqlite3_finalize(s);
+    }
     char where[512] = "1";
-    size_t n = strlen(where);
-    if (f->has_rank)
-        n += (size_t)snprintf(where + n, sizeof where - n, " AND rank = %ld", f->rank);
-    if (f->has_pid)
-        n += (size_t)snprintf(where + n, sizeof where - n, " AND pid = %ld", f->pid);
-    if (f->host) {
+    size_t k = strlen(where);
+    if (f && f->has_rank)
+        k += (size_t)snprintf(where + k, sizeof where - k, " AND rank = %ld", f->rank);
+    if (f && f->has_pid)
+        k += (size_t)snprintf(where + k, sizeof where - k, " AND pid = %ld", f->pid);
+    if (f && f->host) {
         char *q = sqlite3_mprintf(" AND hostname = %Q", f->host);
         if (!q)
             return -ENOMEM;
-        snprintf(where + n, sizeof where - n, "%s", q);
+        snprintf(where + k, sizeof where - k, "%s", q);
         sqlite3_free(q);
     }
-    char *sql = sqlite3_mprintf("CREATE TEMP VIEW processes AS SELECT * FROM main.processes"
-                                " WHERE %s",
-                                where);
-    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-    sqlite3_free(sql);
-    for (int i = 0; rc == SQLITE_OK && per_process[i]; i++) {
+    if (rc == SQLITE_OK) {
+        char *sql = sqlite3_mprintf("CREATE TEMP VIEW processes AS SELECT * FROM (SELECT %s FROM"
+                                    " main.processes) WHERE %s",
+                                    cols, where);
+        rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+        sqlite3_free(sql);
+    }
+    int narrowed = f && (f->has_rank || f->has_pid || f->host);
+    for (int i = 0; narrowed && rc == SQLITE_OK && per_process[i]; i++) {
         if (!table_exists(db, per_process[i]))
             continue;
-        sql = sqlite3_mprintf("CREATE TEMP VIEW %s AS SELECT * FROM main.%s WHERE process_id IN"
-                              " (SELECT id FROM temp.processes)",
-                              per_process[i], per_process[i]);
+        char *sql = sqlite3_mprintf("CREATE TEMP VIEW %s AS SELECT * FROM main.%s WHERE"
+                                    " process_id IN (SELECT id FROM temp.processes)",
+                                    per_process[i], per_process[i]);
         rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
         sqlite3_free(sql);
     }
     if (rc != SQLITE_OK) {
-        mw_log(MW_LOG_ERROR, "cannot narrow the report: %s", sqlite3_errmsg(db));
+        mw_log(MW_LOG_ERROR, "cannot open the report's views: %s", sqlite3_errmsg(db));
         return -EIO;
     }
     return 0;
@@ -208,9 +242,7 @@ int mwv_open(const char *db_path, const mw_view_filter *f, sqlite3 **out)
         sqlite3_close(db);
         return MW_ERR_FOREIGN;
     }
-    int rc = 0;
-    if (f && (f->has_rank || f->has_pid || f->host))
-        rc = apply_filter(db, f);
+    int rc = shadow(db, f);
     if (rc == 0 && mwv_scalar(db, "SELECT COUNT(*) FROM processes") == 0) {
         mw_log(MW_LOG_ERROR, "%s: no recorded process%s", db_path,
                f && (f->has_rank || f->has_pid || f->host) ? " matches --rank/--host/--pid" : "");
@@ -239,9 +271,7 @@ void mwv_proc_label(sqlite3 *db, int64_t id, char *buf, size_t n)
         const char *exe = (const char *)sqlite3_column_text(s, 3);
         const char *b = exe ? strrchr(exe, '/') : NULL;
         b = b ? b + 1 : exe ? exe : "";
-        /* rank 0 everywhere: no MPI launcher set one (docs/raw-format.md) */
-        if (sqlite3_column_type(s, 1) == SQLITE_INTEGER &&
-            mwv_scalar(db, "SELECT COALESCE(MAX(rank), 0) FROM processes") > 0)
+        if (sqlite3_column_type(s, 1) == SQLITE_INTEGER) /* an MPI rank (shadow()) */
             snprintf(buf, n, "rank %lld @ %s (pid %lld %s)", sqlite3_column_int64(s, 1),
                      host ? host : "?", sqlite3_column_int64(s, 0), b);
         else

@@ -13,9 +13,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Open a report database read-only. With a filter, TEMP views named like the
- * tables that carry a process_id (processes, samples, intervals, ...) shadow
- * them, so every unqualified query sees only the chosen processes. A TEMP
+/* Open a report database read-only. A TEMP view shadows processes: its rank
+ * is the MPI rank, NULL for processes that are none (META rank_from). With a
+ * filter, TEMP views named like the tables that carry a process_id (samples,
+ * intervals, ...) shadow them too, so every unqualified query sees only the
+ * chosen processes. A TEMP
  * table pclock(process_id, off) gives each process the offset that puts its
  * CLOCK_MONOTONIC times on the job's clock: nanoseconds since the job's first
  * start, hosts aligned through their META start_realtime_ns (docs/export.md);

@@ -59,6 +59,11 @@ typedef struct mw_html_opts {
 /* The self-contained HTML report of a database (docs/html.md). */
 MW_API int mw_report_html(const char *db_path, const char *out_path, const mw_html_opts *opts);
 
+/* `memwatch calibrate --html`: a page of a calibration: the machine profile
+ * (curve, threshold, method verdicts) and the plots mw_calib_results_write_plots
+ * drew into plot_dir (NULL: none), inline. */
+MW_API int mw_calib_html(const char *out_path, const char *profile_path, const char *plot_dir);
+
 /* The summary (text or JSON, as mw_report_summary) narrowed by a filter, with
  * the per-rank and per-host tables of a job of several processes. */
 MW_API int mw_report_summary_view(const char *db_path, FILE *out, int json, int top,

@@ -49,8 +49,11 @@ eq "pprof flagged total = samples in flagged intervals" "$(J "$tmp/p.json" 'd["t
 top=$("$mw" report "$tmp/one" --db "$tmp/s.db" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); l=d["flagged"]["lines"][0]; print(l["file"].split("/")[-1]+":"+str(l["line"])+" "+l["function"])')
 check "pprof top flagged line is the report's ($top)" \
   $([ "$(J "$tmp/p.json" 'd["top"][1][0]')" = "$top" ] && echo 1 || echo 0)
-check "pprof labels name pid, rank, host" \
-  $([ "$(J "$tmp/p.json" 'sorted(d["labels"])')" = "['host', 'pid', 'rank', 'source']" ] && echo 1 || echo 0)
+check "pprof labels of a process run alone: pid, host, source (no MPI rank)" \
+  $([ "$(J "$tmp/p.json" 'sorted(d["labels"])')" = "['host', 'pid', 'source']" ] && echo 1 || echo 0)
+"$mw" export "$tmp/job" --format pprof -o "$tmp/pj.pb.gz" && node "$JS/pprof_decode.js" "$tmp/pj.pb.gz" >"$tmp/pj.json"
+check "pprof labels of a job: ranks 0-2 and both hosts" \
+  $([ "$(J "$tmp/pj.json" 'd["labels"]["rank"], d["labels"]["host"]')" = "[0, 1, 2] ['fixturB', 'fixture']" ] && echo 1 || echo 0)
 "$mw" export "$tmp/one" --format pprof --source timer -o "$tmp/pt.pb.gz" &&
   node "$JS/pprof_decode.js" "$tmp/pt.pb.gz" >"$tmp/pt.json"
 eq "pprof --source timer total" "$(J "$tmp/pt.json" 'd["totals"][0]')" "$(q "$db" "SELECT COUNT(*) FROM samples WHERE source='timer'")"

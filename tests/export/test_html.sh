@@ -78,12 +78,42 @@ PY
   [ -s "$art/html_$name.png" ]; check "$name: screenshot kept ($art/html_$name.png)" $(( $? == 0 ))
 }
 
+# a machine profile where the report looks for one (the recording named
+# none): its probe curve, threshold and verdicts are drawn
+export XDG_DATA_HOME=$tmp/xdg
+mkdir -p "$XDG_DATA_HOME/memwatch"
+python3 - "$XDG_DATA_HOME/memwatch/profile.json" <<'PY'
+import json, sys
+pts = [{"threads": t, "delay": d, "bw": bw * 1e9, "direct_ns": 0, "ns": [ns - 3, ns, ns + 4]}
+       for t, d, bw, ns in [(1, 4096, 2, 110), (2, 1024, 8, 118), (4, 256, 16, 135), (8, 64, 24, 170), (8, 0, 28, 240)]]
+json.dump({"schema": "memwatch-profile", "version": 1, "identity": "test", "peak_bw": 30e9,
+           "idle_latency_ns": 108, "lat_method": "probe_lat", "lat_threshold_ns": 160, "bw_method": "",
+           "bw_factor": 1, "evidence": {"probe_lat": {"points": pts}},
+           "methods": [{"name": "probe_lat", "verdict": "accurate", "reason": "separates idle from saturated",
+                        "quantity": "latency", "available": True},
+                       {"name": "imc_cas", "verdict": "unavailable", "reason": "no IMC PMU",
+                        "quantity": "dram_bytes", "available": False}]}, open(sys.argv[1], "w"))
+PY
+
 # a job: three processes, two hosts
 mkdir -p "$tmp/job"
 "$B/mwr_fixture" "$tmp/job/r0.mwr" || { echo "FAILED: fixture"; exit 1; }
 LC_ALL=C sed 's/pid=77/pid=78/; s/rank=0/rank=1/' "$tmp/job/r0.mwr" >"$tmp/job/r1.mwr"
 LC_ALL=C sed 's/pid=77/pid=79/; s/rank=0/rank=2/; s/host=fixture/host=fixturB/' "$tmp/job/r0.mwr" >"$tmp/job/r2.mwr"
 check_page job "$tmp/job"
+J() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+check "job: the profile's 5 grid points drawn" $([ "$(J "$tmp/job.page.json" 'd["profile_points"]')" = 5 ] && echo 1 || echo 0)
+check "job: the method verdicts listed" $([ "$(J "$tmp/job.page.json" '[r[2] for r in d["methods"]]')" = "['accurate', 'unavailable']" ] && echo 1 || echo 0)
+unset XDG_DATA_HOME
+
+# memwatch calibrate --html: a calibration on its own (two quick benchmarks)
+"$mw" calibrate --bench mlp,ladder --quick --mlp-chains 8 --ladder-max 8M --no-json --no-validate \
+  --html "$tmp/cal.html" >"$tmp/cal.out" 2>&1
+check "calibrate --html" $(( $? == 0 )) || tail -5 "$tmp/cal.out"
+timeout 180 node "$JS/html_check.js" "$tmp/cal.html" "$art/html_calibrate.png" >"$tmp/cal.page.json" 2>"$tmp/cal.err"
+check "calibration page loads" $(( $? == 0 )) || cat "$tmp/cal.err"
+check "  without console errors, both plots inline" \
+  $([ "$(J "$tmp/cal.page.json" 'd["errors"] == [] and d["svgs"] == 2')" = True ] && echo 1 || echo 0)
 
 # a real two-phase run
 if [ -f "$B/libmemwatch.so" ] && [ -x "$B/bwdemo" ] && [ -z "${MW_SAN_PRELOAD:-}" ]; then

@@ -33,12 +33,15 @@ const { chromium } = require('playwright-core');
       rank_rows: rows('#rank-table'),
       host_rows: rows('#host-table'),
       flame_frames: document.querySelectorAll('#flame g.f').length,
+      svgs: document.querySelectorAll('svg').length,
+      profile_points: document.querySelectorAll('#profile ~ .card circle').length,
+      methods: rows('#profile ~ table.methods'),
       sections: [...document.querySelectorAll('h2')].map((h) => h.textContent),
       bytes: document.documentElement.outerHTML.length,
     };
   });
   // hover: the readout names time and latency
-  const box = await page.locator('svg#tl').boundingBox();
+  const box = (await page.locator('svg#tl').count()) ? await page.locator('svg#tl').boundingBox() : null;
   if (box) {
     await page.mouse.move(box.x + box.width * 0.4, box.y + 40);
     out.hover = await page.evaluate(() => {
