@@ -585,33 +585,52 @@ static void code_tables(FILE *f, sqlite3 *db, int flagged, int top, const char *
              " GROUP BY p.file, p.line, p.function ORDER BY n DESC, p.file, p.line LIMIT %d",
              where, top);
     sqlite3_stmt *s;
-    fputs("<table><tr><th>share</th><th>samples</th><th>source line</th><th>function</th>"
-          "<th>source</th></tr>\n",
-          f);
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            const char *file = col_text(s, 0);
-            int64_t line = sqlite3_column_int64(s, 1);
-            int64_t n = sqlite3_column_int64(s, 3);
-            fputs("<tr>", f);
-            share_cell(f, (double)n / (double)total);
-            fprintf(f, "<td class=n>%lld</td><td title=\"", (long long)n);
-            h(f, file ? file : "");
-            fputs("\">", f);
-            if (file) {
-                h(f, base(file));
-                fprintf(f, ":%lld", (long long)line);
-            } else {
-                fputs("<span class=muted>(no line info)</span>", f);
-            }
-            fputs("</td><td>", f);
-            h(f, col_text(s, 2) ? col_text(s, 2) : "?");
-            fputs("</td><td>", f);
-            snippet(f, file, line);
-            fputs("</td></tr>\n", f);
+    /* rows first: the source column is shown when some line's file is readable */
+    struct crow {
+        char *file, *func;
+        int64_t line, n;
+    } *rows = calloc((size_t)top, sizeof *rows);
+    int nr = 0, readable = 0;
+    if (rows && sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+        while (nr < top && sqlite3_step(s) == SQLITE_ROW) {
+            const char *file = col_text(s, 0), *fn = col_text(s, 2);
+            rows[nr].file = file ? strdup(file) : NULL;
+            rows[nr].func = strdup(fn ? fn : "?");
+            rows[nr].line = sqlite3_column_int64(s, 1);
+            rows[nr].n = sqlite3_column_int64(s, 3);
+            if (file && !readable && access(file, R_OK) == 0)
+                readable = 1;
+            nr++;
         }
         sqlite3_finalize(s);
     }
+    fprintf(f, "<table><tr><th>share</th><th>samples</th><th>source line</th><th>function</th>%s"
+               "</tr>\n",
+            readable ? "<th>source</th>" : "");
+    for (int i = 0; i < nr; i++) {
+        const char *file = rows[i].file;
+        fputs("<tr>", f);
+        share_cell(f, (double)rows[i].n / (double)total);
+        fprintf(f, "<td class=n>%lld</td><td title=\"", (long long)rows[i].n);
+        h(f, file ? file : "");
+        fputs("\">", f);
+        if (file) {
+            h(f, base(file));
+            fprintf(f, ":%lld", (long long)rows[i].line);
+        } else {
+            fputs("<span class=muted>(no line info)</span>", f);
+        }
+        fputs("</td><td>", f);
+        h(f, rows[i].func ? rows[i].func : "?");
+        if (readable) {
+            fputs("</td><td>", f);
+            snippet(f, file, rows[i].line);
+        }
+        fputs("</td></tr>\n", f);
+        free(rows[i].file);
+        free(rows[i].func);
+    }
+    free(rows);
     fputs("</table>\n", f);
     snprintf(sql, sizeof sql,
              "SELECT p.function, m.path, SUM(x.n) AS n FROM (SELECT s.pc_id, COUNT(*) AS n FROM"
