@@ -551,9 +551,9 @@ static void share_cell(FILE *f, double share)
 
 static const char *code_source(sqlite3 *db, int flagged)
 {
-    return mwv_scalar(db, flagged ? "SELECT COUNT(*) FROM samples WHERE selected=1 AND"
+    return mwv_scalar(db, flagged ? "SELECT COALESCE(SUM(sel), 0) FROM pcc WHERE"
                                     " source='precise'"
-                                  : "SELECT COUNT(*) FROM samples WHERE source='precise'")
+                                  : "SELECT COALESCE(SUM(n), 0) FROM pcc WHERE source='precise'")
                ? "precise"
                : "timer";
 }
@@ -562,8 +562,10 @@ static void code_tables(FILE *f, sqlite3 *db, int flagged, int top, const char *
 {
     const char *src = code_source(db, flagged);
     char where[200], sql[900];
-    snprintf(where, sizeof where, "s.source = '%s'%s", src, flagged ? " AND s.selected = 1" : "");
-    snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM samples s WHERE %s", where);
+    /* counted from pcc (view.c): one scan of the samples for every table */
+    const char *cnt = flagged ? "x.sel" : "x.n";
+    snprintf(where, sizeof where, "x.source = '%s'%s", src, flagged ? " AND x.sel > 0" : "");
+    snprintf(sql, sizeof sql, "SELECT COALESCE(SUM(%s), 0) FROM pcc x WHERE %s", cnt, where);
     int64_t total = mwv_scalar(db, sql);
     fprintf(f, "<h2 id=%s>%s</h2>\n", id,
             flagged ? "Top code inside bandwidth-bound intervals" : "Top code over the whole run");
@@ -580,10 +582,10 @@ static void code_tables(FILE *f, sqlite3 *db, int flagged, int top, const char *
                 ? "Precise load samples at or above the latency threshold (hybrid selection)."
                 : "Timer samples: where the CPU time went.");
     snprintf(sql, sizeof sql,
-             "SELECT p.file, p.line, p.function, SUM(x.n) AS n FROM (SELECT s.pc_id, COUNT(*) AS n"
-             " FROM samples s WHERE %s GROUP BY s.pc_id) x JOIN pcs p ON p.id = x.pc_id"
-             " GROUP BY p.file, p.line, p.function ORDER BY n DESC, p.file, p.line LIMIT %d",
-             where, top);
+             "SELECT p.file, p.line, p.function, SUM(%s) AS n FROM pcc x JOIN pcs p ON"
+             " p.id = x.pc_id WHERE %s GROUP BY p.file, p.line, p.function"
+             " ORDER BY n DESC, p.file, p.line LIMIT %d",
+             cnt, where, top);
     sqlite3_stmt *s;
     /* rows first: the source column is shown when some line's file is readable */
     struct crow {
@@ -633,11 +635,10 @@ static void code_tables(FILE *f, sqlite3 *db, int flagged, int top, const char *
     free(rows);
     fputs("</table>\n", f);
     snprintf(sql, sizeof sql,
-             "SELECT p.function, m.path, SUM(x.n) AS n FROM (SELECT s.pc_id, COUNT(*) AS n FROM"
-             " samples s WHERE %s GROUP BY s.pc_id) x JOIN pcs p ON p.id = x.pc_id LEFT JOIN"
-             " modules m ON m.id = p.module_id GROUP BY p.function, m.path ORDER BY n DESC,"
-             " p.function LIMIT %d",
-             where, top < 10 ? top : 10);
+             "SELECT p.function, m.path, SUM(%s) AS n FROM pcc x JOIN pcs p ON p.id = x.pc_id"
+             " LEFT JOIN modules m ON m.id = p.module_id WHERE %s GROUP BY p.function, m.path"
+             " ORDER BY n DESC, p.function LIMIT %d",
+             cnt, where, top < 10 ? top : 10);
     fputs("<table><tr><th>share</th><th>samples</th><th>function</th><th>module</th></tr>\n", f);
     if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
         while (sqlite3_step(s) == SQLITE_ROW) {
@@ -659,10 +660,17 @@ static void code_tables(FILE *f, sqlite3 *db, int flagged, int top, const char *
 
 static void objects_table(FILE *f, sqlite3 *db, int top, int multi)
 {
-    int64_t addressed = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND"
-                                       " addr != 0");
-    int64_t unattr = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND"
-                                    " addr != 0 AND object_id IS NULL");
+    int64_t addressed = 0, unattr = 0;
+    sqlite3_stmt *c;
+    if (sqlite3_prepare_v2(db, "SELECT COUNT(*), COALESCE(SUM(object_id IS NULL), 0) FROM samples"
+                               " WHERE addr IS NOT NULL AND addr != 0",
+                           -1, &c, NULL) == SQLITE_OK) {
+        if (sqlite3_step(c) == SQLITE_ROW) {
+            addressed = sqlite3_column_int64(c, 0);
+            unattr = sqlite3_column_int64(c, 1);
+        }
+        sqlite3_finalize(c);
+    }
     fputs("<h2 id=objects>Data objects</h2>\n", f);
     if (addressed == 0) {
         fputs("<p class=muted>No sample carried a data address (page-fault samples do; precise "
@@ -802,7 +810,7 @@ static int flame_emit(FILE *f, const ftree *t, int32_t id, double x, double scal
 
 static void flame(FILE *f, sqlite3 *db)
 {
-    int64_t nsel = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE selected = 1 AND source IN"
+    int64_t nsel = mwv_scalar(db, "SELECT COALESCE(SUM(sel), 0) FROM pcc WHERE source IN"
                                   " ('timer', 'precise')");
     const char *where = nsel ? "s.selected = 1 AND s.source IN ('timer', 'precise')"
                              : "s.source IN ('timer', 'precise')";
@@ -1285,14 +1293,22 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
     int top = o->top > 0 ? o->top : 15;
     cJSON *job = mwv_jobview(db);
     int nproc = cJSON_GetArraySize(cJSON_GetObjectItem(job, "processes"));
-    int64_t tot = mwv_scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals");
-    int64_t fl = mwv_scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals WHERE"
-                                " bw_bound = 1");
-    int64_t niv = mwv_scalar(db, "SELECT COUNT(*) FROM intervals");
-    int64_t nfl = mwv_scalar(db, "SELECT COUNT(*) FROM intervals WHERE bw_bound = 1");
-    int64_t nsamp = mwv_scalar(db, "SELECT COUNT(*) FROM samples");
-    char title[512] = "memwatch report";
+    int64_t tot = 0, fl = 0, niv = 0, nfl = 0;
     sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "SELECT COALESCE(SUM(t_end - t_start), 0), COALESCE(SUM(CASE WHEN"
+                               " bw_bound = 1 THEN t_end - t_start ELSE 0 END), 0), COUNT(*),"
+                               " COALESCE(SUM(bw_bound = 1), 0) FROM intervals",
+                           -1, &s, NULL) == SQLITE_OK) {
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            tot = sqlite3_column_int64(s, 0);
+            fl = sqlite3_column_int64(s, 1);
+            niv = sqlite3_column_int64(s, 2);
+            nfl = sqlite3_column_int64(s, 3);
+        }
+        sqlite3_finalize(s);
+    }
+    int64_t nsamp = mwv_scalar(db, "SELECT COALESCE(SUM(n), 0) FROM pcc");
+    char title[512] = "memwatch report";
     if (sqlite3_prepare_v2(db, "SELECT COALESCE(cmdline, exe) FROM processes ORDER BY rank, id"
                                " LIMIT 1",
                            -1, &s, NULL) == SQLITE_OK) {

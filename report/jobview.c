@@ -11,6 +11,7 @@
  * May call: SQLite, cJSON, libc. Threading: reentrant.
  */
 #include "jobview_int.h"
+#include "view_int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -23,20 +24,17 @@ static void top_lines(sqlite3 *db, cJSON *procs)
 {
     static const char *const q[2] = {
         /* flagged: the source the process's own summary would pick */
-        "WITH pp AS (SELECT process_id AS id, MAX(source = 'precise' AND selected = 1) AS pr"
-        " FROM samples GROUP BY 1)"
-        " SELECT x.process_id, p.file, p.line, p.function, SUM(x.n) AS n FROM"
-        " (SELECT s.process_id, s.pc_id, COUNT(*) AS n FROM samples s JOIN pp ON pp.id ="
-        "  s.process_id WHERE s.selected = 1 AND s.source = (CASE WHEN pp.pr THEN 'precise'"
-        "  ELSE 'timer' END) GROUP BY 1, 2) x JOIN pcs p ON p.id = x.pc_id"
+        "WITH pp AS (SELECT process_id AS id, MAX(source = 'precise' AND sel > 0) AS pr"
+        " FROM pcc GROUP BY 1)"
+        " SELECT x.process_id, p.file, p.line, p.function, SUM(x.sel) AS n FROM pcc x"
+        " JOIN pp ON pp.id = x.process_id JOIN pcs p ON p.id = x.pc_id WHERE x.sel > 0 AND"
+        " x.source = (CASE WHEN pp.pr THEN 'precise' ELSE 'timer' END)"
         " GROUP BY x.process_id, p.file, p.line, p.function"
         " ORDER BY x.process_id, n DESC, p.file, p.line",
-        "WITH pp AS (SELECT process_id AS id, MAX(source = 'precise') AS pr FROM samples"
-        " GROUP BY 1)"
-        " SELECT x.process_id, p.file, p.line, p.function, SUM(x.n) AS n FROM"
-        " (SELECT s.process_id, s.pc_id, COUNT(*) AS n FROM samples s JOIN pp ON pp.id ="
-        "  s.process_id WHERE s.source = (CASE WHEN pp.pr THEN 'precise' ELSE 'timer' END)"
-        "  GROUP BY 1, 2) x JOIN pcs p ON p.id = x.pc_id"
+        "WITH pp AS (SELECT process_id AS id, MAX(source = 'precise') AS pr FROM pcc GROUP BY 1)"
+        " SELECT x.process_id, p.file, p.line, p.function, SUM(x.n) AS n FROM pcc x"
+        " JOIN pp ON pp.id = x.process_id JOIN pcs p ON p.id = x.pc_id WHERE"
+        " x.source = (CASE WHEN pp.pr THEN 'precise' ELSE 'timer' END)"
         " GROUP BY x.process_id, p.file, p.line, p.function"
         " ORDER BY x.process_id, n DESC, p.file, p.line"};
     for (int k = 0; k < 2; k++) {
@@ -77,6 +75,7 @@ static int cmp_double(const void *a, const void *b)
 
 cJSON *mwv_jobview(sqlite3 *db)
 {
+    mwv_pcc(db);
     cJSON *jv = cJSON_CreateObject();
     cJSON *procs = cJSON_AddArrayToObject(jv, "processes");
     sqlite3_stmt *s;
@@ -114,7 +113,7 @@ cJSON *mwv_jobview(sqlite3 *db)
     sqlite3_finalize(s);
     /* samples per process (one scan) */
     if (sqlite3_prepare_v2(db,
-                           "SELECT process_id, COUNT(*), SUM(in_flagged) FROM samples GROUP BY 1",
+                           "SELECT process_id, SUM(n), SUM(fl) FROM pcc GROUP BY 1",
                            -1, &s, NULL) == SQLITE_OK) {
         while (sqlite3_step(s) == SQLITE_ROW) {
             cJSON *r;
@@ -173,22 +172,15 @@ cJSON *mwv_jobview(sqlite3 *db)
                                 t > 0 ? cJSON_GetObjectItem(hr, "flagged_ns")->valuedouble / t : 0);
         const char *h = cJSON_GetObjectItem(hr, "host")->valuestring;
         const char *hq =
-            "SELECT p.file, p.line, p.function, SUM(x.n) AS n FROM (SELECT s.pc_id, COUNT(*) AS n"
-            " FROM samples s JOIN processes q ON q.id = s.process_id WHERE"
-            " COALESCE(q.hostname, '?') = ?1 AND s.selected = ?2 AND s.source IN ('timer',"
-            " 'precise') GROUP BY 1) x JOIN pcs p ON p.id = x.pc_id GROUP BY p.file, p.line,"
-            " p.function ORDER BY n DESC LIMIT 1";
+            "SELECT p.file, p.line, p.function, SUM(CASE WHEN ?2 THEN x.sel ELSE x.n END) AS n"
+            " FROM pcc x JOIN processes q ON q.id = x.process_id JOIN pcs p ON p.id = x.pc_id"
+            " WHERE COALESCE(q.hostname, '?') = ?1 AND x.source IN ('timer', 'precise') AND"
+            " (?2 = 0 OR x.sel > 0) GROUP BY p.file, p.line, p.function"
+            " ORDER BY n DESC, p.file, p.line LIMIT 1";
         for (int sel = 1; sel >= 0; sel--) {
             if (cJSON_GetObjectItem(hr, "top_line"))
                 break;
-            if (sqlite3_prepare_v2(db, sel ? hq : "SELECT p.file, p.line, p.function, SUM(x.n) AS n"
-                                                  " FROM (SELECT s.pc_id, COUNT(*) AS n FROM samples"
-                                                  " s JOIN processes q ON q.id = s.process_id WHERE"
-                                                  " COALESCE(q.hostname, '?') = ?1 AND ?2 = 0 AND"
-                                                  " s.source IN ('timer', 'precise') GROUP BY 1) x"
-                                                  " JOIN pcs p ON p.id = x.pc_id GROUP BY p.file,"
-                                                  " p.line, p.function ORDER BY n DESC LIMIT 1",
-                                   -1, &s, NULL) != SQLITE_OK)
+            if (sqlite3_prepare_v2(db, hq, -1, &s, NULL) != SQLITE_OK)
                 continue;
             sqlite3_bind_text(s, 1, h, -1, SQLITE_STATIC);
             sqlite3_bind_int(s, 2, sel);

@@ -258,6 +258,17 @@ int mwv_open(const char *db_path, const mw_view_filter *f, sqlite3 **out)
     return 0;
 }
 
+int mwv_pcc(sqlite3 *db)
+{
+    return sqlite3_exec(db,
+                        "CREATE TEMP TABLE IF NOT EXISTS pcc AS SELECT process_id, pc_id, source,"
+                        " COUNT(*) AS n, SUM(selected) AS sel, SUM(in_flagged) AS fl FROM samples"
+                        " GROUP BY 1, 2, 3",
+                        NULL, NULL, NULL) == SQLITE_OK
+               ? 0
+               : -EIO;
+}
+
 void mwv_proc_label(sqlite3 *db, int64_t id, char *buf, size_t n)
 {
     sqlite3_stmt *s;

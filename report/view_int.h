@@ -27,6 +27,12 @@
 int mwv_open(const char *db_path, const mw_view_filter *f, sqlite3 **db);
 
 int64_t mwv_scalar(sqlite3 *db, const char *sql);
+
+/* TEMP table pcc(process_id, pc_id, source, n, sel, fl): the samples counted
+ * per process, code address and source (all, selected, in flagged
+ * intervals), made by one scan of samples the first time it is asked for;
+ * the views' code rankings read it instead of scanning samples again. */
+int mwv_pcc(sqlite3 *db);
 double mwv_scalar_f(sqlite3 *db, const char *sql);
 
 /* The label of a process for lanes and tracks: "rank 3 @ host (pid 1234)",
