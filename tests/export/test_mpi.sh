@@ -130,7 +130,7 @@ if unshare --uts true 2>/dev/null; then
   check "a run recorded as host nodeB (UTS namespace)" $(( $? == 0 )) || cat "$tmp/b.out"
   "$mw" record -q -o "$tmp/two/here" -- "$B/bwdemo" 0.3 1 16 1 >"$tmp/a.out" 2>&1
   check "a run recorded on this host" $(( $? == 0 )) || cat "$tmp/a.out"
-  "$mw" report "$tmp/two" --db "$tmp/two.db" --json >"$tmp/two.json" 2>"$tmp/two.err"
+  "$mw" report "$tmp/two" --all-runs --db "$tmp/two.db" --json >"$tmp/two.json" 2>"$tmp/two.err"
   check "the folder's tree merges into one report" $(( $? == 0 )) || cat "$tmp/two.err"
   here=$(uname -n)
   python3 - "$tmp/two.json" "$here" <<'PY'
@@ -142,10 +142,10 @@ print(("ok: " if good else "FAILED: ") + "per-host table: %s" % hosts)
 sys.exit(not good)
 PY
   check "two hosts in the merged report" $(( $? == 0 ))
-  "$mw" report "$tmp/two" --db "$tmp/two2.db" >"$tmp/two.txt" 2>/dev/null
+  "$mw" report "$tmp/two" --all-runs --db "$tmp/two2.db" >"$tmp/two.txt" 2>/dev/null
   grep -q "^Per host" "$tmp/two.txt"; check "text summary has the per-host table" $(( $? == 0 ))
   grep -A3 "^Per host" "$tmp/two.txt"
-  n=$("$mw" report "$tmp/two" --db "$tmp/two3.db" --host nodeB --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')
+  n=$("$mw" report "$tmp/two" --all-runs --db "$tmp/two3.db" --host nodeB --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')
   check "--host nodeB narrows the report to that host's process ($n)" $(( n == 1 ))
 else
   echo "note: unshare --uts is not permitted here (needs root or user namespaces): the two-host part is not run"
