@@ -183,7 +183,7 @@ static void free_record(uint16_t kind, const void *p, size_t n)
         if (!mwp_real.fn) {                                                                     \
             if (mwp_resolving)                                                                  \
                 goto boot;                                                                      \
-            mwp_resolve();                                                                      \
+            mwp_resolve_one((void **)&mwp_real.fn, #fn);                                        \
             if (!mwp_real.fn)                                                                   \
                 goto boot;                                                                      \
         }                                                                                       \
@@ -364,7 +364,7 @@ boot:
 
 MWP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    mwp_resolve();
+    mwp_resolve_one((void **)&mwp_real.mmap, "mmap");
     void *p = mwp_real.mmap(addr, len, prot, flags, fd, off);
     if (p != MAP_FAILED && alloc_on(len))
         alloc_record(MWR_A_MMAP, p, len);
@@ -378,7 +378,7 @@ MWP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off
 
 MWP_EXPORT int munmap(void *addr, size_t len)
 {
-    mwp_resolve();
+    mwp_resolve_one((void **)&mwp_real.munmap, "munmap");
     int rc = mwp_real.munmap(addr, len);
     if (rc == 0 && alloc_on(len))
         free_record(2, addr, len);
@@ -387,7 +387,7 @@ MWP_EXPORT int munmap(void *addr, size_t len)
 
 MWP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 {
-    mwp_resolve();
+    mwp_resolve_one((void **)&mwp_real.mremap, "mremap");
     void *newaddr = NULL;
     if (flags & MREMAP_FIXED) {
         va_list ap;

@@ -688,29 +688,27 @@ static void *eng_main(void *arg)
      * hypervisor. Interval records carry their real start and end. */
     unsigned long slack = (unsigned long)(mwp_cfg.interval_ns / 20);
     prctl(PR_SET_TIMERSLACK, slack > 50000 ? slack : 50000ul, 0, 0, 0);
-    /* The file, which the constructor left to this thread (writer.c). */
+    /* The file, which the process's start left to this thread (writer.c),
+     * and the loaded objects (one write). */
     mwp_writer_create_now();
-    /* First the application thread's samplers where they were left here (the
-     * first process of a tree, a fork child: preload/threads.c, "deferred
-     * samplers"), so that it never waits for them, MWP_OPEN_GRACE_NS after
-     * the process started: a process that execs or ends sooner opens none. */
-    eng_sleep_until(mwp_start_mono_ns + MWP_OPEN_GRACE_NS);
+    if (mwp_writer_gather(1)) {
+        mwp_modules_scan(1);
+        mwp_writer_gather(0);
+    }
+    /* The application thread's samplers, left here (preload/threads.c,
+     * "deferred samplers"): the process has run for an interval by now
+     * (lazy start, process.c), so at once. */
     mwp_threads_open_deferred();
     uint64_t iv = mwp_cfg.interval_ns;
-    uint64_t next = mwp_now_ns() + iv;
     mwp_iv_last_end = mwp_now_ns();
     eng_app_cpu_last = 0;
-    eng_app_cpu_delta(); /* what the process used before this thread (the loader's work) */
+    eng_app_cpu_delta(); /* what the process used before this thread */
     if (!eng_setup_done) {
-        /* Processes that live less than one interval never pay for the
-         * set-up; those that only wait (make, a compiler driver) never
-         * create the probe (eng_interval creates it when the process ran). */
-        eng_sleep_until(next);
         /* keep the rings from overflowing meanwhile; counted in the next interval */
         mwp_threads_drain(1, 0, &eng_carry_s, &eng_carry_l);
         eng_setup();
-        next = mwp_now_ns() + iv;
     }
+    uint64_t next = mwp_now_ns() + iv;
     unsigned idle = 0;
     for (;;) {
         eng_sleep_until(next);
@@ -799,13 +797,14 @@ void mwp_engine_meta(struct mwp_str *s)
 
 /* Stop the interval thread and wait until it is gone (for unshare/setns,
  * which need a single-threaded process). Not async-signal-safe. */
-void mwp_engine_stop(void)
+int mwp_engine_stop(void)
 {
     if (!eng_have)
-        return;
+        return 0;
     atomic_store(&eng_stop, 1);
     pthread_join(eng_th, NULL);
     eng_have = 0;
+    return 1;
 }
 
 void mwp_engine_child(void)
@@ -814,5 +813,5 @@ void mwp_engine_child(void)
     if (eng_lat_rd || eng_bw_rd)
         atomic_store(&eng_ctr_reopen, 1); /* closed on this process's interval thread */
     mwp_iv_last_end = mwp_now_ns();
-    mwp_engine_start();
+    /* the child's own thread comes with its lazy start (process.c) */
 }

@@ -158,6 +158,16 @@ struct mwp_real {
 extern struct mwp_real mwp_real;
 /* Resolve all (idempotent). Allocation during dlsym is served by a static arena. */
 void mwp_resolve(void);
+/* Resolve one entry (slot: &mwp_real.x) by its symbol name. */
+void mwp_resolve_one(void **slot, const char *name);
+/* A hook's own next definition: the whole table is resolved by the
+ * constructor of a recorded process; a process with MEMWATCH_ENABLE=0 (or
+ * not recorded for another reason) resolves only what it calls. */
+#define MWP_NEED(field, name)                                                                   \
+    do {                                                                                        \
+        if (__builtin_expect(!mwp_real.field, 0))                                               \
+            mwp_resolve_one((void **)&mwp_real.field, name);                                    \
+    } while (0)
 extern MWP_TLS int mwp_in_hook;   /* >0: memwatch code is running on this thread */
 extern MWP_TLS int mwp_resolving; /* dlsym in progress on this thread */
 
@@ -174,6 +184,15 @@ extern _Atomic int mwp_exit_status;
 /* Flush everything and write the trailer. how: "exit", "signal", "_exit",
  * "exec". Async-signal-safe when in_signal is set. Idempotent. */
 void mwp_finish(int32_t status, const char *how, int in_signal);
+/* Lazy start (process.c): 1 once the process set up its interval thread and
+ * file (mwp_begin, at a safe point after one interval of CPU time, the first
+ * pthread_create, ...). mwp_begin is idempotent; not async-signal-safe. */
+extern _Atomic int mwp_begun;
+void mwp_begin(void);
+/* sigaction on memwatch's lazy-start signal: the program claims it */
+void mwp_lazy_claimed(int sig);
+/* the lazy fork child this image continues (MEMWATCH_FORKED), 0: none */
+extern uint64_t mwp_forked_ns;
 
 /* ---- alloc.c ---- */
 /* 1 when the allocator behind the hooks is glibc's (set in the constructor) */
@@ -187,6 +206,12 @@ extern int mwp_alloc_glibc;
  * warning on stderr). */
 enum { MWP_W_FIRST_RECORD = 0, MWP_W_LATER = 1 };
 int mwp_writer_start(int when);
+/* The constructor's check of MEMWATCH_DIR (one warning where it cannot be
+ * used). 0 or -errno. */
+int mwp_writer_dir_check(void);
+/* A process that ends before it began (lazy start): its file is the header,
+ * META, the end note and the trailer, written with one system call. */
+void mwp_writer_summary(int32_t status, const char *how);
 /* Create the file if it is still to come (the interval thread's first act). */
 void mwp_writer_create_now(void);
 /* Wait while another thread creates the file (its descriptor is briefly a
@@ -281,6 +306,7 @@ void mwp_region_drain(struct mwp_thr *t);
 void mwp_region_reset(struct mwp_rgn *r); /* a slot taken by a new thread */
 void mwp_region_child(void);  /* fork child: names again, open regions begin anew */
 void mwp_region_finish(void); /* META region_notes, at the end of the image */
+int mwp_region_pending(const struct mwp_thr *t); /* events not yet written */
 
 /* ---- precise load sampling (precise.c: set-up; precise_attr.c: attributes) ---- */
 struct perf_event_attr;
@@ -312,7 +338,7 @@ extern _Atomic uint64_t mwp_precise_unopened; /* threads whose precise sampler f
 int mwp_engine_start(void);
 void mwp_engine_meta(struct mwp_str *s); /* method and threshold keys, once known */
 double mwp_engine_baseline(void);          /* 0 until known */
-void mwp_engine_stop(void);
+int mwp_engine_stop(void); /* 1 when a running interval thread was stopped */
 void mwp_engine_child(void);
 extern uint64_t mwp_iv_last_end;
 

@@ -23,6 +23,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/close_range.h>
 #include <pthread.h>
 #include <sched.h>
@@ -35,6 +36,7 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -56,8 +58,18 @@ double mwp_tsc_hz_val;
  * with it, children are handed MEMWATCH_TSC. */
 const char *_Atomic mwp_tsc_src;
 static char mwp_self_path[PATH_MAX];
+/* 0 while the process is lazy (no interval thread, no perf event, no file:
+ * "lazy start" below), 1 from mwp_begin on. */
+_Atomic int mwp_begun;
+/* The fork this image continues, handed down by a lazy fork child that
+ * execs (MEMWATCH_FORKED "PID MONO_NS"); 0 where none. */
+uint64_t mwp_forked_ns;
 
 #define MWP_STATUS_UNKNOWN INT32_MIN
+
+static int mwp_lazy_end(int32_t status, const char *how, int in_signal);
+static void ctor_attrs(void);
+static void ctor_alloc_note(void);
 
 /* ---- finishing ---- */
 
@@ -75,6 +87,11 @@ void mwp_finish(int32_t status, const char *how, int in_signal)
         mwp_say(3, "finishing (", how, b);
     }
     mwp_in_hook++;
+    if (!atomic_load(&mwp_begun) && mwp_lazy_end(status, how, in_signal)) {
+        atomic_store(&mwp_state, MWP_ENDED);
+        mwp_in_hook--;
+        return;
+    }
     /* an interval in progress on the interval thread writes what it
      * gathered first (it holds the rings it drains meanwhile) */
     mwp_writer_gather_wait();
@@ -117,7 +134,7 @@ __attribute__((destructor)) static void mwp_fini(void)
 
 MWP_EXPORT void exit(int status)
 {
-    mwp_resolve();
+    MWP_NEED(exit, "exit");
     atomic_store(&mwp_exit_status, status & 0xff);
     atomic_store(&mwp_exit_known, 1);
     mwp_real.exit(status);
@@ -125,7 +142,7 @@ MWP_EXPORT void exit(int status)
 
 MWP_EXPORT void _exit(int status)
 {
-    mwp_resolve();
+    MWP_NEED(_exit, "_exit");
     if (atomic_load(&mwp_state) == MWP_RUNNING)
         mwp_finish(status & 0xff, "_exit", 1);
     if (mwp_real._exit)
@@ -158,6 +175,245 @@ MWP_EXPORT int __libc_start_main(mwp_main_fn main_fn, int argc, char **argv, voi
     *(void **)&real = dlsym(RTLD_NEXT, "__libc_start_main");
     mwp_app_main = main_fn;
     return real(mwp_main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+/* ---- lazy start ----
+ * Most processes of a build, a configure script or a shell pipeline live a
+ * few milliseconds. Each pays, under memwatch, for what it sets up before it
+ * ends; so a process sets up nothing that can wait until it has run for
+ * about one interval (docs/overhead.md, "lazy start"):
+ *
+ * - the constructor reads the configuration, checks the directory, installs
+ *   the signal dispositions and arms a one-shot timer on the main thread's
+ *   CPU clock (MWP_LAZY_SIG after one interval of its CPU time); no thread,
+ *   no perf event, no file;
+ * - mwp_begin, at the first safe point after that (the timer's handler where
+ *   it interrupted the program's own code, the program's first
+ *   pthread_create, its own use of MWP_LAZY_SIG), does what the constructor
+ *   used to: sampler attributes, META, the start-up batch, the interval
+ *   thread, which creates the file, lists the modules and opens the main
+ *   thread's samplers;
+ * - a process that ends before then writes one small file: its META (command
+ *   line, parent, start) and a trailer with its exit status and end time
+ *   (mwp_writer_summary); with allocation records kept meanwhile it writes
+ *   them too;
+ * - a fork child that execs before then writes nothing: the program it
+ *   becomes continues the record, and its META names the fork
+ *   (fork_monotonic_ns, from MEMWATCH_FORKED).
+ *
+ * The timer counts the main thread's own CPU time, and the kernel sends its
+ * signal on the thread's way back to user space (posix CPU timers run as
+ * task work there): it never interrupts a system call, so no program sees
+ * EINTR from it. Until a second thread exists (which begins first) the main
+ * thread's CPU time is the process's. The handler begins only where the
+ * interrupted code is neither libc's, the loader's nor memwatch's and the
+ * signal mask is the one the program started with (not inside one of the
+ * program's own signal handlers): there nothing that pthread_create, malloc
+ * or the loader's lock needs can be half done. Elsewhere it asks again after
+ * MWP_LAZY_RETRY_NS more CPU time. */
+#define MWP_LAZY_RETRY_NS 2000000ull
+/* one interval of CPU time, at most 10 ms (a long MEMWATCH_INTERVAL would
+ * leave a running program unsampled for as long) */
+static uint64_t lazy_delay(void)
+{
+    return mwp_cfg.interval_ns < 10000000ull ? mwp_cfg.interval_ns : 10000000ull;
+}
+static int lz_timer = -1;          /* the kernel's timer id, -1: none */
+static sigset_t lz_mask;           /* the main thread's signal mask at the start */
+static int lz_nr = -1;             /* text ranges of libc, the loader and memwatch; -1: unknown */
+static uintptr_t lz_lo[24], lz_hi[24];
+static int lz_attrs_done;
+
+static int lazy_sig(void)
+{
+    return SIGRTMAX - 3;
+}
+
+static void lazy_arm(uint64_t cpu_ns)
+{
+    if (lz_timer < 0) {
+        struct sigevent ev;
+        memset(&ev, 0, sizeof ev);
+        ev.sigev_notify = SIGEV_THREAD_ID;
+        ev.sigev_signo = lazy_sig();
+        ev._sigev_un._tid = mwp_gettid();
+        int id = -1;
+        if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &ev, &id) < 0)
+            return;
+        lz_timer = id;
+    }
+    struct itimerspec its;
+    memset(&its, 0, sizeof its);
+    its.it_value.tv_sec = (time_t)(cpu_ns / 1000000000ull);
+    its.it_value.tv_nsec = (long)(cpu_ns % 1000000000ull);
+    syscall(SYS_timer_settime, lz_timer, 0, &its, NULL);
+}
+
+/* Delete the timer and take back a signal it left pending (blocked by the
+ * program): exec keeps pending signals and resets the handler, and the new
+ * image would die of it. */
+static void lazy_disarm(void)
+{
+    if (lz_timer < 0)
+        return;
+    syscall(SYS_timer_delete, lz_timer);
+    lz_timer = -1;
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, lazy_sig());
+    struct timespec zero = {0, 0};
+    syscall(SYS_rt_sigtimedwait, &one, NULL, &zero, _NSIG / 8);
+}
+
+static int lazy_range_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    const char *n = info->dlpi_name ? info->dlpi_name : "";
+    const char *b = strrchr(n, '/');
+    b = b ? b + 1 : n;
+    int want = !strncmp(b, "libc.so", 7) || !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld64.so", 7) ||
+               !strncmp(b, "libpthread.so", 13) || !strncmp(b, "libdl.so", 8) ||
+               (mwp_self_path[0] && !strcmp(n, mwp_self_path));
+    if (!want)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum && lz_nr < 24; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        lz_lo[lz_nr] = info->dlpi_addr + ph->p_vaddr;
+        lz_hi[lz_nr] = lz_lo[lz_nr] + ph->p_memsz;
+        lz_nr++;
+    }
+    return 0;
+}
+
+/* May mwp_begin run here, in the timer's handler? */
+static int lazy_safe(const ucontext_t *uc)
+{
+    if (mwp_in_hook)
+        return 0;
+    uintptr_t pc;
+#if defined(__x86_64__)
+    pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    pc = (uintptr_t)uc->uc_mcontext.pc;
+#else
+    (void)uc;
+    return 0; /* the program's next pthread_create begins */
+#endif
+    sigset_t m = uc->uc_sigmask;
+    sigdelset(&m, lazy_sig());
+    for (int s = 1; s < _NSIG; s++)
+        if (sigismember(&m, s) != sigismember(&lz_mask, s) && s != lazy_sig())
+            return 0;
+    if (lz_nr < 0) {
+        lz_nr = 0;
+        dl_iterate_phdr(lazy_range_cb, NULL); /* the loader's lock is recursive */
+    }
+    for (int i = 0; i < lz_nr; i++)
+        if (pc >= lz_lo[i] && pc < lz_hi[i])
+            return 0;
+    return 1;
+}
+
+static void lazy_handler(int sig, siginfo_t *si, void *ucv)
+{
+    (void)sig;
+    int saved = errno;
+    if (si->si_code == SI_TIMER && atomic_load(&mwp_state) == MWP_RUNNING &&
+        !atomic_load(&mwp_begun) && (pid_t)syscall(SYS_getpid) == mwp_pid) {
+        if (lazy_safe(ucv))
+            mwp_begin();
+        else
+            lazy_arm(MWP_LAZY_RETRY_NS);
+    }
+    errno = saved;
+}
+
+static void lazy_install(void)
+{
+    struct sigaction a;
+    memset(&a, 0, sizeof a);
+    a.sa_sigaction = lazy_handler;
+    a.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&a.sa_mask);
+    if (mwp_real.sigaction(lazy_sig(), &a, NULL) == 0)
+        lazy_arm(lazy_delay());
+}
+
+/* The program installs a disposition for memwatch's timer signal: begin now
+ * (a hook, so a safe point) and leave the signal to the program. */
+void mwp_lazy_claimed(int sig)
+{
+    if (sig == lazy_sig() && lz_timer >= 0 && !atomic_load(&mwp_begun))
+        mwp_begin();
+}
+
+/* Allocation records kept by the main thread while lazy: worth a file. */
+static int lazy_has_records(void)
+{
+    struct mwp_thr *t = mwp_self;
+    return t && ((t->abuf && atomic_load(&t->ahead) != atomic_load(&t->atail)) ||
+                 mwp_region_pending(t));
+}
+
+/* The writer, the META and the held start-up batch (the constructor's part
+ * of a process that records in full). 0 or -errno. */
+static int begin_writer(int in_signal)
+{
+    if (!lz_attrs_done) {
+        ctor_attrs();
+        lz_attrs_done = 1;
+    }
+    mwp_meta_build();
+    mwp_writer_batch(1);
+    int rc = mwp_writer_start(MWP_W_LATER);
+    if (rc == 0) {
+        if (mwp_self)
+            mwp_thread_emit(mwp_self, MWR_THREAD_START);
+        if (!in_signal)
+            ctor_alloc_note();
+    }
+    mwp_writer_batch(0);
+    return rc;
+}
+
+void mwp_begin(void)
+{
+    if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)syscall(SYS_getpid) != mwp_pid)
+        return;
+    int exp = 0;
+    if (!atomic_compare_exchange_strong(&mwp_begun, &exp, 1))
+        return;
+    mwp_in_hook++;
+    lazy_disarm();
+    if (begin_writer(0) < 0) {
+        atomic_store(&mwp_state, MWP_OFF);
+        mwp_in_hook--;
+        return;
+    }
+    mwp_engine_start();
+    mwp_in_hook--;
+}
+
+/* The end of a process that never began (mwp_finish): one small file, or
+ * nothing for an exec (the new image continues). Returns 1 when done, 0 when
+ * the process has records to keep and ends as a recording one does. */
+static int mwp_lazy_end(int32_t status, const char *how, int in_signal)
+{
+    int exec = !strcmp(how, "exec");
+    if (!lazy_has_records()) {
+        if (!exec)
+            mwp_writer_summary(status, how);
+        return 1;
+    }
+    atomic_store(&mwp_begun, 1);
+    if (exec)
+        lazy_disarm();
+    if (begin_writer(in_signal) < 0)
+        return 1;
+    return 0;
 }
 
 /* ---- environment for children ---- */
@@ -222,6 +478,7 @@ struct env_copy {
     char baseline[64];
     char machine[300];
     char tsc[224];
+    char forked[80];
 };
 
 static char *const *env_for_child(char *const *envp, struct env_copy *c)
@@ -231,7 +488,7 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c)
     double base = mwp_engine_baseline();
     int strip = !mwp_cfg.follow;
     size_t n = 0;
-    int have_preload = 0, have_base = 0, have_machine = 0, have_tsc = 0;
+    int have_preload = 0, have_base = 0, have_machine = 0, have_tsc = 0, have_forked = 0;
     for (; envp[n]; n++) {
         if (!strncmp(envp[n], "LD_PRELOAD=", 11))
             have_preload = 1;
@@ -241,6 +498,8 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c)
             have_machine = 1;
         else if (!strncmp(envp[n], "MEMWATCH_TSC=", 13))
             have_tsc = 1;
+        else if (!strncmp(envp[n], "MEMWATCH_FORKED=", 16))
+            have_forked = 1;
     }
     /* What to hand down to a recorded child (only when it is recorded). */
     int follow = mwp_cfg.follow && have_preload;
@@ -248,8 +507,13 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c)
     int add_machine = follow && !have_machine && mwp_identity[0] && strcmp(mwp_identity, "unknown");
     const char *tsc_src = atomic_load(&mwp_tsc_src);
     int add_tsc = follow && !have_tsc && tsc_src && mwp_tsc_hz_val >= 1e6 && mwp_tsc_hz_val <= 1e11;
+    /* A fork child that never began hands its fork to the image it becomes
+     * (lazy start): that image's file is the record of the process. */
+    int add_forked = follow && !have_forked && mwp_is_fork_child && !atomic_load(&mwp_begun) &&
+                     atomic_load(&mwp_state) == MWP_RUNNING &&
+                     (pid_t)syscall(SYS_getpid) == mwp_pid;
     strip = strip && have_preload;
-    if ((!strip && !add_base && !add_machine && !add_tsc) || n > ENV_MAX)
+    if ((!strip && !add_base && !add_machine && !add_tsc && !add_forked) || n > ENV_MAX)
         return envp;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
@@ -281,6 +545,14 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c)
         mwp_s_str(&s, tsc_src);
         c->vec[k++] = c->tsc;
     }
+    if (add_forked) {
+        struct mwp_str s = {c->forked, sizeof c->forked, 0};
+        mwp_s_str(&s, "MEMWATCH_FORKED=");
+        mwp_s_i64(&s, mwp_pid);
+        mwp_s_str(&s, " ");
+        mwp_s_u64(&s, mwp_start_mono_ns);
+        c->vec[k++] = c->forked;
+    }
     c->vec[k] = NULL;
     return c->vec;
 }
@@ -291,8 +563,12 @@ static int exec_pre(void)
 {
     if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)syscall(SYS_getpid) != mwp_pid)
         return 0;
+    int lazy = !atomic_load(&mwp_begun);
+    if (lazy)
+        lazy_disarm();
     mwp_finish(0, "exec", 1);
-    return 1;
+    /* a process that never began comes back lazy where the exec fails */
+    return lazy && !atomic_load(&mwp_begun) ? 2 : 1;
 }
 
 static void exec_failed(int did, int err)
@@ -300,13 +576,17 @@ static void exec_failed(int did, int err)
     if (!did)
         return;
     int exp = MWP_ENDED;
-    if (atomic_compare_exchange_strong(&mwp_state, &exp, MWP_RUNNING))
+    if (!atomic_compare_exchange_strong(&mwp_state, &exp, MWP_RUNNING))
+        return;
+    if (did == 2)
+        lazy_arm(lazy_delay());
+    else
         mwp_writer_reopen_after_exec_failure(err);
 }
 
 MWP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-    mwp_resolve();
+    MWP_NEED(execve, "execve");
     struct env_copy c;
     char *const *env = env_for_child(envp, &c);
     int did = exec_pre();
@@ -324,7 +604,7 @@ MWP_EXPORT int execv(const char *path, char *const argv[])
 
 MWP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    mwp_resolve();
+    MWP_NEED(execvpe, "execvpe");
     struct env_copy c;
     char *const *env = env_for_child(envp, &c);
     int did = exec_pre();
@@ -399,7 +679,7 @@ MWP_EXPORT int execle(const char *path, const char *arg, ...)
 
 MWP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    mwp_resolve();
+    MWP_NEED(fexecve, "fexecve");
     struct env_copy c;
     char *const *env = env_for_child(envp, &c);
     int did = exec_pre();
@@ -413,7 +693,7 @@ MWP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 MWP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
                         int flags)
 {
-    mwp_resolve();
+    MWP_NEED(execveat, "execveat");
     struct env_copy c;
     char *const *env = env_for_child(envp, &c);
     int did = exec_pre();
@@ -427,7 +707,7 @@ MWP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 MWP_EXPORT int posix_spawn(pid_t *pid, const char *path, const void *fa, const void *at,
                            char *const argv[], char *const envp[])
 {
-    mwp_resolve();
+    MWP_NEED(posix_spawn, "posix_spawn");
     struct env_copy c;
     return mwp_real.posix_spawn(pid, path, fa, at, argv, env_for_child(envp, &c));
 }
@@ -435,7 +715,7 @@ MWP_EXPORT int posix_spawn(pid_t *pid, const char *path, const void *fa, const v
 MWP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const void *fa, const void *at,
                             char *const argv[], char *const envp[])
 {
-    mwp_resolve();
+    MWP_NEED(posix_spawnp, "posix_spawnp");
     struct env_copy c;
     return mwp_real.posix_spawnp(pid, file, fa, at, argv, env_for_child(envp, &c));
 }
@@ -458,12 +738,17 @@ static void fork_child(void)
     }
     mwp_start_mono_ns = mwp_now_ns();
     mwp_start_real_ns = mwp_clock_ns(CLOCK_REALTIME);
-    mwp_meta_build();
-    mwp_writer_start(MWP_W_FIRST_RECORD); /* the file appears with the first record */
+    mwp_forked_ns = 0;
+    /* Lazy, as a process started by exec: its own interval thread and file
+     * come after one interval of its CPU time (lazy start); a child that
+     * execs or ends sooner has none. */
+    atomic_store(&mwp_begun, 0);
+    lz_timer = -1; /* timers are not inherited */
     mwp_threads_child();
     mwp_region_child();
     mwp_modules_child();
     mwp_engine_child();
+    lazy_arm(lazy_delay());
     mwp_in_hook--;
 }
 
@@ -487,7 +772,7 @@ MWP_EXPORT int close(int fd)
 
 MWP_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
-    mwp_resolve();
+    MWP_NEED(close_range, "close_range");
     mwp_writer_settle();
     int ours = mwp_writer_fd();
     int (*real)(unsigned, unsigned, int) = mwp_real.close_range;
@@ -521,7 +806,7 @@ MWP_EXPORT void closefrom(int low)
 
 MWP_EXPORT int dup2(int oldfd, int newfd)
 {
-    mwp_resolve();
+    MWP_NEED(dup2, "dup2");
     mwp_writer_settle();
     if (oldfd != newfd && mwp_fd_is_ours(newfd))
         mwp_writer_relocate();
@@ -530,7 +815,7 @@ MWP_EXPORT int dup2(int oldfd, int newfd)
 
 MWP_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
-    mwp_resolve();
+    MWP_NEED(dup3, "dup3");
     mwp_writer_settle();
     if (oldfd != newfd && mwp_fd_is_ours(newfd))
         mwp_writer_relocate();
@@ -549,9 +834,7 @@ MWP_EXPORT int dup3(int oldfd, int newfd, int flags)
 
 static int solo_call(long nr, long a, long b)
 {
-    int running = atomic_load(&mwp_state) == MWP_RUNNING;
-    if (running)
-        mwp_engine_stop();
+    int running = atomic_load(&mwp_state) == MWP_RUNNING && mwp_engine_stop();
     long rc = -1;
     for (int i = 0; i < 200; i++) {
         rc = syscall(nr, a, b);
@@ -593,6 +876,8 @@ MWP_EXPORT int mw_preload_emit(uint32_t type, const void *payload, uint32_t len)
         return -EMSGSIZE;
     if (type == MWR_TRAILER)
         return -EINVAL;
+    if (!atomic_load(&mwp_begun))
+        mwp_begin(); /* records worth keeping (lazy start) */
     struct iovec v = {(void *)payload, len};
     mwp_in_hook++;
     int rc = mwp_write(type, &v, 1);
@@ -652,16 +937,29 @@ static void ctor_gpu(void)
     }
 }
 
+/* MEMWATCH_RATE against kernel.perf_event_max_sample_rate (one line where
+ * it is clamped). In the constructor where the user set a rate, so that the
+ * line comes whether or not the process lives to sample; else at the start
+ * of sampling (lazy start). */
+static int rate_checked;
+static void ctor_rate(void)
+{
+    if (rate_checked || !mwp_cfg.rate)
+        return;
+    rate_checked = 1;
+    unsigned long max = mw_attr_max_rate();
+    int clamped = 0;
+    mwp_cfg.rate = mw_attr_clamp_rate(mwp_cfg.rate, max, &clamped);
+    mwp_cfg.rate_clamped = clamped;
+    if (clamped)
+        mwp_say(1, "MEMWATCH_RATE clamped to kernel.perf_event_max_sample_rate", NULL, NULL);
+}
+
 static void ctor_attrs(void)
 {
     mwp_attr_size = sizeof(struct perf_event_attr);
     if (mwp_cfg.rate) {
-        unsigned long max = mw_attr_max_rate();
-        int clamped = 0;
-        mwp_cfg.rate = mw_attr_clamp_rate(mwp_cfg.rate, max, &clamped);
-        mwp_cfg.rate_clamped = clamped;
-        if (clamped)
-            mwp_say(1, "MEMWATCH_RATE clamped to kernel.perf_event_max_sample_rate", NULL, NULL);
+        ctor_rate();
         struct perf_event_attr a;
         mw_attr_cpu_clock(&a, mwp_cfg.rate, mwp_cfg.stack_depth);
         memcpy(mwp_attr_bytes[0], &a, sizeof a);
@@ -705,14 +1003,41 @@ int mwp_argc;
 char **mwp_argv;
 
 /* glibc calls ELF constructors with (argc, argv, envp). */
+/* MEMWATCH_ENABLE says no (0, no, false, off): the constructor returns
+ * before anything else, so that a disabled library costs what any preloaded
+ * library costs (config.c still reports an invalid value). */
+static int ctor_disabled(void)
+{
+    const char *v = getenv("MEMWATCH_ENABLE");
+    return v && (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||
+                 !strcasecmp(v, "off"));
+}
+
+/* MEMWATCH_FORKED "PID MONO_NS": the lazy fork child this image continues
+ * (only where PID is this process: a stale value is ignored). */
+static void ctor_forked(void)
+{
+    const char *v = getenv("MEMWATCH_FORKED");
+    if (!v)
+        return;
+    char *end;
+    long pid = strtol(v, &end, 10);
+    if (pid == (long)mwp_pid && *end == ' ')
+        mwp_forked_ns = strtoull(end + 1, NULL, 10);
+    unsetenv("MEMWATCH_FORKED");
+}
+
+/* glibc calls ELF constructors with (argc, argv, envp). */
 __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **envp)
 {
     (void)envp;
     mwp_argc = argc;
     mwp_argv = argv;
-    mwp_resolve();
     if (getauxval(AT_SECURE))
         return; /* setuid/setgid or otherwise secure execution: never profile */
+    if (ctor_disabled())
+        return;
+    mwp_resolve();
     mwp_config_load(&mwp_cfg);
     if (!mwp_cfg.enabled)
         return;
@@ -743,35 +1068,30 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
     if (!mwp_cfg.follow)
         env_unfollow_self();
     ctor_gpu();
+    ctor_forked();
+    if (getenv("MEMWATCH_RATE"))
+        ctor_rate();
     const char *mid = getenv("MEMWATCH_MACHINE"); /* handed down by a recorded parent */
-    int recorded_parent = 0;
-    if (mid && *mid && strlen(mid) < sizeof mwp_identity && !strchr(mid, '\n')) {
+    if (mid && *mid && strlen(mid) < sizeof mwp_identity && !strchr(mid, '\n'))
         strcpy(mwp_identity, mid);
-        recorded_parent = 1;
-    } else if (mw_machine_identity(NULL, NULL, mwp_identity, sizeof mwp_identity) < 0)
+    else if (mw_machine_identity(NULL, NULL, mwp_identity, sizeof mwp_identity) < 0)
         strcpy(mwp_identity, "unknown");
-    ctor_attrs();
     mwp_start_mono_ns = mwp_now_ns();
     mwp_start_real_ns = mwp_clock_ns(CLOCK_REALTIME);
-    mwp_meta_build();
-    mwp_writer_batch(1);
-    if (mwp_writer_start(MWP_W_LATER) < 0) {
-        mwp_writer_batch(0);
+    if (mwp_writer_dir_check() < 0) {
         /* One warning per program: its children stay out of the way quietly. */
         setenv("MEMWATCH_ENABLE", "0", 1);
         mwp_in_hook--;
         return; /* one warning was given; the program runs without memwatch */
     }
     atomic_store(&mwp_state, MWP_RUNNING);
-    /* The first process of a tree leaves its samplers to the interval thread
-     * (preload/threads.c, "deferred samplers"); a child of a recorded
-     * process, whose parent holds perf events, opens them here. */
-    mwp_threads_init(!recorded_parent);
-    mwp_modules_scan(1);
-    ctor_alloc_note();
-    mwp_writer_batch(0);
+    /* The main thread's entry; its samplers are left to the interval thread
+     * (preload/threads.c, "deferred samplers"), which comes at mwp_begin
+     * ("lazy start" above). */
+    mwp_threads_init(1);
     mwp_signals_install();
     pthread_atfork(mwp_writer_settle, NULL, fork_child);
-    mwp_engine_start();
+    pthread_sigmask(SIG_BLOCK, NULL, &lz_mask);
+    lazy_install();
     mwp_in_hook--;
 }

@@ -359,6 +359,8 @@ static inline struct mwp_rgn *rg_self(struct mwp_thr **tp)
         return NULL;
     }
     *tp = t;
+    if (!atomic_load_explicit(&mwp_begun, memory_order_relaxed))
+        mwp_begin(); /* regions are records worth keeping (lazy start, process.c) */
     struct mwp_rgn *r = t->rgn;
     return r ? r : rg_new(t);
 }
@@ -447,6 +449,14 @@ MWP_EXPORT void memwatch_region_end(const char *name)
 }
 
 /* ---- process events ---- */
+
+/* t has region events not yet written (lazy start: a process that ends
+ * before it began keeps them in a file of its own). */
+int mwp_region_pending(const struct mwp_thr *t)
+{
+    const struct mwp_rgn *r = t ? t->rgn : NULL;
+    return r && (atomic_load(&r->head) != atomic_load(&r->tail) || atomic_load(&r->pend_state));
+}
 
 void mwp_region_child(void)
 {

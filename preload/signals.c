@@ -123,7 +123,9 @@ void mwp_signals_child(void)
 
 MWP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    mwp_resolve();
+    MWP_NEED(sigaction, "sigaction");
+    if (act && !mwp_in_hook)
+        mwp_lazy_claimed(sig);
     if (!sig_ready || sig <= 0 || sig >= SIG_MAX || !atomic_load(&sig_managed[sig]) ||
         !sig_in_list(sig))
         return mwp_real.sigaction(sig, act, old);

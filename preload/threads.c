@@ -247,7 +247,8 @@ void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev)
 {
     mwr_thread r;
     memset(&r, 0, sizeof r);
-    r.time_ns = mwp_now_ns();
+    /* a start written later (lazy start: the main thread's) keeps its time */
+    r.time_ns = ev == MWR_THREAD_START && t && t->start_ns ? t->start_ns : mwp_now_ns();
     r.tid = (uint32_t)(t ? t->tid : mwp_gettid());
     r.event = ev;
     prctl(PR_GET_NAME, r.name, 0, 0, 0);
@@ -354,6 +355,11 @@ void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b,
                     memcpy(t->abuf, tmp + first, size - first);
                 }
                 atomic_store_explicit(&t->ahead, head + size, memory_order_release);
+                /* allocations worth keeping fill the buffer before the
+                 * process began (lazy start): begin, so that they are drained */
+                if (!atomic_load_explicit(&mwp_begun, memory_order_relaxed) &&
+                    head + size - tail > MWP_ABUF_SIZE / 2 && t->tid == mwp_pid)
+                    mwp_begin();
                 return;
             }
         }
@@ -399,7 +405,8 @@ static void thr_begin(struct mwp_thr *t, int defer)
     if (thr_key_ok)
         pthread_setspecific(thr_key, t);
     thr_push(t);
-    mwp_thread_emit(t, MWR_THREAD_START);
+    if (atomic_load(&mwp_begun)) /* else written when the process begins (lazy start) */
+        mwp_thread_emit(t, MWR_THREAD_START);
 }
 
 static void *thr_trampoline(void *p)
@@ -640,9 +647,13 @@ static void thr_inherit_start(struct mwp_thr *self)
 MWP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
                               void *arg)
 {
-    mwp_resolve();
+    MWP_NEED(pthread_create, "pthread_create");
     if (atomic_load(&mwp_state) != MWP_RUNNING || mwp_in_hook)
         return mwp_real.pthread_create(th, attr, start, arg);
+    /* the program's first thread: the process begins (lazy start) while it
+     * still has one thread */
+    if (!atomic_load(&mwp_begun))
+        mwp_begin();
     mwp_in_hook++;
     thr_settle(mwp_self);
     if (!atomic_load(&thr_inherited))
@@ -662,7 +673,7 @@ MWP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
 
 MWP_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 {
-    mwp_resolve();
+    MWP_NEED(pthread_setname_np, "pthread_setname_np");
     int rc = mwp_real.pthread_setname_np ? mwp_real.pthread_setname_np(th, name) : ENOSYS;
     if (rc == 0 && th == pthread_self() && atomic_load(&mwp_state) == MWP_RUNNING) {
         mwp_in_hook++;

@@ -146,9 +146,24 @@ int mwp_sys_close(int fd)
             *(void **)&mwp_real.field = dlsym(RTLD_NEXT, name);                                 \
     } while (0)
 
+/* One function's next definition (the allocation hooks resolve only what
+ * they call: a process that never records does not pay for the whole table). */
+void mwp_resolve_one(void **slot, const char *name)
+{
+    if (*slot)
+        return;
+    int saved = errno;
+    mwp_resolving++;
+    *slot = dlsym(RTLD_NEXT, name);
+    mwp_resolving--;
+    errno = saved;
+}
+
+static _Atomic int resolved_all;
+
 void mwp_resolve(void)
 {
-    if (mwp_real.free && mwp_real.execve)
+    if (atomic_load_explicit(&resolved_all, memory_order_acquire))
         return;
     int saved = errno;
     mwp_resolving++;
@@ -179,6 +194,7 @@ void mwp_resolve(void)
     RESOLVE(dup2, "dup2");
     RESOLVE(dup3, "dup3");
     RESOLVE(execve, "execve");
+    atomic_store_explicit(&resolved_all, 1, memory_order_release);
     mwp_resolving--;
     errno = saved;
 }

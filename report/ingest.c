@@ -176,12 +176,17 @@ static int ingest_file(ingest *g, const char *path)
 {
     mw_reader *r = NULL;
     int rc = mw_reader_open(path, &r);
+    /* one process per segment: the shared file of short processes holds
+     * many (mw_reader_next_segment), any other file one */
+    int seg = 0;
+    uint64_t file_base = g->bytes_done;
+next_process:
     if (ing_db_exec(&g->db, "BEGIN"))
         return -EIO;
     int prc = process_begin(g, path, rc);
     if (prc)
         return prc;
-    g->st->files++;
+    g->st->files += !seg;
     if (rc) {
         g->st->files_damaged++;
         mw_log(MW_LOG_WARN, "%s: %s", path, mw_strerror(rc));
@@ -258,6 +263,11 @@ static int ingest_file(ingest *g, const char *path)
     g->bytes_done = base_done + mw_reader_size(r);
 out:
     ing_file_end(f);
+    if (rc == 0 && r && mw_reader_next_segment(r)) {
+        seg++;
+        g->bytes_done = file_base;
+        goto next_process;
+    }
     mw_reader_close(r);
     return rc;
 }

@@ -201,6 +201,16 @@ int mw_reader_next(mw_reader *r, mw_record *rec)
     return 1;
 }
 
+int mw_reader_next_segment(mw_reader *r)
+{
+    if (!r->have_trailer || r->done < 0 || r->pos >= r->len)
+        return 0;
+    r->have_trailer = 0;
+    r->done = 0;
+    r->status[0] = 0;
+    return 1;
+}
+
 int mw_reader_trailer(const mw_reader *r, mwr_trailer *t)
 {
     if (r->have_trailer && t)

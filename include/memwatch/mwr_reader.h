@@ -50,6 +50,11 @@ MW_API int mw_reader_next(mw_reader *r, mw_record *rec);
 
 /* 1 when the trailer was read (then *t is filled when t != NULL). */
 MW_API int mw_reader_trailer(const mw_reader *r, mwr_trailer *t);
+/* The shared file of short processes (docs/raw-format.md) holds one process
+ * after another, each its META and its trailer: after mw_reader_next has
+ * returned 0 at a trailer with more records behind it, this starts the next
+ * process (1); 0 where nothing follows. */
+MW_API int mw_reader_next_segment(mw_reader *r);
 /* A sentence about the reader's state: "" while fine, else what went wrong
  * ("truncated at byte 1234: record of 96 bytes, 40 left", "no trailer: the
  * process did not end normally", ...). */

@@ -50,7 +50,7 @@ record() {
     shift
     rm -rf "$T/out" "$T/db"
     mkdir -p "$T/out"
-    local prog=("$APP" work 200)
+    local prog=("$APP" cpuwork 200)
     [ -n "${PROG:-}" ] && read -r -a prog <<<"$PROG"
     "${prog[@]}" >"$T/plain.txt" 2>&1
     local rc0=$?

@@ -294,7 +294,9 @@ tsc)
     # The TSC frequency is determined once per tree and handed down
     # (MEMWATCH_TSC "HZ HOW"): a child started after its parent knows it does
     # not determine it again, and says where it came from.
-    run sh -c 'sleep 0.3; "$0" work 80' "$APP"; expect_rc $? 0
+    # (the shell's loop gives it an interval of CPU time: it begins recording,
+    # and so determines the frequency, before it starts the program)
+    run sh -c 'i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done; sleep 0.3; "$0" cpuwork 80' "$APP"; expect_rc $? 0
     all_ok 2
     meta_of() { for f in "$OUT"/*.mwr; do texts "$f" | grep -q "^cmdline=$1" && texts "$f"; done; }
     phz=$(meta_of sh | sed -n 's/^tsc_hz=//p'); chz=$(meta_of "$APP" | sed -n 's/^tsc_hz=//p')
@@ -304,7 +306,7 @@ tsc)
     [ "$csrc" = "$psrc; handed down (MEMWATCH_TSC)" ] || fail "child's tsc_source: '$csrc'"
     # a value that is not "HZ HOW": one line, and the process determines it
     fresh_out
-    MEMWATCH_TSC=2.5e9 run "$APP" work 80 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_TSC=2.5e9 run "$APP" cpuwork 80 2>"$T/err"; expect_rc $? 0
     all_ok 1
     [ "$(grep -c "MEMWATCH_TSC='2.5e9' is invalid" "$T/err")" = 1 ] || { cat "$T/err"; fail "no single line for an invalid MEMWATCH_TSC"; }
     src=$(texts | sed -n 's/^tsc_source=//p')
@@ -314,7 +316,7 @@ tsc)
     # it begins with a dummy software event (type 1, config 9), which the
     # syscall spy lists.
     fresh_out
-    MEMWATCH_TSC="2500000000.000 a test value" spyrun mwp_syscallspy "$APP" work 80 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_TSC="2500000000.000 a test value" spyrun mwp_syscallspy "$APP" cpuwork 80 2>"$T/err"; expect_rc $? 0
     all_ok 1
     texts | grep -q '^threshold_source=' || fail "no threshold in META: the probe was not used"
     grep -q "type=1 config=9$" "$T/err" && fail "the TSC frequency was determined again: $(grep -m1 'config=9$' "$T/err")"
@@ -328,7 +330,7 @@ gather)
     # allocation records it drained, the interval record) with one writev
     # (preload/writer.c, "the interval thread's gather"), not one per ring
     # and buffer.
-    MWP_SPY_WRITES=1 MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" work 500 2>"$T/err"; expect_rc $? 0
+    MWP_SPY_WRITES=1 MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" cpuwork 300 2>"$T/err"; expect_rc $? 0
     all_ok 1
     nw=$(grep -c 'writev thread=memwatch' "$T/err"); niv=$(val mwr intervals)
     echo "interval thread: $nw writev for $niv interval records"
@@ -451,7 +453,7 @@ dlopen)
     texts "$f" | grep -q "/$lib" || fail "no MODULE record for the dlopen'ed $lib"
     ;;
 modules)
-    run "$APP" work 150; expect_rc $? 0
+    run "$APP" cpuwork 150; expect_rc $? 0
     all_ok 1
     [ "$(val memwatch- modules)" -ge 3 ] || fail "modules"
     [ "$(val memwatch- buildids)" -ge 2 ] || fail "build-ids"
@@ -463,24 +465,34 @@ modules)
 lazyprobe)
     # The latency probe is created at the first interval in which a process
     # ran: the spinning program measures latency (and, without a profile, its
-    # baseline); sleep and the shell only wait and never create the probe,
-    # so no baseline is measured in them.
-    (MEMWATCH_PROFILE=none run sh -c '"$1" spin >/dev/null & p=$!; sleep 0.4; kill $p; wait $p' sh "$APP")
-    all_ok 3
+    # baseline); the program that works 30 ms and then waits keeps its
+    # interval thread, looked at every 5 intervals while it waits; sleep and
+    # the shell only wait: they never begin recording (no interval thread, no
+    # probe: docs/overhead.md, "lazy start") and each leaves one small file
+    # with its exit status.
+    (MEMWATCH_PROFILE=none run sh -c '"$1" spin >/dev/null & p=$!; "$1" worksleep 30 400; sleep 0.1; kill $p; wait $p' sh "$APP")
+    all_ok 4
     spin=$(grep -l "cmdline=$APP spin" "$OUT"/*.mwr | head -1)
-    slp=$(grep -l "cmdline=sleep 0.4" "$OUT"/*.mwr | head -1)
-    [ -n "$spin" ] && [ -n "$slp" ] || fail "no file for the spinning program or for sleep"
+    ws=$(grep -l "cmdline=$APP worksleep" "$OUT"/*.mwr | head -1)
+    [ -n "$spin" ] && [ -n "$ws" ] || fail "no file for the spinning program or the waiting one"
     lat=$(facts | grep "file=$(basename "$spin") " | tr ' ' '\n' | sed -n 's/^lat=//p')
     [ "${lat:-0}" -ge 5 ] || fail "the running process has $lat intervals with latency, expected >= 5"
     grep -aq "baseline_ns=" "$spin" || fail "the running process measured no baseline"
-    siv=$(facts | grep "file=$(basename "$slp") " | tr ' ' '\n' | sed -n 's/^intervals=//p')
-    [ "${siv:-0}" -ge 5 ] || fail "sleep recorded $siv intervals, expected >= 5"
+    wiv=$(facts | grep "file=$(basename "$ws") " | tr ' ' '\n' | sed -n 's/^intervals=//p')
+    [ "${wiv:-0}" -ge 5 ] || fail "the waiting program recorded $wiv intervals, expected >= 5"
     # a waiting process is looked at every 5 intervals after 3 idle ones:
-    # 0.4 s of sleep is about 3 + 8 intervals, not 40; the spinning one keeps 10 ms
-    [ "$siv" -le 20 ] || fail "sleep recorded $siv intervals in 0.4 s: the idle stride is not in force"
+    # 0.4 s of waiting is about 3 + 8 intervals, not 40; the spinning one keeps 10 ms
+    [ "$wiv" -le 26 ] || fail "the waiting program recorded $wiv intervals in 0.4 s of waiting: the idle stride is not in force"
     piv=$(facts | grep "file=$(basename "$spin") " | tr ' ' '\n' | sed -n 's/^intervals=//p')
-    [ "${piv:-0}" -ge 25 ] || fail "the spinning process recorded $piv intervals in 0.4 s, expected >= 25"
-    if grep -aq "baseline_ns=" "$slp"; then fail "sleep (only waiting) measured a probe baseline"; fi
+    [ "${piv:-0}" -ge 25 ] || fail "the spinning process recorded $piv intervals in 0.5 s, expected >= 25"
+    # sleep: one process of the shared file of short processes
+    sl=$(facts | grep " exe=sleep " | head -1)
+    [ -n "$sl" ] || fail "sleep is not recorded"
+    case $sl in file=memwatch-*-short.mwr*) ;; *) fail "sleep (only waiting) has a file of its own: $sl" ;; esac
+    siv=$(echo "$sl" | tr ' ' '\n' | sed -n 's/^intervals=//p')
+    sst=$(echo "$sl" | tr ' ' '\n' | sed -n 's/^status=//p')
+    [ "${siv:-1}" = 0 ] || fail "sleep (only waiting) recorded $siv intervals: it began recording"
+    [ "$sst" = 0 ] || fail "sleep's exit status '$sst', expected 0"
     ;;
 inherit)
     # Once a process starts its second thread, cpu-clock and page faults come
@@ -608,7 +620,7 @@ deferred)
     # thread asked, for which) and, with MWP_SPY_DELAY_MS, makes those of the
     # interval thread 300 ms slow.
     # 1. single-threaded: the main thread opens nothing, its samples come all the same
-    MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" work 300 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" cpuwork 300 2>"$T/err"; expect_rc $? 0
     all_ok 1
     grep "syscallspy:" "$T/err" | sort | uniq -c
     grep -q "thread=main" "$T/err" && fail "the main thread opened a perf event itself: $(grep -m2 'thread=main' "$T/err" | tr '\n' ';')"
@@ -621,15 +633,23 @@ deferred)
     # the descriptor table was grown on the main thread, before there was a
     # second one (grown later, the kernel waits for an RCU grace period)
     grep -q "first high dupfd by=main" "$T/err" || fail "the descriptor table was not grown in the constructor: $(grep 'high dupfd' "$T/err")"
-    # 1b. a program execed by a recorded parent opens its own samplers in its
-    # constructor (its parent holds perf events, so the kernel's hooks are on;
-    # an event opened on the thread itself needs no inter-processor interrupt)
+    # 1b. lazy start: a program that ends before an interval of its CPU time
+    # (and the fork child that execs it) open no perf event and create no
+    # file beside the program's one small file; the fork child none at all
     fresh_out
-    spyrun mwp_syscallspy "$APP" forkexec 2>"$T/err"; expect_rc $? 0
-    all_ok 3
+    spyrun mwp_syscallspy sh -c '/bin/true; true' 2>"$T/err"; expect_rc $? 0
     grep "syscallspy:" "$T/err" | sort | uniq -c
-    grep -q "thread=main target=self cpu=-1" "$T/err" || fail "the execed child did not open its samplers itself"
-    grep -q "thread=memwatch target=main cpu=-1" "$T/err" || fail "the first process's samplers were not left to its interval thread"
+    all_ok 2
+    [ "$(nfiles)" = 2 ] || fail "$(nfiles) processes for a shell and the program it ran, expected 2"
+    od=$(facts | tail -1 | sed 's/.*on_disk=\([0-9]*\).*/\1/')
+    [ "$od" = 1 ] || fail "$od files for two short processes, expected 1 (the shared file of short processes)"
+    if grep -q "perf_event_open" "$T/err"; then fail "short processes opened perf events: $(grep -m2 perf_event_open "$T/err" | tr '\n' ';')"; fi
+    if grep -q "create-file thread=memwatch" "$T/err"; then fail "a short process started an interval thread"; fi
+    # ... and one that lives longer than that records as before
+    fresh_out
+    spyrun mwp_syscallspy "$APP" cpuwork 60 2>"$T/err"; expect_rc $? 0
+    all_ok 1
+    grep -q "thread=memwatch target=main cpu=-1" "$T/err" || fail "the interval thread opened no sampler on the main thread"
     # 2. the same with the opens 300 ms slow: the program does not wait for them
     fresh_out
     t0=$(date +%s%N)
@@ -697,12 +717,12 @@ profverdict)
     # word on the program's stderr. A profile asked for by name that cannot be
     # read: one line that names it.
     mkdir -p "$T/home"
-    HOME=$T/home XDG_DATA_HOME= run "$APP" work 50 2>"$T/err"; expect_rc $? 0
+    HOME=$T/home XDG_DATA_HOME= run "$APP" cpuwork 100 2>"$T/err"; expect_rc $? 0
     [ -s "$T/err" ] && fail "stderr without a profile: $(head -2 "$T/err")"
     texts | grep -aq "^profile=none: $T/home/.local/share/memwatch/profile.json" ||
         fail "META does not say that the default profile is missing"
     fresh_out
-    MEMWATCH_PROFILE=$T/missing.json run "$APP" work 50 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_PROFILE=$T/missing.json run "$APP" cpuwork 100 2>"$T/err"; expect_rc $? 0
     cat "$T/err"
     [ "$(grep -c "MEMWATCH_PROFILE=$T/missing.json" "$T/err")" = 1 ] || fail "no single line about the missing profile"
     fresh_out
@@ -718,7 +738,7 @@ profverdict)
             '"bw_method": "", "bw_factor": 1, "methods": [{"name": "probe_lat",' \
             "\"verdict\": \"$verdict\", \"reason\": \"test\", \"threshold_ns\": 1}]}" >"$T/prof.json"
         MEMWATCH_MACHINE=mwp-test-machine MEMWATCH_PROFILE=$T/prof.json MEMWATCH_BASELINE_NS=100 \
-            run "$APP" work 150; expect_rc $? 0
+            run "$APP" cpuwork 150; expect_rc $? 0
         all_ok 1
         src=$(texts | grep -a "^threshold_source=" | tail -1)
         echo "$verdict: $src"
@@ -736,7 +756,7 @@ precise)
     # claims a PMU, the sampler is opened per thread and the kernel's answer
     # is recorded (one line) while the threads are sampled as usual.
     meta() { texts | grep -a "^precise_loads=" | tail -1; }
-    MEMWATCH_PRECISE=auto MEMWATCH_VERBOSE=2 run "$APP" work 150 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_PRECISE=auto MEMWATCH_VERBOSE=2 run "$APP" cpuwork 150 2>"$T/err"; expect_rc $? 0
     all_ok 1
     m=$(meta)
     echo "auto: $m"
@@ -749,7 +769,7 @@ precise)
     fi
     [ "$(val memwatch- kernel_samples)" -ge 5 ] || fail "cpu-clock samples missing beside precise sampling"
     rm -f "$OUT"/*.mwr
-    MEMWATCH_PRECISE=off MEMWATCH_VERBOSE=3 run "$APP" work 100 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_PRECISE=off MEMWATCH_VERBOSE=3 run "$APP" cpuwork 100 2>"$T/err"; expect_rc $? 0
     all_ok 1
     [ "$(meta)" = "precise_loads=off: MEMWATCH_PRECISE=off, nothing attempted" ] || fail "off: '$(meta)'"
     grep -q "precise" "$T/err" && { cat "$T/err"; fail "MEMWATCH_PRECISE=off still tried"; }
@@ -782,6 +802,36 @@ precise)
     all_ok 1
     [ "$(val memwatch- kernel_samples)" -ge 60 ] ||
         fail "$(val memwatch- kernel_samples) cpu-clock samples beside the refused sampler, expected >= 60"
+    ;;
+short)
+    # Lazy start (docs/overhead.md): a shell loop of short programs. Programs
+    # that end before an interval of CPU time, and fork children that exec
+    # or exit at once, have no file of their own: each is one process (META
+    # and trailer) in the directory's shared file of short processes; a
+    # program that runs longer has its own file as always. The report lists
+    # every process of the tree with its exit status.
+    command -v sqlite3 >/dev/null || skip "the sqlite3 command is not installed"
+    run sh -c 'for i in 1 2 3 4 5; do /bin/true; done; /bin/false; (exit 3); "$1" cpuwork 40; exit 0' sh "$APP"
+    expect_rc $? 0
+    all_ok 9
+    facts | cut -d' ' -f1-11
+    n=$(nfiles); od=$(facts | tail -1 | sed 's/.*on_disk=\([0-9]*\).*/\1/')
+    echo "processes: $n, files: $od"
+    [ "$n" = 9 ] || fail "$n processes recorded, expected 9 (sh, 5 true, false, a subshell, mwp_app)"
+    [ "$od" = 2 ] || fail "$od files, expected 2: the shared file of short processes and mwp_app's"
+    [ "$(facts | grep ' exe=true ' | grep -c ' status=0 ')" = 5 ] || fail "not 5 processes of /bin/true with exit status 0"
+    facts | grep ' exe=false ' | grep -q ' status=1 ' || fail "/bin/false is not recorded with exit status 1"
+    facts | grep ' origin=fork ' | grep -q ' status=3 ' || fail "the subshell (a fork child that exits at once) is not recorded with exit status 3"
+    facts | grep -q "file=memwatch-[^ ]*-short.mwr.* exe=mwp_app" && fail "mwp_app (40 ms of CPU time) has no file of its own"
+    [ "$(ls -A "$OUT" | grep -c '^\.')" = 0 ] || fail "a temporary file was left: $(ls -a "$OUT")"
+    "$MW" report -q -o "$T/s.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
+    np=$(sqlite3 "$T/s.db" "select count(*) from processes")
+    st=$(sqlite3 "$T/s.db" "select group_concat(exit_status, ',') from (select exit_status from processes order by exit_status)")
+    nc=$(sqlite3 "$T/s.db" "select count(*) from processes where clean_exit = 1 and cmdline is not null and pid > 0 and ppid > 0 and t_start > 0")
+    echo "report: $np processes, exit statuses $st"
+    [ "$np" = 9 ] || fail "the report lists $np processes, expected 9"
+    [ "$st" = "0,0,0,0,0,0,0,1,3" ] || fail "the report's exit statuses: $st"
+    [ "$nc" = 9 ] || fail "$nc of 9 processes with command line, parent, start and a clean end in the report"
     ;;
 *)
     fail "unknown case"

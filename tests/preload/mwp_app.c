@@ -50,6 +50,26 @@ static void work(int ms)
     sink = s;
 }
 
+/* The same for ms milliseconds of this thread's CPU time: as many samples
+ * however busy the machine is (memwatch samples a process from its first
+ * interval of CPU time on: docs/overhead.md, "lazy start"). */
+static void cpuwork(int ms)
+{
+    static uint64_t buf[1 << 19];
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    double end = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + ms / 1000.0;
+    uint64_t s = 0;
+    for (;;) {
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        if ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9 >= end)
+            break;
+        for (size_t i = 0; i < sizeof buf / sizeof buf[0]; i += 8)
+            s += buf[i] += i;
+    }
+    sink = s;
+}
+
 static void *thr_short(void *arg)
 {
     char name[16];
@@ -130,7 +150,7 @@ static int run_self(const char *how)
     if (!strcmp(how, "fork")) {
         p = fork();
         if (p == 0) {
-            work(30);
+            cpuwork(30); /* long enough to begin recording (an interval of CPU time) */
             exit(7);
         }
     } else if (!strcmp(how, "forkexec")) {
@@ -327,6 +347,18 @@ int main(int argc, char **argv)
         work(arg);
         return 0;
     }
+    if (!strcmp(m, "cpuwork")) {
+        cpuwork(arg);
+        return 0;
+    }
+    if (!strcmp(m, "worksleep")) { /* work ms of CPU time, then wait */
+        cpuwork(arg);
+        int ms = argc > 3 ? atoi(argv[3]) : 100;
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) && errno == EINTR)
+            ;
+        return 0;
+    }
     if (!strcmp(m, "threads"))
         return mode_threads(arg);
     if (!strcmp(m, "busythreads"))
@@ -343,7 +375,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "closefds_late"))
         return mode_closefds(5);
     if (!strcmp(m, "abort")) {
-        work(80); /* samples start up to ~20 ms late on a quiet machine */
+        cpuwork(80); /* samples start after an interval of CPU time */
         abort();
     }
     if (!strcmp(m, "_exit")) {
@@ -351,12 +383,12 @@ int main(int argc, char **argv)
         _exit(5);
     }
     if (!strcmp(m, "segv")) {
-        work(80); /* samples start up to ~20 ms late on a quiet machine */
+        cpuwork(80); /* samples start after an interval of CPU time */
         *bad_ptr = 1;
         return 0;
     }
     if (!strcmp(m, "term")) {
-        work(80); /* samples start up to ~20 ms late on a quiet machine */
+        cpuwork(80); /* samples start after an interval of CPU time */
         raise(SIGTERM);
         return 0;
     }

@@ -1,16 +1,19 @@
 /*
  * tests/preload/mwp_check.c: a small, independent reader of memwatch raw
  * files (docs/raw-format.md) for the preload tests. For each file given (or
- * each memwatch-*.mwr in a directory) it prints one line of key=value facts:
+ * each memwatch-*.mwr in a directory) it prints one line of key=value facts
+ * per process (the shared file of short processes, memwatch-HOST-short.mwr,
+ * holds several: its K-th from 2 on is named NAME#K):
  *
- *   file=NAME ok=1 cut=0 trailer=1 status=0 end=exit pid=.. ppid=.. origin=exec
+ *   file=NAME ok=1 cut=0 trailer=1 status=0 end=exit pid=.. ppid=.. origin=exec exe=..
  *   intervals=.. lat=.. shared=.. bw=.. uncal=.. samples=.. lost=.. perfdata=.. kernel_samples=..
  *   tstart=.. texit=.. tname=.. allocs=.. frees=.. modules=.. buildids=.. logs=..
  *   alloc_frames=.. dropped=..
  *
  * ok=0 means the file is not a memwatch file or a record is malformed before
  * the end; cut=1 means it ends inside a record (read up to the last whole one).
- * The last line sums up: "total files=N ok=N trailers=N".
+ * The last line sums up: "total files=N ok=N trailers=N on_disk=R" (N
+ * processes, R files).
  * Exit status: 0 when every file is ok, 1 otherwise, 2 on usage errors.
  */
 #include <memwatch/mwr.h>
@@ -25,7 +28,7 @@
 struct facts {
     int ok, cut, trailer;
     int status;
-    char end[32], pid[16], ppid[16], origin[16];
+    char end[32], pid[16], ppid[16], origin[16], exe[64];
     unsigned long intervals, lat, shared, bw, uncal, samples, lost, perfdata, ksamples;
     unsigned long tstart, texit, tname, allocs, frees, modules, buildids, logs, frames, dropped, gpu;
     unsigned long nrec; /* records before the trailer, which counts them too */
@@ -49,8 +52,13 @@ static void meta_get(const char *t, size_t n, const char *key, char *out, size_t
     }
 }
 
-static int check_file(const char *path, struct facts *f)
+/* One process of the file from byte *start (0: the first); *start is set to
+ * where the next one begins (the shared file of short processes holds one
+ * process after another, each ending with its trailer), or 0. */
+static int check_file(const char *path, struct facts *f, size_t *start)
 {
+    size_t from = *start;
+    *start = 0;
     memset(f, 0, sizeof *f);
     f->status = -99999;
     strcpy(f->end, "-");
@@ -79,8 +87,8 @@ static int check_file(const char *path, struct facts *f)
         return 0;
     }
     f->ok = 1;
-    size_t off = sizeof h;
-    while (off < (size_t)len) {
+    size_t off = from ? from : sizeof h;
+    while (off < (size_t)len && !f->trailer) {
         mwr_rec_hdr r;
         if ((size_t)len - off < sizeof r) {
             f->cut = 1;
@@ -107,6 +115,15 @@ static int check_file(const char *path, struct facts *f)
             meta_get(t, n, "pid", f->pid, sizeof f->pid);
             meta_get(t, n, "ppid", f->ppid, sizeof f->ppid);
             meta_get(t, n, "origin", f->origin, sizeof f->origin);
+            char exe[4096] = "";
+            meta_get(t, n, "exe", exe, sizeof exe);
+            if (exe[0]) {
+                const char *bn = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+                snprintf(f->exe, sizeof f->exe, "%s", bn);
+                for (char *q = f->exe; *q; q++)
+                    if (*q == ' ')
+                        *q = '_';
+            }
             break;
         }
         case MWR_INTERVAL: {
@@ -211,32 +228,46 @@ static int check_file(const char *path, struct facts *f)
         }
         off += r.size;
     }
+    if (f->trailer && off < (size_t)len)
+        *start = off;
     free(b);
     return 0;
 }
 
-static unsigned n_files, n_ok, n_trailers;
+static unsigned n_files, n_ok, n_trailers, n_raw;
 
+/* One line per process: a file's name, or NAME#K for the K-th process (from
+ * 2) of the shared file of short processes. */
 static void report(const char *path)
 {
-    struct facts f;
-    if (check_file(path, &f) < 0) {
-        printf("file=%s ok=0 unreadable=1\n", path);
+    n_raw++;
+    size_t start = 0;
+    for (unsigned k = 1;; k++) {
+        struct facts f;
+        if (check_file(path, &f, &start) < 0) {
+            printf("file=%s ok=0 unreadable=1\n", path);
+            n_files++;
+            return;
+        }
+        const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        char seg[24] = "";
+        if (k > 1)
+            snprintf(seg, sizeof seg, "#%u", k);
+        printf("file=%s%s ok=%d cut=%d trailer=%d status=%d end=%s pid=%s ppid=%s origin=%s "
+               "exe=%s intervals=%lu lat=%lu shared=%lu bw=%lu uncal=%lu samples=%lu lost=%lu "
+               "perfdata=%lu kernel_samples=%lu tstart=%lu texit=%lu tname=%lu allocs=%lu "
+               "frees=%lu modules=%lu buildids=%lu logs=%lu alloc_frames=%lu dropped=%lu gpu=%lu\n",
+               name, seg, f.ok, f.cut, f.trailer, f.status, f.end, f.pid[0] ? f.pid : "-",
+               f.ppid[0] ? f.ppid : "-", f.origin[0] ? f.origin : "-", f.exe[0] ? f.exe : "-",
+               f.intervals, f.lat, f.shared, f.bw, f.uncal, f.samples, f.lost, f.perfdata,
+               f.ksamples, f.tstart, f.texit, f.tname, f.allocs, f.frees, f.modules, f.buildids,
+               f.logs, f.frames, f.dropped, f.gpu);
         n_files++;
-        return;
+        n_ok += f.ok;
+        n_trailers += f.trailer;
+        if (!start)
+            return;
     }
-    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    printf("file=%s ok=%d cut=%d trailer=%d status=%d end=%s pid=%s ppid=%s origin=%s "
-           "intervals=%lu lat=%lu shared=%lu bw=%lu uncal=%lu samples=%lu lost=%lu perfdata=%lu "
-           "kernel_samples=%lu tstart=%lu texit=%lu tname=%lu allocs=%lu frees=%lu modules=%lu "
-           "buildids=%lu logs=%lu alloc_frames=%lu dropped=%lu gpu=%lu\n",
-           name, f.ok, f.cut, f.trailer, f.status, f.end, f.pid[0] ? f.pid : "-",
-           f.ppid[0] ? f.ppid : "-", f.origin[0] ? f.origin : "-", f.intervals, f.lat, f.shared, f.bw,
-           f.uncal, f.samples, f.lost, f.perfdata, f.ksamples, f.tstart, f.texit, f.tname,
-           f.allocs, f.frees, f.modules, f.buildids, f.logs, f.frames, f.dropped, f.gpu);
-    n_files++;
-    n_ok += f.ok;
-    n_trailers += f.trailer;
 }
 
 int main(int argc, char **argv)
@@ -264,6 +295,7 @@ int main(int argc, char **argv)
             report(argv[i]);
         }
     }
-    printf("total files=%u ok=%u trailers=%u\n", n_files, n_ok, n_trailers);
+    /* files: processes (one per line); on_disk: files on disk */
+    printf("total files=%u ok=%u trailers=%u on_disk=%u\n", n_files, n_ok, n_trailers, n_raw);
     return n_ok == n_files ? 0 : 1;
 }
