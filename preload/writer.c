@@ -325,7 +325,8 @@ int mwp_writer_start(int when)
 /* Lazy start: a process that ends before it began leaves no file of its
  * own. Its META (command line, parent, start, how it ended) and its trailer
  * (exit status, end time) go, with one writev, to the end of the directory's
- * shared file of short processes, memwatch-HOST-short.mwr: a file header,
+ * shared file of short processes, memwatch-HOST-RUN-short.mwr (RUN:
+ * MEMWATCH_RUN_ID, so one per run): a file header,
  * then one META and one TRAILER record per process (docs/raw-format.md).
  * Appending to a file that exists costs a fraction of creating one (ext4:
  * about 7 against 80 us of CPU on the development VM); O_APPEND keeps the
@@ -339,6 +340,10 @@ static size_t writer_short_name(char *out, size_t cap, const char *tmp_pid)
     mwp_s_str(&s, mwp_cfg.dir[0] ? mwp_cfg.dir : ".");
     mwp_s_str(&s, tmp_pid ? "/.memwatch-" : "/memwatch-");
     mwp_s_str(&s, mwp_host);
+    if (mwp_cfg.run_id[0]) { /* one per run (MEMWATCH_RUN_ID) */
+        mwp_s_str(&s, "-");
+        mwp_s_str(&s, mwp_cfg.run_id);
+    }
     mwp_s_str(&s, "-short.mwr");
     if (tmp_pid) {
         mwp_s_str(&s, ".");
@@ -359,7 +364,8 @@ static int writer_short_open(void)
     mwp_s_i64(&ps, mwp_pid);
     writer_short_name(tmp, sizeof tmp, pid);
     int t = (int)syscall(SYS_openat, AT_FDCWD, tmp,
-                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                         mwp_cfg.group_readable ? 0640 : 0600);
     if (t < 0)
         return -errno;
     mwr_file_header h;
