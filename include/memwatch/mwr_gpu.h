@@ -43,7 +43,7 @@ typedef struct mwr_gpu_kernel {
     int32_t block[3];         /* block dimensions */
     uint32_t regs;            /* registers per thread */
     uint32_t shmem;           /* static + dynamic shared memory per block, bytes */
-    double dram_bytes;        /* DRAM bytes read + written while it ran (PM sampling) */
+    double dram_bytes;        /* DRAM bytes read + written by it (PM windows, gpu/attrib.c) */
     double dram_bw;           /* bytes/s: dram_bytes over the covered time */
     double threshold_bw;      /* bytes/s: the flagging threshold in force */
     double peak_bw;           /* bytes/s: the device's computed peak (clock x bus width x 2) */
@@ -65,7 +65,9 @@ typedef struct mwr_gpu_sample {
     double threshold_bw;      /* bytes/s: the flagging threshold in force */
 } mwr_gpu_sample;             /* 56 bytes */
 
-/* MWR_GPU_PC: PC-sampling hits of one source line inside a flagged kernel. */
+/* MWR_GPU_PC: PC-sampling hits of one source line of a kernel. After the two
+ * strings, to the end of the payload (less the framing's zero padding): the
+ * line's top stall reasons as text, "reason=count,..." (absent in older files). */
 typedef struct mwr_gpu_pc {
     uint32_t correlation;     /* kernel's correlation id, 0 when aggregated per function */
     uint32_t line;            /* source line (from -lineinfo), 0 if unknown */
@@ -74,19 +76,22 @@ typedef struct mwr_gpu_pc {
     uint64_t stall_memory;    /* of which stalled on memory dependencies */
     uint32_t file_len;        /* bytes of source path that follow */
     uint32_t func_len;        /* bytes of function name that follow the path */
-    /* char file[file_len]; char func[func_len] follow */
+    /* char file[file_len]; char func[func_len]; char stalls[] follow */
 } mwr_gpu_pc;                 /* 40 bytes + strings */
 
 /* MWR_GPU_META: text "key=value\n" lines, like MWR_META. Keys written:
- *   gpu.device=<ordinal>      gpu.name=<device name>   gpu.cc=<major>.<minor>
- *   gpu.peak_bw=<bytes/s>     gpu.threshold_bw=<bytes/s>
+ *   gpu.device=<ordinal>, then that device's gpu.name=<device name>,
+ *   gpu.cc=<major>.<minor>, gpu.peak_bw=<bytes/s>, gpu.threshold_bw=<bytes/s>,
+ *   gpu.threshold_source (one such group per device used)
  *   gpu.threshold_source=profile:<path> | default (uncalibrated)
  *   gpu.sampling=pm:<metric,...>:<interval ns> | unavailable:<reason>
  *   gpu.clock=<gpu_ns> <monotonic_ns>
  *   gpu.status=<a sentence about what could not be collected, if anything>
  *   gpu.summary=kernels N, flagged N, samples N, flagged samples N, dropped records N
+ *   gpu.device_summary=device D: kernels N, flagged N, without PM windows N, samples N,
+ *     flagged samples N
  *   gpu.pc_sampling=continuous:2^<n> cycles | unavailable:<reason>   (MEMWATCH_GPU_PC=1)
- *   gpu.pc_summary=<lines, PC samples, dropped>   gpu.pc_status=<a failure, if any>
+ *   gpu.pc_summary=<lines, PC samples, dropped, PCs>   gpu.pc_status=<a failure, if any>
  */
 
 #endif

@@ -53,9 +53,9 @@ int main(int argc, char **argv)
             kernels++;
             flagged += !!(k.flags & MWR_GPU_BW_BOUND);
             uncal += !!(k.flags & MWR_GPU_UNCALIBRATED);
-            printf("kernel %.*s dur_us=%.1f dram_GBps=%.1f thr_GBps=%.1f flags=0x%x%s\n", nl, name,
-                   (k.end_ns - k.start_ns) / 1e3, k.dram_bw / 1e9, k.threshold_bw / 1e9, k.flags,
-                   k.flags & MWR_GPU_BW_BOUND ? " BW_BOUND" : "");
+            printf("kernel %.*s dev=%u dur_us=%.1f bytes=%.0f dram_GBps=%.1f thr_GBps=%.1f flags=0x%x%s\n",
+                   nl, name, k.device, (k.end_ns - k.start_ns) / 1e3, k.dram_bytes, k.dram_bw / 1e9,
+                   k.threshold_bw / 1e9, k.flags, k.flags & MWR_GPU_BW_BOUND ? " BW_BOUND" : "");
         } else if (h.type == MWR_GPU_SAMPLE && len >= sizeof(mwr_gpu_sample)) {
             mwr_gpu_sample s;
             memcpy(&s, buf, sizeof s);
@@ -70,9 +70,14 @@ int main(int argc, char **argv)
             if (argc > 2 && !memmem(fn, r.func_len, argv[2], strlen(argv[2])))
                 continue;
             pclines++;
-            printf("pc %.*s:%u %.*s samples=%llu stall_mem=%llu\n", (int)r.file_len, file, r.line,
-                   (int)r.func_len, fn, (unsigned long long)r.samples,
-                   (unsigned long long)r.stall_memory);
+            /* after the strings: the top stall reasons, "reason=count,..." */
+            const char *st = fn + r.func_len;
+            int sl = (int)(len - sizeof r - r.file_len - r.func_len);
+            while (sl > 0 && !st[sl - 1])
+                sl--;
+            printf("pc %.*s:%u %.*s samples=%llu stall_mem=%llu stalls=%.*s\n", (int)r.file_len, file,
+                   r.line, (int)r.func_len, fn, (unsigned long long)r.samples,
+                   (unsigned long long)r.stall_memory, sl, st);
         } else if (h.type == MWR_GPU_META || h.type == MWR_META) {
             printf("meta %.*s", (int)len, (const char *)buf);
         } else if (h.type == MWR_TRAILER) {
