@@ -365,13 +365,35 @@ static cJSON *collect(sqlite3 *db, int top)
                                "SELECT kind, SUM(count) AS count, COUNT(*) AS records FROM"
                                " losses GROUP BY kind ORDER BY kind",
                                top));
+    /* One row per kernel and device; bytes and throughput over the launches
+     * PM windows covered (flag 2, BW_VALID; 16 is PARTIAL), docs/gpu.md. */
     cJSON_AddItemToObject(
         root, "gpu_kernels",
         rows(db,
-             "SELECT name, COUNT(*) AS launches, SUM(end_ns - start_ns) AS time_ns,"
-             " SUM(bw_bound) AS bw_bound, AVG(dram_bw) AS mean_dram_bw,"
+             "SELECT device, name, COUNT(*) AS launches, SUM(end_ns - start_ns) AS time_ns,"
+             " SUM(bw_bound) AS bw_bound, SUM((flags & 2) != 0) AS measured,"
+             " SUM((flags & 16) != 0) AS partial,"
+             " AVG(end_ns - start_ns) AS time_per_launch_ns,"
+             " AVG(CASE WHEN flags & 2 THEN dram_bytes END) AS bytes_per_launch,"
+             " AVG(CASE WHEN flags & 2 THEN dram_bw END) AS mean_dram_bw,"
              " MAX(threshold_bw) AS threshold_bw FROM gpu_kernels"
-             " GROUP BY name ORDER BY time_ns DESC LIMIT ?",
+             " GROUP BY device, name ORDER BY time_ns DESC LIMIT ?",
+             top));
+    cJSON_AddItemToObject(
+        root, "gpu_devices",
+        rows(db,
+             "SELECT device, COUNT(*) AS launches, SUM(bw_bound) AS bw_bound,"
+             " SUM(end_ns - start_ns) AS time_ns, SUM(CASE WHEN flags & 2 THEN dram_bytes"
+             " ELSE 0 END) AS dram_bytes, MAX(threshold_bw) AS threshold_bw,"
+             " MAX(peak_bw) AS peak_bw, MAX((flags & 4) != 0) AS uncalibrated"
+             " FROM gpu_kernels GROUP BY device ORDER BY device LIMIT ?",
+             top));
+    cJSON_AddItemToObject(
+        root, "gpu_lines",
+        rows(db,
+             "SELECT file, line, function, SUM(samples) AS samples,"
+             " SUM(stall_memory) AS stall_memory FROM gpu_pcs"
+             " GROUP BY file, line, function ORDER BY samples DESC LIMIT ?",
              top));
     mw_rgn_collect(db, root, top);
     mw_names_collect(db, root, top);
@@ -517,30 +539,70 @@ static void render_text(FILE *f, const cJSON *root)
     }
     if (!any)
         fprintf(f, "  none reported\n");
+    const cJSON *gd = cJSON_GetObjectItem(root, "gpu_devices");
+    if (cJSON_GetArraySize(gd) > 0) {
+        fprintf(f, "\nGPU devices\n");
+        cJSON_ArrayForEach(r, gd)
+        {
+            char by[32], th[32];
+            human_bytes(num(r, "dram_bytes"), by, sizeof by);
+            human_bytes(num(r, "threshold_bw"), th, sizeof th);
+            fprintf(f, "  device %-3.0f %6.0f launches, %.0f bandwidth-bound, %9.3f ms, %s from "
+                       "DRAM; threshold %s/s%s\n",
+                    num(r, "device"), num(r, "launches"), num(r, "bw_bound"),
+                    num(r, "time_ns") / 1e6, by, th,
+                    num(r, "uncalibrated") > 0 ? " (uncalibrated)" : "");
+        }
+    }
     const cJSON *gk = cJSON_GetObjectItem(root, "gpu_kernels");
     if (cJSON_GetArraySize(gk) > 0) {
-        fprintf(f, "\nGPU kernels\n");
+        fprintf(f, "\nGPU kernels (per launch: DRAM bytes from PM-sampling windows, each "
+                   "window's bytes shared by the launches in it by byte rate x time; "
+                   "docs/gpu.md)\n");
+        fprintf(f, "  %-3s %-44s %8s %8s %8s %11s %12s %11s\n", "dev", "kernel", "launches",
+                "flagged", "measured", "time/launch", "bytes/launch", "mean");
         /* short names (kernel_name.c); two kernels never share one: a number
-         * tells apart the kernels whose short names collide */
+         * tells apart the kernels whose short names collide (the same kernel
+         * on two devices keeps its name) */
         char shorts[64][80];
+        const char *fulls[64];
         int k = 0;
         cJSON_ArrayForEach(r, gk)
         {
-            char bwb[32], nm[80];
+            char bwb[32], byb[32], nm[80];
+            const char *full = str(r, "name") ? str(r, "name") : "?";
             human_bytes(num(r, "mean_dram_bw"), bwb, sizeof bwb);
-            mw_kernel_short(str(r, "name"), nm, 40);
+            human_bytes(num(r, "bytes_per_launch"), byb, sizeof byb);
+            mw_kernel_short(full, nm, 40);
             int same = 0;
             for (int j = 0; j < k && j < 64; j++)
-                same += !strcmp(shorts[j], nm);
-            if (k < 64)
+                same += !strcmp(shorts[j], nm) && strcmp(fulls[j], full);
+            if (k < 64) {
                 snprintf(shorts[k], sizeof shorts[k], "%s", nm);
+                fulls[k] = full;
+            }
             k++;
             if (same) {
                 size_t l = strlen(nm);
                 snprintf(nm + l, sizeof nm - l, " #%d", same + 1);
             }
-            fprintf(f, "  %-44s %5.0f launches %9.3f ms  %s/s mean, %.0f bandwidth-bound\n", nm,
-                    num(r, "launches"), num(r, "time_ns") / 1e6, bwb, num(r, "bw_bound"));
+            fprintf(f, "  %-3.0f %-44s %8.0f %8.0f %8.0f %8.3f ms %12s %9s/s\n",
+                    num(r, "device"), nm, num(r, "launches"), num(r, "bw_bound"),
+                    num(r, "measured"), num(r, "time_per_launch_ns") / 1e6, byb, bwb);
+        }
+    }
+    const cJSON *gl = cJSON_GetObjectItem(root, "gpu_lines");
+    if (cJSON_GetArraySize(gl) > 0) {
+        fprintf(f, "\nGPU source lines (PC sampling; memory: samples stalled on memory)\n");
+        cJSON_ArrayForEach(r, gl)
+        {
+            const char *st = str(r, "stalls");
+            char nm[80];
+            mw_kernel_short(str(r, "function"), nm, 30);
+            fprintf(f, "  %s:%.0f  %-30s %8.0f samples, %5.1f%% memory%s%s\n",
+                    base(str(r, "file")), num(r, "line"), nm, num(r, "samples"),
+                    num(r, "samples") > 0 ? 100 * num(r, "stall_memory") / num(r, "samples") : 0,
+                    st && *st ? "  " : "", st ? st : "");
         }
     }
     mw_names_text(f, root);

@@ -252,18 +252,21 @@ int main(void)
     n = regs_stack_sample(recs, 35 * MS);
     mwb_perf_data(&w, 4, 4242, 45 * MS, recs, n);
     size_t before_gpu = w.n;
-    /* GPU records (gpu/inject.c's layouts): two launches of one kernel, one
-     * flagged, a PM sample and a PC-sampling line */
-    for (int k = 0; k < 2; k++) {
+    /* GPU records (gpu/inject.c's layouts): two launches of one kernel on
+     * device 0, one flagged, one on device 1, a PM sample and a PC-sampling line */
+    for (int k = 0; k < 3; k++) {
         mwr_gpu_kernel gk;
         memset(&gk, 0, sizeof gk);
         gk.start_ns = 1000 + 100 * (uint64_t)k;
         gk.end_ns = gk.start_ns + 50;
         gk.correlation = 7 + (uint32_t)k;
-        gk.flags = MWR_GPU_BW_VALID | (k ? MWR_GPU_BW_BOUND : 0);
+        gk.flags = MWR_GPU_BW_VALID | (k == 1 ? MWR_GPU_BW_BOUND : 0);
         gk.dram_bytes = 1e9;
         gk.dram_bw = 2e12;
         gk.threshold_bw = 1.5e12;
+        gk.device = k == 2;
+        if (k == 2)
+            gk.dram_bytes = 3e8;
         gk.name_len = 10;
         mwb_rec(&w, MWR_GPU_KERNEL, &gk, sizeof gk, "triad_kern", 10);
     }
@@ -391,7 +394,8 @@ int main(void)
     }
 
     /* GPU records */
-    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM gpu_kernels WHERE name='triad_kern'"), 2);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM gpu_kernels WHERE name='triad_kern'"), 3);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM gpu_kernels WHERE device=1"), 1);
     MW_CHECK_INT(q1(d, "SELECT SUM(bw_bound) FROM gpu_kernels"), 1);
     MW_CHECK_INT(q1(d, "SELECT samples FROM gpu_pcs WHERE line=12 AND function='kern'"), 99);
     MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM gpu_samples"), 1);
@@ -417,6 +421,14 @@ int main(void)
     MW_CHECK(strstr(text, "Bandwidth-bound: 50.0%") != NULL, "summary:\n%s", text);
     MW_CHECK(strstr(text, "local DRAM") != NULL, "memory levels listed");
     MW_CHECK(strstr(text, "GPU kernels") && strstr(text, "triad_kern"), "GPU kernels listed");
+    /* per-device rows: device 0 with 2 launches (one flagged), device 1 with one */
+    MW_CHECK(strstr(text, "device 0        2 launches, 1 bandwidth-bound") &&
+                 strstr(text, "device 1        1 launches, 0 bandwidth-bound"),
+             "GPU device rows:\n%s", strstr(text, "GPU devices") ? strstr(text, "GPU devices") : text);
+    MW_CHECK(strstr(text, "\n  1   triad_kern") && strstr(text, "\n  0   triad_kern"),
+             "a kernel row per device");
+    MW_CHECK(strstr(text, "GPU source lines") && strstr(text, "k.cu") && strstr(text, ":12"),
+             "GPU source lines listed");
     const char *fl = strstr(text, "Top code inside flagged intervals");
     MW_CHECK(fl && strstr(fl, "flagged_work") && strstr(fl, "flagged_work") <
                  strstr(fl, "Top code overall"),
