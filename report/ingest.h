@@ -133,7 +133,7 @@ int ing_db_counters(ing_db *d, int64_t proc, const mwr_counters *k, const void *
 int ing_db_gpu_kernel(ing_db *d, int64_t proc, const mwr_gpu_kernel *k, const char *name);
 int ing_db_gpu_sample(ing_db *d, int64_t proc, const mwr_gpu_sample *g);
 int ing_db_gpu_pc(ing_db *d, int64_t proc, const mwr_gpu_pc *g, const char *file,
-                  const char *func);
+                  const char *func, const char *stalls, size_t stalls_len);
 int ing_db_loss(ing_db *d, int64_t proc, uint64_t t, uint32_t tid, int64_t event,
                 const char *kind, uint64_t n);
 int ing_db_thread(ing_db *d, int64_t proc, uint32_t tid, const char *name, uint64_t t_start,

@@ -168,7 +168,7 @@ static int prepare_all(ing_db *d)
                 "dram_read_bytes,dram_write_bytes,dram_bw,threshold_bw) "
                 "VALUES(?,?,?,?,?,?,?,?,?)"),
         Q(s_gp, "INSERT INTO gpu_pcs(process_id,correlation,file,function,line,pc_offset,"
-                "samples,stall_memory) VALUES(?,?,?,?,?,?,?,?)"),
+                "samples,stall_memory,stalls) VALUES(?,?,?,?,?,?,?,?,?)"),
 #undef Q
     };
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
@@ -400,7 +400,7 @@ int ing_db_gpu_sample(ing_db *d, int64_t proc, const mwr_gpu_sample *g)
 }
 
 int ing_db_gpu_pc(ing_db *d, int64_t proc, const mwr_gpu_pc *g, const char *file,
-                  const char *func)
+                  const char *func, const char *stalls, size_t stalls_len)
 {
     sqlite3_stmt *s = d->s_gp;
     sqlite3_bind_int64(s, 1, proc);
@@ -411,6 +411,7 @@ int ing_db_gpu_pc(ing_db *d, int64_t proc, const mwr_gpu_pc *g, const char *file
     ing_bind_u64(s, 6, g->pc_offset);
     ing_bind_u64(s, 7, g->samples);
     ing_bind_u64(s, 8, g->stall_memory);
+    ing_bind_text_n(s, 9, stalls, stalls_len);
     return ing_db_step(d, s);
 }
 

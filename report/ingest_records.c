@@ -298,7 +298,13 @@ int ing_file_record(ing_file *f, const mw_record *rec)
         const char *file, *func;
         if (mw_rec_gpu_pc(rec, &g, &file, &func))
             return MW_ERR_CORRUPT;
-        return ing_db_gpu_pc(f->db, f->proc, &g, file, func);
+        /* The line's top stall reasons follow the strings as text, up to the
+         * framing's NUL padding (include/memwatch/mwr_gpu.h). */
+        const char *stalls = func + g.func_len;
+        size_t sl = rec->payload_len - sizeof g - g.file_len - g.func_len;
+        while (sl && !stalls[sl - 1])
+            sl--;
+        return ing_db_gpu_pc(f->db, f->proc, &g, file, func, stalls, sl);
     }
     default:
         return 0; /* unknown types are skipped (mwr.h compatibility rule) */

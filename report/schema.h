@@ -69,7 +69,7 @@ static const char mw_report_schema[] =
     "  dram_bw REAL, threshold_bw REAL);\n"
     "CREATE TABLE gpu_pcs(process_id INTEGER, correlation INTEGER, file TEXT,\n"
     "  function TEXT, line INTEGER, pc_offset INTEGER, samples INTEGER,\n"
-    "  stall_memory INTEGER);\n"
+    "  stall_memory INTEGER, stalls TEXT);\n"
     "CREATE TABLE regions(id INTEGER PRIMARY KEY, name TEXT UNIQUE, flags INTEGER);\n"
     "CREATE TABLE region_spans(id INTEGER PRIMARY KEY, process_id INTEGER, region_id INTEGER,\n"
     "  tid INTEGER, depth INTEGER, t_start INTEGER, t_end INTEGER, calls INTEGER,\n"

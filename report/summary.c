@@ -392,7 +392,7 @@ static cJSON *collect(sqlite3 *db, int top)
         root, "gpu_lines",
         rows(db,
              "SELECT file, line, function, SUM(samples) AS samples,"
-             " SUM(stall_memory) AS stall_memory FROM gpu_pcs"
+             " SUM(stall_memory) AS stall_memory, MAX(stalls) AS stalls FROM gpu_pcs"
              " GROUP BY file, line, function ORDER BY samples DESC LIMIT ?",
              top));
     mw_rgn_collect(db, root, top);

@@ -282,7 +282,7 @@ int main(void)
     gp.samples = 99;
     gp.file_len = 7;
     gp.func_len = 4;
-    mwb_rec(&w, MWR_GPU_PC, &gp, sizeof gp, "k.cu" "\0\0\0" "kern", 11);
+    mwb_rec(&w, MWR_GPU_PC, &gp, sizeof gp, "k.cu" "\0\0\0" "kern" "long_scoreboard=5", 28);
     size_t before_trailer = w.n;
     mwb_trailer(&w, 45 * MS, 7);
 
@@ -398,6 +398,7 @@ int main(void)
     MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM gpu_kernels WHERE device=1"), 1);
     MW_CHECK_INT(q1(d, "SELECT SUM(bw_bound) FROM gpu_kernels"), 1);
     MW_CHECK_INT(q1(d, "SELECT samples FROM gpu_pcs WHERE line=12 AND function='kern'"), 99);
+    MW_CHECK_STR(qs(d, "SELECT stalls FROM gpu_pcs", buf, sizeof buf), "long_scoreboard=5");
     MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM gpu_samples"), 1);
 
     /* losses and process */
@@ -427,8 +428,9 @@ int main(void)
              "GPU device rows:\n%s", strstr(text, "GPU devices") ? strstr(text, "GPU devices") : text);
     MW_CHECK(strstr(text, "\n  1   triad_kern") && strstr(text, "\n  0   triad_kern"),
              "a kernel row per device");
-    MW_CHECK(strstr(text, "GPU source lines") && strstr(text, "k.cu") && strstr(text, ":12"),
-             "GPU source lines listed");
+    MW_CHECK(strstr(text, "GPU source lines") && strstr(text, "k.cu") && strstr(text, ":12") &&
+                 strstr(text, "long_scoreboard=5"),
+             "GPU source lines listed with their stall reasons");
     const char *fl = strstr(text, "Top code inside flagged intervals");
     MW_CHECK(fl && strstr(fl, "flagged_work") && strstr(fl, "flagged_work") <
                  strstr(fl, "Top code overall"),
