@@ -36,6 +36,10 @@ int uw_f1(struct uw_capture *c, int x);
 static struct uw_capture cap;
 static __attribute__((noinline)) void *uw_thread(void *arg)
 {
+    /* the copy ends a little above this frame, not at the top of the
+     * thread's stack memory: glibc keeps the thread's static TLS there, and
+     * its size depends on what the program links */
+    cap.stack_top = (uintptr_t)__builtin_frame_address(0) + 512;
     volatile int r = uw_f1(&cap, 5);
     (void)arg;
     return (void *)(intptr_t)r;
@@ -143,7 +147,6 @@ static const char *qs(sqlite3 *db, const char *sql, char *buf, size_t n)
 int main(void)
 {
     static unsigned char tstack[1 << 20] __attribute__((aligned(4096)));
-    cap.stack_top = (uintptr_t)tstack + sizeof tstack;
     pthread_attr_t pat;
     pthread_attr_init(&pat);
     pthread_attr_setstack(&pat, tstack, sizeof tstack);
