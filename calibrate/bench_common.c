@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------- statistics */
 static int cmp_double(const void *a, const void *b)
@@ -407,8 +408,88 @@ MW_API int mw_sattolo_cycle(uint32_t *next, size_t n, uint64_t seed)
     return 0;
 }
 
+/* Large cycles are built by CHASE_PAR_T threads (the serial Sattolo shuffle
+ * of a GiB footprint pays two cache misses per line: seconds). The visit
+ * order interleaves CHASE_PAR_T independently shuffled strided sets: visit i
+ * is a random line of set i mod T (lines congruent to it modulo T), so
+ * consecutive loads still land on random pages anywhere in the footprint and
+ * the order is one cycle through every line. Deterministic in seed. */
+#define CHASE_PAR_T 8u
+#define CHASE_PAR_MIN ((size_t)1 << 20) /* lines (64 MiB) */
+
+struct chase_par {
+    char *base;
+    uint32_t *ord;
+    size_t lines;
+    uint64_t seed;
+    unsigned t;
+    int phase; /* 0: shuffle set t; 1: link visits of share t */
+};
+
+static void *chase_par_worker(void *arg)
+{
+    struct chase_par *w = arg;
+    size_t T = CHASE_PAR_T, t = w->t;
+    if (w->phase == 0) {
+        size_t m = w->lines > t ? (w->lines - t + T - 1) / T : 0;
+        for (size_t k = 0; k < m; k++)
+            w->ord[k * T + t] = (uint32_t)(t + T * k);
+        uint64_t s = (w->seed ^ (0x9e3779b97f4a7c15ull * (t + 1))) | 1;
+        for (size_t k = m; k > 1; k--) { /* Fisher-Yates over this set's slots */
+            size_t j = (size_t)(mw_rng_next(&s) % k);
+            uint32_t a = w->ord[(k - 1) * T + t];
+            w->ord[(k - 1) * T + t] = w->ord[j * T + t];
+            w->ord[j * T + t] = a;
+        }
+        return NULL;
+    }
+    size_t lo = w->lines * t / T, hi = w->lines * (t + 1) / T;
+    for (size_t i = lo; i < hi; i++) {
+        size_t nx = i + 1 < w->lines ? i + 1 : 0;
+        *(void **)(w->base + (size_t)w->ord[i] * MW_LINE) = w->base + (size_t)w->ord[nx] * MW_LINE;
+    }
+    return NULL;
+}
+
+static void *chase_build_par(void *buf, size_t lines, uint64_t seed)
+{
+    uint32_t *ord = malloc(lines * sizeof *ord);
+    if (!ord)
+        return NULL;
+    /* a pinned caller's threads inherit its one CPU: spread them over all */
+    cpu_set_t mine, all;
+    int have = sched_getaffinity(0, sizeof mine, &mine) == 0;
+    CPU_ZERO(&all);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++)
+        CPU_SET(c, &all);
+    sched_setaffinity(0, sizeof all, &all);
+    for (int phase = 0; phase < 2; phase++) {
+        struct chase_par w[CHASE_PAR_T];
+        pthread_t tid[CHASE_PAR_T];
+        int ok[CHASE_PAR_T];
+        for (unsigned t = 0; t < CHASE_PAR_T; t++) {
+            w[t] = (struct chase_par){buf, ord, lines, seed, t, phase};
+            ok[t] = t && pthread_create(&tid[t], NULL, chase_par_worker, &w[t]) == 0;
+        }
+        for (unsigned t = 0; t < CHASE_PAR_T; t++)
+            if (!ok[t])
+                chase_par_worker(&w[t]); /* this thread's own share, or one not started */
+        for (unsigned t = 1; t < CHASE_PAR_T; t++)
+            if (ok[t])
+                pthread_join(tid[t], NULL);
+    }
+    if (have)
+        sched_setaffinity(0, sizeof mine, &mine);
+    void *first = (char *)buf + (size_t)ord[0] * MW_LINE;
+    free(ord);
+    return first;
+}
+
 void *mw_chase_build(void *buf, size_t lines, uint64_t seed)
 {
+    if (lines >= CHASE_PAR_MIN && lines <= UINT32_MAX)
+        return chase_build_par(buf, lines, seed);
     uint32_t *next = malloc(lines * sizeof *next);
     if (!next)
         return NULL;

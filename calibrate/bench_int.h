@@ -66,4 +66,15 @@ void *mw_chase(void *p, uint64_t n);
  * permutation; returns the first element or NULL on allocation failure. */
 void *mw_chase_build(void *buf, size_t lines, uint64_t seed);
 
+/* An SVG line chart (calibrate/bench_plot.c) for the other parts of
+ * calibrate/: up to 16 series, nh horizontal marks coloured as series i. */
+typedef struct mw_plot_series {
+    const char *name;
+    const double *x, *y;
+    unsigned n;
+} mw_plot_series;
+int mw_plot_lines(const char *path, const char *title, const char *xlabel, const char *ylabel,
+                  int xlog, int ylog, const mw_plot_series *ser, unsigned n,
+                  const double *hlines, const char *const *hlabels, unsigned nh);
+
 #endif

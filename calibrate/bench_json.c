@@ -66,6 +66,7 @@ static cJSON *sweep_point_json(const mw_sweep_point *p)
     cJSON_AddNumberToObject(o, "bw_window", p->bw_window);
     cJSON_AddNumberToObject(o, "windows", p->windows);
     cJSON_AddNumberToObject(o, "bw_median", p->bw_median);
+    cJSON_AddNumberToObject(o, "bw_cv", p->bw_cv);
     return o;
 }
 
@@ -84,6 +85,12 @@ static cJSON *build(const mw_calib_results *r)
     cJSON_AddNumberToObject(root, "threads", r->threads);
     cJSON_AddNumberToObject(root, "loadavg_before", r->loadavg_before);
     cJSON_AddNumberToObject(root, "loadavg_after", r->loadavg_after);
+    static const char *const parts[6] = {"triad", "sweep", "ladder", "loaded", "mlp",
+                                         "validation"};
+    cJSON *secs = cJSON_AddObjectToObject(root, "seconds");
+    for (int i = 0; i < 6; i++)
+        if (r->part_s[i] > 0)
+            cJSON_AddNumberToObject(secs, parts[i], r->part_s[i]);
 
     cJSON *tm_ = cJSON_AddObjectToObject(root, "timer");
     cJSON_AddBoolToObject(tm_, "have_tsc", r->timer.have_tsc);

@@ -27,6 +27,7 @@
 #define LADDER_CHUNK 16384u
 #define LADDER_SPIKE 1.3
 #define LADDER_MAX_CHUNKS 256
+#define LADDER_STEADY 0.02 /* repeats of a point agreeing this closely end it */
 
 struct affinity_saved {
     cpu_set_t set;
@@ -367,6 +368,7 @@ static int ladder_point(char *buf, size_t lines, uint64_t seed, int local,
     if (lines * 2 > loads && lines * 2 <= ((uint64_t)1 << 20))
         loads = lines * 2;
     double cyc[MW_BENCH_MAX_REPEATS];
+    unsigned nr = 0;
     for (unsigned r = 0; r < c->repeats; r++) {
         double ch[LADDER_MAX_CHUNKS];
         unsigned nch = 0;
@@ -374,10 +376,24 @@ static int ladder_point(char *buf, size_t lines, uint64_t seed, int local,
             ch[nch++] = chase_time(&p, LADDER_CHUNK, ovh);
         mw_stats cs;
         mw_stats_compute(ch, nch, 0, &cs);
-        cyc[r] = cs.best;
+        cyc[nr++] = cs.best;
+        /* steady: two repeats agree within LADDER_STEADY, the best is confirmed */
+        if (nr >= 2) {
+            double lo = INFINITY, lo2 = INFINITY;
+            for (unsigned k = 0; k < nr; k++) {
+                if (cyc[k] < lo) {
+                    lo2 = lo;
+                    lo = cyc[k];
+                } else if (cyc[k] < lo2) {
+                    lo2 = cyc[k];
+                }
+            }
+            if (lo2 <= lo * (1 + LADDER_STEADY))
+                break;
+        }
     }
     mw_stats st;
-    mw_stats_compute(cyc, c->repeats, 0, &st);
+    mw_stats_compute(cyc, nr, 0, &st);
     *best = st.best;
     *cv = st.cv;
     return 0;
@@ -541,6 +557,7 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
 /* ------------------------------------------------------ loaded latency */
 #define LOADED_BURST 1024u    /* dependent loads per timed burst */
 #define LOADED_MAXB (1u << 14) /* bursts per point at most */
+#define LOADED_STEADY 0.01
 
 /* Median over bursts of LOADED_BURST dependent loads for `seconds`; short
  * bursts keep a lost time slice to a few of them. v holds LOADED_MAXB. */
@@ -549,9 +566,19 @@ static void median_chase(void **p, double seconds, double ovh, double hz, double
 {
     enum { BURST = LOADED_BURST, MAXB = LOADED_MAXB };
     unsigned nb = 0;
-    uint64_t end = mw_rdtsc() + (uint64_t)(seconds * hz);
-    while (nb < MAXB && (nb < 5 || mw_rdtsc() < end))
+    uint64_t start = mw_rdtsc();
+    uint64_t end = start + (uint64_t)(seconds * hz);
+    /* steady: past a sixth of the time, the medians of the two halves of
+     * the bursts so far agree within LOADED_STEADY */
+    uint64_t early = start + (uint64_t)(seconds * hz / 6);
+    while (nb < MAXB && (nb < 5 || mw_rdtsc() < end)) {
         v[nb++] = chase_time(p, BURST, ovh);
+        if (nb % 64 == 0 && nb >= 128 && mw_rdtsc() >= early) {
+            double a = median_of(v, nb / 2), b = median_of(v + nb / 2, nb - nb / 2);
+            if (fabs(a - b) <= LOADED_STEADY * fmin(a, b))
+                break;
+        }
+    }
     double med = median_of(v, nb);
     *cyc_out = med;
     *ns_out = med / hz * 1e9;
@@ -601,8 +628,10 @@ MW_API int mw_bench_loaded_latency(const mw_loaded_config *cfg, mw_loaded_result
         rc = -ENOMEM;
         goto out_unpin;
     }
-    mw_read_load_config lc = {
-        .threads = c.load_threads, .cpus = cpus + 1, .ncpus = (unsigned)ncpus - 1};
+    mw_read_load_config lc = {.threads = c.load_threads,
+                              .cpus = cpus + 1,
+                              .ncpus = (unsigned)ncpus - 1,
+                              .mix = c.mix};
     rc = mw_read_load_create(&lc, &l);
     if (rc < 0)
         goto out_unpin;

@@ -37,6 +37,9 @@ struct chart {
     unsigned nv;
     double hline;         /* horizontal mark when > 0 */
     const char *hlabel;
+    const double *hlines; /* more horizontal marks, coloured as series k (may be NULL) */
+    const char *const *hlabels;
+    unsigned nh;
 };
 
 static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
@@ -93,6 +96,11 @@ static int chart_write(const char *path, const struct chart *c)
         y0 = fmin(y0, tx(c->hline, c->ylog));
         y1 = fmax(y1, tx(c->hline, c->ylog));
     }
+    for (unsigned i = 0; i < c->nh; i++)
+        if (c->hlines[i] > 0) {
+            y0 = fmin(y0, tx(c->hlines[i], c->ylog));
+            y1 = fmax(y1, tx(c->hlines[i], c->ylog));
+        }
     if (!isfinite(x0) || !isfinite(y0))
         return MW_ERR_NODATA;
     if (!c->ylog) {
@@ -159,6 +167,17 @@ static int chart_write(const char *path, const struct chart *c)
                 "stroke-dasharray=\"4,3\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"#666\">%s</text>\n",
                 ML, PY(v), ML + pw, PY(v), ML + 4.0, PY(v) - 4, c->hlabel ? c->hlabel : "");
     }
+    for (unsigned i = 0; i < c->nh; i++) {
+        if (!(c->hlines[i] > 0))
+            continue;
+        double v = tx(c->hlines[i], c->ylog);
+        const char *col = colors[i % (sizeof colors / sizeof colors[0])];
+        fprintf(f,
+                "<line x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                "stroke-dasharray=\"6,4\"/><text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n",
+                ML, PY(v), ML + pw, PY(v), col, ML + 4.0 + 150.0 * (i % 4), PY(v) - 4, col,
+                c->hlabels ? c->hlabels[i] : "");
+    }
     for (unsigned k = 0; k < c->ns; k++) {
         const struct series *s = &c->s[k];
         const char *col = colors[k % (sizeof colors / sizeof colors[0])];
@@ -181,6 +200,25 @@ static int chart_write(const char *path, const struct chart *c)
     if (fclose(f) != 0)
         return -errno;
     return 0;
+}
+
+int mw_plot_lines(const char *path, const char *title, const char *xlabel, const char *ylabel,
+                  int xlog, int ylog, const mw_plot_series *ser, unsigned n,
+                  const double *hlines, const char *const *hlabels, unsigned nh)
+{
+    struct series s[16];
+    if (n > 16)
+        n = 16;
+    for (unsigned k = 0; k < n; k++) {
+        snprintf(s[k].name, sizeof s[k].name, "%s", ser[k].name);
+        s[k].x = ser[k].x;
+        s[k].y = ser[k].y;
+        s[k].n = ser[k].n;
+    }
+    struct chart c = {.title = title, .xlabel = xlabel, .ylabel = ylabel, .xlog = xlog,
+                      .ylog = ylog, .s = s, .ns = n, .hlines = hlines, .hlabels = hlabels,
+                      .nh = nh};
+    return chart_write(path, &c);
 }
 
 static int plot_sweep(const mw_calib_results *r, const char *dir)

@@ -5,7 +5,11 @@
  * 64-byte records, one 8-byte load per record, with K NOPs after every four
  * loads. For the grid's delays (0 and powers of two) the NOPs are emitted
  * as straight-line `.rept K; nop` blocks; other delays use blocks of 8 NOPs
- * plus a remainder. Lines are counted exactly per block of 256 records.
+ * plus a remainder. Lines are counted exactly per block of 384 records.
+ * Read/write mixes (bench.h, mw_read_mix): the same loop over periods of 12
+ * records, some of them stored (normal 8-byte stores, or non-temporal
+ * stores of the whole line); the traffic is counted from the mix's exact
+ * pattern (mw_mix_traffic).
  * May call: bench_common.c, counters/tsc.h. Threading: one controlling thread
  * per mw_read_load; worker threads sleep on a condition variable between
  * runs so they take no CPU from a measuring thread.
@@ -14,6 +18,7 @@
 #include "tsc.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -21,7 +26,107 @@
 #include <string.h>
 #include <time.h>
 
-#define SWEEP_BLOCK 256 /* records between stop-flag checks */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define MW_HAVE_NT 1
+#else
+#define MW_HAVE_NT 0
+#endif
+
+#define SWEEP_BLOCK 384 /* records between stop-flag checks (32 mix periods) */
+
+/* ---------------------------------------------------------------- mixes */
+static const char *const mix_names[MW_MIX_COUNT] = {"reads100", "reads75", "reads50", "nt50"};
+/* records of a period of 12 that are stored: reads75 every third
+ * (2, 5, 8, 11), reads50 all, nt50 every second (1, 3, ... 11) */
+static const unsigned mix_masks[MW_MIX_COUNT] = {0x000, 0x924, 0xfff, 0xaaa};
+
+MW_API const char *mw_mix_name(mw_read_mix m)
+{
+    return (unsigned)m < MW_MIX_COUNT ? mix_names[m] : NULL;
+}
+
+MW_API int mw_mix_parse(const char *s, mw_read_mix *out)
+{
+    static const char *const alias[MW_MIX_COUNT] = {"100", "75", "50", "nt"};
+    if (!s)
+        return -EINVAL;
+    for (unsigned m = 0; m < MW_MIX_COUNT; m++)
+        if (!strcmp(s, mix_names[m]) || !strcmp(s, alias[m])) {
+            *out = (mw_read_mix)m;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+MW_API int mw_mix_parse_list(const char *s, unsigned *mask)
+{
+    unsigned w = 0;
+    if (!s || !*s)
+        return -EINVAL;
+    while (*s) {
+        size_t len = strcspn(s, ",");
+        char name[16];
+        if (!len || len >= sizeof name)
+            return -EINVAL;
+        memcpy(name, s, len);
+        name[len] = 0;
+        mw_read_mix m;
+        if (!strcmp(name, "all"))
+            w |= (1u << MW_MIX_COUNT) - 1;
+        else if (mw_mix_parse(name, &m) == 0)
+            w |= 1u << m;
+        else
+            return -EINVAL;
+        s += len;
+        if (*s == ',' && !*++s)
+            return -EINVAL; /* a trailing comma */
+    }
+    *mask = w;
+    return 0;
+}
+
+MW_API unsigned mw_mix_store_mask(mw_read_mix m)
+{
+    return (unsigned)m < MW_MIX_COUNT ? mix_masks[m] : 0;
+}
+
+MW_API int mw_mix_nontemporal(mw_read_mix m)
+{
+    return m == MW_MIX_NT50;
+}
+
+MW_API int mw_mix_traffic(mw_read_mix m, uint64_t records, double *read_bytes,
+                          double *write_bytes)
+{
+    if ((unsigned)m >= MW_MIX_COUNT || records % MW_MIX_PERIOD)
+        return -EINVAL;
+    unsigned stores = (unsigned)__builtin_popcount(mix_masks[m]);
+    uint64_t periods = records / MW_MIX_PERIOD;
+    /* every record's line is read unless a non-temporal store writes it */
+    double rd = (double)(mw_mix_nontemporal(m) ? MW_MIX_PERIOD - stores : MW_MIX_PERIOD);
+    if (read_bytes)
+        *read_bytes = (double)periods * rd * MW_LINE;
+    if (write_bytes)
+        *write_bytes = (double)periods * stores * MW_LINE;
+    return 0;
+}
+
+MW_API double mw_mix_read_share(mw_read_mix m)
+{
+    double r, w;
+    if (mw_mix_traffic(m, MW_MIX_PERIOD, &r, &w) < 0)
+        return NAN;
+    return r / (r + w);
+}
+
+/* traffic bytes per record of a mix */
+static double mix_bytes_per_record(mw_read_mix m)
+{
+    double r = 0, w = 0;
+    mw_mix_traffic(m, MW_MIX_PERIOD, &r, &w);
+    return (r + w) / MW_MIX_PERIOD;
+}
 
 MW_API unsigned mw_read_sweep_delay_grid(unsigned max_delay, unsigned *out, unsigned cap)
 {
@@ -107,6 +212,98 @@ static void read_any(const volatile char *p, size_t recs, unsigned delay)
     }
 }
 
+/* Mixed kernels: one record's access, a group of four, a period of 12. */
+static inline __attribute__((always_inline)) void mix_rec(volatile char *p, size_t i, int store,
+                                                          int nt)
+{
+    char *q = (char *)p + i * MW_LINE;
+    if (!store) {
+        (void)*(const volatile uint64_t *)q;
+    } else if (nt) {
+#if MW_HAVE_NT
+        __m128i v = _mm_set1_epi64x((long long)i);
+        _mm_stream_si128((__m128i *)q, v);
+        _mm_stream_si128((__m128i *)(q + 16), v);
+        _mm_stream_si128((__m128i *)(q + 32), v);
+        _mm_stream_si128((__m128i *)(q + 48), v);
+#endif
+    } else {
+        *(volatile uint64_t *)q = i;
+    }
+}
+
+#define MIX_GROUP(p, i, mask, nt)                                                              \
+    do {                                                                                       \
+        mix_rec(p, (i) + 0, ((mask) >> 0) & 1, nt);                                            \
+        mix_rec(p, (i) + 1, ((mask) >> 1) & 1, nt);                                            \
+        mix_rec(p, (i) + 2, ((mask) >> 2) & 1, nt);                                            \
+        mix_rec(p, (i) + 3, ((mask) >> 3) & 1, nt);                                            \
+    } while (0)
+
+typedef void (*mix_fn)(volatile char *p, size_t recs, unsigned delay);
+
+#define MIX_NOPS(K) __asm__ volatile(".rept " #K "\n\tnop\n\t.endr" ::: "memory")
+
+#define MIX_FN(NAME, MASK, NT, K)                                                              \
+    static void NAME##_k##K(volatile char *p, size_t recs, unsigned delay)                     \
+    {                                                                                          \
+        (void)delay;                                                                           \
+        for (size_t i = 0; i < recs; i += MW_MIX_PERIOD) {                                     \
+            MIX_GROUP(p, i, (MASK), NT);                                                       \
+            MIX_NOPS(K);                                                                       \
+            MIX_GROUP(p, i + 4, (MASK) >> 4, NT);                                              \
+            MIX_NOPS(K);                                                                       \
+            MIX_GROUP(p, i + 8, (MASK) >> 8, NT);                                              \
+            MIX_NOPS(K);                                                                       \
+        }                                                                                      \
+    }
+
+#define MIX_ANY(NAME, MASK, NT)                                                                \
+    static void NAME##_any(volatile char *p, size_t recs, unsigned delay)                      \
+    {                                                                                          \
+        for (size_t i = 0; i < recs; i += 4) {                                                 \
+            unsigned m = (MASK) >> (i % MW_MIX_PERIOD);                                        \
+            mix_rec(p, i + 0, (m >> 0) & 1, NT);                                               \
+            mix_rec(p, i + 1, (m >> 1) & 1, NT);                                               \
+            mix_rec(p, i + 2, (m >> 2) & 1, NT);                                               \
+            mix_rec(p, i + 3, (m >> 3) & 1, NT);                                               \
+            unsigned k = delay;                                                                \
+            for (; k >= 8; k -= 8)                                                             \
+                __asm__ volatile(".rept 8\n\tnop\n\t.endr");                                   \
+            for (; k; k--)                                                                     \
+                __asm__ volatile("nop");                                                       \
+        }                                                                                      \
+    }
+
+/* Every power-of-two delay of the grid, and any other, per mix. */
+#define MIX_ALL(NAME, MASK, NT)                                                                \
+    MIX_FN(NAME, MASK, NT, 0) MIX_FN(NAME, MASK, NT, 1) MIX_FN(NAME, MASK, NT, 2)              \
+    MIX_FN(NAME, MASK, NT, 4) MIX_FN(NAME, MASK, NT, 8) MIX_FN(NAME, MASK, NT, 16)             \
+    MIX_FN(NAME, MASK, NT, 32) MIX_FN(NAME, MASK, NT, 64) MIX_FN(NAME, MASK, NT, 128)          \
+    MIX_FN(NAME, MASK, NT, 256) MIX_FN(NAME, MASK, NT, 512) MIX_FN(NAME, MASK, NT, 1024)       \
+    MIX_FN(NAME, MASK, NT, 2048) MIX_FN(NAME, MASK, NT, 4096) MIX_FN(NAME, MASK, NT, 8192)     \
+    MIX_ANY(NAME, MASK, NT)                                                                    \
+    static const mix_fn NAME##_tab[16] = {                                                     \
+        NAME##_k0,   NAME##_k1,    NAME##_k2,    NAME##_k4,    NAME##_k8,   NAME##_k16,        \
+        NAME##_k32,  NAME##_k64,   NAME##_k128,  NAME##_k256,  NAME##_k512, NAME##_k1024,      \
+        NAME##_k2048, NAME##_k4096, NAME##_k8192, NAME##_any};
+
+MIX_ALL(mix75, 0x924u, 0)
+MIX_ALL(mix50, 0xfffu, 0)
+MIX_ALL(mixnt, 0xaaau, 1)
+
+/* The kernel of a mix other than reads100 for a delay. */
+static mix_fn pick_mix(mw_read_mix m, unsigned delay)
+{
+    unsigned k = 15; /* any */
+    if (delay == 0)
+        k = 0;
+    else if (!(delay & (delay - 1)) && delay <= 8192)
+        k = 1 + (unsigned)__builtin_ctz(delay);
+    const mix_fn *tab = m == MW_MIX_R75 ? mix75_tab : m == MW_MIX_R50 ? mix50_tab : mixnt_tab;
+    return tab[k];
+}
+
 static read_fn pick_read(unsigned delay)
 {
     switch (delay) {
@@ -149,6 +346,7 @@ struct mw_read_load {
     unsigned gen;          /* incremented per start; workers run when it changes */
     int quit;
     unsigned delay;
+    mw_read_mix mix;
     _Atomic int stop;
     _Atomic unsigned running, done, ready;
     int running_now;
@@ -178,17 +376,25 @@ static void *load_worker(void *p)
         seen = l->gen;
         unsigned delay = l->delay;
         pthread_mutex_unlock(&l->mu);
-        read_fn fn = pick_read(delay);
+        read_fn fn = l->mix == MW_MIX_R100 ? pick_read(delay) : NULL;
+        mix_fn mfn = l->mix == MW_MIX_R100 ? NULL : pick_mix(l->mix, delay);
         uint64_t lines = 0;
         atomic_fetch_add(&l->running, 1);
         uint64_t t0 = mw_tsc_start();
         while (!atomic_load_explicit(&l->stop, memory_order_relaxed)) {
-            fn((const volatile char *)t->buf + pos * MW_LINE, SWEEP_BLOCK, delay);
+            if (fn)
+                fn((const volatile char *)t->buf + pos * MW_LINE, SWEEP_BLOCK, delay);
+            else
+                mfn((volatile char *)t->buf + pos * MW_LINE, SWEEP_BLOCK, delay);
             lines += SWEEP_BLOCK;
             pos += SWEEP_BLOCK;
             if (pos + SWEEP_BLOCK > recs_total)
                 pos = 0;
         }
+#if MW_HAVE_NT
+        if (mw_mix_nontemporal(l->mix))
+            _mm_sfence(); /* the streamed lines are on their way before the clock stops */
+#endif
         uint64_t t1 = mw_tsc_end();
         t->lines = lines;
         t->t0 = t0;
@@ -205,6 +411,13 @@ MW_API int mw_read_load_create(const mw_read_load_config *cfg, mw_read_load **ou
         return -EINVAL;
     if (cfg->threads > MW_BENCH_MAX_CPUS)
         return MW_ERR_TOOBIG;
+    if ((unsigned)cfg->mix >= MW_MIX_COUNT)
+        return -EINVAL;
+    if (mw_mix_nontemporal(cfg->mix) && !MW_HAVE_NT) {
+        mw_log(MW_LOG_ERROR, "read load: this build has no non-temporal store for mix %s",
+               mw_mix_name(cfg->mix));
+        return MW_ERR_UNSUPPORTED;
+    }
     int cpus[MW_BENCH_MAX_CPUS];
     int ncpus = mw_bench_cpu_list(cfg->cpus, cfg->ncpus, cpus, MW_BENCH_MAX_CPUS);
     if (ncpus <= 0)
@@ -229,6 +442,7 @@ MW_API int mw_read_load_create(const mw_read_load_config *cfg, mw_read_load **ou
         return -ENOMEM;
     l->threads = cfg->threads;
     l->bytes_per_thread = per;
+    l->mix = cfg->mix;
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
     l->th = calloc(cfg->threads, sizeof *l->th);
@@ -306,6 +520,8 @@ MW_API int mw_read_load_stop(mw_read_load *l, mw_sweep_point *out)
     uint64_t t0 = UINT64_MAX, t1 = 0;
     out->threads = l->threads;
     out->delay = l->delay;
+    out->mix = l->mix;
+    double bpr = mix_bytes_per_record(l->mix);
     for (unsigned i = 0; i < l->threads; i++) {
         struct load_thread *t = &l->th[i];
         out->lines += t->lines;
@@ -315,10 +531,11 @@ MW_API int mw_read_load_stop(mw_read_load *l, mw_sweep_point *out)
             t1 = t->t1;
         double s = (double)(t->t1 - t->t0) / hz;
         if (s > 0)
-            out->bw += (double)t->lines * MW_LINE / s;
+            out->bw += (double)t->lines * bpr / s;
     }
     out->seconds = (double)(t1 - t0) / hz;
-    out->bytes = (double)out->lines * MW_LINE;
+    mw_mix_traffic(l->mix, out->lines, &out->read_bytes, &out->write_bytes);
+    out->bytes = out->read_bytes + out->write_bytes;
     out->bw_window = out->seconds > 0 ? out->bytes / out->seconds : 0;
     return 0;
 }
@@ -387,6 +604,12 @@ MW_API int mw_bench_read_sweep(const mw_sweep_config *cfg, mw_sweep_result *out)
         c.windows = 3;
     if (c.windows > MW_BENCH_MAX_REPEATS)
         return MW_ERR_TOOBIG;
+    if (!c.min_windows)
+        c.min_windows = 2;
+    if (c.min_windows > c.windows)
+        c.min_windows = c.windows;
+    if (c.cv_target == 0)
+        c.cv_target = 0.02;
     out->nthreads = mw_read_sweep_thread_grid(c.max_threads, out->thread_grid,
                                               MW_SWEEP_MAX_THREADS);
     out->ndelays = mw_read_sweep_delay_grid(c.max_delay, out->delay_grid, MW_SWEEP_MAX_DELAYS);
@@ -405,6 +628,9 @@ MW_API int mw_bench_read_sweep(const mw_sweep_config *cfg, mw_sweep_result *out)
         for (unsigned di = 0; di < out->ndelays && !rc; di++) {
             mw_sweep_point *p = &out->point[ti][di];
             double bws[MW_BENCH_MAX_REPEATS];
+            unsigned nw = 0;
+            mw_stats st;
+            memset(&st, 0, sizeof st);
             for (unsigned w = 0; w < c.windows; w++) {
                 mw_sweep_point cur;
                 rc = mw_read_load_start(l, out->delay_grid[di]);
@@ -415,15 +641,19 @@ MW_API int mw_bench_read_sweep(const mw_sweep_config *cfg, mw_sweep_result *out)
                 if (rc < 0)
                     break;
                 bws[w] = cur.bw;
+                nw = w + 1;
                 if (w == 0 || cur.bw > p->bw)
                     *p = cur;
+                /* steady: stop once the windows agree within the CV target */
+                mw_stats_compute(bws, nw, 1, &st);
+                if (nw >= c.min_windows && c.cv_target > 0 && st.cv <= c.cv_target)
+                    break;
             }
             if (rc < 0)
                 break;
-            mw_stats st;
-            mw_stats_compute(bws, c.windows, 1, &st);
-            p->windows = c.windows;
+            p->windows = nw;
             p->bw_median = st.median;
+            p->bw_cv = st.cv;
             if (p->bw > out->peak_bw)
                 out->peak_bw = p->bw;
             if (out->min_bw == 0 || p->bw < out->min_bw)

@@ -242,6 +242,9 @@ struct triad_shared {
     size_t maxblocks;
     uint64_t run_t0, run_t1; /* thread 0's clock: before the start barrier, after the end one */
     int pin_err;
+    double steady;        /* barrier mode: stop once the 3 best agree within this (0: off) */
+    unsigned min_repeats; /* ... after at least this many */
+    unsigned done_reps;   /* repetitions run */
     _Atomic int go; /* 0 wait, 1 run, -1 abort (a thread could not start) */
 };
 
@@ -255,6 +258,32 @@ static void chunk_of(size_t n, unsigned threads, unsigned id, size_t *lo, size_t
     size_t blocks = n / TRIAD_ALIGN_ELEMS;
     *lo = blocks * id / threads * TRIAD_ALIGN_ELEMS;
     *hi = blocks * (id + 1) / threads * TRIAD_ALIGN_ELEMS;
+}
+
+/* Barrier mode: the three fastest of the first r repetitions (each timed
+ * from its first start to its last end over all threads) lie within
+ * sh->steady of each other: the best-of figure is confirmed. */
+static int triad_steady(struct triad_shared *sh, unsigned r)
+{
+    double top[3] = {0, 0, 0};
+    for (unsigned k = 0; k < r; k++) {
+        uint64_t t0 = UINT64_MAX, t1 = 0;
+        for (unsigned t = 0; t < sh->threads; t++) {
+            uint64_t a = atomic_load_explicit(&sh->start[t][k], memory_order_relaxed);
+            uint64_t b = atomic_load_explicit(&sh->end[t][k], memory_order_relaxed);
+            t0 = a < t0 ? a : t0;
+            t1 = b > t1 ? b : t1;
+        }
+        double rate = t1 > t0 ? 1.0 / (double)(t1 - t0) : 0;
+        for (int i = 0; i < 3; i++)
+            if (rate > top[i]) {
+                for (int j = 2; j > i; j--)
+                    top[j] = top[j - 1];
+                top[i] = rate;
+                break;
+            }
+    }
+    return top[2] > 0 && (top[0] - top[2]) / top[0] <= sh->steady;
 }
 
 static size_t blocks_of(size_t lo, size_t hi)
@@ -368,14 +397,25 @@ static void *triad_worker(void *p)
             stolen += (unsigned)run_unit(sh, (unsigned)v);
         atomic_fetch_add(&sh->stolen, stolen);
     } else {
-        for (unsigned r = 0; r < sh->repeats; r++) {
+        unsigned r = 0;
+        while (r < sh->repeats) {
             mw_spin_barrier_wait(&sh->bar, &sense);
             uint64_t t0 = mw_tsc_start();
             sh->fn(sh->c + lo, sh->a + lo, sh->b + lo, TRIAD_SCALAR, hi - lo);
             uint64_t t1 = mw_tsc_end();
             atomic_store_explicit(&sh->start[arg->id][r], t0, memory_order_relaxed);
             atomic_store_explicit(&sh->end[arg->id][r], t1, memory_order_relaxed);
+            r++;
+            if (sh->steady > 0 && r >= sh->min_repeats && r < sh->repeats) {
+                /* every thread reads the same stamps after the barrier and
+                 * so takes the same decision */
+                mw_spin_barrier_wait(&sh->bar, &sense);
+                if (triad_steady(sh, r))
+                    break;
+            }
         }
+        if (arg->id == 0)
+            sh->done_reps = r;
     }
     mw_spin_barrier_wait(&sh->bar, &sense);
     if (arg->id == 0)
@@ -439,6 +479,9 @@ MW_API int mw_bench_triad(const mw_triad_config *cfg, mw_triad_result *out)
     sh->threads = c.threads;
     sh->repeats = c.repeats;
     sh->free_running = c.free_running;
+    sh->done_reps = c.repeats;
+    sh->steady = c.free_running ? 0 : c.steady < 0 ? 0 : c.steady > 0 ? c.steady : 0.01;
+    sh->min_repeats = c.min_repeats ? c.min_repeats : 4;
     sh->fn = c.store == MW_TRIAD_NT ? k->nt : k->normal;
     sh->done = done;
     sh->maxblocks = maxblocks;
@@ -473,6 +516,7 @@ MW_API int mw_bench_triad(const mw_triad_config *cfg, mw_triad_result *out)
     snprintf(out->isa, sizeof out->isa, "%s", k->isa);
     out->bytes_per_iter = mw_triad_bytes_per_iter(c.store, 0);
     out->bytes = (double)out->bytes_per_iter * (double)n;
+    c.repeats = sh->done_reps; /* fewer where the figure was steady early */
     out->repeats = c.repeats;
     out->huge_pages = huge;
     for (unsigned r = 0; r < c.repeats; r++) {

@@ -234,6 +234,11 @@ static cJSON *pw_evidence(const mw_validation *v)
         pw_exact(o, "threads", p->threads);
         pw_exact(o, "delay", p->delay);
         pw_num(o, "bw", p->bw);
+        if (p->mix) { /* points of the other read/write mixes (reads100 has no key) */
+            cJSON_AddStringToObject(o, "mix", mw_mix_name((mw_read_mix)p->mix));
+            pw_num(o, "read_bw", p->read_bw);
+            pw_num(o, "write_bw", p->write_bw);
+        }
         if (p->direct_ns > 0)
             pw_num(o, "direct_ns", p->direct_ns);
         cJSON *ns = cJSON_AddArrayToObject(o, "ns");
@@ -242,6 +247,29 @@ static cJSON *pw_evidence(const mw_validation *v)
         cJSON_AddItemToArray(pts, o);
     }
     return e;
+}
+
+/* "mixes": one saturation curve per read/write mix (docs/profile-format.md) */
+static cJSON *pw_mixes(const mw_profile *p)
+{
+    if (!p->n_mixes)
+        return NULL;
+    cJSON *arr = cJSON_CreateArray();
+    for (unsigned i = 0; arr && i < p->n_mixes && i < MW_PROFILE_MAX_MIXES; i++) {
+        const mw_profile_mix *m = &p->mixes[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            break;
+        cJSON_AddStringToObject(o, "name", m->name);
+        pw_exact(o, "read_share", m->read_share);
+        cJSON_AddBoolToObject(o, "nontemporal", m->nontemporal);
+        pw_exact(o, "threshold_ns", m->threshold_ns);
+        pw_exact(o, "peak_bw", m->peak_bw);
+        pw_exact(o, "peak_ns", m->peak_ns);
+        cJSON_AddBoolToObject(o, "saturated", m->saturated);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
 }
 
 MW_API int mw_profile_write(const char *path, const mw_profile *p, const mw_validation *v,
@@ -277,6 +305,8 @@ MW_API int mw_profile_write(const char *path, const mw_profile *p, const mw_vali
     cJSON *item = pw_methods(p, v);
     if (item)
         cJSON_AddItemToObject(root, "methods", item);
+    if ((item = pw_mixes(p)))
+        cJSON_AddItemToObject(root, "mixes", item);
     if ((item = pw_machine()))
         cJSON_AddItemToObject(root, "machine", item);
     if (calib && (item = pw_hierarchy(calib)))

@@ -21,6 +21,7 @@
 #include <memwatch/probe_lat.h>
 #include <memwatch/validate.h>
 
+#include "bench_int.h"
 #include "validate_int.h"
 
 #include <errno.h>
@@ -28,6 +29,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,8 +51,21 @@ static void val_sleep_ns(uint64_t ns)
  * kept reading pools only bursts taken at this point, as a profiler's reading
  * does once a phase has lasted a window. */
 #define VAL_SETTLE_NS 50000000ull
+/* Steady: after min_n readings, the median's standard error (1.25 sd /
+ * sqrt(n), as for a normal sample) is at most se of the median. */
+static int val_steady(const double *ns, unsigned n, unsigned min_n, double se)
+{
+    if (se <= 0 || n < min_n || n < 2)
+        return 0;
+    double mean, sd;
+    mw_val_mean_sd(ns, n, &mean, &sd);
+    double med = mw_val_median(ns, n);
+    return med > 0 && 1.25 * sd / sqrt((double)n) <= se * med;
+}
+
 static int val_sample(mw_probe_lat *pl, double seconds, mw_val_point *pt, double *costs,
-                      unsigned *ncost, unsigned cost_cap, unsigned *bursts, unsigned *lines)
+                      unsigned *ncost, unsigned cost_cap, unsigned *bursts, unsigned *lines,
+                      unsigned min_n, double se)
 {
     uint64_t span = (uint64_t)(seconds * 1e9);
     uint64_t step = span / MW_VAL_MAX_SAMPLES;
@@ -74,6 +89,8 @@ static int val_sample(mw_probe_lat *pl, double seconds, mw_val_point *pt, double
                 costs[(*ncost)++] = (double)r.cost_ns;
             *bursts = r.bursts;
             *lines = r.lines;
+            if (val_steady(pt->ns, pt->n, min_n, se))
+                break;
         }
         uint64_t next = t0 + (i + 1) * step, now = mw_now_ns();
         if (next > now)
@@ -141,7 +158,17 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
     unsigned nt = mw_read_sweep_thread_grid(max_threads, tgrid, MW_SWEEP_MAX_THREADS);
     unsigned nd = mw_read_sweep_delay_grid(cfg->max_delay ? cfg->max_delay : 1024, dgrid,
                                            MW_SWEEP_MAX_DELAYS);
-    unsigned total = 1 + nt * nd, done = 0;
+    unsigned min_n = cfg->min_samples ? cfg->min_samples : 16;
+    double se = cfg->se_target == 0 ? 0.01 : cfg->se_target;
+    unsigned mgrid[MW_SWEEP_MAX_DELAYS], nmd = 0, nmix = 0;
+    unsigned mixes = cfg->mixes & ((1u << MW_MIX_COUNT) - 1) & ~1u;
+    if (mixes) {
+        nmd = mw_val_mix_delay_grid(cfg->max_delay ? cfg->max_delay : 1024, 2, mgrid,
+                                    MW_SWEEP_MAX_DELAYS);
+        nmix = (unsigned)__builtin_popcount(mixes);
+    }
+    unsigned total = 1 + nt * nd + nmix * nmd, done = 0;
+    double t_start = (double)mw_now_ns() / 1e9;
     enum { COST_CAP = 4096 };
     double *costs = malloc(COST_CAP * sizeof *costs);
     unsigned ncost = 0;
@@ -156,7 +183,8 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
     mw_val_point *pt = &v->point[v->npoints++];
     memset(pt, 0, sizeof *pt);
     unsigned used_bursts = 0, used_lines = 0;
-    rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts, &used_lines);
+    /* the idle point is every mix's reference: all its readings */
+    rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts, &used_lines, 0, -1);
     if (calib && (calib->ran & MW_CALIB_LOADED))
         pt->direct_ns = calib->loaded.idle_ns;
     double idle_spread = mw_val_rel_spread(pt->ns, pt->n);
@@ -187,7 +215,7 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
                 if ((rc = mw_read_load_start(l, dgrid[di])) < 0)
                     break;
                 rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts,
-                                &used_lines);
+                                &used_lines, min_n, se);
                 int src = mw_read_load_stop(l, &sp);
                 if (!rc)
                     rc = src;
@@ -210,6 +238,55 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
         }
         mw_read_load_destroy(l);
     }
+    unsigned n100 = v->npoints;
+    double t_mid = (double)mw_now_ns() / 1e9;
+    /* the read/write mixes: the largest thread count over a coarser delay grid */
+    for (unsigned mx = 1; mx < MW_MIX_COUNT && !rc; mx++) {
+        if (!(mixes & (1u << mx)))
+            continue;
+        mw_read_load_config lc = {.threads = tgrid[nt - 1], .cpus = lcpus, .ncpus = nl,
+                                  .mix = (mw_read_mix)mx};
+        mw_read_load *l = NULL;
+        int lrc = mw_read_load_create(&lc, &l);
+        if (lrc < 0) { /* e.g. no non-temporal store: the other mixes go on */
+            done += nmd;
+            continue;
+        }
+        mw_val_mix *vm = &v->mix[v->nmix];
+        vm->mix = (int)mx;
+        vm->read_share = mw_mix_read_share((mw_read_mix)mx);
+        vm->first = v->npoints;
+        for (unsigned di = 0; di < nmd && !rc && v->npoints < MW_VAL_MAX_POINTS; di++) {
+            pt = &v->point[v->npoints];
+            memset(pt, 0, sizeof *pt);
+            pt->threads = lc.threads;
+            pt->delay = mgrid[di];
+            pt->mix = (int)mx;
+            mw_sweep_point sp;
+            if ((rc = mw_read_load_start(l, mgrid[di])) < 0)
+                break;
+            rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts, &used_lines,
+                            min_n, se);
+            int src = mw_read_load_stop(l, &sp);
+            if (!rc)
+                rc = src;
+            if (rc < 0)
+                break;
+            pt->bw = sp.bw;
+            double win = sp.bytes > 0 ? sp.bw / sp.bytes : 0;
+            pt->read_bw = sp.read_bytes * win;
+            pt->write_bw = sp.write_bytes * win;
+            v->npoints++;
+            vm->n++;
+            if (cfg->progress)
+                cfg->progress(cfg->user, ++done, total);
+        }
+        mw_read_load_destroy(l);
+        if (vm->n)
+            v->nmix++;
+    }
+    v->part_s[0] = t_mid - t_start;
+    v->part_s[1] = (double)mw_now_ns() / 1e9 - t_mid;
     v->probe_cost_ns = ncost ? mw_val_median_inplace(costs, ncost) : 0;
     free(costs);
     v->probe_lines = used_lines;
@@ -226,7 +303,20 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
     for (unsigned i = 0; i < v->npoints; i++)
         lp[i] = (mw_lat_point){.bw = v->point[i].bw, .direct_ns = v->point[i].direct_ns,
                                .n = v->point[i].n, .ns = v->point[i].ns};
-    rc = mw_verdict_lat(lp, v->npoints, &v->rules, &m->lat);
+    rc = mw_verdict_lat(lp, n100, &v->rules, &m->lat);
+    /* each mix's curve: the idle point and its own points, the same rule */
+    for (unsigned k = 0; k < v->nmix && rc == 0; k++) {
+        mw_val_mix *vm = &v->mix[k];
+        mw_lat_point *mp = calloc(vm->n + 1, sizeof *mp);
+        if (!mp) {
+            rc = -ENOMEM;
+            break;
+        }
+        mp[0] = lp[0];
+        memcpy(mp + 1, lp + vm->first, vm->n * sizeof *mp);
+        rc = mw_threshold_compute(mp, vm->n + 1, &v->rules, &vm->th);
+        free(mp);
+    }
     free(lp);
     if (rc < 0)
         return rc;
@@ -256,7 +346,8 @@ static void val_fill_profile(mw_validation *v, const mw_calib_results *calib)
     p->bw_factor = 1.0;
     double peak = 0;
     for (unsigned i = 0; i < v->npoints; i++)
-        peak = fmax(peak, v->point[i].bw);
+        if (!v->point[i].mix)
+            peak = fmax(peak, v->point[i].bw);
     if (calib && (calib->ran & MW_CALIB_TRIAD))
         peak = fmax(peak, fmax(calib->triad[MW_TRIAD_NORMAL].bw_stats.best,
                                calib->triad[MW_TRIAD_NT].bw_stats.best));
@@ -294,6 +385,32 @@ static void val_fill_profile(mw_validation *v, const mw_calib_results *calib)
     if (bw) {
         val_copy(p->bw_method, sizeof p->bw_method, bw->name);
         p->bw_factor = bw->bw.factor;
+    }
+    /* the mixes' curves: reads100 from the whole grid, then the others */
+    for (unsigned i = 0; i < v->nmethods; i++) {
+        const mw_val_method *m = &v->method[i];
+        if (strcmp(m->name, "probe_lat") || !m->available || !(m->lat.th.threshold_ns > 0))
+            continue;
+        mw_profile_mix *pm = &p->mixes[p->n_mixes++];
+        snprintf(pm->name, sizeof pm->name, "%s", mw_mix_name(MW_MIX_R100));
+        pm->read_share = 1;
+        pm->threshold_ns = m->lat.th.threshold_ns;
+        pm->peak_bw = m->lat.th.peak_bw;
+        pm->peak_ns = m->lat.th.peak_ns;
+        pm->saturated = m->lat.th.saturated;
+        for (unsigned k = 0; k < v->nmix && p->n_mixes < MW_PROFILE_MAX_MIXES; k++) {
+            const mw_val_mix *vm = &v->mix[k];
+            if (!(vm->th.threshold_ns > 0) || !isfinite(vm->th.threshold_ns))
+                continue;
+            pm = &p->mixes[p->n_mixes++];
+            snprintf(pm->name, sizeof pm->name, "%s", mw_mix_name((mw_read_mix)vm->mix));
+            pm->read_share = vm->read_share;
+            pm->nontemporal = mw_mix_nontemporal((mw_read_mix)vm->mix);
+            pm->threshold_ns = vm->th.threshold_ns;
+            pm->peak_bw = isfinite(vm->th.peak_bw) ? vm->th.peak_bw : 0;
+            pm->peak_ns = isfinite(vm->th.peak_ns) ? vm->th.peak_ns : 0;
+            pm->saturated = vm->th.saturated;
+        }
     }
     for (unsigned i = 0; i < v->nmethods && p->n_methods < MW_PROFILE_MAX_METHODS; i++) {
         const mw_val_method *m = &v->method[i];
@@ -412,6 +529,81 @@ out:
     return rc;
 }
 
+MW_API unsigned mw_val_mix_delay_grid(unsigned max_delay, unsigned stride, unsigned *out,
+                                      unsigned cap)
+{
+    unsigned n = 0;
+    if (!cap || !stride || stride > 16)
+        return 0;
+    out[n++] = 0;
+    for (uint64_t d = 1; d <= max_delay && n < cap; d <<= stride)
+        out[n++] = (unsigned)d;
+    if (max_delay && out[n - 1] != max_delay) {
+        if (n < cap)
+            out[n++] = max_delay;
+        else
+            out[n - 1] = max_delay;
+    }
+    return n;
+}
+
+MW_API int mw_validate_write_mix_plot(const mw_validation *v, const char *dir)
+{
+    if (!v || !dir)
+        return -EINVAL;
+    if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+        return -errno;
+    static double xs[MW_MIX_COUNT][MW_VAL_MAX_POINTS], ys[MW_MIX_COUNT][MW_VAL_MAX_POINTS];
+    mw_plot_series ser[MW_MIX_COUNT];
+    double hl[MW_MIX_COUNT];
+    const char *hlab[MW_MIX_COUNT];
+    static char labs[MW_MIX_COUNT][64];
+    unsigned ns = 0;
+    for (unsigned mx = 0; mx < MW_MIX_COUNT; mx++) {
+        unsigned n = 0;
+        for (unsigned i = 0; i < v->npoints && n < MW_VAL_MAX_POINTS; i++) {
+            const mw_val_point *p = &v->point[i];
+            /* reads100: the largest thread count of the grid, as the mixes */
+            int take = i == 0 || (p->mix == (int)mx &&
+                                  (mx || p->threads == v->load_threads_max));
+            if (!take || !p->n)
+                continue;
+            xs[ns][n] = p->bw / 1e9;
+            ys[ns][n++] = mw_val_median(p->ns, p->n);
+        }
+        for (unsigned a = 1; a < n; a++) /* by bandwidth */
+            for (unsigned b = a; b > 0 && xs[ns][b] < xs[ns][b - 1]; b--) {
+                double tx_ = xs[ns][b], ty_ = ys[ns][b];
+                xs[ns][b] = xs[ns][b - 1];
+                ys[ns][b] = ys[ns][b - 1];
+                xs[ns][b - 1] = tx_;
+                ys[ns][b - 1] = ty_;
+            }
+        if (n < 2)
+            continue;
+        double th = 0;
+        if (mx == 0) {
+            for (unsigned k = 0; k < v->nmethods; k++)
+                if (!strcmp(v->method[k].name, "probe_lat"))
+                    th = v->method[k].lat.th.threshold_ns;
+        } else {
+            for (unsigned k = 0; k < v->nmix; k++)
+                if (v->mix[k].mix == (int)mx)
+                    th = v->mix[k].th.threshold_ns;
+        }
+        ser[ns] = (mw_plot_series){mw_mix_name((mw_read_mix)mx), xs[ns], ys[ns], n};
+        snprintf(labs[ns], sizeof labs[ns], "%s %.0f ns", mw_mix_name((mw_read_mix)mx), th);
+        hl[ns] = th;
+        hlab[ns] = labs[ns];
+        ns++;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/mixes.svg", dir);
+    return mw_plot_lines(path, "Loaded latency (probe_lat) per read/write mix, thresholds dashed",
+                         "traffic of the load threads, reads + writes (GB/s)",
+                         "probe_lat reading, median (ns)", 0, 0, ser, ns, hl, hlab, ns);
+}
+
 /* ------------------------------------------------------------------ table */
 
 static const char *val_gbs(double bw, char *buf, size_t n)
@@ -459,8 +651,8 @@ MW_API int mw_validate_write_table(const mw_validation *v, FILE *f)
         fprintf(f, "\n  probe_lat over the read-sweep grid (%u points, %u readings each; probe on "
                    "CPU %d, load on up to %u threads)\n",
                 v->npoints, v->npoints ? v->point[0].n : 0, v->probe_cpu, v->load_threads_max);
-        fprintf(f, "    %8s %6s %12s %10s %10s %10s\n", "threads", "delay", "bandwidth",
-                "median", "min", "max");
+        fprintf(f, "    %8s %6s %12s %10s %10s %10s  %s\n", "threads", "delay", "bandwidth",
+                "median", "min", "max", "mix");
         for (unsigned i = 0; i < v->npoints; i++) {
             const mw_val_point *p = &v->point[i];
             double mn = INFINITY, mx = -INFINITY;
@@ -468,8 +660,9 @@ MW_API int mw_validate_write_table(const mw_validation *v, FILE *f)
                 mn = fmin(mn, p->ns[s]);
                 mx = fmax(mx, p->ns[s]);
             }
-            fprintf(f, "    %8u %6u %12s %7.1f ns %7.1f ns %7.1f ns\n", p->threads, p->delay,
-                    val_gbs(p->bw, b1, sizeof b1), mw_val_median(p->ns, p->n), mn, mx);
+            fprintf(f, "    %8u %6u %12s %7.1f ns %7.1f ns %7.1f ns  %s\n", p->threads,
+                    p->delay, val_gbs(p->bw, b1, sizeof b1), mw_val_median(p->ns, p->n), mn, mx,
+                    p->mix ? mw_mix_name((mw_read_mix)p->mix) : "");
         }
         uint64_t win = mw_probe_lat_window_ns(NULL);
         fprintf(f, "    cost of one measurement (%u bursts of %u loads): %.1f us (median); ",
@@ -496,6 +689,18 @@ MW_API int mw_validate_write_table(const mw_validation *v, FILE *f)
         if (l->direct_ratio > 0)
             fprintf(f, "    against the loaded-latency benchmark: median ratio %.2f\n",
                     l->direct_ratio);
+    }
+    if (v->profile.n_mixes) {
+        fprintf(f, "\n  read/write mixes (probe_lat; traffic = reads + writes; %.1f s grid, "
+                   "%.1f s mixes)\n", v->part_s[0], v->part_s[1]);
+        fprintf(f, "    %-9s %6s %12s %10s %10s %s\n", "mix", "reads", "peak", "at peak",
+                "threshold", "saturated");
+        for (unsigned i = 0; i < v->profile.n_mixes; i++) {
+            const mw_profile_mix *m = &v->profile.mixes[i];
+            fprintf(f, "    %-9s %5.0f%% %12s %7.1f ns %7.1f ns %s\n", m->name,
+                    100 * m->read_share, val_gbs(m->peak_bw, b1, sizeof b1), m->peak_ns,
+                    m->threshold_ns, m->saturated ? "yes" : "no");
+        }
     }
     fprintf(f, "\n  profile: latency method %s, threshold %.1f ns, idle %.1f ns, peak %s, "
                "bandwidth method %s (factor %.3f)\n",
@@ -524,6 +729,16 @@ static void val_progress_cb(void *user, unsigned done, unsigned total)
 MW_API int mw_validate_calibrate(const struct mw_calib_results *calib, const char *profile_path,
                                  int quick, int progress, FILE *out, FILE *err)
 {
+    return mw_validate_calibrate_mixes(calib, profile_path, quick, progress, 1, NULL, NULL, out,
+                                       err);
+}
+
+MW_API int mw_validate_calibrate_mixes(const struct mw_calib_results *calib,
+                                       const char *profile_path, int quick, int progress,
+                                       unsigned mixes, const char *plot_dir, double *seconds,
+                                       FILE *out, FILE *err)
+{
+    double t0 = (double)mw_now_ns() / 1e9;
     if (!out || !err)
         return -EINVAL;
     char defpath[4096];
@@ -543,12 +758,19 @@ MW_API int mw_validate_calibrate(const struct mw_calib_results *calib, const cha
     struct val_progress pg = {err, progress};
     /* 48 readings 10 ms apart: the profiler's default interval */
     mw_validate_config cfg = {.point_s = quick ? 0.08 : 0.48,
+                              .mixes = mixes ? mixes : (1u << MW_MIX_COUNT) - 1,
                               .progress = val_progress_cb,
                               .user = &pg};
     rc = mw_validate_run(&cfg, calib, v);
     if (rc < 0)
         fprintf(err, "memwatch calibrate: validation stopped early: %s\n", mw_strerror(rc));
     mw_validate_write_table(v, out);
+    if (plot_dir && v->npoints > 1) {
+        int prc = mw_validate_write_mix_plot(v, plot_dir);
+        if (prc < 0)
+            fprintf(err, "memwatch calibrate: cannot write %s/mixes.svg: %s\n", plot_dir,
+                    mw_strerror(prc));
+    }
     /* what was there before: read back, or refused with the reason */
     mw_profile old;
     int orc = mw_profile_load(path, 1, &old);
@@ -569,5 +791,7 @@ MW_API int mw_validate_calibrate(const struct mw_calib_results *calib, const cha
             rc = brc;
     }
     free(v);
+    if (seconds)
+        *seconds = (double)mw_now_ns() / 1e9 - t0;
     return rc;
 }

@@ -44,6 +44,7 @@ struct calib_opts {
     int progress;           /* -1 auto, 0 off, 1 on */
     const char *profile;    /* machine profile path (issue 4); NULL: XDG default */
     int no_validate;
+    unsigned mixes;         /* read/write mixes validated (bits of mw_read_mix); 0: all */
 };
 
 static void usage(FILE *f)
@@ -79,6 +80,9 @@ static void usage(FILE *f)
             "  --profile PATH       machine profile to write (default:\n"
             "                       $XDG_DATA_HOME/memwatch/profile.json; docs/profile-format.md)\n"
             "  --no-validate        skip method validation and the machine profile\n"
+            "  --mix LIST           read/write mixes whose saturation curves are measured:\n"
+            "                       reads100, reads75, reads50, nt50 (or 100, 75, 50, nt),\n"
+            "                       all (default: all; reads100 is always measured)\n"
             "  --gpu ...            the GPU calibration (memwatch-gpu; see docs/gpu.md)\n"
             "  -h, --help           this text\n",
             MW_BENCH_MAX_REPEATS);
@@ -178,7 +182,8 @@ static int parse_opts(int argc, char **argv, struct calib_opts *o)
         static const char *const with_value[] = {"--bench",    "--threads",  "--triad-size",
                                                  "--repeats",  "--isa",      "--max-delay",
                                                  "--duration", "--ladder-max", "--json", "--mlp-chains",
-                                                 "--plot",     "--profile", "--html"};
+                                                 "--plot",     "--profile", "--html",
+                                                 "--mix"};
         char name[32];
         snprintf(name, sizeof name, "%s", a);
         char *eq = strchr(name, '=');
@@ -260,6 +265,11 @@ static int parse_opts(int argc, char **argv, struct calib_opts *o)
             if (!*val)
                 return bad(name, val, "a file name");
             o->profile = val;
+        } else if (!strcmp(name, "--mix")) {
+            if (mw_mix_parse_list(val, &o->mixes) < 0)
+                return bad(name, val, "a comma-separated list of reads100, reads75, reads50, "
+                                      "nt50 (or 100, 75, 50, nt), all");
+            o->mixes |= 1u << MW_MIX_R100;
         } else if (!strcmp(name, "--no-validate")) {
             o->no_validate = 1;
         } else if (!strcmp(name, "--progress")) {
@@ -271,6 +281,11 @@ static int parse_opts(int argc, char **argv, struct calib_opts *o)
             fprintf(stderr, "Try 'memwatch calibrate --help'.\n");
             return 2;
         }
+    }
+    if (o->mixes && o->no_validate) {
+        fprintf(stderr, "memwatch calibrate: --mix needs the validation: it contradicts "
+                        "--no-validate\n");
+        return 2;
     }
     if (o->json && o->no_json) {
         fprintf(stderr, "memwatch calibrate: --json and --no-json contradict each other\n");
@@ -554,6 +569,7 @@ int mw_cmd_calibrate(int argc, char **argv)
         fprintf(stderr, "memwatch calibrate: warning: no cache information in sysfs; assuming "
                         "a 32 MiB last-level cache\n");
 
+    double tpart = now_s();
     if (o.what & MW_CALIB_TRIAD) {
         progress_begin(&pg, "triad");
         for (int s = 0; s < 2 && status == 0; s++) {
@@ -576,13 +592,17 @@ int mw_cmd_calibrate(int argc, char **argv)
         if (status == 0)
             r->ran |= MW_CALIB_TRIAD;
         progress_end(&pg);
+        r->part_s[0] = now_s() - tpart;
+        tpart = now_s();
     }
     if ((o.what & MW_CALIB_SWEEP) && status == 0) {
         progress_begin(&pg, "sweep");
         mw_sweep_config c = {.max_threads = r->threads,
                              .max_delay = o.max_delay,
-                             .duration_s = o.duration > 0 ? o.duration : (o.quick ? 0.07 : 0.2),
-                             .windows = o.quick ? 2 : 3,
+                             .duration_s = o.duration > 0 ? o.duration : (o.quick ? 0.04 : 0.08),
+                             .windows = o.quick ? 3 : 5,
+                             .min_windows = 2,
+                             .cv_target = 0.02,
                              .progress = progress_cb,
                              .user = &pg};
         rc = mw_bench_read_sweep(&c, &r->sweep);
@@ -591,6 +611,8 @@ int mw_cmd_calibrate(int argc, char **argv)
         else
             r->ran |= MW_CALIB_SWEEP;
         progress_end(&pg);
+        r->part_s[1] = now_s() - tpart;
+        tpart = now_s();
     }
     if ((o.what & MW_CALIB_LADDER) && status == 0) {
         progress_begin(&pg, "ladder");
@@ -606,6 +628,8 @@ int mw_cmd_calibrate(int argc, char **argv)
         else
             r->ran |= MW_CALIB_LADDER;
         progress_end(&pg);
+        r->part_s[2] = now_s() - tpart;
+        tpart = now_s();
     }
     if ((o.what & MW_CALIB_LOADED) && status == 0) {
         progress_begin(&pg, "loaded");
@@ -622,6 +646,8 @@ int mw_cmd_calibrate(int argc, char **argv)
         else
             r->ran |= MW_CALIB_LOADED;
         progress_end(&pg);
+        r->part_s[3] = now_s() - tpart;
+        tpart = now_s();
     }
     if ((o.what & MW_CALIB_MLP) && status == 0) {
         progress_begin(&pg, "mlp");
@@ -636,6 +662,8 @@ int mw_cmd_calibrate(int argc, char **argv)
         else
             r->ran |= MW_CALIB_MLP;
         progress_end(&pg);
+        r->part_s[4] = now_s() - tpart;
+        tpart = now_s();
     }
 
     r->loadavg_after = mw_bench_loadavg();
@@ -647,9 +675,19 @@ int mw_cmd_calibrate(int argc, char **argv)
      * *r (mw_calib_results, include/memwatch/bench.h); validation runs here,
      * after the benchmarks and before the JSON is written. */
     if (!o.no_validate &&
-        mw_validate_calibrate(r, o.profile, o.quick, pg.on, json_stdout ? stderr : stdout,
-                              stderr) < 0)
+        mw_validate_calibrate_mixes(r, o.profile, o.quick, pg.on, o.mixes, o.plot_dir,
+                                    &r->part_s[5], json_stdout ? stderr : stdout, stderr) < 0)
         status = status ? status : 1; /* runs even after a benchmark failed: it measures its own */
+    if (!json_stdout) {
+        static const char *const names[6] = {"triad", "sweep", "ladder", "loaded", "mlp",
+                                             "validation"};
+        printf("\ntime per part:");
+        for (int i = 0; i < 6; i++)
+            if (r->part_s[i] > 0) {
+                printf(" %s %.1f s,", names[i], r->part_s[i]);
+            }
+        printf(" total %.1f s\n", now_s() - pg.t0);
+    }
 
     if (!o.no_json) {
         const char *path = o.json ? o.json : "memwatch-calibrate.json";
@@ -668,7 +706,8 @@ int mw_cmd_calibrate(int argc, char **argv)
                     mw_strerror(rc));
             status = status ? status : 1;
         } else if (!json_stdout) {
-            printf("plots: %s/{sweep,loaded,mlp,ladder}.svg\n", o.plot_dir);
+            printf("plots: %s/{sweep,loaded,mlp,ladder%s}.svg\n", o.plot_dir,
+                   o.no_validate ? "" : ",mixes");
         }
     }
     if (o.html) {

@@ -242,6 +242,73 @@ static int pf_method(pf_ctx *c, const cJSON *m, mw_profile_method *out)
     return 0;
 }
 
+/* An entry of "mixes" (optional; profiles before mixes have none). */
+static int pf_mix(pf_ctx *c, const cJSON *m, mw_profile_mix *out)
+{
+    if (!cJSON_IsObject(m))
+        return pf_bad(c, MW_ERR_CORRUPT, "an entry of \"mixes\" is not an object%s%s", NULL,
+                      NULL);
+    int rc;
+    memset(out, 0, sizeof *out);
+    double sat = 0, nt = 0;
+    if ((rc = pf_str(c, m, "name", 1, out->name, sizeof out->name)) < 0 ||
+        (rc = pf_num(c, m, "read_share", 1, &out->read_share)) < 0 ||
+        (rc = pf_num(c, m, "threshold_ns", 1, &out->threshold_ns)) < 0 ||
+        (rc = pf_num(c, m, "peak_bw", 0, &out->peak_bw)) < 0 ||
+        (rc = pf_num(c, m, "peak_ns", 0, &out->peak_ns)) < 0)
+        return rc;
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(m, "nontemporal");
+    if (b && !cJSON_IsBool(b))
+        return pf_bad(c, MW_ERR_CORRUPT, "\"nontemporal\" of a mix is not true or false%s%s",
+                      NULL, NULL);
+    nt = cJSON_IsTrue(b);
+    b = cJSON_GetObjectItemCaseSensitive(m, "saturated");
+    if (b && !cJSON_IsBool(b))
+        return pf_bad(c, MW_ERR_CORRUPT, "\"saturated\" of a mix is not true or false%s%s",
+                      NULL, NULL);
+    sat = cJSON_IsTrue(b);
+    out->nontemporal = nt != 0;
+    out->saturated = sat != 0;
+    if (!(out->read_share >= 0 && out->read_share <= 1) || out->threshold_ns < 0 ||
+        out->peak_bw < 0 || out->peak_ns < 0)
+        return pf_bad(c, MW_ERR_CORRUPT, "mix \"%s\": a share outside 0..1 or a negative "
+                                         "figure%s", out->name, NULL);
+    return 0;
+}
+
+MW_API int mw_profile_mix_pick(const mw_profile *p, double read_share, int nontemporal)
+{
+    int best = -1;
+    double bd = INFINITY;
+    for (unsigned i = 0; p && i < p->n_mixes && i < MW_PROFILE_MAX_MIXES; i++) {
+        const mw_profile_mix *m = &p->mixes[i];
+        if (!(m->threshold_ns > 0) || (m->nontemporal != 0) != (nontemporal != 0))
+            continue;
+        double d = fabs(m->read_share - read_share);
+        if (d < bd - 1e-9 || (fabs(d - bd) <= 1e-9 && best >= 0 &&
+                              m->read_share > p->mixes[best].read_share)) {
+            bd = d;
+            best = (int)i;
+        }
+    }
+    return best;
+}
+
+MW_API int mw_profile_mix_find(const mw_profile *p, const char *name)
+{
+    static const char *const alias[][2] = {
+        {"100", "reads100"}, {"75", "reads75"}, {"50", "reads50"}, {"nt", "nt50"}};
+    if (!p || !name)
+        return -1;
+    for (size_t a = 0; a < sizeof alias / sizeof alias[0]; a++)
+        if (!strcmp(name, alias[a][0]))
+            name = alias[a][1];
+    for (unsigned i = 0; i < p->n_mixes && i < MW_PROFILE_MAX_MIXES; i++)
+        if (!strcmp(p->mixes[i].name, name))
+            return (int)i;
+    return -1;
+}
+
 static int pf_parse(pf_ctx *c, const char *text, size_t len, int check_identity, mw_profile *out)
 {
     int rc = 0;
@@ -310,6 +377,19 @@ static int pf_parse(pf_ctx *c, const char *text, size_t len, int check_identity,
         if ((rc = pf_method(c, m, &out->methods[out->n_methods])) < 0)
             goto out;
         out->n_methods++;
+    }
+    const cJSON *mixes = cJSON_GetObjectItemCaseSensitive(root, "mixes");
+    if (mixes && !cJSON_IsArray(mixes)) {
+        rc = pf_bad(c, MW_ERR_CORRUPT, "\"mixes\" is not an array%s%s", NULL, NULL);
+        goto out;
+    }
+    cJSON_ArrayForEach(m, mixes)
+    {
+        if (out->n_mixes == MW_PROFILE_MAX_MIXES)
+            break; /* later formats may add mixes: the first ones are read */
+        if ((rc = pf_mix(c, m, &out->mixes[out->n_mixes])) < 0)
+            goto out;
+        out->n_mixes++;
     }
     if (check_identity) {
         char here[sizeof out->identity];

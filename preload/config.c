@@ -253,6 +253,18 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->threshold_factor = d;
     }
+    if ((v = getenv("MEMWATCH_MIX")) && *v) {
+        static const char *const ok[] = {"reads100", "reads75", "reads50", "nt50",
+                                         "100",      "75",      "50",      "nt"};
+        size_t k = 0;
+        while (k < sizeof ok / sizeof ok[0] && strcmp(v, ok[k]))
+            k++;
+        if (k == sizeof ok / sizeof ok[0])
+            cfg_bad("MEMWATCH_MIX", v, "expected reads100, reads75, reads50 or nt50",
+                    "the curve of the interval's read/write split, else reads100");
+        else
+            strcpy(c->mix, ok[k % 4]); /* at most 8 characters */
+    }
     if ((v = getenv("MEMWATCH_BASELINE_NS")) && *v) {
         char *end;
         double d = strtod(v, &end);

@@ -91,12 +91,57 @@ static void eng_note_num(const char *k, double v)
     mwp_meta_note(k, b);
 }
 
+/* Which read/write curve of the profile (docs/saturation.md, "Read/write
+ * mixes") sets the threshold, and why: MEMWATCH_MIX, else the curve nearest
+ * the interval's measured read share, else reads100. No method memwatch reads
+ * today splits an interval's traffic into reads and writes (the probe reads a
+ * latency, the bandwidth methods count all DRAM bytes), so without
+ * MEMWATCH_MIX it is reads100, and META mix_curve says so. */
+static char eng_mix_note[200];
+static double eng_mix_threshold(const mw_profile *prof)
+{
+    if (!prof->n_mixes) {
+        snprintf(eng_mix_note, sizeof eng_mix_note,
+                 "reads100: the machine profile has no read/write curves (calibrated before "
+                 "they existed)");
+        return 0;
+    }
+    if (strcmp(eng_lat_method, "probe_lat")) {
+        snprintf(eng_mix_note, sizeof eng_mix_note,
+                 "reads100: the read/write curves are measured for probe_lat only, not %.15s",
+                 eng_lat_method);
+        return 0;
+    }
+    if (mwp_cfg.mix[0]) {
+        int k = mw_profile_mix_find(prof, mwp_cfg.mix);
+        if (k >= 0) {
+            snprintf(eng_mix_note, sizeof eng_mix_note, "%s (MEMWATCH_MIX)", prof->mixes[k].name);
+            return prof->mixes[k].threshold_ns;
+        }
+        snprintf(eng_mix_note, sizeof eng_mix_note,
+                 "reads100: MEMWATCH_MIX=%.15s names a curve the profile lacks (memwatch "
+                 "calibrate --mix)", mwp_cfg.mix);
+        return 0;
+    }
+    snprintf(eng_mix_note, sizeof eng_mix_note,
+             "reads100: no method in use measures an interval's read/write split "
+             "(MEMWATCH_MIX chooses another curve)");
+    int k = mw_profile_mix_pick(prof, 1.0, 0);
+    return k >= 0 ? prof->mixes[k].threshold_ns : 0;
+}
+
 /* Threshold from the machine profile for the latency method in use. */
 static int eng_threshold_from_profile(const mw_profile *prof, int have_prof)
 {
     if (mwp_cfg.threshold_ns > 0 || !have_prof || !eng_lat_method[0])
         return 0;
-    double t = 0;
+    double t = eng_mix_threshold(prof);
+    if (t > 0 && mwp_cfg.mix[0]) {
+        eng_threshold = t;
+        eng_calibrated = 1;
+        return 1;
+    }
+    t = 0;
     for (unsigned i = 0; i < prof->n_methods && i < MW_PROFILE_MAX_METHODS; i++)
         if (!strcmp(prof->methods[i].name, eng_lat_method) && prof->methods[i].threshold > 0 &&
             (!strcmp(prof->methods[i].verdict, "accurate") ||
@@ -148,6 +193,8 @@ static void eng_threshold_final(void)
     mwp_meta_note("lat_method", eng_lat_method[0] ? eng_lat_method : "none");
     eng_note_num("threshold_ns", eng_threshold);
     mwp_meta_note("threshold_source", tsrc);
+    if (eng_mix_note[0] && eng_calibrated)
+        mwp_meta_note("mix_curve", eng_mix_note);
     eng_thr_done = 1;
 }
 

@@ -52,6 +52,7 @@ struct mwp_config {
     int profile_set;           /* MEMWATCH_PROFILE was given: say why it cannot be used */
     double threshold_ns;       /* MEMWATCH_THRESHOLD_NS (0: not set) */
     double threshold_factor;   /* MEMWATCH_THRESHOLD_FACTOR (uncalibrated default) */
+    char mix[16];              /* MEMWATCH_MIX: the profile's read/write curve ("" default) */
     double baseline_ns;        /* MEMWATCH_BASELINE_NS (set by memwatch record; 0: measure) */
     double tsc_hz;             /* MEMWATCH_TSC's frequency (0: not given; determine it) */
     char tsc_src[160];         /* and how the process that determined it did so */

@@ -118,6 +118,11 @@ typedef struct mw_triad_config {
     const char *isa;       /* NULL/"auto", or force "scalar", "sse2", "avx2", "avx512" */
     int free_running;      /* 0: a barrier before every repetition (STREAM); 1: threads
                               run their repetitions back to back (as likwid-bench does) */
+    /* Barrier mode stops before `repeats` once, after min_repeats (0: 4), the
+     * three best repetitions agree within steady (0: 0.01; negative: never):
+     * the best-of figure is then confirmed. result.repeats says how many ran. */
+    double steady;
+    unsigned min_repeats;
 } mw_triad_config;
 
 typedef struct mw_triad_result {
@@ -151,6 +156,46 @@ MW_API unsigned mw_read_sweep_delay_grid(unsigned max_delay, unsigned *out, unsi
  * when it is not a power of two. Returns the count (<= cap). */
 MW_API unsigned mw_read_sweep_thread_grid(unsigned max_threads, unsigned *out, unsigned cap);
 
+/* Read/write mixes of the load generator (as the Mess benchmark varies them).
+ * The generator works in periods of 12 records (three groups of four, NOPs
+ * after each group); mw_mix_store_mask says which records of a period are
+ * stored instead of loaded. A normal store reads its line first (the
+ * write-allocate, or read-for-ownership) and writes it back later, so:
+ *   reads100: 12 loads                   -> 12 lines read, 0 written: 100 % reads
+ *   reads75:  8 loads, 4 stores          -> 12 read, 4 written:        75 % reads
+ *   reads50:  12 stores                  -> 12 read, 12 written:       50 % reads
+ *   nt50:     6 loads, 6 non-temporal    -> 6 read, 6 written:         50 % reads
+ *             stores of whole lines (no write-allocate: memcpy's pattern for
+ *             large copies)
+ * Percentages are of the bytes that move between the cores and memory. */
+typedef enum mw_read_mix {
+    MW_MIX_R100 = 0,
+    MW_MIX_R75 = 1,
+    MW_MIX_R50 = 2,
+    MW_MIX_NT50 = 3,
+} mw_read_mix;
+#define MW_MIX_COUNT 4
+#define MW_MIX_PERIOD 12 /* records per period of the pattern */
+
+/* "reads100", "reads75", "reads50", "nt50"; NULL for a value out of range. */
+MW_API const char *mw_mix_name(mw_read_mix m);
+/* Parses a name (also "100", "75", "50", "nt"); 0 or -EINVAL. */
+MW_API int mw_mix_parse(const char *s, mw_read_mix *out);
+/* Parses a comma-separated list ("all" for every mix) into a bit set
+ * (bit m for mix m); 0 or -EINVAL. */
+MW_API int mw_mix_parse_list(const char *s, unsigned *mask);
+/* Bit i set: record i of a period is stored. 0 for reads100. */
+MW_API unsigned mw_mix_store_mask(mw_read_mix m);
+/* 1 when the mix's stores are non-temporal. */
+MW_API int mw_mix_nontemporal(mw_read_mix m);
+/* Exact bytes that `records` records of the mix move (records a multiple of
+ * MW_MIX_PERIOD): lines read (loads and write-allocates) and lines written,
+ * 64 bytes each. -EINVAL for a bad mix or a partial period. */
+MW_API int mw_mix_traffic(mw_read_mix m, uint64_t records, double *read_bytes,
+                          double *write_bytes);
+/* Share of reads in the traffic, 0..1 (1.0, 0.75, 0.5, 0.5); NAN for a bad mix. */
+MW_API double mw_mix_read_share(mw_read_mix m);
+
 typedef struct mw_sweep_point {
     unsigned threads;
     unsigned delay;        /* NOPs after every four loads */
@@ -163,6 +208,11 @@ typedef struct mw_sweep_point {
      * the best of `windows` measurement windows; bw_median is their median. */
     unsigned windows;
     double bw_median;
+    /* The mix the load ran (0: reads100) and its traffic split; bytes above
+     * is read_bytes + write_bytes (lines * 64 for reads100). */
+    mw_read_mix mix;
+    double read_bytes, write_bytes;
+    double bw_cv;           /* mw_bench_read_sweep: CV of the windows' bw */
 } mw_sweep_point;
 
 /* A background read load: threads pinned to CPUs, each reading its own array
@@ -176,6 +226,8 @@ typedef struct mw_read_load_config {
     const int *cpus;        /* thread i runs on cpus[i % ncpus]; NULL: mw_bench_cpus */
     unsigned ncpus;
     size_t bytes_per_thread;/* 0: max(4 x LLC / threads, 8 x L2, 16 MiB) rounded to 2 MiB */
+    mw_read_mix mix;        /* 0: reads100 (loads only); MW_ERR_UNSUPPORTED for nt50
+                               where the CPU has no non-temporal store */
 } mw_read_load_config;
 
 MW_API int mw_read_load_create(const mw_read_load_config *cfg, mw_read_load **out);
@@ -196,7 +248,11 @@ typedef struct mw_sweep_config {
     unsigned max_threads;   /* 0: every CPU */
     unsigned max_delay;     /* 0: 4096 */
     double duration_s;      /* per measurement window; 0: 0.25 */
-    unsigned windows;       /* windows per grid point, best kept; 0: 3 */
+    unsigned windows;       /* most windows per grid point, best kept; 0: 3 */
+    /* A point stops after min_windows (0: 2) once the CV of its windows'
+     * bandwidths is at most cv_target (0: 0.02; negative: always `windows`). */
+    unsigned min_windows;
+    double cv_target;
     const int *cpus;
     unsigned ncpus;
     size_t bytes_per_thread;/* 0: default of mw_read_load_config */
@@ -330,6 +386,7 @@ typedef struct mw_loaded_config {
     size_t chase_bytes;     /* 0: max(4 x LLC, 128 MiB) */
     void (*progress)(void *user, unsigned done, unsigned total);
     void *user;
+    mw_read_mix mix;        /* the load's read/write mix (0: reads100) */
 } mw_loaded_config;
 
 typedef struct mw_loaded_result {
@@ -395,6 +452,9 @@ typedef struct mw_calib_results {
      * (-1 if unknown): above the CPU count, other programs shared the CPUs
      * and the figures are disturbed. */
     double loadavg_before, loadavg_after;
+    /* Seconds each part took: triad, sweep, ladder, loaded, mlp, then the
+     * validation (set by the command after it ran; 0: not run). */
+    double part_s[6];
 } mw_calib_results;
 
 /* The 1-minute load average from /proc/loadavg, or -1. */

@@ -32,6 +32,20 @@ typedef struct mw_profile_method {
     char reason[200];       /* why, in words */
 } mw_profile_method;
 
+/* One read/write mix's saturation curve (docs/profile-format.md, "mixes"):
+ * probe_lat's threshold measured while the load read and wrote in this
+ * proportion. Optional: profiles written before mixes have none. */
+#define MW_PROFILE_MAX_MIXES 8
+typedef struct mw_profile_mix {
+    char name[16];          /* "reads100", "reads75", "reads50", "nt50" */
+    double read_share;      /* reads / all traffic, 0..1 */
+    int nontemporal;        /* the stores bypassed the caches */
+    double threshold_ns;    /* probe_lat's saturation threshold under this mix */
+    double peak_bw;         /* bytes/s (reads + writes) at the curve's peak */
+    double peak_ns;         /* median latency there */
+    int saturated;
+} mw_profile_mix;
+
 typedef struct mw_profile {
     int version;
     char identity[192];     /* machine identity string the profile is keyed by */
@@ -45,7 +59,16 @@ typedef struct mw_profile {
     double bw_factor;       /* its correction factor */
     unsigned n_methods;
     mw_profile_method methods[MW_PROFILE_MAX_METHODS];
+    unsigned n_mixes;       /* 0: the profile predates mixes (reads100 only) */
+    mw_profile_mix mixes[MW_PROFILE_MAX_MIXES];
 } mw_profile;
+
+/* The mix whose read share is nearest read_share (0..1), among the
+ * temporal ones unless nontemporal; ties go to the more reads. -1 when the
+ * profile holds none. */
+MW_API int mw_profile_mix_pick(const mw_profile *p, double read_share, int nontemporal);
+/* The mix called name ("reads50", "50", "nt50", "nt"...); -1 if absent. */
+MW_API int mw_profile_mix_find(const mw_profile *p, const char *name);
 
 /* This machine's identity: CPU model, microcode, kernel release, cores, memory.
  * proc_root/sys_root may be NULL for "/proc" and "/sys". */

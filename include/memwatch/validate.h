@@ -131,7 +131,9 @@ MW_API int mw_verdict_lat(const mw_lat_point *pts, size_t n, const mw_verdict_ru
 
 typedef struct mw_val_point {
     unsigned threads, delay; /* read-load threads (0: idle) and NOPs per four loads */
-    double bw;               /* bytes/s, exact lines read */
+    double bw;               /* bytes/s, exact lines read (a mix: lines read + written) */
+    int mix;                 /* mw_read_mix of the load (0: reads100) */
+    double read_bw, write_bw;/* bw split into the lines read and written */
     double direct_ns;        /* the loaded-latency benchmark at this load (0: none) */
     unsigned n;
     double ns[MW_VAL_MAX_SAMPLES]; /* probe_lat readings (median of bursts each) */
@@ -151,12 +153,38 @@ typedef struct mw_validate_config {
     unsigned max_threads;    /* read-load threads (0: allowed CPUs - 1, at least 1) */
     unsigned max_delay;      /* 0: 1024 */
     const char *proc_root, *sys_root, *dev_root; /* NULL: /proc, /sys, /dev */
+    /* A grid point's readings stop after min_samples (0: 16) once the median's
+     * standard error (1.25 sd / sqrt(n)) is at most se_target of it (0: 0.01;
+     * negative: always MW_VAL_MAX_SAMPLES readings). */
+    unsigned min_samples;
+    double se_target;
+    /* Read/write mixes (bit m: mw_read_mix m) whose curves are measured after
+     * the reads100 grid, on the largest thread count over the delays
+     * mw_val_mix_delay_grid gives; 0: reads100 only. */
+    unsigned mixes;
     void (*progress)(void *user, unsigned done, unsigned total);
     void *user;
 } mw_validate_config;
 
+/* One read/write mix's curve: the idle point and the mix's points
+ * (point[first .. first + n - 1]), with the threshold rule applied to them. */
+typedef struct mw_val_mix {
+    int mix;                 /* mw_read_mix */
+    double read_share;       /* reads / all traffic, 0..1 */
+    unsigned first, n;
+    mw_threshold th;         /* threshold, idle, peak bandwidth and latency */
+} mw_val_mix;
+
+/* The delays of a mix curve: 0, then every `stride`-th power of two up to
+ * max_delay (1, 4, 16, ... for stride 2), max_delay last. Returns the count. */
+MW_API unsigned mw_val_mix_delay_grid(unsigned max_delay, unsigned stride, unsigned *out,
+                                      unsigned cap);
+
 typedef struct mw_validation {
     mw_verdict_rules rules;
+    unsigned nmix;
+    mw_val_mix mix[4];
+    double part_s[2];        /* seconds: the reads100 grid, the mix curves */
     int probe_cpu;           /* CPU the probe ran on */
     unsigned load_threads_max;
     unsigned npoints;
@@ -186,6 +214,18 @@ MW_API int mw_validate_write_table(const mw_validation *v, FILE *f);
  * (when progress is non-zero) and failures go to err. 0 or a negative code. */
 MW_API int mw_validate_calibrate(const struct mw_calib_results *calib, const char *profile_path,
                                  int quick, int progress, FILE *out, FILE *err);
+
+/* As mw_validate_calibrate, with the mixes to measure (0: all) and a
+ * directory for mixes.svg (NULL: none); *seconds (may be NULL) gets the
+ * validation's time. */
+MW_API int mw_validate_calibrate_mixes(const struct mw_calib_results *calib,
+                                       const char *profile_path, int quick, int progress,
+                                       unsigned mixes, const char *plot_dir, double *seconds,
+                                       FILE *out, FILE *err);
+
+/* mixes.svg: every mix's curve (median reading against bandwidth) with its
+ * threshold, into dir (created). */
+MW_API int mw_validate_write_mix_plot(const mw_validation *v, const char *dir);
 
 /* ---------------------------------------------------------------- profile */
 /* Write a profile atomically (temporary file + rename; directories created).

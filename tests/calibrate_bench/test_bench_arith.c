@@ -11,6 +11,9 @@
 #include "mw_test.h"
 
 #include <memwatch/bench.h>
+#include <memwatch/validate.h>
+
+#include <math.h>
 
 #include <errno.h>
 #include <stdint.h>
@@ -582,6 +585,86 @@ static void test_mlp_analyse(void)
     MW_CHECK_INT(mw_mlp_analyse(&r), -EINVAL);
 }
 
+/* Read/write mixes: names, parsing, the store pattern and the exact traffic
+ * (a store reads its line first unless it is non-temporal). */
+static void test_mixes(void)
+{
+    static const struct {
+        mw_read_mix m;
+        const char *name;
+        unsigned stores;
+        double share;
+        int nt;
+    } want[] = {{MW_MIX_R100, "reads100", 0, 1.0, 0},
+                {MW_MIX_R75, "reads75", 4, 0.75, 0},
+                {MW_MIX_R50, "reads50", 12, 0.5, 0},
+                {MW_MIX_NT50, "nt50", 6, 0.5, 1}};
+    for (unsigned i = 0; i < 4; i++) {
+        mw_read_mix m = want[i].m, back;
+        MW_CHECK_STR(mw_mix_name(m), want[i].name);
+        MW_CHECK_INT(mw_mix_parse(want[i].name, &back), 0);
+        MW_CHECK_INT(back, m);
+        unsigned mask = mw_mix_store_mask(m);
+        MW_CHECK_INT(__builtin_popcount(mask), want[i].stores);
+        MW_CHECK(mask < (1u << MW_MIX_PERIOD), "mask beyond the period");
+        MW_CHECK_INT(mw_mix_nontemporal(m), want[i].nt);
+        MW_CHECK_NEAR(mw_mix_read_share(m), want[i].share, 1e-12);
+        double r, w;
+        MW_CHECK_INT(mw_mix_traffic(m, 384, &r, &w), 0);
+        unsigned reads = want[i].nt ? 12 - want[i].stores : 12;
+        MW_CHECK_NEAR(r, 32.0 * reads * 64, 0);
+        MW_CHECK_NEAR(w, 32.0 * want[i].stores * 64, 0);
+        MW_CHECK_INT(mw_mix_traffic(m, 385, &r, &w), -EINVAL); /* not whole periods */
+    }
+    /* stores spread over the period: every group of four has its share */
+    MW_CHECK_INT(mw_mix_store_mask(MW_MIX_R75) & 0xf ? 1 : 0, 1);
+    MW_CHECK_INT(mw_mix_store_mask(MW_MIX_R75) & 0xf0 ? 1 : 0, 1);
+    MW_CHECK_INT(mw_mix_store_mask(MW_MIX_R75) & 0xf00 ? 1 : 0, 1);
+    MW_CHECK(mw_mix_name((mw_read_mix)4) == NULL, "name of a mix out of range");
+    MW_CHECK(isnan(mw_mix_read_share((mw_read_mix)4)), "share of a mix out of range");
+    mw_read_mix m;
+    MW_CHECK_INT(mw_mix_parse("50", &m), 0);
+    MW_CHECK_INT(m, MW_MIX_R50);
+    MW_CHECK_INT(mw_mix_parse("nt", &m), 0);
+    MW_CHECK_INT(m, MW_MIX_NT50);
+    MW_CHECK_INT(mw_mix_parse("reads60", &m), -EINVAL);
+    MW_CHECK_INT(mw_mix_parse(NULL, &m), -EINVAL);
+    unsigned set = 0;
+    MW_CHECK_INT(mw_mix_parse_list("reads50,nt", &set), 0);
+    MW_CHECK_INT(set, (1u << MW_MIX_R50) | (1u << MW_MIX_NT50));
+    MW_CHECK_INT(mw_mix_parse_list("all", &set), 0);
+    MW_CHECK_INT(set, 0xf);
+    MW_CHECK_INT(mw_mix_parse_list("", &set), -EINVAL);
+    MW_CHECK_INT(mw_mix_parse_list("reads50,", &set), -EINVAL);
+    MW_CHECK_INT(mw_mix_parse_list(",reads50", &set), -EINVAL);
+    MW_CHECK_INT(mw_mix_parse_list("reads50,bogus", &set), -EINVAL);
+    /* a bad mix is refused by the load generator */
+    mw_read_load_config c = {.threads = 1, .bytes_per_thread = 2 << 20, .mix = (mw_read_mix)7};
+    mw_read_load *l;
+    MW_CHECK_INT(mw_read_load_create(&c, &l), -EINVAL);
+}
+
+/* The mix curves' delay grid: 0, then every stride-th power of two. */
+static void test_mix_delay_grid(void)
+{
+    unsigned g[MW_SWEEP_MAX_DELAYS];
+    unsigned n = mw_val_mix_delay_grid(1024, 2, g, MW_SWEEP_MAX_DELAYS);
+    static const unsigned want[] = {0, 1, 4, 16, 64, 256, 1024};
+    MW_CHECK_INT(n, 7);
+    for (unsigned i = 0; i < n && i < 7; i++)
+        MW_CHECK(g[i] == want[i], "grid[%u] = %u, expected %u", i, g[i], want[i]);
+    n = mw_val_mix_delay_grid(1000, 3, g, MW_SWEEP_MAX_DELAYS); /* 0 1 8 64 512 1000 */
+    MW_CHECK_INT(n, 6);
+    MW_CHECK_INT(g[3], 64);
+    MW_CHECK_INT(g[n - 1], 1000);
+    n = mw_val_mix_delay_grid(1024, 1, g, 4); /* capped: the maximum replaces the last */
+    MW_CHECK_INT(n, 4);
+    MW_CHECK_INT(g[3], 1024);
+    MW_CHECK_INT(mw_val_mix_delay_grid(1024, 0, g, 4), 0);
+    n = mw_val_mix_delay_grid(0, 2, g, 4);
+    MW_CHECK_INT(n, 1);
+}
+
 int main(void)
 {
     test_triad_bytes();
@@ -595,5 +678,7 @@ int main(void)
     test_ladder_real_curve();
     test_ladder_tlb_reach();
     test_mlp_analyse();
+    test_mixes();
+    test_mix_delay_grid();
     return mw_test_done();
 }

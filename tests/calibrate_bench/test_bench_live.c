@@ -68,12 +68,32 @@ static void test_read_load(void)
         MW_CHECK_INT(mw_read_load_stop(l, &p), 0);
         MW_CHECK_INT(p.threads, 2);
         MW_CHECK_INT(p.delay, delays[i]);
-        MW_CHECK(p.lines > 0 && p.lines % 256 == 0, "lines %llu", (unsigned long long)p.lines);
+        MW_CHECK(p.lines > 0 && p.lines % 384 == 0, "lines %llu", (unsigned long long)p.lines);
         MW_CHECK_NEAR(p.bytes, (double)p.lines * 64, 0);
         MW_CHECK(p.seconds > 0 && p.bw > 0, "no time or bandwidth");
         MW_CHECK_NEAR(p.bw_window, p.bytes / p.seconds, 1e-9);
     }
     mw_read_load_destroy(l);
+    /* every read/write mix runs and counts its traffic exactly */
+    for (unsigned m = 0; m < MW_MIX_COUNT; m++) {
+        mw_read_load_config mc = {.threads = 1, .bytes_per_thread = 2 << 20,
+                                  .mix = (mw_read_mix)m};
+        MW_CHECK_INT(mw_read_load_create(&mc, &l), 0);
+        for (unsigned d = 0; d < 2; d++) {
+            MW_CHECK_INT(mw_read_load_start(l, d ? 5 : 16), 0);
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            MW_CHECK_INT(mw_read_load_stop(l, &p), 0);
+            MW_CHECK_INT(p.mix, m);
+            double r, w;
+            MW_CHECK_INT(mw_mix_traffic((mw_read_mix)m, p.lines, &r, &w), 0);
+            MW_CHECK_NEAR(p.read_bytes, r, 0);
+            MW_CHECK_NEAR(p.write_bytes, w, 0);
+            MW_CHECK_NEAR(p.bytes, r + w, 0);
+            MW_CHECK(p.bw > 0, "mix %u: no bandwidth", m);
+        }
+        mw_read_load_destroy(l);
+    }
     mw_read_load_config z = {.threads = 0};
     MW_CHECK_INT(mw_read_load_create(&z, &l), -EINVAL);
 }

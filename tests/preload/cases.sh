@@ -748,6 +748,31 @@ profverdict)
         *) fail "profile verdict $verdict gave '$src'" ;;
         esac
     done
+    # Read/write curves: MEMWATCH_MIX picks one (its threshold is used and
+    # META mix_curve names it); unset, reads100 with the reason; a name the
+    # profile lacks falls back to reads100 and says so.
+    printf '%s\n' '{"schema": "memwatch-profile", "version": 1, "identity": "mwp-test-machine",' \
+        '"created": "2026-01-01T00:00:00Z", "tsc_hz": 2e9, "peak_bw": 5e10,' \
+        '"idle_latency_ns": 100, "lat_method": "probe_lat", "lat_threshold_ns": 150,' \
+        '"bw_method": "", "bw_factor": 1, "methods": [{"name": "probe_lat",' \
+        '"verdict": "accurate", "reason": "test", "threshold_ns": 150}],' \
+        '"mixes": [{"name": "reads100", "read_share": 1, "threshold_ns": 150},' \
+        '{"name": "reads50", "read_share": 0.5, "threshold_ns": 237.5, "nontemporal": false}]}' >"$T/prof.json"
+    for mix in reads50 "" nt; do
+        fresh_out
+        MEMWATCH_MIX=$mix MEMWATCH_MACHINE=mwp-test-machine MEMWATCH_PROFILE=$T/prof.json \
+            MEMWATCH_BASELINE_NS=100 run "$APP" work 150; expect_rc $? 0
+        all_ok 1
+        th=$(texts | grep -a "^threshold_ns=" | tail -1)
+        mc=$(texts | grep -a "^mix_curve=" | tail -1)
+        echo "MEMWATCH_MIX=$mix: $th $mc"
+        case "$mix:$th:$mc" in
+        reads50:threshold_ns=237.5*:"mix_curve=reads50 (MEMWATCH_MIX)") ;;
+        :threshold_ns=150[.:]*"mix_curve=reads100: no method in use measures"*) ;;
+        nt:threshold_ns=150[.:]*"mix_curve=reads100: MEMWATCH_MIX=nt50 names a curve the profile lacks"*) ;;
+        *) fail "MEMWATCH_MIX=$mix gave '$th' '$mc'" ;;
+        esac
+    done
     ;;
 precise)
     # Precise load sampling (preload/precise.c): auto here records why it is

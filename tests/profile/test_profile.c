@@ -313,6 +313,82 @@ static void test_round_trip_and_refusals(void)
     free(good);
 }
 
+/* "mixes": written, read back, picked by read share and by name; a profile
+ * without them (older) still reads; malformed ones are refused. */
+static void test_mixes(void)
+{
+    mw_profile p, q;
+    sample_profile(&p);
+    char path[512];
+    snprintf(path, sizeof path, "%s/mixes.json", tmpdir);
+    /* an old profile: no "mixes" key at all */
+    MW_CHECK_INT(mw_profile_write(path, &p, NULL, NULL), 0);
+    MW_CHECK_INT(mw_profile_load(path, 1, &q), 0);
+    MW_CHECK_INT(q.n_mixes, 0);
+    MW_CHECK_INT(mw_profile_mix_pick(&q, 1.0, 0), -1);
+    MW_CHECK_INT(mw_profile_mix_find(&q, "reads50"), -1);
+    static const struct {
+        const char *name;
+        double share, th;
+        int nt;
+    } mx[] = {{"reads100", 1.0, 160.5, 0}, {"reads75", 0.75, 171.25, 0},
+              {"reads50", 0.5, 190.0, 0}, {"nt50", 0.5, 180.0, 1}};
+    p.n_mixes = 4;
+    for (unsigned i = 0; i < 4; i++) {
+        snprintf(p.mixes[i].name, sizeof p.mixes[i].name, "%s", mx[i].name);
+        p.mixes[i].read_share = mx[i].share;
+        p.mixes[i].threshold_ns = mx[i].th;
+        p.mixes[i].nontemporal = mx[i].nt;
+        p.mixes[i].peak_bw = 100e9 - 10e9 * i;
+        p.mixes[i].peak_ns = 200 + i;
+        p.mixes[i].saturated = i != 3;
+    }
+    MW_CHECK_INT(mw_profile_write(path, &p, NULL, NULL), 0);
+    MW_CHECK_INT(mw_profile_load(path, 1, &q), 0);
+    MW_CHECK_INT(q.n_mixes, 4);
+    for (unsigned i = 0; i < 4 && i < q.n_mixes; i++) {
+        MW_CHECK_STR(q.mixes[i].name, mx[i].name);
+        MW_CHECK(q.mixes[i].read_share == mx[i].share && q.mixes[i].threshold_ns == mx[i].th &&
+                     q.mixes[i].nontemporal == mx[i].nt && q.mixes[i].saturated == (i != 3) &&
+                     q.mixes[i].peak_bw == 100e9 - 10e9 * i && q.mixes[i].peak_ns == 200 + i,
+                 "mix %u read back", i);
+    }
+    /* the nearest read share, temporal or not; ties to the more reads */
+    MW_CHECK_INT(mw_profile_mix_pick(&q, 1.0, 0), 0);
+    MW_CHECK_INT(mw_profile_mix_pick(&q, 0.9, 0), 0);
+    MW_CHECK_INT(mw_profile_mix_pick(&q, 0.85, 0), 1); /* 0.15 from 1.0, 0.10 from 0.75 */
+    MW_CHECK_INT(mw_profile_mix_pick(&q, 0.8, 0), 1);
+    MW_CHECK_INT(mw_profile_mix_pick(&q, 0.625, 0), 1); /* a tie: the more reads */
+    MW_CHECK_INT(mw_profile_mix_pick(&q, 0.3, 0), 2);
+    MW_CHECK_INT(mw_profile_mix_pick(&q, 0.3, 1), 3);
+    MW_CHECK_INT(mw_profile_mix_find(&q, "reads50"), 2);
+    MW_CHECK_INT(mw_profile_mix_find(&q, "50"), 2);
+    MW_CHECK_INT(mw_profile_mix_find(&q, "nt"), 3);
+    MW_CHECK_INT(mw_profile_mix_find(&q, "reads60"), -1);
+    /* malformed mixes make the profile corrupt */
+    size_t len;
+    char *good = slurp(path, &len);
+    MW_CHECK(good != NULL, "read %s", path);
+    static const char *const breaks[][2] = {
+        {"\"mixes\":\t[", "\"mixes\": 3, \"x\": ["},
+        {"\"read_share\":\t0.75", "\"read_share\": 1.75"},
+        {"\"read_share\":\t0.75", "\"read_share\": \"most\""},
+        {"\"nontemporal\":\ttrue", "\"nontemporal\": 1"},
+        {"\"threshold_ns\":\t190", "\"threshold_ns\": -190"},
+        {"\"name\":\t\"reads75\"", "\"name\": 75"},
+    };
+    for (size_t i = 0; good && i < sizeof breaks / sizeof breaks[0]; i++) {
+        char *b = replace(good, breaks[i][0], breaks[i][1]);
+        MW_CHECK(b != NULL, "break %zu: '%s' not in the profile", i, breaks[i][0]);
+        if (!b)
+            continue;
+        spit(path, b, strlen(b));
+        MW_CHECK_INT(mw_profile_load(path, 1, &q), MW_ERR_CORRUPT);
+        free(b);
+    }
+    free(good);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/mw-test-profile-XXXXXX");
@@ -324,6 +400,7 @@ int main(void)
     test_identity();
     test_default_path();
     test_round_trip_and_refusals();
+    test_mixes();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
