@@ -243,6 +243,16 @@ static int pf_method(pf_ctx *c, const cJSON *m, mw_profile_method *out)
 }
 
 /* An entry of "mixes" (optional; profiles before mixes have none). */
+/* 1 true, 0 false, -1 not a boolean: read from the item's type, so that the
+ * preload library's cJSON shim (preload/cjson_dl.c) needs no more symbols */
+static int pf_bool_of(const cJSON *b)
+{
+    if (!b)
+        return 0;
+    int t = b->type & 0xff;
+    return t == cJSON_True ? 1 : t == cJSON_False ? 0 : -1;
+}
+
 static int pf_mix(pf_ctx *c, const cJSON *m, mw_profile_mix *out)
 {
     if (!cJSON_IsObject(m))
@@ -250,23 +260,21 @@ static int pf_mix(pf_ctx *c, const cJSON *m, mw_profile_mix *out)
                       NULL);
     int rc;
     memset(out, 0, sizeof *out);
-    double sat = 0, nt = 0;
+    int sat, nt;
     if ((rc = pf_str(c, m, "name", 1, out->name, sizeof out->name)) < 0 ||
         (rc = pf_num(c, m, "read_share", 1, &out->read_share)) < 0 ||
         (rc = pf_num(c, m, "threshold_ns", 1, &out->threshold_ns)) < 0 ||
         (rc = pf_num(c, m, "peak_bw", 0, &out->peak_bw)) < 0 ||
         (rc = pf_num(c, m, "peak_ns", 0, &out->peak_ns)) < 0)
         return rc;
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(m, "nontemporal");
-    if (b && !cJSON_IsBool(b))
+    nt = pf_bool_of(cJSON_GetObjectItemCaseSensitive(m, "nontemporal"));
+    if (nt < 0)
         return pf_bad(c, MW_ERR_CORRUPT, "\"nontemporal\" of a mix is not true or false%s%s",
                       NULL, NULL);
-    nt = cJSON_IsTrue(b);
-    b = cJSON_GetObjectItemCaseSensitive(m, "saturated");
-    if (b && !cJSON_IsBool(b))
+    sat = pf_bool_of(cJSON_GetObjectItemCaseSensitive(m, "saturated"));
+    if (sat < 0)
         return pf_bad(c, MW_ERR_CORRUPT, "\"saturated\" of a mix is not true or false%s%s",
                       NULL, NULL);
-    sat = cJSON_IsTrue(b);
     out->nontemporal = nt != 0;
     out->saturated = sat != 0;
     if (!(out->read_share >= 0 && out->read_share <= 1) || out->threshold_ns < 0 ||

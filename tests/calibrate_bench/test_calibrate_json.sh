@@ -42,7 +42,7 @@ sw = d["read_sweep"]
 need(sw["delay_grid"] == [0, 1, 2, 4, 8], "delay grid %s" % sw["delay_grid"])
 need(len(sw["points"]) == len(sw["delay_grid"]) * len(sw["thread_grid"]), "sweep points")
 for p in sw["points"]:
-    need(p["bytes"] == 64 * p["lines"] and p["lines"] % 256 == 0, "sweep line arithmetic")
+    need(p["bytes"] == 64 * p["lines"] and p["lines"] % 384 == 0, "sweep line arithmetic")
 lad = d["ladder"]
 need(lad["points"][0]["bytes"] == 4096 and lad["points"][-1]["bytes"] <= 2 << 20, "ladder range")
 need(lad.get("levels_from") == "page_local" and lad.get("dram_from") == "random", "ladder curves")

@@ -10,6 +10,7 @@
 #include "mw_test.h"
 
 #include <memwatch/validate.h>
+#include <math.h>
 #include <unistd.h>
 
 int main(void)
@@ -17,7 +18,8 @@ int main(void)
     mw_validation *v = calloc(1, sizeof *v);
     if (!v)
         return 1;
-    mw_validate_config cfg = {.point_s = 0.02, .max_delay = 4, .max_threads = 1};
+    mw_validate_config cfg = {.point_s = 0.02, .max_delay = 4, .max_threads = 1,
+                              .mixes = 0xf};
     int rc = mw_validate_run(&cfg, NULL, v);
     MW_CHECK_INT(rc, 0);
     MW_CHECK(v->nmethods >= 1, "methods %u", v->nmethods);
@@ -34,9 +36,33 @@ int main(void)
     MW_CHECK(pl != NULL, "probe_lat is always reported");
 #if defined(__x86_64__)
     if (pl && pl->available) {
-        MW_CHECK_INT(v->npoints, 5); /* idle + delays 0, 1, 2, 4 */
-        for (unsigned i = 0; i < v->npoints; i++) {
-            MW_CHECK_INT(v->point[i].n, MW_VAL_MAX_SAMPLES);
+        /* idle + delays 0, 1, 2, 4; then each of 3 mixes at delays 0, 1, 4 */
+        MW_CHECK_INT(v->npoints, 5 + 3 * 3);
+        MW_CHECK_INT(v->nmix, 3);
+        for (unsigned k = 0; k < v->nmix && k < 3; k++) {
+            const mw_val_mix *vm = &v->mix[k];
+            MW_CHECK_INT(vm->mix, (int)k + 1);
+            MW_CHECK_INT(vm->n, 3);
+            MW_CHECK(vm->th.threshold_ns >= vm->th.idle_ns * 1.25 - 1e-9, "mix %u threshold", k);
+            for (unsigned i = vm->first; i < vm->first + vm->n && i < v->npoints; i++) {
+                const mw_val_point *q = &v->point[i];
+                MW_CHECK_INT(q->mix, vm->mix);
+                MW_CHECK(q->bw > 0 && fabs(q->read_bw + q->write_bw - q->bw) <= 1e-6 * q->bw,
+                         "mix point %u: %g + %g != %g", i, q->read_bw, q->write_bw, q->bw);
+                MW_CHECK(fabs(q->read_bw / q->bw - vm->read_share) < 1e-9, "mix point %u share",
+                         i);
+            }
+        }
+        MW_CHECK_INT(v->profile.n_mixes, 4);
+        MW_CHECK_STR(v->profile.mixes[0].name, "reads100");
+        MW_CHECK(v->profile.mixes[0].threshold_ns == pl->lat.th.threshold_ns, "reads100 = grid");
+        for (unsigned i = 0; i < 5; i++) {
+            /* the idle point takes every reading; the others stop once steady */
+            if (i == 0)
+                MW_CHECK_INT(v->point[i].n, MW_VAL_MAX_SAMPLES);
+            else
+                MW_CHECK(v->point[i].n >= 16 && v->point[i].n <= MW_VAL_MAX_SAMPLES,
+                         "point %u: %u readings", i, v->point[i].n);
             MW_CHECK(i == 0 ? v->point[i].threads == 0 : v->point[i].bw > 0, "point %u bw %g", i,
                      v->point[i].bw);
         }
@@ -71,6 +97,7 @@ int main(void)
     MW_CHECK_INT(mw_profile_load(path, 1, &back), 0);
     MW_CHECK_STR(back.lat_method, p->lat_method);
     MW_CHECK(back.lat_threshold_ns == p->lat_threshold_ns, "threshold read back");
+    MW_CHECK_INT(back.n_mixes, p->n_mixes);
     unlink(path);
     rmdir(dir);
 
