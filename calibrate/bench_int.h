@@ -77,4 +77,7 @@ int mw_plot_lines(const char *path, const char *title, const char *xlabel, const
                   int xlog, int ylog, const mw_plot_series *ser, unsigned n,
                   const double *hlines, const char *const *hlabels, unsigned nh);
 
+/* prefetch.svg, tlb.svg, assoc.svg of the structure probes (bench_struct.c). */
+int mw_struct_plots(const mw_struct_result *s, const char *dir);
+
 #endif

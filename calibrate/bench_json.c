@@ -70,6 +70,62 @@ static cJSON *sweep_point_json(const mw_sweep_point *p)
     return o;
 }
 
+static cJSON *curve_json(const mw_curve *c, const char *xname)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *x = cJSON_AddArrayToObject(o, xname), *y = cJSON_AddArrayToObject(o, "ns");
+    for (unsigned i = 0; i < c->n && i < MW_CURVE_MAX; i++) {
+        cJSON_AddItemToArray(x, cJSON_CreateNumber(c->x[i]));
+        cJSON_AddItemToArray(y, cJSON_CreateNumber(c->ns[i]));
+    }
+    return o;
+}
+
+static cJSON *struct_json(const mw_struct_result *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *pf = cJSON_AddObjectToObject(o, "prefetch");
+    cJSON_AddNumberToObject(pf, "random_ns", s->pf.random_ns);
+    cJSON_AddNumberToObject(pf, "pair_same_ns", s->pf.pair_same_ns);
+    cJSON_AddNumberToObject(pf, "pair_other_ns", s->pf.pair_other_ns);
+    cJSON_AddBoolToObject(pf, "adjacent_line", s->pf.adjacent_line);
+    cJSON_AddItemToObject(pf, "stride", curve_json(&s->pf.stride, "bytes"));
+    cJSON_AddNumberToObject(pf, "stride_covered", (double)s->pf.stride_covered);
+    cJSON_AddBoolToObject(pf, "stride_prefetch", s->pf.stride_prefetch);
+    cJSON_AddItemToObject(pf, "distance", curve_json(&s->pf.distance, "lines_ahead"));
+    cJSON_AddNumberToObject(pf, "distance_lines", s->pf.distance_lines);
+    cJSON_AddNumberToObject(pf, "hit_ns", s->pf.hit_ns);
+    cJSON *tl = cJSON_AddArrayToObject(o, "tlb");
+    for (int t = 0; t < 2; t++) {
+        const mw_tlb_curve *c = &s->tlb[t];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "page", (double)c->page);
+        cJSON_AddItemToObject(e, "pages", curve_json(&c->pages, "pages"));
+        cJSON_AddItemToObject(e, "packed", curve_json(&c->control, "lines"));
+        cJSON *lv = cJSON_AddArrayToObject(e, "levels");
+        for (unsigned l = 0; l < c->nlevels; l++) {
+            cJSON *q = cJSON_CreateObject();
+            cJSON_AddNumberToObject(q, "entries", c->level[l].entries);
+            cJSON_AddNumberToObject(q, "first_miss", c->level[l].first_miss);
+            cJSON_AddNumberToObject(q, "reach", (double)c->level[l].reach);
+            cJSON_AddNumberToObject(q, "extra_ns", c->level[l].extra_ns);
+            cJSON_AddItemToArray(lv, q);
+        }
+        if (c->page != 4096)
+            cJSON_AddNumberToObject(e, "huge_fraction", c->huge_fraction);
+        cJSON_AddStringToObject(e, "note", c->note);
+        cJSON_AddItemToArray(tl, e);
+    }
+    cJSON *as = cJSON_AddObjectToObject(o, "assoc");
+    cJSON_AddNumberToObject(as, "stride", (double)s->assoc.stride);
+    cJSON_AddBoolToObject(as, "huge", s->assoc.huge);
+    cJSON_AddItemToObject(as, "curve", curve_json(&s->assoc.curve, "lines"));
+    cJSON *w = cJSON_AddArrayToObject(as, "ways");
+    for (unsigned i = 0; i < s->assoc.nsteps; i++)
+        cJSON_AddItemToArray(w, cJSON_CreateNumber(s->assoc.ways[i]));
+    return o;
+}
+
 static cJSON *build(const mw_calib_results *r)
 {
     cJSON *root = cJSON_CreateObject();
@@ -91,6 +147,8 @@ static cJSON *build(const mw_calib_results *r)
     for (int i = 0; i < 6; i++)
         if (r->part_s[i] > 0)
             cJSON_AddNumberToObject(secs, parts[i], r->part_s[i]);
+    if (r->struct_s > 0)
+        cJSON_AddNumberToObject(secs, "structure", r->struct_s);
 
     cJSON *tm_ = cJSON_AddObjectToObject(root, "timer");
     cJSON_AddBoolToObject(tm_, "have_tsc", r->timer.have_tsc);
@@ -228,6 +286,8 @@ static cJSON *build(const mw_calib_results *r)
         cJSON_AddNumberToObject(o, "outstanding", m->outstanding);
     cJSON_AddBoolToObject(o, "saturated", m->saturated);
     }
+    if (r->ran & MW_CALIB_STRUCT)
+        cJSON_AddItemToObject(root, "structure", struct_json(&r->structure));
     return root;
 }
 

@@ -356,5 +356,7 @@ MW_API int mw_calib_results_write_plots(const mw_calib_results *r, const char *d
         rc = e;
     if ((r->ran & MW_CALIB_LADDER) && (e = plot_ladder(r, dir)) < 0)
         rc = e;
+    if ((r->ran & MW_CALIB_STRUCT) && (e = mw_struct_plots(&r->structure, dir)) < 0)
+        rc = e;
     return rc;
 }

@@ -59,7 +59,8 @@ static void usage(FILE *f)
             "options:\n"
             "  --quick              shorter runs (a full calibration in well under a minute)\n"
             "  --bench LIST         benchmarks to run, comma-separated: triad, sweep, ladder,\n"
-            "                       loaded, mlp, all (default: all)\n"
+            "                       loaded, mlp, struct (prefetchers, TLBs, associativity),\n"
+            "                       all (default: all)\n"
             "  --threads N          threads for triad and sweep (default: every allowed CPU)\n"
             "  --triad-size SIZE    bytes per triad array, e.g. 512M (default: 4 x LLC)\n"
             "  --repeats N          triad repetitions, best reported (default 10, max %d)\n"
@@ -145,7 +146,8 @@ static int parse_bench_list(const char *s, unsigned *what)
         unsigned bit;
     } names[] = {{"triad", MW_CALIB_TRIAD},   {"sweep", MW_CALIB_SWEEP},
                  {"ladder", MW_CALIB_LADDER}, {"loaded", MW_CALIB_LOADED},
-                 {"mlp", MW_CALIB_MLP},       {"all", MW_CALIB_ALL}};
+                 {"mlp", MW_CALIB_MLP},       {"struct", MW_CALIB_STRUCT},
+                 {"all", MW_CALIB_ALL}};
     unsigned w = 0;
     if (!s || !*s)
         return -1;
@@ -214,7 +216,7 @@ static int parse_opts(int argc, char **argv, struct calib_opts *o)
         } else if (!strcmp(name, "--bench")) {
             if (parse_bench_list(val, &o->what) < 0)
                 return bad(name, val, "a comma-separated list of triad, sweep, ladder, loaded, "
-                                      "mlp, all");
+                                      "mlp, struct, all");
         } else if (!strcmp(name, "--threads")) {
             if (parse_uint(val, 1, MW_BENCH_MAX_CPUS, &o->threads) < 0)
                 return bad(name, val, "a whole number from 1 to 256");
@@ -344,6 +346,68 @@ static const char *human_bytes(size_t b, char *buf, size_t n)
     else
         snprintf(buf, n, "%.3g KiB", (double)b / 1024);
     return buf;
+}
+
+static void print_struct(const mw_struct_result *s)
+{
+    char b1[32];
+    const mw_prefetch_result *p = &s->pf;
+    printf("\nprefetchers  (latency curves, flushed memory; random lines %.1f ns)\n", p->random_ns);
+    printf("  adjacent line: a line then its 128-byte buddy %.1f ns/load, then another pair's "
+           "%.1f ns/load: %s\n",
+           p->pair_same_ns, p->pair_other_ns,
+           p->adjacent_line ? "the buddy comes with the line (adjacent-line prefetch)"
+                            : "no adjacent-line prefetch seen");
+    printf("  stride  ");
+    for (unsigned i = 0; i < p->stride.n; i++)
+        printf(" %6.0f", p->stride.x[i]);
+    printf("\n  ns/load ");
+    for (unsigned i = 0; i < p->stride.n; i++)
+        printf(" %6.1f", p->stride.ns[i]);
+    printf("\n  strides prefetched (under half the random latency): %s\n",
+           p->stride_covered ? human_bytes(p->stride_covered, b1, sizeof b1) : "none");
+    printf("  distance: 4 lines streamed, one load d lines on (hit %.1f ns):", p->hit_ns);
+    for (unsigned i = 0; i < p->distance.n; i++)
+        printf(" %.0f:%.0f", p->distance.x[i], p->distance.ns[i]);
+    printf("\n  served up to %u lines ahead of the stream\n", p->distance_lines);
+    for (int t = 0; t < 2; t++) {
+        const mw_tlb_curve *c = &s->tlb[t];
+        printf("\nTLB, %s pages  (one line per page against the same lines packed)%s%s\n",
+               t ? "2 MiB" : "4 KiB", c->note[0] ? ": " : "", c->note);
+        printf("  pages    ");
+        for (unsigned i = 0; i < c->pages.n; i++)
+            printf(" %6.0f", c->pages.x[i]);
+        printf("\n  ns       ");
+        for (unsigned i = 0; i < c->pages.n; i++)
+            printf(" %6.1f", c->pages.ns[i]);
+        printf("\n  packed   ");
+        for (unsigned i = 0; i < c->control.n; i++)
+            printf(" %6.1f", c->control.ns[i]);
+        printf("\n");
+        for (unsigned l = 0; l < c->nlevels; l++)
+            printf("  level %u: %u entries (steps by %u), reach %s, +%.1f ns past it\n", l + 1,
+                   c->level[l].entries, c->level[l].first_miss,
+                   human_bytes(c->level[l].reach, b1, sizeof b1), c->level[l].extra_ns);
+        if (!c->nlevels)
+            printf("  no step up to %.0f pages\n", c->pages.n ? c->pages.x[c->pages.n - 1] : 0);
+    }
+    const mw_assoc_result *a = &s->assoc;
+    printf("\nassociativity  (k lines %s apart, random cycle%s)\n  k  ",
+           human_bytes(a->stride, b1, sizeof b1),
+           a->huge ? "; 2 MiB pages: one L1 and one L2 set"
+                   : "; no 2 MiB pages: one L1 set only");
+    for (unsigned i = 0; i < a->curve.n; i++)
+        printf(" %5.0f", a->curve.x[i]);
+    printf("\n  ns ");
+    for (unsigned i = 0; i < a->curve.n; i++)
+        printf(" %5.1f", a->curve.ns[i]);
+    printf("\n");
+    static const char *const lvl[] = {"L1", "L2", "L3"};
+    for (unsigned i = 0; i < a->nsteps; i++)
+        printf("  %s: %u ways (%.1f ns, then %.1f ns)\n", lvl[i], a->ways[i], a->level_ns[i],
+               a->level_ns[i + 1]);
+    if (!a->nsteps)
+        printf("  no step up to %u lines\n", a->curve.n);
 }
 
 static void print_table(const mw_calib_results *r)
@@ -483,6 +547,8 @@ static void print_table(const mw_calib_results *r)
             printf("\n  sustained outstanding misses per core: at least %.1f (still rising at k = %u)\n",
                    m->outstanding, m->n);
     }
+    if (r->ran & MW_CALIB_STRUCT)
+        print_struct(&r->structure);
     fflush(stdout);
 }
 
@@ -666,6 +732,20 @@ int mw_cmd_calibrate(int argc, char **argv)
         tpart = now_s();
     }
 
+    if ((o.what & MW_CALIB_STRUCT) && status == 0) {
+        progress_begin(&pg, "struct");
+        mw_struct_config c = {.cpu = cpus[0], .quick = o.quick};
+        rc = mw_bench_struct(&c, &r->structure);
+        if (rc == MW_ERR_UNSUPPORTED)
+            fprintf(stderr, "memwatch calibrate: structure probes skipped: they need x86-64\n");
+        else if (rc < 0)
+            status = bench_failed("structure probes", rc);
+        else
+            r->ran |= MW_CALIB_STRUCT;
+        progress_end(&pg);
+        r->struct_s = now_s() - tpart;
+        tpart = now_s();
+    }
     r->loadavg_after = mw_bench_loadavg();
     int json_stdout = o.json && !strcmp(o.json, "-");
     if (!json_stdout)

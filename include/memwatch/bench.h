@@ -426,6 +426,85 @@ MW_API int mw_mlp_analyse(mw_mlp_result *r);
 
 MW_API int mw_bench_mlp(const mw_mlp_config *cfg, mw_mlp_result *out);
 
+/* ------------------------------------------- CPU structure (Fang et al.) */
+/* Prefetchers, TLBs and associativity from latency curves (calibrate/
+ * bench_struct.c; no MSR access needed). Each curve point is ns per dependent
+ * load. x86-64 only (cache-line flushes, serialised time stamps):
+ * MW_ERR_UNSUPPORTED elsewhere. */
+#define MW_CURVE_MAX 64
+typedef struct mw_curve {
+    unsigned n;
+    double x[MW_CURVE_MAX];
+    double ns[MW_CURVE_MAX];
+} mw_curve;
+
+typedef struct mw_prefetch_result {
+    double random_ns;       /* dependent loads to random flushed lines (memory) */
+    /* adjacent line: pairs of 128-byte-aligned lines; per load, the even line
+     * of a random pair then its buddy, against the even line then the odd line
+     * of another random pair */
+    double pair_same_ns, pair_other_ns;
+    int adjacent_line;      /* pair_same_ns < 0.75 x pair_other_ns */
+    mw_curve stride;        /* x: stride in bytes; a chain walking flushed memory at it */
+    size_t stride_covered;  /* largest stride read under half random_ns (0: none) */
+    int stride_prefetch;    /* a stride above 128 bytes is covered */
+    mw_curve distance;      /* x: lines ahead of a stream of 4 trained lines; ns of one load */
+    unsigned distance_lines;/* farthest line ahead served below the hit/miss midpoint */
+    double hit_ns;          /* the trained stream's own next line, for reference */
+} mw_prefetch_result;
+
+#define MW_TLB_MAX_LEVELS 4
+typedef struct mw_tlb_level {
+    unsigned entries;       /* pages still covered: the last point before the step */
+    unsigned first_miss;    /* the first point past it */
+    size_t reach;           /* entries x page size */
+    double extra_ns;        /* latency added past the step (over the packed control) */
+} mw_tlb_level;
+
+typedef struct mw_tlb_curve {
+    size_t page;            /* 4096 or 2 MiB */
+    mw_curve pages;         /* x: pages; one line per page, random order */
+    mw_curve control;       /* the same number of lines packed into few pages */
+    unsigned nlevels;
+    mw_tlb_level level[MW_TLB_MAX_LEVELS];
+    double huge_fraction;   /* 2 MiB curve: share of the buffer on huge pages */
+    char note[160];         /* why a curve is missing or limited */
+} mw_tlb_curve;
+
+typedef struct mw_assoc_result {
+    size_t stride;          /* bytes between the lines of one set */
+    mw_curve curve;         /* x: lines k at that stride, random cycle; ns per load */
+    unsigned nsteps;        /* steps found (L1 ways, then L2 ways where seen) */
+    unsigned ways[3];       /* lines that still fit before each step */
+    double level_ns[4];     /* plateau latency before each step, and after the last */
+    int huge;               /* 2 MiB pages: the stride reaches L2 sets too */
+} mw_assoc_result;
+
+typedef struct mw_struct_config {
+    int cpu;                /* -1: first allowed */
+    int quick;              /* fewer points and repeats */
+    size_t tlb2m_bytes;     /* most memory for the 2 MiB curve (0: 2 GiB, quick 512 MiB) */
+} mw_struct_config;
+
+typedef struct mw_struct_result {
+    mw_prefetch_result pf;
+    mw_tlb_curve tlb[2];    /* [0] 4 KiB pages, [1] 2 MiB pages */
+    mw_assoc_result assoc;
+} mw_struct_result;
+
+MW_API int mw_bench_struct(const mw_struct_config *cfg, mw_struct_result *out);
+
+/* Stride grid: min, then per_octave points per doubling (rounded to whole
+ * lines, no repeats) up to max. Returns the count (<= cap). Pure. */
+MW_API unsigned mw_struct_stride_grid(size_t min, size_t max, unsigned per_octave, size_t *out,
+                                      unsigned cap);
+/* Steps of a latency curve (pure): walking up the points, a step is a point
+ * more than `rise` above the plateau so far (its lowest point) whose next two
+ * points (those that exist) are too; the plateau then restarts there. at[k]: index of the
+ * first point past step k. Returns the number of steps (<= cap). */
+MW_API unsigned mw_curve_steps(const double *y, unsigned n, double rise, unsigned *at,
+                               unsigned cap);
+
 /* ----------------------------------------------- everything, for the CLI */
 enum mw_calib_what {
     MW_CALIB_TRIAD = 1u << 0,
@@ -433,7 +512,8 @@ enum mw_calib_what {
     MW_CALIB_LADDER = 1u << 2,
     MW_CALIB_LOADED = 1u << 3,
     MW_CALIB_MLP = 1u << 4,
-    MW_CALIB_ALL = 0x1f,
+    MW_CALIB_STRUCT = 1u << 5, /* prefetchers, TLBs, associativity */
+    MW_CALIB_ALL = 0x3f,
 };
 
 /* What `memwatch calibrate` collected; handed to validation (issue 4) and to
@@ -448,6 +528,7 @@ typedef struct mw_calib_results {
     mw_ladder_result ladder;
     mw_loaded_result loaded;
     mw_mlp_result mlp;
+    mw_struct_result structure;
     /* 1-minute load average (/proc/loadavg) before and after the benchmarks
      * (-1 if unknown): above the CPU count, other programs shared the CPUs
      * and the figures are disturbed. */
@@ -455,6 +536,7 @@ typedef struct mw_calib_results {
     /* Seconds each part took: triad, sweep, ladder, loaded, mlp, then the
      * validation (set by the command after it ran; 0: not run). */
     double part_s[6];
+    double struct_s;        /* seconds of the structure probes */
 } mw_calib_results;
 
 /* The 1-minute load average from /proc/loadavg, or -1. */

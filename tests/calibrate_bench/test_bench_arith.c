@@ -665,6 +665,42 @@ static void test_mix_delay_grid(void)
     MW_CHECK_INT(n, 1);
 }
 
+/* The structure probes' arithmetic: stride grids and step detection. */
+static void test_struct_arith(void)
+{
+    size_t g[MW_CURVE_MAX];
+    unsigned n = mw_struct_stride_grid(64, 8192, 1, g, MW_CURVE_MAX);
+    MW_CHECK_INT(n, 8); /* 64 128 ... 8192 */
+    MW_CHECK_INT(g[0], 64);
+    MW_CHECK_INT(g[7], 8192);
+    n = mw_struct_stride_grid(64, 8192, 2, g, MW_CURVE_MAX);
+    MW_CHECK_INT(n, 14); /* 64, 128 (91 rounds to 64: dropped), 192, 256, 384 ... */
+    for (unsigned i = 0; i < n; i++) {
+        MW_CHECK(g[i] % 64 == 0, "stride %zu not whole lines", g[i]);
+        MW_CHECK(i == 0 || g[i] > g[i - 1], "strides not increasing at %u", i);
+        MW_CHECK(g[i] <= 8192, "stride %zu past the maximum", g[i]);
+    }
+    MW_CHECK_INT(g[1], 128);
+    MW_CHECK_INT(g[2], 192);
+    MW_CHECK_INT(mw_struct_stride_grid(64, 8192, 4, g, 5), 5); /* capped */
+    MW_CHECK_INT(mw_struct_stride_grid(0, 8192, 2, g, MW_CURVE_MAX), 0);
+    MW_CHECK_INT(mw_struct_stride_grid(128, 64, 2, g, MW_CURVE_MAX), 0);
+    /* steps: two levels, a one-point spike that is not one */
+    unsigned at[4];
+    const double y[] = {1.0, 1.05, 1.0, 2.5, 1.02, 1.0, 1.1, 3.5, 3.6, 3.4, 3.5, 9.0, 9.2, 9.1};
+    n = mw_curve_steps(y, 14, 0.3, at, 4);
+    MW_CHECK_INT(n, 2);
+    MW_CHECK_INT(at[0], 7);
+    MW_CHECK_INT(at[1], 11);
+    MW_CHECK_INT(mw_curve_steps(y, 14, 0.3, at, 1), 1); /* capped */
+    const double flat[] = {2.0, 2.1, 1.9, 2.2, 2.0};
+    MW_CHECK_INT(mw_curve_steps(flat, 5, 0.3, at, 4), 0);
+    const double last[] = {2.0, 2.0, 2.0, 5.0}; /* a step at the last point counts */
+    MW_CHECK_INT(mw_curve_steps(last, 4, 0.3, at, 4), 1);
+    MW_CHECK_INT(at[0], 3);
+    MW_CHECK_INT(mw_curve_steps(last, 0, 0.3, at, 4), 0);
+}
+
 int main(void)
 {
     test_triad_bytes();
@@ -680,5 +716,6 @@ int main(void)
     test_mlp_analyse();
     test_mixes();
     test_mix_delay_grid();
+    test_struct_arith();
     return mw_test_done();
 }
