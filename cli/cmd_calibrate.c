@@ -766,6 +766,8 @@ int mw_cmd_calibrate(int argc, char **argv)
             if (r->part_s[i] > 0) {
                 printf(" %s %.1f s,", names[i], r->part_s[i]);
             }
+        if (r->struct_s > 0)
+            printf(" structure %.1f s,", r->struct_s);
         printf(" total %.1f s\n", now_s() - pg.t0);
     }
 
@@ -802,7 +804,10 @@ int mw_cmd_calibrate(int argc, char **argv)
             mw_profile_default_path(prof, sizeof prof);
         rc = mw_calib_html(o.html, o.no_validate ? NULL : prof, dir);
         if (!o.plot_dir) {
-            static const char *const names[] = {"sweep.svg", "loaded.svg", "mlp.svg", "ladder.svg"};
+            static const char *const names[] = {"sweep.svg",    "loaded.svg",
+                                                "mlp.svg",      "ladder.svg",
+                                                "prefetch.svg", "prefetch_distance.svg",
+                                                "tlb.svg",      "assoc.svg"};
             for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
                 char p[sizeof tmpdir + 16];
                 snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
