@@ -499,6 +499,8 @@ static void eng_setup(void)
     }
     snprintf(mwp_profile_desc, PATH_MAX + 160, "%s", desc);
     mwp_meta_note("profile", desc);
+    if (have_prof)
+        mwp_meta_note("profile_path", mwp_cfg.profile); /* a key for `memwatch report` */
     eng_have_prof = have_prof;
 
     /* Latency and bandwidth methods. A counter method is opened at the first
@@ -825,6 +827,8 @@ void mwp_engine_meta(struct mwp_str *s)
         return;
     extern char mwp_profile_desc[];
     mwp_s_kv(s, "profile", mwp_profile_desc);
+    if (eng_have_prof)
+        mwp_s_kv(s, "profile_path", mwp_cfg.profile);
     mwp_s_str(s, "tsc_hz=");
     mwp_s_dbl(s, mwp_tsc_hz_val);
     mwp_s_str(s, "\n");

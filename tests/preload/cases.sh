@@ -748,6 +748,9 @@ profverdict)
         *) fail "profile verdict $verdict gave '$src'" ;;
         esac
     done
+    # the profile's path as a key of its own, for memwatch report
+    texts | grep -aqx "profile_path=$T/prof.json" || fail "META lacks profile_path=$T/prof.json"
+    [ "$(texts | grep -ac "^profile_path=")" = 1 ] || fail "profile_path noted more than once"
     # Read/write curves: MEMWATCH_MIX picks one (its threshold is used and
     # META mix_curve names it); unset, reads100 with the reason; a name the
     # profile lacks falls back to reads100 and says so.

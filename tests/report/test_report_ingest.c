@@ -144,6 +144,64 @@ static const char *qs(sqlite3 *db, const char *sql, char *buf, size_t n)
     return buf;
 }
 
+/* The threshold of a process's precise samples comes from the machine profile
+ * its recording used: META profile_path, or the older "profile=PATH (created
+ * ...)" prose; without a usable one, from baseline_ns; no profile is found at
+ * report time (XDG_DATA_HOME points into dir). */
+static void recorded_profile_case(const char *dir)
+{
+    char prof[300], xdg[300], db[300];
+    snprintf(prof, sizeof prof, "%s/prof.json", dir);
+    snprintf(xdg, sizeof xdg, "%s/xdg", dir);
+    snprintf(db, sizeof db, "%s/thr.db", dir);
+    setenv("XDG_DATA_HOME", xdg, 1);
+    FILE *f = fopen(prof, "w");
+    MW_CHECK(f != NULL, "profile file");
+    if (!f)
+        return;
+    fprintf(f, "{\"schema\": \"memwatch-profile\", \"version\": 1, \"identity\": \"test\","
+               " \"tsc_hz\": 2e9, \"peak_bw\": 1e10, \"idle_latency_ns\": 100,"
+               " \"lat_method\": \"probe_lat\", \"lat_threshold_ns\": 150,"
+               " \"bw_method\": \"\", \"bw_factor\": 1, \"methods\": []}\n");
+    fclose(f);
+    const char *metas[] = {"profile_path=%s\nprofile=none: moved\ntsc_hz=3e9\n",
+                           "profile=%s (created 2026-11-24T09:00:00Z)\ntsc_hz=3e9\n",
+                           "profile_path=%s.missing\nbaseline_ns=50\ntsc_hz=3e9\n",
+                           "baseline_ns=50\ntsc_hz=3e9\n"};
+    char files[4][300];
+    const char *names[4];
+    for (int i = 0; i < 4; i++) {
+        mwb w;
+        mwb_init(&w);
+        char meta[700];
+        snprintf(meta, sizeof meta, metas[i], prof);
+        mwb_meta(&w, meta);
+        mwb_trailer(&w, 1000, 0);
+        snprintf(files[i], sizeof files[i], "%s/thr%d.mwr", dir, i);
+        MW_CHECK_INT(mwb_write(&w, files[i], w.n), 0);
+        names[i] = files[i];
+        free(w.b);
+    }
+    mw_report_opts o = {0};
+    o.db_path = db;
+    mw_report_stats st;
+    MW_CHECK_INT(mw_report_ingest(names, 4, &o, &st), 0);
+    sqlite3 *d;
+    MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
+    char buf[200];
+    /* the profile's idle latency (100 ns) at its own TSC rate (2 GHz) */
+    MW_CHECK_INT(q1(d, "SELECT threshold FROM processes WHERE id=1"), 200);
+    MW_CHECK_STR(qs(d, "SELECT threshold_source FROM processes WHERE id=1", buf, sizeof buf),
+                 "machine profile of the recording (cycles)");
+    MW_CHECK_INT(q1(d, "SELECT threshold FROM processes WHERE id=2"), 200);
+    /* no usable profile: 50 ns at the recorded 3 GHz */
+    MW_CHECK_INT(q1(d, "SELECT threshold FROM processes WHERE id=3"), 150);
+    MW_CHECK_STR(qs(d, "SELECT threshold_source FROM processes WHERE id=4", buf, sizeof buf),
+                 "idle latency measured at record time (baseline_ns, cycles)");
+    sqlite3_close(d);
+    unsetenv("XDG_DATA_HOME");
+}
+
 int main(void)
 {
     static unsigned char tstack[1 << 20] __attribute__((aligned(4096)));
@@ -511,6 +569,8 @@ int main(void)
         memcpy(w.b, orig, w.n);
         free(orig);
     }
+
+    recorded_profile_case(dir);
 
     /* a missing file is an error, a non-mwr file is recorded as unreadable */
     const char *nofiles[] = {"/nonexistent.mwr"};
