@@ -18,6 +18,7 @@
 
 #include <memwatch/memwatch.h>
 #include <memwatch/mwr.h>
+#include <memwatch/mwr_frame.h>
 #include <memwatch/probe_lat.h>
 #include <memwatch/ring.h>
 

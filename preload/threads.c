@@ -276,8 +276,7 @@ static void thr_drain_ring(struct mwp_thr *t, int i, char *buf, size_t cap, uint
             return;
         mwr_rec_hdr *h = (mwr_rec_hdr *)buf;
         mwr_perf_data *d = (mwr_perf_data *)(buf + sizeof *h);
-        h->type = MWR_PERF_DATA;
-        h->size = (uint32_t)(hdr + n);
+        *h = mwr_rec_hdr_make(MWR_PERF_DATA, sizeof *d + n); /* n: whole kernel records, 8-aligned */
         d->attr_id = (uint32_t)(i + 1);
         d->tid = (uint32_t)t->tid;
         d->time_ns = mwp_now_ns();
@@ -332,7 +331,7 @@ static void thr_drain(struct mwp_thr *t, char *buf, size_t cap, uint64_t *sample
 void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
 {
     struct mwp_thr *t = mwp_self;
-    size_t body = alen + blen, size = sizeof(mwr_rec_hdr) + MWR_ALIGN(body);
+    size_t size = mwr_rec_size(alen + blen);
     if (t && !t->abuf && atomic_load(&t->state) == MWP_T_LIVE)
         t->abuf = thr_sys_mmap(MWP_ABUF_SIZE);
     if (t && t->abuf && atomic_load(&t->state) == MWP_T_LIVE && size <= MWP_ABUF_SIZE / 4) {
@@ -341,12 +340,7 @@ void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b,
         if (head + size - tail <= MWP_ABUF_SIZE) {
             char tmp[sizeof(mwr_rec_hdr) + 64 * 8 + 128];
             if (size <= sizeof tmp) {
-                mwr_rec_hdr h = {type, (uint32_t)size};
-                memcpy(tmp, &h, sizeof h);
-                memcpy(tmp + sizeof h, a, alen);
-                if (blen)
-                    memcpy(tmp + sizeof h + alen, b, blen);
-                memset(tmp + sizeof h + body, 0, MWR_ALIGN(body) - body);
+                mwr_frame(tmp, type, a, alen, b, blen);
                 size_t off = (size_t)(head % MWP_ABUF_SIZE), first = MWP_ABUF_SIZE - off;
                 if (first >= size) {
                     memcpy(t->abuf + off, tmp, size);

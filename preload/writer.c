@@ -224,12 +224,8 @@ static int writer_create(void)
     }
     atomic_store(&w_fd, fd);
     mwr_file_header h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, MWR_MAGIC, 8);
-    h.version_major = MWR_VERSION_MAJOR;
-    h.version_minor = MWR_VERSION_MINOR;
-    h.header_size = sizeof h;
-    mwr_rec_hdr mh = {MWR_META, (uint32_t)(sizeof mh + MWR_ALIGN(meta_len))};
+    mwr_file_header_init(&h);
+    mwr_rec_hdr mh = mwr_rec_hdr_make(MWR_META, meta_len);
     static const char zero[8];
     /* a held batch already holds the perf attributes (mwp_writer_start) */
     int held = w_held;
@@ -237,7 +233,7 @@ static int writer_create(void)
     struct iovec iov[5] = {{&h, sizeof h},
                            {&mh, sizeof mh},
                            {meta_buf, meta_len},
-                           {(void *)zero, MWR_ALIGN(meta_len) - meta_len},
+                           {(void *)zero, mwr_pad_len(meta_len)},
                            {w_batch, held ? w_batch_len : 0}};
     ssize_t want = (ssize_t)(sizeof h + mh.size + iov[4].iov_len);
     ssize_t w = (ssize_t)syscall(SYS_writev, fd, iov, 5);
@@ -620,13 +616,13 @@ int mwp_write(uint32_t type, const struct iovec *iov, int n)
     if (len > 0xffffff00u)
         return -EMSGSIZE;
     static const char zero[8];
-    mwr_rec_hdr h = {type, (uint32_t)(sizeof h + MWR_ALIGN(len))};
+    mwr_rec_hdr h = mwr_rec_hdr_make(type, len);
     v[0].iov_base = &h;
     v[0].iov_len = sizeof h;
     int k = n + 1;
-    if (MWR_ALIGN(len) != len) {
+    if (mwr_pad_len(len)) {
         v[k].iov_base = (void *)zero;
-        v[k].iov_len = MWR_ALIGN(len) - len;
+        v[k].iov_len = mwr_pad_len(len);
         k++;
     }
     return writer_put(v, k, 1);
@@ -663,7 +659,7 @@ void mwp_writer_trailer(int32_t status, const char *how)
     t.dropped_records = atomic_load(&mwp_stat_dropped);
     t.alloc_dropped = atomic_load(&mwp_stat_alloc_dropped);
     t.exit_status = status;
-    mwr_rec_hdr h = {MWR_TRAILER, sizeof h + sizeof t};
+    mwr_rec_hdr h = mwr_rec_hdr_make(MWR_TRAILER, sizeof t);
     struct iovec v[2] = {{&h, sizeof h}, {&t, sizeof t}};
     ssize_t w = (ssize_t)syscall(SYS_writev, atomic_load(&w_fd), v, 2);
     (void)w;

@@ -8,7 +8,7 @@
 #ifndef MW_TEST_MWR_BUILD_H
 #define MW_TEST_MWR_BUILD_H
 
-#include <memwatch/mwr.h>
+#include <memwatch/mwr_frame.h>
 
 #include <linux/perf_event.h>
 #include <stdint.h>
@@ -46,18 +46,14 @@ MWB_FN void mwb_init(mwb *w)
 {
     memset(w, 0, sizeof *w);
     mwr_file_header h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, MWR_MAGIC, 8);
-    h.version_major = MWR_VERSION_MAJOR;
-    h.version_minor = MWR_VERSION_MINOR;
-    h.header_size = sizeof h;
+    mwr_file_header_init(&h);
     mwb_put(w, &h, sizeof h);
 }
 
 /* A record from up to two parts (fixed struct + variable bytes). */
 MWB_FN void mwb_rec(mwb *w, uint32_t type, const void *a, size_t an, const void *b, size_t bn)
 {
-    mwr_rec_hdr h = {type, (uint32_t)MWR_ALIGN(sizeof h + an + bn)};
+    mwr_rec_hdr h = mwr_rec_hdr_make(type, an + bn);
     mwb_put(w, &h, sizeof h);
     if (an)
         mwb_put(w, a, an);
