@@ -30,7 +30,7 @@
 #include "tables/zen4.h"
 #include "tables/zen5.h"
 
-/* Every method name, in the fixed order of DESIGN.md. */
+/* Every method name, in the fixed order of docs/methods.md. */
 static const char *const mw_method_name_list[] = {
     "imc_cas",     "ocr_dram", "amd_umc", "amd_df",    "lmrl",
     "l1_miss_lat", "pebs_lat", "ibs_lat", "probe_lat",
@@ -86,7 +86,7 @@ static const struct {
 };
 
 /*
- * Prefetcher control MSRs (REFERENCE.md §2; 1 = prefetcher disabled).
+ * Prefetcher control MSRs (docs/sources.md §2; 1 = prefetcher disabled).
  * Intel: MSR 0x1A4 MISC_FEATURE_CONTROL (Intel SDM vol. 4 and Intel's
  * "Disclosure of H/W prefetcher control on some Intel processors"); Sapphire
  * Rapids adds bit 6 (L2 AMP). Knights Landing/Mill: bits 0 (DCU) and 1 (L2).

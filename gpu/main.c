@@ -62,7 +62,7 @@ static void json_curve(FILE *f, const char *key, const mw_gpu_curve *c, int last
     fprintf(f, "]%s\n", last ? "" : ",");
 }
 
-/* Published Hopper pointer-chase figures (REFERENCE.md §5), cycles. */
+/* Published Hopper pointer-chase figures (docs/sources.md §4), cycles. */
 static const struct {
     const char *what;
     double lo, hi;
@@ -316,7 +316,7 @@ static int cmd_calibrate(const opts *o)
            d.ordinal, d.name, d.cc_major, d.cc_minor, d.sms, l.sm_hz / 1e6,
            d.sm_clock_attr_hz / 1e6);
     double got[] = {l.l1_cyc, l.l2_near_cyc, l.l2_far_cyc, l.dram_cyc, l.smem_cyc};
-    printf("latency (P-chase, cycles / ns; published Hopper figures from REFERENCE.md):\n");
+    printf("latency (P-chase, cycles / ns; published Hopper figures from docs/sources.md §4):\n");
     for (size_t i = 0; i < sizeof got / sizeof got[0]; i++)
         printf("  %-14s %7.1f cyc %7.1f ns   published %.0f-%.0f cyc: %s\n", published[i].what,
                got[i], got[i] / hz * 1e9, published[i].lo, published[i].hi,

@@ -21,15 +21,15 @@ static const mw_event_spec mw_adl_imc[] = {
 };
 static const mw_event_spec mw_adl_lmrl[] = {
     MW_CORE("pending", "cpu_core", "adl_glc::L1D_PEND_MISS:PENDING", 0x0148, 0, 1.0,
-            "REFERENCE.md §2 L1D_PEND_MISS.PENDING 0x48/0x01; kernel pmu-events alderlake; "
+            "docs/sources.md §1 L1D_PEND_MISS.PENDING 0x48/0x01; kernel pmu-events alderlake; "
             "not in libpfm4 4.13"),
     MW_CORE("l1_miss_any", "cpu_core", "adl_glc::MEM_LOAD_COMPLETED:L1_MISS_ANY", 0xfd43, 0, 1.0,
-            "REFERENCE.md §2 MEM_LOAD_COMPLETED.L1_MISS_ANY 0x43/0xfd (TMA for ADL); not in "
+            "docs/sources.md §1 MEM_LOAD_COMPLETED.L1_MISS_ANY 0x43/0xfd (TMA for ADL); not in "
             "libpfm4 4.13"),
 };
 static const mw_event_spec mw_adl_l1ml[] = {
     MW_CORE("pending", "cpu_core", "adl_glc::L1D_PEND_MISS:PENDING", 0x0148, 0, 1.0,
-            "REFERENCE.md §2 L1D_PEND_MISS.PENDING 0x48/0x01; not in libpfm4 4.13"),
+            "docs/sources.md §1 L1D_PEND_MISS.PENDING 0x48/0x01; not in libpfm4 4.13"),
     MW_CORE("l1_miss", "cpu_core", "adl_glc::MEM_LOAD_RETIRED:L1_MISS", 0x08d1, 0, 1.0,
             "kernel pmu-events alderlake MEM_LOAD_RETIRED.L1_MISS 0xD1/0x08; not in "
             "libpfm4 4.13"),

@@ -10,7 +10,7 @@
  * config 32-35, umask in config 8-15, hence the config values below.
  * Sources: kernel tools/perf/pmu-events/arch/x86/amdzen2/data-fabric.json
  * (dram_channel_data_controller_0..7), arch/x86/events/amd/uncore.c (amd_df
- * format "event:0-7,32-35", "umask:8-15"), REFERENCE.md §2.
+ * format "event:0-7,32-35", "umask:8-15"), docs/sources.md §1.
  */
 #define MW_DF_SRC "kernel pmu-events x86/amdzen2 data-fabric.json dram_channel_data_controller_"
 #define MW_DF_CH(n, terms, cfg)                                                                    \
@@ -59,7 +59,7 @@
 
 #define MW_F_AMD_LMRL "pending / mab_alloc core cycles per L1-missing load (MAB occupancy)"
 #define MW_N_AMD_LMRL                                                                              \
-    "AMD analogue of Intel's load-miss real latency (REFERENCE.md §2: to be validated); "         \
+    "AMD analogue of Intel's load-miss real latency (docs/sources.md §1: to be validated); "         \
     "ALLOC_MAB_COUNT is the MAB occupancy summed per cycle"
 
 #endif

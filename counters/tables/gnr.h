@@ -3,7 +3,7 @@
  * which has the codes below); Debian 12's libpfm4 4.13 has no Granite Rapids
  * model, so memwatch reports these core rows unavailable there ("the installed
  * libpfm4 4.13 has no PMU model 'gnr'") instead of guessing. Expected encodings:
- * REFERENCE.md §2 (SPR and later share OCR 0x2A, L1_MISS_ANY 0x43/0xfd) and
+ * docs/sources.md §1 (SPR and later share OCR 0x2A, L1_MISS_ANY 0x43/0xfd) and
  * upstream libpfm4's intel_gnr_events.h. */
 #ifndef MW_TABLES_GNR_H
 #define MW_TABLES_GNR_H
@@ -14,31 +14,31 @@
 static const mw_event_spec mw_gnr_imc_cas[] = {
     MW_SYSFS("rd_sch0", "uncore_imc_*", "event=0x05,umask=0xcf", 0xcf05, 0, 64.0,
              "kernel uncore_snbep.c gnr_uncore_imc_events cas_count_read_sch0 "
-             "event=0x05,umask=0xcf; REFERENCE.md §2"),
+             "event=0x05,umask=0xcf; docs/sources.md §1"),
     MW_SYSFS("rd_sch1", "uncore_imc_*", "event=0x06,umask=0xcf", 0xcf06, 0, 64.0,
              "kernel uncore_snbep.c gnr_uncore_imc_events cas_count_read_sch1 "
-             "event=0x06,umask=0xcf; REFERENCE.md §2"),
+             "event=0x06,umask=0xcf; docs/sources.md §1"),
     MW_SYSFS("wr_sch0", "uncore_imc_*", "event=0x05,umask=0xf0", 0xf005, 0, 64.0,
              "kernel uncore_snbep.c gnr_uncore_imc_events cas_count_write_sch0 "
-             "event=0x05,umask=0xf0; REFERENCE.md §2"),
+             "event=0x05,umask=0xf0; docs/sources.md §1"),
     MW_SYSFS("wr_sch1", "uncore_imc_*", "event=0x06,umask=0xf0", 0xf006, 0, 64.0,
              "kernel uncore_snbep.c gnr_uncore_imc_events cas_count_write_sch1 "
-             "event=0x06,umask=0xf0; REFERENCE.md §2"),
+             "event=0x06,umask=0xf0; docs/sources.md §1"),
 };
 static const mw_event_spec mw_gnr_ocr[] = {
     MW_CORE("rd", "cpu", "gnr::OCR:READS_TO_CORE_LOCAL_DRAM", 0x012a, 0x104004477ull, 64.0,
-            "REFERENCE.md §2 (SPR and later: event 0x2A, rsp 0x104004477); Intel perfmon "
+            "docs/sources.md §1 (SPR and later: event 0x2A, rsp 0x104004477); Intel perfmon "
             "GNR OCR.READS_TO_CORE.LOCAL_DRAM; upstream libpfm4 intel_gnr_events.h; not in 4.13"),
 };
 static const mw_event_spec mw_gnr_lmrl[] = {
     MW_CORE("pending", "cpu", "gnr::L1D_PEND_MISS:PENDING", 0x0148, 0, 1.0,
-            "REFERENCE.md §2 L1D_PEND_MISS.PENDING 0x48/0x01; not in libpfm4 4.13"),
+            "docs/sources.md §1 L1D_PEND_MISS.PENDING 0x48/0x01; not in libpfm4 4.13"),
     MW_CORE("l1_miss_any", "cpu", "gnr::MEM_LOAD_COMPLETED:L1_MISS_ANY", 0xfd43, 0, 1.0,
-            "REFERENCE.md §2 MEM_LOAD_COMPLETED.L1_MISS_ANY 0x43/0xfd; not in libpfm4 4.13"),
+            "docs/sources.md §1 MEM_LOAD_COMPLETED.L1_MISS_ANY 0x43/0xfd; not in libpfm4 4.13"),
 };
 static const mw_event_spec mw_gnr_l1ml[] = {
     MW_CORE("pending", "cpu", "gnr::L1D_PEND_MISS:PENDING", 0x0148, 0, 1.0,
-            "REFERENCE.md §2 L1D_PEND_MISS.PENDING 0x48/0x01; not in libpfm4 4.13"),
+            "docs/sources.md §1 L1D_PEND_MISS.PENDING 0x48/0x01; not in libpfm4 4.13"),
     MW_CORE("l1_miss", "cpu", "gnr::MEM_LOAD_RETIRED:L1_MISS", 0x08d1, 0, 1.0,
             "Intel perfmon GNR MEM_LOAD_RETIRED.L1_MISS 0xD1/0x08; not in libpfm4 4.13"),
 };
@@ -46,7 +46,7 @@ static const mw_event_spec mw_gnr_pebs[] = {
     MW_SYSFS("aux", "cpu", "event=0x03,umask=0x82", 0x8203, 0, 1.0,
              "kernel arch/x86/events/intel/core.c mem-loads-aux alias event=0x03,umask=0x82"),
     MW_CORE("loads", "cpu", "gnr::MEM_TRANS_RETIRED:LOAD_LATENCY:ldlat=64:precise=2", 0x01cd, 64,
-            1.0, "REFERENCE.md §2 MEM_TRANS_RETIRED.LOAD_LATENCY 0xCD/0x01; not in libpfm4 4.13"),
+            1.0, "docs/sources.md §1 MEM_TRANS_RETIRED.LOAD_LATENCY 0xCD/0x01; not in libpfm4 4.13"),
 };
 static const mw_method_def mw_tab_gnr[] = {
     MW_METHOD("imc_cas", MW_Q_DRAM_BYTES, MW_SCOPE_SYSTEM, MW_NEED_UNCORE | MW_NEED_SYSTEMWIDE,

@@ -8,7 +8,7 @@
 static const mw_event_spec mw_icl_imc[] = {
     MW_SYSFS("rd", "uncore_imc", "data_reads", 0x01, 0, 64.0,
              "kernel arch/x86/events/intel/uncore_snb.c snb_uncore_imc_events data_reads "
-             "(used for Ice Lake client through skl_uncore_pci_init); REFERENCE.md §2"),
+             "(used for Ice Lake client through skl_uncore_pci_init); docs/sources.md §1"),
     MW_SYSFS("wr", "uncore_imc", "data_writes", 0x02, 0, 64.0,
              "kernel uncore_snb.c snb_uncore_imc_events data_writes event=0x02"),
 };

@@ -4,7 +4,7 @@
 #define MW_TABLES_ICX_H
 #include "common.h"
 
-/* Ice Lake-SP changed the CAS umasks: reads 0x0f, writes 0x30 (REFERENCE.md §2).
+/* Ice Lake-SP changed the CAS umasks: reads 0x0f, writes 0x30 (docs/sources.md §1).
  * DISAGREEMENT (kernel history): Ice Lake-SP support first shipped with the
  * Haswell-EP aliases (cas_count_read = umask 0x03), corrected later to
  * snr_uncore_imc_events (umask 0x0f / 0x30) by the fix of commit 2b3b76b5ec67.

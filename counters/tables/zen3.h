@@ -4,7 +4,7 @@
 #define MW_TABLES_ZEN3_H
 #include "amd_common.h"
 
-/* Zen 3 keeps the Zen 2 data-fabric DRAM channel events (REFERENCE.md §2). */
+/* Zen 3 keeps the Zen 2 data-fabric DRAM channel events (docs/sources.md §1). */
 static const mw_event_spec mw_zen3_df[] = {MW_DF_CHANNELS};
 static const mw_event_spec mw_zen3_lmrl[] = {
     MW_CORE("pending", "cpu", "amd64_fam19h_zen3::ALLOC_MAB_COUNT", 0x5f, 0, 1.0,

@@ -8,10 +8,10 @@ static const mw_event_spec mw_zen4_umc[] = {MW_UMC_EVENTS("amdzen4")};
 static const mw_event_spec mw_zen4_lmrl[] = {
     MW_CORE("pending", "cpu", "amd64_fam19h_zen4::ALLOC_MAB_COUNT", 0x5f, 0, 1.0,
             "libpfm4 lib/events/amd64_events_fam19h_zen4.h ALLOC_MAB_COUNT 0x5f; "
-            "REFERENCE.md §2 ls_alloc_mab_count (0x5f)"),
+            "docs/sources.md §1 ls_alloc_mab_count (0x5f)"),
     MW_CORE("mab_alloc", "cpu", "amd64_fam19h_zen4::MAB_ALLOCATION_BY_TYPE:LS", 0x3f41, 0, 1.0,
             "libpfm4 amd64_events_fam19h_zen4.h MAB_ALLOCATION_BY_TYPE.LS 0x41/0x3f; "
-            "REFERENCE.md §2 ls_mab_alloc.load_store_allocations"),
+            "docs/sources.md §1 ls_mab_alloc.load_store_allocations"),
 };
 static const mw_event_spec mw_zen4_ibs[] = {
     MW_SYSFS("ops", "ibs_op", "cnt_ctl=1,l3missonly=1", 0x90000ull, 0, 1.0,

@@ -111,7 +111,7 @@ typedef struct mw_cpu_id {
 MW_API int mw_cpu_identify(const char *proc_root, mw_cpu_id *out);
 MW_API mw_uarch mw_uarch_from_cpuid(const char *vendor, unsigned family, unsigned model);
 
-/* Prefetcher control MSR of a microarchitecture (data, see REFERENCE.md §2). */
+/* Prefetcher control MSR of a microarchitecture (data, see docs/sources.md §2). */
 typedef struct mw_prefetch_msr {
     uint32_t msr;        /* 0x1A4, 0xC0000108 */
     uint64_t mask;       /* the known bits; only these are ever changed */

@@ -6,7 +6,7 @@
  * the libpfm4 PMU of their microarchitecture; sysfs raw terms agree with the
  * config the table states (checked with the kernel's format layouts, written
  * out here); the method sets per microarchitecture are the documented ones;
- * bad names give MW_ERR_NOEVENT; the prefetcher MSR table is REFERENCE.md §2.
+ * bad names give MW_ERR_NOEVENT; the prefetcher MSR table is docs/sources.md §2.
  */
 #include <memwatch/catalogue.h>
 #include <memwatch/encode.h>
@@ -23,7 +23,7 @@ static void quiet(int level, const char *msg, void *user)
     (void)user;
 }
 
-/* Which methods exist where (docs/methods.md, DESIGN.md). */
+/* Which methods exist where (docs/methods.md). */
 typedef struct set_row {
     mw_uarch u;
     const char *methods; /* space-separated, catalogue order */
@@ -358,7 +358,7 @@ int main(void)
     MW_CHECK_STR(mw_uarch_name(MW_UARCH_SPR), "spr");
     MW_CHECK_STR(mw_uarch_pfm_pmu(MW_UARCH_ZEN4), "amd64_fam19h_zen4");
 
-    /* Prefetcher MSRs (REFERENCE.md §2). */
+    /* Prefetcher MSRs (docs/sources.md §2). */
     static const struct {
         mw_uarch u;
         int rc;

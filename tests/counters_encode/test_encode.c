@@ -48,15 +48,15 @@ typedef struct enc_row {
 #define LFBU "kernel pmu-events MEM_LOAD_UOPS_RETIRED.HIT_LFB EventCode 0xD1 UMask 0x40"
 #define L1M "kernel pmu-events MEM_LOAD_RETIRED.L1_MISS EventCode 0xD1 UMask 0x08"
 #define FBH "kernel pmu-events MEM_LOAD_RETIRED.FB_HIT EventCode 0xD1 UMask 0x40"
-#define LMA "REFERENCE.md §2: MEM_LOAD_COMPLETED.L1_MISS_ANY 0x43/0xfd"
+#define LMA "docs/sources.md §1: MEM_LOAD_COMPLETED.L1_MISS_ANY 0x43/0xfd"
 #define LAT                                                                                        \
     "kernel mem-loads: MEM_TRANS_RETIRED.LOAD_LATENCY 0xCD/0x01, ldlat=64 in config1, precise 2"
-#define MAB "REFERENCE.md §2: ls_alloc_mab_count event 0x5f"
-#define MABA "REFERENCE.md §2: ls_mab_alloc.load_store_allocations 0x41/0x3f"
+#define MAB "docs/sources.md §1: ls_alloc_mab_count event 0x5f"
+#define MABA "docs/sources.md §1: ls_mab_alloc.load_store_allocations 0x41/0x3f"
 
 static const enc_row rows[] = {
     ROW(HSW_EP, "ocr_dram", "rd", 0x01b7, 0x6004007F7ull, 0,
-        "REFERENCE.md §2: Haswell-EP 0xB7 rsp 0x6004007F7 (kernel haswellx "
+        "docs/sources.md §1: Haswell-EP 0xB7 rsp 0x6004007F7 (kernel haswellx "
         "OFFCORE_RESPONSE.ALL_READS.LLC_MISS.LOCAL_DRAM)"),
     ROW(HSW_EP, "lmrl", "pending", 0x0148, 0, 0, PEND),
     ROW(HSW_EP, "lmrl", "l1_miss", 0x08d1, 0, 0, L1MU),
@@ -66,7 +66,7 @@ static const enc_row rows[] = {
     ROW(HSW_EP, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
 
     ROW(BDW_EP, "ocr_dram", "rd", 0x01b7, 0x6040007F7ull, 0,
-        "REFERENCE.md §2: Broadwell-EP rsp 0x6040007F7 (local DRAM bit moved 22 -> 26)"),
+        "docs/sources.md §1: Broadwell-EP rsp 0x6040007F7 (local DRAM bit moved 22 -> 26)"),
     ROW(BDW_EP, "lmrl", "pending", 0x0148, 0, 0, PEND),
     ROW(BDW_EP, "lmrl", "l1_miss", 0x08d1, 0, 0, L1MU),
     ROW(BDW_EP, "lmrl", "fb_hit", 0x40d1, 0, 0, LFBU),
@@ -74,11 +74,11 @@ static const enc_row rows[] = {
     ROW(BDW_EP, "l1_miss_lat", "l1_miss", 0x08d1, 0, 0, L1MU),
     ROW(BDW_EP, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
 
-    /* REFERENCE.md / kernel cascadelakex say 0x3F840007F7; libpfm4 cannot set the
+    /* docs/sources.md §1 / kernel cascadelakex say 0x3F840007F7; libpfm4 cannot set the
      * reserved request bits 6 and 9 on skx (see counters/tables/skx.h and the
      * check in check_skx_disagreement). */
     ROW(SKX, "ocr_dram", "rd", 0x01b7, 0x3F840005B7ull, 0,
-        "REFERENCE.md §2 Cascade Lake 0x3F840007F7 less request bits 6 and 9 (0x240)"),
+        "docs/sources.md §1 Cascade Lake 0x3F840007F7 less request bits 6 and 9 (0x240)"),
     ROW(SKX, "lmrl", "pending", 0x0148, 0, 0, PEND),
     ROW(SKX, "lmrl", "l1_miss", 0x08d1, 0, 0, L1M),
     ROW(SKX, "lmrl", "fb_hit", 0x40d1, 0, 0, FBH),
@@ -87,7 +87,7 @@ static const enc_row rows[] = {
     ROW(SKX, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
 
     ROW(ICX, "ocr_dram", "rd", 0x01b7, 0x104000477ull, 0,
-        "REFERENCE.md §2: Ice Lake-SP OCR.READS_TO_CORE.LOCAL_DRAM 0x104000477"),
+        "docs/sources.md §1: Ice Lake-SP OCR.READS_TO_CORE.LOCAL_DRAM 0x104000477"),
     ROW(ICX, "lmrl", "pending", 0x0148, 0, 0, PEND),
     ROW(ICX, "lmrl", "l1_miss", 0x08d1, 0, 0, L1M),
     ROW(ICX, "lmrl", "fb_hit", 0x40d1, 0, 0, FBH),
@@ -96,7 +96,7 @@ static const enc_row rows[] = {
     ROW(ICX, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
 
     ROW(SPR, "ocr_dram", "rd", 0x012a, 0x104004477ull, 0,
-        "REFERENCE.md §2: Sapphire Rapids OCR event 0x2A, rsp 0x104004477"),
+        "docs/sources.md §1: Sapphire Rapids OCR event 0x2A, rsp 0x104004477"),
     ROW(SPR, "lmrl", "pending", 0x0148, 0, 0, PEND),
     ROW(SPR, "lmrl", "l1_miss_any", 0xfd43, 0, 0, LMA),
     ROW(SPR, "l1_miss_lat", "pending", 0x0148, 0, 0, PEND),
@@ -104,7 +104,7 @@ static const enc_row rows[] = {
     ROW(SPR, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
 
     ROW(GNR, "ocr_dram", "rd", 0x012a, 0x104004477ull, 0,
-        "REFERENCE.md §2: SPR and later OCR 0x2A, rsp 0x104004477"),
+        "docs/sources.md §1: SPR and later OCR 0x2A, rsp 0x104004477"),
     ROW(GNR, "lmrl", "pending", 0x0148, 0, 0, PEND),
     ROW(GNR, "lmrl", "l1_miss_any", 0xfd43, 0, 0, LMA),
     ROW(GNR, "l1_miss_lat", "pending", 0x0148, 0, 0, PEND),

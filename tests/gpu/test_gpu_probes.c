@@ -1,6 +1,6 @@
 /*
  * tests/gpu/test_gpu_probes.c (gpu): the probes against what is known —
- * published Hopper latencies (REFERENCE.md §5, within 15 %), the L2 size
+ * published Hopper latencies (docs/sources.md §4, within 15 %), the L2 size
  * attribute (within 10 %), bank-conflict latency rising with the conflict
  * degree, an outstanding-request spike, and the triad at >= 0.98x the
  * device-to-device cudaMemcpy rate of the same run. Skips without a GPU.

@@ -2,8 +2,8 @@
  * tests/validate/test_verdict.c: the verdict and threshold logic on recorded
  * readings. Every reading is built from a benchmark's exact volume (triad:
  * 32 bytes per iteration with normal stores; read sweep: 64 bytes per record)
- * and from the behaviour that Helm & Taura measured on Intel servers (REFERENCE.md
- * section 1) or that this project measured (section 4); each case says which.
+ * and from the behaviour that Helm & Taura measured on Intel servers or that
+ * memwatch was measured with (docs/sources.md §3); each case says which.
  * A deterministic generator stands in for run-to-run noise.
  */
 #include "mw_test.h"
@@ -85,7 +85,7 @@ static void test_imc_noise_accurate(void)
 
 static void test_df_biased(void)
 {
-    /* REFERENCE.md section 2: users report Zen 2 data-fabric DRAM counts about
+    /* docs/sources.md §1: users report Zen 2 data-fabric DRAM counts about
      * 3x high; steady, so the verdict is biased and the factor corrects it. */
     mw_bw_reading r[10];
     for (int i = 0; i < 10; i++)
@@ -115,8 +115,8 @@ static void test_bw_noisy_and_edges(void)
     MW_CHECK_INT(mw_verdict_bw(NULL, 3, NULL, &v), -EINVAL);
 }
 
-/* A latency-vs-bandwidth grid shaped like the GPU machine's (REFERENCE.md
- * section 4: idle 243 TSC cycles, rising to 396 at the saturated end while the
+/* A latency-vs-bandwidth grid shaped like the GPU machine's (docs/sources.md §3:
+ * idle 243 TSC cycles, rising to 396 at the saturated end while the
  * triad plateaus near 88 GB/s), in ns at 2.1 GHz: flat to 70 % of the peak, then
  * rising. spike_share of the readings at low bandwidth are replaced by
  * spike_ns (a PEBS-like sampled latency). */
@@ -142,7 +142,7 @@ static void build_grid(double jitter, double spike_share, double spike_ns, doubl
 
 static void test_probe_like_accurate(void)
 {
-    /* probe_lat on the GPU machine (REFERENCE.md section 4): 2 % jitter, no spikes. */
+    /* probe_lat on the GPU machine (docs/sources.md §3): 2 % jitter, no spikes. */
     build_grid(0.02, 0, 0, 396 / 2.1);
     mw_lat_verdict v;
     MW_CHECK_INT(mw_verdict_lat(grid, NPTS, NULL, &v), 0);
@@ -222,7 +222,7 @@ static void test_lmrl_like_rises_late(void)
 
 static void test_unsaturated_flat(void)
 {
-    /* This development VM (REFERENCE.md section 4): two cores never saturate
+    /* This development VM (docs/sources.md §3): two cores never saturate
      * the host's memory, the curve is flat. The threshold falls back to the
      * idle guard; false negatives are reported but cannot be judged. */
     build_grid(0.02, 0, 0, 243 / 2.1 * 1.106);
