@@ -108,6 +108,12 @@ static void val_copy(char *dst, size_t n, const char *src)
     dst[len] = 0;
 }
 
+/* The software probe (the catalogue says which method that is). */
+static int val_is_probe(const char *name)
+{
+    return mw_method_is(name, MW_Q_LATENCY, MW_HOW_PROBE);
+}
+
 static void val_iso_time(char *buf, size_t n)
 {
     time_t t = time(NULL);
@@ -361,7 +367,7 @@ static void val_fill_profile(mw_validation *v, const mw_calib_results *calib)
         if (!m->available)
             continue;
         if (m->latency && m->lat.verdict == MW_VERDICT_ACCURATE &&
-            (!lat || !strcmp(lat->name, "probe_lat")))
+            (!lat || val_is_probe(lat->name)))
             lat = m;
         if (!m->latency && (m->bw.verdict == MW_VERDICT_ACCURATE ||
                             m->bw.verdict == MW_VERDICT_BIASED) &&
@@ -376,7 +382,7 @@ static void val_fill_profile(mw_validation *v, const mw_calib_results *calib)
     /* idle latency in ns: probe_lat's idle point (counting methods read cycles
      * and have no idle point) */
     for (unsigned i = 0; i < v->nmethods; i++)
-        if (!strcmp(v->method[i].name, "probe_lat") && v->method[i].available)
+        if (val_is_probe(v->method[i].name) && v->method[i].available)
             p->idle_latency_ns = v->method[i].lat.th.idle_ns;
     if (!(p->idle_latency_ns > 0) && calib && (calib->ran & MW_CALIB_LADDER))
         p->idle_latency_ns = calib->ladder.dram_ns;
@@ -421,6 +427,7 @@ static void val_fill_profile(mw_validation *v, const mw_calib_results *calib)
                         : m->latency  ? m->lat.verdict
                                       : m->bw.verdict;
         snprintf(pm->verdict, sizeof pm->verdict, "%s", mw_verdict_name(vd));
+        pm->vd = vd;
         val_copy(pm->reason, sizeof pm->reason, m->reason);
         if (m->available && m->latency && vd != MW_VERDICT_UNAVAILABLE) {
             pm->cv = m->lat.cv;
@@ -507,7 +514,7 @@ MW_API int mw_validate_run(const mw_validate_config *cfg_in, const mw_calib_resu
         }
         for (unsigned i = 0; i < out->nmethods; i++) {
             mw_val_method *m = &out->method[i];
-            if (!m->latency || !m->available || !strcmp(m->name, "probe_lat"))
+            if (!m->latency || !m->available || val_is_probe(m->name))
                 continue;
             const mw_method_avail *a = mw_probe_method(pr, m->name);
             if (a && a->def && !(a->def->needs & (MW_NEED_PRECISE | MW_NEED_IBS))) {
@@ -626,7 +633,7 @@ MW_API int mw_validate_write_table(const mw_validation *v, FILE *f)
             "threshold", "reason");
     for (unsigned i = 0; i < v->profile.n_methods; i++) {
         const mw_profile_method *m = &v->profile.methods[i];
-        if (!strcmp(m->verdict, "unavailable")) {
+        if (m->vd == MW_VERDICT_UNAVAILABLE) {
             fprintf(f, "  %-12s %-16s %7s %7s %7s %10s  %s\n", m->name, m->verdict, "-", "-", "-",
                     "-", m->reason);
             continue;
@@ -638,14 +645,14 @@ MW_API int mw_validate_write_table(const mw_validation *v, FILE *f)
         if (vm && vm->latency) /* counting methods read core cycles per miss */
             fprintf(f, "  %-12s %-16s %6.1f%% %6.1f%% %6.1f%% %7.1f %s  %s\n", m->name,
                     m->verdict, 100 * m->cv, 100 * m->false_pos, 100 * m->false_neg,
-                    m->threshold, strcmp(m->name, "probe_lat") ? "cy" : "ns", m->reason);
+                    m->threshold, val_is_probe(m->name) ? "ns" : "cy", m->reason);
         else
             fprintf(f, "  %-12s %-16s %6.1f%% %7s %7s %10s  factor %.3f: %s\n", m->name,
                     m->verdict, 100 * m->cv, "-", "-", "-", m->factor, m->reason);
     }
     for (unsigned k = 0; k < v->nmethods; k++) {
         const mw_val_method *vm = &v->method[k];
-        if (strcmp(vm->name, "probe_lat") || !vm->available)
+        if (!val_is_probe(vm->name) || !vm->available)
             continue;
         const mw_lat_verdict *l = &vm->lat;
         fprintf(f, "\n  probe_lat over the read-sweep grid (%u points, %u readings each; probe on "

@@ -30,46 +30,43 @@
 #include "tables/zen4.h"
 #include "tables/zen5.h"
 
-/* Every method name, in the fixed order of docs/methods.md. */
-static const char *const mw_method_name_list[] = {
-    "imc_cas",     "ocr_dram", "amd_umc", "amd_df",    "lmrl",
-    "l1_miss_lat", "pebs_lat", "ibs_lat", "probe_lat",
-};
+/* Every method, in the fixed order of docs/methods.md: name, quantity, how it
+ * is read, its unit. The one list of method names; the per-microarchitecture
+ * tables may only use these names (test_catalogue checks). */
+#define MW_METHOD_LIST(X)                                                                          \
+    X(imc_cas, MW_Q_DRAM_BYTES, MW_HOW_COUNT, MW_UNIT_BYTES)                                       \
+    X(ocr_dram, MW_Q_DRAM_BYTES, MW_HOW_COUNT, MW_UNIT_BYTES)                                      \
+    X(amd_umc, MW_Q_DRAM_BYTES, MW_HOW_COUNT, MW_UNIT_BYTES)                                       \
+    X(amd_df, MW_Q_DRAM_BYTES, MW_HOW_COUNT, MW_UNIT_BYTES)                                        \
+    X(lmrl, MW_Q_LATENCY, MW_HOW_COUNT, MW_UNIT_CYCLES)                                            \
+    X(l1_miss_lat, MW_Q_LATENCY, MW_HOW_COUNT, MW_UNIT_CYCLES)                                     \
+    X(pebs_lat, MW_Q_LATENCY, MW_HOW_SAMPLE, MW_UNIT_CYCLES)                                       \
+    X(ibs_lat, MW_Q_LATENCY, MW_HOW_SAMPLE, MW_UNIT_CYCLES)                                        \
+    X(probe_lat, MW_Q_LATENCY, MW_HOW_PROBE, MW_UNIT_NS)
+#define MW_METHOD_NAME(n, q, h, u) #n,
+#define MW_METHOD_INFO(n, q, h, u) {#n, q, h, u},
+static const char *const mw_method_name_list[] = {MW_METHOD_LIST(MW_METHOD_NAME)};
+static const mw_method_info mw_method_info_list[] = {MW_METHOD_LIST(MW_METHOD_INFO)};
 
 /* A CPU memwatch does not know still gets the software probe. */
 static const mw_method_def mw_tab_unknown[] = {MW_METHOD_PROBE_LAT};
+static const mw_uarch_desc mw_desc_unknown = {
+    MW_UARCH_UNKNOWN, "unknown", "unknown CPU (software probe only)", NULL, NULL, 0,
+    mw_tab_unknown, MW_NEV(mw_tab_unknown), NULL, "unknown CPU"};
 
-typedef struct mw_uarch_info {
-    const char *name; /* short name, as in profiles and `memwatch probe` */
-    const char *long_name;
-    const char *pfm_pmu; /* libpfm4 core PMU name (NULL: none) */
-    const mw_method_def *methods;
-    size_t n_methods;
-} mw_uarch_info;
-
-#define MW_UA(n, l, p, t)                                                                          \
-    {                                                                                              \
-        n, l, p, t, MW_NEV(t)                                                                      \
-    }
-static const mw_uarch_info mw_uarchs[MW_UARCH_COUNT] = {
-    [MW_UARCH_UNKNOWN] =
-        MW_UA("unknown", "unknown CPU (software probe only)", NULL, mw_tab_unknown),
-    [MW_UARCH_HSW_EP] = MW_UA("hsw_ep", "Intel Haswell-EP", "hsw_ep", mw_tab_hsw_ep),
-    [MW_UARCH_BDW_EP] = MW_UA("bdw_ep", "Intel Broadwell-EP", "bdw_ep", mw_tab_bdw_ep),
-    [MW_UARCH_SKX] = MW_UA("skx", "Intel Skylake-SP / Cascade Lake-SP", "skx", mw_tab_skx),
-    [MW_UARCH_ICX] = MW_UA("icx", "Intel Ice Lake-SP", "icx", mw_tab_icx),
-    [MW_UARCH_SPR] = MW_UA("spr", "Intel Sapphire Rapids / Emerald Rapids", "spr", mw_tab_spr),
-    [MW_UARCH_GNR] = MW_UA("gnr", "Intel Granite Rapids", "gnr", mw_tab_gnr),
-    [MW_UARCH_SKL] = MW_UA("skl", "Intel client Skylake..Comet Lake", "skl", mw_tab_skl),
-    [MW_UARCH_ICL] = MW_UA("icl", "Intel client Ice Lake", "icl", mw_tab_icl),
-    [MW_UARCH_ADL] =
-        MW_UA("adl", "Intel Alder Lake / Raptor Lake (P-cores)", "adl_glc", mw_tab_adl),
-    [MW_UARCH_KNL] = MW_UA("knl", "Intel Knights Landing / Knights Mill", "knl", mw_tab_knl),
-    [MW_UARCH_ZEN2] = MW_UA("zen2", "AMD Zen 2", "amd64_fam17h_zen2", mw_tab_zen2),
-    [MW_UARCH_ZEN3] = MW_UA("zen3", "AMD Zen 3", "amd64_fam19h_zen3", mw_tab_zen3),
-    [MW_UARCH_ZEN4] = MW_UA("zen4", "AMD Zen 4", "amd64_fam19h_zen4", mw_tab_zen4),
-    [MW_UARCH_ZEN5] = MW_UA("zen5", "AMD Zen 5", "amd64_fam1ah_zen5", mw_tab_zen5),
+/* The descriptors, one per microarchitecture (counters/tables/<name>.h). */
+static const mw_uarch_desc *const mw_descs[] = {
+    [MW_UARCH_UNKNOWN] = &mw_desc_unknown, [MW_UARCH_HSW_EP] = &mw_desc_hsw_ep,
+    [MW_UARCH_BDW_EP] = &mw_desc_bdw_ep,   [MW_UARCH_SKX] = &mw_desc_skx,
+    [MW_UARCH_ICX] = &mw_desc_icx,         [MW_UARCH_SPR] = &mw_desc_spr,
+    [MW_UARCH_GNR] = &mw_desc_gnr,         [MW_UARCH_SKL] = &mw_desc_skl,
+    [MW_UARCH_ICL] = &mw_desc_icl,         [MW_UARCH_ADL] = &mw_desc_adl,
+    [MW_UARCH_KNL] = &mw_desc_knl,         [MW_UARCH_ZEN2] = &mw_desc_zen2,
+    [MW_UARCH_ZEN3] = &mw_desc_zen3,       [MW_UARCH_ZEN4] = &mw_desc_zen4,
+    [MW_UARCH_ZEN5] = &mw_desc_zen5,
 };
+_Static_assert(MW_NEV(mw_descs) == MW_UARCH_COUNT,
+               "every microarchitecture needs its descriptor in mw_descs");
 
 /* Other spellings accepted by mw_uarch_from_name. */
 static const struct {
@@ -85,35 +82,14 @@ static const struct {
     {"broadwell-ep", MW_UARCH_BDW_EP},
 };
 
-/*
- * Prefetcher control MSRs (docs/sources.md §2; 1 = prefetcher disabled).
- * Intel: MSR 0x1A4 MISC_FEATURE_CONTROL (Intel SDM vol. 4 and Intel's
- * "Disclosure of H/W prefetcher control on some Intel processors"); Sapphire
- * Rapids adds bit 6 (L2 AMP). Knights Landing/Mill: bits 0 (DCU) and 1 (L2).
- * AMD Zen 3/4/5: MSR 0xC000_0108 PrefetchControl (AMD PPR 19h/1Ah). Zen 2 has no
- * documented prefetcher control MSR.
- */
-static const mw_prefetch_msr mw_pf_intel = {
-    0x1A4, 0xFull, "0 L2 streamer, 1 L2 adjacent line, 2 DCU next-line, 3 DCU IP"};
-static const mw_prefetch_msr mw_pf_spr = {
-    0x1A4, 0x4Full, "0 L2 streamer, 1 L2 adjacent line, 2 DCU next-line, 3 DCU IP, 6 L2 AMP"};
-static const mw_prefetch_msr mw_pf_knl = {0x1A4, 0x3ull, "0 DCU, 1 L2"};
-static const mw_prefetch_msr mw_pf_amd = {
-    0xC0000108u, 0x2Full, "0 L1 stream, 1 L1 stride, 2 L1 region, 3 L2 stream, 5 L2 up/down"};
-
-static const mw_prefetch_msr *const mw_pf_table[MW_UARCH_COUNT] = {
-    [MW_UARCH_HSW_EP] = &mw_pf_intel, [MW_UARCH_BDW_EP] = &mw_pf_intel,
-    [MW_UARCH_SKX] = &mw_pf_intel,    [MW_UARCH_ICX] = &mw_pf_intel,
-    [MW_UARCH_SPR] = &mw_pf_spr,      [MW_UARCH_GNR] = &mw_pf_intel,
-    [MW_UARCH_SKL] = &mw_pf_intel,    [MW_UARCH_ICL] = &mw_pf_intel,
-    [MW_UARCH_ADL] = &mw_pf_intel,    [MW_UARCH_KNL] = &mw_pf_knl,
-    [MW_UARCH_ZEN3] = &mw_pf_amd,     [MW_UARCH_ZEN4] = &mw_pf_amd,
-    [MW_UARCH_ZEN5] = &mw_pf_amd,
-};
-
 static int mw_uarch_valid(mw_uarch u)
 {
-    return (int)u >= 0 && u < MW_UARCH_COUNT;
+    return (int)u >= 0 && u < MW_UARCH_COUNT && mw_descs[u];
+}
+
+MW_API const mw_uarch_desc *mw_uarch_desc_of(mw_uarch u)
+{
+    return mw_uarch_valid(u) ? mw_descs[u] : NULL;
 }
 
 MW_API size_t mw_method_names(const char *const **names)
@@ -121,6 +97,20 @@ MW_API size_t mw_method_names(const char *const **names)
     if (names)
         *names = mw_method_name_list;
     return MW_NEV(mw_method_name_list);
+}
+
+MW_API const mw_method_info *mw_method_lookup(const char *name)
+{
+    for (size_t i = 0; name && i < MW_NEV(mw_method_info_list); i++)
+        if (strcmp(mw_method_info_list[i].name, name) == 0)
+            return &mw_method_info_list[i];
+    return NULL;
+}
+
+MW_API int mw_method_is(const char *name, mw_quantity q, mw_method_how how)
+{
+    const mw_method_info *m = mw_method_lookup(name);
+    return m && m->quantity == q && m->how == how;
 }
 
 MW_API int mw_catalogue_methods(mw_uarch u, const mw_method_def **defs, size_t *n)
@@ -131,8 +121,8 @@ MW_API int mw_catalogue_methods(mw_uarch u, const mw_method_def **defs, size_t *
         mw_log(MW_LOG_WARN, "catalogue: no microarchitecture number %d", (int)u);
         return -EINVAL;
     }
-    *defs = mw_uarchs[u].methods;
-    *n = mw_uarchs[u].n_methods;
+    *defs = mw_descs[u]->methods;
+    *n = mw_descs[u]->n_methods;
     return 0;
 }
 
@@ -150,17 +140,14 @@ MW_API int mw_catalogue_find(mw_uarch u, const char *method, const mw_method_def
         mw_log(MW_LOG_WARN, "catalogue: no microarchitecture number %d", (int)u);
         return -EINVAL;
     }
-    const mw_uarch_info *ui = &mw_uarchs[u];
+    const mw_uarch_desc *ui = mw_descs[u];
     for (size_t i = 0; i < ui->n_methods; i++) {
         if (strcmp(ui->methods[i].name, method) == 0) {
             *def = &ui->methods[i];
             return 0;
         }
     }
-    int known = 0;
-    for (size_t i = 0; i < MW_NEV(mw_method_name_list); i++)
-        known |= strcmp(mw_method_name_list[i], method) == 0;
-    if (known)
+    if (mw_method_lookup(method))
         mw_log(MW_LOG_DEBUG, "catalogue: method %s does not exist on %s", method, ui->long_name);
     else
         mw_log(MW_LOG_WARN,
@@ -172,12 +159,12 @@ MW_API int mw_catalogue_find(mw_uarch u, const char *method, const mw_method_def
 
 MW_API const char *mw_uarch_name(mw_uarch u)
 {
-    return mw_uarch_valid(u) ? mw_uarchs[u].name : "invalid";
+    return mw_uarch_valid(u) ? mw_descs[u]->name : "invalid";
 }
 
 MW_API const char *mw_uarch_long_name(mw_uarch u)
 {
-    return mw_uarch_valid(u) ? mw_uarchs[u].long_name : "invalid microarchitecture";
+    return mw_uarch_valid(u) ? mw_descs[u]->long_name : "invalid microarchitecture";
 }
 
 MW_API mw_uarch mw_uarch_from_name(const char *name)
@@ -185,7 +172,7 @@ MW_API mw_uarch mw_uarch_from_name(const char *name)
     if (!name)
         return MW_UARCH_UNKNOWN;
     for (int u = 0; u < MW_UARCH_COUNT; u++)
-        if (strcmp(mw_uarchs[u].name, name) == 0)
+        if (strcmp(mw_descs[u]->name, name) == 0)
             return (mw_uarch)u;
     for (size_t i = 0; i < MW_NEV(mw_uarch_aliases); i++)
         if (strcmp(mw_uarch_aliases[i].alias, name) == 0)
@@ -195,7 +182,7 @@ MW_API mw_uarch mw_uarch_from_name(const char *name)
 
 MW_API const char *mw_uarch_pfm_pmu(mw_uarch u)
 {
-    return mw_uarch_valid(u) ? mw_uarchs[u].pfm_pmu : NULL;
+    return mw_uarch_valid(u) ? mw_descs[u]->pfm_pmu : NULL;
 }
 
 MW_API int mw_catalogue_prefetch_msr(mw_uarch u, const mw_prefetch_msr **out)
@@ -205,11 +192,11 @@ MW_API int mw_catalogue_prefetch_msr(mw_uarch u, const mw_prefetch_msr **out)
     *out = NULL;
     if (!mw_uarch_valid(u))
         return -EINVAL;
-    if (!mw_pf_table[u]) {
+    if (!mw_descs[u]->prefetch) {
         mw_log(MW_LOG_DEBUG, "catalogue: no documented prefetcher control MSR for %s",
-               mw_uarchs[u].long_name);
+               mw_descs[u]->long_name);
         return MW_ERR_UNSUPPORTED;
     }
-    *out = mw_pf_table[u];
+    *out = mw_descs[u]->prefetch;
     return 0;
 }

@@ -1,8 +1,8 @@
 /*
  * counters/cpuid.c: who is this CPU. Reads vendor, family, model, stepping,
  * model name and microcode of the first processor in <proc_root>/cpuinfo and
- * maps vendor/family/model to a memwatch microarchitecture through one
- * constant table (mw_uarch_from_cpuid).
+ * maps vendor/family/model to a memwatch microarchitecture through the
+ * models of each catalogue descriptor (mw_uarch_from_cpuid).
  *
  * May call: libc (open/read, no stdio streams, no allocation) and mw_log on
  * failures. Thread safety: no state; safe from any thread. Not for signal
@@ -38,65 +38,20 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct mw_cpuid_row {
-    const char *vendor;
-    unsigned family;
-    unsigned model_lo, model_hi; /* inclusive */
-    mw_uarch uarch;
-} mw_cpuid_row;
-
-static const mw_cpuid_row mw_cpuid_table[] = {
-    /* Intel server */
-    {"GenuineIntel", 6, 0x3F, 0x3F, MW_UARCH_HSW_EP}, /* HASWELL_X */
-    {"GenuineIntel", 6, 0x4F, 0x4F, MW_UARCH_BDW_EP}, /* BROADWELL_X */
-    {"GenuineIntel", 6, 0x56, 0x56, MW_UARCH_BDW_EP}, /* BROADWELL_D (Xeon D-1500) */
-    {"GenuineIntel", 6, 0x55, 0x55, MW_UARCH_SKX},    /* SKYLAKE_X: SKX, CLX, CPX */
-    {"GenuineIntel", 6, 0x6A, 0x6A, MW_UARCH_ICX},    /* ICELAKE_X */
-    {"GenuineIntel", 6, 0x6C, 0x6C, MW_UARCH_ICX},    /* ICELAKE_D */
-    {"GenuineIntel", 6, 0x8F, 0x8F, MW_UARCH_SPR},    /* SAPPHIRERAPIDS_X */
-    {"GenuineIntel", 6, 0xCF, 0xCF, MW_UARCH_SPR},    /* EMERALDRAPIDS_X */
-    {"GenuineIntel", 6, 0xAD, 0xAD, MW_UARCH_GNR},    /* GRANITERAPIDS_X */
-    {"GenuineIntel", 6, 0xAE, 0xAE, MW_UARCH_GNR},    /* GRANITERAPIDS_D */
-    /* Intel client with the Skylake-class IMC free-running counters */
-    {"GenuineIntel", 6, 0x4E, 0x4E, MW_UARCH_SKL}, /* SKYLAKE_L */
-    {"GenuineIntel", 6, 0x5E, 0x5E, MW_UARCH_SKL}, /* SKYLAKE */
-    {"GenuineIntel", 6, 0x8E, 0x8E, MW_UARCH_SKL}, /* KABYLAKE_L (also Whiskey/Amber/Coffee-U) */
-    {"GenuineIntel", 6, 0x9E, 0x9E, MW_UARCH_SKL}, /* KABYLAKE (also Coffee Lake) */
-    {"GenuineIntel", 6, 0xA5, 0xA5, MW_UARCH_SKL}, /* COMETLAKE */
-    {"GenuineIntel", 6, 0xA6, 0xA6, MW_UARCH_SKL}, /* COMETLAKE_L */
-    {"GenuineIntel", 6, 0x7D, 0x7D, MW_UARCH_ICL}, /* ICELAKE */
-    {"GenuineIntel", 6, 0x7E, 0x7E, MW_UARCH_ICL}, /* ICELAKE_L */
-    {"GenuineIntel", 6, 0x97, 0x97, MW_UARCH_ADL}, /* ALDERLAKE */
-    {"GenuineIntel", 6, 0x9A, 0x9A, MW_UARCH_ADL}, /* ALDERLAKE_L */
-    {"GenuineIntel", 6, 0xB7, 0xB7, MW_UARCH_ADL}, /* RAPTORLAKE */
-    {"GenuineIntel", 6, 0xBA, 0xBA, MW_UARCH_ADL}, /* RAPTORLAKE_P */
-    {"GenuineIntel", 6, 0xBF, 0xBF, MW_UARCH_ADL}, /* RAPTORLAKE_S */
-    {"GenuineIntel", 6, 0x57, 0x57, MW_UARCH_KNL}, /* XEON_PHI_KNL */
-    {"GenuineIntel", 6, 0x85, 0x85, MW_UARCH_KNL}, /* XEON_PHI_KNM */
-    /* AMD family 17h: Zen 1 / Zen+ deliberately absent (UNKNOWN) */
-    {"AuthenticAMD", 0x17, 0x30, 0x4F, MW_UARCH_ZEN2}, /* Rome 0x31, Renoir..0x4x */
-    {"AuthenticAMD", 0x17, 0x60, 0x7F, MW_UARCH_ZEN2}, /* Renoir/Lucienne 0x60, Matisse 0x71 */
-    {"AuthenticAMD", 0x17, 0x90, 0x91, MW_UARCH_ZEN2}, /* Van Gogh */
-    {"AuthenticAMD", 0x17, 0xA0, 0xAF, MW_UARCH_ZEN2}, /* Mendocino */
-    /* AMD family 19h */
-    {"AuthenticAMD", 0x19, 0x00, 0x0F, MW_UARCH_ZEN3}, /* Milan 0x01 */
-    {"AuthenticAMD", 0x19, 0x20, 0x5F, MW_UARCH_ZEN3}, /* Vermeer 0x21, Cezanne 0x50 */
-    {"AuthenticAMD", 0x19, 0x10, 0x1F, MW_UARCH_ZEN4}, /* Genoa 0x11, Bergamo... */
-    {"AuthenticAMD", 0x19, 0x60, 0xAF, MW_UARCH_ZEN4}, /* Raphael 0x61, Phoenix 0x74, Siena 0xA0 */
-    /* AMD family 1Ah */
-    {"AuthenticAMD", 0x1A, 0x00, 0x4F, MW_UARCH_ZEN5}, /* Turin 0x02, Turin dense 0x11 */
-    {"AuthenticAMD", 0x1A, 0x60, 0x7F, MW_UARCH_ZEN5}, /* Strix/Granite Ridge */
-};
-
+/* The models each microarchitecture covers are in its descriptor
+ * (counters/tables/<name>.h); Zen 1 / Zen+ are deliberately absent (UNKNOWN). */
 MW_API mw_uarch mw_uarch_from_cpuid(const char *vendor, unsigned family, unsigned model)
 {
     if (!vendor)
         return MW_UARCH_UNKNOWN;
-    for (size_t i = 0; i < sizeof mw_cpuid_table / sizeof mw_cpuid_table[0]; i++) {
-        const mw_cpuid_row *r = &mw_cpuid_table[i];
-        if (r->family == family && model >= r->model_lo && model <= r->model_hi &&
-            strcmp(r->vendor, vendor) == 0)
-            return r->uarch;
+    for (int u = 0; u < MW_UARCH_COUNT; u++) {
+        const mw_uarch_desc *d = mw_uarch_desc_of((mw_uarch)u);
+        for (size_t i = 0; d && i < d->n_models; i++) {
+            const mw_cpu_model *r = &d->models[i];
+            if (r->family == family && model >= r->model_lo && model <= r->model_hi &&
+                strcmp(r->vendor, vendor) == 0)
+                return (mw_uarch)u;
+        }
     }
     return MW_UARCH_UNKNOWN;
 }

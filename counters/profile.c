@@ -222,6 +222,21 @@ static int pf_str(pf_ctx *c, const cJSON *o, const char *key, int required, char
     return 0;
 }
 
+MW_API mw_verdict mw_verdict_parse(const char *s)
+{
+    static const struct {
+        const char *name;
+        mw_verdict v;
+    } t[] = {{"accurate", MW_VERDICT_ACCURATE},
+             {"biased", MW_VERDICT_BIASED},
+             {"misses_prefetch", MW_VERDICT_MISSES_PREFETCH},
+             {"noisy", MW_VERDICT_NOISY}};
+    for (size_t i = 0; s && i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(s, t[i].name))
+            return t[i].v;
+    return MW_VERDICT_UNAVAILABLE;
+}
+
 static int pf_method(pf_ctx *c, const cJSON *m, mw_profile_method *out)
 {
     if (!cJSON_IsObject(m))
@@ -239,6 +254,7 @@ static int pf_method(pf_ctx *c, const cJSON *m, mw_profile_method *out)
         (rc = pf_num(c, m, "false_neg", 0, &out->false_neg)) < 0 ||
         (rc = pf_num(c, m, "threshold_ns", 0, &out->threshold)) < 0)
         return rc;
+    out->vd = mw_verdict_parse(out->verdict);
     return 0;
 }
 

@@ -6,6 +6,8 @@
  */
 #include "internal.h"
 
+#include <memwatch/catalogue.h>
+
 #include <memwatch/profile.h>
 
 #include <ctype.h>
@@ -97,8 +99,30 @@ static int cfg_bool(const char *v, int *out)
     return -1;
 }
 
-static const char *const cfg_methods[] = {"auto", "probe_lat", "none", "lmrl", "l1_miss_lat",
-                                          "imc_cas", "ocr_dram", "amd_umc", "amd_df", NULL};
+/* MEMWATCH_METHOD: auto, none, or a method of the catalogue that the
+ * interval thread can read (the probe or a counting method). */
+static int cfg_method_ok(const char *v)
+{
+    if (!strcmp(v, "auto") || !strcmp(v, "none"))
+        return 1;
+    const mw_method_info *m = mw_method_lookup(v);
+    return m && (m->how == MW_HOW_PROBE || m->how == MW_HOW_COUNT);
+}
+
+/* "auto, none, probe_lat, lmrl, ..." from the catalogue. */
+static void cfg_method_list(char *buf, size_t n)
+{
+    const char *const *names;
+    size_t k = mw_method_names(&names);
+    struct mwp_str s = {buf, n - 1, 0};
+    mwp_s_str(&s, "expected auto, none");
+    for (size_t i = 0; i < k; i++)
+        if (cfg_method_ok(names[i])) {
+            mwp_s_str(&s, ", ");
+            mwp_s_str(&s, names[i]);
+        }
+    buf[s.len] = 0;
+}
 
 /* The counters library's log lines (the probe's, the profile reader's) go
  * out as memwatch's own: MEMWATCH_VERBOSE applies to them too. */
@@ -146,16 +170,11 @@ void mwp_config_load(struct mwp_config *c)
             c->interval_ns = ns;
     }
     if ((v = getenv("MEMWATCH_METHOD")) && *v) {
-        int ok = 0;
-        for (int i = 0; cfg_methods[i]; i++)
-            if (!strcmp(v, cfg_methods[i]))
-                ok = 1;
-        if (!ok || strlen(v) >= sizeof c->method)
-            cfg_bad("MEMWATCH_METHOD", v,
-                    "expected auto, probe_lat, none, lmrl, l1_miss_lat, imc_cas, ocr_dram, "
-                    "amd_umc or amd_df",
-                    "auto");
-        else
+        if (!cfg_method_ok(v) || strlen(v) >= sizeof c->method) {
+            char expected[200];
+            cfg_method_list(expected, sizeof expected);
+            cfg_bad("MEMWATCH_METHOD", v, expected, "auto");
+        } else
             strcpy(c->method, v);
     }
     if ((v = getenv("MEMWATCH_RATE")) && *v) {

@@ -144,8 +144,8 @@ static int eng_threshold_from_profile(const mw_profile *prof, int have_prof)
     t = 0;
     for (unsigned i = 0; i < prof->n_methods && i < MW_PROFILE_MAX_METHODS; i++)
         if (!strcmp(prof->methods[i].name, eng_lat_method) && prof->methods[i].threshold > 0 &&
-            (!strcmp(prof->methods[i].verdict, "accurate") ||
-             !strcmp(prof->methods[i].verdict, "biased")))
+            (prof->methods[i].vd == MW_VERDICT_ACCURATE ||
+             prof->methods[i].vd == MW_VERDICT_BIASED))
             t = prof->methods[i].threshold; /* only a threshold its validation passed */
     if (t <= 0 && !strcmp(prof->lat_method, eng_lat_method))
         t = prof->lat_threshold_ns;
@@ -267,15 +267,21 @@ static void eng_probe_create(void)
         eng_threshold_final();
 }
 
+/* The catalogue says what a method is: counting methods are read here every
+ * interval; the probe is the other latency source. */
 static int eng_is_lat_counter(const char *m)
 {
-    return !strcmp(m, "lmrl") || !strcmp(m, "l1_miss_lat");
+    return mw_method_is(m, MW_Q_LATENCY, MW_HOW_COUNT);
 }
 
 static int eng_is_bw_counter(const char *m)
 {
-    return !strcmp(m, "imc_cas") || !strcmp(m, "ocr_dram") || !strcmp(m, "amd_umc") ||
-           !strcmp(m, "amd_df");
+    return mw_method_is(m, MW_Q_DRAM_BYTES, MW_HOW_COUNT);
+}
+
+static int eng_is_probe(const char *m)
+{
+    return mw_method_is(m, MW_Q_LATENCY, MW_HOW_PROBE);
 }
 
 /* The profile entry of a method, or NULL. */
@@ -517,7 +523,7 @@ static void eng_setup(void)
         want = have_prof && eng_prof.lat_method[0] ? eng_prof.lat_method : "probe_lat";
         wsrc = "validated in the machine profile";
     }
-    if (strcmp(want, "probe_lat") && strcmp(want, "none")) {
+    if (!eng_is_probe(want) && strcmp(want, "none")) {
         if (eng_is_lat_counter(want)) {
             snprintf(eng_ctr_lat, sizeof eng_ctr_lat, "%.15s", want);
             eng_ctr_lat_src = wsrc;
@@ -541,8 +547,8 @@ static void eng_setup(void)
         /* calibrate names only an accurate or biased method; its entry, where
          * there is one, must say so too */
         const mw_profile_method *m = eng_prof_method(eng_prof.bw_method);
-        int biased = m && !strcmp(m->verdict, "biased");
-        if (!m || biased || !strcmp(m->verdict, "accurate")) {
+        int biased = m && m->vd == MW_VERDICT_BIASED;
+        if (!m || biased || m->vd == MW_VERDICT_ACCURATE) {
             snprintf(eng_ctr_bw, sizeof eng_ctr_bw, "%.15s", eng_prof.bw_method);
             eng_ctr_bw_src = "validated in the machine profile";
             double f = biased ? m->factor : m ? 1 : eng_prof.bw_factor;

@@ -9,6 +9,7 @@
  * threshold choice from the machine profile, the keep predicate and the
  * interval lookup. May call: libc. Threading: pure, reentrant.
  */
+#include <memwatch/catalogue.h>
 #include <memwatch/decode.h>
 #include <memwatch/profile.h>
 
@@ -56,8 +57,10 @@ double mw_hybrid_threshold(const struct mw_profile *p, double fallback_ns)
         return fallback_ns;
     for (unsigned i = 0; i < p->n_methods && i < MW_PROFILE_MAX_METHODS; i++) {
         const mw_profile_method *m = &p->methods[i];
-        if ((!strcmp(m->name, "pebs_lat") || !strcmp(m->name, "ibs_lat")) && m->threshold > 0 &&
-            strcmp(m->verdict, "unavailable") != 0)
+        /* the precise-sampling latency methods: their threshold is in the
+         * weight's unit (catalogue: MW_HOW_SAMPLE, core cycles) */
+        if (mw_method_is(m->name, MW_Q_LATENCY, MW_HOW_SAMPLE) && m->threshold > 0 &&
+            m->vd != MW_VERDICT_UNAVAILABLE)
             return m->threshold;
     }
     if (p->idle_latency_ns > 0)

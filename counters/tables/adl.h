@@ -54,4 +54,14 @@ static const mw_method_def mw_tab_adl[] = {
               MW_F_PEBS_AUX, MW_N_PEBS "; P-cores only", mw_adl_pebs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_adl[] = {
+    {"GenuineIntel", 6, 0x97, 0x97}, /* ALDERLAKE */
+    {"GenuineIntel", 6, 0x9A, 0x9A}, /* ALDERLAKE_L */
+    {"GenuineIntel", 6, 0xB7, 0xB7}, /* RAPTORLAKE */
+    {"GenuineIntel", 6, 0xBA, 0xBA}, /* RAPTORLAKE_P */
+    {"GenuineIntel", 6, 0xBF, 0xBF}, /* RAPTORLAKE_S */
+};
+static const mw_uarch_desc mw_desc_adl =
+    MW_UARCH_DESC(MW_UARCH_ADL, "adl", "Intel Alder Lake / Raptor Lake (P-cores)", "adl_glc",
+                  mw_models_adl, mw_tab_adl, &mw_pf_intel, NULL);
 #endif

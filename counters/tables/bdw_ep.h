@@ -58,4 +58,11 @@ static const mw_method_def mw_tab_bdw_ep[] = {
               MW_F_PEBS, MW_N_PEBS, mw_bdw_ep_pebs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_bdw_ep[] = {
+    {"GenuineIntel", 6, 0x4F, 0x4F}, /* BROADWELL_X */
+    {"GenuineIntel", 6, 0x56, 0x56}, /* BROADWELL_D (Xeon D-1500) */
+};
+static const mw_uarch_desc mw_desc_bdw_ep =
+    MW_UARCH_DESC(MW_UARCH_BDW_EP, "bdw_ep", "Intel Broadwell-EP", "bdw_ep",
+                  mw_models_bdw_ep, mw_tab_bdw_ep, &mw_pf_intel, NULL);
 #endif

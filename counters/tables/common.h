@@ -19,6 +19,31 @@
 
 #define MW_NEV(a) (sizeof(a) / sizeof((a)[0]))
 
+/* One microarchitecture's descriptor (mw_uarch_desc): each table file ends
+ * with one. prefetch NULL needs a reason in no_prefetch. */
+#define MW_UARCH_DESC(id_, name_, long_, pfm_, models_, methods_, pf_, nopf_)                       \
+    {                                                                                              \
+        .id = (id_), .name = (name_), .long_name = (long_), .pfm_pmu = (pfm_),                     \
+        .models = (models_), .n_models = MW_NEV(models_), .methods = (methods_),                   \
+        .n_methods = MW_NEV(methods_), .prefetch = (pf_), .no_prefetch = (nopf_)                   \
+    }
+
+/*
+ * Prefetcher control MSRs (docs/sources.md §2; 1 = prefetcher disabled).
+ * Intel: MSR 0x1A4 MISC_FEATURE_CONTROL (Intel SDM vol. 4 and Intel's
+ * "Disclosure of H/W prefetcher control on some Intel processors"); Sapphire
+ * Rapids adds bit 6 (L2 AMP). Knights Landing/Mill: bits 0 (DCU) and 1 (L2).
+ * AMD Zen 3/4/5: MSR 0xC000_0108 PrefetchControl (AMD PPR 19h/1Ah). Zen 2 has no
+ * documented prefetcher control MSR.
+ */
+static const mw_prefetch_msr mw_pf_intel = {
+    0x1A4, 0xFull, "0 L2 streamer, 1 L2 adjacent line, 2 DCU next-line, 3 DCU IP"};
+static const mw_prefetch_msr mw_pf_spr = {
+    0x1A4, 0x4Full, "0 L2 streamer, 1 L2 adjacent line, 2 DCU next-line, 3 DCU IP, 6 L2 AMP"};
+static const mw_prefetch_msr mw_pf_knl = {0x1A4, 0x3ull, "0 DCU, 1 L2"};
+static const mw_prefetch_msr mw_pf_amd = {
+    0xC0000108u, 0x2Full, "0 L1 stream, 1 L1 stride, 2 L1 region, 3 L2 stream, 5 L2 up/down"};
+
 /* A core event encoded through libpfm4. */
 #define MW_CORE(role_, pmu_, pfm_, cfg_, cfg1_, scale_, src_)                                      \
     {                                                                                              \

@@ -63,4 +63,11 @@ static const mw_method_def mw_tab_gnr[] = {
               MW_F_PEBS_AUX, MW_N_PEBS, mw_gnr_pebs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_gnr[] = {
+    {"GenuineIntel", 6, 0xAD, 0xAD}, /* GRANITERAPIDS_X */
+    {"GenuineIntel", 6, 0xAE, 0xAE}, /* GRANITERAPIDS_D */
+};
+static const mw_uarch_desc mw_desc_gnr =
+    MW_UARCH_DESC(MW_UARCH_GNR, "gnr", "Intel Granite Rapids", "gnr",
+                  mw_models_gnr, mw_tab_gnr, &mw_pf_intel, NULL);
 #endif

@@ -58,4 +58,10 @@ static const mw_method_def mw_tab_hsw_ep[] = {
               MW_F_PEBS, MW_N_PEBS, mw_hsw_ep_pebs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_hsw_ep[] = {
+    {"GenuineIntel", 6, 0x3F, 0x3F}, /* HASWELL_X */
+};
+static const mw_uarch_desc mw_desc_hsw_ep =
+    MW_UARCH_DESC(MW_UARCH_HSW_EP, "hsw_ep", "Intel Haswell-EP", "hsw_ep",
+                  mw_models_hsw_ep, mw_tab_hsw_ep, &mw_pf_intel, NULL);
 #endif

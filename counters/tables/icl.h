@@ -57,4 +57,11 @@ static const mw_method_def mw_tab_icl[] = {
               MW_F_PEBS, MW_N_PEBS, mw_icl_pebs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_icl[] = {
+    {"GenuineIntel", 6, 0x7D, 0x7D}, /* ICELAKE */
+    {"GenuineIntel", 6, 0x7E, 0x7E}, /* ICELAKE_L */
+};
+static const mw_uarch_desc mw_desc_icl =
+    MW_UARCH_DESC(MW_UARCH_ICL, "icl", "Intel client Ice Lake", "icl",
+                  mw_models_icl, mw_tab_icl, &mw_pf_intel, NULL);
 #endif

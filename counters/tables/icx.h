@@ -57,4 +57,11 @@ static const mw_method_def mw_tab_icx[] = {
               MW_F_PEBS, MW_N_PEBS, mw_icx_pebs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_icx[] = {
+    {"GenuineIntel", 6, 0x6A, 0x6A}, /* ICELAKE_X */
+    {"GenuineIntel", 6, 0x6C, 0x6C}, /* ICELAKE_D */
+};
+static const mw_uarch_desc mw_desc_icx =
+    MW_UARCH_DESC(MW_UARCH_ICX, "icx", "Intel Ice Lake-SP", "icx",
+                  mw_models_icx, mw_tab_icx, &mw_pf_intel, NULL);
 #endif

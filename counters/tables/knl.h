@@ -28,4 +28,11 @@ static const mw_method_def mw_tab_knl[] = {
               mw_knl_ocr),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_knl[] = {
+    {"GenuineIntel", 6, 0x57, 0x57}, /* XEON_PHI_KNL */
+    {"GenuineIntel", 6, 0x85, 0x85}, /* XEON_PHI_KNM */
+};
+static const mw_uarch_desc mw_desc_knl =
+    MW_UARCH_DESC(MW_UARCH_KNL, "knl", "Intel Knights Landing / Knights Mill", "knl",
+                  mw_models_knl, mw_tab_knl, &mw_pf_knl, NULL);
 #endif

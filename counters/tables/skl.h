@@ -59,4 +59,15 @@ static const mw_method_def mw_tab_skl[] = {
               MW_F_PEBS, MW_N_PEBS, mw_skl_pebs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_skl[] = {
+    {"GenuineIntel", 6, 0x4E, 0x4E}, /* SKYLAKE_L */
+    {"GenuineIntel", 6, 0x5E, 0x5E}, /* SKYLAKE */
+    {"GenuineIntel", 6, 0x8E, 0x8E}, /* KABYLAKE_L (also Whiskey/Amber/Coffee-U) */
+    {"GenuineIntel", 6, 0x9E, 0x9E}, /* KABYLAKE (also Coffee Lake) */
+    {"GenuineIntel", 6, 0xA5, 0xA5}, /* COMETLAKE */
+    {"GenuineIntel", 6, 0xA6, 0xA6}, /* COMETLAKE_L */
+};
+static const mw_uarch_desc mw_desc_skl =
+    MW_UARCH_DESC(MW_UARCH_SKL, "skl", "Intel client Skylake..Comet Lake", "skl",
+                  mw_models_skl, mw_tab_skl, &mw_pf_intel, NULL);
 #endif

@@ -67,4 +67,10 @@ static const mw_method_def mw_tab_skx[] = {
               MW_F_PEBS, MW_N_PEBS, mw_skx_pebs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_skx[] = {
+    {"GenuineIntel", 6, 0x55, 0x55}, /* SKYLAKE_X: SKX, CLX, CPX */
+};
+static const mw_uarch_desc mw_desc_skx =
+    MW_UARCH_DESC(MW_UARCH_SKX, "skx", "Intel Skylake-SP / Cascade Lake-SP", "skx",
+                  mw_models_skx, mw_tab_skx, &mw_pf_intel, NULL);
 #endif

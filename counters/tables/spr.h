@@ -59,4 +59,11 @@ static const mw_method_def mw_tab_spr[] = {
               MW_F_PEBS_AUX, MW_N_PEBS, mw_spr_pebs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_spr[] = {
+    {"GenuineIntel", 6, 0x8F, 0x8F}, /* SAPPHIRERAPIDS_X */
+    {"GenuineIntel", 6, 0xCF, 0xCF}, /* EMERALDRAPIDS_X */
+};
+static const mw_uarch_desc mw_desc_spr =
+    MW_UARCH_DESC(MW_UARCH_SPR, "spr", "Intel Sapphire Rapids / Emerald Rapids", "spr",
+                  mw_models_spr, mw_tab_spr, &mw_pf_spr, NULL);
 #endif

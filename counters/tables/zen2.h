@@ -20,4 +20,14 @@ static const mw_method_def mw_tab_zen2[] = {
               mw_zen2_ibs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_zen2[] = {
+    {"AuthenticAMD", 0x17, 0x30, 0x4F}, /* Rome 0x31, Renoir..0x4x */
+    {"AuthenticAMD", 0x17, 0x60, 0x7F}, /* Renoir/Lucienne 0x60, Matisse 0x71 */
+    {"AuthenticAMD", 0x17, 0x90, 0x91}, /* Van Gogh */
+    {"AuthenticAMD", 0x17, 0xA0, 0xAF}, /* Mendocino */
+};
+static const mw_uarch_desc mw_desc_zen2 =
+    MW_UARCH_DESC(MW_UARCH_ZEN2, "zen2", "AMD Zen 2", "amd64_fam17h_zen2",
+                  mw_models_zen2, mw_tab_zen2, NULL,
+                  "no documented prefetcher control MSR (docs/sources.md §2)");
 #endif

@@ -28,4 +28,11 @@ static const mw_method_def mw_tab_zen3[] = {
               MW_N_IBS "; Zen 3 has no L3-miss-only filter", mw_zen3_ibs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_zen3[] = {
+    {"AuthenticAMD", 0x19, 0x00, 0x0F}, /* Milan 0x01 */
+    {"AuthenticAMD", 0x19, 0x20, 0x5F}, /* Vermeer 0x21, Cezanne 0x50 */
+};
+static const mw_uarch_desc mw_desc_zen3 =
+    MW_UARCH_DESC(MW_UARCH_ZEN3, "zen3", "AMD Zen 3", "amd64_fam19h_zen3",
+                  mw_models_zen3, mw_tab_zen3, &mw_pf_amd, NULL);
 #endif

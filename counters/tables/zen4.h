@@ -27,4 +27,11 @@ static const mw_method_def mw_tab_zen4[] = {
               MW_N_IBS "; l3missonly keeps only L3-missing ops", mw_zen4_ibs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_zen4[] = {
+    {"AuthenticAMD", 0x19, 0x10, 0x1F}, /* Genoa 0x11, Bergamo... */
+    {"AuthenticAMD", 0x19, 0x60, 0xAF}, /* Raphael 0x61, Phoenix 0x74, Siena 0xA0 */
+};
+static const mw_uarch_desc mw_desc_zen4 =
+    MW_UARCH_DESC(MW_UARCH_ZEN4, "zen4", "AMD Zen 4", "amd64_fam19h_zen4",
+                  mw_models_zen4, mw_tab_zen4, &mw_pf_amd, NULL);
 #endif

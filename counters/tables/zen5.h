@@ -34,4 +34,11 @@ static const mw_method_def mw_tab_zen5[] = {
               MW_N_IBS "; l3missonly keeps only L3-missing ops", mw_zen5_ibs),
     MW_METHOD_PROBE_LAT,
 };
+static const mw_cpu_model mw_models_zen5[] = {
+    {"AuthenticAMD", 0x1A, 0x00, 0x4F}, /* Turin 0x02, Turin dense 0x11 */
+    {"AuthenticAMD", 0x1A, 0x60, 0x7F}, /* Strix/Granite Ridge */
+};
+static const mw_uarch_desc mw_desc_zen5 =
+    MW_UARCH_DESC(MW_UARCH_ZEN5, "zen5", "AMD Zen 5", "amd64_fam1ah_zen5",
+                  mw_models_zen5, mw_tab_zen5, &mw_pf_amd, NULL);
 #endif

@@ -84,8 +84,35 @@ typedef struct mw_method_def {
     const mw_event_spec *events;
 } mw_method_def;
 
+/* How a method's reading is obtained. */
+typedef enum mw_method_how {
+    MW_HOW_COUNT = 1,  /* counting events read every interval (method_read.c) */
+    MW_HOW_SAMPLE = 2, /* precise samples whose weight is the latency (PEBS, IBS) */
+    MW_HOW_PROBE = 3,  /* the software latency probe (probe_lat.c) */
+} mw_method_how;
+
+/* The unit of a latency method's saturation threshold (and of its readings). */
+typedef enum mw_method_unit {
+    MW_UNIT_BYTES = 0,  /* bandwidth methods: DRAM bytes, no threshold */
+    MW_UNIT_NS = 1,     /* nanoseconds (probe_lat) */
+    MW_UNIT_CYCLES = 2, /* core cycles per miss or per sampled load */
+} mw_method_unit;
+
+/* What a method is, whatever the microarchitecture: the questions other
+ * modules ask instead of comparing names. */
+typedef struct mw_method_info {
+    const char *name;
+    mw_quantity quantity;
+    mw_method_how how;
+    mw_method_unit unit;
+} mw_method_info;
+
 /* Names of every method memwatch knows, in a fixed order. */
 MW_API size_t mw_method_names(const char *const **names);
+/* The method called name, or NULL when memwatch knows no such method. */
+MW_API const mw_method_info *mw_method_lookup(const char *name);
+/* 1 when name is a method of quantity q obtained by how. */
+MW_API int mw_method_is(const char *name, mw_quantity q, mw_method_how how);
 
 /* The definitions of the methods that exist for a microarchitecture. A method
  * that does not exist there (pebs_lat on AMD) is simply absent. probe_lat exists
@@ -111,7 +138,7 @@ typedef struct mw_cpu_id {
 MW_API int mw_cpu_identify(const char *proc_root, mw_cpu_id *out);
 MW_API mw_uarch mw_uarch_from_cpuid(const char *vendor, unsigned family, unsigned model);
 
-/* Prefetcher control MSR of a microarchitecture (data, see docs/sources.md §2). */
+/* Prefetcher control MSR of a microarchitecture (docs/sources.md §2). */
 typedef struct mw_prefetch_msr {
     uint32_t msr;        /* 0x1A4, 0xC0000108 */
     uint64_t mask;       /* the known bits; only these are ever changed */
@@ -119,6 +146,31 @@ typedef struct mw_prefetch_msr {
 } mw_prefetch_msr;
 
 MW_API int mw_catalogue_prefetch_msr(mw_uarch u, const mw_prefetch_msr **out);
+
+/* CPU models of a microarchitecture: vendor, family, a model range. */
+typedef struct mw_cpu_model {
+    const char *vendor;          /* "GenuineIntel", "AuthenticAMD" */
+    unsigned family;
+    unsigned model_lo, model_hi; /* inclusive */
+} mw_cpu_model;
+
+/* Everything memwatch knows about one microarchitecture, in one place (one
+ * table file in counters/tables/; docs/architecture.md shows how to add one). */
+typedef struct mw_uarch_desc {
+    mw_uarch id;
+    const char *name;            /* "skx", as in profiles and `memwatch probe` */
+    const char *long_name;
+    const char *pfm_pmu;         /* libpfm4 core PMU name, NULL: none */
+    const mw_cpu_model *models;  /* the CPUs it covers (mw_uarch_from_cpuid) */
+    size_t n_models;
+    const mw_method_def *methods;
+    size_t n_methods;
+    const mw_prefetch_msr *prefetch; /* NULL: none documented ... */
+    const char *no_prefetch;         /* ... and why */
+} mw_uarch_desc;
+
+/* The descriptor of u (NULL for an invalid number). */
+MW_API const mw_uarch_desc *mw_uarch_desc_of(mw_uarch u);
 
 #ifdef __cplusplus
 }

@@ -21,9 +21,20 @@ extern "C" {
 #define MW_PROFILE_VERSION 1
 #define MW_PROFILE_MAX_METHODS 16
 
+/* A method's verdict from validation (calibrate/verdict.c decides it). */
+typedef enum mw_verdict {
+    MW_VERDICT_UNAVAILABLE = 0,
+    MW_VERDICT_ACCURATE,
+    MW_VERDICT_BIASED,          /* a stable factor off; corrected by dividing by it */
+    MW_VERDICT_MISSES_PREFETCH, /* matches with prefetchers off, counts too little with them on */
+    MW_VERDICT_NOISY,
+} mw_verdict;
+
 typedef struct mw_profile_method {
     char name[24];          /* "probe_lat", "imc_cas", ... */
     char verdict[24];       /* "accurate", "biased", "misses_prefetch", "noisy", "unavailable" */
+    mw_verdict vd;          /* verdict, parsed once when the profile is loaded (a string
+                               memwatch does not know reads as unavailable) */
     double factor;          /* correction factor for "biased" (1.0 otherwise) */
     double cv;              /* coefficient of variation measured */
     double false_pos, false_neg; /* latency methods: rates over the read-sweep grid */
@@ -81,6 +92,10 @@ MW_API int mw_profile_default_path(char *buf, size_t n);
  * MW_ERR_FOREIGN for another schema, version or machine (identity compared when
  * check_identity is non-zero). Never crashes on any input. */
 MW_API int mw_profile_load(const char *path, int check_identity, mw_profile *out);
+
+/* A verdict string of the profile as the enum ("unavailable" for one memwatch
+ * does not know). */
+MW_API mw_verdict mw_verdict_parse(const char *s);
 
 #ifdef __cplusplus
 }

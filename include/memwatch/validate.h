@@ -29,13 +29,7 @@ extern "C" {
 
 struct mw_calib_results; /* bench.h */
 
-typedef enum mw_verdict {
-    MW_VERDICT_UNAVAILABLE = 0,
-    MW_VERDICT_ACCURATE,
-    MW_VERDICT_BIASED,          /* a stable factor off; corrected by dividing by it */
-    MW_VERDICT_MISSES_PREFETCH, /* matches with prefetchers off, counts too little with them on */
-    MW_VERDICT_NOISY,
-} mw_verdict;
+/* mw_verdict: include/memwatch/profile.h (a loaded profile carries it). */
 
 /* The profile's verdict strings: "unavailable", "accurate", "biased",
  * "misses_prefetch", "noisy". */

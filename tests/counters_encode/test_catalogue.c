@@ -267,6 +267,70 @@ static void check_docs(void)
     }
 }
 
+/*
+ * Completeness of the microarchitecture descriptors (docs/architecture.md,
+ * "Adding a CPU model"): every uarch number has its own descriptor whose name
+ * comes back through mw_uarch_from_name, CPU models that identify as it (and
+ * as nothing else), probe_lat and only method names the catalogue knows, a
+ * prefetcher MSR or the reason for none, a libpfm4 PMU, and its row in sets.
+ */
+static void test_uarch_complete(void)
+{
+    for (int u = 0; u < MW_UARCH_COUNT; u++) {
+        const mw_uarch_desc *d = mw_uarch_desc_of((mw_uarch)u);
+        MW_CHECK(d != NULL, "uarch %d has no descriptor", u);
+        if (!d)
+            continue;
+        MW_CHECK_INT(d->id, u);
+        MW_CHECK(d->name && d->name[0] && d->long_name && d->long_name[0], "uarch %d names", u);
+        if (u != MW_UARCH_UNKNOWN)
+            MW_CHECK_INT(mw_uarch_from_name(d->name), u);
+        MW_CHECK(d->prefetch || (d->no_prefetch && d->no_prefetch[0]),
+                 "%s: neither a prefetcher MSR nor why it has none", d->name);
+        if (u != MW_UARCH_UNKNOWN) {
+            MW_CHECK(d->pfm_pmu && d->pfm_pmu[0], "%s: no libpfm4 PMU", d->name);
+            MW_CHECK(d->n_models > 0, "%s: no CPU model", d->name);
+        }
+        for (size_t i = 0; i < d->n_models; i++) {
+            const mw_cpu_model *m = &d->models[i];
+            MW_CHECK(m->model_lo <= m->model_hi, "%s: model range %#x-%#x", d->name, m->model_lo,
+                     m->model_hi);
+            MW_CHECK_INT(mw_uarch_from_cpuid(m->vendor, m->family, m->model_lo), u);
+            MW_CHECK_INT(mw_uarch_from_cpuid(m->vendor, m->family, m->model_hi), u);
+        }
+        int probe = 0;
+        for (size_t i = 0; i < d->n_methods; i++) {
+            const mw_method_info *mi = mw_method_lookup(d->methods[i].name);
+            MW_CHECK(mi != NULL, "%s: method %s unknown to the catalogue", d->name,
+                     d->methods[i].name);
+            if (mi) {
+                MW_CHECK_INT(mi->quantity, d->methods[i].quantity);
+                probe |= mi->how == MW_HOW_PROBE;
+            }
+        }
+        MW_CHECK(probe, "%s: no probe_lat", d->name);
+        int row = 0;
+        for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+            row += sets[i].u == (mw_uarch)u;
+        MW_CHECK_INT(row, 1);
+    }
+    MW_CHECK(mw_uarch_desc_of(MW_UARCH_COUNT) == NULL, "descriptor past the end");
+    /* what the catalogue says of a method, by name */
+    const mw_method_info *mi = mw_method_lookup("lmrl");
+    MW_CHECK(mi && mi->quantity == MW_Q_LATENCY && mi->how == MW_HOW_COUNT &&
+                 mi->unit == MW_UNIT_CYCLES,
+             "lmrl info");
+    MW_CHECK(mw_method_is("probe_lat", MW_Q_LATENCY, MW_HOW_PROBE), "probe_lat is the probe");
+    MW_CHECK(mw_method_is("ibs_lat", MW_Q_LATENCY, MW_HOW_SAMPLE), "ibs_lat is sampled");
+    MW_CHECK(mw_method_is("amd_df", MW_Q_DRAM_BYTES, MW_HOW_COUNT), "amd_df counts bytes");
+    MW_CHECK(!mw_method_is("imc_cas", MW_Q_LATENCY, MW_HOW_COUNT), "imc_cas is no latency");
+    MW_CHECK(mw_method_lookup("magic") == NULL && mw_method_lookup(NULL) == NULL, "unknown");
+    const char *const *names;
+    size_t nn = mw_method_names(&names);
+    for (size_t i = 0; i < nn; i++)
+        MW_CHECK(mw_method_lookup(names[i]) != NULL, "%s has no info", names[i]);
+}
+
 int main(void)
 {
     mw_set_log(quiet, NULL, MW_LOG_DEBUG);
@@ -284,6 +348,7 @@ int main(void)
     for (int u = 0; u < MW_UARCH_COUNT; u++)
         check_uarch((mw_uarch)u);
     check_docs();
+    test_uarch_complete();
 
     /* Method sets, in catalogue order. */
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {

@@ -608,8 +608,20 @@ static void test_hybrid(void)
     p.n_methods = 1;
     snprintf(p.methods[0].name, sizeof p.methods[0].name, "pebs_lat");
     snprintf(p.methods[0].verdict, sizeof p.methods[0].verdict, "accurate");
+    p.methods[0].vd = mw_verdict_parse(p.methods[0].verdict);
     p.methods[0].threshold = 180;
     MW_CHECK_NEAR(mw_hybrid_threshold(&p, 77), 180, 1e-9);
+    /* an unavailable method's threshold is not used; ibs_lat counts as pebs_lat */
+    p.methods[0].vd = MW_VERDICT_UNAVAILABLE;
+    MW_CHECK_NEAR(mw_hybrid_threshold(&p, 77), 95, 1e-9);
+    snprintf(p.methods[0].name, sizeof p.methods[0].name, "ibs_lat");
+    p.methods[0].vd = MW_VERDICT_NOISY;
+    MW_CHECK_NEAR(mw_hybrid_threshold(&p, 77), 180, 1e-9);
+    /* a counting latency method's threshold is not in the weight's unit */
+    snprintf(p.methods[0].name, sizeof p.methods[0].name, "lmrl");
+    MW_CHECK_NEAR(mw_hybrid_threshold(&p, 77), 95, 1e-9);
+    MW_CHECK_INT(mw_verdict_parse("biased"), MW_VERDICT_BIASED);
+    MW_CHECK_INT(mw_verdict_parse("something new"), MW_VERDICT_UNAVAILABLE);
 }
 
 int main(void)

@@ -191,6 +191,8 @@ static void test_round_trip_and_refusals(void)
                  q.methods[0].threshold == 162.4375 && q.methods[0].cv == 0.0125,
              "method numbers");
     MW_CHECK_STR(q.methods[1].verdict, "unavailable");
+    MW_CHECK_INT(q.methods[0].vd, MW_VERDICT_ACCURATE); /* parsed once, at load */
+    MW_CHECK_INT(q.methods[1].vd, MW_VERDICT_UNAVAILABLE);
     /* numbers that need all 17 digits read back bit for bit (cJSON alone would print
      * 15 digits of a value that merely compares "almost equal") */
     {
