@@ -237,7 +237,7 @@ void mwp_meta_build(void);
 void mwp_writer_batch(int on);
 /* Interval thread only: 1 starts gathering the interval's records (returns 0,
  * gathering nothing, once the process is ending); 0 writes them with one
- * system call. mwp_writer_gather_wait: another thread waits (at most 20 ms)
+ * system call. mwp_writer_gather_wait: another thread waits (at most 100 ms)
  * until an interval in progress has written what it gathered. */
 int mwp_writer_gather(int on);
 void mwp_writer_gather_wait(void);

@@ -516,7 +516,9 @@ void mwp_writer_gather_wait(void)
         mwp_writer_gather(0);
         return;
     }
-    uint64_t until = mwp_now_ns() + 20000000ull;
+    /* 100 ms: on a loaded machine the interval thread may wait tens of
+     * milliseconds for a CPU before it can write what it gathered */
+    uint64_t until = mwp_now_ns() + 100000000ull;
     while (atomic_load(&w_gather_busy) && mwp_now_ns() < until)
         syscall(SYS_sched_yield);
 }

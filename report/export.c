@@ -99,11 +99,46 @@ static int export_folded(sqlite3 *db, FILE *f, const mw_export_opts *o)
 
 /* ---- csv ---- */
 
+/* Integers written without printf: the interval table of a long run has
+ * millions of rows of a dozen integer cells each, and fprintf's format
+ * parsing was most of the export's time. */
+static void csv_i64(FILE *f, long long v)
+{
+    char b[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do
+        b[sizeof b - ++n] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        b[sizeof b - ++n] = '-';
+    fwrite(b + sizeof b - n, 1, (size_t)n, f);
+}
+
+/* Nanoseconds as seconds with 6 decimals ("12.345678"), rounded to the
+ * microsecond. */
+static void csv_ns_as_s(FILE *f, long long ns)
+{
+    if (ns < 0) {
+        fputc('-', f);
+        ns = -ns;
+    }
+    long long us = (ns + 500) / 1000;
+    char frac[8];
+    long long r = us % 1000000;
+    for (int k = 5; k >= 0; k--, r /= 10)
+        frac[k] = (char)('0' + r % 10);
+    frac[6] = 0;
+    csv_i64(f, us / 1000000);
+    fputc('.', f);
+    fwrite(frac, 1, 6, f);
+}
+
 static void csv_cell(FILE *f, sqlite3_stmt *s, int i)
 {
     switch (sqlite3_column_type(s, i)) {
     case SQLITE_INTEGER:
-        fprintf(f, "%lld", sqlite3_column_int64(s, i));
+        csv_i64(f, sqlite3_column_int64(s, i));
         break;
     case SQLITE_FLOAT:
         fprintf(f, "%.6g", sqlite3_column_double(s, i));
@@ -116,7 +151,9 @@ static void csv_cell(FILE *f, sqlite3_stmt *s, int i)
     }
 }
 
-static int csv_query(sqlite3 *db, FILE *f, const char *sql, int top)
+/* ns_col: the index of a column of integer nanoseconds to write as seconds
+ * (-1: none). */
+static int csv_query(sqlite3 *db, FILE *f, const char *sql, int top, int ns_col)
 {
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
@@ -133,7 +170,10 @@ static int csv_query(sqlite3 *db, FILE *f, const char *sql, int top)
         for (int i = 0; i < nc; i++) {
             if (i)
                 fputc(',', f);
-            csv_cell(f, s, i);
+            if (i == ns_col && sqlite3_column_type(s, i) == SQLITE_INTEGER)
+                csv_ns_as_s(f, sqlite3_column_int64(s, i));
+            else
+                csv_cell(f, s, i);
         }
         fputc('\n', f);
     }
@@ -146,7 +186,7 @@ static int export_csv(sqlite3 *db, FILE *f, const mw_export_opts *o)
     const char *t = o->table ? o->table : "intervals";
     if (!strcmp(t, "intervals"))
         return csv_query(db, f,
-                         "SELECT printf('%.6f', (i.t_start + c.off) / 1e9) AS time_s,"
+                         "SELECT i.t_start + c.off AS time_s,"
                          " (i.t_end - i.t_start) / 1e9 AS duration_s, p.pid AS pid,"
                          " p.rank AS rank, p.hostname AS host, i.t_start AS t_start_ns,"
                          " i.t_end AS t_end_ns, i.latency_ns AS latency_ns,"
@@ -156,7 +196,7 @@ static int export_csv(sqlite3 *db, FILE *f, const mw_export_opts *o)
                          " FROM intervals i JOIN processes p ON p.id = i.process_id"
                          " JOIN pclock c ON c.process_id = i.process_id"
                          " ORDER BY i.id",
-                         0);
+                         0, 0);
     if (!strcmp(t, "lines")) {
         /* the code-naming samples, as the summary counts them */
         char where[256], sql[1400];
@@ -178,7 +218,7 @@ static int export_csv(sqlite3 *db, FILE *f, const mw_export_opts *o)
                  " JOIN pcs p ON p.id = x.pc_id GROUP BY p.file, p.line, p.function"
                  " ORDER BY selected DESC, samples DESC LIMIT ?",
                  where, where, where);
-        return csv_query(db, f, sql, o->top);
+        return csv_query(db, f, sql, o->top, -1);
     }
     mw_log(MW_LOG_ERROR, "csv export: unknown table '%s' (intervals, lines)", t);
     return MW_ERR_PARSE;

@@ -1331,6 +1331,11 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
                "%s measured (%lld of %lld intervals flagged) in %d process%s, %lld samples.</p>\n",
             share > 0 ? "bound" : "ok", 100 * share, dur, (long long)nfl, (long long)niv, nproc,
             nproc == 1 ? "" : "es", (long long)nsamp);
+    if (mwv_saturation_seen(db) == 0)
+        fputs("<p class=verdict id=detectable>Not detectable here: the machine profile's calibration "
+              "could not saturate memory on this machine, so a share of 0 % does not mean the "
+              "program is not bandwidth-bound.</p>\n",
+              f);
     if (sqlite3_prepare_v2(db, "SELECT lat_method, AVG(latency_ns), MAX(threshold_ns) FROM intervals"
                                " WHERE latency_ns IS NOT NULL AND lat_method != '' GROUP BY"
                                " lat_method",

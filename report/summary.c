@@ -142,7 +142,7 @@ int mw_report_saturation_seen(const char *profile_path, const char *lat_method)
  * validated the latency method in use (META profile "PATH (created T)"):
  * when it did not, a share of 0 % cannot tell "not bound" from "not
  * detectable here". 1, 0, or -1 when unknown (no profile, uncalibrated). */
-static int run_saturation_seen(sqlite3 *db)
+int mwv_saturation_seen(sqlite3 *db)
 {
     sqlite3_stmt *s;
     int seen = -1;
@@ -304,7 +304,7 @@ static cJSON *collect(sqlite3 *db, int top)
     cJSON_AddNumberToObject(bw, "share", tot > 0 ? (double)fl / (double)tot : 0);
     /* false: the profile's validation never saw memory saturate, so a low
      * share cannot be told from "not detectable here" */
-    int seen = run_saturation_seen(db);
+    int seen = mwv_saturation_seen(db);
     if (seen >= 0)
         cJSON_AddBoolToObject(bw, "detectable", seen);
     if (seen == 0)

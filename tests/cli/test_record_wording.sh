@@ -69,6 +69,14 @@ for sat in false true; do
     ! grep -q "not detectable" "sat$sat.txt" && [ "$d" = True ] &&
       echo "ok: saturated profile: no caveat" || bad "saturated profile: detectable=$d"
   fi
+  "$mw" report "sat$sat" --db "sat$sat.db" --html "sat$sat.html" >/dev/null 2>&1 || bad "report --html ($sat)"
+  if [ $sat = false ]; then
+    grep -q "id=detectable>Not detectable here" "sat$sat.html" && echo "ok: HTML: not detectable here" ||
+      bad "HTML report without the caveat"
+  else
+    ! grep -q "Not detectable here" "sat$sat.html" && echo "ok: HTML: no caveat with a saturated profile" ||
+      bad "HTML report: caveat with a saturated profile"
+  fi
 done
 
 # escape codes and non-UTF-8 bytes in arguments
