@@ -1193,7 +1193,9 @@ static void recording_section(FILE *f, sqlite3 *db)
         sqlite3_finalize(s);
     }
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, "SELECT threshold, threshold_source FROM processes LIMIT 1", -1, &s,
+    /* only where the machine had precise sampling, as in the text summary */
+    if (mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE source='precise'") > 0 &&
+        sqlite3_prepare_v2(db, "SELECT threshold, threshold_source FROM processes LIMIT 1", -1, &s,
                            NULL) == SQLITE_OK) {
         if (sqlite3_step(s) == SQLITE_ROW) {
             fprintf(f, "<tr><td>precise-sample threshold</td><td>%.0f cycles (",

@@ -73,6 +73,10 @@ for sat in false true; do
   if [ $sat = false ]; then
     grep -q "id=detectable>Not detectable here" "sat$sat.html" && echo "ok: HTML: not detectable here" ||
       bad "HTML report without the caveat"
+    if [ "$np" = 0 ]; then
+      ! grep -q "precise-sample threshold" "sat$sat.html" && echo "ok: HTML: no precise-sample line without precise samples" ||
+        bad "HTML: precise-sample threshold shown without precise samples"
+    fi
   else
     ! grep -q "Not detectable here" "sat$sat.html" && echo "ok: HTML: no caveat with a saturated profile" ||
       bad "HTML report: caveat with a saturated profile"

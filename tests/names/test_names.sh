@@ -59,9 +59,12 @@ nearest)
     strip_lib "$tmp/stripped.so"
     run_hot "$tmp/stripped.so"
     rows >"$tmp/rows.txt"; cat "$tmp/rows.txt"
-    n=$(wc -l <"$tmp/rows.txt")
+    # hot_loop's addresses all fold into one "hot_before+0x..." row (not one
+    # row per address); hot_run, an exported function, may own a sample of
+    # its own (the clock calls around the loop) and is a row of its own.
+    n=$(grep -c '^hot_before+' "$tmp/rows.txt")
     top=$(head -1 "$tmp/rows.txt" | cut -d' ' -f1)
-    check "stripped library: one row for its hot function ($n rows)" $(( n == 1 ))
+    check "stripped library: one row for its hot function ($n rows named hot_before+...)" $(( n == 1 ))
     case $top in hot_before+0x*) r=1 ;; *) r=0 ;; esac
     check "named after the nearest dynamic symbol before it ($top)" $r
     run_hot "$lib"
