@@ -2,8 +2,10 @@
  * report/html.c: `memwatch report --html FILE`: one self-contained HTML page
  * of a report database (docs/html.md): a timeline per process (loaded latency
  * against the threshold, DRAM bandwidth, flagged intervals shaded, GPU
- * kernels), per-rank and per-host tables, the top source lines (with their
- * source text where the file is readable), functions and data objects inside
+ * kernels, each thread's regions as named bands: report/html_region.c),
+ * per-rank and per-host tables, the per-region table (report/html_region.c),
+ * the top source lines (with their source text where the file is readable),
+ * functions and data objects inside
  * flagged intervals, an icicle graph of their call stacks, the machine
  * profile's latency-versus-bandwidth curve with the threshold and the method
  * verdicts, losses, warnings and how the run was recorded.
@@ -19,6 +21,7 @@
  */
 #include "export_int.h"
 #include "jobview_int.h"
+#include "region.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -34,6 +37,9 @@
 #define TL_GPU_H 18    /* GPU kernel strip */
 #define TL_LABEL_H 18
 #define TL_MAX_LANES 32
+#define TL_RG_ROW 13     /* a thread's region band */
+#define TL_RG_THREADS 16 /* threads drawn per process */
+#define TL_RG_LEVELS 3   /* nesting levels drawn per thread */
 #define FL_W 1100      /* icicle width */
 #define FL_ROW 17
 
@@ -158,6 +164,7 @@ typedef struct lane {
     double gbusy[TL_BINS], gflag[TL_BINS];
     double maxlat;
     int has_bw, has_gpu;
+    mwh_rbands *rb; /* its threads' regions */
 } lane;
 
 /* spread [a,b) over the bins, calling back with each overlap */
@@ -341,12 +348,19 @@ static void timeline(FILE *f, sqlite3 *db, cJSON *job)
         }
         sqlite3_finalize(s);
     }
+    int any_rg = 0;
+    for (k = 0; k < nl; k++) {
+        L[k].rb = mwh_rbands_load(db, L[k].id, Td, TL_BINS, TL_RG_THREADS, TL_RG_LEVELS);
+        any_rg |= mwh_rbands_rows(L[k].rb) > 0;
+    }
     /* geometry */
     const double x0 = 64, pw = TL_W, bwid = pw / TL_BINS;
     double y = 8, ys[TL_MAX_LANES], ye[TL_MAX_LANES];
     for (k = 0; k < nl; k++) {
+        int rows = mwh_rbands_rows(L[k].rb);
         ys[k] = y;
-        y += TL_LABEL_H + TL_LANE_H + (L[k].has_gpu ? TL_GPU_H + 4 : 0) + 14;
+        y += TL_LABEL_H + TL_LANE_H + (L[k].has_gpu ? TL_GPU_H + 4 : 0) +
+             (rows ? rows * TL_RG_ROW + 4 : 0) + 14;
         ye[k] = y;
     }
     double H = y + 28, W = x0 + pw + 64;
@@ -367,8 +381,13 @@ static void timeline(FILE *f, sqlite3 *db, cJSON *job)
           "<span><i class=sw style=\"height:0;border-top:2px dashed #d62728\"></i>saturation "
           "threshold</span><span><i class=sw style=\"height:2px;background:#2ca02c\"></i>DRAM "
           "bandwidth (GB/s, right axis)</span><span><i class=sw style=\"background:#7f7f7f\">"
-          "</i>GPU kernels (<b style=\"color:#d62728\">red</b>: flagged)</span></div>\n",
+          "</i>GPU kernels (<b style=\"color:#d62728\">red</b>: flagged)</span>",
           f);
+    if (any_rg)
+        fputs("<span><i class=sw style=\"background:#4e79a7\"></i>regions per thread (a row per "
+              "nesting level; colours as in the region table)</span>",
+              f);
+    fputs("</div>\n", f);
     fprintf(f,
             "<div class=card><svg id=tl xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
             "width=\"%.0f\" height=\"%.0f\" style=\"width:100%%;height:auto\" role=img "
@@ -462,6 +481,8 @@ static void timeline(FILE *f, sqlite3 *db, cJSON *job)
             }
             fputc('\n', f);
         }
+        mwh_rbands_draw(f, l->rb, x0, ly + TL_LANE_H + (l->has_gpu ? TL_GPU_H + 4 : 0) + 4, pw,
+                        TL_RG_ROW);
     }
     /* time axis */
     double Ts = Td / 1e9, step = nice_max(Ts / 8);
@@ -504,6 +525,10 @@ static void timeline(FILE *f, sqlite3 *db, cJSON *job)
         fputs("}", f);
     }
     fputs("]};</script>\n", f);
+    for (k = 0; k < nl; k++) {
+        mwh_rbands_note(f, L[k].rb, L[k].name);
+        mwh_rbands_free(L[k].rb);
+    }
     free(L);
 }
 
@@ -1367,6 +1392,8 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
     fputs("<nav><a href=\"#timeline\">timeline</a>", f);
     if (nproc > 1)
         fputs("<a href=\"#ranks\">ranks &amp; hosts</a>", f);
+    if (mwh_has_regions(db))
+        fputs("<a href=\"#regions\">regions</a>", f);
     fputs("<a href=\"#flagged\">top code</a><a href=\"#objects\">data objects</a>"
           "<a href=\"#flame-h\">call stacks</a><a href=\"#profile\">machine profile</a>"
           "<a href=\"#recording\">recording</a><a href=\"#losses\">losses</a></nav>\n",
@@ -1375,6 +1402,7 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
     timeline(f, db, job);
     if (nproc > 1)
         job_section(f, job);
+    mwh_regions_section(f, db, top);
     code_tables(f, db, 1, top, "flagged");
     code_tables(f, db, 0, top, "overall");
     objects_table(f, db, top, nproc > 1);

@@ -31,6 +31,27 @@ int mw_rgn_file_done(mw_rgn *g, sqlite3 *db, int64_t proc_id, uint64_t t_end);
 /* The "regions" and "region_notes" members of the summary document. */
 void mw_rgn_collect(sqlite3 *db, cJSON *root, int top);
 void mw_rgn_text(FILE *f, const cJSON *root);
+/* a member of a summary object: its number (0 when absent), its string (NULL) */
+double mw_rgn_num(const cJSON *o, const char *k);
+const char *mw_rgn_str(const cJSON *o, const char *k);
+/* "1.234 s", "5.678 ms", "9.1 us": a region's or kernel's time in the views */
+void mw_rgn_human_time(double ns, char *buf, size_t n);
+
+/* html_region.c: regions in the HTML report (docs/html.md). The bands of one
+ * process's threads on the timeline (T: the timeline's length in ns, on the
+ * pclock axis; at most max_threads threads, levels nesting levels each). */
+typedef struct mwh_rbands mwh_rbands;
+mwh_rbands *mwh_rbands_load(sqlite3 *db, int64_t proc_id, double T, int bins, int max_threads,
+                            int levels);
+int mwh_rbands_rows(const mwh_rbands *b);
+void mwh_rbands_draw(FILE *f, const mwh_rbands *b, double x0, double y, double pw, double row_h);
+/* what the bands leave out (threads, deeper levels), as a sentence */
+void mwh_rbands_note(FILE *f, const mwh_rbands *b, const char *proc);
+void mwh_rbands_free(mwh_rbands *b);
+const char *mwh_region_color(int64_t region_id);
+/* the Regions section: the table, each region's lines, objects, kernels, notes */
+void mwh_regions_section(FILE *f, sqlite3 *db, int top);
+int mwh_has_regions(sqlite3 *db);
 /* kernel_name.c: a GPU kernel's name shortened to about width characters
  * for text (out holds width + 4 bytes). */
 void mw_kernel_short(const char *full, char *out, size_t width);

@@ -61,12 +61,12 @@ static int64_t scalar(sqlite3 *db, const char *sql)
     return v;
 }
 
-static double num(const cJSON *o, const char *k)
+double mw_rgn_num(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
-static const char *str(const cJSON *o, const char *k)
+const char *mw_rgn_str(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsString(v) ? v->valuestring : NULL;
@@ -108,10 +108,10 @@ void mw_rgn_collect(sqlite3 *db, cJSON *root, int top)
     cJSON *r;
     cJSON_ArrayForEach(r, regs)
     {
-        int64_t id = (int64_t)num(r, "id");
-        double meas = num(r, "measured_ns");
+        int64_t id = (int64_t)mw_rgn_num(r, "id");
+        double meas = mw_rgn_num(r, "measured_ns");
         if (meas > 0)
-            cJSON_AddNumberToObject(r, "bound_share", num(r, "bound_ns") / meas);
+            cJSON_AddNumberToObject(r, "bound_share", mw_rgn_num(r, "bound_ns") / meas);
         char sql[200];
         snprintf(sql, sizeof sql,
                  "SELECT COUNT(*) FROM sample_regions sr JOIN samples s ON s.id = sr.sample_id"
@@ -142,7 +142,7 @@ static const char *base(const char *p)
     return b ? b + 1 : p ? p : "?";
 }
 
-static void human_time(double ns, char *buf, size_t n)
+void mw_rgn_human_time(double ns, char *buf, size_t n)
 {
     if (ns >= 1e9)
         snprintf(buf, n, "%.3f s", ns / 1e9);
@@ -160,33 +160,33 @@ void mw_rgn_text(FILE *f, const cJSON *root)
         return;
     fprintf(f, "\nRegions (%.0f; time summed over the threads in them; bound: share of that time,"
                " where measured, in bandwidth-bound intervals)\n",
-            num(root, "region_count"));
+            mw_rgn_num(root, "region_count"));
     fprintf(f, "  %-28s %12s %7s %7s %9s %7s %8s\n", "region", "time", "threads", "spans",
             "calls", "bound", "samples");
     cJSON_ArrayForEach(r, regs)
     {
         char t[32], b[16];
-        human_time(num(r, "time_ns"), t, sizeof t);
+        mw_rgn_human_time(mw_rgn_num(r, "time_ns"), t, sizeof t);
         if (cJSON_GetObjectItem(r, "bound_share"))
-            snprintf(b, sizeof b, "%.1f%%", 100 * num(r, "bound_share"));
+            snprintf(b, sizeof b, "%.1f%%", 100 * mw_rgn_num(r, "bound_share"));
         else
             snprintf(b, sizeof b, "-");
-        const char *nm = str(r, "region") ? str(r, "region") : "?";
+        const char *nm = mw_rgn_str(r, "region") ? mw_rgn_str(r, "region") : "?";
         if (strlen(nm) > 28)
             fprintf(f, "  %s\n  %-28s", nm, "");
         else
             fprintf(f, "  %-28s", nm);
-        fprintf(f, " %12s %7.0f %7.0f %9.0f %7s %8.0f\n", t, num(r, "threads"), num(r, "spans"),
-                num(r, "calls"), b, num(r, "samples"));
+        fprintf(f, " %12s %7.0f %7.0f %9.0f %7s %8.0f\n", t, mw_rgn_num(r, "threads"), mw_rgn_num(r, "spans"),
+                mw_rgn_num(r, "calls"), b, mw_rgn_num(r, "samples"));
     }
     cJSON_ArrayForEach(r, regs)
     {
-        double tot = num(r, "samples");
+        double tot = mw_rgn_num(r, "samples");
         const cJSON *ln = cJSON_GetObjectItem(r, "lines"), *ob = cJSON_GetObjectItem(r, "objects"),
                     *gk = cJSON_GetObjectItem(r, "gpu_kernels");
         if (!cJSON_GetArraySize(ln) && !cJSON_GetArraySize(ob) && !cJSON_GetArraySize(gk))
             continue;
-        const char *nm = str(r, "region") ? str(r, "region") : "?";
+        const char *nm = mw_rgn_str(r, "region") ? mw_rgn_str(r, "region") : "?";
         fprintf(f, "  region %.120s%s\n", nm, strlen(nm) > 120 ? "..." : "");
         int k = 0;
         cJSON_ArrayForEach(x, ln)
@@ -194,24 +194,24 @@ void mw_rgn_text(FILE *f, const cJSON *root)
             if (k++ == 5)
                 break;
             char loc[300];
-            if (str(x, "file"))
-                snprintf(loc, sizeof loc, "%s:%.0f", base(str(x, "file")), num(x, "line"));
+            if (mw_rgn_str(x, "file"))
+                snprintf(loc, sizeof loc, "%s:%.0f", base(mw_rgn_str(x, "file")), mw_rgn_num(x, "line"));
             else
                 snprintf(loc, sizeof loc, "(no line info)");
-            fprintf(f, "    %5.1f%%  %-36s %s\n", tot > 0 ? 100 * num(x, "samples") / tot : 0,
-                    loc, str(x, "function") ? str(x, "function") : "?");
+            fprintf(f, "    %5.1f%%  %-36s %s\n", tot > 0 ? 100 * mw_rgn_num(x, "samples") / tot : 0,
+                    loc, mw_rgn_str(x, "function") ? mw_rgn_str(x, "function") : "?");
         }
         double osum = 0;
         cJSON_ArrayForEach(x, ob)
-            osum += num(x, "samples");
+            osum += mw_rgn_num(x, "samples");
         k = 0;
         cJSON_ArrayForEach(x, ob)
         {
             if (k++ == 3)
                 break;
             fprintf(f, "    object %-6s %-24s %.0f samples with its address\n",
-                    str(x, "kind") ? str(x, "kind") : "?", str(x, "name") ? str(x, "name") : "?",
-                    num(x, "samples"));
+                    mw_rgn_str(x, "kind") ? mw_rgn_str(x, "kind") : "?", mw_rgn_str(x, "name") ? mw_rgn_str(x, "name") : "?",
+                    mw_rgn_num(x, "samples"));
         }
         k = 0;
         cJSON_ArrayForEach(x, gk)
@@ -219,16 +219,16 @@ void mw_rgn_text(FILE *f, const cJSON *root)
             if (k++ == 5)
                 break;
             char t[32], kn[64];
-            human_time(num(x, "time_ns"), t, sizeof t);
-            mw_kernel_short(str(x, "name"), kn, 40);
+            mw_rgn_human_time(mw_rgn_num(x, "time_ns"), t, sizeof t);
+            mw_kernel_short(mw_rgn_str(x, "name"), kn, 40);
             fprintf(f, "    GPU %-44s %5.0f launches %10s, %.0f bandwidth-bound\n", kn,
-                    num(x, "launches"), t, num(x, "bw_bound"));
+                    mw_rgn_num(x, "launches"), t, mw_rgn_num(x, "bw_bound"));
         }
     }
     if (cJSON_GetArraySize(notes) > 0) {
         fprintf(f, "  notes\n");
         cJSON_ArrayForEach(x, notes)
-            fprintf(f, "    pid %.0f (%s): %s\n", num(x, "pid"),
-                    str(x, "source") ? str(x, "source") : "?", str(x, "note") ? str(x, "note") : "");
+            fprintf(f, "    pid %.0f (%s): %s\n", mw_rgn_num(x, "pid"),
+                    mw_rgn_str(x, "source") ? mw_rgn_str(x, "source") : "?", mw_rgn_str(x, "note") ? mw_rgn_str(x, "note") : "");
     }
 }

@@ -5,10 +5,16 @@
 #    memwatch record, with a threshold low enough that intervals get flagged
 #    on any machine;
 #  - a job of three processes on two hosts (mwr_fixture's file with its META
-#    rewritten).
+#    rewritten);
+#  - tests/region/phases (three marked regions on two threads) and "phases
+#    bad" (thousands of region names, notes about bad region input).
 # The page must load without console errors or requests outside the file,
 # its timeline must have one lane per process and its verdict, tables and
-# per-rank/per-host rows must carry the numbers of the report's JSON summary;
+# per-rank/per-host rows must carry the numbers of the report's JSON summary,
+# as must the region table (every region, its time, threads, spans, calls,
+# bound share, samples) and each region's top line, object and kernels; the
+# timeline's region bands must name only the run's regions, a band row per
+# thread with regions (and for the phases run every region, named on its band);
 # the hover readout and the icicle's zoom must work. The screenshots are kept
 # in $MW_BUILD_DIR/test-artifacts/.
 set -u
@@ -37,9 +43,10 @@ check_page() {
     { echo "FAILED: $name: memwatch report --html"; cat "$tmp/$name.err"; fail=1; return; }
   timeout 180 node "$JS/html_check.js" "$tmp/$name.html" "$art/html_$name.png" >"$tmp/$name.page.json" 2>"$tmp/$name.node.err" ||
     { echo "FAILED: $name: headless chromium"; cat "$tmp/$name.node.err"; fail=1; return; }
-  python3 - "$tmp/$name.json" "$tmp/$name.page.json" "$name" <<'PY' || fail=1
-import json, sys
+  python3 - "$tmp/$name.json" "$tmp/$name.page.json" "$name" "$tmp/$name.db" <<'PY' || fail=1
+import json, sqlite3, sys
 s = json.load(open(sys.argv[1])); p = json.load(open(sys.argv[2])); name = sys.argv[3]
+db = sqlite3.connect(sys.argv[4])
 bad = 0
 def check(what, ok, detail=""):
     global bad
@@ -53,9 +60,13 @@ share = "%.1f%%" % (100 * s["bandwidth"]["share"])
 check("verdict carries the bound share " + share, share in (p["verdict"] or ""), p["verdict"] or "")
 check("verdict counts the flagged intervals",
       "%d of %d intervals" % (s["bandwidth"]["flagged_intervals"], s["bandwidth"]["intervals"]) in p["verdict"])
-check("one timeline lane per process", len(p["timeline_lanes"]) == len(s["processes"]),
-      "%d lanes" % len(p["timeline_lanes"]))
-check("the timeline draws latency and threshold", p["timeline_paths"] >= 2 * len(s["processes"]))
+# brief processes that are no MPI rank (a fork child, an image before its exec) are not drawn
+import re
+brief = int(re.match(r"(\d+) brief", p["brief_note"]).group(1)) if p.get("brief_note") else 0
+check("one timeline lane per process (%d brief ones not drawn)" % brief,
+      len(p["timeline_lanes"]) == len(s["processes"]) - brief, "%d lanes" % len(p["timeline_lanes"]))
+all_drawn = len(p["timeline_lanes"]) == len(s["processes"])
+check("the timeline draws latency and threshold", p["timeline_paths"] >= 2 * len(p["timeline_lanes"]))
 for key, rows in (("flagged", p["flagged_lines"]), ("overall", p["overall_lines"])):
     want = s[key]["lines"]
     if want:
@@ -68,10 +79,57 @@ if len(job) > 1:
     for r, row in zip(job, p["rank_rows"]):
         check("rank %s row: share and samples" % r.get("rank"),
               row[5] == "%.1f%%" % (100 * r["share"]) and row[6] == "%d" % r["samples"], " ".join(row))
-    check("one host row per host", len(p["host_rows"]) == len(s["job"]["hosts"]))
+    if len(s["job"]["hosts"]) > 1:
+        check("one host row per host", len(p["host_rows"]) == len(s["job"]["hosts"]))
 check("hover readout names time and latency", bool(p.get("hover")) and "latency" in p["hover"], repr(p.get("hover")))
-if p["flame_frames"] > 1:
+if p["flame_frames"] > 1 and p["zoom"]["before"] < 1099:
     check("clicking a frame zooms it to the full width", p["zoom"]["after"] > p["zoom"]["before"] and abs(p["zoom"]["after"] - 1100) < 1, str(p["zoom"]))
+# regions: the page's table, cards, notes and timeline bands against the JSON summary
+regs = s.get("regions", [])
+check("one region row per region of the summary", len(p["region_rows"]) == len(regs),
+      "%d rows, %d regions" % (len(p["region_rows"]), len(regs)))
+for r, row in zip(regs, p["region_rows"]):
+    c = row["cells"]
+    bound = "%.1f%%" % (100 * r["bound_share"]) if "bound_share" in r else "-"
+    want = [r["region"], "%d" % r["threads"], "%d" % r["spans"], "%d" % r["calls"], bound, "%d" % r["samples"]]
+    got = [c[0], c[2], c[3], c[4], c[5], c[6]]
+    check("region %.40s: time, threads, spans, calls, bound, samples" % r["region"],
+          row["id"] == r["id"] and row["time_ns"] == r["time_ns"] and got == want,
+          "page %s %s, summary %s %s" % (row["time_ns"], got, r["time_ns"], want))
+cards = {c["region"]: c for c in p["region_cards"]}
+for r in regs:
+    if not (r["lines"] or r["objects"] or r["gpu_kernels"]):
+        continue
+    c = cards.get(r["region"])
+    check("region %.40s has its card" % r["region"], c is not None)
+    if not c:
+        continue
+    if r["lines"]:
+        l = r["lines"][0]
+        want = ["%.1f%%" % (100 * l["samples"] / r["samples"]), "%d" % l["samples"], loc(l), l["function"]]
+        check("region %.40s: top line %s" % (r["region"], loc(l)), c["lines"] and c["lines"][0] == want,
+              "page %s, summary %s" % (c["lines"][:1], want))
+    if r["objects"]:
+        o = r["objects"][0]
+        check("region %.40s: top object %s" % (r["region"], o["name"]),
+              c["objects"] and c["objects"][0][:3] == ["%d" % o["samples"], o["kind"], o["name"]], str(c["objects"][:1]))
+    check("region %.40s: its GPU kernels" % r["region"],
+          [k[:2] for k in c["kernels"]] == [[k["name"], "%d" % k["launches"]] for k in r["gpu_kernels"][:8]])
+check("every region note listed", len(p["region_notes"]) == len(s.get("region_notes", [])),
+      "%d on the page, %d in the summary" % (len(p["region_notes"]), len(s.get("region_notes", []))))
+spans = db.execute("SELECT r.name, sp.tid FROM region_spans sp JOIN regions r ON r.id = sp.region_id"
+                   " WHERE sp.depth < 3").fetchall() if regs else []
+band_names = {b["region"] for b in p["region_bands"]}
+check("the timeline's bands name regions of the run", band_names <= {n for n, _ in spans}, str(sorted(band_names))[:200])
+tids = {t for _, t in spans}
+if 0 < len(tids) <= 16 and all_drawn:
+    check("a band row per thread with regions", {b["tid"] for b in p["region_bands"]} == tids,
+          "bands %s, spans %s" % (sorted({b["tid"] for b in p["region_bands"]}), sorted(tids)))
+if name == "regions":
+    check("every region drawn on the timeline", band_names == {r["region"] for r in regs}, str(sorted(band_names)))
+    for r in regs:
+        wide = [b for b in p["region_bands"] if b["region"] == r["region"] and b["width"] > 60]
+        check("region %s: named on its band" % r["region"], any(b["label"] == r["region"] for b in wide))
 check("page under 5 MB", p["bytes"] < 5e6, "%d bytes" % p["bytes"])
 sys.exit(bad)
 PY
@@ -122,5 +180,21 @@ if [ -f "$B/libmemwatch.so" ] && [ -x "$B/bwdemo" ] && [ -z "${MW_SAN_PRELOAD:-}
   check_page bwdemo "$tmp/bw"
 else
   echo "note: libmemwatch.so or bwdemo not built (or a sanitized build): the recorded-run page is not checked"
+fi
+# a run with regions (tests/region/phases: triad, compute, chase on two
+# threads) and one with bad region input (thousands of names, notes)
+P=$B/tests/region/phases
+[ -x "$P" ] || P=$(find "$B" -name phases -type f -perm -u+x | head -1)
+if [ -f "$B/libmemwatch.so" ] && [ -n "$P" ] && [ -z "${MW_SAN_PRELOAD:-}" ]; then
+  "$mw" record -q -o "$tmp/rg" -- "$P" 2 1 8 150 >"$tmp/rg.out" 2>&1 ||
+    { echo "FAILED: memwatch record phases"; cat "$tmp/rg.out"; fail=1; }
+  check_page regions "$tmp/rg"
+  "$mw" record -q -o "$tmp/rgbad" -- "$P" bad >"$tmp/rgbad.out" 2>&1 ||
+    { echo "FAILED: memwatch record phases bad"; cat "$tmp/rgbad.out"; fail=1; }
+  check_page regions_bad "$tmp/rgbad"
+  check "regions_bad: the region notes are on the page" \
+    $([ "$(J "$tmp/regions_bad.page.json" 'len(d["region_notes"]) >= 5')" = True ] && echo 1 || echo 0)
+else
+  echo "note: libmemwatch.so or tests/region/phases not built (or a sanitized build): the region pages are not checked"
 fi
 exit $fail

@@ -32,6 +32,20 @@ const { chromium } = require('playwright-core');
       overall_lines: rows('#overall + p + table'),
       rank_rows: rows('#rank-table'),
       host_rows: rows('#host-table'),
+      region_rows: [...document.querySelectorAll('#region-table tr')].slice(1).map((tr) => ({
+        id: +tr.dataset.regionId, time_ns: +tr.dataset.timeNs,
+        cells: [...tr.children].map((td) => td.textContent.trim()) })),
+      region_cards: [...document.querySelectorAll('div.region')].map((d) => ({
+        region: d.dataset.region,
+        lines: [...d.querySelectorAll('table.rlines tr')].slice(1).map((tr) => [...tr.children].map((td) => td.textContent.trim())),
+        objects: [...d.querySelectorAll('table.robjects tr')].slice(1).map((tr) => [...tr.children].map((td) => td.textContent.trim())),
+        kernels: [...d.querySelectorAll('table.rkernels tr')].slice(1).map((tr) => [...tr.children].map((td) => td.textContent.trim())) })),
+      region_bands: tl ? [...tl.querySelectorAll('g.rgn')].map((g) => ({
+        region: g.dataset.region, tid: +g.dataset.tid, level: +g.dataset.level,
+        width: +g.querySelector('rect').getAttribute('width'),
+        label: g.querySelector('text') ? g.querySelector('text').textContent : null })) : [],
+      brief_note: [...document.querySelectorAll('p.muted')].map((e) => e.textContent).find((t) => t.includes('brief process')) || null,
+      region_notes: [...document.querySelectorAll('#region-notes li')].map((li) => li.textContent.trim()),
       flame_frames: document.querySelectorAll('#flame g.f').length,
       svgs: document.querySelectorAll('svg').length,
       profile_points: document.querySelectorAll('#profile ~ .card circle').length,
