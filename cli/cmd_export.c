@@ -25,19 +25,23 @@ static void usage(FILE *f)
             "  RUN: a report database, a directory of raw .mwr files (its memwatch.db,\n"
             "  made by 'memwatch report' when missing or older than the raw files), or\n"
             "  raw files. Formats (docs/export.md):\n"
-            "    pprof      gzipped profile.proto: samples, flagged samples, latency\n"
+            "    pprof      gzipped profile.proto: samples, flagged samples, latency;\n"
+            "               labels source, pid, rank, host, region\n"
             "    perfetto   Chrome trace-event JSON (Perfetto UI, speedscope): latency,\n"
             "               threshold and bandwidth counters, bandwidth-bound slices,\n"
-            "               GPU kernels, per process (rank, host) and thread\n"
+            "               GPU kernels, per process (rank, host) and thread; region\n"
+            "               slices on their threads' tracks\n"
             "    folded     folded stacks 'outer;...;inner COUNT' for flame-graph tools\n"
-            "    csv        intervals (--table intervals) or source lines (--table lines)\n"
+            "    csv        intervals (--table intervals), source lines (--table lines)\n"
+            "               or regions (--table regions)\n"
             "    html       the HTML report (docs/html.md), as memwatch report --html\n"
             "options:\n"
             "  -f, --format FMT    one of the formats above\n"
             "  -o, --output FILE   where to write (replaced only when complete)\n"
             "  --flagged           folded, pprof: only samples inside bandwidth-bound intervals\n"
             "  --source S          folded, pprof, csv lines: only timer, fault or precise samples\n"
-            "  --table T           csv: intervals (default) or lines\n"
+            "  --table T           csv: intervals (default), lines or regions\n"
+            "  --region-root       folded: each stack under its regions ('region:NAME' frames)\n"
             "  --top N             csv lines: rows (default: all); html: rows per table\n"
             "  --rank N, --host H, --pid P   only these processes\n");
 }
@@ -110,6 +114,8 @@ int mw_cmd_export(int argc, char **argv)
             out = argv[++i];
         } else if (!strcmp(a, "--flagged")) {
             o.flagged_only = 1;
+        } else if (!strcmp(a, "--region-root")) {
+            o.region_root = 1;
         } else if (!strcmp(a, "--source") && val) {
             o.source = argv[++i];
         } else if (!strcmp(a, "--table") && val) {

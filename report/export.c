@@ -62,18 +62,47 @@ static void folded_name(FILE *f, const char *s)
         fputc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, f);
 }
 
+/* temp.sample_rset(sample_id, rset): the regions each sample was taken in
+ * (sample_regions) as one text, for a GROUP BY: names ("region:outer;
+ * region:inner", outermost first by the least depth the region was seen at)
+ * or ids ("3,7"). 1 made, 0 when the database has no regions. */
+int mwx_region_sets(sqlite3 *db, int names)
+{
+    if (!mwv_scalar(db, "SELECT COUNT(*) FROM sqlite_master WHERE name='sample_regions'"))
+        return 0;
+    const char *sql =
+        names ? "CREATE TEMP TABLE sample_rset(sample_id INTEGER PRIMARY KEY, rset TEXT);"
+                "INSERT INTO sample_rset SELECT sample_id, group_concat('region:' ||"
+                " replace(replace(name, ';', ':'), char(10), ' '), ';') FROM (SELECT"
+                " sr.sample_id AS sample_id, r.name AS name FROM sample_regions sr JOIN regions r"
+                " ON r.id = sr.region_id JOIN (SELECT region_id, MIN(depth) AS depth FROM"
+                " region_spans GROUP BY region_id) d ON d.region_id = r.id ORDER BY"
+                " sr.sample_id, d.depth, r.name) GROUP BY sample_id"
+              : "CREATE TEMP TABLE sample_rset(sample_id INTEGER PRIMARY KEY, rset TEXT);"
+                "INSERT INTO sample_rset SELECT sample_id, group_concat(region_id, ',') FROM"
+                " (SELECT sample_id, region_id FROM sample_regions ORDER BY sample_id,"
+                " region_id) GROUP BY sample_id";
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+        mw_log(MW_LOG_WARN, "export: the samples' regions: %s", sqlite3_errmsg(db));
+        return 0;
+    }
+    return 1;
+}
+
 static int export_folded(sqlite3 *db, FILE *f, const mw_export_opts *o)
 {
     mwv_code c;
     int rc = mwv_code_load(db, &c);
     if (rc)
         return rc;
-    char where[256], sql[512];
+    char where[256], sql[1400];
     mwx_sample_where(o, where, sizeof where);
+    int rg = o->region_root && mwx_region_sets(db, 1);
     snprintf(sql, sizeof sql,
-             "SELECT COALESCE(s.stack_id, -1), COALESCE(s.pc_id, -1), COUNT(*) FROM samples s"
-             " WHERE %s GROUP BY 1, 2",
-             where);
+             "SELECT COALESCE(s.stack_id, -1), COALESCE(s.pc_id, -1), COUNT(*), %s FROM samples s"
+             " %s WHERE %s GROUP BY 1, 2, 4",
+             rg ? "g.rset" : "NULL",
+             rg ? "LEFT JOIN temp.sample_rset g ON g.sample_id = s.id" : "", where);
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
         mwv_code_free(&c);
@@ -83,6 +112,10 @@ static int export_folded(sqlite3 *db, FILE *f, const mw_export_opts *o)
     while (sqlite3_step(s) == SQLITE_ROW) {
         size_t n = mwx_stack_frames(&c, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), v,
                                     sizeof v / sizeof v[0]);
+        if (sqlite3_column_type(s, 3) == SQLITE_TEXT) {
+            fputs((const char *)sqlite3_column_text(s, 3), f);
+            fputc(';', f);
+        }
         if (n == 0)
             fputs("[unknown]", f);
         for (size_t i = 0; i < n; i++) {
@@ -220,7 +253,36 @@ static int export_csv(sqlite3 *db, FILE *f, const mw_export_opts *o)
                  where, where, where);
         return csv_query(db, f, sql, o->top, -1);
     }
-    mw_log(MW_LOG_ERROR, "csv export: unknown table '%s' (intervals, lines)", t);
+    if (!strcmp(t, "regions")) {
+        if (!mwv_scalar(db, "SELECT COUNT(*) FROM sqlite_master WHERE name='region_spans'")) {
+            mw_log(MW_LOG_ERROR, "csv export: the database is from before regions");
+            return -EIO;
+        }
+        /* the summary's region table (docs/regions.md): samples of the
+         * source the summary counts (precise where there are any, else timer) */
+        const char *src = o->source ? o->source
+                          : mwv_scalar(db, "SELECT EXISTS(SELECT 1 FROM samples WHERE"
+                                           " source='precise')")
+                              ? "precise"
+                              : "timer";
+        char *sql = sqlite3_mprintf(
+            "SELECT r.name AS region, COUNT(DISTINCT sp.process_id) AS processes,"
+            " COUNT(DISTINCT sp.process_id * 4294967296 + sp.tid) AS threads, COUNT(*) AS spans,"
+            " SUM(sp.calls) AS calls, SUM(sp.t_end - sp.t_start) AS time_ns,"
+            " SUM(sp.measured_ns) AS measured_ns, SUM(sp.bound_ns) AS bound_ns,"
+            " CASE WHEN SUM(sp.measured_ns) > 0 THEN printf('%%.4f', CAST(SUM(sp.bound_ns) AS"
+            " REAL) / SUM(sp.measured_ns)) END AS bound_share,"
+            " (SELECT COUNT(*) FROM sample_regions sr JOIN samples s ON s.id = sr.sample_id"
+            " WHERE sr.region_id = r.id AND s.source = %Q) AS samples, %Q AS source,"
+            " MIN(sp.t_start + c.off) AS first_ns"
+            " FROM region_spans sp JOIN regions r ON r.id = sp.region_id JOIN pclock c ON"
+            " c.process_id = sp.process_id GROUP BY r.id ORDER BY time_ns DESC, r.name LIMIT ?",
+            src, src);
+        int rc = sql ? csv_query(db, f, sql, o->top, -1) : -ENOMEM;
+        sqlite3_free(sql);
+        return rc;
+    }
+    mw_log(MW_LOG_ERROR, "csv export: unknown table '%s' (intervals, lines, regions)", t);
     return MW_ERR_PARSE;
 }
 
@@ -275,14 +337,14 @@ static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
                      sqlite3_column_int64(s, 1));
         mwv_json_str(f, lab);
         fputs("}}", f);
-        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,"
+        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%ld,"
                    "\"args\":{\"name\":\"memory bandwidth (memwatch intervals)\"}}",
-                (long long)id, (long long)sqlite3_column_int64(s, 1));
+                (long long)id, MWX_BW_TID);
     }
     sqlite3_finalize(s);
     if (sqlite3_prepare_v2(db,
                            "SELECT t.process_id, t.tid, t.name FROM threads t JOIN processes p"
-                           " ON p.id = t.process_id WHERE t.tid != p.pid AND t.name IS NOT NULL"
+                           " ON p.id = t.process_id WHERE t.name IS NOT NULL"
                            " GROUP BY t.process_id, t.tid",
                            -1, &s, NULL) == SQLITE_OK) {
         while (sqlite3_step(s) == SQLITE_ROW) {
@@ -312,8 +374,8 @@ static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
         if (fl_start >= 0) {                                                                   \
             SEP();                                                                             \
             fprintf(f, "{\"ph\":\"X\",\"cat\":\"memwatch\",\"name\":\"bandwidth-bound\","      \
-                       "\"pid\":%lld,\"tid\":%lld,\"ts\":",                                    \
-                    (long long)cur, (long long)cur_pid);                                       \
+                       "\"pid\":%lld,\"tid\":%ld,\"ts\":",                                     \
+                    (long long)cur, MWX_BW_TID);                                               \
             ts_us(f, fl_start);                                                                \
             fputs(",\"dur\":", f);                                                             \
             ts_us(f, fl_end - fl_start);                                                       \
@@ -416,6 +478,32 @@ static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
         }
         sqlite3_finalize(s);
     }
+    /* regions: a slice per span on its thread's track (nested spans nest) */
+    if (mwv_scalar(db, "SELECT COUNT(*) FROM sqlite_master WHERE name='region_spans'") &&
+        sqlite3_prepare_v2(db,
+                           "SELECT sp.process_id, sp.tid, r.name, sp.t_start + c.off,"
+                           " sp.t_end - sp.t_start, sp.calls, sp.depth, sp.measured_ns,"
+                           " sp.bound_ns, sp.flags FROM region_spans sp JOIN regions r ON"
+                           " r.id = sp.region_id JOIN pclock c ON c.process_id = sp.process_id"
+                           " ORDER BY sp.process_id, sp.tid, sp.t_start, sp.depth",
+                           -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            SEP();
+            fputs("{\"ph\":\"X\",\"cat\":\"region\",\"name\":", f);
+            mwv_json_str(f, (const char *)sqlite3_column_text(s, 2));
+            fprintf(f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", sqlite3_column_int64(s, 0),
+                    sqlite3_column_int64(s, 1));
+            ts_us(f, sqlite3_column_int64(s, 3));
+            fputs(",\"dur\":", f);
+            ts_us(f, sqlite3_column_int64(s, 4));
+            fprintf(f, ",\"args\":{\"calls\":%lld,\"depth\":%lld,\"measured_ns\":%lld,"
+                       "\"bound_ns\":%lld,\"flags\":%lld}}",
+                    sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 6),
+                    sqlite3_column_int64(s, 7), sqlite3_column_int64(s, 8),
+                    sqlite3_column_int64(s, 9));
+        }
+        sqlite3_finalize(s);
+    }
     fputs("\n]}\n", f);
 #undef FLUSH_SLICE
 #undef END_COUNTERS
@@ -450,8 +538,9 @@ int mw_export(const char *db_path, const char *format, const char *out_path,
                format ? format : "");
         return MW_ERR_PARSE;
     }
-    if (o->table && strcmp(o->table, "intervals") && strcmp(o->table, "lines")) {
-        mw_log(MW_LOG_ERROR, "unknown csv table '%s' (intervals, lines)", o->table);
+    if (o->table && strcmp(o->table, "intervals") && strcmp(o->table, "lines") &&
+        strcmp(o->table, "regions")) {
+        mw_log(MW_LOG_ERROR, "unknown csv table '%s' (intervals, lines, regions)", o->table);
         return MW_ERR_PARSE;
     }
     if (o->source && strcmp(o->source, "timer") && strcmp(o->source, "fault") &&

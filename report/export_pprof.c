@@ -8,7 +8,8 @@
  * Samples are grouped by process, sample source and call stack. Values:
  * samples (count), flagged_samples (count, inside flagged intervals) and,
  * where precise samples exist, latency (cycles, the sum of their weights).
- * Labels: source, pid, rank, host. Locations are code addresses (pcs) with
+ * Labels: source, pid, rank, host, and a "region" label for each region
+ * the samples were taken in. Locations are code addresses (pcs) with
  * their inline chains as lines; mappings are modules.
  *
  * May call: SQLite, zlib, libc, report/view.c. Threading: reentrant.
@@ -341,6 +342,8 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
     P.map_limit = calloc((size_t)P.nmod + 1, sizeof *P.map_limit);
     struct pinfo *pi = NULL;
     size_t npi = 0;
+    char **rgname = NULL;
+    int64_t nrg = 0;
     pb prof_pb = {0}, samples = {0}, sm = {0}, lab = {0};
     int64_t *locs = NULL;
     if (!P.loc_of_pc || !P.map_of_mod || !P.map_limit) {
@@ -369,13 +372,27 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
         }
         sqlite3_finalize(s);
     }
-    char where[256], sql[800];
+    /* region names by id */
+    int rg = mwx_region_sets(db, 0);
+    nrg = rg ? mwv_scalar(db, "SELECT COALESCE(MAX(id), 0) + 1 FROM regions") : 0;
+    rgname = nrg > 0 ? calloc((size_t)nrg, sizeof *rgname) : NULL;
+    if (rgname && sqlite3_prepare_v2(db, "SELECT id, name FROM regions", -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(s, 0);
+            const char *nm = (const char *)sqlite3_column_text(s, 1);
+            if (id >= 0 && id < nrg && !rgname[id])
+                rgname[id] = strdup(nm ? nm : "?");
+        }
+        sqlite3_finalize(s);
+    }
+    char where[256], sql[900];
     mwx_sample_where(o, where, sizeof where);
     snprintf(sql, sizeof sql,
              "SELECT s.process_id, s.source, COALESCE(s.stack_id, -1), COALESCE(s.pc_id, -1),"
-             " COUNT(*), SUM(s.in_flagged), SUM(COALESCE(s.weight, 0)) FROM samples s"
-             " WHERE %s GROUP BY 1, 2, 3, 4",
-             where);
+             " COUNT(*), SUM(s.in_flagged), SUM(COALESCE(s.weight, 0)), %s FROM samples s %s"
+             " WHERE %s GROUP BY 1, 2, 3, 4, 8",
+             rg ? "g.rset" : "NULL",
+             rg ? "LEFT JOIN temp.sample_rset g ON g.sample_id = s.id" : "", where);
     if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
         rc = -EIO;
         goto out;
@@ -416,6 +433,17 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
                 label(&sm, &P.st, "rank", NULL, pi[cur_pi].rank, &lab);
             if (pi[cur_pi].host[0])
                 label(&sm, &P.st, "host", pi[cur_pi].host, 0, &lab);
+        }
+        /* "3,7": a label per region */
+        const char *rs = (const char *)sqlite3_column_text(s, 7);
+        while (rs && *rs) {
+            char *end;
+            long long id = strtoll(rs, &end, 10);
+            if (end == rs)
+                break;
+            if (rgname && id >= 0 && id < nrg && rgname[id])
+                label(&sm, &P.st, "region", rgname[id], 0, &lab);
+            rs = *end == ',' ? end + 1 : end;
         }
         pb_msg(&samples, 2, &sm);
     }
@@ -472,6 +500,9 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
     }
     rc = gzip_to(f, prof_pb.b, prof_pb.n);
 out:
+    for (int64_t i = 0; rgname && i < nrg; i++)
+        free(rgname[i]);
+    free(rgname);
     for (size_t i = 0; i < npi; i++)
         free(pi[i].host);
     free(pi);

@@ -36,8 +36,9 @@ typedef struct mw_export_opts {
     int flagged_only;   /* folded, pprof: only samples inside flagged intervals */
     const char *source; /* folded, pprof: only samples of this source (timer, fault,
                            precise); NULL: all */
-    const char *table;  /* csv: "intervals" (default) or "lines" */
+    const char *table;  /* csv: "intervals" (default), "lines" or "regions" */
     int top;            /* csv lines: rows (0: all) */
+    int region_root;    /* folded: each stack under its regions ("region:NAME" frames) */
 } mw_export_opts;
 
 /* The export formats, NULL-terminated: "pprof", "perfetto", "folded", "csv", "html". */

@@ -6,6 +6,9 @@
 # Every format is read back by an independent reader and compared with the
 # report database: pprof by npm pprof-format (tests/js), the trace JSON by a
 # trace-event format check, folded stacks and CSV by sums and row counts.
+# Regions (mwr_fixture ... regions): the csv region table, the trace's
+# region slices, pprof's region labels and folded --region-root against the
+# JSON summary, the database and the fixture's own figures.
 # Bad input: unknown format, unwritable path, empty directory, damaged files;
 # a failed export leaves the destination as it was and no temporary file.
 set -u
@@ -83,6 +86,78 @@ eq "csv: one row per interval" "$(python3 -c 'import csv,sys; print(len(list(csv
 eq "csv: flagged rows" "$(python3 -c 'import csv,sys; print(sum(r["flagged"]=="1" for r in csv.DictReader(open(sys.argv[1]))))' "$tmp/i.csv")" "$(q "$jdb" 'SELECT COUNT(*) FROM intervals WHERE bw_bound=1')"
 "$mw" export "$tmp/one" --format csv --table lines --top 1 -o "$tmp/l.csv"
 check "csv lines: the top line first" $(sed -n 2p "$tmp/l.csv" | grep -q 'fixture_hot' && echo 1 || echo 0)
+
+# ---- regions (mwr_fixture ... regions: load 0.5-19.5 ms with inner 2.5-7.5 ms, store 20.5-38.5 ms) ----
+mkdir -p "$tmp/rg"
+"$fix" "$tmp/rg/p.mwr" regions || { echo "FAILED: fixture with regions"; exit 1; }
+"$mw" report "$tmp/rg" --json >"$tmp/rg.json" 2>"$tmp/rg.err" || { echo "FAILED: report of regions"; cat "$tmp/rg.err"; exit 1; }
+rdb=$tmp/rg/memwatch.db
+"$mw" export "$tmp/rg" --format csv --table regions -o "$tmp/rg.csv"; check "csv regions export" $(( $? == 0 ))
+"$mw" export "$tmp/rg" --format perfetto -o "$tmp/rg.trace.json"; check "perfetto export with regions" $(( $? == 0 ))
+python3 "$S/tests/export/trace_check.py" "$tmp/rg.trace.json" >"$tmp/rg.tc.json"
+check "  passes the trace-event format check (slices nest per track)" $(( $? == 0 ))
+"$mw" export "$tmp/rg" --format pprof -o "$tmp/rg.pb.gz" && node "$JS/pprof_decode.js" "$tmp/rg.pb.gz" >"$tmp/rg.pprof.json"
+check "pprof export with regions, decoded" $(( $? == 0 ))
+"$mw" export "$tmp/rg" --format folded --region-root -o "$tmp/rg.folded"; check "folded --region-root" $(( $? == 0 ))
+"$mw" export "$tmp/rg" --format folded -o "$tmp/rg.plain.folded"
+sqlite3 -separator ' ' "$rdb" "SELECT r.name, COUNT(*) FROM sample_regions sr JOIN regions r ON r.id = sr.region_id GROUP BY r.name" >"$tmp/rg.counts"
+python3 - "$tmp/rg.json" "$tmp/rg.csv" "$tmp/rg.tc.json" "$tmp/rg.pprof.json" "$tmp/rg.folded" "$tmp/rg.plain.folded" "$tmp/rg.counts" <<'PY' || fail=1
+import csv, json, sys
+s = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+tc = json.load(open(sys.argv[3]))
+pp = json.load(open(sys.argv[4]))
+folded = [l.rsplit(" ", 1) for l in open(sys.argv[5]).read().splitlines()]
+plain = [l.rsplit(" ", 1) for l in open(sys.argv[6]).read().splitlines()]
+counts = {n: int(c) for n, c in (l.split(" ") for l in open(sys.argv[7]).read().splitlines())}
+bad = 0
+def check(what, ok, detail=""):
+    global bad
+    print(("ok: " if ok else "FAILED: ") + what + (" (" + str(detail) + ")" if detail else ""))
+    bad |= not ok
+regs = {r["region"]: r for r in s["regions"]}
+# the fixture's truth, independent of memwatch's code
+want = {"load": (19e6, 19), "inner": (5e6, 5), "store": (18e6, 18)}
+check("summary: load, inner, store with their times and timer samples",
+      {n: (r["time_ns"], r["samples"]) for n, r in regs.items()} == want,
+      {n: (r["time_ns"], r["samples"]) for n, r in regs.items()})
+check("summary: load half bound (0.5-10 ms of 0.5-19.5 ms flagged)", abs(regs["load"].get("bound_share", -1) - 9.5 / 19) < 1e-9)
+# csv --table regions = the summary's table
+check("csv: a row per region", sorted(r["region"] for r in rows) == sorted(regs), [r["region"] for r in rows])
+for r in rows:
+    j = regs.get(r["region"], {})
+    got = [int(r[k]) for k in ("threads", "spans", "calls", "time_ns", "measured_ns", "bound_ns", "samples")]
+    exp = [j.get(k) for k in ("threads", "spans", "calls", "time_ns", "measured_ns", "bound_ns", "samples")]
+    check("csv %s: threads, spans, calls, time, measured, bound, samples as the summary" % r["region"], got == exp, "%s %s" % (got, exp))
+    check("csv %s: bound share" % r["region"], abs(float(r["bound_share"]) - j.get("bound_share", -9)) < 1e-4)
+# perfetto: a slice per span on the thread's track, the summary's time
+sl = [x for p in tc["processes"].values() for x in p["regions"]]
+check("perfetto: a region slice per span", len(sl) == sum(r["spans"] for r in regs.values()), len(sl))
+check("perfetto: on the thread's track (tid 77)", {x["tid"] for x in sl} == {77})
+for n, r in regs.items():
+    t = sum(x["dur"] for x in sl if x["name"] == n)
+    check("perfetto %s: slices' time = the summary's (%.3f us)" % (n, t), abs(t - r["time_ns"] / 1e3) < 0.01)
+inner = [x for x in sl if x["name"] == "inner"][0]; load = [x for x in sl if x["name"] == "load"][0]
+check("perfetto: inner nested in load", load["ts"] <= inner["ts"] and inner["ts"] + inner["dur"] <= load["ts"] + load["dur"])
+check("perfetto: the bandwidth-bound slices are still there",
+      sum(p["slice_intervals"] for p in tc["processes"].values()) == 2)
+# pprof: a region label per region, each with the samples taken in it
+lt = pp.get("label_totals", {})
+check("pprof: region labels load, inner, store", pp["labels"].get("region") == ["inner", "load", "store"], pp["labels"].get("region"))
+for n in regs:
+    check("pprof region=%s: its samples (%s)" % (n, counts.get(n)), lt.get("region=" + n) == counts.get(n), lt.get("region=" + n))
+# folded --region-root: the same total, each stack under its regions, outermost first
+tot = sum(int(c) for _, c in plain)
+check("folded --region-root: the same total as without", sum(int(c) for _, c in folded) == tot, tot)
+def under(prefix):
+    return sum(int(c) for st, c in folded if (st + ";").startswith(prefix))
+check("folded: samples under region:load", under("region:load;") == counts["load"], under("region:load;"))
+check("folded: region:inner under region:load", under("region:load;region:inner;") == counts["inner"] and under("region:inner;") == 0)
+check("folded: samples under region:store", under("region:store;") == counts["store"])
+check("folded: outside every region, the stacks as without the option",
+      sum(int(c) for st, c in folded if not st.startswith("region:")) == tot - counts["load"] - counts["store"])
+sys.exit(bad)
+PY
 
 # ---- narrowing ----
 "$mw" export "$tmp/job" --format folded --rank 1 -o "$tmp/r1.txt"

@@ -4,7 +4,9 @@ file against the trace-event format (the object form: traceEvents plus
 optional metadata; every event's phase, ids, times and arguments) and prints,
 as JSON, what the tests compare with the report database: per process the
 counter tracks and their points, the bandwidth-bound slices and their total
-duration, the GPU kernel slices, and the process and thread names."""
+duration, the GPU kernel slices, the region slices (category "region") per
+thread, and the process and thread names. Slices of one track (pid, tid)
+must nest: each lies inside the one it starts in, or after its end."""
 import json
 import sys
 
@@ -24,6 +26,7 @@ if doc.get("displayTimeUnit") not in (None, "ms", "ns"):
 procs = {}
 names = {}
 threads = {}
+tracks = {}
 for n, e in enumerate(doc["traceEvents"]):
     where = "event %d" % n
     if not isinstance(e, dict):
@@ -37,7 +40,8 @@ for n, e in enumerate(doc["traceEvents"]):
         if not isinstance(e.get(k), int):
             fail("%s: %s is not an integer" % (where, k))
     p = procs.setdefault(e["pid"], {"counters": {}, "slices": 0, "slice_us": 0.0,
-                                     "slice_intervals": 0, "gpu": 0, "gpu_flagged": 0})
+                                     "slice_intervals": 0, "gpu": 0, "gpu_flagged": 0,
+                                     "regions": []})
     if ph == "M":
         if e["name"] not in ("process_name", "thread_name", "process_sort_index",
                              "process_labels", "thread_sort_index"):
@@ -66,13 +70,27 @@ for n, e in enumerate(doc["traceEvents"]):
         if not isinstance(d, (int, float)) or d < 0:
             fail("%s: dur %r" % (where, d))
         cat = e.get("cat", "")
-        if e["name"] == "bandwidth-bound":
+        tracks.setdefault((e["pid"], e["tid"]), []).append((ts, d, n))
+        if cat == "region":
+            p["regions"].append({"tid": e["tid"], "name": e["name"], "ts": ts, "dur": d,
+                                 "args": e.get("args", {})})
+        elif e["name"] == "bandwidth-bound" and cat == "memwatch":
             p["slices"] += 1
             p["slice_us"] += d
             p["slice_intervals"] += e["args"]["intervals"]
         elif cat.startswith("gpu"):
             p["gpu"] += 1
             p["gpu_flagged"] += "bandwidth-bound" in cat
+# nesting per track (times in us with 3 decimals: allow a nanosecond)
+for key, sl in tracks.items():
+    sl.sort(key=lambda x: (x[0], -x[1]))
+    stack = []
+    for ts, d, n in sl:
+        while stack and ts >= stack[-1] - 0.0015:
+            stack.pop()
+        if stack and ts + d > stack[-1] + 0.0015:
+            fail("event %d on track %s overlaps the slice it starts in without nesting" % (n, key))
+        stack.append(ts + d)
 for pid in procs:
     procs[pid]["name"] = names.get(pid)
     procs[pid]["threads"] = threads.get(pid, [])

@@ -1,6 +1,7 @@
 // tests/js/pprof_decode.js FILE: decodes a gzipped profile.proto with the
 // independent pprof-format package and prints what the tests compare, as JSON:
-// sample types, the total of each, the top leaf line of each, labels seen.
+// sample types, the total of each, the top leaf line of each, labels seen and
+// the samples of each label's value.
 'use strict';
 const fs = require('fs');
 const zlib = require('zlib');
@@ -15,6 +16,7 @@ const funcs = new Map(p.function.map((f) => [String(f.id), f]));
 const totals = types.map(() => 0);
 const leaf = types.map(() => new Map());
 const labels = {};
+const labelTotals = {}; // "key=value": the first sample type's total of the samples with that label
 let maxDepth = 0;
 for (const s of p.sample) {
   if (s.locationId.length > maxDepth) maxDepth = s.locationId.length;
@@ -32,6 +34,7 @@ for (const s of p.sample) {
     const k = str(lb.key);
     const v = Number(lb.str) ? str(lb.str) : Number(lb.num);
     (labels[k] = labels[k] || new Set()).add(v);
+    labelTotals[k + '=' + v] = (labelTotals[k + '=' + v] || 0) + Number(s.value[0]);
   }
 }
 const top = leaf.map((m) => [...m.entries()].sort((a, b) => b[1] - a[1])[0] || null);
@@ -45,5 +48,6 @@ console.log(JSON.stringify({
   totals,
   top,
   max_depth: maxDepth,
+  label_totals: labelTotals,
   labels: Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, [...v].sort()])),
 }, null, 1));

@@ -12,7 +12,9 @@
 # REGION_CASE=bad: "phases bad" (unbalanced regions, 10,000 names, control
 #   characters, a 1 MB name, ends without begins, regions across fork and
 #   exec) runs to its end under memwatch; the report reads its three files
-#   and notes each kind of bad input; the recording's META notes them too.
+#   and notes each kind of bad input (text and JSON); the recording's META
+#   notes them too; nothing else is lost (files whole, no record dropped, the
+#   program's intervals and samples there, no region event lost).
 # REGION_CASE=python: tests/region/regions.py (python/memwatch.py: a context
 #   manager around a copy loop, a decorator on a compute loop) prints the same
 #   with and without memwatch; memwatch.enabled() says whether it records; the
@@ -118,6 +120,15 @@ bad)
     "$B/memwatch" report "$tmp/raw" -o "$tmp/db" >"$tmp/sum.txt" 2>"$tmp/err.txt"
     check "memwatch report reads them" $(( $? == 0 ))
     grep -q "^Regions" "$tmp/sum.txt"; check "text report has regions" $(( $? == 0 ))
+    for what in "without an open region" "never ended" "exec'ed" "control characters" \
+                "longer than 255 bytes" "more than 4095 distinct" "region events lost"; do
+        if [ "$what" = "region events lost" ]; then
+            ! grep -q "$what" "$tmp/sum.txt"; check "text report: no note '$what'" $(( $? == 0 ))
+        else
+            grep -q "^    pid [0-9]* (report): .*$what" "$tmp/sum.txt"
+            check "text report notes: $what" $(( $? == 0 ))
+        fi
+    done
     "$B/memwatch" report "$tmp/raw" -o "$tmp/db2" --json >"$tmp/sum.json" 2>/dev/null
     python3 - "$tmp/sum.json" "$tmp/db2" <<'EOF'
 import json, sqlite3, sys
@@ -150,6 +161,17 @@ check("across-fork: a span in the parent and one from the fork in the child (%s,
 check("inner ended with outer", db.execute("SELECT s.flags & 2 FROM region_spans s JOIN regions r"
       " ON r.id = s.region_id WHERE r.name='inner'").fetchone() == (2,))
 check("deep: 100 nested spans", spans.get("deep:0") == 100)
+# nothing else lost: every file read to its trailer, no record dropped, the
+# program's intervals and samples recorded, no region event lost
+procs = db.execute("SELECT pid, status, clean_exit, COALESCE(trailer_dropped, 0),"
+                   " (SELECT COUNT(*) FROM intervals i WHERE i.process_id = p.id),"
+                   " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id)"
+                   " FROM processes p ORDER BY t_start").fetchall()
+check("every file whole, ended cleanly, nothing dropped (%s)" % [p[:4] for p in procs],
+      len(procs) == 3 and all(p[1] == "ok" and p[2] == 1 and p[3] == 0 for p in procs))
+check("the program's intervals and samples recorded (%d intervals, %d samples)" % procs[0][4:],
+      procs[0][4] > 0 and procs[0][5] > 0)
+check("no region event lost", not any("events lost" in v for v in meta))
 sys.exit(bad)
 EOF
     check "bad input reported" $(( $? == 0 ))

@@ -2,7 +2,10 @@
  * tests/report/mwr_fixture.c: writes a small raw file (mwr_build.h) for the
  * CLI tests: 4 intervals of 10 ms, two flagged; timer samples in this
  * program's own functions; page faults on one recorded allocation; a trailer.
- *   usage: mwr_fixture OUT.mwr
+ *   usage: mwr_fixture OUT.mwr [regions]
+ * With "regions", thread 77 also marks regions (docs/regions.md): "load"
+ * from 0.5 to 19.5 ms with "inner" nested in it from 2.5 to 7.5 ms, and
+ * "store" from 20.5 to 38.5 ms.
  */
 #include "mwr_build.h"
 
@@ -31,8 +34,8 @@ static int first_cb(struct dl_phdr_info *i, size_t n, void *d)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: mwr_fixture OUT.mwr\n");
+    if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "regions"))) {
+        fprintf(stderr, "usage: mwr_fixture OUT.mwr [regions]\n");
         return 2;
     }
     uint64_t me[3] = {0, 0, 0};
@@ -69,6 +72,21 @@ int main(int argc, char **argv)
         k += mwb_kernel_sample(recs + k, st_f, &s);
     }
     mwb_perf_data(&w, 2, 77, 40 * MS, recs, k);
+    if (argc == 3) {
+        static const char *const names[] = {"load", "inner", "store"};
+        for (uint32_t id = 1; id <= 3; id++) {
+            mwr_region_name rn = {id, 0, (uint16_t)strlen(names[id - 1])};
+            mwb_rec(&w, MWR_REGION_NAME, &rn, sizeof rn, names[id - 1], rn.len);
+        }
+        const uint64_t us = 1000;
+        mwr_region_ev ev[] = {
+            {500 * us, 1, MWR_RG_BEGIN, 0, 0, 0},   {2500 * us, 2, MWR_RG_BEGIN, 1, 0, 0},
+            {7500 * us, 2, MWR_RG_END, 1, 0, 0},    {19500 * us, 1, MWR_RG_END, 0, 0, 0},
+            {20500 * us, 3, MWR_RG_BEGIN, 0, 0, 0}, {38500 * us, 3, MWR_RG_END, 0, 0, 0},
+        };
+        mwr_region rh = {77, (uint32_t)(sizeof ev / sizeof ev[0])};
+        mwb_rec(&w, MWR_REGION, &rh, sizeof rh, ev, sizeof ev);
+    }
     mwb_trailer(&w, 40 * MS, 0);
     int rc = mwb_write(&w, argv[1], w.n);
     free(w.b);
