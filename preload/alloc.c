@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 
 /* ---- bootstrap arena ---- */
-static char boot_arena[256 << 10] __attribute__((aligned(64)));
+MWP_COLD static char boot_arena[256 << 10] __attribute__((aligned(64)));
 static _Atomic size_t boot_used;
 
 static inline int boot_owns(const void *p)
@@ -58,7 +58,7 @@ static size_t boot_size(const void *p)
  * before. Bits are never cleared, so a program with very many large blocks
  * slowly returns to asking every time: slower, never wrong. 8 KiB. */
 #define BIG_BITS 16
-static _Atomic uint64_t big_filter[(1u << BIG_BITS) / 64];
+MWP_COLD static _Atomic uint64_t big_filter[(1u << BIG_BITS) / 64];
 
 static inline unsigned big_hash(const void *p)
 {

@@ -73,7 +73,7 @@ static double eng_baseline;
 static const char *eng_tsrc = "";
 static int eng_probe_pending; /* method chosen, probe not created yet */
 static int eng_thr_done;      /* threshold fixed and noted in META */
-static mw_profile eng_prof;   /* the machine profile (eng_have_prof) */
+MWP_COLD static mw_profile eng_prof; /* the machine profile (eng_have_prof) */
 static int eng_have_prof;
 /* Counter methods wanted, why, and their readers once open (interval thread). */
 static char eng_ctr_lat[16], eng_ctr_bw[16];

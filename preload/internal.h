@@ -33,6 +33,17 @@
 
 #define MWP_TLS __thread __attribute__((tls_model("initial-exec")))
 #define MWP_EXPORT __attribute__((visibility("default")))
+/* Large zero-initialised buffers that a short process touches little or
+ * not at all: in .lbss, which the linker places after .bss, so that the
+ * small variables every process touches share a few pages instead of lying
+ * between the buffers (each page a process touches is a page fault;
+ * docs/overhead.md, "lazy start"). Elsewhere than x86-64 .lbss is not a
+ * zero-filled section: plain .bss there. */
+#if defined(__x86_64__)
+#define MWP_COLD __attribute__((section(".lbss.memwatch")))
+#else
+#define MWP_COLD
+#endif
 
 /* ---- configuration (config.c) ---- */
 struct mwp_config {
@@ -120,6 +131,7 @@ void mwp_s_kv(struct mwp_str *s, const char *k, const char *v);
 void mwp_s_kvu(struct mwp_str *s, const char *k, uint64_t v);
 /* One line "memwatch: <a><b><c>\n" on stderr when level <= verbosity (AS-safe). */
 void mwp_say(int level, const char *a, const char *b, const char *c);
+uint64_t mwp_clock_sys_ns(clockid_t c);
 uint64_t mwp_now_ns(void); /* CLOCK_MONOTONIC */
 uint64_t mwp_clock_ns(clockid_t c); /* any clock, in ns; 0 where it cannot be read */
 pid_t mwp_gettid(void);

@@ -57,7 +57,7 @@ void mwp_precise_setup(void)
         return;
     }
     /* The hardware has it: only now pay for reading the machine profile. */
-    static mw_profile prof;
+    MWP_COLD static mw_profile prof;
     const struct mw_profile *pp = NULL;
     if (!mwp_cfg.ldlat && strcmp(mwp_cfg.profile, "none")) {
         const char *path = mwp_cfg.profile; /* resolved in the constructor */

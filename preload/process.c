@@ -51,13 +51,15 @@ _Atomic int mwp_exit_known;
 _Atomic int mwp_exit_status;
 char mwp_identity[256];
 char mwp_profile_desc[PATH_MAX + 160] = "pending (see the later META record)";
-char mwp_exe[PATH_MAX];
+MWP_COLD char mwp_exe[PATH_MAX];
 uint64_t mwp_start_mono_ns, mwp_start_real_ns;
 double mwp_tsc_hz_val;
 /* How mwp_tsc_hz_val was determined (NULL until the interval thread knows):
  * with it, children are handed MEMWATCH_TSC. */
 const char *_Atomic mwp_tsc_src;
-static char mwp_self_path[PATH_MAX];
+/* libmemwatch.so's path: the loader's own string (dladdr), valid while
+ * the library is loaded, which is for good (-z nodelete) */
+static const char *mwp_self_path = "";
 /* 0 while the process is lazy (no interval thread, no perf event, no file:
  * "lazy start" below), 1 from mwp_begin on. */
 _Atomic int mwp_begun;
@@ -362,6 +364,7 @@ static int lazy_has_records(void)
  * of a process that records in full). 0 or -errno. */
 static int begin_writer(int in_signal)
 {
+    mwp_resolve(); /* the whole table (the constructor resolved none) */
     if (!lz_attrs_done) {
         ctor_attrs();
         lz_attrs_done = 1;
@@ -917,10 +920,10 @@ static void ctor_host(void)
             *p = '_';
 }
 
-static void ctor_gpu(void)
+/* Out of line: its buffers are paid for only by the first process of a
+ * tree (the others inherit CUDA_INJECTION64_PATH). */
+__attribute__((noinline)) static void ctor_gpu_set(void)
 {
-    if (!mwp_cfg.gpu || getenv("CUDA_INJECTION64_PATH"))
-        return;
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", mwp_self_path);
     char *slash = strrchr(dir, '/');
@@ -935,6 +938,12 @@ static void ctor_gpu(void)
         if (!getenv("NVTX_INJECTION64_PATH"))
             setenv("NVTX_INJECTION64_PATH", lib, 1);
     }
+}
+
+static void ctor_gpu(void)
+{
+    if (mwp_cfg.gpu && !getenv("CUDA_INJECTION64_PATH"))
+        ctor_gpu_set();
 }
 
 /* MEMWATCH_RATE against kernel.perf_event_max_sample_rate (one line where
@@ -1027,6 +1036,26 @@ static void ctor_forked(void)
     unsetenv("MEMWATCH_FORKED");
 }
 
+/* Children write beside us even after a chdir: make the directory
+ * absolute. Out of line: its buffers would make the constructor's frame
+ * 12 KiB, and the stack probes of such a frame touch three pages of stack
+ * in every process. */
+__attribute__((noinline)) static void ctor_dir_absolute(void)
+{
+    char cwd[PATH_MAX], abs[2 * PATH_MAX + 8];
+    if (!getcwd(cwd, sizeof cwd))
+        return;
+    if (!mwp_cfg.dir[0] || !strcmp(mwp_cfg.dir, "."))
+        snprintf(abs, sizeof abs, "%s", cwd);
+    else
+        snprintf(abs, sizeof abs, "%s/%s", cwd, mwp_cfg.dir);
+    if (strlen(abs) < sizeof mwp_cfg.dir - 80) {
+        strcpy(mwp_cfg.dir, abs);
+        if (mwp_cfg.follow)
+            setenv("MEMWATCH_DIR", mwp_cfg.dir, 1);
+    }
+}
+
 /* glibc calls ELF constructors with (argc, argv, envp). */
 __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **envp)
 {
@@ -1035,36 +1064,28 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
     mwp_argv = argv;
     if (getauxval(AT_SECURE))
         return; /* setuid/setgid or otherwise secure execution: never profile */
-    if (ctor_disabled())
+    if (ctor_disabled()) {
+        env_unfollow_self(); /* children do not even load the library */
         return;
-    mwp_resolve();
+    }
+    /* The interposed functions resolve their next definitions one by one as
+     * they are first called (MWP_NEED); the whole table at mwp_begin. */
     mwp_config_load(&mwp_cfg);
-    if (!mwp_cfg.enabled)
+    if (!mwp_cfg.enabled) {
+        env_unfollow_self();
         return;
+    }
     mwp_in_hook++;
     Dl_info di;
     if (dladdr((void *)mwp_init, &di) && di.dli_fname)
-        snprintf(mwp_self_path, sizeof mwp_self_path, "%s", di.dli_fname);
+        mwp_self_path = di.dli_fname;
     mwp_pid = (pid_t)syscall(SYS_getpid);
     ctor_host();
     mwp_rank = ctor_rank();
     ssize_t n = readlink("/proc/self/exe", mwp_exe, sizeof mwp_exe - 1);
     mwp_exe[n > 0 ? n : 0] = 0;
-    if (mwp_cfg.dir[0] != '/') {
-        /* Children write beside us even after a chdir: make the directory absolute. */
-        char cwd[PATH_MAX], abs[2 * PATH_MAX + 8];
-        if (getcwd(cwd, sizeof cwd)) {
-            if (!mwp_cfg.dir[0] || !strcmp(mwp_cfg.dir, "."))
-                snprintf(abs, sizeof abs, "%s", cwd);
-            else
-                snprintf(abs, sizeof abs, "%s/%s", cwd, mwp_cfg.dir);
-            if (strlen(abs) < sizeof mwp_cfg.dir - 80) {
-                strcpy(mwp_cfg.dir, abs);
-                if (mwp_cfg.follow)
-                    setenv("MEMWATCH_DIR", mwp_cfg.dir, 1);
-            }
-        }
-    }
+    if (mwp_cfg.dir[0] != '/')
+        ctor_dir_absolute();
     if (!mwp_cfg.follow)
         env_unfollow_self();
     ctor_gpu();
@@ -1076,11 +1097,13 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
         strcpy(mwp_identity, mid);
     else if (mw_machine_identity(NULL, NULL, mwp_identity, sizeof mwp_identity) < 0)
         strcpy(mwp_identity, "unknown");
-    mwp_start_mono_ns = mwp_now_ns();
-    mwp_start_real_ns = mwp_clock_ns(CLOCK_REALTIME);
+    mwp_start_mono_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
+    mwp_start_real_ns = mwp_clock_sys_ns(CLOCK_REALTIME);
     if (mwp_writer_dir_check() < 0) {
-        /* One warning per program: its children stay out of the way quietly. */
+        /* One warning per program: its children stay out of the way quietly
+         * (and do not load the library). */
         setenv("MEMWATCH_ENABLE", "0", 1);
+        env_unfollow_self();
         mwp_in_hook--;
         return; /* one warning was given; the program runs without memwatch */
     }

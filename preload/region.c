@@ -58,10 +58,10 @@ struct mwp_rgn {
 /* mapped at the first name (not .bss: a page fault there would show up as a
  * data object of the program's report) */
 static char (*rg_names)[RG_NAMELEN + 1];
-static uint16_t rg_len[RG_MAXNAMES];
-static uint16_t rg_flags[RG_MAXNAMES];
-static _Atomic uint32_t rg_written[RG_MAXNAMES]; /* file generation that has the name */
-static _Atomic uint64_t rg_slot[RG_SLOTS];         /* hash << 32 | (id + 1), 0 empty */
+MWP_COLD static uint16_t rg_len[RG_MAXNAMES];
+MWP_COLD static uint16_t rg_flags[RG_MAXNAMES];
+MWP_COLD static _Atomic uint32_t rg_written[RG_MAXNAMES]; /* file generation that has the name */
+MWP_COLD static _Atomic uint64_t rg_slot[RG_SLOTS];         /* hash << 32 | (id + 1), 0 empty */
 static _Atomic uint32_t rg_nnames = 1;
 static atomic_flag rg_lock = ATOMIC_FLAG_INIT;
 static _Atomic uint32_t rg_gen = 1;

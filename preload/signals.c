@@ -25,7 +25,7 @@ static const int sig_list[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGA
                                SIGFPE,  SIGSEGV, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM,
                                SIGXCPU, SIGXFSZ, SIGSYS,  SIGVTALRM, SIGPROF};
 #define SIG_MAX 65
-static struct sigaction app_act[SIG_MAX];
+MWP_COLD static struct sigaction app_act[SIG_MAX];
 static _Atomic unsigned char sig_managed[SIG_MAX]; /* 1: in the list; our handler may be in */
 static int sig_ready;
 
@@ -83,7 +83,7 @@ out:
 
 void mwp_signals_install(void)
 {
-    mwp_resolve();
+    MWP_NEED(sigaction, "sigaction");
     if (!mwp_real.sigaction)
         return;
     /* One sigaction per signal: install ours and read back what was there.
@@ -106,7 +106,11 @@ void mwp_signals_install(void)
         struct sigaction cur;
         if (mwp_real.sigaction(sig, &k, &cur))
             continue;
-        app_act[sig] = cur;
+        /* app_act starts zeroed, which is plain SIG_DFL: the common case
+         * leaves its 10 KiB untouched (three pages a short process does
+         * not fault in) */
+        if (cur.sa_handler != SIG_DFL || cur.sa_flags || !sigisemptyset(&cur.sa_mask))
+            app_act[sig] = cur;
         atomic_store(&sig_managed[sig], 1);
         if (cur.sa_handler == SIG_IGN)
             mwp_real.sigaction(sig, &cur, NULL);

@@ -59,8 +59,8 @@ static atomic_flag thr_free_lock = ATOMIC_FLAG_INIT;
 static pthread_key_t thr_key;
 static int thr_key_ok;
 static _Atomic int thr_err_said;
-static char eng_buf[256 << 10];
-static char sig_buf[64 << 10 | 4096];
+MWP_COLD static char eng_buf[256 << 10];
+MWP_COLD static char sig_buf[64 << 10 | 4096];
 static atomic_flag sig_busy = ATOMIC_FLAG_INIT;
 
 static void *thr_sys_mmap(size_t n)
@@ -72,6 +72,9 @@ static void *thr_sys_mmap(size_t n)
 }
 
 static struct mwp_thr *thr_slab_next, *thr_slab_end; /* fresh entries (under thr_free_lock) */
+/* The first slab: the main thread's entry and one more, without an mmap in
+ * every process */
+static struct mwp_thr thr_first_slab[2];
 
 /* An entry with nothing open: no rings, no group leader, not a CPU's. */
 static void thr_blank(struct mwp_thr *t)
@@ -105,6 +108,10 @@ static struct mwp_thr *thr_alloc(void)
     if (t) {
         thr_free = t->free_next;
     } else {
+        if (!thr_slab_end) {
+            thr_slab_next = thr_first_slab;
+            thr_slab_end = thr_first_slab + 2;
+        }
         if (thr_slab_next == thr_slab_end) {
             size_t n = 64 * 1024;
             struct mwp_thr *slab = thr_sys_mmap(n);
@@ -388,7 +395,9 @@ static void thr_exit(void *p)
 static void thr_begin(struct mwp_thr *t, int defer)
 {
     t->tid = mwp_gettid();
-    t->start_ns = mwp_now_ns();
+    /* deferred: the constructor's or a fork child's thread, where the vDSO
+     * may not have been used yet (util.c, mwp_clock_sys_ns) */
+    t->start_ns = defer ? mwp_clock_sys_ns(CLOCK_MONOTONIC) : mwp_now_ns();
     thr_stack_bounds(t);
     if (defer)
         atomic_store(&t->pend, MWP_PEND_WAIT);

@@ -37,13 +37,13 @@ static _Atomic int w_inflight;
 static _Atomic uint64_t w_records, w_bytes;
 _Atomic uint64_t mwp_stat_lost, mwp_stat_throttled, mwp_stat_dropped, mwp_stat_alloc_dropped,
     mwp_stat_samples;
-static char w_path[PATH_MAX];
+MWP_COLD static char w_path[PATH_MAX];
 static int w_warned;
 /* The constructor's batch (below), kept until the file exists: written right
  * after the header by whoever creates the file, before any other record. */
 static int w_held;
 
-static char meta_buf[16384];
+MWP_COLD static char meta_buf[16384];
 static size_t meta_len;
 
 const char *mwp_writer_path(void)
@@ -127,7 +127,7 @@ static void writer_attrs(void)
  * file does not exist yet when the constructor ends, the batch is held
  * (w_held) and written by the thread that creates the file, under
  * W_CREATING. */
-static char w_batch[32768];
+MWP_COLD static char w_batch[32768];
 static size_t w_batch_len;
 static uint64_t w_batch_nrec;
 static int w_batching;
@@ -148,7 +148,7 @@ static int writer_ready(void);
  * so a SIGKILL still loses at most the interval in progress and nothing
  * gathered is lost at exit, exec or a fatal signal. */
 static MWP_TLS int w_gather_mine;
-static char w_gather[160 << 10];
+MWP_COLD static char w_gather[160 << 10];
 static size_t w_gather_len;
 static uint64_t w_gather_nrec;
 static _Atomic int w_gather_busy;
@@ -348,13 +348,23 @@ static size_t writer_short_name(char *out, size_t cap, const char *tmp_pid)
     return s.len;
 }
 
+static int writer_short_create(const char *path);
+
 static int writer_short_open(void)
 {
-    char path[PATH_MAX], tmp[PATH_MAX];
+    char path[PATH_MAX];
     writer_short_name(path, sizeof path, NULL);
     int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0 || errno != ENOENT)
         return fd >= 0 ? fd : -errno;
+    return writer_short_create(path);
+}
+
+/* The first process of the run: out of line, so that the others' frames
+ * stay small (each page of stack a frame reaches is a page fault). */
+__attribute__((noinline)) static int writer_short_create(const char *path)
+{
+    char tmp[PATH_MAX];
     char pid[24];
     struct mwp_str ps = {pid, sizeof pid, 0};
     mwp_s_i64(&ps, mwp_pid);
@@ -375,7 +385,7 @@ static int writer_short_open(void)
     if (w == (ssize_t)sizeof h)
         syscall(SYS_linkat, AT_FDCWD, tmp, AT_FDCWD, path, 0); /* EEXIST: another was first */
     syscall(SYS_unlinkat, AT_FDCWD, tmp, 0);
-    fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     return fd >= 0 ? fd : -errno;
 }
 
@@ -398,7 +408,7 @@ void mwp_writer_summary(int32_t status, const char *how)
     mwr_rec_hdr mh = {MWR_META, (uint32_t)(sizeof mh + MWR_ALIGN(meta_len))};
     mwr_trailer t;
     memset(&t, 0, sizeof t);
-    t.time_ns = mwp_now_ns();
+    t.time_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
     t.records = 1;
     t.bytes = mh.size;
     t.lost_samples = atomic_load(&mwp_stat_lost);

@@ -254,6 +254,12 @@ config)
     fi
     MEMWATCH_ENABLE=0 run "$APP" work 20; expect_rc $? 0
     [ "$(nfiles)" = 0 ] || fail "MEMWATCH_ENABLE=0 still recorded"
+    # ... and its children do not even load the library (docs/overhead.md)
+    m=$(MEMWATCH_ENABLE=0 run sh -c 'grep -c libmemwatch /proc/$$/maps; grep -c libmemwatch /proc/self/maps; echo "pre=$LD_PRELOAD"')
+    [ "$(echo "$m" | head -1)" -ge 1 ] || fail "the disabled shell did not load libmemwatch.so: $m"
+    [ "$(echo "$m" | sed -n 2p)" = 0 ] || fail "a child of a disabled process loaded libmemwatch.so: $m"
+    echo "$m" | grep -q '^pre=.*libmemwatch' && fail "libmemwatch.so left in a disabled process's LD_PRELOAD: $m"
+    [ "$(nfiles)" = 0 ] || fail "MEMWATCH_ENABLE=0 still recorded"
     MEMWATCH_INTERVAL=50ms run "$APP" work 400; expect_rc $? 0
     n=$(val memwatch- intervals)
     [ "$n" -ge 3 ] && [ "$n" -le 10 ] || fail "MEMWATCH_INTERVAL=50ms gave $n intervals in 400 ms"
