@@ -365,7 +365,8 @@ void mwp_modules_child(void);
 const char *mwp_object_of(const void *addr);
 
 /* ---- signals.c ---- */
-void mwp_signals_install(void);
+/* installs memwatch's dispositions; *mask_out: the signal mask it found */
+void mwp_signals_install(sigset_t *mask_out);
 void mwp_signals_child(void);
 
 /* ---- fd guard (process.c) ---- */

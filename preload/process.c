@@ -238,7 +238,7 @@ static void lazy_arm(uint64_t cpu_ns)
         memset(&ev, 0, sizeof ev);
         ev.sigev_notify = SIGEV_THREAD_ID;
         ev.sigev_signo = lazy_sig();
-        ev._sigev_un._tid = mwp_gettid();
+        ev._sigev_un._tid = mwp_self ? mwp_self->tid : mwp_gettid();
         int id = -1;
         if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &ev, &id) < 0)
             return;
@@ -911,10 +911,16 @@ static int ctor_rank(void)
 static void ctor_host(void)
 {
     struct utsname u;
-    if (uname(&u) == 0)
-        snprintf(mwp_host, sizeof mwp_host, "%s", u.nodename);
-    else
+    /* no snprintf on the path of every process: the first call of the
+     * printf machinery faults in pages of libc's text */
+    if (syscall(SYS_uname, &u) == 0) {
+        size_t l = strnlen(u.nodename, sizeof u.nodename);
+        l = l < sizeof mwp_host - 1 ? l : sizeof mwp_host - 1;
+        memcpy(mwp_host, u.nodename, l);
+        mwp_host[l] = 0;
+    } else {
         strcpy(mwp_host, "unknown");
+    }
     for (char *p = mwp_host; *p; p++)
         if (*p == '/' || *p == ' ')
             *p = '_';
@@ -1036,6 +1042,15 @@ static void ctor_forked(void)
     unsetenv("MEMWATCH_FORKED");
 }
 
+/* MEMWATCH_DIR_OK: the output directory a recorded parent found usable,
+ * so that its children do not check it again (three system calls in every
+ * process of a tree). */
+static int ctor_dir_checked(void)
+{
+    const char *v = getenv("MEMWATCH_DIR_OK");
+    return v && mwp_cfg.dir[0] == '/' && !strcmp(v, mwp_cfg.dir);
+}
+
 /* Children write beside us even after a chdir: make the directory
  * absolute. Out of line: its buffers would make the constructor's frame
  * 12 KiB, and the stack probes of such a frame touch three pages of stack
@@ -1099,22 +1114,25 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
         strcpy(mwp_identity, "unknown");
     mwp_start_mono_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
     mwp_start_real_ns = mwp_clock_sys_ns(CLOCK_REALTIME);
-    if (mwp_writer_dir_check() < 0) {
+    if (ctor_dir_checked()) {
+        /* a recorded parent checked this directory */
+    } else if (mwp_writer_dir_check() < 0) {
         /* One warning per program: its children stay out of the way quietly
          * (and do not load the library). */
         setenv("MEMWATCH_ENABLE", "0", 1);
         env_unfollow_self();
         mwp_in_hook--;
         return; /* one warning was given; the program runs without memwatch */
+    } else if (mwp_cfg.follow && mwp_cfg.dir[0] == '/') {
+        setenv("MEMWATCH_DIR_OK", mwp_cfg.dir, 1);
     }
     atomic_store(&mwp_state, MWP_RUNNING);
     /* The main thread's entry; its samplers are left to the interval thread
      * (preload/threads.c, "deferred samplers"), which comes at mwp_begin
      * ("lazy start" above). */
     mwp_threads_init(1);
-    mwp_signals_install();
+    mwp_signals_install(&lz_mask);
     pthread_atfork(mwp_writer_settle, NULL, fork_child);
-    pthread_sigmask(SIG_BLOCK, NULL, &lz_mask);
     lazy_install();
     mwp_in_hook--;
 }

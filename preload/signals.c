@@ -81,11 +81,14 @@ out:
     errno = saved;
 }
 
-void mwp_signals_install(void)
+void mwp_signals_install(sigset_t *mask_out)
 {
     MWP_NEED(sigaction, "sigaction");
-    if (!mwp_real.sigaction)
+    if (!mwp_real.sigaction) {
+        if (mask_out)
+            pthread_sigmask(SIG_BLOCK, NULL, mask_out);
         return;
+    }
     /* One sigaction per signal: install ours and read back what was there.
      * After exec that is SIG_DFL with no mask or flags (the kernel resets
      * caught signals) or SIG_IGN (kept); a library initialised before this
@@ -96,6 +99,8 @@ void mwp_signals_install(void)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    if (mask_out)
+        *mask_out = old; /* the program's mask at the start (lazy start) */
     struct sigaction k;
     memset(&k, 0, sizeof k);
     k.sa_sigaction = sig_handler;

@@ -394,10 +394,10 @@ static void thr_exit(void *p)
  * samplers to the interval thread (see "deferred samplers" below). */
 static void thr_begin(struct mwp_thr *t, int defer)
 {
-    t->tid = mwp_gettid();
-    /* deferred: the constructor's or a fork child's thread, where the vDSO
-     * may not have been used yet (util.c, mwp_clock_sys_ns) */
-    t->start_ns = defer ? mwp_clock_sys_ns(CLOCK_MONOTONIC) : mwp_now_ns();
+    /* deferred: the constructor's main thread, whose id and start the
+     * constructor knows (no system call, no vDSO page: lazy start) */
+    t->tid = defer ? mwp_pid : mwp_gettid();
+    t->start_ns = defer ? mwp_start_mono_ns : mwp_now_ns();
     thr_stack_bounds(t);
     if (defer)
         atomic_store(&t->pend, MWP_PEND_WAIT);
