@@ -582,7 +582,7 @@ probeshare)
     all_ok 4
     read -r tl ts <<<"$(sums)"
     echo "shared: $ts of $tl intervals with latency borrowed a shared reading"
-    [ "$ts" -gt 0 ] && [ $((tl - ts)) -le $((tl * 6 / 10)) ] ||
+    [ "$ts" -gt 0 ] && [ $((tl - ts)) -le $((tl * 3 / 4)) ] ||
         fail "4 processes measured $((tl - ts)) of $tl intervals themselves"
     shm=$(ls "$T/shm"/memwatch-probe-* 2>/dev/null | head -1)
     [ -n "$shm" ] || fail "no shared page in $T/shm"
@@ -607,7 +607,7 @@ envthread)
     # thread named "memwatch" while a program runs through the set-up, the
     # probe, the shared probe page and the machine profile's path.
     MEMWATCH_PROBE_SHARE=$T spyrun mwp_getenvspy \
-        sh -c '"$1" spin >/dev/null & p=$!; sleep 0.3; kill $p; wait $p' sh "$APP" 2>"$T/err"
+        sh -c '"$1" spin >/dev/null & p=$!; sleep 0.6; kill $p; wait $p' sh "$APP" 2>"$T/err"
     all_ok 2
     grep "getenvspy:" "$T/err" | sort | uniq -c
     if grep -q "on the interval thread" "$T/err"; then fail "$(grep -m3 'on the interval thread' "$T/err" | tr '\n' ';')"; fi
