@@ -246,8 +246,13 @@ static void llc_init(void)
 
 size_t mw_bench_big_bytes(void)
 {
+    return mw_bench_llc_times(4);
+}
+
+size_t mw_bench_llc_times(unsigned k)
+{
     pthread_once(&llc_once, llc_init);
-    size_t b = 4 * llc_cached;
+    size_t b = k * llc_cached;
     if (b < ((size_t)128 << 20))
         b = (size_t)128 << 20;
     return (b + MW_HUGE_ALIGN - 1) & ~(MW_HUGE_ALIGN - 1);

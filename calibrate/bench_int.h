@@ -57,6 +57,8 @@ static inline uint64_t mw_rng_next(uint64_t *s)
 
 /* Bytes for the "large" working sets (chasing memory): max(4 x LLC, 128 MiB). */
 size_t mw_bench_big_bytes(void);
+/* max(k x the last-level cache, 128 MiB), 2 MiB aligned */
+size_t mw_bench_llc_times(unsigned k);
 
 /* Chases n dependent loads starting at p; returns the final pointer so the
  * compiler cannot drop the chain. */

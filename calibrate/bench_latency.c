@@ -27,6 +27,7 @@
 #define LADDER_CHUNK 16384u
 #define LADDER_SPIKE 1.3
 #define LADDER_MAX_CHUNKS 256
+#define LADDER_WARM_MAX ((uint64_t)1 << 16) /* chase loads after the streamed warm-up */
 #define LADDER_STEADY 0.02 /* repeats of a point agreeing this closely end it */
 
 struct affinity_saved {
@@ -360,9 +361,18 @@ static int ladder_point(char *buf, size_t lines, uint64_t seed, int local,
     void *p = local ? page_local_build(buf, lines, seed) : mw_chase_build(buf, lines, seed);
     if (!p)
         return -ENOMEM;
-    uint64_t warm = lines < ((uint64_t)1 << 20) ? 2 * lines : lines;
-    if (warm > ((uint64_t)1 << 21))
-        warm = (uint64_t)1 << 21;
+    /* warm: the footprint read once in address order (streamed by the
+     * prefetchers: a GiB in a tenth of a second where a chase through it
+     * takes seconds) leaves in the caches what fits, then a short chase
+     * settles the TLB and the caches' order; the timed chunks keep the
+     * fastest anyway */
+    uint64_t sum = 0;
+    for (size_t i = 0; i < lines; i++)
+        sum += *(const volatile uint64_t *)(buf + i * MW_LINE);
+    chase_sink = (void *)(uintptr_t)sum;
+    uint64_t warm = 2 * lines;
+    if (warm > LADDER_WARM_MAX)
+        warm = LADDER_WARM_MAX;
     p = mw_chase(p, warm);
     uint64_t loads = c->min_loads;
     if (lines * 2 > loads && lines * 2 <= ((uint64_t)1 << 20))
@@ -408,7 +418,7 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
     if (!c.min_bytes)
         c.min_bytes = 4096;
     if (!c.max_bytes)
-        c.max_bytes = mw_bench_big_bytes();
+        c.max_bytes = mw_bench_llc_times(c.llc_times ? c.llc_times : 4);
     if (!c.steps_per_octave)
         c.steps_per_octave = 4;
     if (!c.repeats)

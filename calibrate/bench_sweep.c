@@ -142,6 +142,24 @@ MW_API unsigned mw_read_sweep_delay_grid(unsigned max_delay, unsigned *out, unsi
     return n;
 }
 
+MW_API unsigned mw_read_sweep_delay_thin(unsigned *d, unsigned n, unsigned stride)
+{
+    if (stride < 2 || n < 3)
+        return n;
+    unsigned k = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned v = d[i], lg = 0;
+        while (v > 1 && !(v & 1)) {
+            v >>= 1;
+            lg++;
+        }
+        int pow2 = d[i] && v == 1;
+        if (i == 0 || i + 1 == n || (pow2 && lg % stride == 0))
+            d[k++] = d[i];
+    }
+    return k;
+}
+
 MW_API unsigned mw_read_sweep_thread_grid(unsigned max_threads, unsigned *out, unsigned cap)
 {
     unsigned n = 0;
@@ -613,6 +631,7 @@ MW_API int mw_bench_read_sweep(const mw_sweep_config *cfg, mw_sweep_result *out)
     out->nthreads = mw_read_sweep_thread_grid(c.max_threads, out->thread_grid,
                                               MW_SWEEP_MAX_THREADS);
     out->ndelays = mw_read_sweep_delay_grid(c.max_delay, out->delay_grid, MW_SWEEP_MAX_DELAYS);
+    out->ndelays = mw_read_sweep_delay_thin(out->delay_grid, out->ndelays, c.delay_stride);
     unsigned total = out->nthreads * out->ndelays, done = 0;
     out->min_bw = 0;
     int rc = 0;

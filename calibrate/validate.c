@@ -162,15 +162,18 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
     v->load_threads_max = max_threads;
     unsigned tgrid[MW_SWEEP_MAX_THREADS], dgrid[MW_SWEEP_MAX_DELAYS];
     unsigned nt = mw_read_sweep_thread_grid(max_threads, tgrid, MW_SWEEP_MAX_THREADS);
-    unsigned nd = mw_read_sweep_delay_grid(cfg->max_delay ? cfg->max_delay : 1024, dgrid,
-                                           MW_SWEEP_MAX_DELAYS);
+    unsigned max_delay = cfg->max_delay ? cfg->max_delay : 1024;
+    unsigned gs = cfg->grid_stride > 1 ? cfg->grid_stride : 1;
+    unsigned nd = gs > 1 ? mw_val_mix_delay_grid(max_delay, gs, dgrid, MW_SWEEP_MAX_DELAYS)
+                         : mw_read_sweep_delay_grid(max_delay, dgrid, MW_SWEEP_MAX_DELAYS);
+    if (gs > 1)
+        nt = mw_val_thread_subset(tgrid, nt);
     unsigned min_n = cfg->min_samples ? cfg->min_samples : 16;
     double se = cfg->se_target == 0 ? 0.01 : cfg->se_target;
     unsigned mgrid[MW_SWEEP_MAX_DELAYS], nmd = 0, nmix = 0;
     unsigned mixes = cfg->mixes & ((1u << MW_MIX_COUNT) - 1) & ~1u;
     if (mixes) {
-        nmd = mw_val_mix_delay_grid(cfg->max_delay ? cfg->max_delay : 1024, 2, mgrid,
-                                    MW_SWEEP_MAX_DELAYS);
+        nmd = mw_val_mix_delay_grid(max_delay, gs > 1 ? gs + 1 : 2, mgrid, MW_SWEEP_MAX_DELAYS);
         nmix = (unsigned)__builtin_popcount(mixes);
     }
     unsigned total = 1 + nt * nd + nmix * nmd, done = 0;
@@ -536,6 +539,18 @@ out:
     return rc;
 }
 
+MW_API unsigned mw_val_thread_subset(unsigned *t, unsigned n)
+{
+    if (n < 3)
+        return n;
+    unsigned k = 0;
+    for (unsigned i = 0; i + 1 < n; i += 2)
+        t[k++] = t[i];
+    if (t[k - 1] != t[n - 1])
+        t[k++] = t[n - 1];
+    return k;
+}
+
 MW_API unsigned mw_val_mix_delay_grid(unsigned max_delay, unsigned stride, unsigned *out,
                                       unsigned cap)
 {
@@ -765,6 +780,7 @@ MW_API int mw_validate_calibrate_mixes(const struct mw_calib_results *calib,
     struct val_progress pg = {err, progress};
     /* 48 readings 10 ms apart: the profiler's default interval */
     mw_validate_config cfg = {.point_s = quick ? 0.08 : 0.48,
+                              .grid_stride = quick ? 2 : 0,
                               .mixes = mixes ? mixes : (1u << MW_MIX_COUNT) - 1,
                               .progress = val_progress_cb,
                               .user = &pg};

@@ -665,8 +665,9 @@ int mw_cmd_calibrate(int argc, char **argv)
         progress_begin(&pg, "sweep");
         mw_sweep_config c = {.max_threads = r->threads,
                              .max_delay = o.max_delay,
-                             .duration_s = o.duration > 0 ? o.duration : (o.quick ? 0.04 : 0.08),
+                             .duration_s = o.duration > 0 ? o.duration : (o.quick ? 0.02 : 0.04),
                              .windows = o.quick ? 3 : 5,
+                             .delay_stride = o.quick ? 2 : 0,
                              .min_windows = 2,
                              .cv_target = 0.02,
                              .progress = progress_cb,
@@ -682,9 +683,12 @@ int mw_cmd_calibrate(int argc, char **argv)
     }
     if ((o.what & MW_CALIB_LADDER) && status == 0) {
         progress_begin(&pg, "ladder");
+        /* --quick: to 2x the last-level cache (at least 128 MiB), past it
+         * far enough for the memory plateau; the largest footprints cost most */
         mw_ladder_config c = {.max_bytes = o.ladder_max,
+                              .llc_times = o.quick ? 2 : 4,
                               .repeats = o.quick ? 2 : 3,
-                              .min_loads = o.quick ? ((uint64_t)1 << 17) : 0,
+                              .min_loads = (uint64_t)1 << 17,
                               .cpu = cpus[0],
                               .progress = progress_cb,
                               .user = &pg};

@@ -178,7 +178,23 @@ static int write_profile(const char *path, const mw_gpu_device *d, const mw_gpu_
     json_curve(f, "l1_curve", &g->l1_curve, 0);
     json_curve(f, "l2_curve", &g->l2_curve, 0);
     json_curve(f, "l2_chip_curve", &g->l2_chip_curve, 0);
-    json_curve(f, "tlb_curve", &g->tlb_curve, 1);
+    json_curve(f, "tlb_curve", &g->tlb_curve, 0);
+    fprintf(f, "    \"l1_sets_note\": \"%s\", \"l2_assoc\": %d, \"l2_sets\": %d, "
+               "\"l2_sets_note\": \"%s\", \"l1_scan_max\": %d, \"l2_scan_max\": %d,\n",
+            g->l1_sets_note, g->l2_assoc, g->l2_sets, g->l2_sets_note, g->l1_scan_max,
+            g->l2_scan_max);
+    json_curve(f, "l1_conflict", &g->l1_conflict, 0);
+    json_curve(f, "l2_conflict", &g->l2_conflict, 0);
+    for (int k = 0; k < MW_GPU_TLB_SPANS; k++) {
+        char key[48];
+        fprintf(f, "    \"tlb_span%d\": {\"span\": %zu, \"step\": %zu, \"penalty_cycles\": %.1f},\n",
+                k, g->tlb_span_bytes[k], g->tlb_span_step[k], g->tlb_span_penalty[k]);
+        snprintf(key, sizeof key, "tlb_span%d_curve", k);
+        json_curve(f, key, &g->tlb_span[k], 0);
+    }
+    fprintf(f, "    \"tlb_evict_lo\": %zu, \"tlb_evict_hi\": %zu, \"tlb_note\": \"%s\",\n",
+            g->tlb_evict_lo, g->tlb_evict_hi, g->tlb_note);
+    json_curve(f, "tlb_evict", &g->tlb_evict, 1);
     fprintf(f, "  },\n  \"banks\": {\n    \"spearman_4\": %.3f, \"spearman_8\": %.3f,\n", b->corr4,
             b->corr8);
     json_curve(f, "lat4", &b->lat4, 0);
@@ -255,9 +271,22 @@ static void plots(const char *dir, const mw_gpu_latency *l, const mw_gpu_geometr
     snprintf(p, sizeof p, "%s/gpu_l2_chip.svg", dir);
     mw_svg_plot(p, "L2, chip-wide: read bandwidth vs footprint", "MiB", "GB/s", cc, 1, 0,
                 g->l2_chip_bytes / 1048576.0, "halfway");
-    const mw_gpu_curve *ct[1] = {&g->tlb_curve};
+    const mw_gpu_curve *ct[MW_GPU_TLB_SPANS];
+    for (int k = 0; k < MW_GPU_TLB_SPANS; k++)
+        ct[k] = &g->tlb_span[k];
     snprintf(p, sizeof p, "%s/gpu_tlb.svg", dir);
-    mw_svg_plot(p, "TLB: 2 MiB strides", "pages", "mean cycles", ct, 1, 1, 0, NULL);
+    mw_svg_plot(p, "TLB: pointers 2, 32, 512 MiB apart, L1 bypassed", "footprint (GiB)",
+                "mean cycles per load", ct, MW_GPU_TLB_SPANS, 1, g->tlb1_reach / 1073741824.0,
+                "first step");
+    const mw_gpu_curve *ce[1] = {&g->tlb_evict};
+    snprintf(p, sizeof p, "%s/gpu_tlb_evict.svg", dir);
+    mw_svg_plot(p, "TLB eviction: a 1 GiB ring read once after touching x GiB elsewhere",
+                "GiB touched elsewhere", "median cycles of the first pass", ce, 1, 0,
+                g->tlb_evict_hi / 1073741824.0, "translations lost");
+    const mw_gpu_curve *cs[2] = {&g->l1_conflict, &g->l2_conflict};
+    snprintf(p, sizeof p, "%s/gpu_sets.svg", dir);
+    mw_svg_plot(p, "Conflict scans: fewest lines that miss (0: none up to 160 / 384)",
+                "stride (KiB)", "lines", cs, 2, 1, 0, NULL);
     const mw_gpu_curve *ch[1] = {&l->l2_hist};
     snprintf(p, sizeof p, "%s/gpu_l2_hist.svg", dir);
     mw_svg_plot(p, "L2 hits from SM 0 of lines another SM brought in", "cycles", "accesses", ch,
@@ -303,6 +332,10 @@ static int cmd_calibrate(const opts *o)
         fprintf(stderr, "memwatch-gpu: the triad failed (%d)\n", rc);
         return 1;
     }
+    if ((rc = mw_gpu_probe_structure(o->device, &l, &g, on_progress, &k))) {
+        fprintf(stderr, "memwatch-gpu: the structure scans failed (%d)\n", rc);
+        return 1;
+    }
     if (o->no_cupti) {
         c.status = MW_ERR_UNSUPPORTED;
         snprintf(c.status_text, sizeof c.status_text, "skipped (--no-cupti)");
@@ -327,19 +360,34 @@ static int cmd_calibrate(const opts *o)
     printf("  plain-chase L2 hit (own lines) %.1f cyc; fine-grained (timing each access, "
            "recording it in shared memory): L1 %.1f, L2 %.1f, DRAM %.1f cyc\n",
            l.l2_cyc, l.l1_fg_cyc, l.l2_fg_cyc, l.dram_fg_cyc);
+    char l1geo[64] = "ways and sets: none from strides (below)";
+    if (g.l1_assoc)
+        snprintf(l1geo, sizeof l1geo, "assoc %d, sets %d", g.l1_assoc, g.l1_sets);
     printf("L1: %zu KiB without misses (carveout preferring L1), line %zu B, cold-walk fill "
-           "period %zu B, assoc %d, sets %d, %s\n",
-           g.l1_bytes >> 10, g.l1_line_bytes, g.l1_fill_bytes, g.l1_assoc, g.l1_sets,
-           g.l1_policy);
+           "period %zu B, %s; replacement: %s\n",
+           g.l1_bytes >> 10, g.l1_line_bytes, g.l1_fill_bytes, l1geo, g.l1_policy);
     printf("L2: attribute %.1f MiB; one SM's chase: whole L2 %.1f MiB (%+.1f %%), near "
            "partition %.1f MiB; chip-wide bandwidth knee %.1f MiB (%+.1f %%)\n",
            g.l2_attr_bytes / 1048576.0, g.l2_bytes / 1048576.0,
            g.l2_attr_bytes ? 100.0 * ((double)g.l2_bytes / g.l2_attr_bytes - 1) : 0,
            g.l2_near_bytes / 1048576.0, g.l2_chip_bytes / 1048576.0,
            g.l2_attr_bytes ? 100.0 * ((double)g.l2_chip_bytes / g.l2_attr_bytes - 1) : 0);
-    printf("TLB: level 1 reach %zu MiB (+%.0f cyc), level 2 reach %zu MiB (+%.0f cyc)%s\n",
-           g.tlb1_reach >> 20, g.tlb1_penalty_cyc, g.tlb2_reach >> 20, g.tlb2_penalty_cyc,
-           g.tlb1_reach ? "" : " (no step seen within the pages probed)");
+    printf("L1 sets (conflict scan): %s\n", g.l1_sets_note);
+    printf("L2 sets (conflict scan): %s\n", g.l2_sets_note);
+    printf("TLB (pointers a span apart, L1 bypassed; first step of the mean latency):\n");
+    for (int sk = 0; sk < MW_GPU_TLB_SPANS; sk++) {
+        const mw_gpu_curve *cv = &g.tlb_span[sk];
+        double top = cv->n ? cv->p[cv->n - 1].x : 0;
+        if (g.tlb_span_step[sk])
+            printf("  span %4zu MiB: step past %.1f GiB (%zu pointers), +%.0f cyc\n",
+                   g.tlb_span_bytes[sk] >> 20, g.tlb_span_step[sk] / 1073741824.0,
+                   g.tlb_span_step[sk] / g.tlb_span_bytes[sk], g.tlb_span_penalty[sk]);
+        else
+            printf("  span %4zu MiB: no step up to %.1f GiB (%.0f pointers)\n",
+                   g.tlb_span_bytes[sk] >> 20, top,
+                   g.tlb_span_bytes[sk] ? top * 1073741824.0 / g.tlb_span_bytes[sk] : 0);
+    }
+    printf("  eviction: %s\n", g.tlb_note);
     printf("bank conflicts: Spearman(latency, degree) = %.3f (4-byte), %.3f (8-byte); stride 1 "
            "%.1f cyc, stride 32 %.1f cyc (degree %d)\n",
            b.corr4, b.corr8, b.lat4.p[1].y, b.lat4.p[32].y, b.degree4[32]);
@@ -381,7 +429,7 @@ static int cmd_calibrate(const opts *o)
     printf("GPU profile written to %s\n", path);
     const char *sd = o->svg_dir ? o->svg_dir : dir;
     plots(sd, &l, &g, &b, &os);
-    printf("plots: %s/gpu_{outstanding,outstanding_requests,banks,l1,l2,l2_chip,tlb,l2_hist}.svg\n", sd);
+    printf("plots: %s/gpu_{outstanding,outstanding_requests,banks,l1,l2,l2_chip,tlb,tlb_evict,sets,l2_hist}.svg\n", sd);
     return 0;
 }
 

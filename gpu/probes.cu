@@ -194,6 +194,72 @@ __global__ void k_ptr_chase(char *base, long warm, long iters, unsigned long lon
     o[1] = (unsigned long long)p;
 }
 
+/* Fine-grained chase of 64-bit pointers: warm unrecorded loads, then cnt
+ * timed ones: their summed latency and how many exceeded thr. */
+template <int CG>
+__global__ void k_ptr_pchase(char *p, long warm, long cnt, uint32_t thr, unsigned long long *o)
+{
+    __shared__ char *s_p[2];
+    for (long k = 0; k < warm; k++) {
+        if (CG)
+            asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p)::"memory");
+        else
+            asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p)::"memory");
+    }
+    unsigned long long sum = 0, miss = 0;
+    for (long k = 0; k < cnt; k++) {
+        uint32_t t0 = clk();
+        if (CG)
+            asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p)::"memory");
+        else
+            asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p)::"memory");
+        s_p[k & 1] = p;
+        uint32_t d = clk() - t0;
+        sum += d;
+        miss += d > thr;
+    }
+    o[0] = sum;
+    o[1] = miss;
+    o[2] = (unsigned long long)s_p[0];
+}
+
+/* The first REC loads of a pointer chase, each timed (L1 bypassed). */
+__global__ void k_ptr_rec(char *p, uint32_t *o_lat)
+{
+    __shared__ uint32_t s_lat[REC];
+    __shared__ char *s_p[2];
+    for (int k = 0; k < REC; k++) {
+        uint32_t t0 = clk();
+        asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p)::"memory");
+        s_p[k & 1] = p;
+        s_lat[k] = clk() - t0;
+    }
+    for (int k = 0; k < REC; k++)
+        o_lat[k] = s_lat[k] + (s_p[k & 1] == nullptr);
+}
+
+/* n pointers `span` bytes apart in one cycle; pointer i sits (i mod spread)
+ * lines into its span, so that many spans do not pile onto one cache set. */
+__global__ void k_span_ring(char *base, size_t n, size_t span, size_t spread)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t j = (i + 1) % n;
+        *(char **)(base + i * span + (i % spread) * 128) = base + j * span + (j % spread) * 128;
+    }
+}
+
+/* One load per `step` bytes over a region, from every SM: touches its pages. */
+__global__ void k_touch(const char *base, size_t bytes, size_t step, unsigned *sink)
+{
+    unsigned x = 0;
+    for (size_t i = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) * step; i < bytes;
+         i += (size_t)gridDim.x * blockDim.x * step)
+        x += (unsigned char)base[i];
+    if (x == 0x9e3779b9u)
+        sink[0] = x;
+}
+
 /* L2 capacity seen by the whole chip: block b reads its own slice of the
  * array `passes` times (16-byte loads, L1 bypassed). */
 __global__ void k_l2_slices(const uint4 *a, size_t per_block, int passes, unsigned *sink)
@@ -284,17 +350,19 @@ __global__ void k_init_d(double *p, size_t n, double v)
         p[i] = v + (double)(i & 1023) * 1e-3;
 }
 
-/* Triad a = b + s*c on 16-byte vectors, one vector per thread. */
+/* Triad a = b + s*c on 16-byte vectors, one vector per thread, plain loads
+ * and stores (on the H200 the streaming ld/st.cs forms ran 5 % slower:
+ * bench/gpu_triad_compare). */
 __global__ void k_triad(double2 *__restrict__ a, const double2 *__restrict__ b,
                         const double2 *__restrict__ c, double s, size_t n2)
 {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < n2) {
-        double2 x = __ldcs(b + i), y = __ldcs(c + i);
+        double2 x = b[i], y = c[i];
         double2 r;
         r.x = x.x + s * y.x;
         r.y = x.y + s * y.y;
-        __stcs(a + i, r);
+        a[i] = r;
     }
 }
 
@@ -709,6 +777,174 @@ static void curve_add(mw_gpu_curve *c, double x, double y)
     }
 }
 
+/* n pointers `span` apart (spread as k_span_ring), chased round and round:
+ * mean cycles and the share above thr of cnt timed loads. */
+static int span_chase(char *buf, size_t n, size_t span, size_t spread, int cg, uint32_t thr,
+                      unsigned long long *od, double *mean, double *share)
+{
+    long cnt = (long)std::max(n * 4, (size_t)2048);
+    unsigned long long h[3];
+    k_span_ring<<<256, 256>>>(buf, n, span, spread);
+    if (cg)
+        k_ptr_pchase<1><<<1, 1>>>(buf, (long)(2 * n), cnt, thr, od);
+    else
+        k_ptr_pchase<0><<<1, 1>>>(buf, (long)(2 * n), cnt, thr, od);
+    if (cudaDeviceSynchronize() != cudaSuccess ||
+        cudaMemcpy(h, od, sizeof h, cudaMemcpyDeviceToHost) != cudaSuccess)
+        return MW_ERR_GPU;
+    *mean = (double)h[0] / cnt;
+    *share = (double)h[1] / cnt;
+    return 0;
+}
+
+/* Conflict scan: for each stride, the fewest lines (up to nmax) whose
+ * steady-state chase misses in more than 2 % of its loads. */
+static int conflict_scan(char *buf, size_t bytes, int cg, uint32_t thr, size_t s_lo, size_t s_hi,
+                         int nmax, unsigned long long *od, mw_gpu_curve *out)
+{
+    for (size_t st = s_lo; st <= s_hi; st *= 4) {
+        int first = 0;
+        for (int n = 1; n <= nmax; n += n < 64 ? 1 : 4) {
+            double mean = 0, share = 0;
+            if ((size_t)n * st > bytes)
+                break;
+            int rc = span_chase(buf, (size_t)n, st, 1, cg, thr, od, &mean, &share);
+            if (rc)
+                return rc;
+            if (share > 0.02) {
+                first = n;
+                break;
+            }
+        }
+        curve_add(out, st / 1024.0, first);
+    }
+    return 0;
+}
+
+/* L1/L2 conflict scans, TLB span curves and the eviction test, in one
+ * buffer of most of the free memory (run after the triad: memory allocated
+ * after this buffer is freed streamed 10 % slower on the H200). */
+extern "C" int mw_gpu_probe_structure(int dev, const mw_gpu_latency *lat, mw_gpu_geometry *o,
+                                      mw_gpu_progress_fn pf, void *user)
+{
+    int rc = 0;
+    if (set_dev(dev))
+        return MW_ERR_GPU;
+    char *big = nullptr;
+    unsigned long long *od = nullptr;
+    uint32_t *ol = nullptr;
+    unsigned *sink = nullptr;
+    size_t fr = 0, tot = 0, bigsz;
+    std::vector<uint32_t> h(REC);
+    cudaFuncSetAttribute(k_ptr_pchase<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 0);
+    CK(cudaMemGetInfo(&fr, &tot));
+    bigsz = (size_t)((double)fr * 0.85) & ~(((size_t)1 << 30) - 1);
+    if (bigsz < ((size_t)2 << 30)) {
+        snprintf(o->tlb_note, sizeof o->tlb_note, "not measured: %zu MiB free", fr >> 20);
+        return 0;
+    }
+    CK(cudaMalloc(&big, bigsz));
+    CK(cudaMalloc(&od, 32));
+    CK(cudaMalloc(&ol, REC * 4));
+    CK(cudaMalloc(&sink, 4));
+    CK(cudaMemset(big, 0, (size_t)1 << 30));
+    {
+        uint32_t thr1 = (uint32_t)((lat->l1_fg_cyc + lat->l2_fg_cyc) / 2);
+        uint32_t thr2 = (uint32_t)((lat->l2_fg_cyc + lat->dram_fg_cyc) / 2);
+        o->l1_scan_max = 160;
+        o->l2_scan_max = 384;
+        snprintf(o->l1_conflict.name, sizeof o->l1_conflict.name, "L1: lines that miss vs stride KiB");
+        snprintf(o->l2_conflict.name, sizeof o->l2_conflict.name, "L2: lines that miss vs stride KiB");
+        progress(pf, user, "L1 sets: n lines 1 KiB..1 MiB apart, n up to %d, cached loads", o->l1_scan_max);
+        if ((rc = conflict_scan(big, bigsz, 0, thr1, 1024, (size_t)1 << 20, o->l1_scan_max, od,
+                                &o->l1_conflict)))
+            goto out;
+        mw_gpu_conflict_analyse(&o->l1_conflict, o->l1_line_bytes, o->l1_scan_max, &o->l1_assoc,
+                                &o->l1_sets, o->l1_sets_note, sizeof o->l1_sets_note);
+        progress(pf, user, "L2 sets: n lines 1..64 MiB apart, n up to %d, L1 bypassed", o->l2_scan_max);
+        if ((rc = conflict_scan(big, bigsz, 1, thr2, (size_t)1 << 20, (size_t)64 << 20,
+                                o->l2_scan_max, od, &o->l2_conflict)))
+            goto out;
+        mw_gpu_conflict_analyse(&o->l2_conflict, 128, o->l2_scan_max, &o->l2_assoc, &o->l2_sets,
+                                o->l2_sets_note, sizeof o->l2_sets_note);
+    }
+    note_err("conflict scans");
+    {
+        static const size_t spans[MW_GPU_TLB_SPANS] = {(size_t)2 << 20, (size_t)32 << 20,
+                                                       (size_t)512 << 20};
+        progress(pf, user, "TLB: pointers 2, 32 and 512 MiB apart over up to %zu GiB, L1 bypassed",
+                 bigsz >> 30);
+        for (int k = 0; k < MW_GPU_TLB_SPANS; k++) {
+            size_t sp = spans[k];
+            mw_gpu_curve *cv = &o->tlb_span[k];
+            o->tlb_span_bytes[k] = sp;
+            snprintf(cv->name, sizeof cv->name, "pointers %zu MiB apart", sp >> 20);
+            for (size_t n = 4; n * sp <= bigsz && n <= 65536; n = n < 16 ? n + 4 : n * 5 / 4) {
+                double mean = 0, share = 0;
+                if ((rc = span_chase(big, n, sp, 1024, 1, 0, od, &mean, &share)))
+                    goto out;
+                curve_add(cv, (double)(n * sp) / (1u << 30), mean);
+                if (k == 0)
+                    curve_add(&o->tlb_curve, (double)n, mean);
+            }
+            double hgt = 0, at = mw_gpu_curve_step(cv, 0.10, &hgt);
+            o->tlb_span_step[k] = (size_t)(at * (1u << 30));
+            o->tlb_span_penalty[k] = hgt;
+            if (o->tlb_span_step[k] && (!o->tlb1_reach || o->tlb_span_step[k] < o->tlb1_reach)) {
+                o->tlb1_reach = o->tlb_span_step[k];
+                o->tlb1_penalty_cyc = hgt;
+            }
+        }
+    }
+    note_err("TLB spans");
+    {
+        /* a 1 GiB ring (512 pointers 2 MiB apart) in the first GiB, read once
+         * after x GiB from the third GiB on were touched */
+        size_t room = bigsz - ((size_t)2 << 30), n = 512, sp = (size_t)2 << 20;
+        snprintf(o->tlb_evict.name, sizeof o->tlb_evict.name, "1 GiB ring: first pass after x GiB");
+        progress(pf, user, "TLB eviction: a 1 GiB ring read once after touching 0..%zu GiB elsewhere",
+                 std::min(room >> 30, (size_t)96));
+        for (size_t gx : {0, 1, 4, 8, 16, 32, 48, 64, 96}) {
+            size_t x = gx << 30;
+            if (x > room)
+                break;
+            k_span_ring<<<256, 256>>>(big, n, sp, 1024);
+            k_ptr_rec<<<1, 1>>>(big, ol); /* warm: the ring's lines in the L2 */
+            if (x)
+                k_touch<<<1024, 256>>>(big + ((size_t)2 << 30), x, 65536, sink);
+            k_ptr_rec<<<1, 1>>>(big, ol);
+            CK(cudaDeviceSynchronize());
+            CK(cudaMemcpy(h.data(), ol, REC * 4, cudaMemcpyDeviceToHost));
+            std::vector<uint32_t> first(h.begin(), h.begin() + n);
+            curve_add(&o->tlb_evict, (double)(x >> 30), median_u32(first));
+        }
+        double lo = 0, hi = 0;
+        mw_gpu_evict_bounds(&o->tlb_evict, 0.25, &lo, &hi);
+        o->tlb_evict_lo = (size_t)lo << 30;
+        o->tlb_evict_hi = (size_t)hi << 30;
+        o->tlb_evict_base = o->tlb_evict.n ? o->tlb_evict.p[0].y : 0;
+        o->tlb_evict_cyc = o->tlb_evict.n ? o->tlb_evict.p[o->tlb_evict.n - 1].y : 0;
+        if (hi > 0)
+            snprintf(o->tlb_note, sizeof o->tlb_note,
+                     "a 1 GiB ring keeps its translations while %.0f GiB elsewhere are touched and "
+                     "loses them after %.0f GiB (%.0f -> %.0f cycles): the last TLB level reaches "
+                     "between the two",
+                     lo, hi, o->tlb_evict_base, o->tlb_evict_cyc);
+        else
+            snprintf(o->tlb_note, sizeof o->tlb_note,
+                     "a 1 GiB ring keeps its translations after %.0f GiB elsewhere were touched: "
+                     "the last TLB level reaches beyond that",
+                     o->tlb_evict.n ? o->tlb_evict.p[o->tlb_evict.n - 1].x : 0.0);
+    }
+    note_err("TLB eviction");
+out:
+    cudaFree(big);
+    cudaFree(od);
+    cudaFree(ol);
+    cudaFree(sink);
+    return rc;
+}
+
 extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_geometry *o,
                                      mw_gpu_progress_fn pf, void *user)
 {
@@ -722,7 +958,7 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
     o->l1_line_bytes = 128;
     snprintf(o->l1_curve.name, sizeof o->l1_curve.name, "L1 miss share vs KiB");
     snprintf(o->l2_curve.name, sizeof o->l2_curve.name, "mean cycles vs MiB");
-    snprintf(o->tlb_curve.name, sizeof o->tlb_curve.name, "cycles vs 2 MiB pages");
+    snprintf(o->tlb_curve.name, sizeof o->tlb_curve.name, "cycles vs pointers 2 MiB apart");
     size_t l2max = 3 * d.l2_bytes;
     if ((rc = chase_alloc(&c, std::max(l2max, (size_t)64 << 20))))
         goto out;
@@ -869,49 +1105,6 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
         cudaFree(sink);
     }
     note_err("chip-wide L2 sweep");
-    {
-        /* TLB: one 64-bit pointer per 2 MiB page, mean latency against pages
-         * touched; footprints up to 64 GiB (or 45 % of the card). */
-        size_t pg = 2u << 20;
-        size_t maxpages = std::min((size_t)32768, d.global_bytes * 45 / 100 / pg);
-        char *base = nullptr;
-        unsigned long long *od = nullptr, ho[2];
-        progress(pf, user, "TLB: 2 MiB strides over up to %zu pages (%zu GiB)", maxpages,
-                 maxpages * pg >> 30);
-        CK(cudaMalloc(&base, maxpages * pg));
-        CK(cudaMalloc(&od, 16));
-        double base_cyc = 0, lvl1 = 0;
-        size_t prevp = 0;
-        for (size_t p = 4; p <= maxpages; p = p < 64 ? p + 4 : p + p / 4) {
-            long it = (long)std::max(p, (size_t)4096);
-            k_ptr_ring<<<256, 256>>>(base, p, pg);
-            k_ptr_chase<1><<<1, 1>>>(base, (long)p, it, od);
-            if (cudaDeviceSynchronize() != cudaSuccess ||
-                cudaMemcpy(ho, od, 16, cudaMemcpyDeviceToHost) != cudaSuccess) {
-                rc = MW_ERR_GPU;
-                cudaFree(base);
-                cudaFree(od);
-                goto out;
-            }
-            double mean = (double)ho[0] / it;
-            curve_add(&o->tlb_curve, (double)p, mean);
-            if (p <= 8) {
-                base_cyc = base_cyc ? std::min(base_cyc, mean) : mean;
-            } else if (!o->tlb1_reach && mean > base_cyc * 1.10) {
-                o->tlb1_reach = prevp * pg;
-                lvl1 = mean;
-            } else if (o->tlb1_reach && !o->tlb2_reach && mean > lvl1 * 1.25) {
-                o->tlb2_reach = prevp * pg;
-                o->tlb2_penalty_cyc = mean - base_cyc;
-            }
-            if (o->tlb1_reach && !o->tlb2_reach)
-                o->tlb1_penalty_cyc = std::max(o->tlb1_penalty_cyc, mean - base_cyc);
-            prevp = p;
-        }
-        cudaFree(base);
-        cudaFree(od);
-        note_err("TLB sweep");
-    }
 out:
     chase_free(&c);
     return rc;

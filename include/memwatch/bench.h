@@ -256,10 +256,18 @@ typedef struct mw_sweep_config {
     const int *cpus;
     unsigned ncpus;
     size_t bytes_per_thread;/* 0: default of mw_read_load_config */
+    /* 0 or 1: every delay of mw_read_sweep_delay_grid; k >= 2: only 0, the
+     * delays 2^(k*i) and the largest (mw_read_sweep_delay_thin) */
+    unsigned delay_stride;
     /* Called after each grid point (may be NULL), e.g. for progress output. */
     void (*progress)(void *user, unsigned done, unsigned total);
     void *user;
 } mw_sweep_config;
+
+/* Thins a delay grid (0, 1, 2, 4, ..., max) in place to 0, every stride-th
+ * power of two and the largest (stride 2: 0 1 4 16 ... max); returns the new
+ * count (the grid as it was for stride 0 or 1). */
+MW_API unsigned mw_read_sweep_delay_thin(unsigned *d, unsigned n, unsigned stride);
 
 typedef struct mw_sweep_result {
     unsigned nthreads, ndelays;
@@ -323,7 +331,8 @@ typedef struct mw_ladder_level {
 
 typedef struct mw_ladder_config {
     size_t min_bytes;      /* 0: 4 KiB */
-    size_t max_bytes;      /* 0: max(4 x LLC, 128 MiB) */
+    size_t max_bytes;      /* 0: max(llc_times x LLC, 128 MiB) */
+    unsigned llc_times;    /* 0: 4 */
     unsigned steps_per_octave; /* 0: 4 */
     unsigned repeats;      /* 0: 3 */
     uint64_t min_loads;    /* timed loads per repeat; 0: 1<<18 */

@@ -90,7 +90,49 @@ typedef struct mw_gpu_geometry {
     mw_gpu_curve l1_curve;     /* array KiB -> miss share */
     mw_gpu_curve l2_curve;     /* array MiB -> mean cycles (plain chase, 128-B stride) */
     mw_gpu_curve tlb_curve;    /* pages of 2 MiB -> mean cycles */
+    /* Conflict scans (Mei & Chu): n lines `stride` apart chased round and
+     * round, L1 (cached loads) and L2 (L1 bypassed); x = stride in KiB, y =
+     * the fewest lines whose steady state misses (0: none up to *_scan_max
+     * lines). mw_gpu_conflict_analyse turns them into ways and sets. */
+    mw_gpu_curve l1_conflict, l2_conflict;
+    int l1_scan_max, l2_scan_max;
+    int l2_assoc, l2_sets;
+    char l1_sets_note[240], l2_sets_note[240];
+    /* TLB: 64-bit pointers `span` apart (L1 bypassed: L2 hits, which need a
+     * translation), mean cycles against the footprint in GiB, one curve per
+     * span; the footprint before each curve's first step (0: none). */
+#define MW_GPU_TLB_SPANS 3
+    mw_gpu_curve tlb_span[MW_GPU_TLB_SPANS];
+    size_t tlb_span_bytes[MW_GPU_TLB_SPANS], tlb_span_step[MW_GPU_TLB_SPANS];
+    double tlb_span_penalty[MW_GPU_TLB_SPANS];
+    /* Eviction: a 1 GiB ring (2 MiB span) read once after x GiB elsewhere
+     * were touched (one load per 64 KiB); y = that pass's median cycles.
+     * The largest x that kept its translations and the smallest that did
+     * not, in bytes (0: none). */
+    mw_gpu_curve tlb_evict;
+    size_t tlb_evict_lo, tlb_evict_hi;
+    double tlb_evict_base, tlb_evict_cyc;
+    char tlb_note[320];
 } mw_gpu_geometry;
+
+/* Ways and sets from a conflict scan (x = stride KiB, y = fewest lines that
+ * miss, 0 none): misses that begin at the same count a+1 for the largest
+ * strides (two at least) mean a ways of a modulo-indexed cache, and the
+ * smallest stride of that run is one way's size (sets = it / line). Writes
+ * 0/0 and the reason in why when the scan shows no conflicts (a hashed set
+ * index, or more ways than lines scanned) or no such run. Returns 0 when
+ * ways and sets were found, 1 otherwise. gpu/gpu_struct.c; pure C. */
+int mw_gpu_conflict_analyse(const mw_gpu_curve *c, size_t line, int scan_max, int *ways,
+                            int *sets, char *why, size_t whyn);
+/* First step of a latency curve: the first point above the running minimum
+ * of the points before it by more than `rise` (a fraction), with the next
+ * point above it too (or the last point). Returns the x of the point before
+ * the step (0: no step) and the step's height over that minimum. */
+double mw_gpu_curve_step(const mw_gpu_curve *c, double rise, double *height);
+/* Eviction bounds: with y(0) the reference, the smallest x whose y exceeds
+ * it by more than `rise` (*hi) and the largest x before it (*lo); both 0
+ * when none does. */
+void mw_gpu_evict_bounds(const mw_gpu_curve *c, double rise, double *lo, double *hi);
 
 typedef struct mw_gpu_banks {
     mw_gpu_curve lat4;         /* stride -> cycles, 4-byte words */
@@ -143,6 +185,12 @@ typedef void (*mw_gpu_progress_fn)(const char *step, void *user);
 int mw_gpu_probe_latency(int dev, mw_gpu_latency *out, mw_gpu_progress_fn pf, void *user);
 int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_geometry *out,
                           mw_gpu_progress_fn pf, void *user);
+/* Structure scans into geo (its conflict-scan, TLB-span and eviction fields):
+ * L1/L2 ways and sets from conflict scans, TLB steps over pointer spans of
+ * 2, 32 and 512 MiB, and the eviction test; allocates most of the free
+ * memory for a while, so run it after the bandwidth probes. */
+int mw_gpu_probe_structure(int dev, const mw_gpu_latency *lat, mw_gpu_geometry *geo,
+                           mw_gpu_progress_fn pf, void *user);
 int mw_gpu_probe_banks(int dev, mw_gpu_banks *out);
 int mw_gpu_probe_outstanding(int dev, mw_gpu_outstanding *out, mw_gpu_progress_fn pf, void *user);
 int mw_gpu_probe_triad(int dev, int runs, mw_gpu_triad *out);

@@ -156,6 +156,11 @@ typedef struct mw_validate_config {
      * the reads100 grid, on the largest thread count over the delays
      * mw_val_mix_delay_grid gives; 0: reads100 only. */
     unsigned mixes;
+    /* 0 or 1: the read sweep's grid (every thread count of
+     * mw_read_sweep_thread_grid, delays doubling); k >= 2 (--quick: 2): a
+     * coarser one: delays every 2^k-fold, every second thread count and the
+     * largest (mw_val_thread_subset), the mixes' delays every 2^(k+1)-fold */
+    unsigned grid_stride;
     void (*progress)(void *user, unsigned done, unsigned total);
     void *user;
 } mw_validate_config;
@@ -168,6 +173,10 @@ typedef struct mw_val_mix {
     unsigned first, n;
     mw_threshold th;         /* threshold, idle, peak bandwidth and latency */
 } mw_val_mix;
+
+/* Keeps every second entry of a thread grid and its last (1 2 4 8 15 ->
+ * 1 4 15), in place; returns the new count. */
+MW_API unsigned mw_val_thread_subset(unsigned *t, unsigned n);
 
 /* The delays of a mix curve: 0, then every `stride`-th power of two up to
  * max_delay (1, 4, 16, ... for stride 2), max_delay last. Returns the count. */

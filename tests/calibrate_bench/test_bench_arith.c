@@ -663,6 +663,36 @@ static void test_mix_delay_grid(void)
     MW_CHECK_INT(mw_val_mix_delay_grid(1024, 0, g, 4), 0);
     n = mw_val_mix_delay_grid(0, 2, g, 4);
     MW_CHECK_INT(n, 1);
+    /* --quick's validation grid: every second thread count and the largest */
+    unsigned t[MW_SWEEP_MAX_THREADS];
+    n = mw_read_sweep_thread_grid(15, t, MW_SWEEP_MAX_THREADS); /* 1 2 4 8 15 */
+    MW_CHECK_INT(n, 5);
+    n = mw_val_thread_subset(t, n);
+    MW_CHECK_INT(n, 3);
+    MW_CHECK(t[0] == 1 && t[1] == 4 && t[2] == 15, "subset %u %u %u", t[0], t[1], t[2]);
+    n = mw_read_sweep_thread_grid(16, t, MW_SWEEP_MAX_THREADS); /* 1 2 4 8 16 */
+    MW_CHECK_INT(mw_val_thread_subset(t, n), 3);
+    MW_CHECK_INT(t[2], 16);
+    n = mw_read_sweep_thread_grid(8, t, MW_SWEEP_MAX_THREADS); /* 1 2 4 8 */
+    MW_CHECK_INT(mw_val_thread_subset(t, n), 3); /* 1 4 8 */
+    MW_CHECK_INT(t[1], 4);
+    MW_CHECK_INT(t[2], 8);
+    n = mw_read_sweep_thread_grid(2, t, MW_SWEEP_MAX_THREADS);
+    MW_CHECK_INT(mw_val_thread_subset(t, n), 2);
+    /* --quick's sweep: 0 1 4 16 ... 4096 from 0 1 2 4 ... 4096, the largest kept */
+    unsigned d[MW_SWEEP_MAX_DELAYS];
+    n = mw_read_sweep_delay_grid(4096, d, MW_SWEEP_MAX_DELAYS);
+    MW_CHECK_INT(n, 14);
+    n = mw_read_sweep_delay_thin(d, n, 2);
+    MW_CHECK_INT(n, 8);
+    MW_CHECK(d[0] == 0 && d[1] == 1 && d[2] == 4 && d[6] == 1024 && d[7] == 4096,
+             "thinned %u %u %u .. %u %u", d[0], d[1], d[2], d[6], d[7]);
+    n = mw_read_sweep_delay_grid(1000, d, MW_SWEEP_MAX_DELAYS); /* 0 1 2 .. 512 1000 */
+    n = mw_read_sweep_delay_thin(d, n, 2);
+    MW_CHECK_INT(d[n - 1], 1000);
+    MW_CHECK_INT(d[n - 2], 256);
+    n = mw_read_sweep_delay_grid(64, d, MW_SWEEP_MAX_DELAYS);
+    MW_CHECK_INT(mw_read_sweep_delay_thin(d, n, 1), n);
 }
 
 /* The structure probes' arithmetic: stride grids and step detection. */

@@ -6,6 +6,7 @@
  * device-to-device cudaMemcpy rate of the same run. Skips without a GPU.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "gpu_skip.h"
 
@@ -49,6 +50,24 @@ int main(void)
            "%zu\n", g.l2_bytes, g.l2_near_bytes, g.l2_chip_bytes, g.l2_attr_bytes, g.l1_bytes,
            g.tlb1_reach, g.tlb2_reach);
     MW_CHECK(g.l1_bytes >= 16384, "L1 size %zu", g.l1_bytes);
+    /* structure scans: every stride scanned; ways and sets found or the
+     * reason; TLB span curves and the eviction test measured, the ring's
+     * first pass before any eviction at an L2 hit's latency */
+    MW_CHECK_INT(mw_gpu_probe_structure(0, &l, &g, NULL, NULL), 0);
+    MW_CHECK_INT(g.l1_conflict.n, 6);
+    MW_CHECK_INT(g.l2_conflict.n, 4);
+    printf("L1 sets: %s\nL2 sets: %s\nTLB: %s\n", g.l1_sets_note, g.l2_sets_note, g.tlb_note);
+    MW_CHECK((g.l1_assoc > 0 && g.l1_sets > 0) || strstr(g.l1_sets_note, "hashed") ||
+                 strstr(g.l1_sets_note, "not a modulo"),
+             "L1: %s", g.l1_sets_note);
+    MW_CHECK((g.l2_assoc > 0 && g.l2_sets > 0) || strstr(g.l2_sets_note, "hashed") ||
+                 strstr(g.l2_sets_note, "not a modulo"),
+             "L2: %s", g.l2_sets_note);
+    for (int k = 0; k < MW_GPU_TLB_SPANS; k++)
+        MW_CHECK(g.tlb_span[k].n >= 5, "TLB span %d: %u points", k, g.tlb_span[k].n);
+    MW_CHECK(g.tlb_evict.n >= 3, "eviction points %u", g.tlb_evict.n);
+    MW_CHECK(g.tlb_evict_base > 0 && g.tlb_evict_base < 1.5 * l.l2_fg_cyc,
+             "ring before eviction %.0f cycles, L2 hit %.0f", g.tlb_evict_base, l.l2_fg_cyc);
 
     MW_CHECK_INT(mw_gpu_probe_banks(0, &b), 0);
     MW_CHECK(b.corr4 > 0.8, "4-byte latency vs degree: Spearman %.3f", b.corr4);
