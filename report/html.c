@@ -253,6 +253,8 @@ static void timeline(FILE *f, sqlite3 *db, cJSON *job)
                 }
                 i++;
             }
+            if (best < 0)
+                break;
             use[best] = 2;
         }
         for (i = 0; i < nproc; i++)

@@ -313,7 +313,8 @@ void mwv_jobview_text(FILE *f, const cJSON *jv)
     {
         char line[400];
         mwv_jobview_line(r, line, sizeof line);
-        fprintf(f, "  %-14.14s %9.0f %9.2f %5.1f%% %9.1f%% %9.0f  %s\n", jstr(r, "host"),
+        fprintf(f, "  %-14.14s %9.0f %9.2f %5.1f%% %9.1f%% %9.0f  %s\n",
+                jstr(r, "host") ? jstr(r, "host") : "?",
                 jnum(r, "processes"), jnum(r, "time_ns") / 1e9, 100 * jnum(r, "share"),
                 100 * jnum(r, "max_share"), jnum(r, "samples"), line);
     }

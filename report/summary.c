@@ -475,7 +475,7 @@ static void render_text(FILE *f, const cJSON *root)
     fprintf(f, "  samples:");
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "samples"))
         fprintf(f, " %s %.0f (%.0f in flagged intervals, %.0f of them naming code and data)",
-                str(r, "source"), num(r, "samples"), num(r, "in_flagged"), num(r, "selected"));
+                str(r, "source") ? str(r, "source") : "?", num(r, "samples"), num(r, "in_flagged"), num(r, "selected"));
     fprintf(f, "\n");
 
     const cJSON *bw = cJSON_GetObjectItem(root, "bandwidth");
@@ -533,7 +533,8 @@ static void render_text(FILE *f, const cJSON *root)
     int any = 0;
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "losses"))
     {
-        fprintf(f, "  %-16s %.0f (%.0f records)\n", str(r, "kind"), num(r, "count"),
+        fprintf(f, "  %-16s %.0f (%.0f records)\n", str(r, "kind") ? str(r, "kind") : "?",
+                num(r, "count"),
                 num(r, "records"));
         any = 1;
     }
