@@ -1,7 +1,7 @@
 /*
  * gpu/inject_out.c: where libmemwatch_cuda.so's records go: through
  * mw_preload_emit() of libmemwatch.so when it is loaded, else its own raw file
- * ($MEMWATCH_GPU_OUT, default ./memwatch-gpu.<pid>.mwr) following mwr.h; and
+ * ($MEMWATCH_GPU_OUT, default ./memwatch-gpu.<pid>.mwr), framed by mwr_frame.h; and
  * the diagnostics of MEMWATCH_GPU_DEBUG=1 (stderr).
  * Threading: mw_cuda_emit and mw_cuda_meta with g.mu held.
  */
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "inject.h"
-#include "memwatch/mwr.h"
+#include "memwatch/mwr_frame.h"
 
 void mw_cuda_dbg(const char *fmt, ...)
 {
@@ -86,17 +86,12 @@ void mw_cuda_emit(uint32_t type, const void *a, uint32_t alen, const void *b, ui
     }
     if (g.fd < 0)
         return;
-    mwr_rec_hdr h = {type, (uint32_t)MWR_ALIGN(sizeof h + len)};
-    memset(buf, 0, h.size);
-    memcpy(buf, &h, sizeof h);
-    memcpy(buf + sizeof h, a, alen);
-    if (blen)
-        memcpy(buf + sizeof h + alen, b, blen);
-    if (write_all(g.fd, buf, h.size))
+    size_t size = mwr_frame(buf, type, a, alen, b, blen);
+    if (write_all(g.fd, buf, size))
         g.dropped++;
     else {
         g.records++;
-        g.bytes += h.size;
+        g.bytes += size;
     }
 }
 
@@ -126,11 +121,7 @@ void mw_cuda_open_own_file(void)
     if (g.fd < 0)
         return;
     mwr_file_header fh;
-    memset(&fh, 0, sizeof fh);
-    memcpy(fh.magic, MWR_MAGIC, 8);
-    fh.version_major = MWR_VERSION_MAJOR;
-    fh.version_minor = MWR_VERSION_MINOR;
-    fh.header_size = sizeof fh;
+    mwr_file_header_init(&fh);
     if (write_all(g.fd, &fh, sizeof fh)) {
         close(g.fd);
         g.fd = -1;

@@ -405,7 +405,7 @@ void mwp_writer_summary(int32_t status, const char *how)
         return;
     }
     static const char zero[8];
-    mwr_rec_hdr mh = {MWR_META, (uint32_t)(sizeof mh + MWR_ALIGN(meta_len))};
+    mwr_rec_hdr mh = mwr_rec_hdr_make(MWR_META, meta_len);
     mwr_trailer t;
     memset(&t, 0, sizeof t);
     t.time_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
@@ -415,10 +415,10 @@ void mwp_writer_summary(int32_t status, const char *how)
     t.dropped_records = atomic_load(&mwp_stat_dropped);
     t.alloc_dropped = atomic_load(&mwp_stat_alloc_dropped);
     t.exit_status = status;
-    mwr_rec_hdr th = {MWR_TRAILER, sizeof th + sizeof t};
+    mwr_rec_hdr th = mwr_rec_hdr_make(MWR_TRAILER, sizeof t);
     struct iovec iov[5] = {{&mh, sizeof mh},
                            {meta_buf, meta_len},
-                           {(void *)zero, MWR_ALIGN(meta_len) - meta_len},
+                           {(void *)zero, mwr_pad_len(meta_len)},
                            {&th, sizeof th},
                            {&t, sizeof t}};
     ssize_t w = (ssize_t)syscall(SYS_writev, fd, iov, 5);
