@@ -79,6 +79,13 @@ int mw_plot_lines(const char *path, const char *title, const char *xlabel, const
                   int xlog, int ylog, const mw_plot_series *ser, unsigned n,
                   const double *hlines, const char *const *hlabels, unsigned nh);
 
+/* The kernel's caches as a JSON array of {level, type, size, line, ways,
+ * sharing_cpus} added to parent under key (bench_json.c): the one writer for
+ * the calibrate JSON and the machine profile (docs/calibrate-json.md,
+ * docs/profile-format.md). Returns the array, NULL when out of memory. */
+struct cJSON;
+struct cJSON *mw_cache_info_json(struct cJSON *parent, const char *key, const mw_cache_info *ci);
+
 /* prefetch.svg, tlb.svg, assoc.svg of the structure probes (bench_struct.c). */
 int mw_struct_plots(const mw_struct_result *s, const char *dir);
 

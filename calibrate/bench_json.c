@@ -27,6 +27,25 @@ static cJSON *stats_json(const mw_stats *s)
     return o;
 }
 
+cJSON *mw_cache_info_json(cJSON *parent, const char *key, const mw_cache_info *ci)
+{
+    cJSON *caches = cJSON_AddArrayToObject(parent, key);
+    for (unsigned i = 0; caches && i < ci->n && i < MW_CACHE_MAX_LEVELS; i++) {
+        const mw_cache_level *c = &ci->level[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            return NULL;
+        cJSON_AddNumberToObject(o, "level", c->level);
+        cJSON_AddStringToObject(o, "type", c->type);
+        cJSON_AddNumberToObject(o, "size", (double)c->size);
+        cJSON_AddNumberToObject(o, "line", c->line);
+        cJSON_AddNumberToObject(o, "ways", c->ways);
+        cJSON_AddNumberToObject(o, "sharing_cpus", c->sharing);
+        cJSON_AddItemToArray(caches, o);
+    }
+    return caches;
+}
+
 static cJSON *triad_json(const mw_triad_result *t)
 {
     cJSON *o = cJSON_CreateObject();
@@ -161,18 +180,7 @@ static cJSON *build(const mw_calib_results *r)
     cJSON_AddBoolToObject(tm_, "huge_pages", r->timer.huge_pages);
     cJSON_AddStringToObject(tm_, "note", r->timer.note);
 
-    cJSON *caches = cJSON_AddArrayToObject(root, "caches");
-    for (unsigned i = 0; i < r->cache.n; i++) {
-        const mw_cache_level *c = &r->cache.level[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "level", c->level);
-        cJSON_AddStringToObject(o, "type", c->type);
-        cJSON_AddNumberToObject(o, "size", (double)c->size);
-        cJSON_AddNumberToObject(o, "line", c->line);
-        cJSON_AddNumberToObject(o, "ways", c->ways);
-        cJSON_AddNumberToObject(o, "sharing_cpus", c->sharing);
-        cJSON_AddItemToArray(caches, o);
-    }
+    mw_cache_info_json(root, "caches", &r->cache);
 
     if (r->ran & MW_CALIB_TRIAD) {
         cJSON *t = cJSON_AddObjectToObject(root, "triad");

@@ -8,6 +8,8 @@
  * The file is written to "<path>.tmp.<pid>", flushed with fsync and renamed over
  * <path>, so a reader sees either the old profile or the new one, never half.
  */
+#include "bench_int.h"
+
 #include <memwatch/bench.h>
 #include <memwatch/catalogue.h>
 #include <memwatch/validate.h>
@@ -97,20 +99,7 @@ static cJSON *pw_hierarchy(const mw_calib_results *c)
     cJSON *h = cJSON_CreateObject();
     if (!h)
         return NULL;
-    cJSON *caches = cJSON_AddArrayToObject(h, "caches");
-    for (unsigned i = 0; caches && i < c->cache.n && i < MW_CACHE_MAX_LEVELS; i++) {
-        const mw_cache_level *l = &c->cache.level[i];
-        cJSON *o = cJSON_CreateObject();
-        if (!o)
-            break;
-        pw_exact(o, "level", l->level);
-        cJSON_AddStringToObject(o, "type", l->type);
-        pw_exact(o, "size", (double)l->size);
-        pw_exact(o, "line", l->line);
-        pw_exact(o, "ways", l->ways);
-        pw_exact(o, "sharing", l->sharing);
-        cJSON_AddItemToArray(caches, o);
-    }
+    mw_cache_info_json(h, "caches", &c->cache);
     if (c->ran & MW_CALIB_LADDER) {
         cJSON *lv = cJSON_AddArrayToObject(h, "latency_levels");
         for (unsigned i = 0; lv && i < c->ladder.nlevels && i < MW_LADDER_MAX_LEVELS; i++) {
