@@ -1,7 +1,7 @@
 /*
  * counters/perf.c: perf_event counting groups (perf.h) and the sentences that
  * explain why perf_event_open refused. Owns the group handles; calls the
- * kernel (perf_event_open, ioctl, read), privs.c and sysfs.c (only to explain
+ * kernel (perf_event_open, ioctl, read), privs.c and pmu_sysfs.c (only to explain
  * a failure), and mw_log.
  * Threading: a group belongs to one thread at a time. mw_perf_group_read()
  * uses only read(2) and arithmetic (async-signal-safe); open/close allocate.

@@ -1,6 +1,6 @@
 /*
  * tests/counters_sysfs/test_sysfs_parse.c: table-driven tests of the sysfs
- * format-string, alias-string and cpu-list parsers (counters/sysfs.c). Each
+ * format-string, alias-string and cpu-list parsers (counters/pmu_parse.c). Each
  * row records its own source line so a failure names the row. The expected
  * layouts are those the kernel publishes (see tests/fixtures/sysfs).
  */

@@ -2,7 +2,7 @@
  * tests/probe/test_catalogue_sysfs.c: two independent sources must agree.
  * Every sysfs event of the method catalogue (counters/tables/, whose expected
  * config values were derived by hand from the kernel's format layouts) is
- * encoded by memwatch's generic sysfs encoder (counters/sysfs.c) through the
+ * encoded by memwatch's generic sysfs encoder (counters/pmu_parse.c) through the
  * PMUs of a fixture tree with that microarchitecture's layout, and must give
  * exactly the catalogue's config and config1. Each row names the fixture whose
  * kernel layout applies to the microarchitecture.
