@@ -2,7 +2,7 @@
  * cli/cmd_probe.c: `memwatch probe [--json]`: what this machine offers for
  * memory measurement (CPU, kernel, privileges, PMUs, methods with the reason
  * each can or cannot run, prefetcher MSR access). The decisions come from
- * counters/avail.c (mw_probe_run); this file only parses options and prints.
+ * counters/probe.c (mw_probe_run); this file only parses options and prints.
  * The JSON form is documented in docs/probe-json.md and docs/probe.schema.json.
  */
 #include "cli.h"

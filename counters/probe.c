@@ -1,9 +1,10 @@
 /*
- * counters/avail.c: what this machine offers (probe.h). Combines the CPU
- * identity and method catalogue (catalogue.h), the PMUs found in sysfs
- * (sysfs.c), the privileges (privs.c) and the cpuinfo flags into one verdict
- * per method: available, or unavailable with the precise reason. Also decides
- * whether the prefetcher MSRs are reachable. Opens no perf event; reads only
+ * counters/probe.c: the machine probe (probe.h, `memwatch probe`): what this
+ * machine offers. Combines the CPU identity and method catalogue
+ * (catalogue.h), the PMUs found in sysfs (pmu_sysfs.c), the privileges
+ * (privs.c) and the cpuinfo flags into one verdict per method: available,
+ * or unavailable with the precise reason. Also decides whether the
+ * prefetcher MSRs are reachable. Opens no perf event; reads only
  * files under the given sysfs, procfs and /dev roots (and one MSR through
  * <dev>/cpu/0/msr when that node exists).
  * Threading: mw_probe_run allocates; its result is immutable. Not

@@ -1,5 +1,5 @@
 /*
- * tests/probe/test_probe_fixtures.c: method availability (counters/avail.c)
+ * tests/probe/test_probe_fixtures.c: method availability (counters/probe.c)
  * on the sysfs + procfs fixture trees of tests/fixtures. For each machine the
  * catalogue's methods for its CPU must come out exactly as listed here:
  * available, or unavailable with the expected error and reason. Then the same
