@@ -33,9 +33,12 @@ static void usage(FILE *f)
             "  --json              print the summary as JSON\n"
             "  --top N             rows per table in the summary (default 10)\n"
             "  --by VIEW           after the summary, a table by process, thread or region\n"
-            "  --threshold W       latency threshold for precise samples, in the weight's unit\n"
-            "                      (cycles); default: from the machine profile\n"
-            "  --profile PATH      machine profile to take the threshold from\n"
+            "  --precise-threshold W\n"
+            "                      latency above which a precise sample is selected, in the\n"
+            "                      weight's unit (cycles); default: from the machine profile\n"
+            "                      (--threshold W: its older spelling, still accepted; not\n"
+            "                      record's --threshold-ns, the interval latency in ns)\n"
+            "  --profile PATH      machine profile to take the thresholds from\n"
             "  --debug-dir DIRS    ':'-separated debug-info roots (default /usr/lib/debug)\n"
             "  --no-symbols        skip symbolization (addresses only)\n"
             "  --run ID            report the run named ID (raw files carry their run's name;\n"
@@ -262,7 +265,8 @@ int mw_cmd_report(int argc, char **argv)
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--db") ||
                     !strcmp(a, "--run") ||
-                    !strcmp(a, "--top") || !strcmp(a, "--threshold") ||
+                    !strcmp(a, "--top") || !strcmp(a, "--precise-threshold") ||
+                    !strcmp(a, "--threshold") ||
                     !strcmp(a, "--profile") || !strcmp(a, "--debug-dir") || !strcmp(a, "--by") ||
                     !strcmp(a, "--rank") || !strcmp(a, "--pid") || !strcmp(a, "--host") ||
                     !strcmp(a, "--html");
@@ -319,7 +323,7 @@ int mw_cmd_report(int argc, char **argv)
                 goto done;
             }
             top = (int)d;
-        } else if (!strcmp(a, "--threshold")) {
+        } else if (!strcmp(a, "--precise-threshold") || !strcmp(a, "--threshold")) {
             if (num_opt(a, argv[++i], 1e-3, 1e9, 0, &d)) {
                 rc = 2;
                 goto done;

@@ -41,6 +41,9 @@ done <<'TABLE'
 @/run --top 2.5                    | 2 | --top '2.5' is invalid
 @/run --threshold 0                | 2 | --threshold '0' is invalid
 @/run --threshold 1e999            | 2 | --threshold '1e999' is invalid
+@/run --precise-threshold 0        | 2 | --precise-threshold '0' is invalid
+@/run --json --precise-threshold 500 | 0 | "threshold_source":	"option"
+@/run --json --threshold 500       | 0 | "threshold_source":	"option"
 @/run --profile @/nonexistent.json | 2 | No such file or directory
 @/run --db                         | 2 | --db needs a value
 @/run --db @/nonexistent/x.db      | 2 | nonexistent: No such file or directory
