@@ -3,7 +3,7 @@
  * header and the record header with its size and padding (layouts in
  * include/memwatch/mwr.h, described in docs/raw-format.md). Used by every
  * writer: libmemwatch.so (preload/writer.c, preload/threads.c), the GPU
- * injection library (gpu/inject.c) and the tests' file builder
+ * injection library (gpu/inject_out.c) and the tests' file builder
  * (tests/report/mwr_build.h).
  *
  * Everything here is async-signal-safe (no allocation, no locks, only
