@@ -458,6 +458,11 @@ int mw_cmd_report(int argc, char **argv)
                 "%.2f s -> %s\n",
                 (unsigned long long)st.files, (unsigned long long)st.records,
                 (unsigned long long)st.samples, (unsigned long long)st.pcs, st.seconds, out);
+    if (!quiet && st.unwound)
+        fprintf(stderr, "memwatch: %llu stacks unwound from DWARF (%.1f us of CPU each), %llu "
+                        "stacks truncated\n",
+                (unsigned long long)st.unwound, 1e6 * st.unwind_seconds / (double)st.unwound,
+                (unsigned long long)st.truncated);
     if (st.files_damaged)
         fprintf(stderr,
                 "memwatch: %llu file(s) damaged or unreadable: read up to the damage (see the "

@@ -140,6 +140,56 @@ __attribute__((noinline)) static unsigned alloc_frames(uint64_t *out, unsigned m
     return n;
 }
 
+/* DWARF allocation stacks (MEMWATCH_UNWIND): the registers the unwinder
+ * needs at one instruction of this function and a copy of the stack above
+ * it, unwound at report time like a cpu-clock sample's; the report drops the
+ * frames inside libmemwatch.so. Costs a copy of up to MEMWATCH_UNWIND_STACK
+ * bytes per recorded allocation (bench/malloc_cost). Registers: BX BP SP IP
+ * R12-R15 in perf_event x86 numbering; the others are not needed to unwind
+ * (callee-saved ones and the stack and instruction pointers are). */
+#if defined(__x86_64__)
+#define ALLOC_REGS_MASK ((1ull << 1) | (1ull << 6) | (1ull << 7) | (1ull << 8) | (0xfull << 20))
+__attribute__((noinline)) static void alloc_record_stack(mwr_alloc *a, uintptr_t stk_hi)
+{
+    struct {
+        mwr_alloc a;
+        mwr_alloc_stack h;
+        uint64_t regs[8];
+    } r;
+    __asm__ volatile("movq %%rbx, 0(%0)\n\t"
+                     "movq %%rbp, 8(%0)\n\t"
+                     "movq %%rsp, 16(%0)\n\t"
+                     "leaq 0(%%rip), %%rax\n\t"
+                     "movq %%rax, 24(%0)\n\t"
+                     "movq %%r12, 32(%0)\n\t"
+                     "movq %%r13, 40(%0)\n\t"
+                     "movq %%r14, 48(%0)\n\t"
+                     "movq %%r15, 56(%0)\n\t"
+                     :
+                     : "r"(r.regs)
+                     : "rax", "memory");
+    uintptr_t sp = (uintptr_t)r.regs[2];
+    size_t len = sp < stk_hi ? (size_t)(stk_hi - sp) : 0;
+    if (len > mwp_cfg.unwind_stack)
+        len = mwp_cfg.unwind_stack;
+    len &= ~(size_t)7;
+    r.a = *a;
+    r.a.kind = (uint16_t)(a->kind | MWR_A_STACK);
+    r.a.nframes = 0;
+    r.h.regs_mask = ALLOC_REGS_MASK;
+    r.h.stack_size = (uint32_t)len;
+    r.h.pad = 0;
+    mwp_emit_buffered(MWR_ALLOC, &r, sizeof r, (const void *)sp, len);
+}
+#else
+static void alloc_record_stack(mwr_alloc *a, uintptr_t stk_hi)
+{
+    (void)stk_hi;
+    a->nframes = 0;
+    mwp_emit_buffered(MWR_ALLOC, a, sizeof *a, NULL, 0);
+}
+#endif
+
 __attribute__((noinline)) static void alloc_record(uint16_t kind, const void *p, size_t n)
 {
     if (kind != MWR_A_MMAP && kind != MWR_A_MREMAP)
@@ -153,9 +203,14 @@ __attribute__((noinline)) static void alloc_record(uint16_t kind, const void *p,
     a.size = n;
     a.tid = (uint32_t)(mwp_self ? mwp_self->tid : mwp_gettid());
     a.kind = kind;
-    unsigned max = mwp_cfg.alloc_frames > 64 ? 64 : mwp_cfg.alloc_frames;
-    a.nframes = (uint16_t)alloc_frames(frames, max);
-    mwp_emit_buffered(MWR_ALLOC, &a, sizeof a, frames, a.nframes * sizeof(uint64_t));
+    struct mwp_thr *t = mwp_self;
+    if (mwp_cfg.unwind == MWP_UNWIND_DWARF && mwp_cfg.alloc_frames && t && t->stk_hi) {
+        alloc_record_stack(&a, t->stk_hi);
+    } else {
+        unsigned max = mwp_cfg.alloc_frames > 64 ? 64 : mwp_cfg.alloc_frames;
+        a.nframes = (uint16_t)alloc_frames(frames, max);
+        mwp_emit_buffered(MWR_ALLOC, &a, sizeof a, frames, a.nframes * sizeof(uint64_t));
+    }
     errno = saved;
     mwp_in_hook--;
 }

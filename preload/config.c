@@ -6,8 +6,8 @@
  */
 #include "internal.h"
 
+#include <memwatch/attrs.h>
 #include <memwatch/catalogue.h>
-
 #include <memwatch/profile.h>
 
 #include <ctype.h>
@@ -28,6 +28,8 @@ struct mwp_config mwp_cfg = {
     .alloc_threshold = 64u << 10,
     .alloc_frames = 16,
     .stack_depth = 64,
+    .unwind = MWP_UNWIND_AUTO,
+    .unwind_stack = MW_UNWIND_STACK_DEFAULT,
     .ring_pages = 8,
     .inherit = 1,
     .probe_share = 1,
@@ -54,6 +56,40 @@ static void cfg_bad(const char *var, const char *val, const char *why, const cha
     /* said once for the process tree: the children take the default
      * without a word (the constructor runs before any other thread) */
     unsetenv(var);
+}
+
+/* The per-process choice of how stacks are taken (META unwind). DWARF needs
+ * memwatch's offline unwinder, which exists for x86-64 builds with
+ * libunwind; frame-pointer chains are what the kernel walks by itself and
+ * stop early in code built without frame pointers (most distribution
+ * binaries), where they also pick up stray words as return addresses. */
+static void unwind_choose(struct mwp_config *c)
+{
+    const char *why = NULL;
+#if !defined(__x86_64__)
+    why = "no DWARF unwinder for this architecture in memwatch";
+#elif !defined(MW_HAVE_LIBUNWIND)
+    why = "this memwatch was built without libunwind, which the report needs to unwind";
+#endif
+    struct mwp_str s = {c->unwind_note, sizeof c->unwind_note, 0};
+    if (c->unwind == MWP_UNWIND_FP) {
+        mwp_s_str(&s, "fp (MEMWATCH_UNWIND=fp): frame-pointer chains walked by the kernel");
+        return;
+    }
+    if (why) {
+        if (c->unwind == MWP_UNWIND_DWARF)
+            cfg_bad("MEMWATCH_UNWIND", "dwarf", why, "fp");
+        c->unwind = MWP_UNWIND_FP;
+        mwp_s_str(&s, "fp: ");
+        mwp_s_str(&s, why);
+        return;
+    }
+    mwp_s_str(&s, c->unwind == MWP_UNWIND_DWARF ? "dwarf (MEMWATCH_UNWIND=dwarf): "
+                                                 : "dwarf (auto): ");
+    c->unwind = MWP_UNWIND_DWARF;
+    mwp_s_str(&s, "registers and ");
+    mwp_s_u64(&s, c->unwind_stack);
+    mwp_s_str(&s, " bytes of user stack per sample and allocation, unwound at report time");
 }
 
 /* Unsigned integer with an optional suffix table. Returns 0 on success. */
@@ -223,6 +259,26 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->stack_depth = (unsigned)n;
     }
+    if ((v = getenv("MEMWATCH_UNWIND")) && *v) {
+        if (!strcmp(v, "auto"))
+            c->unwind = MWP_UNWIND_AUTO;
+        else if (!strcmp(v, "fp"))
+            c->unwind = MWP_UNWIND_FP;
+        else if (!strcmp(v, "dwarf"))
+            c->unwind = MWP_UNWIND_DWARF;
+        else
+            cfg_bad("MEMWATCH_UNWIND", v, "expected auto, dwarf or fp", "auto");
+    }
+    if ((v = getenv("MEMWATCH_UNWIND_STACK")) && *v) {
+        static const char *const suf[] = {"b", "k", "kib", "kb", NULL};
+        static const uint64_t mul[] = {1, 1024, 1024, 1024};
+        uint64_t b;
+        if (cfg_scaled(v, suf, mul, 1, &b) || b < 512 || b > MW_UNWIND_STACK_MAX)
+            cfg_bad("MEMWATCH_UNWIND_STACK", v, "expected 512..32768 bytes (K allowed)", "8192");
+        else
+            c->unwind_stack = (unsigned)b & ~7u;
+    }
+    unwind_choose(c);
     if ((v = getenv("MEMWATCH_RING_PAGES")) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);

@@ -57,6 +57,10 @@ struct mwp_config {
     uint64_t alloc_threshold;  /* MEMWATCH_ALLOC_THRESHOLD (bytes; UINT64_MAX: off) */
     unsigned alloc_frames;     /* MEMWATCH_ALLOC_FRAMES */
     unsigned stack_depth;      /* MEMWATCH_STACK_DEPTH (cpu-clock call chains) */
+    int unwind;                /* MEMWATCH_UNWIND: MWP_UNWIND_AUTO, _FP or _DWARF; after
+                                  mwp_config_load never AUTO */
+    unsigned unwind_stack;     /* MEMWATCH_UNWIND_STACK: bytes of user stack per sample */
+    char unwind_note[160];     /* META unwind: the choice and why */
     unsigned ring_pages;       /* MEMWATCH_RING_PAGES (cpu-clock; page faults get a quarter) */
     int follow;                /* MEMWATCH_FOLLOW */
     int verbose;               /* MEMWATCH_VERBOSE 0..3 */
@@ -86,6 +90,7 @@ struct mwp_config {
     mw_probe_lat_config probe;
 };
 extern struct mwp_config mwp_cfg;
+enum { MWP_UNWIND_AUTO = -1, MWP_UNWIND_FP = 0, MWP_UNWIND_DWARF = 1 };
 /* Reads every MEMWATCH_* variable; invalid values give one stderr line and
  * the default. Not a hook path (constructor only). Everything the interval
  * thread needs from the environment is read here (the default profile path

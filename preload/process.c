@@ -977,6 +977,8 @@ static void ctor_attrs(void)
         ctor_rate();
         struct perf_event_attr a;
         mw_attr_cpu_clock(&a, mwp_cfg.rate, mwp_cfg.stack_depth);
+        if (mwp_cfg.unwind == MWP_UNWIND_DWARF)
+            mw_attr_user_stack(&a, mwp_cfg.unwind_stack);
         memcpy(mwp_attr_bytes[0], &a, sizeof a);
     }
     if (mwp_cfg.fault_period) {

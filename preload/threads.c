@@ -46,6 +46,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#define THR_DWARF_PAGES 32u /* cpu-clock ring pages with user stacks (MEMWATCH_UNWIND) */
+
 MWP_TLS struct mwp_thr *mwp_self;
 char mwp_attr_bytes[MWP_NATTR][256];
 unsigned mwp_attr_size;
@@ -178,11 +180,46 @@ static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
     int fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0)
         return -errno;
-    unsigned pages = mwp_cfg.ring_pages;
-    int err = mw_ring_map(r, fd, pages ? pages : 1);
+    unsigned pages = mwp_cfg.ring_pages ? mwp_cfg.ring_pages : 1;
+    /* A DWARF cpu-clock sample carries its stack copy (8 KiB by default):
+     * room for about 60 ms of samples at 250/s, where the locked-memory
+     * limits allow it. */
+    if (i == 0 && mwp_cfg.unwind == MWP_UNWIND_DWARF && pages < THR_DWARF_PAGES) {
+        int err = mw_ring_map(r, fd, THR_DWARF_PAGES);
+        if (err != -EPERM && err != -ENOMEM) {
+            mwp_sys_close(fd);
+            r->fd = -1;
+            return err;
+        }
+    }
+    int err = mw_ring_map(r, fd, pages);
     mwp_sys_close(fd);
     r->fd = -1;
     return err;
+}
+
+/* Drain t's rings once outside the interval thread (thread exit, the switch
+ * to per-CPU events). Records with a user stack copy do not fit a small
+ * buffer on the thread's own stack: those get a mapping for the call. */
+static void thr_drain(struct mwp_thr *t, char *buf, size_t cap, uint64_t *samples,
+                      uint64_t *lost);
+static void thr_drain_here(struct mwp_thr *t)
+{
+    char small[4096];
+    uint64_t s = 0, l = 0;
+    if (mwp_cfg.unwind != MWP_UNWIND_DWARF) {
+        thr_drain(t, small, sizeof small, &s, &l);
+        return;
+    }
+    size_t cap = (size_t)MW_UNWIND_STACK_MAX + 4096;
+    void *big = (void *)syscall(SYS_mmap, NULL, cap, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if ((uintptr_t)big > (uintptr_t)-4096) {
+        thr_drain(t, small, sizeof small, &s, &l); /* larger records are counted as dropped */
+        return;
+    }
+    thr_drain(t, big, cap, &s, &l);
+    syscall(SYS_munmap, big, cap);
 }
 
 /* Open t's samplers on thread t->tid (itself, or an application thread for
@@ -335,34 +372,46 @@ static void thr_drain(struct mwp_thr *t, char *buf, size_t cap, uint64_t *sample
     mwp_region_drain(t);
 }
 
+/* Copy n bytes into t's allocation buffer at *at (wrapping), advance *at. */
+static void abuf_put(struct mwp_thr *t, uint64_t *at, const void *src, size_t n)
+{
+    size_t off = (size_t)(*at % MWP_ABUF_SIZE), first = MWP_ABUF_SIZE - off;
+    if (first >= n) {
+        memcpy(t->abuf + off, src, n);
+    } else {
+        memcpy(t->abuf + off, src, first);
+        memcpy(t->abuf, (const char *)src + first, n - first);
+    }
+    *at += n;
+}
+
 void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
 {
     struct mwp_thr *t = mwp_self;
     size_t size = mwr_rec_size(alen + blen);
     if (t && !t->abuf && atomic_load(&t->state) == MWP_T_LIVE)
         t->abuf = thr_sys_mmap(MWP_ABUF_SIZE);
-    if (t && t->abuf && atomic_load(&t->state) == MWP_T_LIVE && size <= MWP_ABUF_SIZE / 4) {
+    /* Up to half the buffer: an allocation with its stack copy (DWARF
+     * stacks, alloc.c) is a few KiB. */
+    if (t && t->abuf && atomic_load(&t->state) == MWP_T_LIVE && size <= MWP_ABUF_SIZE / 2) {
         uint64_t head = atomic_load_explicit(&t->ahead, memory_order_relaxed);
         uint64_t tail = atomic_load_explicit(&t->atail, memory_order_acquire);
         if (head + size - tail <= MWP_ABUF_SIZE) {
-            char tmp[sizeof(mwr_rec_hdr) + 64 * 8 + 128];
-            if (size <= sizeof tmp) {
-                mwr_frame(tmp, type, a, alen, b, blen);
-                size_t off = (size_t)(head % MWP_ABUF_SIZE), first = MWP_ABUF_SIZE - off;
-                if (first >= size) {
-                    memcpy(t->abuf + off, tmp, size);
-                } else {
-                    memcpy(t->abuf + off, tmp, first);
-                    memcpy(t->abuf, tmp + first, size - first);
-                }
-                atomic_store_explicit(&t->ahead, head + size, memory_order_release);
-                /* allocations worth keeping fill the buffer before the
-                 * process began (lazy start): begin, so that they are drained */
-                if (!atomic_load_explicit(&mwp_begun, memory_order_relaxed) &&
-                    head + size - tail > MWP_ABUF_SIZE / 2 && t->tid == mwp_pid)
-                    mwp_begin();
-                return;
-            }
+            mwr_rec_hdr h = mwr_rec_hdr_make(type, alen + blen);
+            static const char zero[8];
+            uint64_t at = head;
+            abuf_put(t, &at, &h, sizeof h);
+            abuf_put(t, &at, a, alen);
+            if (blen)
+                abuf_put(t, &at, b, blen);
+            abuf_put(t, &at, zero, mwr_pad_len(alen + blen));
+            atomic_store_explicit(&t->ahead, head + size, memory_order_release);
+            /* allocations worth keeping fill the buffer before the
+             * process began (lazy start): begin, so that they are drained */
+            if (!atomic_load_explicit(&mwp_begun, memory_order_relaxed) &&
+                head + size - tail > MWP_ABUF_SIZE / 2 && t->tid == mwp_pid)
+                mwp_begin();
+            return;
         }
     }
     struct iovec v[2] = {{(void *)a, alen}, {(void *)b, blen}};
@@ -379,9 +428,7 @@ static void thr_exit(void *p)
     mwp_in_hook++;
     while (atomic_flag_test_and_set_explicit(&t->busy, memory_order_acquire))
         syscall(SYS_sched_yield);
-    char buf[4096];
-    uint64_t s = 0, l = 0;
-    thr_drain(t, buf, sizeof buf, &s, &l);
+    thr_drain_here(t);
     mwp_thread_emit(t, MWR_THREAD_EXIT);
     thr_close_samplers(t);
     atomic_store(&t->state, MWP_T_DEAD);
@@ -594,9 +641,7 @@ static void thr_inherit_start(struct mwp_thr *self)
      * sample is taken twice; if the per-CPU ones fail, it gets them back. */
     while (atomic_flag_test_and_set_explicit(&self->busy, memory_order_acquire))
         syscall(SYS_sched_yield);
-    char buf[4096];
-    uint64_t s = 0, l = 0;
-    thr_drain(self, buf, sizeof buf, &s, &l);
+    thr_drain_here(self);
     for (int i = 0; i < 2; i++)
         mw_ring_unmap(&self->ring[i]);
     struct mwp_thr *made[1024];

@@ -799,6 +799,7 @@ void mwp_meta_build(void)
     mwp_s_kvu(&s, "sample_rate_clamped", (uint64_t)mwp_cfg.rate_clamped);
     mwp_s_kvu(&s, "fault_period", mwp_cfg.fault_period);
     mwp_s_kvu(&s, "stack_depth", mwp_cfg.stack_depth);
+    mwp_s_kv(&s, "unwind", mwp_cfg.unwind_note);
     if (mwp_cfg.alloc_threshold == UINT64_MAX)
         mwp_s_kv(&s, "alloc_threshold", "off");
     else

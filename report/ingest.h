@@ -156,6 +156,7 @@ typedef struct ing_sample_row {   /* one samples row (+ sample_mem) */
     uint64_t time, period, ip, addr, weight, phys, data_src;
     uint32_t tid, cpu;            /* cpu UINT32_MAX: not sampled */
     int flagged, selected;
+    int truncated;                /* the call chain was cut short */
 } ing_sample_row;
 int ing_db_sample(ing_db *d, int64_t proc, const ing_sample_row *r);
 
@@ -194,6 +195,8 @@ typedef struct ing_code {
     int pmap_tried;
     uint64_t anon_pcs, anon_named;/* such addresses; named from the map */
     char pmap_why[600];
+    ING_VEC(mw_unwind_module) umods; /* pmods for the unwinder, built at its first use */
+    int umods_ok;
 } ing_code;
 
 /* The module file of (path, build id): found or added (a modules row). */
@@ -207,9 +210,10 @@ int64_t ing_code_pc(ing_code *c, uint64_t addr, int ret);
 /* stacks row of addresses innermost first (addrs[0] exact when exact0) */
 int64_t ing_code_stack(ing_code *c, const uint64_t *addrs, size_t n, int exact0,
                        int64_t *leaf_pc);
-/* A chain unwound from sampled registers and stack; n_kernel when that fails. */
+/* A chain unwound from sampled registers and stack (0 when it could not
+ * start); *complete is set when it reached the outermost frame. */
 size_t ing_code_unwind(ing_code *c, uint64_t regs_mask, const void *regs, const void *stack,
-                       uint32_t stack_size, uint64_t *chain, size_t max, size_t n_kernel);
+                       uint32_t stack_size, uint64_t *chain, size_t max, int *complete);
 const char *ing_code_demangle(ing_code *c, const char *name);
 void ing_code_end_process(ing_code *c);
 void ing_code_free(ing_code *c);
@@ -219,8 +223,12 @@ typedef struct ing_alloc {
     uint64_t addr, size, t_alloc, t_free;
     const void *frames;
     uint32_t tid, nframes;
-    uint16_t kind;
+    uint16_t kind;                /* MWR_A_STACK taken off */
     int64_t db_id, object_id, site_pc;
+    const void *regs, *stack;     /* DWARF stack (MWR_A_STACK), into the mapped file */
+    uint64_t regs_mask;
+    uint32_t stack_size;
+    int truncated;
 } ing_alloc;
 
 typedef struct ing_free {
@@ -241,7 +249,9 @@ typedef struct ing_objects {
 int64_t ing_db_alloc_id(ing_db *d, int64_t proc, const ing_alloc *a, const char *kind,
                         int64_t stack, int64_t site);
 
-int ing_objects_alloc(ing_objects *o, const mwr_alloc *a, const void *frames);
+/* stack: the MWR_A_STACK part (NULL without), its registers and stack copy */
+int ing_objects_alloc(ing_objects *o, const mwr_alloc *a, const void *frames,
+                      const mwr_alloc_stack *stack, const void *regs, const void *copy);
 int ing_objects_free(ing_objects *o, const mwr_free *f);
 /* Lifetimes closed, allocations rows written with their stacks and sites. */
 int ing_objects_finish(ing_objects *o);

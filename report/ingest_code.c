@@ -12,6 +12,7 @@
 #include "perfmap.h"
 
 #include <stdio.h>
+#include <time.h>
 
 const char *ing_code_demangle(ing_code *c, const char *name)
 {
@@ -185,21 +186,36 @@ int64_t ing_code_stack(ing_code *c, const uint64_t *addrs, size_t n, int exact0,
 }
 
 size_t ing_code_unwind(ing_code *c, uint64_t regs_mask, const void *regs, const void *stack,
-                       uint32_t stack_size, uint64_t *chain, size_t max, size_t n_kernel)
+                       uint32_t stack_size, uint64_t *chain, size_t max, int *complete)
 {
+    *complete = 0;
     if (!c->unw && !c->unw_failed && mw_unwinder_new(&c->unw) != 0)
         c->unw_failed = 1;
     if (!c->unw)
-        return n_kernel;
-    mw_unwind_module mods[256];
-    size_t nm = 0;
-    for (size_t i = 0; i < c->pmods.n && nm < 256; i++)
-        if (!c->pmods.v[i].is_stack)
-            mods[nm++] = (mw_unwind_module){c->pmods.v[i].start, c->pmods.v[i].end,
-                                            c->pmods.v[i].base,
-                                            c->gmods.v[c->pmods.v[i].gi].path};
-    int got = mw_unwind_sample(c->unw, mods, nm, regs_mask, regs, stack, stack_size, chain, max);
-    return got > (int)n_kernel ? (size_t)got : n_kernel;
+        return 0;
+    if (!c->umods_ok) {
+        c->umods.n = 0;
+        for (size_t i = 0; i < c->pmods.n; i++)
+            if (!c->pmods.v[i].is_stack) {
+                mw_unwind_module m = {c->pmods.v[i].start, c->pmods.v[i].end,
+                                      c->pmods.v[i].base, c->gmods.v[c->pmods.v[i].gi].path};
+                if (ING_VEC_PUSH(c->umods, m))
+                    return 0;
+            }
+        c->umods_ok = 1;
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    int got = mw_unwind_sample(c->unw, c->umods.v, c->umods.n, regs_mask, regs, stack,
+                               stack_size, chain, max);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    c->st->unwind_seconds +=
+        (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (got <= 0)
+        return 0;
+    *complete = mw_unwind_last_complete(c->unw);
+    c->st->unwound++;
+    return (size_t)got;
 }
 
 void ing_code_end_process(ing_code *c)
@@ -210,6 +226,9 @@ void ing_code_end_process(ing_code *c)
     c->pmap_tried = 0;
     c->anon_pcs = c->anon_named = 0;
     c->pmap_why[0] = 0;
+    ING_VEC_FREE(c->umods);
+    c->umods_ok = 0;
+    mw_unwinder_flush(c->unw); /* another process: other code at the same addresses */
 }
 
 void ing_code_free(ing_code *c)

@@ -133,8 +133,8 @@ static int prepare_all(ing_db *d)
     } q[] = {
 #define Q(f, s) {offsetof(ing_db, f), s}
         Q(s_sample, "INSERT INTO samples(process_id,event_id,source,tid,time_ns,cpu,period,ip,"
-                    "pc_id,stack_id,addr,weight,interval_id,in_flagged,selected,object_id)"
-                    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                    "pc_id,stack_id,addr,weight,interval_id,in_flagged,selected,object_id,"
+                    "truncated) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         Q(s_mem, "INSERT INTO sample_mem(sample_id,phys_addr,data_src,mem_op,mem_level,mem_hit,"
                  "mem_remote,mem_hops,mem_tlb,mem_snoop,mem_lock) VALUES(?,?,?,?,?,?,?,?,?,?,?)"),
         Q(s_pc, "INSERT INTO pcs(id,module_id,rel_addr,symbol,symbol_offset,function,file,line,"
@@ -143,7 +143,7 @@ static int prepare_all(ing_db *d)
                    "VALUES(?,?,?,?,?,?,?)"),
         Q(s_stack, "INSERT INTO stacks(id,parent_id,pc_id,depth) VALUES(?,?,?,?)"),
         Q(s_alloc, "INSERT INTO allocations(process_id,tid,kind,addr,size,t_alloc,t_free,"
-                   "stack_id,site_pc_id) VALUES(?,?,?,?,?,?,?,?,?)"),
+                   "stack_id,site_pc_id,truncated) VALUES(?,?,?,?,?,?,?,?,?,?)"),
         Q(s_obj, "INSERT INTO objects(process_id,kind,name,addr,size,allocation_id,module_id,"
                  "site_pc_id) VALUES(?,?,?,?,?,?,?,?)"),
         Q(s_loss, "INSERT INTO losses(process_id,time_ns,tid,event_id,kind,count) "
@@ -475,6 +475,7 @@ int64_t ing_db_alloc_id(ing_db *d, int64_t proc, const ing_alloc *a, const char 
         ing_bind_u64(s, 7, a->t_free);
     ing_bind_id(s, 8, stack);
     ing_bind_id(s, 9, site);
+    sqlite3_bind_int(s, 10, a->truncated);
     if (ing_db_step(d, s))
         return -1;
     return sqlite3_last_insert_rowid(d->db);
@@ -509,6 +510,7 @@ int ing_db_sample(ing_db *d, int64_t proc, const ing_sample_row *r)
     sqlite3_bind_int(s, 14, r->flagged);
     sqlite3_bind_int(s, 15, r->selected);
     BIND_IF(16, r->object > 0, r->object);
+    sqlite3_bind_int(s, 17, r->truncated);
     int rc = ing_db_step_all_bound(d, s);
     if (rc)
         return rc;

@@ -14,10 +14,17 @@
 
 #include <stdio.h>
 
-int ing_objects_alloc(ing_objects *o, const mwr_alloc *a, const void *frames)
+int ing_objects_alloc(ing_objects *o, const mwr_alloc *a, const void *frames,
+                      const mwr_alloc_stack *stack, const void *regs, const void *copy)
 {
     ing_alloc e = {a->addr, a->size, a->time_ns, UINT64_MAX, frames, a->tid, a->nframes,
-                   a->kind, 0, 0, 0};
+                   (uint16_t)(a->kind & ~MWR_A_STACK), 0, 0, 0, NULL, NULL, 0, 0, 0};
+    if (stack) {
+        e.regs = regs;
+        e.stack = copy;
+        e.regs_mask = stack->regs_mask;
+        e.stack_size = stack->stack_size;
+    }
     return ING_VEC_PUSH(o->allocs, e);
 }
 
@@ -145,6 +152,30 @@ static int insert_allocations(ing_objects *o)
         size_t n = a->nframes < 128 ? a->nframes : 128;
         for (size_t k = 0; k < n; k++)
             fr[k] = mw_u64_at(a->frames, k);
+        a->truncated = a->nframes >= 64;
+        if (a->regs) {
+            /* a DWARF stack taken inside libmemwatch.so: unwind, then drop
+             * memwatch's own frames (the hook and its helpers) */
+            int complete;
+            n = ing_code_unwind(c, a->regs_mask, a->regs, a->stack, a->stack_size, fr, 128,
+                                &complete);
+            a->truncated = !complete;
+            size_t skip = 0;
+            while (skip < n) {
+                const ing_pmod *pm = ing_code_find(c, fr[skip]);
+                const char *path = pm ? c->gmods.v[pm->gi].path : NULL;
+                const char *b = path ? strrchr(path, '/') : NULL;
+                b = b ? b + 1 : path;
+                if (!b || strncmp(b, "libmemwatch", 11))
+                    break;
+                skip++;
+            }
+            if (skip == n)
+                skip = 0; /* nothing outside memwatch: keep what there is */
+            memmove(fr, fr + skip, (n - skip) * sizeof *fr);
+            n -= skip;
+        }
+        c->st->truncated += a->truncated;
         int64_t leaf = 0, sid = n ? ing_code_stack(c, fr, n, 0, &leaf) : 0;
         if (sid < 0)
             return -EIO;

@@ -245,11 +245,14 @@ int ing_file_record(ing_file *f, const mw_record *rec)
     }
     case MWR_ALLOC: {
         mwr_alloc a;
-        const void *fr;
+        const void *fr, *regs = NULL, *copy = NULL;
+        mwr_alloc_stack as;
         if (mw_rec_alloc(rec, &a, &fr))
             return MW_ERR_CORRUPT;
+        if ((a.kind & MWR_A_STACK) && mw_rec_alloc_stack(rec, &a, &as, &regs, &copy))
+            return MW_ERR_CORRUPT;
         f->st->allocations++;
-        return ing_objects_alloc(f->objs, &a, fr);
+        return ing_objects_alloc(f->objs, &a, fr, regs ? &as : NULL, regs, copy);
     }
     case MWR_FREE: {
         mwr_free fr;
@@ -334,11 +337,25 @@ static int insert_samples(ing_file *f)
             tmp.callchain_nr = x->chain_nr;
             n = mw_callchain_user(&tmp, chain, 128);
         }
-        /* no usable kernel chain (frame pointers missing) but regs + stack
-         * were sampled: unwind offline */
-        if (n <= 2 && x->regs && x->stack_size)
-            n = ing_code_unwind(f->code, a->fmt.regs_user_mask, x->regs, x->stack,
-                                x->stack_size, chain, 128, n);
+        /* The kernel's chain is only as good as the frame pointers (in code
+         * built without them it stops early or takes stray words for return
+         * addresses); where registers and the stack were sampled the DWARF
+         * unwind replaces it. A chain that fills the kernel's limit
+         * (MEMWATCH_STACK_DEPTH) or ours was cut short. */
+        size_t maxk = a->fmt.max_stack ? a->fmt.max_stack : 127;
+        int truncated = n >= maxk || n >= 128;
+        if (x->regs && x->stack_size) {
+            uint64_t dw[128];
+            int complete;
+            size_t d = ing_code_unwind(f->code, a->fmt.regs_user_mask, x->regs, x->stack,
+                                       x->stack_size, dw, 128, &complete);
+            if (d >= 2 || (d && n <= 1)) {
+                memcpy(chain, dw, d * sizeof *dw);
+                n = d;
+                truncated = !complete;
+            }
+        }
+        f->st->truncated += truncated;
         if (n == 0 || chain[0] != x->ip) {
             /* the chain starts at the caller: put the sample ip in front */
             if (n == 128)
@@ -348,6 +365,7 @@ static int insert_samples(ing_file *f)
             n++;
         }
         ing_sample_row row = {0};
+        row.truncated = truncated;
         row.stack = ing_code_stack(f->code, chain, n, 1, &row.pc);
         if (row.stack < 0) {
             rc = -EIO;

@@ -271,6 +271,28 @@ int mw_rec_alloc(const mw_record *rec, mwr_alloc *out, const void **frames)
     return 0;
 }
 
+int mw_rec_alloc_stack(const mw_record *rec, const mwr_alloc *a, mwr_alloc_stack *out,
+                       const void **regs, const void **stack)
+{
+    if (rec->type != MWR_ALLOC || !(a->kind & MWR_A_STACK))
+        return -EINVAL;
+    size_t at = sizeof *a + (size_t)a->nframes * 8, len = rec->payload_len;
+    if (at > len || len - at < sizeof *out)
+        return MW_ERR_CORRUPT;
+    const unsigned char *p = (const unsigned char *)rec->payload;
+    memcpy(out, p + at, sizeof *out);
+    at += sizeof *out;
+    size_t nregs = (size_t)__builtin_popcountll(out->regs_mask);
+    if ((len - at) / 8 < nregs)
+        return MW_ERR_CORRUPT;
+    *regs = p + at;
+    at += nregs * 8;
+    if (out->stack_size > len - at)
+        return MW_ERR_CORRUPT;
+    *stack = p + at;
+    return 0;
+}
+
 int mw_rec_free(const mw_record *rec, mwr_free *out)
 {
     return rec->type == MWR_FREE ? copy_fixed(rec, out, sizeof *out, sizeof *out) : -EINVAL;

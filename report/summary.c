@@ -289,6 +289,23 @@ static cJSON *collect(sqlite3 *db, int top)
                                " in_flagged, SUM(selected) AS selected FROM samples GROUP BY"
                                " source ORDER BY source",
                                top));
+    /* how stacks were taken (META unwind) and how many were cut short */
+    cJSON *stk = cJSON_AddObjectToObject(root, "stacks");
+    cJSON_AddItemToObject(stk, "unwind",
+                          rows(db,
+                               "SELECT CASE WHEN value LIKE 'dwarf%' THEN 'dwarf' WHEN value LIKE"
+                               " 'fp%' THEN 'fp' ELSE value END AS method, COUNT(*) AS processes"
+                               " FROM meta WHERE key = 'unwind' GROUP BY method ORDER BY method",
+                               top));
+    cJSON_AddNumberToObject(stk, "samples", (double)scalar(db, "SELECT COUNT(*) FROM samples"));
+    cJSON_AddNumberToObject(
+        stk, "samples_truncated",
+        (double)scalar(db, "SELECT COUNT(*) FROM samples WHERE truncated = 1"));
+    cJSON_AddNumberToObject(stk, "allocations",
+                            (double)scalar(db, "SELECT COUNT(*) FROM allocations"));
+    cJSON_AddNumberToObject(
+        stk, "allocations_truncated",
+        (double)scalar(db, "SELECT COUNT(*) FROM allocations WHERE truncated = 1"));
     /* bandwidth-bound share */
     cJSON *bw = cJSON_AddObjectToObject(root, "bandwidth");
     int64_t tot = scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals");
@@ -477,6 +494,19 @@ static void render_text(FILE *f, const cJSON *root)
         fprintf(f, " %s %.0f (%.0f in flagged intervals, %.0f of them naming code and data)",
                 str(r, "source") ? str(r, "source") : "?", num(r, "samples"), num(r, "in_flagged"), num(r, "selected"));
     fprintf(f, "\n");
+
+    const cJSON *stk = cJSON_GetObjectItem(root, "stacks");
+    fprintf(f, "  stacks:");
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(stk, "unwind"))
+        fprintf(f, " %s in %.0f process%s,", str(r, "method") ? str(r, "method") : "?",
+                num(r, "processes"), num(r, "processes") == 1 ? "" : "es");
+    fprintf(f, " %.0f of %.0f sample stacks and %.0f of %.0f allocation stacks truncated\n",
+            num(stk, "samples_truncated"), num(stk, "samples"),
+            num(stk, "allocations_truncated"), num(stk, "allocations"));
+    if (num(stk, "samples_truncated") + num(stk, "allocations_truncated") > 0)
+        fprintf(f, "    (cut short before the program's or thread's entry: deeper than the "
+                   "stack copy or the frame limit, or a frame without unwind information; "
+                   "their callers are missing from the caller view)\n");
 
     const cJSON *bw = cJSON_GetObjectItem(root, "bandwidth");
     fprintf(f, "\nBandwidth-bound: %.1f%% of %.2f s measured (%.0f of %.0f intervals flagged)%s\n",

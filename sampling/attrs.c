@@ -77,6 +77,14 @@ MW_API void mw_attr_cpu_clock(struct perf_event_attr *a, unsigned long rate, uns
     a->sample_max_stack = (uint16_t)max_stack;
 }
 
+MW_API void mw_attr_user_stack(struct perf_event_attr *a, unsigned stack_bytes)
+{
+    unsigned n = stack_bytes > MW_UNWIND_STACK_MAX ? MW_UNWIND_STACK_MAX : stack_bytes & ~7u;
+    a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    a->sample_regs_user = MW_UNWIND_REGS_MASK;
+    a->sample_stack_user = n;
+}
+
 MW_API void mw_attr_page_faults(struct perf_event_attr *a, unsigned long period)
 {
     attr_common(a);

@@ -84,6 +84,8 @@ int mw_sample_fmt_from_attr(const void *attr, size_t n, mw_sample_fmt *out)
     }
     if (have >= PERF_ATTR_SIZE_VER4)
         out->regs_intr_mask = a.sample_regs_intr;
+    if (have >= PERF_ATTR_SIZE_VER5)
+        out->max_stack = a.sample_max_stack;
     out->sample_id_all = a.sample_id_all;
     out->precise_ip = a.precise_ip;
     return 0;

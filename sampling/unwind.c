@@ -44,6 +44,7 @@ typedef struct image {
 struct mw_unwinder {
     unw_addr_space_t as;
     image *images;
+    int complete; /* the last unwind reached the outermost frame */
 };
 
 typedef struct uw_arg {
@@ -296,7 +297,11 @@ int mw_unwinder_new(mw_unwinder **out)
         free(u);
         return -ENOMEM;
     }
-    unw_set_caching_policy(u->as, UNW_CACHE_NONE);
+    /* libunwind's cache keys its unwind information by address: valid for
+     * one process's address space (mw_unwinder_flush between processes).
+     * A third of the time without it (it still blocks every signal around
+     * each step: two system calls a frame). */
+    unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
     *out = u;
     return 0;
 }
@@ -325,13 +330,31 @@ int mw_unwind_sample(mw_unwinder *u, const mw_unwind_module *mods, size_t nmods,
     if (unw_init_remote(&c, u->as, &a) < 0)
         return MW_ERR_NODATA;
     size_t n = 0;
+    int step = 1;
+    u->complete = 0;
     do {
         unw_word_t pc;
-        if (unw_get_reg(&c, UNW_REG_IP, &pc) < 0 || pc == 0)
+        if (unw_get_reg(&c, UNW_REG_IP, &pc) < 0)
             break;
+        if (pc == 0) {
+            step = 0; /* a zero return address ends a chain */
+            break;
+        }
         pcs[n++] = pc;
-    } while (n < max && unw_step(&c) > 0);
+    } while (n < max && (step = unw_step(&c)) > 0);
+    /* unw_step returns 0 at the outermost frame (_start, clone: their CFI
+     * marks the return address undefined); below 0 it could not go on (no
+     * unwind table, the stack copy ended). */
+    u->complete = step == 0;
     return (int)n;
+}
+
+int mw_unwind_last_complete(const mw_unwinder *u) { return u && u->complete; }
+
+void mw_unwinder_flush(mw_unwinder *u)
+{
+    if (u)
+        unw_flush_cache(u->as, 0, 0);
 }
 
 #else /* no libunwind */
@@ -347,6 +370,14 @@ int mw_unwinder_new(mw_unwinder **out)
 }
 
 void mw_unwinder_free(mw_unwinder *u) { free(u); }
+
+int mw_unwind_last_complete(const mw_unwinder *u)
+{
+    (void)u;
+    return 0;
+}
+
+void mw_unwinder_flush(mw_unwinder *u) { (void)u; }
 
 int mw_unwind_sample(mw_unwinder *u, const mw_unwind_module *mods, size_t nmods,
                      uint64_t regs_mask, const void *regs, const void *stack, size_t stack_size,

@@ -41,6 +41,15 @@ extern "C" {
     (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |                   \
      PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PERIOD)
 
+/* DWARF unwinding of cpu-clock samples (MEMWATCH_UNWIND): the user registers
+ * the unwinder needs (perf_event x86-64 order: AX BX CX DX SI DI BP SP IP,
+ * R8..R15; no flags or segment registers) and a copy of the user stack
+ * from the sampled stack pointer, unwound at report time with the modules'
+ * .eh_frame (sampling/unwind.c), as `perf record --call-graph dwarf` does. */
+#define MW_UNWIND_REGS_MASK 0xff01ffull
+#define MW_UNWIND_STACK_DEFAULT 8192u
+#define MW_UNWIND_STACK_MAX 32768u
+
 /* The highest sampling rate the kernel allows (perf_event_max_sample_rate),
  * or 0 when it cannot be read. */
 MW_API unsigned long mw_attr_max_rate(void);
@@ -53,6 +62,10 @@ MW_API unsigned long mw_attr_clamp_rate(unsigned long rate, unsigned long max, i
  * space only, call chains of at most max_stack frames (0: kernel default). */
 MW_API void mw_attr_cpu_clock(struct perf_event_attr *a, unsigned long rate,
                               unsigned max_stack);
+
+/* Add the user registers and `stack_bytes` (rounded down to 8, at most
+ * MW_UNWIND_STACK_MAX) of user stack to a sampler's attribute. */
+MW_API void mw_attr_user_stack(struct perf_event_attr *a, unsigned stack_bytes);
 
 /* Page-fault sampling of one thread, one sample every `period` faults. */
 MW_API void mw_attr_page_faults(struct perf_event_attr *a, unsigned long period);

@@ -43,6 +43,7 @@ typedef struct mw_sample_fmt {
     uint32_t precise_ip;         /* attr.precise_ip */
     uint32_t use_clockid;        /* attr.use_clockid */
     int32_t clockid;             /* attr.clockid when use_clockid */
+    uint32_t max_stack;          /* attr.sample_max_stack (0: the kernel's default) */
 } mw_sample_fmt;
 
 /* Fill *out from the bytes of a struct perf_event_attr (any ABI size >= 64:

@@ -116,10 +116,22 @@ typedef struct mwr_alloc {
     uint64_t addr;
     uint64_t size;
     uint32_t tid;
-    uint16_t kind;            /* enum mwr_alloc_kind */
+    uint16_t kind;            /* enum mwr_alloc_kind, | MWR_A_STACK */
     uint16_t nframes;         /* return addresses that follow, innermost first */
     /* uint64_t frames[nframes] follow */
 } mwr_alloc;
+
+/* A flag in mwr_alloc.kind: an mwr_alloc_stack follows the frames (the
+ * process takes DWARF stacks: META unwind). */
+#define MWR_A_STACK 0x8000u
+
+typedef struct mwr_alloc_stack {
+    uint64_t regs_mask;       /* perf_event x86 register numbers of the values that follow */
+    uint32_t stack_size;      /* bytes of stack copied from the SP register's address */
+    uint32_t pad;
+    /* uint64_t regs[popcount(regs_mask)] in register-number order, then
+     * stack_size bytes, padded to 8 */
+} mwr_alloc_stack;
 
 typedef struct mwr_free {
     uint64_t time_ns;

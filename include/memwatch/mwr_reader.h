@@ -69,6 +69,11 @@ MW_API uint64_t mw_reader_pos(const mw_reader *r);
 MW_API int mw_rec_interval(const mw_record *rec, mwr_interval *out);
 MW_API int mw_rec_thread(const mw_record *rec, mwr_thread *out);
 MW_API int mw_rec_alloc(const mw_record *rec, mwr_alloc *out, const void **frames);
+/* The stack part of an allocation whose kind has MWR_A_STACK (a, frames from
+ * mw_rec_alloc): the header, the registers (popcount(regs_mask) u64 values)
+ * and the stack copy, checked against the record's length. */
+MW_API int mw_rec_alloc_stack(const mw_record *rec, const mwr_alloc *a, mwr_alloc_stack *out,
+                              const void **regs, const void **stack);
 MW_API int mw_rec_free(const mw_record *rec, mwr_free *out);
 MW_API int mw_rec_module(const mw_record *rec, mwr_module *out, const char **path);
 MW_API int mw_rec_counters(const mw_record *rec, mwr_counters *out, const void **values);

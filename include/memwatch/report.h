@@ -46,6 +46,9 @@ typedef struct mw_report_stats {
     uint64_t records, perf_records, samples, intervals, allocations, losses;
     uint64_t bad_perf_records;   /* kernel records that failed to decode */
     uint64_t pcs;                /* distinct code addresses symbolized */
+    uint64_t unwound;            /* stacks unwound from sampled registers and stack (DWARF) */
+    uint64_t truncated;          /* sample and allocation stacks cut short */
+    double unwind_seconds;       /* thread CPU time spent in those unwinds */
     double seconds;              /* wall time of the ingest */
 } mw_report_stats;
 

@@ -120,6 +120,16 @@ MW_API int mw_unwind_sample(mw_unwinder *u, const mw_unwind_module *mods, size_t
                             uint64_t regs_mask, const void *regs, const void *stack,
                             size_t stack_size, uint64_t *pcs, size_t max);
 
+/* 1 when the last mw_unwind_sample reached the outermost frame (the program's
+ * or thread's entry, whose unwind information ends the chain), 0 when it was
+ * cut short: no unwind table for a frame, the stack copy ended, or max was
+ * reached. */
+MW_API int mw_unwind_last_complete(const mw_unwinder *u);
+
+/* Forget what was learnt about addresses (call it before unwinding another
+ * process's samples: the same address may be other code there). */
+MW_API void mw_unwinder_flush(mw_unwinder *u);
+
 #ifdef __cplusplus
 }
 #endif

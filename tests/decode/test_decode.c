@@ -11,6 +11,7 @@
  */
 #include "mw_test.h"
 
+#include <memwatch/attrs.h>
 #include <memwatch/decode.h>
 #include <memwatch/profile.h>
 #ifdef MW_HAVE_RING
@@ -194,6 +195,85 @@ static void test_pebs_style(void)
     MW_CHECK_U64(v, 32);
     memcpy(bad.b + stack_off, &huge, 8);
     MW_CHECK_INT(decode_exact(&f, bad.b, bad.n, &rec), MW_ERR_CORRUPT);
+}
+
+
+/* The cpu-clock sampler with DWARF stacks (mw_attr_cpu_clock +
+ * mw_attr_user_stack): the layout memwatch's own attribute gives, decoded
+ * from the attribute bytes as the report does; one sample with 17 user
+ * registers and a stack copy, one from a thread without user registers
+ * (regs ABI NONE, stack size 0: the kernel writes neither the registers nor
+ * the dynamic size). */
+static void test_cpu_clock_dwarf(void)
+{
+    struct perf_event_attr a;
+    mw_attr_cpu_clock(&a, 250, 64);
+    mw_attr_user_stack(&a, 8195); /* rounded down to 8 */
+    MW_CHECK_U64(a.sample_stack_user, 8192);
+    MW_CHECK_U64(a.sample_regs_user, MW_UNWIND_REGS_MASK);
+    mw_attr_user_stack(&a, 1u << 20);
+    MW_CHECK_U64(a.sample_stack_user, MW_UNWIND_STACK_MAX);
+    mw_attr_user_stack(&a, 64);
+    mw_sample_fmt f;
+    MW_CHECK_INT(mw_sample_fmt_from_attr(&a, sizeof a, &f), 0);
+    MW_CHECK_U64(f.sample_type, MW_CPUCLOCK_SAMPLE_TYPE | PERF_SAMPLE_REGS_USER |
+                                    PERF_SAMPLE_STACK_USER);
+    MW_CHECK_U64(f.regs_user_mask, MW_UNWIND_REGS_MASK);
+    MW_CHECK_INT(f.max_stack, 64);
+    /* an attribute of the first ABI size has no sample_max_stack */
+    MW_CHECK_INT(mw_sample_fmt_from_attr(&a, PERF_ATTR_SIZE_VER3, &f), 0);
+    MW_CHECK_INT(f.max_stack, 0);
+    MW_CHECK_INT(mw_sample_fmt_from_attr(&a, sizeof a, &f), 0);
+
+    rb r = {0};
+    size_t at = rec_begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+    put64(&r, 0x55550000a123ull); /* ip */
+    put32(&r, 7);                 /* pid */
+    put32(&r, 8);                 /* tid */
+    put64(&r, 123456789);         /* time */
+    put64(&r, 4000000);           /* period */
+    put64(&r, 3);                 /* callchain: marker + 2 */
+    put64(&r, (uint64_t)PERF_CONTEXT_USER);
+    put64(&r, 0x55550000a123ull);
+    put64(&r, 0x6666656236663465ull); /* a stray word where no frame pointer was */
+    put64(&r, PERF_SAMPLE_REGS_ABI_64);
+    for (int i = 0; i < 17; i++) /* AX..IP, R8..R15 in bit order */
+        put64(&r, 0x1000u + (uint64_t)i);
+    put64(&r, 64); /* stack size */
+    for (int i = 0; i < 8; i++)
+        put64(&r, 0xabc0u + (uint64_t)i);
+    put64(&r, 40); /* dyn size */
+    rec_end(&r, at);
+    mw_perf_record rec;
+    MW_CHECK_INT(decode_exact(&f, r.b, r.n, &rec), (int)r.n);
+    const mw_sample *s = &rec.u.sample;
+    MW_CHECK_INT(s->regs_user_nr, 17);
+    MW_CHECK_U64(mw_u64_at(s->regs_user, 7), 0x1007);  /* SP, bit 7 */
+    MW_CHECK_U64(mw_u64_at(s->regs_user, 8), 0x1008);  /* IP, bit 8 */
+    MW_CHECK_U64(mw_u64_at(s->regs_user, 16), 0x1010); /* R15, bit 23 */
+    MW_CHECK_U64(s->stack_user_size, 64);
+    MW_CHECK_U64(s->stack_user_dyn_size, 40);
+    MW_CHECK_U64(mw_u64_at(s->stack_user, 7), 0xabc7);
+    check_truncations(&f, &r, "cpu-clock dwarf");
+    check_lying_sizes(&f, &r, "cpu-clock dwarf");
+
+    rb n = {0};
+    at = rec_begin(&n, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+    put64(&n, 0x401000);
+    put32(&n, 7);
+    put32(&n, 9);
+    put64(&n, 123456790);
+    put64(&n, 4000000);
+    put64(&n, 0);                         /* no call chain */
+    put64(&n, PERF_SAMPLE_REGS_ABI_NONE); /* no user registers */
+    put64(&n, 0);                         /* no stack: no dyn size follows */
+    rec_end(&n, at);
+    MW_CHECK_INT(decode_exact(&f, n.b, n.n, &rec), (int)n.n);
+    MW_CHECK_INT(rec.u.sample.regs_user_nr, 0);
+    MW_CHECK(rec.u.sample.regs_user == NULL, "registers without an ABI");
+    MW_CHECK_U64(rec.u.sample.stack_user_size, 0);
+    MW_CHECK(rec.u.sample.stack_user == NULL, "a stack of size 0");
+    check_truncations(&f, &n, "cpu-clock dwarf, no regs");
 }
 
 static void test_ibs_style(void)
@@ -627,6 +707,7 @@ static void test_hybrid(void)
 int main(void)
 {
     test_pebs_style();
+    test_cpu_clock_dwarf();
     test_ibs_style();
     test_read_branch();
     test_other_records();

@@ -375,6 +375,74 @@ cxx)
     [ "$nm" = 0 ] || fail "$nm frames still mangled: $(sqlite3 "$T/c.db" "select distinct function from frames where function like '\_Z%' escape '\' limit 3")"
     grep -q 'mwtest::Grid::fill(int)' "$T/rep" || { cat "$T/rep"; fail "the summary does not name mwtest::Grid::fill(int)"; }
     ;;
+unwind)
+    # DWARF stacks of a program without frame pointers (mwp_nofp): timer
+    # samples in nf_leaf reach main through nf_middle and nf_outer, the
+    # 1 MiB allocations name nf_alloc_inner <- nf_alloc_outer <- main, a
+    # recursion deeper than the stack copy is marked truncated, samples in a
+    # signal handler decode. The same program with MEMWATCH_UNWIND=fp (the
+    # kernel's frame-pointer walk) loses the middle of the chain.
+    command -v sqlite3 >/dev/null || skip "sqlite3 not installed: the report's tables cannot be checked"
+    [ -x "$B/mwp_nofp" ] || fail "mwp_nofp not built"
+    want=$("$B/mwp_nofp" 0.05); wrc=$?
+    got=$(MEMWATCH_RATE=500 run "$B/mwp_nofp" 1); rc=$?
+    expect_rc $rc $wrc
+    [ "$got" = "$want" ] || fail "output changed under memwatch: '$got', expected '$want'"
+    all_ok 1
+    texts | grep -q '^unwind=dwarf' || {
+        why=$(texts | sed -n 's/^unwind=//p' | head -1)
+        skip "no DWARF stacks in this build: unwind=$why"
+    }
+    "$MW" report -o "$T/u.db" "$OUT" >"$T/rep" 2>&1 || { cat "$T/rep"; fail "memwatch report failed"; }
+    # has(F, G): timer samples whose stack holds both functions F and G
+    has() {
+        sqlite3 "$1" "WITH RECURSIVE ch(sid, id) AS (SELECT id, stack_id FROM samples WHERE source = 'timer'
+            UNION ALL SELECT ch.sid, st.parent_id FROM ch JOIN stacks st ON st.id = ch.id WHERE st.parent_id IS NOT NULL),
+          fn(sid, f) AS (SELECT ch.sid, p.function FROM ch JOIN stacks st ON st.id = ch.id JOIN pcs p ON p.id = st.pc_id)
+          SELECT count(DISTINCT a.sid) FROM fn a JOIN fn b ON a.sid = b.sid WHERE a.f = '$2' AND b.f = '$3'"
+    }
+    leaf=$(sqlite3 "$T/u.db" "select count(*) from samples s join pcs p on p.id = s.pc_id where p.function = 'nf_leaf'")
+    full=$(has "$T/u.db" nf_middle main)
+    outer=$(has "$T/u.db" nf_outer main)
+    fullo=$(has "$T/u.db" nf_outer nf_leaf)
+    unknown=$(sqlite3 "$T/u.db" "select count(*) from stacks st join pcs p on p.id = st.pc_id where p.module_id is null")
+    trunc=$(sqlite3 "$T/u.db" "select count(*) from samples where truncated = 1")
+    rec=$(has "$T/u.db" nf_rec nf_leaf)
+    sig=$(has "$T/u.db" nf_handler nf_leaf)
+    sigmain=$(has "$T/u.db" nf_handler main)
+    echo "dwarf: $leaf samples in nf_leaf, $full through nf_middle to main, $outer through nf_outer; $rec in the recursion, $trunc truncated; $sig in the signal handler, $sigmain of them through the signal frame to main; $unknown frames outside any module"
+    [ "$leaf" -ge 20 ] || fail "only $leaf timer samples in nf_leaf"
+    # every nf_leaf sample has one of its three callers: nf_middle, nf_rec, nf_handler
+    [ $((full + rec + sig)) -ge $((leaf * 9 / 10)) ] ||
+        fail "$((full + rec + sig)) of $leaf nf_leaf samples name their caller"
+    [ "$outer" -ge $((full * 9 / 10)) ] || fail "$outer of $full samples in nf_middle reach main through nf_outer"
+    [ "$sigmain" -ge $((sig * 9 / 10)) ] || fail "$sigmain of $sig samples in the signal handler unwind through the signal frame to main"
+    [ "$rec" -ge 5 ] || fail "no samples in the deep recursion ($rec)"
+    [ "$trunc" -ge 5 ] || fail "the recursion deeper than the stack copy is not marked truncated ($trunc samples)"
+    [ "$unknown" = 0 ] || fail "$unknown frames outside any module: $(sqlite3 "$T/u.db" "select distinct symbol from stacks st join pcs p on p.id = st.pc_id where p.module_id is null limit 5" | tr '\n' ' ')"
+    grep -q 'truncated' "$T/rep" || { cat "$T/rep"; fail "the summary does not count the truncated stacks"; }
+    if [ -z "${MW_SAN_PRELOAD:-}" ]; then
+        al=$(sqlite3 "$T/u.db" "select count(*) from allocations where size >= 1048576")
+        site=$(sqlite3 "$T/u.db" "select count(*) from allocations a join pcs p on p.id = a.site_pc_id where a.size >= 1048576 and p.function = 'nf_alloc_inner'")
+        chain=$(sqlite3 "$T/u.db" "WITH RECURSIVE ch(aid, id) AS (SELECT id, stack_id FROM allocations WHERE size >= 1048576
+              UNION ALL SELECT ch.aid, st.parent_id FROM ch JOIN stacks st ON st.id = ch.id WHERE st.parent_id IS NOT NULL)
+            SELECT count(DISTINCT ch.aid) FROM ch JOIN stacks st ON st.id = ch.id JOIN pcs p ON p.id = st.pc_id WHERE p.function = 'nf_alloc_outer'")
+        echo "allocations of 1 MiB: $al, sited in nf_alloc_inner: $site, with nf_alloc_outer as a caller: $chain"
+        [ "$al" -ge 16 ] || fail "$al of 16 allocations recorded"
+        [ "$site" -ge 16 ] && [ "$chain" -ge 16 ] || fail "allocation stacks do not reach the callers ($site sited, $chain through nf_alloc_outer)"
+    fi
+    # the kernel's frame-pointer walk, for comparison: the middle is lost
+    fresh_out
+    MEMWATCH_UNWIND=fp MEMWATCH_RATE=500 run "$B/mwp_nofp" 0.5 >/dev/null; expect_rc $? 0
+    texts | grep -q '^unwind=fp (MEMWATCH_UNWIND=fp)' || fail "META unwind does not record the choice of fp"
+    "$MW" report -q -o "$T/f.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report (fp) failed"
+    fleaf=$(sqlite3 "$T/f.db" "select count(*) from samples s join pcs p on p.id = s.pc_id where p.function = 'nf_leaf'")
+    fouter=$(has "$T/f.db" nf_outer nf_leaf)
+    echo "fp: $fleaf samples in nf_leaf, $fouter of them through nf_outer"
+    [ "$fleaf" -ge 10 ] || fail "only $fleaf timer samples in nf_leaf with MEMWATCH_UNWIND=fp"
+    [ $((fouter * 100 / fleaf)) -lt $((fullo * 100 / leaf)) ] ||
+        fail "frame-pointer chains as complete as DWARF ones ($fouter of $fleaf): the program keeps frame pointers"
+    ;;
 python)
     command -v python3 >/dev/null || skip "no python3"
     cat >"$T/t.py" <<'PY'

@@ -8,7 +8,8 @@
  *   file=NAME ok=1 cut=0 trailer=1 status=0 end=exit pid=.. ppid=.. origin=exec exe=..
  *   intervals=.. lat=.. shared=.. bw=.. uncal=.. samples=.. lost=.. perfdata=.. kernel_samples=..
  *   tstart=.. texit=.. tname=.. allocs=.. frees=.. modules=.. buildids=.. logs=..
- *   alloc_frames=.. dropped=..
+ *   alloc_frames=.. dropped=..   (alloc_frames: return addresses, plus one per
+ *   allocation that carries registers and a stack copy instead)
  *
  * ok=0 means the file is not a memwatch file or a record is malformed before
  * the end; cut=1 means it ends inside a record (read up to the last whole one).
@@ -181,6 +182,21 @@ static int check_file(const char *path, struct facts *f, size_t *start)
                 f->ok = 0;
             f->allocs++;
             f->frames += a.nframes;
+            if (a.kind & MWR_A_STACK) {
+                /* registers and a stack copy instead of return addresses:
+                 * counted as one frame (a call site the report unwinds) */
+                mwr_alloc_stack st;
+                size_t at = sizeof a + a.nframes * 8u;
+                if (at + sizeof st > pl) {
+                    f->ok = 0;
+                    break;
+                }
+                memcpy(&st, p + at, sizeof st);
+                at += sizeof st + 8u * (size_t)__builtin_popcountll(st.regs_mask);
+                if (at > pl || st.stack_size > pl - at || st.stack_size == 0)
+                    f->ok = 0;
+                f->frames++;
+            }
             break;
         }
         case MWR_FREE:

@@ -247,6 +247,30 @@ int main(void)
     mwb_alloc(&w, 0, Y, 1 << 20, fr, 1);
     mwb_free(&w, 15 * MS, Y);
     mwb_alloc(&w, 16 * MS, Y, 2 << 20, fr, 2);
+    /* an allocation with registers and a stack copy instead of return
+     * addresses (MWR_A_STACK, DWARF stacks): its stack comes from the
+     * offline unwinder */
+    {
+        const greg_t *g = cap.uc.uc_mcontext.gregs;
+        struct {
+            mwr_alloc a;
+            mwr_alloc_stack h;
+            uint64_t regs[8];
+        } as;
+        memset(&as, 0, sizeof as);
+        as.a.time_ns = 1 * MS;
+        as.a.addr = 0x30000000;
+        as.a.size = 3 << 20;
+        as.a.tid = 4242;
+        as.a.kind = MWR_A_MALLOC | MWR_A_STACK;
+        as.h.regs_mask = (1ull << 1) | (1ull << 6) | (1ull << 7) | (1ull << 8) | (0xfull << 20);
+        uint64_t rv[8] = {(uint64_t)g[REG_RBX], (uint64_t)g[REG_RBP], (uint64_t)g[REG_RSP],
+                          (uint64_t)g[REG_RIP], (uint64_t)g[REG_R12], (uint64_t)g[REG_R13],
+                          (uint64_t)g[REG_R14], (uint64_t)g[REG_R15]};
+        memcpy(as.regs, rv, sizeof rv);
+        as.h.stack_size = (uint32_t)(cap.stack_size & ~(size_t)7);
+        mwb_rec(&w, MWR_ALLOC, &as, sizeof as, cap.stack, as.h.stack_size);
+    }
 
     /* intervals: flagged [0,10) and [20,30) ms; calm [10,20) and [30,40) */
     mwb_interval(&w, 0, 10 * MS, MWR_IV_BW_BOUND, 300);
@@ -452,6 +476,33 @@ int main(void)
         }
         MW_CHECK_INT(k, 4);
         sqlite3_finalize(cs);
+    }
+
+    /* the unwound stack of the allocation with a stack copy */
+    {
+        const char *want[] = {"uw_f3", "uw_f2", "uw_f1", "uw_thread"};
+        sqlite3_stmt *cs;
+        MW_CHECK_INT(sqlite3_prepare_v2(d,
+                                        "WITH RECURSIVE ch(id, parent_id, pc_id, k) AS ("
+                                        " SELECT st.id, st.parent_id, st.pc_id, 0 FROM stacks st"
+                                        " WHERE st.id = (SELECT stack_id FROM allocations WHERE"
+                                        " addr = 805306368)"
+                                        " UNION ALL SELECT s.id, s.parent_id, s.pc_id, ch.k + 1"
+                                        " FROM stacks s JOIN ch ON s.id = ch.parent_id)"
+                                        " SELECT p.symbol FROM ch JOIN pcs p ON p.id = ch.pc_id"
+                                        " ORDER BY ch.k",
+                                        -1, &cs, NULL),
+                     SQLITE_OK);
+        int k = 0;
+        while (sqlite3_step(cs) == SQLITE_ROW && k < 4) {
+            const char *fn = (const char *)sqlite3_column_text(cs, 0);
+            MW_CHECK(fn && !strcmp(fn, want[k]), "allocation frame %d: %s, expected %s", k,
+                     fn ? fn : "(null)", want[k]);
+            k++;
+        }
+        MW_CHECK_INT(k, 4);
+        sqlite3_finalize(cs);
+        MW_CHECK_INT(q1(d, "SELECT kind = 'malloc' FROM allocations WHERE addr = 805306368"), 1);
     }
 
     /* GPU records */
