@@ -31,6 +31,8 @@
 #include <memwatch/profile.h>
 #include <memwatch/report.h>
 
+#include <linux/perf_event.h>
+
 #include <dirent.h>
 #include <pthread.h>
 #include <elf.h>
@@ -337,8 +339,6 @@ static void rec_read_file(const char *path, const char *run, struct rec_sum *s)
                 if (iv.t_end_ns > s->t_last)
                     s->t_last = iv.t_end_ns;
             }
-            s->samples += iv.samples;
-            s->lost += iv.lost;
             if (iv.flags & MWR_IV_LAT_VALID) {
                 double d = (double)(iv.t_end_ns - iv.t_start_ns);
                 s->iv_lat++;
@@ -353,6 +353,28 @@ static void rec_read_file(const char *path, const char *run, struct rec_sum *s)
                     memcpy(s->lat_method, iv.lat_method, sizeof s->lat_method - 1);
             }
             s->iv_n++;
+        } else if (r.type == MWR_PERF_DATA && pl >= sizeof(mwr_perf_data)) {
+            /* Count the kernel's records as `memwatch report` does: every
+             * sample written (an interval's own count misses those drained
+             * when a thread ends), and the kernel's lost counts. */
+            size_t k = sizeof(mwr_perf_data);
+            while (pl - k >= 8) {
+                uint32_t type;
+                uint16_t ksize;
+                memcpy(&type, p + k, 4);
+                memcpy(&ksize, p + k + 6, 2);
+                if (ksize < 8 || ksize > pl - k)
+                    break;
+                uint64_t v = 0;
+                if (type == PERF_RECORD_SAMPLE)
+                    s->samples++;
+                else if (type == PERF_RECORD_LOST && ksize >= 24)
+                    memcpy(&v, p + k + 16, 8);
+                else if (type == PERF_RECORD_LOST_SAMPLES && ksize >= 16)
+                    memcpy(&v, p + k + 8, 8);
+                s->lost += v;
+                k += ksize;
+            }
         } else if (r.type == MWR_TRAILER && pl >= sizeof(mwr_trailer)) {
             mwr_trailer t;
             memcpy(&t, p, sizeof t);

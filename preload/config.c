@@ -76,6 +76,16 @@ static void unwind_choose(struct mwp_config *c)
         mwp_s_str(&s, "fp (MEMWATCH_UNWIND=fp): frame-pointer chains walked by the kernel");
         return;
     }
+    /* Each sample copies the stack in the timer interrupt: at high rates that
+     * copy outlasts the sampling period and the program stops progressing. */
+    if (!why && c->unwind == MWP_UNWIND_AUTO && c->rate > MWP_UNWIND_MAX_RATE)
+        why = "MEMWATCH_RATE above 4000/s, where copying user stacks in every timer "
+              "interrupt costs too much (MEMWATCH_UNWIND=dwarf lowers the rate instead)";
+    if (!why && c->rate > MWP_UNWIND_MAX_RATE) {
+        cfg_bad("MEMWATCH_RATE", "above 4000 with MEMWATCH_UNWIND=dwarf",
+                "each sample copies the user stack in the timer interrupt", "4000");
+        c->rate = MWP_UNWIND_MAX_RATE;
+    }
     if (why) {
         if (c->unwind == MWP_UNWIND_DWARF)
             cfg_bad("MEMWATCH_UNWIND", "dwarf", why, "fp");

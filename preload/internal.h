@@ -91,6 +91,7 @@ struct mwp_config {
 };
 extern struct mwp_config mwp_cfg;
 enum { MWP_UNWIND_AUTO = -1, MWP_UNWIND_FP = 0, MWP_UNWIND_DWARF = 1 };
+#define MWP_UNWIND_MAX_RATE 4000ul /* cpu-clock samples/s with DWARF stacks at most */
 /* Reads every MEMWATCH_* variable; invalid values give one stderr line and
  * the default. Not a hook path (constructor only). Everything the interval
  * thread needs from the environment is read here (the default profile path
@@ -310,6 +311,10 @@ void mwp_threads_child(void);         /* fork child: only the calling thread rem
  * Returns the live threads and adds to the samples and lost counts. */
 unsigned mwp_threads_drain(int reap, int in_signal, uint64_t *samples, uint64_t *lost);
 void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev);
+/* MWR_CPU: the calling thread's CPU time (whole = 0) or the process image's
+ * since mwp_cpu_base (whole = 1). Async-signal-safe. */
+void mwp_cpu_emit(int whole);
+void mwp_cpu_base_take(void); /* constructor, fork child: what came before this image */
 #define MWP_NATTR 3
 extern char mwp_attr_bytes[MWP_NATTR][256];
 extern unsigned mwp_attr_size;

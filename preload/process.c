@@ -113,6 +113,8 @@ void mwp_finish(int32_t status, const char *how, int in_signal)
     struct iovec v = {&iv, sizeof iv};
     if (iv.t_start_ns && iv.t_end_ns > iv.t_start_ns)
         mwp_write(MWR_INTERVAL, &v, 1);
+    mwp_cpu_emit(0);
+    mwp_cpu_emit(1);
     mwp_writer_trailer(status, how);
     atomic_store(&mwp_state, MWP_ENDED);
     mwp_in_hook--;
@@ -732,6 +734,7 @@ static void fork_child(void)
     mwp_in_hook++;
     mwp_pid = (pid_t)syscall(SYS_getpid);
     mwp_is_fork_child = 1;
+    mwp_cpu_base_take(); /* a fork child's own count starts at zero */
     mwp_writer_child();
     if (!mwp_cfg.follow) {
         atomic_store(&mwp_state, MWP_OFF);
@@ -1097,6 +1100,7 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
     if (dladdr((void *)mwp_init, &di) && di.dli_fname)
         mwp_self_path = di.dli_fname;
     mwp_pid = (pid_t)syscall(SYS_getpid);
+    mwp_cpu_base_take();
     ctor_host();
     mwp_rank = ctor_rank();
     ssize_t n = readlink("/proc/self/exe", mwp_exe, sizeof mwp_exe - 1);

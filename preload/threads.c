@@ -300,6 +300,49 @@ void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev)
     mwp_write(MWR_THREAD, &v, 1);
 }
 
+/* The process's CPU time when this image started: an exec'ed image's
+ * RUSAGE_SELF carries the time of the image before it. */
+static uint64_t cpu_base_user, cpu_base_sys, cpu_base_minflt, cpu_base_majflt;
+
+static uint64_t tv_ns(struct timeval tv)
+{
+    return (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000ull;
+}
+
+void mwp_cpu_base_take(void)
+{
+    struct rusage r;
+    if (syscall(SYS_getrusage, RUSAGE_SELF, &r) != 0)
+        return;
+    cpu_base_user = tv_ns(r.ru_utime);
+    cpu_base_sys = tv_ns(r.ru_stime);
+    cpu_base_minflt = (uint64_t)r.ru_minflt;
+    cpu_base_majflt = (uint64_t)r.ru_majflt;
+}
+
+void mwp_cpu_emit(int whole)
+{
+    struct rusage r;
+    if (syscall(SYS_getrusage, whole ? RUSAGE_SELF : RUSAGE_THREAD, &r) != 0)
+        return;
+    mwr_cpu c;
+    memset(&c, 0, sizeof c);
+    c.time_ns = mwp_now_ns();
+    c.tid = whole ? 0 : (uint32_t)mwp_gettid();
+    c.user_ns = tv_ns(r.ru_utime);
+    c.system_ns = tv_ns(r.ru_stime);
+    c.minflt = (uint64_t)r.ru_minflt;
+    c.majflt = (uint64_t)r.ru_majflt;
+    if (whole) {
+        c.user_ns -= c.user_ns > cpu_base_user ? cpu_base_user : c.user_ns;
+        c.system_ns -= c.system_ns > cpu_base_sys ? cpu_base_sys : c.system_ns;
+        c.minflt -= c.minflt > cpu_base_minflt ? cpu_base_minflt : c.minflt;
+        c.majflt -= c.majflt > cpu_base_majflt ? cpu_base_majflt : c.majflt;
+    }
+    struct iovec v = {&c, sizeof c};
+    mwp_write(MWR_CPU, &v, 1);
+}
+
 /* Copy one ring's records into PERF_DATA records. buf holds the headers
  * first; cap is its size. */
 static void thr_drain_ring(struct mwp_thr *t, int i, char *buf, size_t cap, uint64_t *samples,
@@ -429,6 +472,7 @@ static void thr_exit(void *p)
     while (atomic_flag_test_and_set_explicit(&t->busy, memory_order_acquire))
         syscall(SYS_sched_yield);
     thr_drain_here(t);
+    mwp_cpu_emit(0);
     mwp_thread_emit(t, MWR_THREAD_EXIT);
     thr_close_samplers(t);
     atomic_store(&t->state, MWP_T_DEAD);

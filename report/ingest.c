@@ -139,7 +139,8 @@ static int process_end(ingest *g, mw_reader *r, const mwr_trailer *tr, int have_
     if (sqlite3_prepare_v2(g->db.db,
                            "UPDATE processes SET clean_exit=?, exit_status=?, status=?, records=?,"
                            " bytes=?, trailer_lost=?, trailer_throttled=?, trailer_dropped=?,"
-                           " trailer_alloc_dropped=?, threshold=?, threshold_source=? WHERE id=?",
+                           " trailer_alloc_dropped=?, threshold=?, threshold_source=?, user_ns=?,"
+                           " system_ns=?, minflt=?, majflt=? WHERE id=?",
                            -1, &s, NULL) != SQLITE_OK)
         goto sqlfail;
     sqlite3_bind_int(s, 1, have_tr);
@@ -155,7 +156,13 @@ static int process_end(ingest *g, mw_reader *r, const mwr_trailer *tr, int have_
     ing_bind_u64(s, 5, mw_reader_pos(r));
     sqlite3_bind_double(s, 10, g->file.threshold);
     ing_bind_text(s, 11, g->proc_thr_src ? g->proc_thr_src : g->run_thr_src);
-    sqlite3_bind_int64(s, 12, g->file.proc);
+    if (g->file.have_cpu) {
+        ing_bind_u64(s, 12, g->file.cpu.user_ns);
+        ing_bind_u64(s, 13, g->file.cpu.system_ns);
+        ing_bind_u64(s, 14, g->file.cpu.minflt);
+        ing_bind_u64(s, 15, g->file.cpu.majflt);
+    }
+    sqlite3_bind_int64(s, 16, g->file.proc);
     if (sqlite3_step(s) != SQLITE_DONE)
         goto sqlfail;
     sqlite3_finalize(s);

@@ -76,6 +76,8 @@ static inline int ing_vec_grow(void **v, size_t *cap, size_t sz)
     return 1;
 }
 
+typedef struct ing_thr ing_thr;
+
 /* ---- ing_db: the database and its statements (ingest_db.c) ---- */
 typedef struct ing_db {
     sqlite3 *db;
@@ -136,8 +138,7 @@ int ing_db_gpu_pc(ing_db *d, int64_t proc, const mwr_gpu_pc *g, const char *file
                   const char *func, const char *stalls, size_t stalls_len);
 int ing_db_loss(ing_db *d, int64_t proc, uint64_t t, uint32_t tid, int64_t event,
                 const char *kind, uint64_t n);
-int ing_db_thread(ing_db *d, int64_t proc, uint32_t tid, const char *name, uint64_t t_start,
-                  uint64_t t_end);
+int ing_db_thread(ing_db *d, int64_t proc, const ing_thr *t);
 int ing_db_module_id(ing_db *d, const char *path, const char *build_id_hex,
                      const char *debug_file, int quality, int64_t *id);
 int ing_db_pc(ing_db *d, int64_t id, int64_t module_id, uint64_t rel, const mw_sym_result *r,
@@ -276,11 +277,13 @@ typedef struct ing_smp {
     uint32_t stack_size;
 } ing_smp;
 
-typedef struct ing_thr {
+struct ing_thr {
     uint32_t tid;
     char name[32];
     uint64_t t_start, t_end;
-} ing_thr;
+    int have_cpu;                 /* user_ns, system_ns from its MWR_CPU record */
+    uint64_t user_ns, system_ns;
+};
 
 typedef struct ing_file {
     ing_db *db;
@@ -296,6 +299,8 @@ typedef struct ing_file {
     ING_VEC(mw_hybrid_iv) ivs;
     ING_VEC(ing_thr) thrs;
     ing_hmap thr_idx;
+    mwr_cpu cpu;                  /* the process image's CPU time (MWR_CPU, tid 0) */
+    int have_cpu;
 } ing_file;
 
 /* One record: 0, MW_ERR_CORRUPT (malformed, skipped) or an error. */

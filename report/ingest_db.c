@@ -152,7 +152,8 @@ static int prepare_all(ing_db *d)
                 "threshold_ns,bytes,nthreads,samples,lost,lat_method,bw_method) "
                 "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         Q(s_meta, "INSERT INTO meta(process_id,key,value) VALUES(?,?,?)"),
-        Q(s_thread, "INSERT INTO threads(process_id,tid,name,t_start,t_end) VALUES(?,?,?,?,?)"),
+        Q(s_thread, "INSERT INTO threads(process_id,tid,name,t_start,t_end,user_ns,system_ns)"
+                    " VALUES(?,?,?,?,?,?,?)"),
         Q(s_event, "INSERT INTO events(process_id,attr_id,name,source,type,config,sample_type,"
                    "precise_ip) VALUES(?,?,?,?,?,?,?,?)"),
         Q(s_module, "INSERT INTO modules(path,build_id,debug_file,symbols) VALUES(?,?,?,?)"),
@@ -429,17 +430,20 @@ int ing_db_loss(ing_db *d, int64_t proc, uint64_t t, uint32_t tid, int64_t ev, c
     return ing_db_step(d, s);
 }
 
-int ing_db_thread(ing_db *d, int64_t proc, uint32_t tid, const char *name, uint64_t t_start,
-                  uint64_t t_end)
+int ing_db_thread(ing_db *d, int64_t proc, const ing_thr *t)
 {
     sqlite3_stmt *s = d->s_thread;
     sqlite3_bind_int64(s, 1, proc);
-    sqlite3_bind_int64(s, 2, tid);
-    ing_bind_text(s, 3, name);
-    if (t_start)
-        ing_bind_u64(s, 4, t_start);
-    if (t_end)
-        ing_bind_u64(s, 5, t_end);
+    sqlite3_bind_int64(s, 2, t->tid);
+    ing_bind_text(s, 3, t->name[0] ? t->name : NULL);
+    if (t->t_start)
+        ing_bind_u64(s, 4, t->t_start);
+    if (t->t_end)
+        ing_bind_u64(s, 5, t->t_end);
+    if (t->have_cpu) {
+        ing_bind_u64(s, 6, t->user_ns);
+        ing_bind_u64(s, 7, t->system_ns);
+    }
     return ing_db_step(d, s);
 }
 

@@ -243,6 +243,23 @@ int ing_file_record(ing_file *f, const mw_record *rec)
             return MW_ERR_CORRUPT;
         return on_thread(f, &t);
     }
+    case MWR_CPU: {
+        mwr_cpu u;
+        if (mw_rec_cpu(rec, &u))
+            return MW_ERR_CORRUPT;
+        if (u.tid == 0) {
+            f->cpu = u;
+            f->have_cpu = 1;
+            return 0;
+        }
+        ing_thr *th = thread_get(f, u.tid);
+        if (!th)
+            return -ENOMEM;
+        th->have_cpu = 1;
+        th->user_ns = u.user_ns;
+        th->system_ns = u.system_ns;
+        return 0;
+    }
     case MWR_ALLOC: {
         mwr_alloc a;
         const void *fr, *regs = NULL, *copy = NULL;
@@ -408,8 +425,7 @@ static int insert_threads(ing_file *f)
 {
     for (size_t i = 0; i < f->thrs.n; i++) {
         ing_thr *t = &f->thrs.v[i];
-        if (ing_db_thread(f->db, f->proc, t->tid, t->name[0] ? t->name : NULL, t->t_start,
-                          t->t_end))
+        if (ing_db_thread(f->db, f->proc, t))
             return -EIO;
     }
     return 0;
@@ -432,6 +448,7 @@ void ing_file_end(ing_file *f)
     ING_VEC_FREE(f->ivs);
     ING_VEC_FREE(f->thrs);
     ing_hmap_free(&f->thr_idx);
+    f->have_cpu = 0;
     ing_objects_end_process(f->objs);
     ing_code_end_process(f->code);
 }

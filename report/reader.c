@@ -293,6 +293,11 @@ int mw_rec_alloc_stack(const mw_record *rec, const mwr_alloc *a, mwr_alloc_stack
     return 0;
 }
 
+int mw_rec_cpu(const mw_record *rec, mwr_cpu *out)
+{
+    return rec->type == MWR_CPU ? copy_fixed(rec, out, sizeof *out, sizeof *out) : -EINVAL;
+}
+
 int mw_rec_free(const mw_record *rec, mwr_free *out)
 {
     return rec->type == MWR_FREE ? copy_fixed(rec, out, sizeof *out, sizeof *out) : -EINVAL;

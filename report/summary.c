@@ -255,10 +255,12 @@ static cJSON *collect(sqlite3 *db, int top)
         root, "processes",
         rows(db,
              "SELECT p.id, pid, rank, hostname, exe, cmdline, file, t_start, t_end,"
-             " exit_status, clean_exit, status, threshold, threshold_source,"
+             " exit_status, clean_exit, status, threshold, threshold_source, user_ns, system_ns,"
+             " minflt, majflt,"
              " (SELECT COUNT(*) FROM threads t WHERE t.process_id = p.id) AS threads,"
              " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id) AS samples"
-             " FROM processes p ORDER BY rank, pid, p.id",
+             " FROM processes p ORDER BY COALESCE(user_ns + system_ns, 0) DESC,"
+             " t_end - t_start DESC, rank, pid, p.id",
              top));
     const cJSON *pr;
     cJSON_ArrayForEach(pr, cJSON_GetObjectItem(root, "processes"))
@@ -289,6 +291,24 @@ static cJSON *collect(sqlite3 *db, int top)
                                " in_flagged, SUM(selected) AS selected FROM samples GROUP BY"
                                " source ORDER BY source",
                                top));
+    /* CPU time from the kernel's accounting (MWR_CPU), and the wall span */
+    cJSON *cpu = cJSON_AddObjectToObject(root, "cpu");
+    cJSON_AddNumberToObject(cpu, "processes", (double)scalar(db, "SELECT COUNT(*) FROM processes"));
+    cJSON_AddNumberToObject(cpu, "accounted_processes",
+                            (double)scalar(db, "SELECT COUNT(*) FROM processes WHERE user_ns IS"
+                                               " NOT NULL"));
+    cJSON_AddNumberToObject(cpu, "user_ns",
+                            (double)scalar(db, "SELECT COALESCE(SUM(user_ns), 0) FROM processes"));
+    cJSON_AddNumberToObject(cpu, "system_ns",
+                            (double)scalar(db, "SELECT COALESCE(SUM(system_ns), 0) FROM processes"));
+    cJSON_AddNumberToObject(cpu, "minflt",
+                            (double)scalar(db, "SELECT COALESCE(SUM(minflt), 0) FROM processes"));
+    cJSON_AddNumberToObject(cpu, "majflt",
+                            (double)scalar(db, "SELECT COALESCE(SUM(majflt), 0) FROM processes"));
+    cJSON_AddNumberToObject(cpu, "wall_ns",
+                            (double)scalar(db, "SELECT COALESCE(MAX(t_end) - MIN(t_start), 0) FROM"
+                                               " processes WHERE t_end > 0"));
+    cJSON_AddNumberToObject(cpu, "kernel_samples", 0); /* memwatch samples user space only */
     /* how stacks were taken (META unwind) and how many were cut short */
     cJSON *stk = cJSON_AddObjectToObject(root, "stacks");
     cJSON_AddItemToObject(stk, "unwind",
@@ -308,10 +328,15 @@ static cJSON *collect(sqlite3 *db, int top)
         (double)scalar(db, "SELECT COUNT(*) FROM allocations WHERE truncated = 1"));
     /* bandwidth-bound share */
     cJSON *bw = cJSON_AddObjectToObject(root, "bandwidth");
-    int64_t tot = scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals");
+    /* the measured time: intervals with a latency reading (only those can be
+     * flagged), summed over processes, as `memwatch record` counts it */
+    int64_t tot = scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals"
+                             " WHERE flags & 2");
     int64_t fl = scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals WHERE"
                             " bw_bound = 1");
     cJSON_AddNumberToObject(bw, "intervals", (double)scalar(db, "SELECT COUNT(*) FROM intervals"));
+    cJSON_AddNumberToObject(bw, "measured_intervals",
+                            (double)scalar(db, "SELECT COUNT(*) FROM intervals WHERE flags & 2"));
     cJSON_AddNumberToObject(bw, "flagged_intervals",
                             (double)scalar(db, "SELECT COUNT(*) FROM intervals WHERE bw_bound=1"));
     cJSON_AddNumberToObject(bw, "uncalibrated_intervals",
@@ -461,7 +486,52 @@ static void text_code(FILE *f, const cJSON *o, const char *title)
                 str(r, "function") ? str(r, "function") : "?", base(str(r, "module")));
 }
 
-static void render_text(FILE *f, const cJSON *root)
+/* "N more processes: 1,702 of cc1, 20 of as, ..." by command (the exe's
+ * base name), most processes first. */
+static void text_more_processes(FILE *f, const cJSON *procs, int top)
+{
+    struct cnt {
+        const char *name;
+        int n;
+        double cpu;
+    } c[16];
+    int nc = 0, rest = 0, other = 0, i = 0;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, procs)
+    {
+        if (i++ < top)
+            continue;
+        rest++;
+        const char *b = base(str(r, "exe"));
+        int k = 0;
+        while (k < nc && strcmp(c[k].name, b))
+            k++;
+        if (k == nc) {
+            if (nc == 16) {
+                other++;
+                continue;
+            }
+            c[nc++] = (struct cnt){b, 0, 0};
+        }
+        c[k].n++;
+        c[k].cpu += num(r, "user_ns") + num(r, "system_ns");
+    }
+    for (int a = 0; a < nc; a++) /* most processes first (a few dozen entries) */
+        for (int b = a + 1; b < nc; b++)
+            if (c[b].n > c[a].n) {
+                struct cnt t = c[a];
+                c[a] = c[b];
+                c[b] = t;
+            }
+    fprintf(f, "  ... %d more process%s:", rest, rest == 1 ? "" : "es");
+    for (int a = 0; a < nc && a < 8; a++)
+        fprintf(f, "%s %d of %s (%.2f s CPU)", a ? "," : "", c[a].n, c[a].name, c[a].cpu / 1e9);
+    if (nc > 8 || other)
+        fprintf(f, ", and others");
+    fprintf(f, " (--top N shows more)\n");
+}
+
+static void render_text(FILE *f, const cJSON *root, int top)
 {
     const cJSON *run = cJSON_GetObjectItem(root, "run"), *r;
     fprintf(f, "memwatch report: %.0f file(s) from %s\n", num(run, "nfiles"),
@@ -471,9 +541,13 @@ static void render_text(FILE *f, const cJSON *root)
     if (num(root, "precise_samples") > 0) /* only where the machine had precise sampling */
         fprintf(f, "precise-sample latency threshold: %.0f cycles (%s)\n", num(tsrc, "threshold"),
                 str(tsrc, "threshold_source") ? str(tsrc, "threshold_source") : "?");
-    fprintf(f, "\nProcesses\n");
-    cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "processes"))
+    const cJSON *procs = cJSON_GetObjectItem(root, "processes");
+    int nproc = cJSON_GetArraySize(procs), shown = 0;
+    fprintf(f, "\nProcesses (%d, most CPU time first)\n", nproc);
+    cJSON_ArrayForEach(r, procs)
     {
+        if (shown++ >= top)
+            break;
         double dur = num(r, "t_end") - num(r, "t_start");
         fprintf(f, "  pid %-7.0f", num(r, "pid"));
         if (cJSON_GetObjectItem(r, "rank"))
@@ -484,11 +558,17 @@ static void render_text(FILE *f, const cJSON *root)
                 dur > 0 ? dur / 1e9 : 0);
         if (num(r, "threads") > 0)
             fprintf(f, " %.0f thread%s,", num(r, "threads"), num(r, "threads") == 1 ? "" : "s");
-        fprintf(f, " %.0f samples, %s\n", num(r, "samples"), str(r, "ended") ? str(r, "ended") : "?");
+        fprintf(f, " %.0f samples, %s", num(r, "samples"), str(r, "ended") ? str(r, "ended") : "?");
+        if (cJSON_GetObjectItem(r, "user_ns"))
+            fprintf(f, ", CPU user %.2f s, system %.2f s", num(r, "user_ns") / 1e9,
+                    num(r, "system_ns") / 1e9);
+        fprintf(f, "\n");
         const char *st = str(r, "status");
         if (st && strcmp(st, "ok"))
             fprintf(f, "    %s: %s\n", base(str(r, "file")), st);
     }
+    if (nproc > top)
+        text_more_processes(f, procs, top);
     fprintf(f, "  samples:");
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "samples"))
         fprintf(f, " %s %.0f (%.0f in flagged intervals, %.0f of them naming code and data)",
@@ -508,12 +588,32 @@ static void render_text(FILE *f, const cJSON *root)
                    "stack copy or the frame limit, or a frame without unwind information; "
                    "their callers are missing from the caller view)\n");
 
+    const cJSON *cpu = cJSON_GetObjectItem(root, "cpu");
+    double cu = num(cpu, "user_ns") / 1e9, cs = num(cpu, "system_ns") / 1e9;
+    fprintf(f, "\nCPU time (the kernel's accounting of %.0f of %.0f processes): user %.2f s, "
+               "system %.2f s",
+            num(cpu, "accounted_processes"), num(cpu, "processes"), cu, cs);
+    if (cu + cs > 0)
+        fprintf(f, " (%.1f%% of the CPU time in the kernel)", 100 * cs / (cu + cs));
+    fprintf(f, "; %.0f minor and %.0f major page faults; wall time %.2f s\n",
+            num(cpu, "minflt"), num(cpu, "majflt"), num(cpu, "wall_ns") / 1e9);
+    if (cu + cs > 0)
+        fprintf(f, "  memwatch samples user space only (its cpu-clock events exclude the kernel):"
+                   " the code shares below are shares of the %.2f s of user time%s\n",
+                cu,
+                cs > cu ? "; most of the CPU time went to the kernel on the program's behalf "
+                          "(system calls, page faults), which no sample covers"
+                        : "");
+
     const cJSON *bw = cJSON_GetObjectItem(root, "bandwidth");
     fprintf(f, "\nBandwidth-bound: %.1f%% of %.2f s measured (%.0f of %.0f intervals flagged)%s\n",
             100 * num(bw, "share"), num(bw, "time_ns") / 1e9, num(bw, "flagged_intervals"),
-            num(bw, "intervals"), str(bw, "note") ? "; not detectable here" : "");
+            num(bw, "measured_intervals"), str(bw, "note") ? "; not detectable here" : "");
     if (str(bw, "note"))
         fprintf(f, "  note: %s\n", str(bw, "note"));
+    fprintf(f, "  measured: the intervals with a latency reading, summed over the processes "
+               "(%.0f of %.0f intervals; processes running at once each count their own)\n",
+            num(bw, "measured_intervals"), num(bw, "intervals"));
     if (num(bw, "uncalibrated_intervals"))
         fprintf(f, "  note: %.0f intervals used memwatch's default threshold (no machine "
                    "profile: run 'memwatch calibrate')\n",
@@ -663,7 +763,7 @@ int mw_report_summary_view(const char *db_path, FILE *out, int json, int top,
             free(s);
         }
     } else {
-        render_text(out, root);
+        render_text(out, root, top > 0 ? top : 10);
         mwv_jobview_text(out, cJSON_GetObjectItem(root, "job"));
     }
     cJSON_Delete(root);

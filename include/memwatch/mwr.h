@@ -51,6 +51,7 @@ enum mwr_type {
     MWR_LOG = 10,        /* text: a warning memwatch gave during the run */
     MWR_REGION = 11,     /* mwr_region + mwr_region_ev[nevents]: region begins and ends */
     MWR_REGION_NAME = 12,/* mwr_region_name + name bytes: what a region id stands for */
+    MWR_CPU = 13,        /* mwr_cpu: the kernel's CPU time accounting of a thread or the process */
     MWR_GPU_KERNEL = 20, /* GPU records: layouts defined in gpu/ and docs/raw-format.md */
     MWR_GPU_SAMPLE = 21,
     MWR_GPU_PC = 22,
@@ -132,6 +133,19 @@ typedef struct mwr_alloc_stack {
     /* uint64_t regs[popcount(regs_mask)] in register-number order, then
      * stack_size bytes, padded to 8 */
 } mwr_alloc_stack;
+
+/* The kernel's accounting (getrusage) when a thread ends (RUSAGE_THREAD, tid
+ * that thread) and when the process image ends (tid 0: RUSAGE_SELF since the
+ * image started, every thread of it, memwatch's own included; and one more
+ * record for the thread that ends it). */
+typedef struct mwr_cpu {
+    uint64_t time_ns;
+    uint32_t tid;             /* 0: the whole process image */
+    uint32_t pad;
+    uint64_t user_ns;         /* CPU time in user mode */
+    uint64_t system_ns;       /* CPU time in the kernel on the program's behalf */
+    uint64_t minflt, majflt;  /* page faults without and with I/O */
+} mwr_cpu;
 
 typedef struct mwr_free {
     uint64_t time_ns;

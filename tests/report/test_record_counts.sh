@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# tests/report/test_record_counts.sh: `memwatch record`'s summary and
+# `memwatch report` count the same things: intervals, intervals with a
+# latency reading (the measured time), flagged intervals and samples (the
+# samples of threads that end between two intervals included), for a program
+# of 4 threads that each run and end and for a fork and exec tree. And the
+# kernel's CPU time accounting: the threads' and the processes' user and
+# system time in the database; a program that takes page faults has a summary
+# that gives its system share and says its samples do not cover it.
+set -u
+B=${MW_BUILD_DIR:?}
+mw=$B/memwatch app=$B/mwp_app
+[ -x "$app" ] || { echo "SKIP: mwp_app not built"; exit 77; }
+command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 not installed"; exit 77; }
+[ -n "${MW_SAN_PRELOAD:-}" ] && export LD_PRELOAD=$MW_SAN_PRELOAD
+T=$(mktemp -d /tmp/mw_counts.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# compare NAME CMD...: record CMD, report it, compare the counts
+compare() {
+    local name=$1
+    shift
+    rm -rf "$T/o" && mkdir -p "$T/o"
+    "$mw" record -o "$T/o" -- "$@" >/dev/null 2>"$T/rec" || fail "$name: memwatch record failed: $(cat "$T/rec")"
+    "$mw" report --db "$T/db" "$T/o" >"$T/rep" 2>&1 || fail "$name: memwatch report failed: $(cat "$T/rep")"
+    local r_iv r_meas r_flag r_smp q_iv q_meas q_flag q_smp
+    r_iv=$(sed -n 's/.*duration .* s, \([0-9]*\) intervals.*/\1/p' "$T/rec")
+    r_flag=$(sed -n 's/.*bandwidth-bound .*(\([0-9]*\) of [0-9]* intervals).*/\1/p' "$T/rec")
+    r_meas=$(sed -n 's/.*bandwidth-bound .*([0-9]* of \([0-9]*\) intervals).*/\1/p' "$T/rec")
+    r_smp=$(sed -n 's/.*samples  *\([0-9]*\), .*/\1/p' "$T/rec")
+    q_iv=$(sqlite3 "$T/db" "SELECT COUNT(*) FROM intervals")
+    q_meas=$(sqlite3 "$T/db" "SELECT COUNT(*) FROM intervals WHERE flags & 2")
+    q_flag=$(sqlite3 "$T/db" "SELECT COUNT(*) FROM intervals WHERE bw_bound = 1")
+    q_smp=$(sqlite3 "$T/db" "SELECT COUNT(*) FROM samples")
+    echo "$name: record says $r_iv intervals, $r_flag of $r_meas measured flagged, $r_smp samples;" \
+        "report $q_iv, $q_flag of $q_meas, $q_smp"
+    [ -n "$r_iv" ] && [ -n "$r_smp" ] || fail "$name: summary lines missing: $(cat "$T/rec")"
+    [ "$r_iv" = "$q_iv" ] || fail "$name: intervals differ: record $r_iv, report $q_iv"
+    [ "${r_meas:-0}" = "$q_meas" ] || fail "$name: measured intervals differ: record $r_meas, report $q_meas"
+    [ "${r_flag:-0}" = "$q_flag" ] || fail "$name: flagged intervals differ: record $r_flag, report $q_flag"
+    [ "$r_smp" = "$q_smp" ] || fail "$name: samples differ: record $r_smp, report $q_smp"
+    grep -q "(${q_flag} of ${q_meas} intervals flagged)" "$T/rep" ||
+        fail "$name: the report's bandwidth line counts other intervals: $(grep Bandwidth-bound "$T/rep")"
+}
+
+compare threads env MEMWATCH_RATE=1000 "$app" busythreads 150
+# the threads' own CPU time, from the kernel, when each ended
+n=$(sqlite3 "$T/db" "SELECT COUNT(*) FROM threads WHERE user_ns IS NOT NULL AND user_ns + system_ns >= 100000000")
+[ "$n" -ge 4 ] || fail "$n of the 4 busy threads have their CPU time (>= 0.1 s each): $(sqlite3 "$T/db" "SELECT tid, user_ns, system_ns FROM threads")"
+pu=$(sqlite3 "$T/db" "SELECT MAX(user_ns + system_ns) FROM processes")
+[ "${pu:-0}" -ge 600000000 ] || fail "the process's CPU time ${pu:-none} ns is below its threads' 4 x 150 ms"
+compare tree "$app" forkexec
+
+# a program whose CPU time goes to page faults: fresh memory, touched once
+cat >"$T/faults.c" <<'C'
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+int main(void)
+{
+    for (int i = 0; i < 4; i++) {
+        size_t n = 16u << 20;
+        char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return 1;
+        for (size_t k = 0; k < n; k += 4096)
+            p[k] = 1;
+        munmap(p, n);
+    }
+    return 0;
+}
+C
+cc -O1 -o "$T/faults" "$T/faults.c" || fail "cc"
+compare faults "$T/faults"
+us=$(sqlite3 "$T/db" "SELECT user_ns || ' ' || system_ns || ' ' || minflt FROM processes ORDER BY system_ns DESC LIMIT 1")
+read -r u s f <<<"$us"
+echo "faults: user $u ns, system $s ns, $f minor faults"
+[ "${s:-0}" -gt 0 ] || fail "no system time for page faults ($us)"
+[ "${f:-0}" -ge 16000 ] || fail "$f minor faults for 64 MiB of fresh pages"
+grep -q "of the CPU time in the kernel" "$T/rep" || fail "the summary gives no system share: $(grep -A2 'CPU time' "$T/rep")"
+grep -q "memwatch samples user space only" "$T/rep" || fail "the summary does not say the samples miss the kernel time"
+grep -A2 "^CPU time" "$T/rep"
+echo "PASS"
