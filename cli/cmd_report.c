@@ -33,6 +33,11 @@ static void usage(FILE *f)
             "  --json              print the summary as JSON\n"
             "  --top N             rows per table in the summary (default 10)\n"
             "  --by VIEW           after the summary, a table by process, thread or region\n"
+            "  --sort KEY          instead of the summary, the timer samples' shares by KEY:\n"
+            "                      comm (command, across processes), dso (module), function\n"
+            "                      (with the inclusive share), line, or object (data objects)\n"
+            "  --callers FUNCTION  instead of the summary, FUNCTION's inclusive and exclusive\n"
+            "                      shares, its callers and its callees (--callees: the same)\n"
             "  --precise-threshold W\n"
             "                      latency above which a precise sample is selected, in the\n"
             "                      weight's unit (cycles); default: from the machine profile\n"
@@ -254,6 +259,7 @@ int mw_cmd_report(int argc, char **argv)
     const char *by = NULL;
     mw_report_opts o = {0};
     mw_view_filter filter = {0};
+    mw_report_view view = {0};
     char **files = NULL;
     size_t n = 0;
     unsigned refused = 0;
@@ -269,7 +275,8 @@ int mw_cmd_report(int argc, char **argv)
                     !strcmp(a, "--threshold") ||
                     !strcmp(a, "--profile") || !strcmp(a, "--debug-dir") || !strcmp(a, "--by") ||
                     !strcmp(a, "--rank") || !strcmp(a, "--pid") || !strcmp(a, "--host") ||
-                    !strcmp(a, "--html");
+                    !strcmp(a, "--html") || !strcmp(a, "--sort") || !strcmp(a, "--callers") ||
+                    !strcmp(a, "--callees");
         if (takes && !val) {
             fprintf(stderr, "memwatch report: %s needs a value\n", a);
             rc = 2;
@@ -355,6 +362,19 @@ int mw_cmd_report(int argc, char **argv)
             html = argv[++i];
         } else if (!strcmp(a, "--debug-dir")) {
             o.debug_dirs = argv[++i];
+        } else if (!strcmp(a, "--sort")) {
+            view.sort = argv[++i];
+            if (strcmp(view.sort, "comm") && strcmp(view.sort, "dso") &&
+                strcmp(view.sort, "function") && strcmp(view.sort, "line") &&
+                strcmp(view.sort, "object")) {
+                fprintf(stderr, "memwatch report: --sort '%s' is invalid: expected comm, dso, "
+                                "function, line or object\n",
+                        view.sort);
+                rc = 2;
+                goto done;
+            }
+        } else if (!strcmp(a, "--callers") || !strcmp(a, "--callees")) {
+            view.callers = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "memwatch report: unknown option '%s' ('memwatch report --help' lists "
                             "them)\n", esc(a));
@@ -476,8 +496,15 @@ int mw_cmd_report(int argc, char **argv)
         fprintf(stderr, "memwatch: %u file(s) named .mwr left out: not raw files (see above)\n",
                 refused);
     rc = 0;
-    if (!quiet && mw_report_summary_view(out, stdout, json, top, &filter) != 0)
+    if (!quiet && (view.sort || view.callers)) {
+        view.top = top;
+        view.json = json;
+        view.filter = &filter;
+        if (mw_report_view_print(out, stdout, &view) != 0)
+            rc = 1;
+    } else if (!quiet && mw_report_summary_view(out, stdout, json, top, &filter) != 0) {
         rc = 1;
+    }
     if (!quiet && !json && by && mw_report_by(out, stdout, by, top) != 0)
         rc = 1;
     if (html) {

@@ -168,6 +168,8 @@ typedef struct ing_gmod {         /* one module file (global across processes) *
     size_t bidlen;
     int64_t db_id;
     mw_symmod *sm;
+    int unwind_ok;                /* the file on disk is the one recorded (build-id): 1 yes,
+                                     0 no, -1 not looked at yet */
 } ing_gmod;
 
 typedef struct ing_pmod {         /* a module mapped in one process */

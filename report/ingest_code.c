@@ -33,6 +33,7 @@ int ing_code_module(ing_code *c, const char *path, size_t plen, const uint8_t *b
         }
     }
     ing_gmod g = {0};
+    g.unwind_ok = -1;
     g.path = strndup(path, plen);
     if (!g.path)
         return -ENOMEM;
@@ -197,8 +198,17 @@ size_t ing_code_unwind(ing_code *c, uint64_t regs_mask, const void *regs, const 
         c->umods.n = 0;
         for (size_t i = 0; i < c->pmods.n; i++)
             if (!c->pmods.v[i].is_stack) {
+                ing_gmod *g = &c->gmods.v[c->pmods.v[i].gi];
+                if (g->unwind_ok < 0) {
+                    /* another build of the file at that path would unwind
+                     * into nonsense: such frames end the chain (truncated) */
+                    uint8_t bid[20];
+                    int n = mw_sym_file_build_id(g->path, bid, sizeof bid);
+                    g->unwind_ok = n >= 0 && (!g->bidlen || ((size_t)n == g->bidlen &&
+                                                             !memcmp(bid, g->bid, g->bidlen)));
+                }
                 mw_unwind_module m = {c->pmods.v[i].start, c->pmods.v[i].end,
-                                      c->pmods.v[i].base, c->gmods.v[c->pmods.v[i].gi].path};
+                                      c->pmods.v[i].base, g->unwind_ok ? g->path : NULL};
                 if (ING_VEC_PUSH(c->umods, m))
                     return 0;
             }

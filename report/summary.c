@@ -285,6 +285,16 @@ static cJSON *collect(sqlite3 *db, int top)
     cJSON_AddNumberToObject(root, "precise_samples",
                             (double)scalar(db, "SELECT COUNT(*) FROM samples WHERE"
                                                " source='precise'"));
+    /* named threads (other than the main thread) with their samples and CPU time */
+    cJSON_AddItemToObject(
+        root, "named_threads",
+        rows(db,
+             "SELECT t.process_id, t.tid, t.name, t.user_ns, t.system_ns,"
+             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = t.process_id AND"
+             " s.tid = t.tid) AS samples FROM threads t JOIN processes p ON p.id = t.process_id"
+             " WHERE t.name IS NOT NULL AND t.name != '' AND t.tid != p.pid"
+             " ORDER BY t.process_id, COALESCE(t.user_ns + t.system_ns, 0) DESC, samples DESC",
+             top));
     cJSON_AddItemToObject(root, "samples",
                           rows(db,
                                "SELECT source, COUNT(*) AS samples, SUM(in_flagged) AS"
@@ -484,6 +494,11 @@ static void text_code(FILE *f, const cJSON *o, const char *title)
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(o, "functions"))
         fprintf(f, "  %5.1f%%  %s (%s)\n", 100 * num(r, "samples") / total,
                 str(r, "function") ? str(r, "function") : "?", base(str(r, "module")));
+    const cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "functions"), 0);
+    if (f0 && str(f0, "function"))
+        fprintf(f, "  (who calls it: memwatch report --callers '%s'; inclusive shares: --sort "
+                   "function)\n",
+                str(f0, "function"));
 }
 
 /* "N more processes: 1,702 of cc1, 20 of as, ..." by command (the exe's
@@ -566,6 +581,26 @@ static void render_text(FILE *f, const cJSON *root, int top)
         const char *st = str(r, "status");
         if (st && strcmp(st, "ok"))
             fprintf(f, "    %s: %s\n", base(str(r, "file")), st);
+        /* its named threads, busiest first */
+        const cJSON *t;
+        int nt = 0, more = 0;
+        cJSON_ArrayForEach(t, cJSON_GetObjectItem(root, "named_threads"))
+        {
+            if (num(t, "process_id") != num(r, "id"))
+                continue;
+            if (nt++ >= 8) {
+                more++;
+                continue;
+            }
+            fprintf(f, "    thread %-16s tid %-7.0f %5.0f samples", str(t, "name"), num(t, "tid"),
+                    num(t, "samples"));
+            if (cJSON_GetObjectItem(t, "user_ns"))
+                fprintf(f, ", CPU user %.2f s, system %.2f s", num(t, "user_ns") / 1e9,
+                        num(t, "system_ns") / 1e9);
+            fprintf(f, "\n");
+        }
+        if (more)
+            fprintf(f, "    ... %d more named threads\n", more);
     }
     if (nproc > top)
         text_more_processes(f, procs, top);

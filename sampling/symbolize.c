@@ -119,6 +119,12 @@ void mw_symbolizer_free(mw_symbolizer *s)
 }
 
 /* Build-id of a file on disk: its length, 0 when none, < 0 when unreadable. */
+static int file_build_id(const char *path, uint8_t *bid, size_t cap);
+int mw_sym_file_build_id(const char *path, uint8_t *bid, size_t cap)
+{
+    return file_build_id(path, bid, cap);
+}
+
 static int file_build_id(const char *path, uint8_t *bid, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

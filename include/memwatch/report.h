@@ -58,6 +58,20 @@ typedef struct mw_report_stats {
 MW_API int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_opts *opts,
                             mw_report_stats *stats);
 
+/* Views beside the summary (report/views.c, docs/report.md "Views"). */
+typedef struct mw_report_view {
+    const char *sort;    /* "comm", "dso", "function", "line" or "object"; NULL: none */
+    const char *callers; /* a function name: its shares, callers and callees; NULL: none */
+    int top;             /* rows per table (0 = 10) */
+    int json;            /* 1: one JSON document instead of text */
+    const struct mw_view_filter *filter; /* the processes covered (--rank/--pid/--host);
+                                            NULL: all */
+} mw_report_view;
+
+/* Print the views asked for. 0, -EINVAL for an unknown sort key, -EIO when the
+ * database cannot be read. */
+MW_API int mw_report_view_print(const char *db_path, FILE *out, const mw_report_view *v);
+
 /* Write the summary of a database: text (json = 0) or JSON (json = 1).
  * top: rows per table (0 = 10). */
 MW_API int mw_report_summary(const char *db_path, FILE *out, int json, int top);

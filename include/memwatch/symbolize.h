@@ -109,6 +109,10 @@ typedef struct mw_unwind_module {
     const char *path;       /* the file (read for unwind tables and text) */
 } mw_unwind_module;
 
+/* The GNU build-id of a file on disk: its length (at most cap bytes copied),
+ * 0 when it has none, < 0 when it cannot be read. */
+MW_API int mw_sym_file_build_id(const char *path, uint8_t *bid, size_t cap);
+
 MW_API int mw_unwinder_new(mw_unwinder **out);
 MW_API void mw_unwinder_free(mw_unwinder *u);
 

@@ -421,6 +421,26 @@ unwind)
     [ "$trunc" -ge 5 ] || fail "the recursion deeper than the stack copy is not marked truncated ($trunc samples)"
     [ "$unknown" = 0 ] || fail "$unknown frames outside any module: $(sqlite3 "$T/u.db" "select distinct symbol from stacks st join pcs p on p.id = st.pc_id where p.module_id is null limit 5" | tr '\n' ' ')"
     grep -q 'truncated' "$T/rep" || { cat "$T/rep"; fail "the summary does not count the truncated stacks"; }
+    # the views: callers and callees of nf_leaf's caller, inclusive shares, commands
+    "$MW" report --db "$T/v.db" "$OUT" --callers nf_middle >"$T/callers" 2>&1 || fail "report --callers failed"
+    sed -n '/callers/,/callees/p' "$T/callers" | grep -q ' nf_outer (mwp_nofp)' ||
+        { cat "$T/callers"; fail "--callers nf_middle does not name nf_outer"; }
+    sed -n '/callees/,$p' "$T/callers" | grep -q ' nf_leaf (mwp_nofp)' ||
+        { cat "$T/callers"; fail "--callers nf_middle does not name its callee nf_leaf"; }
+    incl=$(sed -n 's/.*inclusive \([0-9.]*\)%.*exclusive \([0-9.]*\)%.*/\1 \2/p' "$T/callers")
+    echo "nf_middle: inclusive and exclusive shares $incl"
+    read -r inc exc <<<"$incl"
+    awk -v i="${inc:-0}" -v e="${exc:-100}" 'BEGIN { exit !(i > 10 && e < 1) }' ||
+        fail "nf_middle: inclusive ${inc:-?}% exclusive ${exc:-?}% (it only calls nf_leaf)"
+    "$MW" report --db "$T/v.db" "$OUT" --callers nf_leaf >"$T/callers" 2>&1
+    for c in nf_middle nf_rec nf_handler; do
+        grep -q " $c (mwp_nofp)" "$T/callers" || { cat "$T/callers"; fail "--callers nf_leaf does not name $c"; }
+    done
+    "$MW" report --db "$T/v.db" "$OUT" --sort function --top 40 >"$T/fn" 2>&1 || fail "--sort function failed"
+    grep -qE '^ +[0-9.]+% +0\.0% +main \(mwp_nofp\)' "$T/fn" || { cat "$T/fn"; fail "--sort function: main has no inclusive share"; }
+    "$MW" report --db "$T/v.db" "$OUT" --sort comm >"$T/comm" 2>&1 || fail "--sort comm failed"
+    grep -qE '100\.0% +[0-9.]+% +1  mwp_nofp' "$T/comm" || { cat "$T/comm"; fail "--sort comm: mwp_nofp not 100 % of the samples"; }
+    "$MW" report --db "$T/v.db" "$OUT" --sort bogus >/dev/null 2>&1; [ $? = 2 ] || fail "--sort bogus not refused with status 2"
     if [ -z "${MW_SAN_PRELOAD:-}" ]; then
         al=$(sqlite3 "$T/u.db" "select count(*) from allocations where size >= 1048576")
         site=$(sqlite3 "$T/u.db" "select count(*) from allocations a join pcs p on p.id = a.site_pc_id where a.size >= 1048576 and p.function = 'nf_alloc_inner'")
