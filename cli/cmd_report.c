@@ -454,11 +454,28 @@ int mw_cmd_report(int argc, char **argv)
     }
     /* files this command creates: the owner's only, or the group's too */
     umask(group ? 027 : 077);
+    char okey[PATH_MAX + 256];
+    snprintf(okey, sizeof okey, "memwatch %s; threshold %g; profile %s; symbols %d; debug %s",
+             MW_VERSION, o.threshold, o.profile_path ? o.profile_path : "(default)",
+             !o.no_symbols, o.debug_dirs ? o.debug_dirs : "(default)");
+    if (mw_report_sources_match(out, (const char *const *)files, n, okey)) {
+        /* the same raw files, unchanged, the same options: nothing to ingest */
+        mw_db_swap_abort(&sw);
+        if (!quiet)
+            fprintf(stderr, "memwatch: %s already holds these %zu file(s), unchanged: not "
+                            "ingested again\n",
+                    out, n);
+        rc = 0;
+        goto show;
+    }
     o.db_path = sw.tmp;
     if (!quiet && isatty(STDERR_FILENO))
         o.progress = progress;
     mw_report_stats st;
     int e = mw_report_ingest((const char *const *)files, n, &o, &st);
+    if (!e && mw_report_sources_write(sw.tmp, (const char *const *)files, n, okey))
+        fprintf(stderr, "memwatch report: could not note the inputs in the database: the next "
+                        "report ingests them again\n");
     if (e) {
         fprintf(stderr, "memwatch report: %s; %s left as it was\n", mw_strerror(e), out);
         mw_db_swap_abort(&sw);
@@ -496,6 +513,7 @@ int mw_cmd_report(int argc, char **argv)
         fprintf(stderr, "memwatch: %u file(s) named .mwr left out: not raw files (see above)\n",
                 refused);
     rc = 0;
+show:
     if (!quiet && (view.sort || view.callers)) {
         view.top = top;
         view.json = json;

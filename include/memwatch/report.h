@@ -58,6 +58,16 @@ typedef struct mw_report_stats {
 MW_API int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_opts *opts,
                             mw_report_stats *stats);
 
+/* The raw files a database was built from (report/sources.c): the file
+ * names, sizes and last 64 bytes (the trailer of a process that ended), and
+ * the options that shape an ingest. _write records them in the database;
+ * _match is 1 when the database exists and was built from exactly these
+ * files, unchanged, with these options (a report then reads it as it is). */
+MW_API int mw_report_sources_write(const char *db_path, const char *const *files, size_t n,
+                                   const char *options);
+MW_API int mw_report_sources_match(const char *db_path, const char *const *files, size_t n,
+                                   const char *options);
+
 /* Views beside the summary (report/views.c, docs/report.md "Views"). */
 typedef struct mw_report_view {
     const char *sort;    /* "comm", "dso", "function", "line" or "object"; NULL: none */

@@ -81,4 +81,18 @@ echo "faults: user $u ns, system $s ns, $f minor faults"
 grep -q "of the CPU time in the kernel" "$T/rep" || fail "the summary gives no system share: $(grep -A2 'CPU time' "$T/rep")"
 grep -q "memwatch samples user space only" "$T/rep" || fail "the summary does not say the samples miss the kernel time"
 grep -A2 "^CPU time" "$T/rep"
+
+# a second report of the same files reads the database it has; another
+# option, or a new file, builds it again
+"$mw" report --db "$T/db" "$T/o" >/dev/null 2>"$T/e" || fail "second report failed"
+grep -q "not ingested again" "$T/e" || fail "the second report of unchanged files ingested again: $(cat "$T/e")"
+"$mw" report --db "$T/db" --no-symbols "$T/o" >/dev/null 2>"$T/e" || fail "report --no-symbols failed"
+grep -q "not ingested again" "$T/e" && fail "a report with other options reused the database"
+"$mw" report --db "$T/db" --no-symbols "$T/o" >/dev/null 2>"$T/e"
+grep -q "not ingested again" "$T/e" || fail "the same options twice: ingested again"
+MEMWATCH_VERBOSE=2 MEMWATCH_DIR=$T/o LD_PRELOAD="${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$B/libmemwatch.so" "$app" work 20 >/dev/null 2>"$T/e0" || fail "mwp_app under memwatch: $(cat "$T/e0")"
+"$mw" report --db "$T/db" --no-symbols "$T/o" >/dev/null 2>"$T/e"
+grep -q "not ingested again" "$T/e" && fail "a new raw file was not ingested"
+new=$(ls -t "$T/o"/*.mwr | head -1)
+sqlite3 "$T/db" "SELECT file FROM processes" | grep -qF "${new##*/}" || fail "the new file ${new##*/} is not in the database"
 echo "PASS"
