@@ -6,6 +6,7 @@
  */
 #include "cli.h"
 
+#include <memwatch/profile.h>
 #include <memwatch/report.h>
 #include "db_safe.h" /* report/ */
 #include <memwatch/views.h>
@@ -454,13 +455,15 @@ int mw_cmd_report(int argc, char **argv)
     }
     /* files this command creates: the owner's only, or the group's too */
     umask(group ? 027 : 077);
-    char okey[PATH_MAX + 256];
-    snprintf(okey, sizeof okey, "memwatch %s; threshold %g; profile %s; symbols %d; debug %s",
-             MW_VERSION, o.threshold, o.profile_path ? o.profile_path : "(default)",
-             !o.no_symbols, o.debug_dirs ? o.debug_dirs : "(default)");
-    if (mw_report_sources_match(out, (const char *const *)files, n, okey)) {
+    char okey[3 * PATH_MAX], defprof[PATH_MAX];
+    const char *kprof = o.profile_path;
+    if (!kprof && mw_profile_default_path(defprof, sizeof defprof) == 0)
+        kprof = defprof;
+    if (mw_report_sources_key(okey, sizeof okey, &o, kprof && *kprof ? kprof : NULL))
+        okey[0] = 0; /* no key: never read as it is */
+    if (okey[0] && mw_report_sources_match(out, (const char *const *)files, n, okey) &&
+        mw_db_swap_keep(&sw, group ? 0640 : 0600) == 0) {
         /* the same raw files, unchanged, the same options: nothing to ingest */
-        mw_db_swap_abort(&sw);
         if (!quiet)
             fprintf(stderr, "memwatch: %s already holds these %zu file(s), unchanged: not "
                             "ingested again\n",

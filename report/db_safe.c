@@ -220,6 +220,14 @@ void mw_db_swap_abort(mw_db_swap *s)
     s->tmp[0] = 0;
 }
 
+int mw_db_swap_keep(mw_db_swap *s, unsigned mode)
+{
+    if (chmod(s->db, mode & 0777))
+        return -errno;
+    mw_db_swap_abort(s);
+    return 0;
+}
+
 void mw_db_swap_end(mw_db_swap *s)
 {
     mw_db_swap_abort(s);

@@ -10,6 +10,8 @@
  *   mw_db_swap_commit  gives the new file its mode and renames it over the
  *                      database: readers see the old one or the new one;
  *   mw_db_swap_abort   removes the new file, the database stays as it was;
+ *   mw_db_swap_keep    the same, and gives the database the mode it would
+ *                      have had (a report that reads it as it is);
  *   mw_db_swap_end     releases the lock (after the summary was read).
  *
  * mw_raw_check tells a raw file from everything else (a database, a FIFO, a
@@ -38,6 +40,9 @@ int mw_db_swap_begin(mw_db_swap *s, const char *db, int wait, void (*on_wait)(co
 /* mode: the file's permission bits (0600 by default, 0640 group-readable). */
 int mw_db_swap_commit(mw_db_swap *s, unsigned mode, char *why, size_t whylen);
 void mw_db_swap_abort(mw_db_swap *s);
+/* 0, or a negative errno when the database's mode cannot be set (then
+ * nothing changed: the caller ingests into s.tmp as usual). */
+int mw_db_swap_keep(mw_db_swap *s, unsigned mode);
 void mw_db_swap_end(mw_db_swap *s);
 
 /* 0: path is a raw file (a regular file that starts with the MEMWATCH

@@ -59,10 +59,16 @@ MW_API int mw_report_ingest(const char *const *files, size_t nfiles, const mw_re
                             mw_report_stats *stats);
 
 /* The raw files a database was built from (report/sources.c): the file
- * names, sizes and last 64 bytes (the trailer of a process that ended), and
- * the options that shape an ingest. _write records them in the database;
- * _match is 1 when the database exists and was built from exactly these
- * files, unchanged, with these options (a report then reads it as it is). */
+ * names, sizes, modification times and last 64 bytes (the trailer of a
+ * process that ended), and the options that shape an ingest. _write records
+ * them in the database; _match is 1 when the database exists, passes
+ * SQLite's quick_check and was built from exactly these files, unchanged,
+ * with these options (a report then reads it as it is). _key writes the
+ * options string: memwatch's version and the identity of its code, opts'
+ * ingest options and the machine profile file (profile: its path, NULL for
+ * none) with its size and modification time. */
+MW_API int mw_report_sources_key(char *buf, size_t n, const mw_report_opts *opts,
+                                 const char *profile);
 MW_API int mw_report_sources_write(const char *db_path, const char *const *files, size_t n,
                                    const char *options);
 MW_API int mw_report_sources_match(const char *db_path, const char *const *files, size_t n,

@@ -11,7 +11,10 @@
 #   - two reports of one directory at once both print the right summary (the
 #     second waits); --no-wait fails with a non-zero exit instead;
 #   - an existing file that is not a database is not overwritten;
-#   - the database is created 0600 (0640 with --group-readable).
+#   - the database is created 0600 (0640 with --group-readable);
+#   - a report of unchanged files reads the database as it is, but never a
+#     stale or damaged one: a raw file touched, the machine profile changed
+#     or the database damaged (its pages overwritten) makes it build again.
 set -u
 B=${MW_BUILD_DIR:?}
 mw=$B/memwatch
@@ -125,6 +128,7 @@ size=$(($(stat -c %s "$db") + 96 * 1024))
 if mount -t tmpfs -o size=$size tmpfs "$tmp/mnt" 2>/dev/null; then
   mnt=$tmp/mnt
   cp "$db" "$mnt/memwatch.db"
+  touch "$tmp/run/p2.mwr" # changed: the copy is not read as it is, the report ingests
   out=$("$mw" report "$tmp/run" --db "$mnt/memwatch.db" 2>&1)
   rc=$?
   if [ $rc != 0 ] && [ "$(rows "$mnt/memwatch.db")" = "$want" ] && grep -q "No space left on device.*left as it was" <<<"$out"; then
@@ -186,4 +190,33 @@ m=$(stat -c %a "$db")
 "$mw" report "$tmp/run" -q --group-readable
 m=$(stat -c %a "$db")
 [ "$m" = 640 ] && ok "--group-readable: mode 640" || bad "--group-readable: mode $m"
+
+# 8. a database read as it is only when it is neither stale nor damaged
+summary() { "$mw" report "$tmp/run" "$@" 2>"$tmp/r.err" | grep -E '^(Bandwidth-bound|  samples:)'; }
+ref=$(summary)
+reused() { grep -q "not ingested again" "$tmp/r.err"; }
+[ "$(summary)" = "$ref" ] && reused && ok "unchanged files: the database read as it is" ||
+  bad "unchanged files: ingested again or another summary: $(cat "$tmp/r.err")"
+touch "$tmp/run/p1.mwr"
+[ "$(summary)" = "$ref" ] && ! reused && ok "a raw file touched: ingested again" ||
+  bad "a raw file touched: $(cat "$tmp/r.err")"
+echo '{}' >"$tmp/prof.json"
+summary --profile "$tmp/prof.json" >/dev/null
+summary --profile "$tmp/prof.json" >/dev/null
+reused || bad "the same profile twice: ingested again: $(cat "$tmp/r.err")"
+touch -d '1 minute ago' "$tmp/prof.json"
+summary --profile "$tmp/prof.json" >/dev/null
+! reused && ok "the machine profile changed: ingested again" ||
+  bad "the machine profile changed: the database read as it is"
+summary >/dev/null
+# the samples table's pages overwritten, the sources table intact: the
+# database still answers which files it holds, but it is damaged
+psz=$(sqlite3 "$db" "PRAGMA page_size")
+for p in $(sqlite3 "$db" "SELECT pageno FROM dbstat WHERE name = 'samples'"); do
+  dd if=/dev/urandom of="$db" bs="$psz" seek=$((p - 1)) count=1 conv=notrunc status=none
+done
+[ "$(sqlite3 "$db" "SELECT COUNT(*) FROM sources")" = 2 ] || bad "the damage reached the sources table"
+out=$(summary)
+[ "$out" = "$ref" ] && ! reused && [ "$(rows "$db")" = "$want" ] && ok "a damaged database: built again" ||
+  bad "a damaged database: $out / $(cat "$tmp/r.err")"
 exit $fail
