@@ -1324,8 +1324,10 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
     int nproc = cJSON_GetArraySize(cJSON_GetObjectItem(job, "processes"));
     int64_t tot = 0, fl = 0, niv = 0, nfl = 0;
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, "SELECT COALESCE(SUM(t_end - t_start), 0), COALESCE(SUM(CASE WHEN"
-                               " bw_bound = 1 THEN t_end - t_start ELSE 0 END), 0), COUNT(*),"
+    if (sqlite3_prepare_v2(db, "SELECT COALESCE(SUM(CASE WHEN flags & 2 THEN t_end - t_start ELSE 0 END),"
+                               " 0), COALESCE(SUM(CASE WHEN"
+                               " bw_bound = 1 THEN t_end - t_start ELSE 0 END), 0),"
+                               " COALESCE(SUM((flags & 2) != 0), 0),"
                                " COALESCE(SUM(bw_bound = 1), 0) FROM intervals",
                            -1, &s, NULL) == SQLITE_OK) {
         if (sqlite3_step(s) == SQLITE_ROW) {

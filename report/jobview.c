@@ -80,11 +80,13 @@ cJSON *mwv_jobview(sqlite3 *db)
     cJSON *procs = cJSON_AddArrayToObject(jv, "processes");
     sqlite3_stmt *s;
     /* one pass over the intervals (no index on process_id: a subquery per
-     * process would scan them once per process) */
+     * process would scan them once per process); the time is the measured
+     * time, the intervals with a latency reading (flags & 2), as the summary's */
     const char *q =
         "SELECT p.id, p.pid, p.rank, COALESCE(p.hostname, '?'), p.exe, COALESCE(iv.tot, 0),"
         " COALESCE(iv.fl, 0), COALESCE(iv.n, 0), COALESCE(iv.nf, 0), p.t_start, p.t_end"
-        " FROM processes p LEFT JOIN (SELECT process_id, SUM(t_end - t_start) AS tot,"
+        " FROM processes p LEFT JOIN (SELECT process_id,"
+        "  SUM(CASE WHEN flags & 2 THEN t_end - t_start ELSE 0 END) AS tot,"
         "  SUM(CASE WHEN bw_bound = 1 THEN t_end - t_start ELSE 0 END) AS fl, COUNT(*) AS n,"
         "  SUM(bw_bound = 1) AS nf FROM intervals GROUP BY process_id) iv"
         " ON iv.process_id = p.id"

@@ -63,12 +63,18 @@ const { chromium } = require('playwright-core');
       return t.style.display === 'block' ? t.textContent : null;
     });
   }
-  // click the widest non-root frame: it fills the width afterwards
+  // click the widest frame narrower than the widest (whole stacks share
+  // their outer frames, __clone3, start_thread...: those may fill the width
+  // already): it fills the width afterwards
   const fr = page.locator('#flame g.f');
-  if (await fr.count() > 1) {
-    const before = await fr.nth(1).evaluate((g) => +g.firstChild.getAttribute('width'));
-    await fr.nth(1).click();
-    out.zoom = { before, after: await fr.nth(1).evaluate((g) => +g.firstChild.getAttribute('width')) };
+  const widths = await fr.evaluateAll((gs) => gs.map((g) => +g.firstChild.getAttribute('width')));
+  const full = Math.max(0, ...widths);
+  let k = -1;
+  widths.forEach((w, i) => { if (w < full - 0.5 && (k < 0 || w > widths[k])) k = i; });
+  if (k >= 0) {
+    const before = widths[k];
+    await fr.nth(k).click();
+    out.zoom = { before, after: await fr.nth(k).evaluate((g) => +g.firstChild.getAttribute('width')) };
   }
   if (await page.locator('#flame-reset').count()) await page.click('#flame-reset');
   await page.mouse.move(0, 0);
