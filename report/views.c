@@ -135,22 +135,12 @@ static void trie_free(trie *t)
     free(t->trunc);
 }
 
-static int64_t scalar(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
-
 /* Load the trie and the timer samples' stacks. */
 static int trie_load(sqlite3 *db, const char *where, trie *t)
 {
     memset(t, 0, sizeof *t);
-    t->nnodes = scalar(db, "SELECT COALESCE(MAX(id), 0) FROM stacks");
-    int64_t npcs = scalar(db, "SELECT COALESCE(MAX(id), 0) FROM pcs");
+    t->nnodes = mwv_scalar(db, "SELECT COALESCE(MAX(id), 0) FROM stacks");
+    int64_t npcs = mwv_scalar(db, "SELECT COALESCE(MAX(id), 0) FROM pcs");
     int32_t *pcfn = calloc((size_t)npcs + 1, sizeof *pcfn);
     t->parent = calloc((size_t)t->nnodes + 1, sizeof *t->parent);
     t->fn = calloc((size_t)t->nnodes + 1, sizeof *t->fn);
@@ -573,7 +563,7 @@ static int view_query(sqlite3 *db, FILE *f, cJSON *js, const char *what, int top
     }
     char q[200];
     snprintf(q, sizeof q, "SELECT COUNT(*) FROM samples WHERE %s", where);
-    double total = (double)scalar(db, q);
+    double total = (double)mwv_scalar(db, q);
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
         return -EIO;

@@ -148,6 +148,33 @@ static const char *qs(sqlite3 *db, const char *sql, char *buf, size_t n)
  * its recording used: META profile_path, or the older "profile=PATH (created
  * ...)" prose; without a usable one, from baseline_ns; no profile is found at
  * report time (XDG_DATA_HOME points into dir). */
+/* The stack whose id `stack_sql` selects is uw_f3 < uw_f2 < uw_f1 <
+ * uw_thread, innermost first (unwound from its registers and stack copy). */
+static void check_uw_chain(sqlite3 *d, const char *stack_sql, const char *what)
+{
+    const char *want[] = {"uw_f3", "uw_f2", "uw_f1", "uw_thread"};
+    char *q = sqlite3_mprintf("WITH RECURSIVE ch(id, parent_id, pc_id, k) AS ("
+                              " SELECT st.id, st.parent_id, st.pc_id, 0 FROM stacks st"
+                              " WHERE st.id = (%s)"
+                              " UNION ALL SELECT s.id, s.parent_id, s.pc_id, ch.k + 1"
+                              " FROM stacks s JOIN ch ON s.id = ch.parent_id)"
+                              " SELECT p.symbol FROM ch JOIN pcs p ON p.id = ch.pc_id"
+                              " ORDER BY ch.k",
+                              stack_sql);
+    sqlite3_stmt *cs;
+    MW_CHECK_INT(sqlite3_prepare_v2(d, q, -1, &cs, NULL), SQLITE_OK);
+    sqlite3_free(q);
+    int k = 0;
+    while (sqlite3_step(cs) == SQLITE_ROW && k < 4) {
+        const char *fn = (const char *)sqlite3_column_text(cs, 0);
+        MW_CHECK(fn && !strcmp(fn, want[k]), "%s %d: %s, expected %s", what, k,
+                 fn ? fn : "(null)", want[k]);
+        k++;
+    }
+    MW_CHECK_INT(k, 4);
+    sqlite3_finalize(cs);
+}
+
 static void recorded_profile_case(const char *dir)
 {
     char prof[300], xdg[300], db[300];
@@ -452,58 +479,15 @@ int main(void)
                        " LIMIT 1"),
                  15 * MS);
     /* the unwound chain of the regs + stack sample */
-    {
-        const char *want[] = {"uw_f3", "uw_f2", "uw_f1", "uw_thread"};
-        sqlite3_stmt *cs;
-        MW_CHECK_INT(sqlite3_prepare_v2(d,
-                                        "WITH RECURSIVE ch(id, parent_id, pc_id, k) AS ("
-                                        " SELECT st.id, st.parent_id, st.pc_id, 0 FROM stacks st"
-                                        " WHERE st.id = (SELECT stack_id FROM samples WHERE"
-                                        " time_ns = 35000000 AND event_id = (SELECT id FROM"
-                                        " events WHERE attr_id = 4))"
-                                        " UNION ALL SELECT s.id, s.parent_id, s.pc_id, ch.k + 1"
-                                        " FROM stacks s JOIN ch ON s.id = ch.parent_id)"
-                                        " SELECT p.symbol FROM ch JOIN pcs p ON p.id = ch.pc_id"
-                                        " ORDER BY ch.k",
-                                        -1, &cs, NULL),
-                     SQLITE_OK);
-        int k = 0;
-        while (sqlite3_step(cs) == SQLITE_ROW && k < 4) {
-            const char *fn = (const char *)sqlite3_column_text(cs, 0);
-            MW_CHECK(fn && !strcmp(fn, want[k]), "unwound frame %d: %s, expected %s", k,
-                     fn ? fn : "(null)", want[k]);
-            k++;
-        }
-        MW_CHECK_INT(k, 4);
-        sqlite3_finalize(cs);
-    }
+    check_uw_chain(d,
+                   "SELECT stack_id FROM samples WHERE time_ns = 35000000 AND event_id ="
+                   " (SELECT id FROM events WHERE attr_id = 4)",
+                   "unwound frame");
 
     /* the unwound stack of the allocation with a stack copy */
-    {
-        const char *want[] = {"uw_f3", "uw_f2", "uw_f1", "uw_thread"};
-        sqlite3_stmt *cs;
-        MW_CHECK_INT(sqlite3_prepare_v2(d,
-                                        "WITH RECURSIVE ch(id, parent_id, pc_id, k) AS ("
-                                        " SELECT st.id, st.parent_id, st.pc_id, 0 FROM stacks st"
-                                        " WHERE st.id = (SELECT stack_id FROM allocations WHERE"
-                                        " addr = 805306368)"
-                                        " UNION ALL SELECT s.id, s.parent_id, s.pc_id, ch.k + 1"
-                                        " FROM stacks s JOIN ch ON s.id = ch.parent_id)"
-                                        " SELECT p.symbol FROM ch JOIN pcs p ON p.id = ch.pc_id"
-                                        " ORDER BY ch.k",
-                                        -1, &cs, NULL),
-                     SQLITE_OK);
-        int k = 0;
-        while (sqlite3_step(cs) == SQLITE_ROW && k < 4) {
-            const char *fn = (const char *)sqlite3_column_text(cs, 0);
-            MW_CHECK(fn && !strcmp(fn, want[k]), "allocation frame %d: %s, expected %s", k,
-                     fn ? fn : "(null)", want[k]);
-            k++;
-        }
-        MW_CHECK_INT(k, 4);
-        sqlite3_finalize(cs);
-        MW_CHECK_INT(q1(d, "SELECT kind = 'malloc' FROM allocations WHERE addr = 805306368"), 1);
-    }
+    check_uw_chain(d, "SELECT stack_id FROM allocations WHERE addr = 805306368",
+                   "allocation frame");
+    MW_CHECK_INT(q1(d, "SELECT kind = 'malloc' FROM allocations WHERE addr = 805306368"), 1);
 
     /* GPU records */
     MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM gpu_kernels WHERE name='triad_kern'"), 3);
