@@ -52,7 +52,7 @@ _memwatch()
     record) opts="-o --output -i --interval -F --rate -m --method -a --alloc-threshold
                   --threshold-ns --profile --no-follow --group-readable -q --quiet
                   -v --verbose --help --" ;;
-    report) opts="--db --json --top --by --run --all-runs --precise-threshold --profile --debug-dir
+    report) opts="--db --json --top --by --sort --callers --callees --run --all-runs --precise-threshold --profile --debug-dir
                   --no-symbols --no-wait --group-readable -q --quiet --help" ;;
     prefetch) opts="--show --off --on --restore --msr-dir --state --uarch --help" ;;
     esac
