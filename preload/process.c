@@ -58,8 +58,17 @@ double mwp_tsc_hz_val;
  * with it, children are handed MEMWATCH_TSC. */
 const char *_Atomic mwp_tsc_src;
 /* libmemwatch.so's path: the loader's own string (dladdr), valid while
- * the library is loaded, which is for good (-z nodelete) */
-static const char *mwp_self_path = "";
+ * the library is loaded, which is for good (-z nodelete); looked up where
+ * first needed (dladdr scans the library's symbols: not in every process) */
+static const char *mwp_self_path_v;
+static const char *self_path(void)
+{
+    if (!mwp_self_path_v) {
+        Dl_info di;
+        mwp_self_path_v = dladdr((void *)self_path, &di) && di.dli_fname ? di.dli_fname : "";
+    }
+    return mwp_self_path_v;
+}
 /* 0 while the process is lazy (no interval thread, no perf event, no file:
  * "lazy start" below), 1 from mwp_begin on. */
 _Atomic int mwp_begun;
@@ -278,7 +287,7 @@ static int lazy_range_cb(struct dl_phdr_info *info, size_t size, void *data)
     b = b ? b + 1 : n;
     int want = !strncmp(b, "libc.so", 7) || !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld64.so", 7) ||
                !strncmp(b, "libpthread.so", 13) || !strncmp(b, "libdl.so", 8) ||
-               (mwp_self_path[0] && !strcmp(n, mwp_self_path));
+               (mwp_self_path_v && mwp_self_path_v[0] && !strcmp(n, mwp_self_path_v));
     if (!want)
         return 0;
     for (int i = 0; i < info->dlpi_phnum && lz_nr < 24; i++) {
@@ -313,6 +322,7 @@ static int lazy_safe(const ucontext_t *uc)
             return 0;
     if (lz_nr < 0) {
         lz_nr = 0;
+        (void)self_path(); /* before, not inside the callback */
         dl_iterate_phdr(lazy_range_cb, NULL); /* the loader's lock is recursive */
     }
     for (int i = 0; i < lz_nr; i++)
@@ -934,7 +944,7 @@ static void ctor_host(void)
 __attribute__((noinline)) static void ctor_gpu_set(void)
 {
     char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", mwp_self_path);
+    snprintf(dir, sizeof dir, "%s", self_path());
     char *slash = strrchr(dir, '/');
     if (!slash)
         return;
@@ -1009,7 +1019,7 @@ static void ctor_alloc_note(void)
         mwp_alloc_glibc = 1;
     void *m = dlsym(RTLD_DEFAULT, "malloc");
     const char *owner = m ? mwp_object_of(m) : NULL;
-    if (!owner || !strcmp(owner, mwp_self_path))
+    if (!owner || !strcmp(owner, self_path()))
         return;
     char why[PATH_MAX + 160];
     snprintf(why, sizeof why,
@@ -1096,9 +1106,6 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
         return;
     }
     mwp_in_hook++;
-    Dl_info di;
-    if (dladdr((void *)mwp_init, &di) && di.dli_fname)
-        mwp_self_path = di.dli_fname;
     mwp_pid = (pid_t)syscall(SYS_getpid);
     mwp_cpu_base_take();
     ctor_host();
