@@ -297,13 +297,22 @@ MWP_EXPORT MWP_FAST void *calloc(size_t k, size_t n)
     return calloc_slow(k, n);
 }
 
+/* malloc_usable_size, resolved where a recorded block is freed or
+ * reallocated (the constructor resolves nothing: lazy start); 0: unknown */
+static size_t usable_of(void *p)
+{
+    if (!mwp_real.usable && !mwp_resolving)
+        mwp_resolve_one((void **)&mwp_real.usable, "malloc_usable_size");
+    return mwp_real.usable ? mwp_real.usable(p) : 0;
+}
+
 __attribute__((noinline)) static void free_slow(void *p)
 {
     if (!p || boot_owns(p))
         return;
     NEED(free);
-    if (free_maybe_recorded(p) && alloc_on(mwp_cfg.alloc_threshold) && mwp_real.usable) {
-        size_t u = mwp_real.usable(p);
+    if (free_maybe_recorded(p) && alloc_on(mwp_cfg.alloc_threshold)) {
+        size_t u = usable_of(p);
         if (u >= mwp_cfg.alloc_threshold)
             free_record(1, p, u);
     }
@@ -337,8 +346,8 @@ __attribute__((noinline)) static void *realloc_slow(void *p, size_t n)
     }
     NEED(realloc);
     size_t old = 0;
-    if (p && free_maybe_recorded(p) && alloc_on(mwp_cfg.alloc_threshold) && mwp_real.usable)
-        old = mwp_real.usable(p);
+    if (p && free_maybe_recorded(p) && alloc_on(mwp_cfg.alloc_threshold))
+        old = usable_of(p);
     void *q = mwp_real.realloc(p, n);
     if (!q && n)
         return q;

@@ -208,6 +208,14 @@ alloc)
     fi
     MEMWATCH_ALLOC_THRESHOLD=off run "$APP" alloc; expect_rc $? 0
     [ "$(facts | grep -c 'allocs=0 ')" = 1 ] || fail "MEMWATCH_ALLOC_THRESHOLD=off still recorded"
+    # a process that ends before it begins recording (lazy start) keeps its
+    # allocations and their frees all the same
+    fresh_out
+    run "$APP" alloc 0; expect_rc $? 0
+    a=$(val memwatch- allocs); f=$(val memwatch- frees)
+    echo "ended before its first interval: $a allocations, $f frees"
+    [ "$a" -ge 7 ] || fail "allocations recorded by a short process: $a, expected >= 7"
+    [ "$f" -ge 6 ] || fail "frees recorded by a short process: $f, expected >= 6"
     ;;
 emit)
     run "$APP" emit; expect_rc $? 0

@@ -302,7 +302,7 @@ static void *thr_worker(void *arg)
     return NULL;
 }
 
-static int mode_alloc(void)
+static int mode_alloc(int ms)
 {
     void *p[8];
     p[0] = malloc(1 << 20);
@@ -318,7 +318,7 @@ static int mode_alloc(void)
         return 1;
     memset(m, 1, 4 << 20);
     memset(p[0], 1, 1 << 20);
-    work(30);
+    work(ms); /* 0: the process ends before it begins recording (lazy start) */
     munmap(m, 4 << 20);
     for (int i = 0; i < 6; i++)
         free(p[i]);
@@ -405,7 +405,7 @@ int main(int argc, char **argv)
             work(10);
     }
     if (!strcmp(m, "alloc"))
-        return mode_alloc();
+        return mode_alloc(arg);
     if (!strcmp(m, "cancel")) {
         pthread_t t;
         pthread_create(&t, NULL, thr_sleepy, NULL);
