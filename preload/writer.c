@@ -526,11 +526,21 @@ void mwp_writer_gather_wait(void)
         mwp_writer_gather(0);
         return;
     }
-    /* 100 ms: on a loaded machine the interval thread may wait tens of
-     * milliseconds for a CPU before it can write what it gathered */
-    uint64_t until = mwp_now_ns() + 100000000ull;
-    while (atomic_load(&w_gather_busy) && mwp_now_ns() < until)
-        syscall(SYS_sched_yield);
+    /* Up to 500 ms: on a loaded machine the interval thread may wait a
+     * hundred milliseconds and more for a CPU before it can write what it
+     * gathered (a gather itself takes microseconds). The first millisecond
+     * yields; after that this thread sleeps in 1 ms steps, so that it does
+     * not take the CPU from the thread it waits for. */
+    uint64_t start = mwp_now_ns(), now = start;
+    while (atomic_load(&w_gather_busy) && now - start < 500000000ull) {
+        if (now - start < 1000000ull) {
+            syscall(SYS_sched_yield);
+        } else {
+            struct timespec ms = {0, 1000000};
+            syscall(SYS_nanosleep, &ms, NULL);
+        }
+        now = mwp_now_ns();
+    }
 }
 
 /* Copy the pieces to buf at *len (the caller checked that they fit). */
