@@ -574,7 +574,7 @@ static void eng_setup(void)
         (mwp_cfg.threshold_ns > 0 || eng_threshold_from_profile(&eng_prof, have_prof) ||
          !eng_lat_method[0] || mwp_cfg.baseline_ns > 0))
         eng_threshold_final();
-    eng_setup_done = 1;
+    __atomic_store_n(&eng_setup_done, 1, __ATOMIC_RELEASE);
 }
 
 /* When the main thread called pthread_exit, glibc ends the process as its
@@ -824,6 +824,12 @@ int mwp_engine_start(void)
 double mwp_engine_baseline(void)
 {
     return eng_baseline > 0 ? eng_baseline : mwp_cfg.baseline_ns;
+}
+
+int mwp_engine_setting_up(void)
+{
+    return eng_have && !__atomic_load_n(&eng_setup_done, __ATOMIC_ACQUIRE) &&
+           !pthread_equal(pthread_self(), eng_th);
 }
 
 /* For the META of fork children, which inherit the engine's set-up. */

@@ -255,7 +255,7 @@ void mwp_meta_build(void);
 void mwp_writer_batch(int on);
 /* Interval thread only: 1 starts gathering the interval's records (returns 0,
  * gathering nothing, once the process is ending); 0 writes them with one
- * system call. mwp_writer_gather_wait: another thread waits (at most 100 ms)
+ * system call. mwp_writer_gather_wait: another thread waits (at most 500 ms)
  * until an interval in progress has written what it gathered. */
 int mwp_writer_gather(int on);
 void mwp_writer_gather_wait(void);
@@ -362,6 +362,9 @@ extern _Atomic uint64_t mwp_precise_unopened; /* threads whose precise sampler f
 int mwp_engine_start(void);
 void mwp_engine_meta(struct mwp_str *s); /* method and threshold keys, once known */
 double mwp_engine_baseline(void);          /* 0 until known */
+/* 1 while the interval thread exists and has not finished its set-up (the
+ * threshold and methods in META); 0 on the interval thread itself */
+int mwp_engine_setting_up(void);
 int mwp_engine_stop(void); /* 1 when a running interval thread was stopped */
 void mwp_engine_child(void);
 extern uint64_t mwp_iv_last_end;

@@ -106,6 +106,13 @@ void mwp_finish(int32_t status, const char *how, int in_signal)
     /* an interval in progress on the interval thread writes what it
      * gathered first (it holds the rings it drains meanwhile) */
     mwp_writer_gather_wait();
+    /* The program never waits for the interval thread's set-up (its perf
+     * event opens can take hundreds of milliseconds); one that ends before
+     * it is done has no threshold in META, and says why. None of its
+     * intervals has a latency reading then: the probe comes after. */
+    if (mwp_engine_setting_up())
+        mwp_meta_note("threshold_source",
+                      "none: the process ended before memwatch's interval thread finished its set-up");
     if (!in_signal)
         mwp_modules_scan(0);
     uint64_t s = 0, l = 0;
