@@ -3,24 +3,29 @@
  * include/memwatch/region.h (docs/regions.md).
  *
  * Hot path (the program's threads): no system call, no lock, no malloc. A
- * begin or end reads the time stamp counter, finds the name's id in a
- * lock-free table (content hash; the first use of a name takes a spin flag),
- * keeps the thread's stack of open regions and puts a 24-byte event in the
- * thread's ring (single producer: the thread; single consumer: whoever holds
- * the thread's busy flag, the interval thread at each interval).
+ * begin or end reads the time stamp counter, finds the name's id (a 4-entry
+ * per-thread cache by the name's address, checked against the name's bytes;
+ * else a lock-free table by content hash; the first use of a name takes a
+ * spin flag), keeps the thread's stack of open regions and puts a 24-byte
+ * event in the thread's ring (single producer: the thread; single consumer:
+ * whoever holds the thread's busy flag, the interval thread at each interval).
  *
- * An end is held back as the thread's "pending" end: a begin of the same
- * region at the same depth within RG_MERGE_TICKS of it takes it back, so a
- * region begun and ended in a tight loop is one span with a count, not two
- * events per iteration. The consumer takes a pending end with a compare-and-
- * swap (1 -> 2, copy, 0); the thread takes it back with 1 -> 0.
+ * An end is held back (r->pend, up to RG_PEND of them, innermost first): a
+ * begin of the same region at the same depth within RG_MERGE_TICKS of the
+ * newest held-back end takes it back, so a region begun and ended in a tight
+ * loop, and nested regions begun and ended together, are one span each with
+ * a count, not two events per iteration. Held-back ends are newer than every
+ * event in the ring (the thread moves them to the ring before it puts another
+ * event there). The consumer takes them with a compare-and-swap (1 -> 2, copy,
+ * 0); the thread takes them back with 1 -> 0 before it changes them.
  *
- * Consumer (mwp_region_drain, under the thread's busy flag): converts time
- * stamp counter ticks to CLOCK_MONOTONIC by the line through a pair read at
- * the first region of the process and a pair read now, writes each name's
- * MWR_REGION_NAME record the first time the file needs it, and the events as
- * MWR_REGION records. A thread whose ring is full drains it itself (one write
- * per RG_CAP events).
+ * Consumer (mwp_region_drain, under the thread's busy flag): packs the events
+ * into MWR_REGION_PACKED records (varint tick deltas, 3 to 6 bytes an event;
+ * docs/raw-format.md) with the record's start time and the ticks' length in
+ * ns from the line through a (ticks, CLOCK_MONOTONIC) pair read at the first
+ * region of the process and a pair read now, and writes each name's
+ * MWR_REGION_NAME record the first time the file needs it. A thread whose
+ * ring is full drains it itself (one write per RG_CAP events).
  */
 #include "internal.h"
 
@@ -43,16 +48,26 @@
 #define RG_DEPTH 64u       /* open regions a thread's stack remembers */
 #define RG_CAP 1024u       /* events per thread ring (power of two) */
 #define RG_MERGE_TICKS 4096u
+#define RG_PEND 8u         /* ends held back per thread (nested spans going on) */
+#define RG_CACHE 4u        /* names per thread known by their pointer */
 #define RG_OTHER_NAME "(other regions)"
 
 struct mwp_rgn {
     _Atomic uint64_t head, tail;
-    _Atomic uint32_t pend_state;   /* 0 none, 1 pending end in pend, 2 the consumer copies it */
-    mwr_region_ev pend;            /* time_ns holds ticks until written */
+    /* pend[0..npend): ends held back, oldest (deepest) first, newer than
+     * every event in the ring. 0: the thread owns them (none outside its
+     * calls), 1: published (the consumer may take them, the thread takes
+     * them back), 2: the consumer copies them */
+    _Atomic uint32_t pend_state;
+    uint32_t npend;
+    mwr_region_ev pend[RG_PEND];   /* time_ns holds ticks until written */
     uint32_t depth;
     uint32_t stack[RG_DEPTH];
     uint32_t merged[RG_DEPTH];     /* end/begin pairs swallowed by the open span at that depth */
+    const char *cache_ptr[RG_CACHE]; /* the names last passed, and their ids */
+    uint32_t cache_id[RG_CACHE];
     mwr_region_ev ev[RG_CAP];      /* time_ns holds ticks */
+    unsigned char out[RG_CAP * 16]; /* the consumer's packed events (MWR_REGION_PACKED) */
 };
 
 /* mapped at the first name (not .bss: a page fault there would show up as a
@@ -91,24 +106,6 @@ static void rg_ref_init(void)
     }
 }
 
-/* ticks -> CLOCK_MONOTONIC ns, given a pair read now */
-static uint64_t rg_to_ns(uint64_t tk, uint64_t tick_now, uint64_t ns_now)
-{
-#if RG_TSC
-    if (atomic_load_explicit(&rg_ref_state, memory_order_acquire) != 2 || tick_now <= rg_tick0 ||
-        ns_now <= rg_ns0)
-        return ns_now;
-    double per = (double)(ns_now - rg_ns0) / (double)(tick_now - rg_tick0);
-    double back = tk <= tick_now ? (double)(tick_now - tk) * per : -(double)(tk - tick_now) * per;
-    double v = (double)ns_now - back;
-    return v > 0 ? (uint64_t)v : 0;
-#else
-    (void)tick_now;
-    (void)ns_now;
-    return tk;
-#endif
-}
-
 static void *rg_map(size_t n)
 {
     void *p = (void *)syscall(SYS_mmap, NULL, n, PROT_READ | PROT_WRITE,
@@ -121,7 +118,10 @@ void mwp_region_reset(struct mwp_rgn *r)
     atomic_store(&r->head, 0);
     atomic_store(&r->tail, 0);
     atomic_store(&r->pend_state, 0);
+    r->npend = 0;
     r->depth = 0;
+    for (uint32_t i = 0; i < RG_CACHE; i++)
+        r->cache_ptr[i] = NULL;
 }
 
 static struct mwp_rgn *rg_new(struct mwp_thr *t)
@@ -242,11 +242,11 @@ static void rg_emit_name(uint32_t id)
 
 /* ---- the consumer ---- */
 
-#define RG_BATCH 128
-
 struct rg_out {
-    mwr_region hdr;
-    mwr_region_ev ev[RG_BATCH];
+    struct mwp_rgn *r;
+    mwr_region_packed hdr;
+    uint64_t t0, last;  /* ticks: of the record's first event, of the last one */
+    uint32_t n;         /* bytes in r->out */
     uint64_t tick_now, ns_now;
 };
 
@@ -254,19 +254,52 @@ static void rg_out_flush(struct rg_out *o)
 {
     if (!o->hdr.nevents)
         return;
-    struct iovec v[2] = {{&o->hdr, sizeof o->hdr}, {o->ev, o->hdr.nevents * sizeof o->ev[0]}};
-    if (mwp_write(MWR_REGION, v, 2) < 0)
+    o->hdr.nbytes = o->n;
+    struct iovec v[2] = {{&o->hdr, sizeof o->hdr}, {o->r->out, o->n}};
+    if (mwp_write(MWR_REGION_PACKED, v, 2) < 0)
         atomic_fetch_add(&rg_n_dropped, o->hdr.nevents);
     o->hdr.nevents = 0;
+    o->n = 0;
 }
 
-static void rg_out_put(struct rg_out *o, const mwr_region_ev *e)
+static inline unsigned char *rg_varint(unsigned char *q, uint64_t v)
 {
-    rg_emit_name(e->id);
-    mwr_region_ev *d = &o->ev[o->hdr.nevents++];
-    *d = *e;
-    d->time_ns = rg_to_ns(e->time_ns, o->tick_now, o->ns_now);
-    if (o->hdr.nevents == RG_BATCH)
+    while (v >= 0x80) {
+        *q++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *q++ = (unsigned char)v;
+    return q;
+}
+
+static inline void rg_out_put(struct rg_out *o, const mwr_region_ev *e)
+{
+    if (atomic_load_explicit(&rg_written[e->id < RG_MAXNAMES ? e->id : 0], memory_order_relaxed) !=
+        atomic_load_explicit(&rg_gen, memory_order_relaxed))
+        rg_emit_name(e->id);
+    if (o->hdr.nevents == 0) {
+        /* the record's tick 0 and its time: the line through the process's
+         * first (ticks, CLOCK_MONOTONIC) pair and the one read now */
+        o->t0 = o->last = e->time_ns;
+#if RG_TSC
+        double back = e->time_ns <= o->tick_now ? (double)(o->tick_now - e->time_ns) * o->hdr.ns_per_tick
+                                                : -(double)(e->time_ns - o->tick_now) * o->hdr.ns_per_tick;
+        double v = (double)o->ns_now - back;
+        o->hdr.t0_ns = v > 0 ? (uint64_t)v : 0;
+#else
+        o->hdr.t0_ns = e->time_ns;
+#endif
+    }
+    int64_t d = (int64_t)(e->time_ns - o->last);
+    o->last = e->time_ns;
+    unsigned char *q = o->r->out + o->n;
+    q = rg_varint(q, ((uint64_t)d << 1) ^ (uint64_t)(d >> 63));
+    q = rg_varint(q, e->id);
+    q = rg_varint(q, (uint64_t)e->depth << 3 | e->kind);
+    q = rg_varint(q, e->merged);
+    o->n = (uint32_t)(q - o->r->out);
+    o->hdr.nevents++;
+    if (o->n > sizeof o->r->out - 40)
         rg_out_flush(o);
 }
 
@@ -275,37 +308,48 @@ void mwp_region_drain(struct mwp_thr *t)
     struct mwp_rgn *r = t->rgn;
     if (!r)
         return;
-    /* Take the pending end first, then the ring's head: every event in the
-     * ring before the swap is older than the pending end, every later one
+    /* Take the held-back ends first, then the ring's head: every event in
+     * the ring before the swap is older than they are, every later one
      * newer; the ticks (one thread's counter) say which is which. */
-    uint32_t one = 1;
-    int pend = atomic_load_explicit(&r->pend_state, memory_order_relaxed) == 1 &&
-               atomic_compare_exchange_strong(&r->pend_state, &one, 2);
-    mwr_region_ev pe;
-    if (pend) {
-        pe = r->pend;
+    uint32_t one = 1, np = 0;
+    mwr_region_ev pe[RG_PEND];
+    if (atomic_load_explicit(&r->pend_state, memory_order_relaxed) == 1 &&
+        atomic_compare_exchange_strong(&r->pend_state, &one, 2)) {
+        np = r->npend < RG_PEND ? r->npend : RG_PEND;
+        memcpy(pe, r->pend, np * sizeof pe[0]);
+        r->npend = 0;
         atomic_store_explicit(&r->pend_state, 0, memory_order_release);
     }
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    if (head == tail && !pend)
+    if (head == tail && !np)
         return;
     struct rg_out o;
+    memset(&o, 0, sizeof o);
+    o.r = r;
     o.hdr.tid = (uint32_t)t->tid;
-    o.hdr.nevents = 0;
     o.tick_now = rg_ticks();
     o.ns_now = mwp_now_ns();
+    o.hdr.ns_per_tick = 1.0;
+#if RG_TSC
+    if (atomic_load_explicit(&rg_ref_state, memory_order_acquire) == 2 && o.tick_now > rg_tick0 &&
+        o.ns_now > rg_ns0)
+        o.hdr.ns_per_tick = (double)(o.ns_now - rg_ns0) / (double)(o.tick_now - rg_tick0);
+    else
+        o.hdr.ns_per_tick = 0; /* no reference yet: every event at the time of the write */
+#endif
     for (uint64_t p = tail; p < head; p++) {
         const mwr_region_ev *e = &r->ev[p % RG_CAP];
-        if (pend && e->time_ns > pe.time_ns) {
-            rg_out_put(&o, &pe);
-            pend = 0;
+        if (np && e->time_ns > pe[0].time_ns) {
+            for (uint32_t i = 0; i < np; i++)
+                rg_out_put(&o, &pe[i]);
+            np = 0;
         }
         rg_out_put(&o, e);
     }
     atomic_store_explicit(&r->tail, head, memory_order_release);
-    if (pend)
-        rg_out_put(&o, &pe);
+    for (uint32_t i = 0; i < np; i++)
+        rg_out_put(&o, &pe[i]);
     rg_out_flush(&o);
 }
 
@@ -339,13 +383,61 @@ static inline void rg_push(struct mwp_thr *t, struct mwp_rgn *r, const mwr_regio
     atomic_store_explicit(&r->head, h + 1, memory_order_release);
 }
 
-/* Publish the pending end, if the thread still holds it. */
-static inline void rg_publish_pending(struct mwp_thr *t, struct mwp_rgn *r)
+/* Take the held-back ends back from the consumer (they are the thread's
+ * again until it publishes them): how many. */
+static inline uint32_t rg_take(struct mwp_rgn *r)
 {
+    uint32_t st = atomic_load_explicit(&r->pend_state, memory_order_acquire);
+    if (st == 0)
+        return r->npend;
     uint32_t one = 1;
-    if (atomic_load_explicit(&r->pend_state, memory_order_relaxed) == 1 &&
-        atomic_compare_exchange_strong(&r->pend_state, &one, 0))
-        rg_push(t, r, &r->pend);
+    if (st == 1 && atomic_compare_exchange_strong(&r->pend_state, &one, 0))
+        return r->npend;
+    while (atomic_load_explicit(&r->pend_state, memory_order_acquire) != 0)
+        ; /* the consumer is copying them out: they are written, none left */
+    return r->npend;
+}
+
+/* Give the held-back ends (if any) to the consumer's reach. */
+static inline void rg_give(struct mwp_rgn *r)
+{
+    if (r->npend)
+        atomic_store_explicit(&r->pend_state, 1, memory_order_release);
+}
+
+/* The held-back ends go to the ring (taken: the thread owns them). */
+static inline void rg_push_pend(struct mwp_thr *t, struct mwp_rgn *r)
+{
+    uint32_t n = r->npend;
+    r->npend = 0;
+    for (uint32_t i = 0; i < n; i++)
+        rg_push(t, r, &r->pend[i]);
+}
+
+/* a name the thread passed before (at the same address, unchanged) */
+static inline int rg_same(const char *a, const char *b)
+{
+    for (uint32_t i = 0; i < RG_NAMELEN; i++) {
+        if (a[i] != b[i])
+            return 0;
+        if (!a[i])
+            return 1;
+    }
+    return 1; /* a longer name, cut to the same 255 bytes */
+}
+
+static inline uint32_t rg_id(struct mwp_rgn *r, const char *name)
+{
+    if (!name)
+        return rg_intern(name);
+    uint32_t k = (uint32_t)((uintptr_t)name >> 3) & (RG_CACHE - 1);
+    uint32_t id = r->cache_id[k];
+    if (r->cache_ptr[k] == name && id && rg_same(name, rg_names[id]))
+        return id;
+    id = rg_intern(name);
+    r->cache_ptr[k] = name;
+    r->cache_id[k] = id;
+    return id;
 }
 
 static inline struct mwp_rgn *rg_self(struct mwp_thr **tp)
@@ -372,21 +464,24 @@ MWP_EXPORT void memwatch_region_begin(const char *name)
     if (!r)
         return;
     uint64_t now = rg_ticks();
-    uint32_t id = rg_intern(name);
+    uint32_t id = rg_id(r, name);
     uint32_t d = r->depth;
-    uint32_t one = 1;
-    if (atomic_load_explicit(&r->pend_state, memory_order_relaxed) == 1 &&
-        atomic_compare_exchange_strong(&r->pend_state, &one, 0)) {
-        if (r->pend.id == id && r->pend.depth == d && now - r->pend.time_ns < RG_MERGE_TICKS) {
-            /* the span goes on */
+    uint32_t np = rg_take(r);
+    if (np) {
+        /* the newest held-back end is at this depth: the same region again
+         * within RG_MERGE_TICKS continues its span */
+        const mwr_region_ev *p = &r->pend[np - 1];
+        if (p->id == id && p->depth == d && now - p->time_ns < RG_MERGE_TICKS) {
             if (d < RG_DEPTH) {
                 r->stack[d] = id;
-                r->merged[d] = r->pend.merged + 1;
+                r->merged[d] = p->merged + 1;
             }
             r->depth = d + 1;
+            r->npend = np - 1;
+            rg_give(r);
             return;
         }
-        rg_push(t, r, &r->pend);
+        rg_push_pend(t, r);
     }
     mwr_region_ev e = {now, id, MWR_RG_BEGIN, (uint16_t)(d < 0xffff ? d : 0xffff), 0, 0};
     rg_push(t, r, &e);
@@ -407,13 +502,12 @@ MWP_EXPORT void memwatch_region_end(const char *name)
         return;
     uint64_t now = rg_ticks();
     uint32_t d = r->depth, level, id;
-    const char *nm = name ? name : "(null)";
     if (d > 0 && d <= RG_DEPTH && r->stack[d - 1] != 0 &&
-        strncmp(rg_names[r->stack[d - 1]], nm, RG_NAMELEN) == 0) {
+        rg_same(name ? name : "(null)", rg_names[r->stack[d - 1]])) {
         level = d - 1;
         id = r->stack[level];
     } else {
-        id = rg_intern(name);
+        id = rg_id(r, name);
         level = UINT32_MAX;
         if (d > RG_DEPTH) {
             level = d - 1; /* beyond what the stack remembers: the innermost ends */
@@ -425,7 +519,8 @@ MWP_EXPORT void memwatch_region_end(const char *name)
                 }
         }
         if (level == UINT32_MAX) {
-            rg_publish_pending(t, r);
+            rg_take(r);
+            rg_push_pend(t, r);
             mwr_region_ev e = {now, id, MWR_RG_END_UNMATCHED, (uint16_t)(d < 0xffff ? d : 0xffff),
                                0, 0};
             rg_push(t, r, &e);
@@ -433,19 +528,22 @@ MWP_EXPORT void memwatch_region_end(const char *name)
             return;
         }
     }
-    rg_publish_pending(t, r);
-    for (uint32_t i = d - 1; i > level; i--) {
-        mwr_region_ev e = {now, i < RG_DEPTH ? r->stack[i] : id, MWR_RG_END_IMPLICIT,
-                           (uint16_t)(i < 0xffff ? i : 0xffff), i < RG_DEPTH ? r->merged[i] : 0, 0};
-        rg_push(t, r, &e);
-        atomic_fetch_add_explicit(&rg_n_implicit, 1, memory_order_relaxed);
+    uint32_t np = rg_take(r);
+    if (level + 1 < d || np == RG_PEND) {
+        rg_push_pend(t, r);
+        for (uint32_t i = d - 1; i > level; i--) {
+            mwr_region_ev e = {now, i < RG_DEPTH ? r->stack[i] : id, MWR_RG_END_IMPLICIT,
+                               (uint16_t)(i < 0xffff ? i : 0xffff), i < RG_DEPTH ? r->merged[i] : 0,
+                               0};
+            rg_push(t, r, &e);
+            atomic_fetch_add_explicit(&rg_n_implicit, 1, memory_order_relaxed);
+        }
     }
-    while (atomic_load_explicit(&r->pend_state, memory_order_acquire) == 2)
-        ; /* the consumer is copying the previous one */
-    r->pend = (mwr_region_ev){now, id, MWR_RG_END, (uint16_t)(level < 0xffff ? level : 0xffff),
-                              level < RG_DEPTH ? r->merged[level] : 0, 0};
-    atomic_store_explicit(&r->pend_state, 1, memory_order_release);
+    r->pend[r->npend++] =
+        (mwr_region_ev){now, id, MWR_RG_END, (uint16_t)(level < 0xffff ? level : 0xffff),
+                        level < RG_DEPTH ? r->merged[level] : 0, 0};
     r->depth = level;
+    rg_give(r);
 }
 
 /* ---- process events ---- */
@@ -474,6 +572,7 @@ void mwp_region_child(void)
     atomic_store(&r->head, 0);
     atomic_store(&r->tail, 0);
     atomic_store(&r->pend_state, 0);
+    r->npend = 0;
     uint64_t now = rg_ticks();
     for (uint32_t i = 0; i < d && i < RG_DEPTH; i++) {
         mwr_region_ev e = {now, r->stack[i], MWR_RG_BEGIN_FORK, (uint16_t)i, 0, 0};

@@ -212,9 +212,11 @@ next_process:
     while ((n = mw_reader_next(r, &rec)) == 1) {
         g->st->records++;
         int e = 0;
-        if (rec.type == MWR_REGION || rec.type == MWR_REGION_NAME || rec.type == MWR_THREAD)
+        if (rec.type == MWR_REGION || rec.type == MWR_REGION_PACKED ||
+            rec.type == MWR_REGION_NAME || rec.type == MWR_THREAD)
             e = mw_rgn_record(g->rgn, rec.type, rec.payload, rec.payload_len);
-        if (!e && rec.type != MWR_REGION && rec.type != MWR_REGION_NAME)
+        if (!e && rec.type != MWR_REGION && rec.type != MWR_REGION_PACKED &&
+            rec.type != MWR_REGION_NAME)
             e = ing_file_record(f, &rec);
         if (e == MW_ERR_CORRUPT) {
             mw_log(MW_LOG_WARN, "%s: record of type %u at byte %llu is malformed, skipped", path,

@@ -130,6 +130,18 @@ static char *clean_name(const unsigned char *p, size_t n, uint16_t *flags)
     return s;
 }
 
+/* One event of a record (the i-th): its record's key is its first event's
+ * time. The room is there (grown for the record). */
+static void rg_add(mw_rgn *g, rg_ev *x, uint32_t i, uint64_t *rkey)
+{
+    if (i == 0)
+        *rkey = x->e.time_ns;
+    x->rkey = *rkey;
+    if (x->e.time_ns > g->last_time)
+        g->last_time = x->e.time_ns;
+    g->evs.v[g->evs.n++] = *x;
+}
+
 int mw_rgn_record(mw_rgn *g, uint32_t type, const void *payload, size_t len)
 {
     const unsigned char *p = payload;
@@ -167,13 +179,63 @@ int mw_rgn_record(mw_rgn *g, uint32_t type, const void *payload, size_t len)
         for (uint32_t i = 0; i < h.nevents; i++) {
             rg_ev x = {h.tid, 0, g->seq++, {0}};
             memcpy(&x.e, p + sizeof h + i * sizeof x.e, sizeof x.e);
-            if (i == 0)
-                rkey = x.e.time_ns;
-            x.rkey = rkey;
-            if (x.e.time_ns > g->last_time)
-                g->last_time = x.e.time_ns;
-            g->evs.v[g->evs.n++] = x;
+            rg_add(g, &x, i, &rkey);
         }
+        return 0;
+    }
+    case MWR_REGION_PACKED: {
+        mwr_region_packed h;
+        if (len < sizeof h)
+            return MW_ERR_CORRUPT;
+        memcpy(&h, p, sizeof h);
+        if (h.nbytes > len - sizeof h || h.nevents > h.nbytes || !(h.ns_per_tick >= 0) ||
+            h.ns_per_tick > 1e6)
+            return MW_ERR_CORRUPT;
+        if (grow((void **)&g->evs.v, &g->evs.cap, g->evs.n + h.nevents, sizeof *g->evs.v))
+            return -ENOMEM;
+        const unsigned char *q = p + sizeof h, *end = q + h.nbytes;
+        int64_t ticks = 0;
+        uint64_t rkey = 0;
+        size_t n0 = g->evs.n; /* a malformed record adds none of its events */
+        uint64_t lt0 = g->last_time;
+#define RG_BAD()                                                                               \
+    do {                                                                                       \
+        g->evs.n = n0;                                                                         \
+        g->last_time = lt0;                                                                    \
+        return MW_ERR_CORRUPT;                                                                 \
+    } while (0)
+        for (uint32_t i = 0; i < h.nevents; i++) {
+            uint64_t v[4];
+            for (int k = 0; k < 4; k++) {
+                uint64_t x = 0;
+                int sh = 0;
+                for (;;) {
+                    if (q >= end || sh > 63)
+                        RG_BAD();
+                    unsigned char c = *q++;
+                    x |= (uint64_t)(c & 0x7f) << sh;
+                    sh += 7;
+                    if (!(c & 0x80))
+                        break;
+                }
+                v[k] = x;
+            }
+            ticks += (int64_t)(v[0] >> 1) ^ -(int64_t)(v[0] & 1);
+            if (v[1] > UINT32_MAX || v[2] >> 3 > 0xffff || v[3] > UINT32_MAX)
+                RG_BAD();
+            double dt = (double)ticks * h.ns_per_tick;
+            rg_ev x = {h.tid, 0, g->seq++, {0}};
+            if (dt < 0)
+                x.e.time_ns = -dt >= (double)h.t0_ns ? 0 : h.t0_ns - (uint64_t)(-dt + 0.5);
+            else
+                x.e.time_ns = h.t0_ns + (uint64_t)(dt + 0.5);
+            x.e.id = (uint32_t)v[1];
+            x.e.kind = (uint16_t)(v[2] & 7);
+            x.e.depth = (uint16_t)(v[2] >> 3);
+            x.e.merged = (uint32_t)v[3];
+            rg_add(g, &x, i, &rkey);
+        }
+#undef RG_BAD
         return 0;
     }
     case MWR_THREAD: {

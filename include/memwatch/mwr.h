@@ -49,9 +49,11 @@ enum mwr_type {
     MWR_MODULE = 8,      /* mwr_module + path */
     MWR_COUNTERS = 9,    /* mwr_counters + values: one group read */
     MWR_LOG = 10,        /* text: a warning memwatch gave during the run */
-    MWR_REGION = 11,     /* mwr_region + mwr_region_ev[nevents]: region begins and ends */
+    MWR_REGION = 11,     /* mwr_region + mwr_region_ev[nevents]: region begins and ends
+                            (readers take it; libmemwatch.so writes MWR_REGION_PACKED) */
     MWR_REGION_NAME = 12,/* mwr_region_name + name bytes: what a region id stands for */
     MWR_CPU = 13,        /* mwr_cpu: the kernel's CPU time accounting of a thread or the process */
+    MWR_REGION_PACKED = 14, /* mwr_region_packed + packed events: MWR_REGION's events, smaller */
     MWR_GPU_KERNEL = 20, /* GPU records: layouts defined in gpu/ and docs/raw-format.md */
     MWR_GPU_SAMPLE = 21,
     MWR_GPU_PC = 22,
@@ -218,6 +220,21 @@ typedef struct mwr_region {
     uint32_t tid;             /* the thread whose regions these are */
     uint32_t nevents;         /* mwr_region_ev that follow, in the thread's order */
 } mwr_region;
+
+/* The events of MWR_REGION packed (what libmemwatch.so writes: 3 to 6 bytes
+ * an event instead of 24). Each event is four unsigned LEB128 varints:
+ * the time since the previous event (the first: since t0_ns) in ticks,
+ * zigzag-encoded (a thread's counter may step back by a little after a move
+ * to another CPU); id; depth << 3 | kind; merged. An event's time is t0_ns
+ * plus its ticks since t0_ns times ns_per_tick, rounded. */
+typedef struct mwr_region_packed {
+    uint32_t tid;             /* the thread whose regions these are */
+    uint32_t nevents;         /* events that follow, in the thread's order */
+    uint64_t t0_ns;           /* CLOCK_MONOTONIC of tick 0 of the deltas */
+    double ns_per_tick;       /* 1.0 where the ticks are ns */
+    uint32_t nbytes;          /* bytes of packed events that follow */
+    uint32_t pad;
+} mwr_region_packed;          /* 32 bytes */
 
 enum mwr_region_name_flag {
     MWR_RGN_CUT = 1,          /* the name was longer than 255 bytes: its first 255 */

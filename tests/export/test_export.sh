@@ -92,6 +92,14 @@ mkdir -p "$tmp/rg"
 "$fix" "$tmp/rg/p.mwr" regions || { echo "FAILED: fixture with regions"; exit 1; }
 "$mw" report "$tmp/rg" --json >"$tmp/rg.json" 2>"$tmp/rg.err" || { echo "FAILED: report of regions"; cat "$tmp/rg.err"; exit 1; }
 rdb=$tmp/rg/memwatch.db
+# the same regions packed (REGION_PACKED, as libmemwatch.so writes them), then a malformed record
+mkdir -p "$tmp/rgp"
+"$fix" "$tmp/rgp/p.mwr" regions-packed || { echo "FAILED: fixture with packed regions"; exit 1; }
+"$mw" report "$tmp/rgp" --json >"$tmp/rgp.json" 2>"$tmp/rgp.err"; check "report of packed regions" $(( $? == 0 ))
+grep -q "record of type 14 at byte [0-9]* is malformed, skipped" "$tmp/rgp.err"
+check "  the malformed packed record is named and skipped" $(( $? == 0 ))
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["regions"]; b=json.load(open(sys.argv[2]))["regions"]; sys.exit(a != b)' "$tmp/rg.json" "$tmp/rgp.json"
+check "  the packed regions report as the unpacked ones" $(( $? == 0 ))
 "$mw" export "$tmp/rg" --format csv --table regions -o "$tmp/rg.csv"; check "csv regions export" $(( $? == 0 ))
 "$mw" export "$tmp/rg" --format perfetto -o "$tmp/rg.trace.json"; check "perfetto export with regions" $(( $? == 0 ))
 python3 "$S/tests/export/trace_check.py" "$tmp/rg.trace.json" >"$tmp/rg.tc.json"

@@ -2,10 +2,12 @@
  * tests/report/mwr_fixture.c: writes a small raw file (mwr_build.h) for the
  * CLI tests: 4 intervals of 10 ms, two flagged; timer samples in this
  * program's own functions; page faults on one recorded allocation; a trailer.
- *   usage: mwr_fixture OUT.mwr [regions]
+ *   usage: mwr_fixture OUT.mwr [regions|regions-packed]
  * With "regions", thread 77 also marks regions (docs/regions.md): "load"
  * from 0.5 to 19.5 ms with "inner" nested in it from 2.5 to 7.5 ms, and
- * "store" from 20.5 to 38.5 ms.
+ * "store" from 20.5 to 38.5 ms, as a REGION record; "regions-packed" writes
+ * the same events as a REGION_PACKED record (ticks of 0.5 ns) followed by a
+ * malformed one (its events run past its bytes).
  */
 #include "mwr_build.h"
 
@@ -34,8 +36,9 @@ static int first_cb(struct dl_phdr_info *i, size_t n, void *d)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "regions"))) {
-        fprintf(stderr, "usage: mwr_fixture OUT.mwr [regions]\n");
+    if (argc != 2 &&
+        !(argc == 3 && (!strcmp(argv[2], "regions") || !strcmp(argv[2], "regions-packed")))) {
+        fprintf(stderr, "usage: mwr_fixture OUT.mwr [regions|regions-packed]\n");
         return 2;
     }
     uint64_t me[3] = {0, 0, 0};
@@ -84,8 +87,33 @@ int main(int argc, char **argv)
             {7500 * us, 2, MWR_RG_END, 1, 0, 0},    {19500 * us, 1, MWR_RG_END, 0, 0, 0},
             {20500 * us, 3, MWR_RG_BEGIN, 0, 0, 0}, {38500 * us, 3, MWR_RG_END, 0, 0, 0},
         };
-        mwr_region rh = {77, (uint32_t)(sizeof ev / sizeof ev[0])};
-        mwb_rec(&w, MWR_REGION, &rh, sizeof rh, ev, sizeof ev);
+        uint32_t nev = (uint32_t)(sizeof ev / sizeof ev[0]);
+        if (!strcmp(argv[2], "regions")) {
+            mwr_region rh = {77, nev};
+            mwb_rec(&w, MWR_REGION, &rh, sizeof rh, ev, sizeof ev);
+        } else {
+            /* ticks of 0.5 ns from 1 us before the first event */
+            mwr_region_packed ph = {77, nev, ev[0].time_ns - 1000, 0.5, 0, 0};
+            unsigned char pk[256], *q = pk;
+            int64_t last = 0;
+            for (uint32_t i = 0; i < nev; i++) {
+                int64_t tk = (int64_t)(ev[i].time_ns - ph.t0_ns) * 2, d = tk - last;
+                uint64_t v[4] = {((uint64_t)d << 1) ^ (uint64_t)(d >> 63), ev[i].id,
+                                 (uint64_t)ev[i].depth << 3 | ev[i].kind, ev[i].merged};
+                last = tk;
+                for (int j = 0; j < 4; j++) {
+                    while (v[j] >= 0x80) {
+                        *q++ = (unsigned char)(v[j] | 0x80);
+                        v[j] >>= 7;
+                    }
+                    *q++ = (unsigned char)v[j];
+                }
+            }
+            ph.nbytes = (uint32_t)(q - pk);
+            mwb_rec(&w, MWR_REGION_PACKED, &ph, sizeof ph, pk, ph.nbytes);
+            ph.nevents = nev + 1; /* one more event than its bytes hold */
+            mwb_rec(&w, MWR_REGION_PACKED, &ph, sizeof ph, pk, ph.nbytes);
+        }
     }
     mwb_trailer(&w, 40 * MS, 0);
     int rc = mwb_write(&w, argv[1], w.n);
