@@ -32,6 +32,18 @@ typedef struct dsym {
     const char *name;
 } dsym;
 
+/* A code symbol (function, ifunc or no type) as dwfl_module_addrinfo
+ * weighs it: its index in the symbol table, its binding's rank (global 3,
+ * weak 2, local 1, other 0) and whether it is of the table's global part;
+ * maxend: the highest end of the symbols up to this one, sizeless: the
+ * index of the last sizeless one up to this one, plus one (0: none). */
+typedef struct asym {
+    uint64_t start, size, maxend;
+    const char *name;
+    uint32_t index, sizeless;
+    uint8_t rank, global;
+} asym;
+
 typedef struct fnear {
     uint64_t start;               /* a function's start, from the CFI (or its nearest symbol) */
     char *name;                   /* "sym+0xoff" or "module@0xaddr" */
@@ -54,6 +66,10 @@ struct mw_symmod {
     int fsyms_loaded;
     fnear *fn;                    /* names made for functions without a symbol, by start */
     size_t nfn, capfn;
+    asym *asyms;                  /* code symbols by address, for mw_symmod_lookup */
+    size_t nasyms;
+    uint64_t asym_maxsize;
+    int asyms_loaded;
     uint64_t *fde;                /* function starts from .eh_frame_hdr's table, sorted */
     size_t nfde;
     int fde_loaded;
@@ -107,6 +123,7 @@ void mw_symbolizer_free(mw_symbolizer *s)
         free(m->debug_file);
         free(m->dsyms);
         free(m->fsyms);
+        free(m->asyms);
         free(m->fde);
         for (size_t i = 0; i < m->nfn; i++)
             free(m->fn[i].name);
@@ -127,11 +144,21 @@ int mw_sym_file_build_id(const char *path, uint8_t *bid, size_t cap)
 
 static int file_build_id(const char *path, uint8_t *bid, size_t cap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
+    int fd = -1;
+    Elf *e = NULL;
+    if (!strcmp(path, MW_VDSO_NAME)) {
+        size_t len = 0;
+        const unsigned char *img = mw_vdso_image(&len);
+        if (!img)
+            return -ENOENT;
+        e = elf_memory((char *)img, len);
+    } else {
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return -errno;
+        e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    }
     int rc = MW_ERR_CORRUPT;
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     if (e && elf_kind(e) == ELF_K_ELF) {
         const void *p;
         ssize_t n = dwelf_elf_gnu_build_id(e, &p);
@@ -144,7 +171,8 @@ static int file_build_id(const char *path, uint8_t *bid, size_t cap)
     }
     if (e)
         elf_end(e);
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     return rc;
 }
 
@@ -422,14 +450,132 @@ static const char *nearest_name(mw_symmod *m, uint64_t a)
     return name;
 }
 
+static int asym_cmp(const void *a, const void *b)
+{
+    const asym *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void load_asyms(mw_symmod *m)
+{
+    m->asyms_loaded = 1;
+    int n = dwfl_module_getsymtab(m->mod);
+    if (n <= 0 || !(m->asyms = calloc((size_t)n, sizeof *m->asyms)))
+        return;
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr val;
+        const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &val, NULL, NULL, NULL);
+        int t = GELF_ST_TYPE(sym.st_info), b = GELF_ST_BIND(sym.st_info);
+        if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
+            (t != STT_FUNC && t != STT_GNU_IFUNC && t != STT_NOTYPE))
+            continue;
+        m->asyms[m->nasyms++] = (asym){
+            .start = val, .size = sym.st_size, .name = name, .index = (uint32_t)i,
+            .rank = b == STB_GLOBAL ? 3 : b == STB_WEAK ? 2 : b == STB_LOCAL ? 1 : 0,
+            .global = b != STB_LOCAL};
+    }
+    qsort(m->asyms, m->nasyms, sizeof *m->asyms, asym_cmp);
+    uint64_t maxend = 0;
+    uint32_t sizeless = 0;
+    for (size_t i = 0; i < m->nasyms; i++) {
+        asym *y = &m->asyms[i];
+        if (y->start + y->size > maxend)
+            maxend = y->start + y->size;
+        if (!y->size)
+            sizeless = (uint32_t)i + 1;
+        y->maxend = maxend;
+        y->sizeless = sizeless;
+        if (y->size > m->asym_maxsize)
+            m->asym_maxsize = y->size;
+    }
+}
+
+/* Whether dwfl_module_addrinfo, reading the symbol table in order and
+ * holding c, takes s instead (both hold the address and have a size). */
+static int asym_better(const asym *c, const asym *s)
+{
+    if (c->start < s->start || c->rank < s->rank)
+        return 1;
+    return c->start == s->start && ((c->size > s->size && c->rank <= s->rank) ||
+                                    (c->size >= s->size && c->rank < s->rank));
+}
+
+/* The symbol dwfl_module_addrinfo names for code address A, from a table
+ * sorted by address (it reads the whole symbol table for each address:
+ * most of a report's time for a program with many symbols). A symbol with a
+ * size that holds A is taken, of the global ones first; where only a
+ * sizeless symbol could be the answer (hand-written assembly), and where
+ * the symbols holding A are too many to weigh here, libdw answers. Only
+ * code symbols are weighed: an address inside a data object (a frame read
+ * from a damaged stack) gets no name here where libdw would name the
+ * object. */
+static const char *symbol_at(mw_symmod *m, uint64_t a, GElf_Off *off)
+{
+    if (!m->asyms_loaded)
+        load_asyms(m);
+    size_t lo = 0, hi = m->nasyms;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->asyms[mid].start <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo)
+        return NULL;
+    enum { MAXC = 32 };
+    const asym *cand[2][MAXC]; /* holding A: [0] global part, [1] local */
+    size_t nc[2] = {0, 0};
+    for (size_t i = lo; i-- > 0 && a - m->asyms[i].start < m->asym_maxsize;) {
+        const asym *y = &m->asyms[i];
+        if (!y->size || a - y->start >= y->size)
+            continue;
+        int k = !y->global;
+        if (nc[k] == MAXC)
+            goto libdw;
+        cand[k][nc[k]++] = y;
+    }
+    const asym *last = &m->asyms[lo - 1];
+    const asym *sizeless = last->sizeless ? &m->asyms[last->sizeless - 1] : NULL;
+    for (int k = 0; k < 2; k++) {
+        if (!nc[k])
+            continue;
+        /* libdw reads the locals only when no global symbol holds A and no
+         * global sizeless one is at A */
+        if (k == 1 && sizeless && sizeless->start == a)
+            goto libdw;
+        for (size_t j = 1; j < nc[k]; j++) /* into the table's order */
+            for (size_t q = j; q > 0 && cand[k][q - 1]->index > cand[k][q]->index; q--) {
+                const asym *t = cand[k][q];
+                cand[k][q] = cand[k][q - 1];
+                cand[k][q - 1] = t;
+            }
+        const asym *best = cand[k][0];
+        for (size_t j = 1; j < nc[k]; j++)
+            if (asym_better(best, cand[k][j]))
+                best = cand[k][j];
+        *off = a - best->start;
+        return best->name;
+    }
+    /* No sized symbol holds A: a sizeless one at or above the end of every
+     * symbol below A would be libdw's answer. */
+    if (!sizeless || sizeless->start < last->maxend)
+        return NULL;
+libdw:;
+    GElf_Sym sym;
+    return dwfl_module_addrinfo(m->mod, a, off, &sym, NULL, NULL, NULL);
+}
+
 int mw_symmod_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
 {
     memset(r, 0, sizeof *r);
     if (!m || !m->mod)
         return MW_SYMQ_NONE;
     GElf_Off off = 0;
-    GElf_Sym sym;
-    const char *sname = dwfl_module_addrinfo(m->mod, a, &off, &sym, NULL, NULL, NULL);
+    const char *sname = symbol_at(m, a, &off);
     if (sname) {
         r->symbol = sname;
         r->symbol_offset = off;

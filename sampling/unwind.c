@@ -6,7 +6,9 @@
  * Owns: a remote libunwind address space whose accessors read registers from
  * the sampled register set, memory from the sampled stack copy or from the
  * module files on disk (PT_LOAD segments), and unwind tables from each
- * module's .eh_frame_hdr (PT_GNU_EH_FRAME). x86-64 only.
+ * module's .eh_frame_hdr (PT_GNU_EH_FRAME); the vDSO's from this process's
+ * own vDSO (mw_vdso_image), which the ingest takes only when its build-id is
+ * the recorded one. x86-64 only.
  * May call: libunwind (remote API), libc. Prints nothing.
  * Threading: an unwinder belongs to one thread at a time.
  */
@@ -16,8 +18,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(MW_HAVE_LIBUNWIND) && defined(__x86_64__)
 #include <elf.h>
+#include <link.h>
+#include <sys/auxv.h>
+
+const unsigned char *mw_vdso_image(size_t *len)
+{
+    *len = 0;
+    const unsigned char *p = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
+    if (!p)
+        return NULL;
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)p;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG))
+        return NULL;
+    /* the kernel maps the whole file: its end is the section headers' end
+     * or the end of the last segment, whichever is further */
+    size_t end = (size_t)eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(p + eh->e_phoff);
+    for (unsigned i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > end)
+            end = ph[i].p_offset + ph[i].p_filesz;
+    *len = end;
+    return p;
+}
+
+#if defined(MW_HAVE_LIBUNWIND) && defined(__x86_64__)
 #include <fcntl.h>
 #include <libunwind.h>
 #include <sys/mman.h>
@@ -34,6 +59,7 @@ typedef struct image {
     char *path;
     const unsigned char *map;
     size_t len;
+    int mapped; /* map is ours (not this process's vDSO) */
     const Elf64_Phdr *ph;
     unsigned nph;
     uint64_t hdr_vaddr;   /* .eh_frame_hdr */
@@ -60,7 +86,7 @@ typedef struct uw_arg {
 
 static void image_free(image *im)
 {
-    if (im->map)
+    if (im->map && im->mapped)
         munmap((void *)im->map, im->len);
     free(im->path);
     free(im);
@@ -92,19 +118,24 @@ static image *image_get(mw_unwinder *u, const char *path)
     im->path = strdup(path);
     im->next = u->images;
     u->images = im;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0)
-        return im;
-    if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(Elf64_Ehdr)) {
-        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m != MAP_FAILED) {
-            im->map = m;
-            im->len = (size_t)st.st_size;
+    if (!strcmp(path, MW_VDSO_NAME)) {
+        im->map = mw_vdso_image(&im->len); /* the caller checked its build-id */
+    } else {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0)
+            return im;
+        if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(Elf64_Ehdr)) {
+            void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (m != MAP_FAILED) {
+                im->map = m;
+                im->len = (size_t)st.st_size;
+                im->mapped = 1;
+            }
         }
+        close(fd);
     }
-    close(fd);
-    if (!im->map)
+    if (!im->map || im->len < sizeof(Elf64_Ehdr))
         return im;
     const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->map;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||

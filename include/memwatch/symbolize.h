@@ -110,8 +110,18 @@ typedef struct mw_unwind_module {
 } mw_unwind_module;
 
 /* The GNU build-id of a file on disk: its length (at most cap bytes copied),
- * 0 when it has none, < 0 when it cannot be read. */
+ * 0 when it has none, < 0 when it cannot be read. For MW_VDSO_NAME, the
+ * build-id of this process's vDSO (the kernel's, the same in every process
+ * of one kernel build). */
 MW_API int mw_sym_file_build_id(const char *path, uint8_t *bid, size_t cap);
+
+/* The name the dynamic linker gives the vDSO, as modules are recorded. */
+#define MW_VDSO_NAME "linux-vdso.so.1"
+
+/* This process's vDSO image (its ELF file, as the kernel maps it) and its
+ * length; NULL where there is none. A module recorded as MW_VDSO_NAME with
+ * the same build-id is unwound with it. */
+MW_API const unsigned char *mw_vdso_image(size_t *len);
 
 MW_API int mw_unwinder_new(mw_unwinder **out);
 MW_API void mw_unwinder_free(mw_unwinder *u);
