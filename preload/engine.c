@@ -53,11 +53,6 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-extern char mwp_profile_desc[];
-extern double mwp_tsc_hz_val;
-extern const char *_Atomic mwp_tsc_src;
-extern char mwp_identity[256];
-
 uint64_t mwp_iv_last_end;
 static mw_probe_lat *eng_probe;
 static int eng_setup_done;

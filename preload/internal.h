@@ -201,6 +201,14 @@ extern int mwp_rank;
 extern const char *mwp_rank_from; /* the variable the rank came from; NULL: none */
 extern _Atomic int mwp_exit_known;
 extern _Atomic int mwp_exit_status;
+/* META facts the start-up finds and the engine and the writer report */
+extern char mwp_identity[256];                  /* the machine's identity */
+extern char mwp_profile_desc[PATH_MAX + 160];   /* the machine profile: path and state */
+extern char mwp_exe[PATH_MAX];                  /* the program's path */
+extern double mwp_tsc_hz_val;                   /* the TSC rate, 0: unknown */
+/* How mwp_tsc_hz_val was determined (NULL until the interval thread knows):
+ * with it, children are handed MEMWATCH_TSC. */
+extern const char *_Atomic mwp_tsc_src;
 /* Flush everything and write the trailer. how: "exit", "signal", "_exit",
  * "exec". Async-signal-safe when in_signal is set. Idempotent. */
 void mwp_finish(int32_t status, const char *how, int in_signal);

@@ -20,8 +20,6 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-extern char mwp_exe[];
-
 struct mod_seen {
     uint64_t base, hash;
 };

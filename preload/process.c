@@ -54,8 +54,6 @@ char mwp_profile_desc[PATH_MAX + 160] = "pending (see the later META record)";
 MWP_COLD char mwp_exe[PATH_MAX];
 uint64_t mwp_start_mono_ns, mwp_start_real_ns;
 double mwp_tsc_hz_val;
-/* How mwp_tsc_hz_val was determined (NULL until the interval thread knows):
- * with it, children are handed MEMWATCH_TSC. */
 const char *_Atomic mwp_tsc_src;
 /* libmemwatch.so's path: the loader's own string (dladdr), valid while
  * the library is loaded, which is for good (-z nodelete); looked up where

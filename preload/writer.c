@@ -729,9 +729,6 @@ void mwp_meta_note(const char *key, const char *val)
 
 /* ---- the META text ---- */
 
-extern char mwp_identity[256], mwp_profile_desc[PATH_MAX + 160], mwp_exe[PATH_MAX];
-extern double mwp_tsc_hz_val;
-
 /* The command line: from the argument vector the loader handed to the
  * constructor (mwp_argc/mwp_argv, process.c), which costs no system call;
  * /proc/self/cmdline only where no vector was handed over. Both show what the
