@@ -8,10 +8,12 @@
  * The rules for MEMWATCH_* here are those of preload/config.c, which reads
  * the same variables in every recorded process (and, where one is invalid,
  * falls back to the default and says so once per process tree);
- * tests/preload/test_cli_check.sh holds both to one table.
+ * tests/cli/test_record_options.sh holds both to one table; the parsers
+ * themselves are shared (counters/envval.h).
  */
 #include "cli.h"
-#include "text.h" /* report/ */
+#include "envval.h" /* counters/ */
+#include "text.h"   /* report/ */
 
 #include <ctype.h>
 #include <errno.h>
@@ -81,8 +83,8 @@ int mw_cli_check_out_dir(const char *cmd, const char *opt, const char *dir)
         return -1;
     }
     if (stat(anc, &st) || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "memwatch %s: %s %s: cannot be created: %s is not a directory\n", cmd,
-                opt, dir, anc);
+        fprintf(stderr, "memwatch %s: %s %s: cannot be created: %s is not a directory\n", cmd, opt,
+                dir, anc);
         return -1;
     }
     if (access(anc, W_OK | X_OK)) {
@@ -125,8 +127,7 @@ int mw_cli_check_out_file(const char *cmd, const char *opt, const char *path)
     else
         *s = 0;
     if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "memwatch %s: %s %s: directory %s does not exist\n", cmd, opt, path,
-                dir);
+        fprintf(stderr, "memwatch %s: %s %s: directory %s does not exist\n", cmd, opt, path, dir);
         return -1;
     }
     if (access(dir, W_OK | X_OK)) {
@@ -139,42 +140,10 @@ int mw_cli_check_out_file(const char *cmd, const char *opt, const char *path)
 
 /* ---- the values of MEMWATCH_* (preload/config.c's rules) ---- */
 
-static int scaled(const char *v, const char *const *suf, const uint64_t *mul, uint64_t dmul,
-                  uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (end == v || errno || d < 0 || !isfinite(d))
-        return -1;
-    while (*end == ' ')
-        end++;
-    uint64_t m = dmul;
-    if (*end) {
-        int found = 0;
-        for (int i = 0; suf[i]; i++)
-            if (!strcasecmp(end, suf[i])) {
-                m = mul[i];
-                found = 1;
-                break;
-            }
-        if (!found)
-            return -1;
-    }
-    double r = d * (double)m;
-    if (r > 1.8e19)
-        return -1;
-    *out = (uint64_t)(r + 0.5);
-    return 0;
-}
-
 static int boolean(const char *v)
 {
-    static const char *const ok[] = {"1", "yes", "true", "on", "0", "no", "false", "off", NULL};
-    for (int i = 0; ok[i]; i++)
-        if (!strcasecmp(v, ok[i]))
-            return 0;
-    return -1;
+    int b;
+    return mw_env_bool(v, &b);
 }
 
 static int uint_in(const char *v, unsigned long lo, unsigned long hi)
@@ -195,9 +164,6 @@ static int real_in(const char *v, double lo_excl, double hi)
     return end == v || *end || !(d > lo_excl) || d > hi ? -1 : 0;
 }
 
-static const char *const methods[] = {"auto", "probe_lat", "none", "lmrl", "l1_miss_lat",
-                                      "imc_cas", "ocr_dram", "amd_umc", "amd_df", NULL};
-
 /* 0 when val is valid for var, else -1 with what was expected in *expect;
  * 1 when memwatch does not check var here. */
 int mw_cli_check_env(const char *var, const char *v, const char **expect)
@@ -207,29 +173,29 @@ int mw_cli_check_env(const char *var, const char *v, const char **expect)
         static const char *const suf[] = {"ns", "us", "ms", "s", NULL};
         static const uint64_t mul[] = {1, 1000, 1000000, 1000000000};
         *expect = "a duration from 1ms to 60s, e.g. 10ms";
-        return scaled(v, suf, mul, 1000000, &u) || u < 1000000 || u > 60000000000ull ? -1 : 0;
+        return mw_env_scaled(v, suf, mul, 1000000, &u) || u < 1000000 || u > 60000000000ull ? -1
+                                                                                            : 0;
     }
     if (!strcmp(var, "MEMWATCH_RATE")) {
         static const char *const suf[] = {"hz", "khz", NULL};
         static const uint64_t mul[] = {1, 1000};
         *expect = "0 (off) to 1000000 samples per second";
-        return scaled(v, suf, mul, 1, &u) || u > 1000000 ? -1 : 0;
+        return mw_env_scaled(v, suf, mul, 1, &u) || u > 1000000 ? -1 : 0;
     }
     if (!strcmp(var, "MEMWATCH_METHOD")) {
-        *expect = "auto, probe_lat, none, lmrl, l1_miss_lat, imc_cas, ocr_dram, amd_umc or "
-                  "amd_df";
-        for (int i = 0; methods[i]; i++)
-            if (!strcmp(v, methods[i]))
-                return 0;
-        return -1;
+        static char choices[512];
+        if (!choices[0])
+            mw_env_method_choices(choices, sizeof choices);
+        *expect = choices;
+        return mw_env_method_ok(v) ? 0 : -1;
     }
     if (!strcmp(var, "MEMWATCH_ALLOC_THRESHOLD")) {
-        static const char *const suf[] = {"b", "k", "kib", "kb", "m", "mib", "mb", "g", "gib",
-                                          "gb", NULL};
-        static const uint64_t mul[] = {1, 1024, 1024, 1024, 1 << 20, 1 << 20, 1 << 20,
-                                       1 << 30, 1 << 30, 1 << 30};
+        static const char *const suf[] = {"b",  "k", "kib", "kb", "m", "mib",
+                                          "mb", "g", "gib", "gb", NULL};
+        static const uint64_t mul[] = {1,       1024,    1024,    1024,    1 << 20,
+                                       1 << 20, 1 << 20, 1 << 30, 1 << 30, 1 << 30};
         *expect = "bytes with K, M or G, or off";
-        return !strcasecmp(v, "off") || !scaled(v, suf, mul, 1, &u) ? 0 : -1;
+        return !strcasecmp(v, "off") || !mw_env_scaled(v, suf, mul, 1, &u) ? 0 : -1;
     }
     if (!strcmp(var, "MEMWATCH_THRESHOLD_NS") || !strcmp(var, "MEMWATCH_BASELINE_NS")) {
         *expect = "a latency in ns, above 0 and at most 1000000";

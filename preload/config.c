@@ -4,10 +4,10 @@
  * invalid value gives exactly one line on stderr naming the variable, the
  * value and the default used instead. Runs in the constructor only.
  */
+#include "envval.h" /* counters/ */
 #include "internal.h"
 
 #include <memwatch/attrs.h>
-#include <memwatch/catalogue.h>
 #include <memwatch/profile.h>
 
 #include <ctype.h>
@@ -102,74 +102,6 @@ static void unwind_choose(struct mwp_config *c)
     mwp_s_str(&s, " bytes of user stack per sample and allocation, unwound at report time");
 }
 
-/* Unsigned integer with an optional suffix table. Returns 0 on success. */
-static int cfg_scaled(const char *v, const char *const *suf, const uint64_t *mul, uint64_t dmul,
-                      uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (end == v || errno || d < 0 || !isfinite(d))
-        return -1;
-    while (*end == ' ')
-        end++;
-    uint64_t m = dmul;
-    if (*end) {
-        int found = 0;
-        for (int i = 0; suf[i]; i++)
-            if (!strcasecmp(end, suf[i])) {
-                m = mul[i];
-                found = 1;
-                break;
-            }
-        if (!found)
-            return -1;
-    }
-    double r = d * (double)m;
-    if (r > 1.8e19)
-        return -1;
-    *out = (uint64_t)(r + 0.5);
-    return 0;
-}
-
-static int cfg_bool(const char *v, int *out)
-{
-    static const char *const yes[] = {"1", "yes", "true", "on", NULL};
-    static const char *const no[] = {"0", "no", "false", "off", NULL};
-    for (int i = 0; yes[i]; i++)
-        if (!strcasecmp(v, yes[i]))
-            return *out = 1, 0;
-    for (int i = 0; no[i]; i++)
-        if (!strcasecmp(v, no[i]))
-            return *out = 0, 0;
-    return -1;
-}
-
-/* MEMWATCH_METHOD: auto, none, or a method of the catalogue that the
- * interval thread can read (the probe or a counting method). */
-static int cfg_method_ok(const char *v)
-{
-    if (!strcmp(v, "auto") || !strcmp(v, "none"))
-        return 1;
-    const mw_method_info *m = mw_method_lookup(v);
-    return m && (m->how == MW_HOW_PROBE || m->how == MW_HOW_COUNT);
-}
-
-/* "auto, none, probe_lat, lmrl, ..." from the catalogue. */
-static void cfg_method_list(char *buf, size_t n)
-{
-    const char *const *names;
-    size_t k = mw_method_names(&names);
-    struct mwp_str s = {buf, n - 1, 0};
-    mwp_s_str(&s, "expected auto, none");
-    for (size_t i = 0; i < k; i++)
-        if (cfg_method_ok(names[i])) {
-            mwp_s_str(&s, ", ");
-            mwp_s_str(&s, names[i]);
-        }
-    buf[s.len] = 0;
-}
-
 /* The counters library's log lines (the probe's, the profile reader's) go
  * out as memwatch's own: MEMWATCH_VERBOSE applies to them too. */
 static void cfg_log(int level, const char *msg, void *user)
@@ -196,7 +128,7 @@ void mwp_config_load(struct mwp_config *c)
         }
     }
     mw_set_log(cfg_log, NULL, MW_LOG_DEBUG);
-    if ((v = getenv("MEMWATCH_ENABLE")) && *v && cfg_bool(v, &c->enabled)) {
+    if ((v = getenv("MEMWATCH_ENABLE")) && *v && mw_env_bool(v, &c->enabled)) {
         c->enabled = 1;
         cfg_bad("MEMWATCH_ENABLE", v, "expected 0 or 1", "1");
     }
@@ -210,15 +142,15 @@ void mwp_config_load(struct mwp_config *c)
         static const char *const suf[] = {"ns", "us", "ms", "s", NULL};
         static const uint64_t mul[] = {1, 1000, 1000000, 1000000000};
         uint64_t ns;
-        if (cfg_scaled(v, suf, mul, 1000000, &ns) || ns < 1000000 || ns > 60000000000ull)
+        if (mw_env_scaled(v, suf, mul, 1000000, &ns) || ns < 1000000 || ns > 60000000000ull)
             cfg_bad("MEMWATCH_INTERVAL", v, "expected 1ms..60s, e.g. 10ms", "10ms");
         else
             c->interval_ns = ns;
     }
     if ((v = getenv("MEMWATCH_METHOD")) && *v) {
-        if (!cfg_method_ok(v) || strlen(v) >= sizeof c->method) {
-            char expected[200];
-            cfg_method_list(expected, sizeof expected);
+        if (!mw_env_method_ok(v) || strlen(v) >= sizeof c->method) {
+            char expected[200] = "expected ";
+            mw_env_method_choices(expected + 9, sizeof expected - 9);
             cfg_bad("MEMWATCH_METHOD", v, expected, "auto");
         } else
             strcpy(c->method, v);
@@ -227,7 +159,7 @@ void mwp_config_load(struct mwp_config *c)
         static const char *const suf[] = {"hz", "khz", NULL};
         static const uint64_t mul[] = {1, 1000};
         uint64_t r;
-        if (cfg_scaled(v, suf, mul, 1, &r) || r > 1000000)
+        if (mw_env_scaled(v, suf, mul, 1, &r) || r > 1000000)
             cfg_bad("MEMWATCH_RATE", v, "expected 0 (off) .. 1000000 samples/s", "250");
         else
             c->rate = (unsigned long)r;
@@ -241,14 +173,14 @@ void mwp_config_load(struct mwp_config *c)
             c->fault_period = p;
     }
     if ((v = getenv("MEMWATCH_ALLOC_THRESHOLD")) && *v) {
-        static const char *const suf[] = {"b", "k", "kib", "kb", "m", "mib", "mb", "g", "gib",
-                                          "gb", NULL};
-        static const uint64_t mul[] = {1, 1024, 1024, 1024, 1 << 20, 1 << 20, 1 << 20,
-                                       1 << 30, 1 << 30, 1 << 30};
+        static const char *const suf[] = {"b",  "k", "kib", "kb", "m", "mib",
+                                          "mb", "g", "gib", "gb", NULL};
+        static const uint64_t mul[] = {1,       1024,    1024,    1024,    1 << 20,
+                                       1 << 20, 1 << 20, 1 << 30, 1 << 30, 1 << 30};
         uint64_t t;
         if (!strcasecmp(v, "off"))
             c->alloc_threshold = UINT64_MAX;
-        else if (cfg_scaled(v, suf, mul, 1, &t))
+        else if (mw_env_scaled(v, suf, mul, 1, &t))
             cfg_bad("MEMWATCH_ALLOC_THRESHOLD", v, "expected bytes with K/M/G, or off", "64K");
         else
             c->alloc_threshold = t;
@@ -283,7 +215,7 @@ void mwp_config_load(struct mwp_config *c)
         static const char *const suf[] = {"b", "k", "kib", "kb", NULL};
         static const uint64_t mul[] = {1, 1024, 1024, 1024};
         uint64_t b;
-        if (cfg_scaled(v, suf, mul, 1, &b) || b < 512 || b > MW_UNWIND_STACK_MAX)
+        if (mw_env_scaled(v, suf, mul, 1, &b) || b < 512 || b > MW_UNWIND_STACK_MAX)
             cfg_bad("MEMWATCH_UNWIND_STACK", v, "expected 512..32768 bytes (K allowed)", "8192");
         else
             c->unwind_stack = (unsigned)b & ~7u;
@@ -297,19 +229,19 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->ring_pages = (unsigned)n;
     }
-    if ((v = getenv("MEMWATCH_INHERIT")) && *v && cfg_bool(v, &c->inherit)) {
+    if ((v = getenv("MEMWATCH_INHERIT")) && *v && mw_env_bool(v, &c->inherit)) {
         c->inherit = 1;
         cfg_bad("MEMWATCH_INHERIT", v, "expected 0 or 1", "1");
     }
     if ((v = getenv("MEMWATCH_PROBE_SHARE")) && *v) {
         if (v[0] == '/' && strlen(v) < sizeof c->probe_share_dir) {
             strcpy(c->probe_share_dir, v);
-        } else if (cfg_bool(v, &c->probe_share)) {
+        } else if (mw_env_bool(v, &c->probe_share)) {
             c->probe_share = 1;
             cfg_bad("MEMWATCH_PROBE_SHARE", v, "expected 0, 1 or an absolute directory", "1");
         }
     }
-    if ((v = getenv("MEMWATCH_FOLLOW")) && *v && cfg_bool(v, &c->follow)) {
+    if ((v = getenv("MEMWATCH_FOLLOW")) && *v && mw_env_bool(v, &c->follow)) {
         c->follow = 1;
         cfg_bad("MEMWATCH_FOLLOW", v, "expected 0 or 1", "1");
     }
@@ -400,7 +332,7 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->ldlat = (unsigned)n;
     }
-    if ((v = getenv("MEMWATCH_GPU")) && *v && cfg_bool(v, &c->gpu)) {
+    if ((v = getenv("MEMWATCH_GPU")) && *v && mw_env_bool(v, &c->gpu)) {
         c->gpu = 1;
         cfg_bad("MEMWATCH_GPU", v, "expected 0 or 1", "1");
     }
@@ -422,12 +354,11 @@ void mwp_config_load(struct mwp_config *c)
         time_t t = time(NULL);
         struct tm tm;
         gmtime_r(&t, &tm);
-        snprintf(c->run_id, sizeof c->run_id, "%04d%02d%02d-%02d%02d%02d-%ld",
-                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                 (long)getpid());
+        snprintf(c->run_id, sizeof c->run_id, "%04d%02d%02d-%02d%02d%02d-%ld", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)getpid());
         setenv("MEMWATCH_RUN_ID", c->run_id, 1);
     }
-    if ((v = getenv("MEMWATCH_GROUP_READABLE")) && *v && cfg_bool(v, &c->group_readable)) {
+    if ((v = getenv("MEMWATCH_GROUP_READABLE")) && *v && mw_env_bool(v, &c->group_readable)) {
         c->group_readable = 0;
         cfg_bad("MEMWATCH_GROUP_READABLE", v, "expected 0 or 1", "0 (owner only)");
     }

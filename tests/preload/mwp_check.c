@@ -120,7 +120,7 @@ static int check_file(const char *path, struct facts *f, size_t *start)
             meta_get(t, n, "exe", exe, sizeof exe);
             if (exe[0]) {
                 const char *bn = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
-                snprintf(f->exe, sizeof f->exe, "%s", bn);
+                snprintf(f->exe, sizeof f->exe, "%.*s", (int)sizeof f->exe - 1, bn); /* cut */
                 for (char *q = f->exe; *q; q++)
                     if (*q == ' ')
                         *q = '_';
