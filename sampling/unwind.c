@@ -9,7 +9,9 @@
  * module's .eh_frame_hdr (PT_GNU_EH_FRAME); the vDSO's from this process's
  * own vDSO (mw_vdso_image), which the ingest takes only when its build-id is
  * the recorded one. x86-64 only.
- * May call: libunwind (remote API), libc. Prints nothing.
+ * May call: libunwind (remote API), libc. Prints nothing. Defines
+ * sigprocmask for the program (libunwind's calls while unwinding skip the
+ * system call; see there).
  * Threading: an unwinder belongs to one thread at a time.
  */
 #include <memwatch/symbolize.h>
@@ -45,6 +47,8 @@ const unsigned char *mw_vdso_image(size_t *len)
 #if defined(MW_HAVE_LIBUNWIND) && defined(__x86_64__)
 #include <fcntl.h>
 #include <libunwind.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -317,6 +321,31 @@ static unw_accessors_t accessors = {
     .get_proc_name = get_proc_name,
 };
 
+/* libunwind blocks every signal around each lock it takes (its cache and
+ * its memory pools: several sigprocmask system calls a frame, most of the
+ * unwinding time on a build's stacks), so that a signal handler that unwinds
+ * cannot deadlock on them. No signal handler of memwatch unwinds, so while a
+ * thread of memwatch unwinds, the calls libunwind makes are answered without
+ * the system call: this definition, in the program, takes the place of
+ * libc's for libunwind; any other call goes on to libc's pthread_sigmask,
+ * which is what libc's sigprocmask is. */
+static _Thread_local int unwinding;
+
+MW_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+    if (unwinding) {
+        if (old)
+            sigemptyset(old); /* given back within the same unwinding */
+        return 0;
+    }
+    int e = pthread_sigmask(how, set, old);
+    if (e) {
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
 int mw_unwinder_new(mw_unwinder **out)
 {
     *out = NULL;
@@ -332,7 +361,9 @@ int mw_unwinder_new(mw_unwinder **out)
      * one process's address space (mw_unwinder_flush between processes).
      * A third of the time without it (it still blocks every signal around
      * each step: two system calls a frame). */
+    unwinding = 1;
     unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+    unwinding = 0;
     *out = u;
     return 0;
 }
@@ -345,7 +376,9 @@ void mw_unwinder_free(mw_unwinder *u)
         n = im->next;
         image_free(im);
     }
+    unwinding = 1;
     unw_destroy_addr_space(u->as);
+    unwinding = 0;
     free(u);
 }
 
@@ -358,8 +391,11 @@ int mw_unwind_sample(mw_unwinder *u, const mw_unwind_module *mods, size_t nmods,
     if (!u || !regs || max == 0 || reg_value(&a, 7, &a.sp) || reg_value(&a, 8, &ip))
         return MW_ERR_NODATA;
     unw_cursor_t c;
-    if (unw_init_remote(&c, u->as, &a) < 0)
+    unwinding = 1;
+    if (unw_init_remote(&c, u->as, &a) < 0) {
+        unwinding = 0;
         return MW_ERR_NODATA;
+    }
     size_t n = 0;
     int step = 1;
     u->complete = 0;
@@ -373,6 +409,7 @@ int mw_unwind_sample(mw_unwinder *u, const mw_unwind_module *mods, size_t nmods,
         }
         pcs[n++] = pc;
     } while (n < max && (step = unw_step(&c)) > 0);
+    unwinding = 0;
     /* unw_step returns 0 at the outermost frame (_start, clone: their CFI
      * marks the return address undefined); below 0 it could not go on (no
      * unwind table, the stack copy ended). */
@@ -384,8 +421,11 @@ int mw_unwind_last_complete(const mw_unwinder *u) { return u && u->complete; }
 
 void mw_unwinder_flush(mw_unwinder *u)
 {
-    if (u)
+    if (u) {
+        unwinding = 1;
         unw_flush_cache(u->as, 0, 0);
+        unwinding = 0;
+    }
 }
 
 #else /* no libunwind */

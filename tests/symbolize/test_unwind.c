@@ -13,6 +13,7 @@
 
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -122,6 +123,20 @@ int main(void)
      * two from libunwind's fallbacks, no crash */
     int bare = mw_unwind_sample(u, NULL, 0, mask, regs, cap.stack, cap.stack_size, pcs, 32);
     MW_CHECK(bare >= 1 && pcs[0] == regs[8], "no modules: %d frames", bare);
+    /* sigprocmask outside unwinding (memwatch's own definition, which spares
+     * libunwind's calls the system call while it unwinds) still blocks and
+     * unblocks, and unwinding left the mask as it was */
+    sigset_t one, now;
+    sigemptyset(&one);
+    sigaddset(&one, SIGUSR2);
+    pthread_sigmask(SIG_SETMASK, NULL, &now);
+    MW_CHECK(!sigismember(&now, SIGUSR2), "SIGUSR2 blocked after unwinding");
+    MW_CHECK_INT(sigprocmask(SIG_BLOCK, &one, NULL), 0);
+    pthread_sigmask(SIG_SETMASK, NULL, &now);
+    MW_CHECK(sigismember(&now, SIGUSR2), "sigprocmask did not block SIGUSR2");
+    MW_CHECK_INT(sigprocmask(SIG_UNBLOCK, &one, NULL), 0);
+    pthread_sigmask(SIG_SETMASK, NULL, &now);
+    MW_CHECK(!sigismember(&now, SIGUSR2), "sigprocmask did not unblock SIGUSR2");
     mw_symbolizer_free(s);
     mw_unwinder_free(u);
     return mw_test_done();
