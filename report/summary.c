@@ -506,7 +506,7 @@ static void text_code(FILE *f, const cJSON *o, const char *title)
 static void text_more_processes(FILE *f, const cJSON *procs, int top)
 {
     struct cnt {
-        const char *name;
+        char name[64]; /* a copy: str() lends rotating buffers */
         int n;
         double cpu;
     } c[16];
@@ -517,7 +517,8 @@ static void text_more_processes(FILE *f, const cJSON *procs, int top)
         if (i++ < top)
             continue;
         rest++;
-        const char *b = base(str(r, "exe"));
+        char b[sizeof c[0].name];
+        snprintf(b, sizeof b, "%s", base(str(r, "exe")));
         int k = 0;
         while (k < nc && strcmp(c[k].name, b))
             k++;
@@ -526,7 +527,8 @@ static void text_more_processes(FILE *f, const cJSON *procs, int top)
                 other++;
                 continue;
             }
-            c[nc++] = (struct cnt){b, 0, 0};
+            c[nc] = (struct cnt){.n = 0};
+            memcpy(c[nc++].name, b, sizeof b);
         }
         c[k].n++;
         c[k].cpu += num(r, "user_ns") + num(r, "system_ns");

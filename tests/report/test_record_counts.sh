@@ -52,6 +52,26 @@ pu=$(sqlite3 "$T/db" "SELECT MAX(user_ns + system_ns) FROM processes")
 [ "${pu:-0}" -ge 600000000 ] || fail "the process's CPU time ${pu:-none} ns is below its threads' 4 x 150 ms"
 compare tree "$app" forkexec
 
+# many short processes: the summary shows --top of them and sums up the
+# rest by command, each command once (three commands in turn: any name kept
+# by reference into a reused buffer would be overwritten by another's)
+"$mw" record -q -o "$T/many" -- sh -c 'for i in $(seq 10); do /bin/true; /bin/echo x; /bin/ls /; done >/dev/null' ||
+    fail "memwatch record of 31 processes failed"
+"$mw" report --db "$T/many.db" --top 2 "$T/many" >"$T/rep" 2>&1 || fail "report of 31 processes: $(cat "$T/rep")"
+more=$(grep "more processes:" "$T/rep") || fail "no line sums up the processes past --top: $(cat "$T/rep")"
+echo "$more"
+names=$(echo "$more" | grep -o ' [0-9]* of [^ ]* ' | awk '{ print $3 }')
+[ "$(echo "$names" | sort | uniq -d)" = "" ] || fail "a command is named twice: $more"
+total=$(echo "$more" | sed -n 's/.*\.\.\. \([0-9]*\) more processes:.*/\1/p')
+sum=$(echo "$more" | grep -o ' [0-9]* of ' | awk '{ s += $1 } END { print s }')
+[ "$total" = "$sum" ] || fail "the commands' counts ($sum) are not the $total processes: $more"
+# no command has more processes in the line than in the database
+for pair in $(echo "$more" | grep -o ' [0-9]* of [^ ]* ' | awk '{ print $1 ":" $3 }'); do
+    n=${pair%%:*} c=${pair#*:}
+    dbn=$(sqlite3 "$T/many.db" "SELECT COUNT(*) FROM processes WHERE exe LIKE '%/$c'")
+    [ "$n" -le "$dbn" ] || fail "$n processes of $c summed up, $dbn recorded: $more"
+done
+
 # a program whose CPU time goes to page faults: fresh memory, touched once
 cat >"$T/faults.c" <<'C'
 #include <stdlib.h>
