@@ -273,6 +273,18 @@ MWP_EXPORT MWP_FAST void *malloc(size_t n)
     return malloc_slow(n);
 }
 
+/* This definition, by a name that the loader does not bind elsewhere. */
+#if defined(__GNUC__) && !defined(__clang__)
+extern void *mwp_malloc_here(size_t) __attribute__((copy(malloc), alias("malloc"), visibility("hidden")));
+#else
+extern void *mwp_malloc_here(size_t) __attribute__((alias("malloc"), visibility("hidden")));
+#endif
+
+int mwp_alloc_ours(void *(*global)(size_t))
+{
+    return global == mwp_malloc_here;
+}
+
 __attribute__((noinline)) static void *calloc_slow(size_t k, size_t n)
 {
     NEED(calloc);

@@ -219,6 +219,15 @@ extern _Atomic int mwp_begun;
 void mwp_begin(void);
 /* sigaction on memwatch's lazy-start signal: the program claims it */
 void mwp_lazy_claimed(int sig);
+/* Begin now, or at the timer's next safe point where this may run inside
+ * the program's allocator (where pthread_create must not): for the
+ * allocation hooks (process.c, "lazy start"). */
+void mwp_lazy_soon(void);
+/* 1 where global, malloc as another file of this library reaches it (its
+ * global offset table: the first definition in the process's scope), is
+ * this library's own; 0 where the executable or a library loaded before
+ * libmemwatch.so defines the program's allocator */
+int mwp_alloc_ours(void *(*global)(size_t));
 /* the lazy fork child this image continues (MEMWATCH_FORKED), 0: none */
 extern uint64_t mwp_forked_ns;
 

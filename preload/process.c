@@ -224,11 +224,20 @@ MWP_EXPORT int __libc_start_main(mwp_main_fn main_fn, int argc, char **argv, voi
  * task work there): it never interrupts a system call, so no program sees
  * EINTR from it. Until a second thread exists (which begins first) the main
  * thread's CPU time is the process's. The handler begins only where the
- * interrupted code is neither libc's, the loader's nor memwatch's and the
+ * interrupted code is neither libc's, the loader's, memwatch's nor the
+ * allocator's that memwatch's malloc calls (where not libc's) and the
  * signal mask is the one the program started with (not inside one of the
  * program's own signal handlers): there nothing that pthread_create, malloc
  * or the loader's lock needs can be half done. Elsewhere it asks again after
- * MWP_LAZY_RETRY_NS more CPU time. */
+ * MWP_LAZY_RETRY_NS more CPU time. That holds where the program's malloc is
+ * libc's (behind memwatch's): a program whose executable (or an earlier
+ * preload) defines its own allocator may be inside it anywhere in its own
+ * code, and pthread_create's calloc would enter it again; such a process
+ * begins in the constructor, as every process did before lazy start. A
+ * buffer of allocation records half full begins the process where the
+ * allocator behind memwatch's malloc is libc's, and else asks the timer to
+ * come soon: the hook may run inside that allocator (in its mmap)
+ * (mwp_lazy_soon). */
 #define MWP_LAZY_RETRY_NS 2000000ull
 /* one interval of CPU time, at most 10 ms (a long MEMWATCH_INTERVAL would
  * leave a running program unsampled for as long) */
@@ -293,6 +302,14 @@ static int lazy_range_cb(struct dl_phdr_info *info, size_t size, void *data)
     int want = !strncmp(b, "libc.so", 7) || !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld64.so", 7) ||
                !strncmp(b, "libpthread.so", 13) || !strncmp(b, "libdl.so", 8) ||
                (mwp_self_path_v && mwp_self_path_v[0] && !strcmp(n, mwp_self_path_v));
+    /* and the allocator memwatch's malloc hands the program's calls to,
+     * where a library other than libc defines it */
+    uintptr_t m = (uintptr_t)mwp_real.malloc;
+    for (int i = 0; !want && m && i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        want = ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && m >= lo && m < lo + ph->p_memsz;
+    }
     if (!want)
         return 0;
     for (int i = 0; i < info->dlpi_phnum && lz_nr < 24; i++) {
@@ -359,6 +376,54 @@ static void lazy_install(void)
     sigfillset(&a.sa_mask);
     if (mwp_real.sigaction(lazy_sig(), &a, NULL) == 0)
         lazy_arm(lazy_delay());
+}
+
+struct in_libc {
+    uintptr_t addr;
+    int found; /* 1: libc's text, -1: another object's */
+};
+
+static int in_libc_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct in_libc *q = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && q->addr >= lo && q->addr < lo + ph->p_memsz) {
+            const char *n = info->dlpi_name ? info->dlpi_name : "";
+            const char *b = strrchr(n, '/');
+            q->found = !strncmp(b ? b + 1 : n, "libc.so", 7) ? 1 : -1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Begin now where that cannot enter an allocator in the middle of a call:
+ * where memwatch's malloc hands the program's calls to libc's, which calls
+ * neither memwatch's mmap nor its malloc from inside. Elsewhere at the
+ * timer's next safe point, after MWP_LAZY_SOON_NS more CPU time (asked once:
+ * later calls would push the expiry on). */
+#define MWP_LAZY_SOON_NS 100000ull
+void mwp_lazy_soon(void)
+{
+    static int libc_alloc = -1; /* the main thread's only (threads begin) */
+    static int asked;
+    if (atomic_load(&mwp_begun))
+        return;
+    if (libc_alloc < 0) {
+        struct in_libc q = {(uintptr_t)mwp_real.malloc, 0};
+        if (q.addr)
+            dl_iterate_phdr(in_libc_cb, &q);
+        libc_alloc = q.found == 1;
+    }
+    if (libc_alloc) {
+        mwp_begin();
+    } else if (lz_timer >= 0 && !asked) {
+        asked = 1;
+        lazy_arm(MWP_LAZY_SOON_NS);
+    }
 }
 
 /* The program installs a disposition for memwatch's timer signal: begin now
@@ -1151,6 +1216,9 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
     mwp_threads_init(1);
     mwp_signals_install(&lz_mask);
     pthread_atfork(mwp_writer_settle, NULL, fork_child);
-    lazy_install();
+    if (mwp_alloc_ours(malloc))
+        lazy_install();
+    else
+        mwp_begin(); /* the program's own allocator (see "lazy start") */
     mwp_in_hook--;
 }

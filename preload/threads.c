@@ -450,10 +450,13 @@ void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b,
             abuf_put(t, &at, zero, mwr_pad_len(alen + blen));
             atomic_store_explicit(&t->ahead, head + size, memory_order_release);
             /* allocations worth keeping fill the buffer before the
-             * process began (lazy start): begin, so that they are drained */
+             * process began (lazy start): begin, so that they are drained
+             * (here only where this cannot be inside the program's own
+             * allocator, its mmap, which pthread_create's calloc would
+             * enter again) */
             if (!atomic_load_explicit(&mwp_begun, memory_order_relaxed) &&
                 head + size - tail > MWP_ABUF_SIZE / 2 && t->tid == mwp_pid)
-                mwp_begin();
+                mwp_lazy_soon();
             return;
         }
     }

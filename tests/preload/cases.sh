@@ -835,6 +835,27 @@ allocnote)
         fail "an allocation note without another allocator"
     fi
     ;;
+ownalloc)
+    # A program whose allocator is its own (in the executable, as in some
+    # compilers' tools, or in a library it links) is recorded as any other,
+    # and memwatch starts its thread (pthread_create calls that allocator)
+    # nowhere the program may be inside its allocator: the program ends with
+    # 86 where it was entered from inside itself. Each allocates 256 KiB
+    # blocks with mmap (recorded) for 60 ms of CPU time.
+    [ -n "${MW_SAN_PRELOAD:-}" ] && skip "a sanitized build has its own allocator first already"
+    for prog in mwp_ownalloc mwp_ownalloc_lib; do
+        [ -x "$B/$prog" ] || skip "$prog not built"
+        fresh_out
+        run "$B/$prog"; rc=$?
+        [ "$rc" = 0 ] || fail "$prog under libmemwatch.so: exit status $rc"
+        all_ok 1
+        facts | cut -d' ' -f1-14
+        [ "$(nfiles)" = 1 ] || fail "$prog: $(nfiles) files, expected its own"
+        a=$(val memwatch- allocs); iv=$(val memwatch- intervals)
+        [ "${a:-0}" -ge 10 ] || fail "$prog: ${a:-0} allocations recorded, expected its mmap blocks"
+        [ "${iv:-0}" -ge 2 ] || fail "$prog: ${iv:-0} intervals recorded in 60 ms of CPU time"
+    done
+    ;;
 profverdict)
     # On a loaded machine a program may end before the interval thread has
     # finished its set-up (the program never waits for it): META says so and
