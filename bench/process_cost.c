@@ -8,7 +8,8 @@
  *   descriptor 3 and ends), and prints per configuration the medians of
  *   spawn -> main ("to main": the loader and every constructor) and
  *   main -> reaped ("to end": destructors, exit, the kernel's teardown), in
- *   microseconds, and the child's CPU time (rusage).
+ *   microseconds, the child's CPU time and its page faults (rusage: the
+ *   minor faults, a count that the machine's load does not change).
  *
  * A configuration is "NAME" then "VAR=VAL,VAR=VAL" or "-" for none, e.g.
  * "memwatch LD_PRELOAD=/x/libmemwatch.so,MEMWATCH_DIR=/tmp/o". The parent's
@@ -67,7 +68,8 @@ int main(int argc, char **argv)
     long long *pre = calloc((size_t)ncfg * rounds, sizeof *pre);
     long long *post = calloc((size_t)ncfg * rounds, sizeof *post);
     long long *cpu = calloc((size_t)ncfg * rounds, sizeof *cpu);
-    if (!self || !envs || !pre || !post || !cpu)
+    long long *flt = calloc((size_t)ncfg * rounds, sizeof *flt);
+    if (!self || !envs || !pre || !post || !cpu || !flt)
         return 1;
     for (int c = 0; c < ncfg; c++) {
         char *vars = strdup(argv[3 + 2 * c]);
@@ -120,12 +122,13 @@ int main(int argc, char **argv)
             post[i] = t2 - t1;
             cpu[i] = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL + ru.ru_utime.tv_usec +
                      ru.ru_stime.tv_usec;
+            flt[i] = ru.ru_minflt + ru.ru_majflt;
         }
     }
     for (int c = 0; c < ncfg; c++) {
         size_t o = (size_t)c * rounds;
-        printf("%s %.1f %.1f %.1f\n", argv[2 + 2 * c], median(pre + o, rounds) / 1e3,
-               median(post + o, rounds) / 1e3, (double)median(cpu + o, rounds));
+        printf("%s %.1f %.1f %.1f %lld\n", argv[2 + 2 * c], median(pre + o, rounds) / 1e3,
+               median(post + o, rounds) / 1e3, (double)median(cpu + o, rounds), median(flt + o, rounds));
     }
     return 0;
 }
