@@ -8,6 +8,7 @@
  * streaming loads, two vectors per thread), so it stands for the fastest
  * stream triad we can build. Bytes: 3 x n x 8 per triad for both (STREAM's
  * count, no write-allocate read on the GPU).
+ * Both allocate their arrays afresh each round.
  * Prints each round and the ratio memwatch / comparator (best over rounds,
  * and the median of the rounds' ratios); goal >= 1.00.
  * Build: nvcc -O3 -arch=sm_90 -Iinclude bench/gpu_triad_compare.cu BUILD/gpu/libmw_gpu_probes.a
@@ -122,13 +123,6 @@ int main(int argc, char **argv)
     int sms = 0;
     CKX(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     double *a, *b, *c;
-    CKX(cudaMalloc(&a, n * 8));
-    CKX(cudaMalloc(&b, n * 8));
-    CKX(cudaMalloc(&c, n * 8));
-    c_init<<<2048, 256>>>(a, n, 0.1);
-    c_init<<<2048, 256>>>(b, n, 0.2);
-    c_init<<<2048, 256>>>(c, n, 0.0);
-    CKX(cudaDeviceSynchronize());
     cudaEvent_t e0, e1;
     CKX(cudaEventCreate(&e0));
     CKX(cudaEventCreate(&e1));
@@ -146,6 +140,14 @@ int main(int argc, char **argv)
                 }
                 mw_bw = mw.triad_bw;
             } else {
+                /* fresh arrays each round, as memwatch's probe allocates its own */
+                CKX(cudaMalloc(&a, n * 8));
+                CKX(cudaMalloc(&b, n * 8));
+                CKX(cudaMalloc(&c, n * 8));
+                c_init<<<2048, 256>>>(a, n, 0.1);
+                c_init<<<2048, 256>>>(b, n, 0.2);
+                c_init<<<2048, 256>>>(c, n, 0.0);
+                CKX(cudaDeviceSynchronize());
                 for (int k = 0; k < runs + 2; k++)
                     for (int s = 0; s < SHAPES; s++) {
                         float ms = 0;
@@ -158,6 +160,9 @@ int main(int argc, char **argv)
                         if (k >= 2)
                             sb[s] = std::max(sb[s], bytes / (ms * 1e-3));
                     }
+                CKX(cudaFree(a));
+                CKX(cudaFree(b));
+                CKX(cudaFree(c));
                 for (int s = 0; s < SHAPES; s++) {
                     cmp_bw = std::max(cmp_bw, sb[s]);
                     shape_best[s] = std::max(shape_best[s], sb[s]);

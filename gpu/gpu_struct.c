@@ -10,8 +10,8 @@
 
 #include "memwatch/gpu.h"
 
-int mw_gpu_conflict_analyse(const mw_gpu_curve *c, size_t line, int scan_max, int *ways,
-                            int *sets, char *why, size_t whyn)
+int mw_gpu_conflict_analyse(const mw_gpu_curve *c, size_t line, int scan_max, size_t capacity,
+                            int *ways, int *sets, char *why, size_t whyn)
 {
     *ways = *sets = 0;
     if (!c->n || !line) {
@@ -61,6 +61,15 @@ int mw_gpu_conflict_analyse(const mw_gpu_curve *c, size_t line, int scan_max, in
     if (a < 1 || s < 1 || (s & (s - 1)) != 0) {
         snprintf(why, whyn, "misses level off at %g lines from %g KiB apart, which no power-of-two "
                  "set count explains", ymin, c->p[k].x);
+        return 1;
+    }
+    double implied = (double)a * (double)s * (double)line;
+    if (capacity && implied > 2.0 * (double)capacity) {
+        snprintf(why, whyn,
+                 "misses from %g lines at strides of %g KiB and more would make %d ways x %ld sets, "
+                 "a %.0f MiB cache, not the %.0f MiB measured: not a modulo-indexed set conflict "
+                 "(under a large virtual stride the physical lines are not that far apart)",
+                 ymin, c->p[k].x, a, s, implied / 1048576.0, (double)capacity / 1048576.0);
         return 1;
     }
     *ways = a;

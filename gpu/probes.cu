@@ -828,7 +828,8 @@ extern "C" int mw_gpu_probe_structure(int dev, const mw_gpu_latency *lat, mw_gpu
                                       mw_gpu_progress_fn pf, void *user)
 {
     int rc = 0;
-    if (set_dev(dev))
+    mw_gpu_device d;
+    if (set_dev(dev) || mw_gpu_device_get(dev, &d, nullptr, 0))
         return MW_ERR_GPU;
     char *big = nullptr;
     unsigned long long *od = nullptr;
@@ -850,7 +851,10 @@ extern "C" int mw_gpu_probe_structure(int dev, const mw_gpu_latency *lat, mw_gpu
     CK(cudaMemset(big, 0, (size_t)1 << 30));
     {
         uint32_t thr1 = (uint32_t)((lat->l1_fg_cyc + lat->l2_fg_cyc) / 2);
-        uint32_t thr2 = (uint32_t)((lat->l2_fg_cyc + lat->dram_fg_cyc) / 2);
+        /* an L2 hit homed in the far partition (about 470 cycles on the H200)
+         * is still a hit: halfway from it to DRAM */
+        double l2hit = std::max(lat->l2_fg_cyc, lat->l2_far_cyc);
+        uint32_t thr2 = (uint32_t)((l2hit + std::max(lat->dram_fg_cyc, l2hit)) / 2);
         o->l1_scan_max = 160;
         o->l2_scan_max = 384;
         snprintf(o->l1_conflict.name, sizeof o->l1_conflict.name, "L1: lines that miss vs stride KiB");
@@ -859,13 +863,15 @@ extern "C" int mw_gpu_probe_structure(int dev, const mw_gpu_latency *lat, mw_gpu
         if ((rc = conflict_scan(big, bigsz, 0, thr1, 1024, (size_t)1 << 20, o->l1_scan_max, od,
                                 &o->l1_conflict)))
             goto out;
-        mw_gpu_conflict_analyse(&o->l1_conflict, o->l1_line_bytes, o->l1_scan_max, &o->l1_assoc,
+        mw_gpu_conflict_analyse(&o->l1_conflict, o->l1_line_bytes, o->l1_scan_max, o->l1_bytes,
+                                &o->l1_assoc,
                                 &o->l1_sets, o->l1_sets_note, sizeof o->l1_sets_note);
         progress(pf, user, "L2 sets: n lines 1..64 MiB apart, n up to %d, L1 bypassed", o->l2_scan_max);
         if ((rc = conflict_scan(big, bigsz, 1, thr2, (size_t)1 << 20, (size_t)64 << 20,
                                 o->l2_scan_max, od, &o->l2_conflict)))
             goto out;
-        mw_gpu_conflict_analyse(&o->l2_conflict, 128, o->l2_scan_max, &o->l2_assoc, &o->l2_sets,
+        mw_gpu_conflict_analyse(&o->l2_conflict, 128, o->l2_scan_max,
+                                o->l2_bytes ? o->l2_bytes : d.l2_bytes, &o->l2_assoc, &o->l2_sets,
                                 o->l2_sets_note, sizeof o->l2_sets_note);
     }
     note_err("conflict scans");

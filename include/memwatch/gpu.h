@@ -120,10 +120,11 @@ typedef struct mw_gpu_geometry {
  * strides (two at least) mean a ways of a modulo-indexed cache, and the
  * smallest stride of that run is one way's size (sets = it / line). Writes
  * 0/0 and the reason in why when the scan shows no conflicts (a hashed set
- * index, or more ways than lines scanned) or no such run. Returns 0 when
+ * index, or more ways than lines scanned), no such run, or ways x sets x line
+ * more than twice `capacity` (the size measured otherwise; 0: unknown). Returns 0 when
  * ways and sets were found, 1 otherwise. gpu/gpu_struct.c; pure C. */
-int mw_gpu_conflict_analyse(const mw_gpu_curve *c, size_t line, int scan_max, int *ways,
-                            int *sets, char *why, size_t whyn);
+int mw_gpu_conflict_analyse(const mw_gpu_curve *c, size_t line, int scan_max, size_t capacity,
+                            int *ways, int *sets, char *why, size_t whyn);
 /* First step of a latency curve: the first point above the running minimum
  * of the points before it by more than `rise` (a fraction), with the next
  * point above it too (or the last point). Returns the x of the point before

@@ -47,16 +47,35 @@ static void test_conflicts(void)
     mw_gpu_curve c;
     for (unsigned g = 0; g < sizeof geo / sizeof geo[0]; g++) {
         scan(&c, 128, geo[g].sets, geo[g].ways, 160, 0);
-        MW_CHECK_INT(mw_gpu_conflict_analyse(&c, 128, 160, &w, &s, why, sizeof why), 0);
+        MW_CHECK_INT(mw_gpu_conflict_analyse(&c, 128, 160, 0, &w, &s, why, sizeof why), 0);
         MW_CHECK(w == geo[g].ways && s == geo[g].sets, "%d x %d read as %d x %d (%s)",
                  geo[g].ways, geo[g].sets, w, s, why);
     }
+    /* the same scan checked against the measured size: 4 x 64 x 128 B = 32 KiB
+     * fits a 32 KiB cache, not a 8 KiB one; the H200's L2 scan that leveled
+     * off at 17 lines from 16 MiB on (16 x 131072 sets: 256 MiB) is refused
+     * against its 60 MiB */
+    scan(&c, 128, 64, 4, 160, 0);
+    MW_CHECK_INT(mw_gpu_conflict_analyse(&c, 128, 160, 32768, &w, &s, why, sizeof why), 0);
+    MW_CHECK_INT(mw_gpu_conflict_analyse(&c, 128, 160, 8192, &w, &s, why, sizeof why), 1);
+    MW_CHECK(w == 0 && strstr(why, "not a modulo") != NULL, "%d ways: %s", w, why);
+    memset(&c, 0, sizeof c);
+    static const double l2x[] = {1024, 4096, 16384, 65536}, l2y[] = {0, 0, 17, 17};
+    for (int i = 0; i < 4; i++) {
+        c.p[i].x = l2x[i];
+        c.p[i].y = l2y[i];
+    }
+    c.n = 4;
+    MW_CHECK_INT(mw_gpu_conflict_analyse(&c, 128, 384, 0, &w, &s, why, sizeof why), 0);
+    MW_CHECK(w == 16 && s == 131072, "unchecked: %d x %d", w, s);
+    MW_CHECK_INT(mw_gpu_conflict_analyse(&c, 128, 384, (size_t)60 << 20, &w, &s, why, sizeof why), 1);
+    MW_CHECK_INT(w, 0);
     /* a hashed index (or more ways than lines scanned): nothing to read */
     scan(&c, 128, 64, 4, 160, 1);
-    MW_CHECK_INT(mw_gpu_conflict_analyse(&c, 128, 160, &w, &s, why, sizeof why), 1);
+    MW_CHECK_INT(mw_gpu_conflict_analyse(&c, 128, 160, 0, &w, &s, why, sizeof why), 1);
     MW_CHECK(w == 0 && s == 0, "hashed read as %d x %d", w, s);
     scan(&c, 128, 64, 200, 160, 0); /* 200 ways: no set ever overflows within 160 lines */
-    MW_CHECK_INT(mw_gpu_conflict_analyse(&c, 128, 160, &w, &s, why, sizeof why), 1);
+    MW_CHECK_INT(mw_gpu_conflict_analyse(&c, 128, 160, 0, &w, &s, why, sizeof why), 1);
     MW_CHECK(strstr(why, "hashed") != NULL, "reason: %s", why);
     /* misses that do not level off (a count still falling at the largest
      * stride) are not read as ways */
@@ -66,7 +85,7 @@ static void test_conflicts(void)
         c.p[i].y = 120 >> i;
     }
     c.n = 6;
-    MW_CHECK_INT(mw_gpu_conflict_analyse(&c, 128, 160, &w, &s, why, sizeof why), 1);
+    MW_CHECK_INT(mw_gpu_conflict_analyse(&c, 128, 160, 0, &w, &s, why, sizeof why), 1);
     MW_CHECK_INT(w, 0);
 }
 
