@@ -745,7 +745,7 @@ MW_API int mw_bench_mlp(const mw_mlp_config *cfg, mw_mlp_result *out)
     if (c.max_chains > MW_MLP_MAX_CHAINS)
         return MW_ERR_TOOBIG;
     if (!c.bytes)
-        c.bytes = mw_bench_big_bytes();
+        c.bytes = mw_bench_llc_times(c.llc_times ? c.llc_times : 4);
     if (!c.loads)
         c.loads = (uint64_t)1 << 19;
     size_t alloc = (c.bytes + MW_HUGE_ALIGN - 1) & ~(MW_HUGE_ALIGN - 1);

@@ -118,6 +118,14 @@ static int chart_write(const char *path, const struct chart *c)
     if (!f)
         return -errno;
     double pw = W - ML - MR, ph = H - MT - MB;
+    /* the legend's margin grows to the longest name (about 7 px a character
+     * at 12 px), so that no name runs past the picture's edge */
+    int width = W;
+    for (unsigned k = 0; k < c->ns; k++) {
+        int need = ML + (int)pw + 38 + 7 * (int)strlen(c->s[k].name) + 8;
+        if (need > width)
+            width = need;
+    }
 #define PX(v) (ML + ((v) - x0) / (x1 - x0) * pw)
 #define PY(v) (MT + ph - ((v) - y0) / (y1 - y0) * ph)
     fprintf(f,
@@ -125,7 +133,7 @@ static int chart_write(const char *path, const struct chart *c)
             "font-family=\"sans-serif\" font-size=\"12\">\n"
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
             "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">%s</text>\n",
-            W, H, ML, c->title);
+            width, H, ML, c->title);
     double t[24];
     unsigned nt;
     char lab[32];

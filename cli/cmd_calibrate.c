@@ -684,9 +684,11 @@ int mw_cmd_calibrate(int argc, char **argv)
     if ((o.what & MW_CALIB_LADDER) && status == 0) {
         progress_begin(&pg, "ladder");
         /* --quick: to 2x the last-level cache (at least 128 MiB), past it
-         * far enough for the memory plateau; the largest footprints cost most */
+         * far enough for the memory plateau, 3 footprints an octave instead
+         * of 4; the largest footprints cost most */
         mw_ladder_config c = {.max_bytes = o.ladder_max,
                               .llc_times = o.quick ? 2 : 4,
+                              .steps_per_octave = o.quick ? 3 : 4,
                               .repeats = o.quick ? 2 : 3,
                               .min_loads = (uint64_t)1 << 17,
                               .cpu = cpus[0],
@@ -721,7 +723,10 @@ int mw_cmd_calibrate(int argc, char **argv)
     }
     if ((o.what & MW_CALIB_MLP) && status == 0) {
         progress_begin(&pg, "mlp");
+        /* --quick: the cycle over 2x the last-level cache (at least 128
+         * MiB) instead of 4x: its serial shuffle costs most */
         mw_mlp_config c = {.max_chains = o.mlp_chains,
+                           .llc_times = o.quick ? 2 : 4,
                            .loads = o.quick ? ((uint64_t)1 << 18) : 0,
                            .cpu = cpus[0],
                            .progress = progress_cb,

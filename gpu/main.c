@@ -218,10 +218,10 @@ static int write_profile(const char *path, const mw_gpu_device *d, const mw_gpu_
     }
     fprintf(f, "  },\n  \"triad\": {\"n\": %zu, \"bytes\": %.6g, \"triad_bw\": %.6g, "
                "\"memcpy_bw\": %.6g, \"triad_pct_peak\": %.2f, \"memcpy_pct_peak\": %.2f, "
-               "\"triad_over_memcpy\": %.4f, \"runs\": %d, \"variant\": \"%s\", "
+               "\"triad_over_memcpy\": %.4f, \"runs\": %d, \"reps\": %d, \"variant\": \"%s\", "
                "\"variant_bw\": [%.6g, %.6g, %.6g]},\n",
             t->n, t->bytes, t->triad_bw, t->memcpy_bw, 100 * t->triad_bw / t->peak_bw,
-            100 * t->memcpy_bw / t->peak_bw, t->triad_bw / t->memcpy_bw, t->runs, t->variant,
+            100 * t->memcpy_bw / t->peak_bw, t->triad_bw / t->memcpy_bw, t->runs, t->reps, t->variant,
             t->variant_bw[0], t->variant_bw[1], t->variant_bw[2]);
     fprintf(f, "  \"cupti\": {\"status\": %d, \"status_text\": \"", c->status);
     for (const char *s = c->status_text; *s; s++)
@@ -400,8 +400,8 @@ static int cmd_calibrate(const opts *o)
            t.triad_bw / 1e9, 100 * t.triad_bw / t.peak_bw, t.peak_bw / 1e9, t.variant,
            t.memcpy_bw / 1e9, 100 * t.memcpy_bw / t.peak_bw, t.triad_bw / t.memcpy_bw);
     printf("  triad shapes: vec2x1 %.1f, vec2x4 %.1f, scalar %.1f GB/s; %zu doubles per array, "
-           "best of %d\n",
-           t.variant_bw[0] / 1e9, t.variant_bw[1] / 1e9, t.variant_bw[2] / 1e9, t.n, t.runs);
+           "best of %d runs of %d launches each\n",
+           t.variant_bw[0] / 1e9, t.variant_bw[1] / 1e9, t.variant_bw[2] / 1e9, t.n, t.runs, t.reps);
     print_cupti(&c);
 
     double threshold = MW_GPU_THRESHOLD_OF_TRIAD * t.triad_bw;

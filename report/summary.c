@@ -374,6 +374,13 @@ static cJSON *collect(sqlite3 *db, int top)
                          " WHERE lat_method != '' AND latency_ns IS NOT NULL GROUP BY lat_method",
                      top);
     cJSON_AddItemToObject(bw, "latency", lm);
+    /* the machine profile's read/write curve that set the threshold, and why
+     * (META mix_curve: docs/saturation.md, "Read/write mixes") */
+    cJSON_AddItemToObject(bw, "mix_curves",
+                          rows(db,
+                               "SELECT DISTINCT value AS mix_curve FROM meta WHERE key = "
+                               "'mix_curve' ORDER BY value",
+                               top));
     /* DRAM bandwidth where a bandwidth method was read (bytes NULL otherwise);
      * bytes per ns = GB/s; the mean is time-weighted over the intervals */
     cJSON_AddItemToObject(bw, "dram",
@@ -659,6 +666,9 @@ static void render_text(FILE *f, const cJSON *root, int top)
         fprintf(f, "  latency method %s: mean %.1f ns, threshold %.1f ns (%.0f intervals)\n",
                 str(r, "lat_method") ? str(r, "lat_method") : "?", num(r, "mean_latency_ns"),
                 num(r, "threshold_ns"), num(r, "intervals"));
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(bw, "mix_curves"))
+        if (str(r, "mix_curve"))
+            fprintf(f, "  threshold from the read/write curve %s\n", str(r, "mix_curve"));
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(bw, "dram"))
         fprintf(f, "  DRAM bandwidth (%s): mean %.2f GB/s, highest interval %.2f GB/s (%.0f "
                    "intervals)\n",

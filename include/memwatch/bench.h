@@ -410,7 +410,8 @@ MW_API int mw_bench_loaded_latency(const mw_loaded_config *cfg, mw_loaded_result
 /* ---------------------------------------------------------------- MLP */
 typedef struct mw_mlp_config {
     unsigned max_chains;    /* 0: 32; at most MW_MLP_MAX_CHAINS (64) */
-    size_t bytes;           /* 0: max(4 x LLC, 128 MiB) */
+    size_t bytes;           /* 0: max(llc_times x LLC, 128 MiB) */
+    unsigned llc_times;     /* 0: 4 */
     uint64_t loads;         /* most timed loads per k (each k walks its own
                                lines/max_chains region of the cycle); 0: 1<<19 */
     int cpu;                /* -1: first allowed */

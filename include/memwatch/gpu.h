@@ -160,6 +160,7 @@ typedef struct mw_gpu_triad {
     double triad_s, memcpy_s;  /* best times */
     double peak_bw;
     int runs;
+    int reps;                  /* launches back to back per timed run (the launch gap shared) */
     char variant[32];          /* the fastest triad kernel shape */
     double variant_bw[3];      /* best bytes/s of each shape */
 } mw_gpu_triad;
@@ -204,6 +205,8 @@ typedef struct mw_gpu_triad_bufs {
     void *flush;
     size_t flush_bytes;
     int variant;               /* 0 one 16-B vector per thread, 1 four, 2 scalar */
+    int reps;                  /* triads launched back to back per timing (0 or 1: one);
+                                  mw_gpu_triad_launch's seconds are those of one */
 } mw_gpu_triad_bufs;
 int mw_gpu_triad_alloc(int dev, size_t n, mw_gpu_triad_bufs *t);
 int mw_gpu_triad_flush_l2(mw_gpu_triad_bufs *t);

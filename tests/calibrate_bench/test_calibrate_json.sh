@@ -56,7 +56,14 @@ for f in ("sweep", "ladder", "mlp"):
     path = os.path.join(sys.argv[2], f + ".svg")
     need(os.path.exists(path), path + " missing")
     if os.path.exists(path):
-        ET.parse(path)
+        svg = ET.parse(path).getroot()
+        width = float(svg.get("width"))
+        # no left-anchored label (the legend's names) runs past the picture's
+        # edge, at about 7 px a character
+        for t in svg.iter("{http://www.w3.org/2000/svg}text"):
+            if t.get("text-anchor") is None and t.get("x") and t.text:
+                need(float(t.get("x")) + 7 * len(t.text) <= width + 1,
+                     "%s: '%s' runs past the edge (%s px)" % (f, t.text, width))
 sys.exit(0 if ok else 1)
 PY
 echo "test_calibrate_json: passed"

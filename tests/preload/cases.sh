@@ -929,6 +929,17 @@ profverdict)
         th=$(texts | grep -a "^threshold_ns=" | tail -1)
         mc=$(texts | grep -a "^mix_curve=" | tail -1)
         echo "MEMWATCH_MIX=$mix: $th $mc"
+        # the report says which curve's threshold judged the program
+        "$MW" report --db "$T/mix.db" "$OUT" >"$T/mixrep" 2>&1 || { cat "$T/mixrep"; fail "memwatch report failed"; }
+        rc_line=$(grep "threshold from the read/write curve" "$T/mixrep")
+        echo "report: $rc_line"
+        case "$mix:$rc_line" in
+        reads50:"  threshold from the read/write curve reads50 (MEMWATCH_MIX)") ;;
+        :"  threshold from the read/write curve reads100: no method in use measures"*) ;;
+        nt:"  threshold from the read/write curve reads100: MEMWATCH_MIX=nt50 names"*) ;;
+        *) fail "MEMWATCH_MIX=$mix: the report says '$rc_line'" ;;
+        esac
+        rm -f "$T/mix.db"
         case "$mix:$th:$mc" in
         reads50:threshold_ns=237.5*:"mix_curve=reads50 (MEMWATCH_MIX)") ;;
         :threshold_ns=150[.:]*"mix_curve=reads100: no method in use measures"*) ;;
