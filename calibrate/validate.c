@@ -398,7 +398,7 @@ static void val_fill_profile(mw_validation *v, const mw_calib_results *calib)
     /* the mixes' curves: reads100 from the whole grid, then the others */
     for (unsigned i = 0; i < v->nmethods; i++) {
         const mw_val_method *m = &v->method[i];
-        if (strcmp(m->name, "probe_lat") || !m->available || !(m->lat.th.threshold_ns > 0))
+        if (!mw_method_is(m->name, MW_Q_LATENCY, MW_HOW_PROBE) || !m->available || !(m->lat.th.threshold_ns > 0))
             continue;
         mw_profile_mix *pm = &p->mixes[p->n_mixes++];
         snprintf(pm->name, sizeof pm->name, "%s", mw_mix_name(MW_MIX_R100));
@@ -606,7 +606,7 @@ MW_API int mw_validate_write_mix_plot(const mw_validation *v, const char *dir)
         double th = 0;
         if (mx == 0) {
             for (unsigned k = 0; k < v->nmethods; k++)
-                if (!strcmp(v->method[k].name, "probe_lat"))
+                if (mw_method_is(v->method[k].name, MW_Q_LATENCY, MW_HOW_PROBE))
                     th = v->method[k].lat.th.threshold_ns;
         } else {
             for (unsigned k = 0; k < v->nmix; k++)

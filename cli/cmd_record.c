@@ -23,7 +23,8 @@
  * program's first threads, a build after a pause).
  */
 #include "cli.h"
-#include "tsc.h" /* counters/: the TSC frequency handed to the program */
+#include "envval.h" /* counters/: what MEMWATCH_METHOD asks for */
+#include "tsc.h"    /* counters/: the TSC frequency handed to the program */
 
 #include <memwatch/mwr.h>
 #include <memwatch/perf.h>
@@ -485,7 +486,7 @@ static size_t rec_sanitizer_prefix(const char *ld)
 static void rec_baseline(void)
 {
     const char *m = getenv("MEMWATCH_METHOD");
-    if (getenv("MEMWATCH_BASELINE_NS") || (m && !strcmp(m, "none")))
+    if (getenv("MEMWATCH_BASELINE_NS") || (m && mw_env_method(m) == MW_ENV_METHOD_NONE))
         return;
     mw_probe_lat *p = NULL;
     if (mw_probe_lat_create(NULL, &p) < 0)

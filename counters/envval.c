@@ -61,11 +61,19 @@ static int method_is_how(const char *name, mw_method_how how)
     return m && m->how == how;
 }
 
+enum mw_env_method mw_env_method(const char *v)
+{
+    if (!strcmp(v, "auto"))
+        return MW_ENV_METHOD_AUTO;
+    if (!strcmp(v, "none"))
+        return MW_ENV_METHOD_NONE;
+    return method_is_how(v, MW_HOW_PROBE) || method_is_how(v, MW_HOW_COUNT) ? MW_ENV_METHOD_NAMED
+                                                                            : MW_ENV_METHOD_BAD;
+}
+
 int mw_env_method_ok(const char *v)
 {
-    if (!strcmp(v, "auto") || !strcmp(v, "none"))
-        return 1;
-    return method_is_how(v, MW_HOW_PROBE) || method_is_how(v, MW_HOW_COUNT);
+    return mw_env_method(v) != MW_ENV_METHOD_BAD;
 }
 
 /* Appends str to buf (capacity n, *len used), cutting at the end. */

@@ -25,8 +25,18 @@ int mw_env_scaled(const char *v, const char *const *suf, const uint64_t *mul, ui
  * 1 or 0, -1 for anything else. */
 int mw_env_bool(const char *v, int *out);
 
-/* MEMWATCH_METHOD: 1 for auto, none, or a method of the catalogue that the
- * interval thread can read (the probe or a counting method), else 0. */
+/* What MEMWATCH_METHOD (or record's -m) asks for: the keywords auto and
+ * none, or a method by name. */
+enum mw_env_method {
+    MW_ENV_METHOD_BAD = -1, /* none of these */
+    MW_ENV_METHOD_AUTO,     /* the machine profile's choice, else the probe */
+    MW_ENV_METHOD_NONE,     /* no latency or bandwidth measurement */
+    MW_ENV_METHOD_NAMED,    /* a method of the catalogue that the interval thread
+                               can read (the probe or a counting method) */
+};
+enum mw_env_method mw_env_method(const char *v);
+
+/* MEMWATCH_METHOD: 1 where mw_env_method(v) is not MW_ENV_METHOD_BAD. */
 int mw_env_method_ok(const char *v);
 
 /* The values mw_env_method_ok takes, for a message: "auto, probe_lat, none,

@@ -23,6 +23,7 @@ struct mwp_config mwp_cfg = {
     .enabled = 1,
     .interval_ns = 10000000ull,
     .method = "auto",
+    .method_choice = MW_ENV_METHOD_AUTO,
     .rate = 250,
     .fault_period = 16,
     .alloc_threshold = 64u << 10,
@@ -152,8 +153,10 @@ void mwp_config_load(struct mwp_config *c)
             char expected[200] = "expected ";
             mw_env_method_choices(expected + 9, sizeof expected - 9);
             cfg_bad("MEMWATCH_METHOD", v, expected, "auto");
-        } else
+        } else {
             strcpy(c->method, v);
+            c->method_choice = mw_env_method(v);
+        }
     }
     if ((v = getenv("MEMWATCH_RATE")) && *v) {
         static const char *const suf[] = {"hz", "khz", NULL};

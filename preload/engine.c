@@ -42,6 +42,7 @@
 #include <memwatch/probe_lat.h>
 #include <memwatch/profile.h>
 
+#include "envval.h" /* counters/: MW_ENV_METHOD_* */
 #include "tsc.h"
 
 #include <dirent.h>
@@ -101,7 +102,7 @@ static double eng_mix_threshold(const mw_profile *prof)
                  "they existed)");
         return 0;
     }
-    if (strcmp(eng_lat_method, "probe_lat")) {
+    if (!mw_method_is(eng_lat_method, MW_Q_LATENCY, MW_HOW_PROBE)) {
         snprintf(eng_mix_note, sizeof eng_mix_note,
                  "reads100: the read/write curves are measured for probe_lat only, not %.15s",
                  eng_lat_method);
@@ -507,18 +508,20 @@ static void eng_setup(void)
     /* Latency and bandwidth methods. A counter method is opened at the first
      * interval in which the process ran (eng_sources_create); until then,
      * and wherever it cannot be opened, the latency method is probe_lat. */
-    const char *want = mwp_cfg.method, *wsrc = "requested by MEMWATCH_METHOD";
+    int none = mwp_cfg.method_choice == MW_ENV_METHOD_NONE;
+    const char *want = mwp_cfg.method_choice == MW_ENV_METHOD_NAMED ? mwp_cfg.method : NULL,
+               *wsrc = "requested by MEMWATCH_METHOD";
     eng_ctr_lat[0] = eng_ctr_bw[0] = 0;
-    if (eng_is_bw_counter(want)) {
+    if (want && eng_is_bw_counter(want)) {
         snprintf(eng_ctr_bw, sizeof eng_ctr_bw, "%.15s", want);
         eng_ctr_bw_src = "requested by MEMWATCH_METHOD";
-        want = "auto";
+        want = NULL; /* the latency method as with auto */
     }
-    if (!strcmp(want, "auto")) {
+    if (!want && !none) {
         want = have_prof && eng_prof.lat_method[0] ? eng_prof.lat_method : "probe_lat";
         wsrc = "validated in the machine profile";
     }
-    if (!eng_is_probe(want) && strcmp(want, "none")) {
+    if (!none && !eng_is_probe(want)) {
         if (eng_is_lat_counter(want)) {
             snprintf(eng_ctr_lat, sizeof eng_ctr_lat, "%.15s", want);
             eng_ctr_lat_src = wsrc;
@@ -533,12 +536,12 @@ static void eng_setup(void)
         }
         want = "probe_lat";
     }
-    snprintf(eng_lat_method, sizeof eng_lat_method, "%.15s", strcmp(want, "none") ? want : "");
+    snprintf(eng_lat_method, sizeof eng_lat_method, "%.15s", none ? "" : want);
     if (have_prof && eng_prof.bw_method[0])
         mwp_meta_note("profile_bw_method", eng_prof.bw_method);
     eng_bw_method[0] = 0;
     eng_bw_factor = 1;
-    if (!eng_ctr_bw[0] && have_prof && eng_prof.bw_method[0] && strcmp(mwp_cfg.method, "none")) {
+    if (!eng_ctr_bw[0] && have_prof && eng_prof.bw_method[0] && !none) {
         /* calibrate names only an accurate or biased method; its entry, where
          * there is one, must say so too */
         const mw_profile_method *m = eng_prof_method(eng_prof.bw_method);

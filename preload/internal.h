@@ -51,6 +51,8 @@ struct mwp_config {
     char dir[PATH_MAX];        /* MEMWATCH_DIR */
     uint64_t interval_ns;      /* MEMWATCH_INTERVAL */
     char method[24];           /* MEMWATCH_METHOD: auto, probe_lat, none, or a counter method */
+    int method_choice;         /* what method asks for: MW_ENV_METHOD_AUTO, _NONE or _NAMED
+                                  (counters/envval.h) */
     unsigned long rate;        /* MEMWATCH_RATE, samples/s per thread (0: off) */
     int rate_clamped;
     unsigned long fault_period;/* MEMWATCH_FAULT_PERIOD (0: off) */

@@ -16,12 +16,15 @@
  * external script or font; the inline script only adds a hover readout and
  * click-to-zoom on the icicle.
  *
- * May call: SQLite, cJSON, libc, report/view.c, report/jobview.c.
+ * May call: SQLite, cJSON, libc, the catalogue (which methods are the probe),
+ * report/view.c, report/jobview.c.
  * Threading: reentrant.
  */
 #include "export_int.h"
 #include "jobview_int.h"
 #include "region.h"
+
+#include <memwatch/catalogue.h>
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -1002,7 +1005,7 @@ static void profile_body(FILE *f, const char *path, const char *how)
     double idle = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "idle_latency_ns"));
     double peak = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "peak_bw"));
     const cJSON *lm = cJSON_GetObjectItem(p, "lat_method");
-    int probe = cJSON_IsString(lm) && !strcmp(lm->valuestring, "probe_lat");
+    int probe = cJSON_IsString(lm) && mw_method_is(lm->valuestring, MW_Q_LATENCY, MW_HOW_PROBE);
     /* the curve: probe_lat readings per grid point (median) against bandwidth */
     const cJSON *pts =
         cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "evidence"), "probe_lat"),

@@ -81,6 +81,10 @@ int main(void)
 
     /* Methods: auto and none, then exactly the catalogue's probe and
      * counting methods; at least one of each kind exists. */
+    MW_CHECK_INT(mw_env_method("auto"), MW_ENV_METHOD_AUTO);
+    MW_CHECK_INT(mw_env_method("none"), MW_ENV_METHOD_NONE);
+    MW_CHECK_INT(mw_env_method("probe_lat"), MW_ENV_METHOD_NAMED);
+    MW_CHECK_INT(mw_env_method("None"), MW_ENV_METHOD_BAD);
     MW_CHECK(mw_env_method_ok("auto"), "auto");
     MW_CHECK(mw_env_method_ok("none"), "none");
     MW_CHECK(mw_env_method_ok("probe_lat"), "probe_lat");

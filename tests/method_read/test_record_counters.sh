@@ -139,7 +139,24 @@ if ! ls /sys/bus/event_source/devices 2>/dev/null | grep -Eq '^(cpu|cpu_core|unc
         fail "MEMWATCH_VERBOSE=2 does not say it on stderr: $(cat "$T/err.txt")"
     [ "$(q "SELECT COUNT(*) FROM intervals WHERE lat_method NOT IN ('probe_lat', '')")" = 0 ] ||
         fail "MEMWATCH_METHOD=lmrl: intervals name another method than probe_lat"
+    # MEMWATCH_METHOD names a bandwidth method: the latency method is chosen
+    # as with auto (the profile's), the bandwidth method is the one asked for
+    profile lmrl ""
+    record "$FX/sysfs/skx" MEMWATCH_METHOD=imc_cas
+    meta bw_method_note | grep -q "^imc_cas requested by MEMWATCH_METHOD but cannot be opened here" ||
+        fail "MEMWATCH_METHOD=imc_cas: bw_method_note '$(meta bw_method_note)'"
+    meta method_note | grep -q "^lmrl validated in the machine profile but cannot be opened here" ||
+        fail "MEMWATCH_METHOD=imc_cas: method_note '$(meta method_note)'"
 fi
+
+# MEMWATCH_METHOD=none (a keyword, not a method): no latency method although
+# the profile names one, and not the profile's bandwidth method either
+profile lmrl imc_cas
+record "$FX/sysfs/skx" MEMWATCH_METHOD=none
+[ "$(meta lat_method)" = none ] && [ -z "$(meta method_note)$(meta bw_method_note)" ] ||
+    fail "MEMWATCH_METHOD=none: lat_method '$(meta lat_method)', notes '$(meta method_note)' '$(meta bw_method_note)'"
+[ "$(q "SELECT COUNT(*) FROM intervals WHERE lat_method != '' OR bw_method != '' OR latency_ns > 0")" = 0 ] ||
+    fail "MEMWATCH_METHOD=none: intervals with a method or a latency"
 
 # Where a bandwidth method opens: the profiler's plumbing, with memory-
 # controller PMUs that are the software cpu-clock in disguise
