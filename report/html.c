@@ -2,13 +2,16 @@
  * report/html.c: `memwatch report --html FILE`: one self-contained HTML page
  * of a report database (docs/html.md): a timeline per process (loaded latency
  * against the threshold, DRAM bandwidth, flagged intervals shaded, GPU
- * kernels, each thread's regions as named bands: report/html_region.c),
+ * kernels, each thread's regions as named bands: report/html_timeline.c,
+ * report/html_region.c),
  * per-rank and per-host tables, the per-region table (report/html_region.c),
  * the top source lines (with their source text where the file is readable),
  * functions and data objects inside
  * flagged intervals, an icicle graph of their call stacks, the machine
  * profile's latency-versus-bandwidth curve with the threshold and the method
- * verdicts, losses, warnings and how the run was recorded.
+ * verdicts (report/html_profile.c), losses, warnings and how the run was
+ * recorded. This file draws the page and its tables; what its parts share
+ * is in report/html_int.h.
  *
  * Everything is aggregated before it is drawn: the timeline has a fixed
  * number of columns per process whatever the run's length, the icicle drops
@@ -16,15 +19,14 @@
  * external script or font; the inline script only adds a hover readout and
  * click-to-zoom on the icicle.
  *
- * May call: SQLite, cJSON, libc, the catalogue (which methods are the probe),
- * report/view.c, report/jobview.c.
+ * May call: SQLite, cJSON, libc, report/view.c, report/jobview.c,
+ * report/html_timeline.c, report/html_profile.c, report/html_region.c.
  * Threading: reentrant.
  */
 #include "export_int.h"
+#include "html_int.h"
 #include "jobview_int.h"
 #include "region.h"
-
-#include <memwatch/catalogue.h>
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -34,19 +36,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TL_W 1100      /* plot width of the timeline, px */
-#define TL_BINS 550    /* columns per lane */
-#define TL_LANE_H 84   /* latency plot height */
-#define TL_GPU_H 18    /* GPU kernel strip */
-#define TL_LABEL_H 18
-#define TL_MAX_LANES 32
-#define TL_RG_ROW 13     /* a thread's region band */
-#define TL_RG_THREADS 16 /* threads drawn per process */
-#define TL_RG_LEVELS 3   /* nesting levels drawn per thread */
 #define FL_W 1100      /* icicle width */
 #define FL_ROW 17
 
-static const char css[] =
+const char mwh_css[] =
     "body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;"
     "background:#f6f7f9}main{max-width:1180px;margin:0 auto;padding:8px 24px 40px}"
     "h1{font-size:22px;margin:18px 0 4px}h2{font-size:17px;margin:26px 0 6px;"
@@ -69,7 +62,7 @@ static const char css[] =
     "max-content auto;gap:2px 14px;margin:6px 0}dt{color:#667085}dd{margin:0}";
 
 /* hover readout on the timeline, click-to-zoom on the icicle */
-static const char js[] =
+const char mwh_js[] =
     "(function(){var tip=document.getElementById('tip');"
     "function show(e,t){tip.textContent=t;tip.style.display='block';"
     "tip.style.left=(e.clientX+14)+'px';tip.style.top=(e.clientY+12)+'px';}"
@@ -102,440 +95,6 @@ static const char js[] =
     "g.getAttribute('data-s'));});g.addEventListener('mouseleave',hide);});"
     "var rb=document.getElementById('flame-reset');if(rb)rb.addEventListener('click',function(){"
     "zoom(0,+fl.getAttribute('data-w'));});}})();";
-
-/* ---- helpers ---- */
-
-static void h(FILE *f, const char *s) { mwv_html_str(f, s); }
-
-static const char *base(const char *p)
-{
-    const char *b = p ? strrchr(p, '/') : NULL;
-    return b ? b + 1 : p ? p : "?";
-}
-
-static void fmt_dur(char *b, size_t n, double s)
-{
-    if (s >= 3600)
-        snprintf(b, n, "%.0f h %02.0f min", floor(s / 3600), fmod(s, 3600) / 60);
-    else if (s >= 100)
-        snprintf(b, n, "%.0f min %02.0f s", floor(s / 60), fmod(s, 60));
-    else if (s >= 1)
-        snprintf(b, n, "%.2f s", s);
-    else
-        snprintf(b, n, "%.1f ms", s * 1e3);
-}
-
-static void human_bytes(double v, char *buf, size_t n)
-{
-    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (v >= 1024 && i < 4) {
-        v /= 1024;
-        i++;
-    }
-    snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", v, u[i]);
-}
-
-static const char *col_text(sqlite3_stmt *s, int i)
-{
-    return sqlite3_column_type(s, i) == SQLITE_TEXT ? (const char *)sqlite3_column_text(s, i)
-                                                    : NULL;
-}
-
-/* "nice" axis step for a maximum */
-static double nice_max(double v)
-{
-    if (v <= 0)
-        return 1;
-    double m = pow(10, floor(log10(v)));
-    for (int k = 1; k <= 10; k++) {
-        static const double steps[] = {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};
-        if (steps[k] * m >= v)
-            return steps[k] * m;
-    }
-    return 10 * m;
-}
-
-/* ---- timeline ---- */
-
-typedef struct lane {
-    int64_t id;
-    char name[256];
-    double share;
-    double cov[TL_BINS], fl[TL_BINS], latw[TL_BINS], latt[TL_BINS], thr[TL_BINS];
-    double bytes[TL_BINS], bwt[TL_BINS];
-    double gbusy[TL_BINS], gflag[TL_BINS];
-    double maxlat;
-    int has_bw, has_gpu;
-    mwh_rbands *rb; /* its threads' regions */
-} lane;
-
-/* spread [a,b) over the bins, calling back with each overlap */
-#define SPREAD(a, b, T, K, body)                                                                  \
-    do {                                                                                       \
-        double w_ = (T) / TL_BINS;                                                             \
-        int k0_ = (int)((a) / w_);                                                             \
-        if (k0_ < 0)                                                                           \
-            k0_ = 0;                                                                           \
-        for (int K = k0_; K < TL_BINS && K * w_ < (b); K++) {                                  \
-            double lo_ = (a) > K * w_ ? (a) : K * w_, hi_ = (b) < (K + 1) * w_ ? (b) : (K + 1) * w_; \
-            double ov = hi_ - lo_;                                                             \
-            if (ov > 0) {                                                                      \
-                body;                                                                          \
-            }                                                                                  \
-        }                                                                                      \
-    } while (0)
-
-static void path_series(FILE *f, const double *v, const double *valid, double x0, double y0,
-                        double hgt, double vmin, double vmax, const char *style)
-{
-    double bw = (double)TL_W / TL_BINS;
-    int open = 0;
-    fprintf(f, "<path %s d=\"", style);
-    for (int k = 0; k < TL_BINS; k++) {
-        if (valid[k] <= 0 || v[k] < 0) {
-            open = 0;
-            continue;
-        }
-        double c = v[k] > vmax ? vmax : v[k] < vmin ? vmin : v[k];
-        double y = y0 + hgt - (c - vmin) / (vmax - vmin) * hgt;
-        fprintf(f, "%c%.1f %.1f", open ? 'L' : 'M', x0 + (k + 0.5) * bw, y);
-        open = 1;
-    }
-    fputs("\"/>\n", f);
-}
-
-static void timeline(FILE *f, sqlite3 *db, cJSON *job)
-{
-    int64_t T = mwv_scalar(db, "SELECT MAX(e) FROM (SELECT MAX(i.t_end + c.off) AS e FROM intervals"
-                               " i JOIN pclock c ON c.process_id = i.process_id UNION ALL SELECT"
-                               " MAX(k.end_ns + c.goff) FROM gpu_kernels k JOIN pclock c ON"
-                               " c.process_id = k.process_id)");
-    int nproc = cJSON_GetArraySize(cJSON_GetObjectItem(job, "processes"));
-    if (T <= 0) {
-        fputs("<p class=note>No interval was recorded: the run ended before its first interval, "
-              "or it was recorded with MEMWATCH_METHOD=none.</p>\n",
-              f);
-        return;
-    }
-    /* lanes: processes in the job view's order (rank, host, pid), leaving
-     * out brief processes that are no MPI rank (a launcher's fork before its
-     * exec, a helper: under 2 % of the job's time); with more than
-     * TL_MAX_LANES the most bound ones */
-    cJSON *arr = cJSON_GetObjectItem(job, "processes"), *pr;
-    char *use = calloc((size_t)(nproc ? nproc : 1), 1);
-    if (!use)
-        return;
-    int ncand = 0, i = 0, brief = 0;
-    cJSON_ArrayForEach(pr, arr)
-    {
-        int keep = nproc == 1 || cJSON_GetObjectItem(pr, "rank") ||
-                   cJSON_GetObjectItem(pr, "time_ns")->valuedouble >= 0.02 * (double)T;
-        use[i++] = (char)keep;
-        ncand += keep;
-        brief += !keep;
-    }
-    int nl = ncand < TL_MAX_LANES ? ncand : TL_MAX_LANES;
-    lane *L = calloc((size_t)(nl ? nl : 1), sizeof *L);
-    if (!L) {
-        free(use);
-        return;
-    }
-    int k = 0;
-    if (ncand > TL_MAX_LANES) { /* pick by share, keep the job's order */
-        for (k = 0; k < nl; k++) {
-            int best = -1;
-            double bs = -1;
-            i = 0;
-            cJSON_ArrayForEach(pr, arr)
-            {
-                double sh = cJSON_GetObjectItem(pr, "share")->valuedouble;
-                if (use[i] == 1 && sh > bs) {
-                    bs = sh;
-                    best = i;
-                }
-                i++;
-            }
-            if (best < 0)
-                break;
-            use[best] = 2;
-        }
-        for (i = 0; i < nproc; i++)
-            use[i] = use[i] == 2;
-    }
-    k = 0;
-    i = 0;
-    cJSON_ArrayForEach(pr, arr)
-    {
-        if (use[i++] && k < nl) {
-            L[k].id = (int64_t)cJSON_GetObjectItem(pr, "id")->valuedouble;
-            L[k].share = cJSON_GetObjectItem(pr, "share")->valuedouble;
-            k++;
-        }
-    }
-    free(use);
-    for (k = 0; k < nl; k++) {
-        mwv_proc_label(db, L[k].id, L[k].name, sizeof L[k].name);
-        for (int b = 0; b < TL_BINS; b++)
-            L[k].thr[b] = -1;
-    }
-    double Td = (double)T;
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT i.process_id, i.t_start + c.off, i.t_end + c.off, i.latency_ns,"
-                           " i.threshold_ns, i.bytes, i.bw_bound FROM intervals i JOIN pclock c"
-                           " ON c.process_id = i.process_id",
-                           -1, &s, NULL) == SQLITE_OK) {
-        int cur = -1;
-        int64_t cur_id = -1;
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int64_t id = sqlite3_column_int64(s, 0);
-            if (id != cur_id) {
-                cur_id = id;
-                cur = -1;
-                for (int j = 0; j < nl; j++)
-                    if (L[j].id == id)
-                        cur = j;
-            }
-            if (cur < 0)
-                continue;
-            lane *l = &L[cur];
-            double a = (double)sqlite3_column_int64(s, 1), b = (double)sqlite3_column_int64(s, 2);
-            int haslat = sqlite3_column_type(s, 3) != SQLITE_NULL;
-            double lat = sqlite3_column_double(s, 3), thr = sqlite3_column_double(s, 4);
-            int hasb = sqlite3_column_type(s, 5) != SQLITE_NULL;
-            double bytes = sqlite3_column_double(s, 5);
-            int fl = sqlite3_column_int(s, 6);
-            if (haslat && lat > l->maxlat)
-                l->maxlat = lat;
-            if (hasb)
-                l->has_bw = 1;
-            double dur = b - a;
-            SPREAD(a, b, Td, bk, {
-                l->cov[bk] += ov;
-                if (fl)
-                    l->fl[bk] += ov;
-                if (haslat) {
-                    l->latw[bk] += lat * ov;
-                    l->latt[bk] += ov;
-                }
-                if (thr > l->thr[bk])
-                    l->thr[bk] = thr;
-                if (hasb && dur > 0) {
-                    l->bytes[bk] += bytes * ov / dur;
-                    l->bwt[bk] += ov;
-                }
-            });
-        }
-        sqlite3_finalize(s);
-    }
-    if (sqlite3_prepare_v2(db,
-                           "SELECT k.process_id, k.start_ns + c.goff, k.end_ns + c.goff,"
-                           " k.bw_bound FROM gpu_kernels k JOIN pclock c ON c.process_id ="
-                           " k.process_id",
-                           -1, &s, NULL) == SQLITE_OK) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int64_t id = sqlite3_column_int64(s, 0);
-            for (int j = 0; j < nl; j++) {
-                if (L[j].id != id)
-                    continue;
-                lane *l = &L[j];
-                l->has_gpu = 1;
-                double a = (double)sqlite3_column_int64(s, 1),
-                       b = (double)sqlite3_column_int64(s, 2);
-                int fl = sqlite3_column_int(s, 3);
-                SPREAD(a, b, Td, bk, {
-                    l->gbusy[bk] += ov;
-                    if (fl)
-                        l->gflag[bk] += ov;
-                });
-            }
-        }
-        sqlite3_finalize(s);
-    }
-    int any_rg = 0;
-    for (k = 0; k < nl; k++) {
-        L[k].rb = mwh_rbands_load(db, L[k].id, Td, TL_BINS, TL_RG_THREADS, TL_RG_LEVELS);
-        any_rg |= mwh_rbands_rows(L[k].rb) > 0;
-    }
-    /* geometry */
-    const double x0 = 64, pw = TL_W, bwid = pw / TL_BINS;
-    double y = 8, ys[TL_MAX_LANES], ye[TL_MAX_LANES];
-    for (k = 0; k < nl; k++) {
-        int rows = mwh_rbands_rows(L[k].rb);
-        ys[k] = y;
-        y += TL_LABEL_H + TL_LANE_H + (L[k].has_gpu ? TL_GPU_H + 4 : 0) +
-             (rows ? rows * TL_RG_ROW + 4 : 0) + 14;
-        ye[k] = y;
-    }
-    double H = y + 28, W = x0 + pw + 64;
-    if (ncand > nl)
-        fprintf(f, "<p class=note>%d processes: the timeline shows the %d most bound; every "
-                   "process is in the per-rank table, and <code>--rank</code>, "
-                   "<code>--host</code> or <code>--pid</code> draw any of them.</p>\n",
-                ncand, nl);
-    if (brief)
-        fprintf(f, "<p class=muted>%d brief process%s that %s no MPI rank (under 2%% of the "
-                   "job's time: a launcher's fork before its exec, a helper) %s not drawn; the "
-                   "process table lists %s.</p>\n",
-                brief, brief == 1 ? "" : "es", brief == 1 ? "is" : "are",
-                brief == 1 ? "is" : "are", brief == 1 ? "it" : "them");
-    fputs("<div class=legend><span><i class=sw style=\"background:rgba(214,39,40,.35)\"></i>"
-          "flagged bandwidth-bound (shade: share of the column)</span><span><i class=sw "
-          "style=\"height:2px;background:#1f4e9c\"></i>loaded latency (ns, left axis)</span>"
-          "<span><i class=sw style=\"height:0;border-top:2px dashed #d62728\"></i>saturation "
-          "threshold</span><span><i class=sw style=\"height:2px;background:#2ca02c\"></i>DRAM "
-          "bandwidth (GB/s, right axis)</span><span><i class=sw style=\"background:#7f7f7f\">"
-          "</i>GPU kernels (<b style=\"color:#d62728\">red</b>: flagged)</span>",
-          f);
-    if (any_rg)
-        fputs("<span><i class=sw style=\"background:#4e79a7\"></i>regions per thread (a row per "
-              "nesting level; colours as in the region table)</span>",
-              f);
-    fputs("</div>\n", f);
-    fprintf(f,
-            "<div class=card><svg id=tl xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
-            "width=\"%.0f\" height=\"%.0f\" style=\"width:100%%;height:auto\" role=img "
-            "aria-label=\"timeline\">\n",
-            W, H, W, H);
-    for (k = 0; k < nl; k++) {
-        lane *l = &L[k];
-        double ly = ys[k] + TL_LABEL_H;
-        double thrmax = 0;
-        for (int b = 0; b < TL_BINS; b++)
-            if (l->thr[b] > thrmax)
-                thrmax = l->thr[b];
-        double vmax = nice_max(fmax(l->maxlat, thrmax * 1.25));
-        double mean[TL_BINS], thr[TL_BINS], bw[TL_BINS], bwmax = 0;
-        for (int b = 0; b < TL_BINS; b++) {
-            mean[b] = l->latt[b] > 0 ? l->latw[b] / l->latt[b] : -1;
-            thr[b] = l->thr[b];
-            bw[b] = l->bwt[b] > 0 ? l->bytes[b] / l->bwt[b] : -1; /* bytes/ns = GB/s */
-            if (bw[b] > bwmax)
-                bwmax = bw[b];
-        }
-        bwmax = nice_max(bwmax);
-        /* the latency axis starts below the lowest value (idle latency is far
-         * from 0; from 0 the rise to the threshold would be squeezed) */
-        double lo = thrmax > 0 ? thrmax : vmax;
-        for (int b = 0; b < TL_BINS; b++)
-            if (mean[b] >= 0 && mean[b] < lo)
-                lo = mean[b];
-        double vmin = 0;
-        if (lo * 0.8 > 1) {
-            double m = pow(10, floor(log10(lo * 0.8)));
-            vmin = floor(lo * 0.8 / m) * m;
-        }
-        if (vmin >= vmax)
-            vmin = 0;
-        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-weight=\"600\">", x0, ys[k] + 12);
-        h(f, l->name);
-        fprintf(f, "</text><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" class=\"%s\">"
-                   "bandwidth-bound %.1f%% of its time</text>\n",
-                x0 + pw, ys[k] + 12, "", 100 * l->share);
-        fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%d\" fill=\"#fff\" "
-                   "stroke=\"#c9ced6\"/>\n",
-                x0, ly, pw, TL_LANE_H);
-        /* unmeasured stretches hatched lightly, flagged ones shaded by share */
-        for (int b = 0; b < TL_BINS;) {
-            double fr = l->cov[b] > 0 ? l->fl[b] / l->cov[b] : 0;
-            int q = (int)lround(fr * 10);
-            int e = b + 1;
-            while (e < TL_BINS && (int)lround((l->cov[e] > 0 ? l->fl[e] / l->cov[e] : 0) * 10) == q &&
-                   (l->cov[e] > 0) == (l->cov[b] > 0))
-                e++;
-            if (l->cov[b] <= 0)
-                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
-                           "fill=\"#eef0f3\"/>",
-                        x0 + b * bwid, ly, (e - b) * bwid, TL_LANE_H);
-            else if (q > 0)
-                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
-                           "fill=\"#d62728\" fill-opacity=\"%.2f\"/>",
-                        x0 + b * bwid, ly, (e - b) * bwid, TL_LANE_H, 0.08 + 0.32 * q / 10.0);
-            b = e;
-        }
-        fputc('\n', f);
-        /* axes */
-        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g ns</text>"
-                   "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g ns</text>\n",
-                x0 - 4, ly + 9, vmax, x0 - 4, ly + TL_LANE_H, vmin);
-        if (l->has_bw)
-            fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" fill=\"#2ca02c\">%g GB/s</text>\n", x0 + pw + 4,
-                    ly + 9, bwmax);
-        path_series(f, thr, l->cov, x0, ly, TL_LANE_H, vmin, vmax,
-                    "fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" "
-                    "stroke-dasharray=\"5 3\"");
-        if (l->has_bw)
-            path_series(f, bw, l->bwt, x0, ly, TL_LANE_H, 0, bwmax,
-                        "fill=\"none\" stroke=\"#2ca02c\" stroke-width=\"1.2\"");
-        path_series(f, mean, l->latt, x0, ly, TL_LANE_H, vmin, vmax,
-                    "fill=\"none\" stroke=\"#1f4e9c\" stroke-width=\"1.4\"");
-        if (l->has_gpu) {
-            double gy = ly + TL_LANE_H + 4;
-            fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%d\" fill=\"#fafafa\" "
-                       "stroke=\"#e0e0e0\"/><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">GPU</text>",
-                    x0, gy, pw, TL_GPU_H, x0 - 4, gy + 13);
-            for (int b = 0; b < TL_BINS; b++) {
-                double w_ = Td / TL_BINS;
-                double busy = fmin(1, l->gbusy[b] / w_), fl = fmin(1, l->gflag[b] / w_);
-                if (busy > 0)
-                    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                               "fill=\"%s\"/>",
-                            x0 + b * bwid, gy + TL_GPU_H * (1 - fmax(busy, 0.15)), bwid,
-                            TL_GPU_H * fmax(busy, 0.15), fl > 0 ? "#d62728" : "#7f7f7f");
-            }
-            fputc('\n', f);
-        }
-        mwh_rbands_draw(f, l->rb, x0, ly + TL_LANE_H + (l->has_gpu ? TL_GPU_H + 4 : 0) + 4, pw,
-                        TL_RG_ROW);
-    }
-    /* time axis */
-    double Ts = Td / 1e9, step = nice_max(Ts / 8);
-    if (step > Ts / 4)
-        step /= 2;
-    fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", x0,
-            x0 + pw, H - 24, H - 24);
-    for (double t = 0; t <= Ts * 1.0001; t += step) {
-        double x = x0 + t / Ts * pw;
-        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>"
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g s</text>\n",
-                x, x, H - 24, H - 20, x, H - 8, round(t * 1e6) / 1e6);
-    }
-    fprintf(f, "<line id=cursor y1=\"0\" y2=\"%.0f\" stroke=\"#333\" stroke-width=\"0.8\" "
-               "visibility=\"hidden\"/>\n</svg></div>\n",
-            H - 24);
-    /* the readout's data: rounded per-column values, -1 unmeasured */
-    fprintf(f, "<script>window.MW_TL={w:%.0f,x0:%.0f,pw:%.0f,bins:%d,T:%.6f,lanes:[", W, x0, pw,
-            TL_BINS, Ts);
-    for (k = 0; k < nl; k++) {
-        lane *l = &L[k];
-        fprintf(f, "%s{y0:%.1f,y1:%.1f,name:", k ? "," : "", ys[k], ye[k]);
-        mwv_json_str(f, l->name);
-        fputs(",lat:[", f);
-        for (int b = 0; b < TL_BINS; b++)
-            fprintf(f, "%s%.1f", b ? "," : "", l->latt[b] > 0 ? l->latw[b] / l->latt[b] : -1);
-        fputs("],thr:[", f);
-        for (int b = 0; b < TL_BINS; b++)
-            fprintf(f, "%s%.1f", b ? "," : "", l->cov[b] > 0 ? l->thr[b] : -1);
-        fputs("],fl:[", f);
-        for (int b = 0; b < TL_BINS; b++)
-            fprintf(f, "%s%.2f", b ? "," : "", l->cov[b] > 0 ? l->fl[b] / l->cov[b] : -1);
-        fputs("]", f);
-        if (l->has_bw) {
-            fputs(",bw:[", f);
-            for (int b = 0; b < TL_BINS; b++)
-                fprintf(f, "%s%.2f", b ? "," : "", l->bwt[b] > 0 ? l->bytes[b] / l->bwt[b] : -1);
-            fputs("]", f);
-        }
-        fputs("}", f);
-    }
-    fputs("]};</script>\n", f);
-    for (k = 0; k < nl; k++) {
-        mwh_rbands_note(f, L[k].rb, L[k].name);
-        mwh_rbands_free(L[k].rb);
-    }
-    free(L);
-}
 
 /* ---- tables ---- */
 
@@ -910,216 +469,6 @@ static void flame(FILE *f, sqlite3 *db)
     mwv_code_free(&c);
 }
 
-/* ---- the machine profile ---- */
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = n > 0 && n < (64 << 20) ? malloc((size_t)n + 1) : NULL;
-    if (b) {
-        size_t k = fread(b, 1, (size_t)n, f);
-        b[k] = 0;
-    }
-    fclose(f);
-    return b;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void profile_body(FILE *f, const char *path, const char *how);
-
-static void profile_section(FILE *f, sqlite3 *db, const char *want)
-{
-    fputs("<h2 id=profile>Machine profile: loaded latency against bandwidth</h2>\n", f);
-    char path[4096] = "";
-    const char *how = "";
-    if (want && *want) {
-        snprintf(path, sizeof path, "%s", want);
-        how = "given with --profile";
-    } else {
-        sqlite3_stmt *s;
-        if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'profile' AND value NOT"
-                                   " LIKE 'none%' AND value NOT LIKE 'pending%' LIMIT 1",
-                               -1, &s, NULL) == SQLITE_OK) {
-            if (sqlite3_step(s) == SQLITE_ROW && col_text(s, 0)) {
-                snprintf(path, sizeof path, "%s", col_text(s, 0));
-                char *p = strstr(path, " (created");
-                if (p)
-                    *p = 0;
-                how = "the one the recording used";
-            }
-            sqlite3_finalize(s);
-        }
-        if (!path[0]) {
-            const char *x = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-            if (x && x[0] == '/')
-                snprintf(path, sizeof path, "%s/memwatch/profile.json", x);
-            else if (home)
-                snprintf(path, sizeof path, "%s/.local/share/memwatch/profile.json", home);
-            how = "the default path (the recording used none)";
-        }
-    }
-    profile_body(f, path, how);
-}
-
-static void profile_body(FILE *f, const char *path, const char *how)
-{
-    char *txt = path[0] ? slurp(path) : NULL;
-    cJSON *p = txt ? cJSON_Parse(txt) : NULL;
-    free(txt);
-    if (!p) {
-        fputs("<p class=note>No machine profile could be read", f);
-        if (path[0]) {
-            fputs(" (", f);
-            h(f, path);
-            fprintf(f, ", %s)", how);
-        }
-        fputs(strcmp(how, "written by this calibration")
-                  ? ": the intervals were flagged against memwatch's default threshold (a "
-                    "multiple of the idle latency measured at the start). Run <code>memwatch "
-                    "calibrate</code> on this machine for a calibrated threshold and the method "
-                    "verdicts.</p>\n"
-                  : ": the calibration did not write one (validation skipped or failed).</p>\n",
-              f);
-        return;
-    }
-    fputs("<p class=muted>", f);
-    h(f, path);
-    fprintf(f, " (%s)", how);
-    const cJSON *cr = cJSON_GetObjectItem(p, "created");
-    if (cJSON_IsString(cr)) {
-        fputs(", calibrated ", f);
-        h(f, cr->valuestring);
-    }
-    fputs("</p>\n", f);
-    double thr = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "lat_threshold_ns"));
-    double idle = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "idle_latency_ns"));
-    double peak = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "peak_bw"));
-    const cJSON *lm = cJSON_GetObjectItem(p, "lat_method");
-    int probe = cJSON_IsString(lm) && mw_method_is(lm->valuestring, MW_Q_LATENCY, MW_HOW_PROBE);
-    /* the curve: probe_lat readings per grid point (median) against bandwidth */
-    const cJSON *pts =
-        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "evidence"), "probe_lat"),
-                            "points");
-    int np = cJSON_GetArraySize(pts);
-    if (np > 0) {
-        double *bx = calloc((size_t)np, sizeof *bx), *ly = calloc((size_t)np, sizeof *ly);
-        int n = 0;
-        double xmax = 0, ymax = 0;
-        const cJSON *q;
-        cJSON_ArrayForEach(q, pts)
-        {
-            const cJSON *ns = cJSON_GetObjectItem(q, "ns");
-            int k = cJSON_GetArraySize(ns);
-            if (k <= 0 || !bx || !ly)
-                continue;
-            double *vals = malloc((size_t)k * sizeof *vals);
-            if (!vals)
-                continue;
-            for (int i = 0; i < k; i++)
-                vals[i] = cJSON_GetNumberValue(cJSON_GetArrayItem(ns, i));
-            qsort(vals, (size_t)k, sizeof *vals, cmp_d);
-            bx[n] = cJSON_GetNumberValue(cJSON_GetObjectItem(q, "bw")) / 1e9;
-            ly[n] = vals[k / 2];
-            free(vals);
-            if (bx[n] > xmax)
-                xmax = bx[n];
-            if (ly[n] > ymax)
-                ymax = ly[n];
-            n++;
-        }
-        if (probe && thr > ymax)
-            ymax = thr;
-        xmax = nice_max(fmax(xmax, peak / 1e9));
-        ymax = nice_max(ymax * 1.1);
-        const double W = 620, H = 300, X0 = 60, Y0 = 14, PW = W - X0 - 20, PH = H - Y0 - 44;
-        fprintf(f, "<div class=card><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f "
-                   "%.0f\" width=\"%.0f\" height=\"%.0f\">\n",
-                W, H, W, H);
-        fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"#fff\" "
-                   "stroke=\"#c9ced6\"/>\n",
-                X0, Y0, PW, PH);
-        for (int i = 0; i <= 5; i++) {
-            double xv = xmax * i / 5, yv = ymax * i / 5;
-            fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>"
-                       "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
-                    X0 + PW * i / 5, Y0 + PH + 14, xv, X0 - 4, Y0 + PH - PH * i / 5 + 4, yv);
-        }
-        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">bandwidth of the load "
-                   "(GB/s)</text><text transform=\"translate(14 %.0f) rotate(-90)\" "
-                   "text-anchor=\"middle\">probe latency (ns, median)</text>\n",
-                X0 + PW / 2, H - 8, Y0 + PH / 2);
-        if (probe && thr > 0)
-            fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" "
-                       "stroke-dasharray=\"5 3\"/><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" "
-                       "fill=\"#d62728\">threshold %.0f ns</text>\n",
-                    X0, X0 + PW, Y0 + PH - thr / ymax * PH, Y0 + PH - thr / ymax * PH, X0 + PW - 4,
-                    Y0 + PH - thr / ymax * PH - 4, thr);
-        /* the curve: points in order of bandwidth, joined */
-        for (int i = 1; i < n; i++)
-            for (int j = i; j > 0 && bx[j] < bx[j - 1]; j--) {
-                double t = bx[j];
-                bx[j] = bx[j - 1];
-                bx[j - 1] = t;
-                t = ly[j];
-                ly[j] = ly[j - 1];
-                ly[j - 1] = t;
-            }
-        fputs("<path fill=\"none\" stroke=\"#1f4e9c\" stroke-width=\"1\" stroke-opacity=\"0.5\" d=\"", f);
-        for (int i = 0; i < n; i++)
-            fprintf(f, "%c%.1f %.1f", i ? 'L' : 'M', X0 + bx[i] / xmax * PW, Y0 + PH - ly[i] / ymax * PH);
-        fputs("\"/>\n", f);
-        for (int i = 0; i < n; i++)
-            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%.2f GB/s, "
-                       "%.1f ns</title></circle>",
-                    X0 + bx[i] / xmax * PW, Y0 + PH - ly[i] / ymax * PH,
-                    probe && thr > 0 && ly[i] >= thr ? "#d62728" : "#1f4e9c", bx[i], ly[i]);
-        fputs("\n</svg></div>\n", f);
-        free(bx);
-        free(ly);
-    } else {
-        fputs("<p class=muted>The profile has no probe readings over the bandwidth grid "
-              "(evidence.probe_lat.points) to draw.</p>\n",
-              f);
-    }
-    fprintf(f, "<dl><dt>idle latency</dt><dd>%.1f ns</dd><dt>peak bandwidth</dt><dd>%.2f GB/s"
-               "</dd><dt>latency method</dt><dd>",
-            idle, peak / 1e9);
-    h(f, cJSON_IsString(lm) ? lm->valuestring : "");
-    fprintf(f, " (threshold %g)</dd></dl>\n", thr);
-    const cJSON *ms = cJSON_GetObjectItem(p, "methods"), *m;
-    if (cJSON_GetArraySize(ms) > 0) {
-        fputs("<table class=methods><tr><th>method</th><th>measures</th><th>verdict</th><th>why</th>"
-              "</tr>\n",
-              f);
-        cJSON_ArrayForEach(m, ms)
-        {
-            const cJSON *v = cJSON_GetObjectItem(m, "verdict");
-            fputs("<tr><td>", f);
-            h(f, cJSON_GetStringValue(cJSON_GetObjectItem(m, "name")));
-            fputs("</td><td>", f);
-            h(f, cJSON_GetStringValue(cJSON_GetObjectItem(m, "quantity")));
-            fprintf(f, "</td><td class=\"%s\">",
-                    cJSON_IsString(v) && !strcmp(v->valuestring, "accurate") ? "ok" : "");
-            h(f, cJSON_IsString(v) ? v->valuestring : "");
-            fputs("</td><td>", f);
-            h(f, cJSON_GetStringValue(cJSON_GetObjectItem(m, "reason")));
-            fputs("</td></tr>\n", f);
-        }
-        fputs("</table>\n", f);
-    }
-    cJSON_Delete(p);
-}
-
 /* ---- per rank / host ---- */
 
 static void job_section(FILE *f, const cJSON *job)
@@ -1354,7 +703,7 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
           "content=\"width=device-width\"><title>",
           f);
     h(f, title);
-    fprintf(f, "</title><style>%s</style></head><body><div id=tip></div><main>\n", css);
+    fprintf(f, "</title><style>%s</style></head><body><div id=tip></div><main>\n", mwh_css);
     fputs("<h1>", f);
     h(f, title);
     fputs("</h1>\n", f);
@@ -1406,7 +755,7 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
           "<a href=\"#recording\">recording</a><a href=\"#losses\">losses</a></nav>\n",
           f);
     fputs("<h2 id=timeline>Timeline</h2>\n", f);
-    timeline(f, db, job);
+    mwh_timeline(f, db, job);
     if (nproc > 1)
         job_section(f, job);
     mwh_regions_section(f, db, top);
@@ -1415,7 +764,7 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
     objects_table(f, db, top, nproc > 1);
     flame(f, db);
     gpu_section(f, db, top);
-    profile_section(f, db, o->profile_path);
+    mwh_profile_section(f, db, o->profile_path);
     recording_section(f, db);
     fprintf(f, "<p class=muted style=\"margin-top:30px\">Made by memwatch %s from ", mw_version());
     if (sqlite3_prepare_v2(db, "SELECT inputs, created FROM runs LIMIT 1", -1, &s, NULL) ==
@@ -1430,74 +779,9 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
     }
     fprintf(f, ". Every figure is aggregated from the report database; see docs/report-schema.md "
                "to query it.</p>\n</main><script>%s</script></body></html>\n",
-            js);
+            mwh_js);
     cJSON_Delete(job);
     return ferror(f) ? -EIO : 0;
-}
-
-/* ---- a calibration on its own ---- */
-
-static void inline_svg(FILE *f, const char *path, const char *caption)
-{
-    char *svg = slurp(path);
-    if (!svg)
-        return;
-    const char *start = strstr(svg, "<svg");
-    if (start) {
-        fputs("<div class=card>", f);
-        /* scale to the page, keep the drawn size as the maximum */
-        fputs("<svg style=\"max-width:100%;height:auto\"", f);
-        fputs(start + 4, f);
-        fputs("<p class=muted>", f);
-        h(f, caption);
-        fputs("</p></div>\n", f);
-    }
-    free(svg);
-}
-
-int mw_calib_html(const char *out_path, const char *profile_path, const char *plot_dir)
-{
-    mwv_out out;
-    int rc = mwv_out_open(&out, out_path);
-    if (rc)
-        return rc;
-    FILE *f = out.f;
-    fprintf(f, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>memwatch "
-               "calibration</title><style>%s</style></head><body><div id=tip></div><main>\n"
-               "<h1>memwatch calibration</h1>\n",
-            css);
-    fputs("<p class=muted>Ground-truth microbenchmarks of this machine, every measurement "
-          "method judged against them, and the saturation threshold the profiler flags "
-          "intervals with (docs/calibrate.md, docs/saturation.md).</p>\n",
-          f);
-    fputs("<h2 id=profile>Machine profile: loaded latency against bandwidth</h2>\n", f);
-    profile_body(f, profile_path ? profile_path : "", "written by this calibration");
-    static const char *const plots[][2] = {
-        {"loaded.svg", "Loaded latency: latency of dependent loads while other threads stream "
-                       "at growing bandwidth."},
-        {"sweep.svg", "Read sweep: bandwidth against the delay between loads, per thread count."},
-        {"mlp.svg", "Memory-level parallelism: speed-up against independent chains."},
-        {"ladder.svg", "Latency ladder: ns per load against footprint, with the caches sysfs "
-                       "names."}};
-    int any = 0;
-    for (size_t i = 0; plot_dir && i < sizeof plots / sizeof plots[0]; i++) {
-        char p[4096];
-        snprintf(p, sizeof p, "%s/%s", plot_dir, plots[i][0]);
-        if (access(p, R_OK) == 0) {
-            if (!any)
-                fputs("<h2 id=benchmarks>Benchmarks</h2>\n", f);
-            any = 1;
-            inline_svg(f, p, plots[i][1]);
-        }
-    }
-    if (!any)
-        fputs("<p class=muted>No benchmark plot was drawn (the benchmarks that draw them did "
-              "not run).</p>\n",
-              f);
-    fprintf(f, "<p class=muted style=\"margin-top:30px\">Made by memwatch %s.</p>\n</main>"
-               "<script>%s</script></body></html>\n",
-            mw_version(), js);
-    return mwv_out_close(&out, !ferror(f));
 }
 
 int mw_report_html(const char *db_path, const char *out_path, const mw_html_opts *opts)
