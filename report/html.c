@@ -206,7 +206,7 @@ static void code_tables(FILE *f, sqlite3 *db, int flagged, int top, const char *
         h(f, file ? file : "");
         fputs("\">", f);
         if (file) {
-            h(f, base(file));
+            h(f, mwv_base(file));
             fprintf(f, ":%lld", (long long)rows[i].line);
         } else {
             fputs("<span class=muted>(no line info)</span>", f);
@@ -239,7 +239,7 @@ static void code_tables(FILE *f, sqlite3 *db, int flagged, int top, const char *
             fputs("</td><td title=\"", f);
             h(f, col_text(s, 1) ? col_text(s, 1) : "");
             fputs("\">", f);
-            h(f, base(col_text(s, 1)));
+            h(f, mwv_base(col_text(s, 1)));
             fputs("</td></tr>\n", f);
         }
         sqlite3_finalize(s);
@@ -287,7 +287,7 @@ static void objects_table(FILE *f, sqlite3 *db, int top, int multi)
         while (sqlite3_step(s) == SQLITE_ROW) {
             int64_t n = sqlite3_column_int64(s, 6);
             char sz[32];
-            human_bytes((double)sqlite3_column_int64(s, 2), sz, sizeof sz);
+            mwv_human_bytes((double)sqlite3_column_int64(s, 2), sz, sizeof sz);
             fputs("<tr>", f);
             share_cell(f, (double)n / (double)addressed);
             fprintf(f, "<td class=n>%lld</td><td class=n>%lld</td><td>", (long long)n,
@@ -301,7 +301,7 @@ static void objects_table(FILE *f, sqlite3 *db, int top, int multi)
             h(f, col_text(s, 1) ? col_text(s, 1) : "?");
             fprintf(f, "</td><td class=n>%s</td><td>", sz);
             if (col_text(s, 4)) {
-                h(f, base(col_text(s, 4)));
+                h(f, mwv_base(col_text(s, 4)));
                 fprintf(f, ":%lld ", sqlite3_column_int64(s, 5));
             }
             h(f, col_text(s, 3) ? col_text(s, 3) : "");
@@ -499,7 +499,7 @@ static void job_section(FILE *f, const cJSON *job)
         fputs("</td><td>", f);
         h(f, cJSON_GetStringValue(cJSON_GetObjectItem(r, "host")));
         fprintf(f, "</td><td class=n>%.0f</td><td>", cJSON_GetNumberValue(cJSON_GetObjectItem(r, "pid")));
-        h(f, base(cJSON_GetStringValue(cJSON_GetObjectItem(r, "exe"))));
+        h(f, mwv_base(cJSON_GetStringValue(cJSON_GetObjectItem(r, "exe"))));
         fprintf(f, "</td><td class=n>%s</td>", dur);
         share_cell(f, cJSON_GetNumberValue(cJSON_GetObjectItem(r, "share")));
         fprintf(f, "<td class=n>%.0f</td><td>", cJSON_GetNumberValue(cJSON_GetObjectItem(r, "samples")));
@@ -622,7 +622,7 @@ static void recording_section(FILE *f, sqlite3 *db)
             any = 1;
             fputs("<li>", f);
             if (col_text(s, 0)) {
-                h(f, base(col_text(s, 0)));
+                h(f, mwv_base(col_text(s, 0)));
                 fputs(": ", f);
             }
             h(f, col_text(s, 1));

@@ -36,12 +36,6 @@ static inline void h(FILE *f, const char *s)
     mwv_html_str(f, s);
 }
 
-static inline const char *base(const char *p)
-{
-    const char *b = p ? strrchr(p, '/') : NULL;
-    return b ? b + 1 : p ? p : "?";
-}
-
 static inline void fmt_dur(char *b, size_t n, double s)
 {
     if (s >= 3600)
@@ -52,17 +46,6 @@ static inline void fmt_dur(char *b, size_t n, double s)
         snprintf(b, n, "%.2f s", s);
     else
         snprintf(b, n, "%.1f ms", s * 1e3);
-}
-
-static inline void human_bytes(double v, char *buf, size_t n)
-{
-    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (v >= 1024 && i < 4) {
-        v /= 1024;
-        i++;
-    }
-    snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", v, u[i]);
 }
 
 static inline const char *col_text(sqlite3_stmt *s, int i)

@@ -459,23 +459,6 @@ static cJSON *collect(sqlite3 *db, int top)
     return root;
 }
 
-static const char *base(const char *p)
-{
-    const char *b = p ? strrchr(p, '/') : NULL;
-    return b ? b + 1 : p ? p : "?";
-}
-
-static void human_bytes(double v, char *buf, size_t n)
-{
-    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (v >= 1024 && i < 4) {
-        v /= 1024;
-        i++;
-    }
-    snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", v, u[i]);
-}
-
 static void text_code(FILE *f, const cJSON *o, const char *title)
 {
     double total = num(o, "samples");
@@ -491,7 +474,7 @@ static void text_code(FILE *f, const cJSON *o, const char *title)
     {
         char loc[256];
         if (str(r, "file"))
-            snprintf(loc, sizeof loc, "%s:%.0f", base(str(r, "file")), num(r, "line"));
+            snprintf(loc, sizeof loc, "%s:%.0f", mwv_base(str(r, "file")), num(r, "line"));
         else
             snprintf(loc, sizeof loc, "(no line info)");
         fprintf(f, "  %5.1f%%  %-40s %s\n", 100 * num(r, "samples") / total, loc,
@@ -500,7 +483,7 @@ static void text_code(FILE *f, const cJSON *o, const char *title)
     fprintf(f, "  %6s  %s\n", "share", "function (module)");
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(o, "functions"))
         fprintf(f, "  %5.1f%%  %s (%s)\n", 100 * num(r, "samples") / total,
-                str(r, "function") ? str(r, "function") : "?", base(str(r, "module")));
+                str(r, "function") ? str(r, "function") : "?", mwv_base(str(r, "module")));
     const cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "functions"), 0);
     if (f0 && str(f0, "function"))
         fprintf(f, "  (who calls it: memwatch report --callers '%s'; inclusive shares: --sort "
@@ -525,7 +508,7 @@ static void text_more_processes(FILE *f, const cJSON *procs, int top)
             continue;
         rest++;
         char b[sizeof c[0].name];
-        snprintf(b, sizeof b, "%s", base(str(r, "exe")));
+        snprintf(b, sizeof b, "%s", mwv_base(str(r, "exe")));
         int k = 0;
         while (k < nc && strcmp(c[k].name, b))
             k++;
@@ -589,7 +572,7 @@ static void render_text(FILE *f, const cJSON *root, int top)
         fprintf(f, "\n");
         const char *st = str(r, "status");
         if (st && strcmp(st, "ok"))
-            fprintf(f, "    %s: %s\n", base(str(r, "file")), st);
+            fprintf(f, "    %s: %s\n", mwv_base(str(r, "file")), st);
         /* its named threads, busiest first */
         const cJSON *t;
         int nt = 0, more = 0;
@@ -688,9 +671,9 @@ static void render_text(FILE *f, const cJSON *root, int top)
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "objects"))
     {
         char sz[32], site[300] = "";
-        human_bytes(num(r, "size"), sz, sizeof sz);
+        mwv_human_bytes(num(r, "size"), sz, sizeof sz);
         if (str(r, "site_file"))
-            snprintf(site, sizeof site, " allocated at %s:%.0f (%s)", base(str(r, "site_file")),
+            snprintf(site, sizeof site, " allocated at %s:%.0f (%s)", mwv_base(str(r, "site_file")),
                      num(r, "site_line"), str(r, "site_function") ? str(r, "site_function") : "?");
         else if (str(r, "site_function"))
             snprintf(site, sizeof site, " allocated in %s", str(r, "site_function"));
@@ -723,8 +706,8 @@ static void render_text(FILE *f, const cJSON *root, int top)
         cJSON_ArrayForEach(r, gd)
         {
             char by[32], th[32];
-            human_bytes(num(r, "dram_bytes"), by, sizeof by);
-            human_bytes(num(r, "threshold_bw"), th, sizeof th);
+            mwv_human_bytes(num(r, "dram_bytes"), by, sizeof by);
+            mwv_human_bytes(num(r, "threshold_bw"), th, sizeof th);
             fprintf(f, "  device %-3.0f %6.0f launches, %.0f bandwidth-bound, %9.3f ms, %s from "
                        "DRAM; threshold %s/s%s\n",
                     num(r, "device"), num(r, "launches"), num(r, "bw_bound"),
@@ -749,8 +732,8 @@ static void render_text(FILE *f, const cJSON *root, int top)
         {
             char bwb[32], byb[32], nm[80];
             const char *full = str(r, "name") ? str(r, "name") : "?";
-            human_bytes(num(r, "mean_dram_bw"), bwb, sizeof bwb);
-            human_bytes(num(r, "bytes_per_launch"), byb, sizeof byb);
+            mwv_human_bytes(num(r, "mean_dram_bw"), bwb, sizeof bwb);
+            mwv_human_bytes(num(r, "bytes_per_launch"), byb, sizeof byb);
             mw_kernel_short(full, nm, 40);
             int same = 0;
             for (int j = 0; j < k && j < 64; j++)
@@ -778,7 +761,7 @@ static void render_text(FILE *f, const cJSON *root, int top)
             char nm[80];
             mw_kernel_short(str(r, "function"), nm, 30);
             fprintf(f, "  %s:%.0f  %-30s %8.0f samples, %5.1f%% memory%s%s\n",
-                    base(str(r, "file")), num(r, "line"), nm, num(r, "samples"),
+                    mwv_base(str(r, "file")), num(r, "line"), nm, num(r, "samples"),
                     num(r, "samples") > 0 ? 100 * num(r, "stall_memory") / num(r, "samples") : 0,
                     st && *st ? "  " : "", st ? st : "");
         }

@@ -6,6 +6,7 @@
  * May call: SQLite, cJSON, libc. Threading: reentrant.
  */
 #include "region.h"
+#include "view_int.h"
 
 #include <memwatch/memwatch.h>
 
@@ -136,12 +137,6 @@ void mw_rgn_collect(sqlite3 *db, cJSON *root, int top)
               0, NULL, 100));
 }
 
-static const char *base(const char *p)
-{
-    const char *b = p ? strrchr(p, '/') : NULL;
-    return b ? b + 1 : p ? p : "?";
-}
-
 void mw_rgn_human_time(double ns, char *buf, size_t n)
 {
     if (ns >= 1e9)
@@ -195,7 +190,7 @@ void mw_rgn_text(FILE *f, const cJSON *root)
                 break;
             char loc[300];
             if (mw_rgn_str(x, "file"))
-                snprintf(loc, sizeof loc, "%s:%.0f", base(mw_rgn_str(x, "file")), mw_rgn_num(x, "line"));
+                snprintf(loc, sizeof loc, "%s:%.0f", mwv_base(mw_rgn_str(x, "file")), mw_rgn_num(x, "line"));
             else
                 snprintf(loc, sizeof loc, "(no line info)");
             fprintf(f, "    %5.1f%%  %-36s %s\n", tot > 0 ? 100 * mw_rgn_num(x, "samples") / tot : 0,

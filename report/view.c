@@ -499,6 +499,25 @@ void mwv_code_free(mwv_code *c)
     memset(c, 0, sizeof *c);
 }
 
+/* ---- names and sizes for people ---- */
+
+const char *mwv_base(const char *p)
+{
+    const char *b = p ? strrchr(p, '/') : NULL;
+    return b ? b + 1 : p ? p : "?";
+}
+
+void mwv_human_bytes(double v, char *buf, size_t n)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (v >= 1024 && i < 4) {
+        v /= 1024;
+        i++;
+    }
+    snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
 /* ---- escapes ---- */
 
 void mwv_json_str(FILE *f, const char *s)

@@ -70,6 +70,11 @@ typedef struct mwv_code {
 int mwv_code_load(sqlite3 *db, mwv_code *c);
 void mwv_code_free(mwv_code *c);
 
+/* The last part of a path ("?" for NULL). */
+const char *mwv_base(const char *path);
+/* Bytes in B, KiB, MiB, GiB or TiB: "512 B", "1.5 MiB". */
+void mwv_human_bytes(double v, char *buf, size_t n);
+
 /* Escapes for the writers. */
 void mwv_json_str(FILE *f, const char *s);
 void mwv_html_str(FILE *f, const char *s);

@@ -25,12 +25,6 @@
 
 #define VIEW_MAX_DEPTH 512
 
-static const char *base_name(const char *p)
-{
-    const char *b = p ? strrchr(p, '/') : NULL;
-    return b ? b + 1 : p ? p : "?";
-}
-
 /* ---- functions: one id per (name, module) ---- */
 typedef struct fn_tab {
     char **name, **module; /* by function id */
@@ -163,7 +157,7 @@ static int trie_load(sqlite3 *db, const char *where, trie *t)
         const char *mod = (const char *)sqlite3_column_text(s, 2);
         if (id < 0 || id > npcs)
             continue;
-        long f = fn_id(&t->fns, name ? name : "?", mod ? base_name(mod) : "");
+        long f = fn_id(&t->fns, name ? name : "?", mod ? mwv_base(mod) : "");
         if (f < 0) {
             rc = -ENOMEM;
             break;
@@ -477,7 +471,7 @@ static int view_comm(sqlite3 *db, FILE *f, cJSON *js, int top)
     double tot_s = 0, tot_c = 0;
     int rc = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
-        const char *b = base_name((const char *)sqlite3_column_text(s, 0));
+        const char *b = mwv_base((const char *)sqlite3_column_text(s, 0));
         double cpu = (double)sqlite3_column_int64(s, 1) / 1e9;
         double n = (double)sqlite3_column_int64(s, 2);
         tot_s += n;
@@ -578,7 +572,7 @@ static int view_query(sqlite3 *db, FILE *f, cJSON *js, const char *what, int top
         const char *k2 = (const char *)sqlite3_column_text(s, 1);
         double n = (double)sqlite3_column_int64(s, 2);
         pct(f, n, total);
-        fprintf(f, "  %s%s%s%s\n", strcmp(what, "dso") ? k : base_name(k), k2 && *k2 ? "  " : "",
+        fprintf(f, "  %s%s%s%s\n", strcmp(what, "dso") ? k : mwv_base(k), k2 && *k2 ? "  " : "",
                 k2 && *k2 ? (strcmp(what, "object") ? "" : "allocated in ") : "", k2 ? k2 : "");
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "key", k ? k : "");
