@@ -63,11 +63,21 @@ int mw_svg_plot(const char *path, const char *title, const char *xlabel, const c
             H - B, W - R, H - B);
     fprintf(f, "<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, T,
             L, H - B);
+    /* a log2 axis is labelled at powers of two (at most 7 of them) */
+    int k0 = (int)ceil(x0 - 1e-9), k1 = (int)floor(x1 + 1e-9), kstep = (k1 - k0) / 7 + 1;
+    for (int k = k0; logx && k <= k1; k += kstep) {
+        double xs = L + (k - x0) / (x1 - x0) * (W - L - R);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%.*f</text>\n", xs,
+                H - B + 16, k < 0 ? -k : 0, exp2(k));
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#eee\"/>\n", xs,
+                T, xs, H - B);
+    }
     for (int k = 0; k <= 5; k++) {
         double xv = x0 + (x1 - x0) * k / 5, yv = y0 + (y1 - y0) * k / 5;
         double xs = L + (W - L - R) * k / 5, ys = H - B - (H - T - B) * k / 5;
-        fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%.4g</text>\n", xs,
-                H - B + 16, logx ? exp2(xv) : xv);
+        if (!logx)
+            fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%.4g</text>\n", xs,
+                    H - B + 16, xv);
         fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n", L - 6, ys + 4,
                 yv);
         fprintf(f, "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
