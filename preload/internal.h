@@ -6,7 +6,9 @@
  * threads.c (per-thread sampling and allocation buffers), alloc.c (allocation
  * hooks), engine.c (the interval thread), modules.c (loaded objects),
  * signals.c (fatal-signal flush and the application's dispositions),
- * process.c (constructor, fork, exec, spawn, exit, descriptors).
+ * process.c (constructor, fork, lazy start, exit), exec.c (exec, spawn and
+ * the environment children get), guard.c (memwatch's descriptor, namespace
+ * calls).
  *
  * Conventions: nothing here is exported except the interposed symbols and
  * mw_preload_emit (preload/libmemwatch.map). Hook and signal paths use only
@@ -232,6 +234,15 @@ void mwp_lazy_soon(void);
 int mwp_alloc_ours(void *(*global)(size_t));
 /* the lazy fork child this image continues (MEMWATCH_FORKED), 0: none */
 extern uint64_t mwp_forked_ns;
+/* Lazy start around an exec (exec.c): the timer is stopped before it and
+ * armed again where it fails. */
+void mwp_lazy_disarm(void);
+void mwp_lazy_rearm(void);
+
+/* ---- exec.c ---- */
+/* LD_PRELOAD without libmemwatch.so in this process's environment, so that
+ * children do not load it (MEMWATCH_FOLLOW=0, MEMWATCH_ENABLE=0). */
+void mwp_env_unfollow_self(void);
 
 /* ---- alloc.c ---- */
 /* 1 when the allocator behind the hooks is glibc's (set in the constructor) */
@@ -401,7 +412,7 @@ const char *mwp_object_of(const void *addr);
 void mwp_signals_install(sigset_t *mask_out);
 void mwp_signals_child(void);
 
-/* ---- fd guard (process.c) ---- */
+/* ---- fd guard (guard.c) ---- */
 int mwp_fd_is_ours(int fd);
 
 #endif

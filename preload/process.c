@@ -4,11 +4,11 @@
  *
  * Owns: the constructor and destructor, the process-wide state, fork
  * handling (pthread_atfork: the child closes the parent's file, gets its own
- * file, thread registry, samplers and interval thread), exec* (flush before
- * the exec; with MEMWATCH_FOLLOW=0 libmemwatch.so is taken out of the
- * environment the new image gets), posix_spawn, exit/_exit/_Exit and the
- * return from main (__libc_start_main), the guard that keeps programs from
- * closing or dup2-ing over memwatch's descriptor, and mw_preload_emit.
+ * file, thread registry, samplers and interval thread), the lazy start,
+ * exit/_exit/_Exit and the return from main (__libc_start_main), and
+ * mw_preload_emit. exec* and posix_spawn are in exec.c; the guard that keeps
+ * programs from closing or dup2-ing over memwatch's descriptor, and the
+ * namespace calls that need a single-threaded process, in guard.c.
  *
  * vfork is not interposed: a vfork child shares the parent's memory, so
  * memwatch code running in it (exec*, _exit) sees getpid() != mwp_pid and
@@ -24,10 +24,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
-#include <linux/close_range.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,7 +277,7 @@ static void lazy_arm(uint64_t cpu_ns)
 /* Delete the timer and take back a signal it left pending (blocked by the
  * program): exec keeps pending signals and resets the handler, and the new
  * image would die of it. */
-static void lazy_disarm(void)
+void mwp_lazy_disarm(void)
 {
     if (lz_timer < 0)
         return;
@@ -290,6 +288,11 @@ static void lazy_disarm(void)
     sigaddset(&one, lazy_sig());
     struct timespec zero = {0, 0};
     syscall(SYS_rt_sigtimedwait, &one, NULL, &zero, _NSIG / 8);
+}
+
+void mwp_lazy_rearm(void)
+{
+    lazy_arm(lazy_delay());
 }
 
 static int lazy_range_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -472,7 +475,7 @@ void mwp_begin(void)
     if (!atomic_compare_exchange_strong(&mwp_begun, &exp, 1))
         return;
     mwp_in_hook++;
-    lazy_disarm();
+    mwp_lazy_disarm();
     if (begin_writer(0) < 0) {
         atomic_store(&mwp_state, MWP_OFF);
         mwp_in_hook--;
@@ -495,314 +498,10 @@ static int mwp_lazy_end(int32_t status, const char *how, int in_signal)
     }
     atomic_store(&mwp_begun, 1);
     if (exec)
-        lazy_disarm();
+        mwp_lazy_disarm();
     if (begin_writer(in_signal) < 0)
         return 1;
     return 0;
-}
-
-/* ---- environment for children ---- */
-
-/* Is this LD_PRELOAD element libmemwatch.so? */
-static int env_is_us(const char *e, size_t n)
-{
-    static const char name[] = "libmemwatch.so";
-    size_t k = sizeof name - 1;
-    const char *base = e;
-    for (size_t i = 0; i < n; i++)
-        if (e[i] == '/')
-            base = e + i + 1;
-    size_t bn = n - (size_t)(base - e);
-    return bn >= k && !memcmp(base, name, k);
-}
-
-/* Write "LD_PRELOAD=<value without libmemwatch.so>" into out; 0 if nothing else remains. */
-static size_t env_strip_preload(const char *val, char *out, size_t cap)
-{
-    struct mwp_str s = {out, cap, 0};
-    mwp_s_str(&s, "LD_PRELOAD=");
-    size_t start = s.len;
-    const char *p = val;
-    while (*p) {
-        while (*p == ':' || *p == ' ')
-            p++;
-        const char *q = p;
-        while (*q && *q != ':' && *q != ' ')
-            q++;
-        if (q > p && !env_is_us(p, (size_t)(q - p))) {
-            if (s.len > start)
-                mwp_s_str(&s, ":");
-            mwp_s_mem(&s, p, (size_t)(q - p));
-        }
-        p = q;
-    }
-    return s.len > start ? s.len : 0;
-}
-
-static void env_unfollow_self(void)
-{
-    const char *v = getenv("LD_PRELOAD");
-    if (!v)
-        return;
-    char buf[4096];
-    if (env_strip_preload(v, buf, sizeof buf))
-        setenv("LD_PRELOAD", buf + 11, 1);
-    else
-        unsetenv("LD_PRELOAD");
-}
-
-/* The environment a child image gets: without libmemwatch.so when
- * MEMWATCH_FOLLOW=0; with MEMWATCH_BASELINE_NS added when this process knows
- * the baseline and the child would otherwise measure its own (cheaper, and
- * measured before the load). Built on the caller's stack: no malloc (this
- * runs in vfork children and after fork). */
-#define ENV_MAX 1024
-struct env_copy {
-    char *vec[ENV_MAX + 4];
-    char preload[4096];
-    char baseline[64];
-    char machine[300];
-    char tsc[224];
-    char forked[80];
-};
-
-static char *const *env_for_child(char *const *envp, struct env_copy *c)
-{
-    if (!envp)
-        return envp;
-    double base = mwp_engine_baseline();
-    int strip = !mwp_cfg.follow;
-    size_t n = 0;
-    int have_preload = 0, have_base = 0, have_machine = 0, have_tsc = 0, have_forked = 0;
-    for (; envp[n]; n++) {
-        if (!strncmp(envp[n], "LD_PRELOAD=", 11))
-            have_preload = 1;
-        else if (!strncmp(envp[n], "MEMWATCH_BASELINE_NS=", 21))
-            have_base = 1;
-        else if (!strncmp(envp[n], "MEMWATCH_MACHINE=", 17))
-            have_machine = 1;
-        else if (!strncmp(envp[n], "MEMWATCH_TSC=", 13))
-            have_tsc = 1;
-        else if (!strncmp(envp[n], "MEMWATCH_FORKED=", 16))
-            have_forked = 1;
-    }
-    /* What to hand down to a recorded child (only when it is recorded). */
-    int follow = mwp_cfg.follow && have_preload;
-    int add_base = follow && base > 0 && !have_base;
-    int add_machine = follow && !have_machine && mwp_identity[0] && strcmp(mwp_identity, "unknown");
-    const char *tsc_src = atomic_load(&mwp_tsc_src);
-    int add_tsc = follow && !have_tsc && tsc_src && mwp_tsc_hz_val >= 1e6 && mwp_tsc_hz_val <= 1e11;
-    /* A fork child that never began hands its fork to the image it becomes
-     * (lazy start): that image's file is the record of the process. */
-    int add_forked = follow && !have_forked && mwp_is_fork_child && !atomic_load(&mwp_begun) &&
-                     atomic_load(&mwp_state) == MWP_RUNNING &&
-                     (pid_t)syscall(SYS_getpid) == mwp_pid;
-    strip = strip && have_preload;
-    if ((!strip && !add_base && !add_machine && !add_tsc && !add_forked) || n > ENV_MAX)
-        return envp;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (strip && !strncmp(envp[i], "LD_PRELOAD=", 11)) {
-            if (env_strip_preload(envp[i] + 11, c->preload, sizeof c->preload))
-                c->vec[k++] = c->preload;
-        } else {
-            c->vec[k++] = envp[i];
-        }
-    }
-    if (add_base) {
-        struct mwp_str s = {c->baseline, sizeof c->baseline, 0};
-        mwp_s_str(&s, "MEMWATCH_BASELINE_NS=");
-        mwp_s_dbl(&s, base);
-        c->vec[k++] = c->baseline;
-    }
-    if (add_machine) {
-        /* the machine identity costs ~0.1 ms to compute; children inherit it */
-        struct mwp_str s = {c->machine, sizeof c->machine, 0};
-        mwp_s_str(&s, "MEMWATCH_MACHINE=");
-        mwp_s_str(&s, mwp_identity);
-        c->vec[k++] = c->machine;
-    }
-    if (add_tsc) {
-        struct mwp_str s = {c->tsc, sizeof c->tsc, 0};
-        mwp_s_str(&s, "MEMWATCH_TSC=");
-        mwp_s_dbl(&s, mwp_tsc_hz_val);
-        mwp_s_str(&s, " ");
-        mwp_s_str(&s, tsc_src);
-        c->vec[k++] = c->tsc;
-    }
-    if (add_forked) {
-        struct mwp_str s = {c->forked, sizeof c->forked, 0};
-        mwp_s_str(&s, "MEMWATCH_FORKED=");
-        mwp_s_i64(&s, mwp_pid);
-        mwp_s_str(&s, " ");
-        mwp_s_u64(&s, mwp_start_mono_ns);
-        c->vec[k++] = c->forked;
-    }
-    c->vec[k] = NULL;
-    return c->vec;
-}
-
-/* ---- exec ---- */
-
-static int exec_pre(void)
-{
-    if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)syscall(SYS_getpid) != mwp_pid)
-        return 0;
-    int lazy = !atomic_load(&mwp_begun);
-    if (lazy)
-        lazy_disarm();
-    mwp_finish(0, "exec", 1);
-    /* a process that never began comes back lazy where the exec fails */
-    return lazy && !atomic_load(&mwp_begun) ? 2 : 1;
-}
-
-static void exec_failed(int did, int err)
-{
-    if (!did)
-        return;
-    int exp = MWP_ENDED;
-    if (!atomic_compare_exchange_strong(&mwp_state, &exp, MWP_RUNNING))
-        return;
-    if (did == 2)
-        lazy_arm(lazy_delay());
-    else
-        mwp_writer_reopen_after_exec_failure(err);
-}
-
-MWP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
-{
-    MWP_NEED(execve, "execve");
-    struct env_copy c;
-    char *const *env = env_for_child(envp, &c);
-    int did = exec_pre();
-    int rc = mwp_real.execve(path, argv, env);
-    int err = errno;
-    exec_failed(did, err);
-    errno = err;
-    return rc;
-}
-
-MWP_EXPORT int execv(const char *path, char *const argv[])
-{
-    return execve(path, argv, environ);
-}
-
-MWP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
-{
-    MWP_NEED(execvpe, "execvpe");
-    struct env_copy c;
-    char *const *env = env_for_child(envp, &c);
-    int did = exec_pre();
-    int rc = mwp_real.execvpe(file, argv, env);
-    int err = errno;
-    exec_failed(did, err);
-    errno = err;
-    return rc;
-}
-
-MWP_EXPORT int execvp(const char *file, char *const argv[])
-{
-    return execvpe(file, argv, environ);
-}
-
-#define EXECL_MAX 1024
-static int execl_collect(const char *arg0, va_list ap, char **argv, char ***envp_out)
-{
-    int n = 0;
-    argv[n++] = (char *)arg0;
-    while (arg0) {
-        char *a = va_arg(ap, char *);
-        if (n >= EXECL_MAX) {
-            errno = E2BIG;
-            return -1;
-        }
-        argv[n++] = a;
-        if (!a)
-            break;
-    }
-    if (envp_out)
-        *envp_out = va_arg(ap, char **);
-    return 0;
-}
-
-MWP_EXPORT int execl(const char *path, const char *arg, ...)
-{
-    char *argv[EXECL_MAX + 1];
-    va_list ap;
-    va_start(ap, arg);
-    int rc = execl_collect(arg, ap, argv, NULL);
-    va_end(ap);
-    if (rc)
-        return rc;
-    return execve(path, argv, environ);
-}
-
-MWP_EXPORT int execlp(const char *file, const char *arg, ...)
-{
-    char *argv[EXECL_MAX + 1];
-    va_list ap;
-    va_start(ap, arg);
-    int rc = execl_collect(arg, ap, argv, NULL);
-    va_end(ap);
-    if (rc)
-        return rc;
-    return execvpe(file, argv, environ);
-}
-
-MWP_EXPORT int execle(const char *path, const char *arg, ...)
-{
-    char *argv[EXECL_MAX + 1];
-    char **envp = NULL;
-    va_list ap;
-    va_start(ap, arg);
-    int rc = execl_collect(arg, ap, argv, &envp);
-    va_end(ap);
-    if (rc)
-        return rc;
-    return execve(path, argv, envp);
-}
-
-MWP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
-{
-    MWP_NEED(fexecve, "fexecve");
-    struct env_copy c;
-    char *const *env = env_for_child(envp, &c);
-    int did = exec_pre();
-    int rc = mwp_real.fexecve(fd, argv, env);
-    int err = errno;
-    exec_failed(did, err);
-    errno = err;
-    return rc;
-}
-
-MWP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
-                        int flags)
-{
-    MWP_NEED(execveat, "execveat");
-    struct env_copy c;
-    char *const *env = env_for_child(envp, &c);
-    int did = exec_pre();
-    int rc = mwp_real.execveat(dirfd, path, argv, env, flags);
-    int err = errno;
-    exec_failed(did, err);
-    errno = err;
-    return rc;
-}
-
-MWP_EXPORT int posix_spawn(pid_t *pid, const char *path, const void *fa, const void *at,
-                           char *const argv[], char *const envp[])
-{
-    MWP_NEED(posix_spawn, "posix_spawn");
-    struct env_copy c;
-    return mwp_real.posix_spawn(pid, path, fa, at, argv, env_for_child(envp, &c));
-}
-
-MWP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const void *fa, const void *at,
-                            char *const argv[], char *const envp[])
-{
-    MWP_NEED(posix_spawnp, "posix_spawnp");
-    struct env_copy c;
-    return mwp_real.posix_spawnp(pid, file, fa, at, argv, env_for_child(envp, &c));
 }
 
 /* ---- fork ---- */
@@ -836,120 +535,6 @@ static void fork_child(void)
     mwp_engine_child();
     lazy_arm(lazy_delay());
     mwp_in_hook--;
-}
-
-/* ---- descriptors ---- */
-
-int mwp_fd_is_ours(int fd)
-{
-    return fd >= 0 && fd == mwp_writer_fd();
-}
-
-MWP_EXPORT int close(int fd)
-{
-    mwp_writer_settle();
-    if (mwp_fd_is_ours(fd) && atomic_load(&mwp_state) == MWP_RUNNING)
-        return 0; /* memwatch's file: the program believes it closed it */
-    static int (*real_close)(int);
-    if (!real_close)
-        *(void **)&real_close = dlsym(RTLD_NEXT, "close");
-    return real_close ? real_close(fd) : (int)syscall(SYS_close, fd);
-}
-
-MWP_EXPORT int close_range(unsigned first, unsigned last, int flags)
-{
-    MWP_NEED(close_range, "close_range");
-    mwp_writer_settle();
-    int ours = mwp_writer_fd();
-    int (*real)(unsigned, unsigned, int) = mwp_real.close_range;
-    if (!real) {
-        errno = ENOSYS;
-        return -1;
-    }
-    if (ours < 0 || (flags & CLOSE_RANGE_CLOEXEC) || (unsigned)ours < first ||
-        (unsigned)ours > last)
-        return real(first, last, flags);
-    int rc = 0;
-    if ((unsigned)ours > first)
-        rc = real(first, (unsigned)ours - 1, flags);
-    if (rc == 0 && (unsigned)ours < last)
-        rc = real((unsigned)ours + 1, last, flags);
-    return rc;
-}
-
-MWP_EXPORT void closefrom(int low)
-{
-    if (low < 0)
-        low = 0;
-    if (close_range((unsigned)low, ~0u, 0) == 0)
-        return;
-    /* No close_range in this kernel: close one by one. */
-    long max = sysconf(_SC_OPEN_MAX);
-    for (long fd = low; fd < max && fd < (1 << 20); fd++)
-        if (!mwp_fd_is_ours((int)fd))
-            syscall(SYS_close, (int)fd);
-}
-
-MWP_EXPORT int dup2(int oldfd, int newfd)
-{
-    MWP_NEED(dup2, "dup2");
-    mwp_writer_settle();
-    if (oldfd != newfd && mwp_fd_is_ours(newfd))
-        mwp_writer_relocate();
-    return mwp_real.dup2(oldfd, newfd);
-}
-
-MWP_EXPORT int dup3(int oldfd, int newfd, int flags)
-{
-    MWP_NEED(dup3, "dup3");
-    mwp_writer_settle();
-    if (oldfd != newfd && mwp_fd_is_ours(newfd))
-        mwp_writer_relocate();
-    return mwp_real.dup3(oldfd, newfd, flags);
-}
-
-/* ---- namespaces: calls that need a single-threaded process ---- */
-
-/* unshare(CLONE_NEWUSER / CLONE_NEWNS / CLONE_FS / CLONE_FILES ...) and
- * setns into a user or mount namespace fail with EINVAL in a multi-threaded
- * process; memwatch's interval thread must not make them fail. It is stopped
- * for the call and started again. */
-#define MWP_SOLO_FLAGS                                                                          \
-    (CLONE_NEWUSER | CLONE_NEWNS | CLONE_FS | CLONE_FILES | CLONE_THREAD | CLONE_VM |          \
-     CLONE_SIGHAND)
-
-static int solo_call(long nr, long a, long b)
-{
-    int running = atomic_load(&mwp_state) == MWP_RUNNING && mwp_engine_stop();
-    long rc = -1;
-    for (int i = 0; i < 200; i++) {
-        rc = syscall(nr, a, b);
-        if (rc == 0 || errno != EINVAL)
-            break;
-        /* the stopped thread may take a moment to leave the thread group */
-        struct timespec ts = {0, 500000};
-        nanosleep(&ts, NULL);
-    }
-    int err = errno;
-    if (running && atomic_load(&mwp_state) == MWP_RUNNING)
-        mwp_engine_start();
-    errno = err;
-    return (int)rc;
-}
-
-MWP_EXPORT int unshare(int flags)
-{
-    if (!(flags & MWP_SOLO_FLAGS) || atomic_load(&mwp_state) != MWP_RUNNING)
-        return (int)syscall(SYS_unshare, flags);
-    return solo_call(SYS_unshare, flags, 0);
-}
-
-MWP_EXPORT int setns(int fd, int nstype)
-{
-    if ((nstype && !(nstype & (CLONE_NEWUSER | CLONE_NEWNS))) ||
-        atomic_load(&mwp_state) != MWP_RUNNING)
-        return (int)syscall(SYS_setns, fd, nstype);
-    return solo_call(SYS_setns, fd, nstype);
 }
 
 /* ---- the GPU hook ---- */
@@ -1165,14 +750,14 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
     if (getauxval(AT_SECURE))
         return; /* setuid/setgid or otherwise secure execution: never profile */
     if (ctor_disabled()) {
-        env_unfollow_self(); /* children do not even load the library */
+        mwp_env_unfollow_self(); /* children do not even load the library */
         return;
     }
     /* The interposed functions resolve their next definitions one by one as
      * they are first called (MWP_NEED); the whole table at mwp_begin. */
     mwp_config_load(&mwp_cfg);
     if (!mwp_cfg.enabled) {
-        env_unfollow_self();
+        mwp_env_unfollow_self();
         return;
     }
     mwp_in_hook++;
@@ -1185,7 +770,7 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
     if (mwp_cfg.dir[0] != '/')
         ctor_dir_absolute();
     if (!mwp_cfg.follow)
-        env_unfollow_self();
+        mwp_env_unfollow_self();
     ctor_gpu();
     ctor_forked();
     if (getenv("MEMWATCH_RATE"))
@@ -1203,7 +788,7 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
         /* One warning per program: its children stay out of the way quietly
          * (and do not load the library). */
         setenv("MEMWATCH_ENABLE", "0", 1);
-        env_unfollow_self();
+        mwp_env_unfollow_self();
         mwp_in_hook--;
         return; /* one warning was given; the program runs without memwatch */
     } else if (mwp_cfg.follow && mwp_cfg.dir[0] == '/') {

@@ -1,0 +1,304 @@
+/*
+ * preload/exec.c: what libmemwatch.so does where a process becomes another
+ * program or starts one: exec* (this image's file is finished first and
+ * taken up again where the exec fails; a process that never began comes
+ * back lazy), posix_spawn, and the environment the child gets (without
+ * libmemwatch.so when MEMWATCH_FOLLOW=0; with the baseline, the machine
+ * identity, the TSC rate and a lazy fork's identity handed down where the
+ * child is recorded). Split from process.c, which owns the process's life
+ * cycle and calls mwp_env_unfollow_self.
+ *
+ * Everything here may run in a vfork child or after fork: no malloc, the
+ * environment is built on the caller's stack.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---- environment for children ---- */
+
+/* Is this LD_PRELOAD element libmemwatch.so? */
+static int env_is_us(const char *e, size_t n)
+{
+    static const char name[] = "libmemwatch.so";
+    size_t k = sizeof name - 1;
+    const char *base = e;
+    for (size_t i = 0; i < n; i++)
+        if (e[i] == '/')
+            base = e + i + 1;
+    size_t bn = n - (size_t)(base - e);
+    return bn >= k && !memcmp(base, name, k);
+}
+
+/* Write "LD_PRELOAD=<value without libmemwatch.so>" into out; 0 if nothing else remains. */
+static size_t env_strip_preload(const char *val, char *out, size_t cap)
+{
+    struct mwp_str s = {out, cap, 0};
+    mwp_s_str(&s, "LD_PRELOAD=");
+    size_t start = s.len;
+    const char *p = val;
+    while (*p) {
+        while (*p == ':' || *p == ' ')
+            p++;
+        const char *q = p;
+        while (*q && *q != ':' && *q != ' ')
+            q++;
+        if (q > p && !env_is_us(p, (size_t)(q - p))) {
+            if (s.len > start)
+                mwp_s_str(&s, ":");
+            mwp_s_mem(&s, p, (size_t)(q - p));
+        }
+        p = q;
+    }
+    return s.len > start ? s.len : 0;
+}
+
+void mwp_env_unfollow_self(void)
+{
+    const char *v = getenv("LD_PRELOAD");
+    if (!v)
+        return;
+    char buf[4096];
+    if (env_strip_preload(v, buf, sizeof buf))
+        setenv("LD_PRELOAD", buf + 11, 1);
+    else
+        unsetenv("LD_PRELOAD");
+}
+
+/* The environment a child image gets: without libmemwatch.so when
+ * MEMWATCH_FOLLOW=0; with MEMWATCH_BASELINE_NS added when this process knows
+ * the baseline and the child would otherwise measure its own (cheaper, and
+ * measured before the load). Built on the caller's stack: no malloc (this
+ * runs in vfork children and after fork). */
+#define ENV_MAX 1024
+struct env_copy {
+    char *vec[ENV_MAX + 4];
+    char preload[4096];
+    char baseline[64];
+    char machine[300];
+    char tsc[224];
+    char forked[80];
+};
+
+static char *const *env_for_child(char *const *envp, struct env_copy *c)
+{
+    if (!envp)
+        return envp;
+    double base = mwp_engine_baseline();
+    int strip = !mwp_cfg.follow;
+    size_t n = 0;
+    int have_preload = 0, have_base = 0, have_machine = 0, have_tsc = 0, have_forked = 0;
+    for (; envp[n]; n++) {
+        if (!strncmp(envp[n], "LD_PRELOAD=", 11))
+            have_preload = 1;
+        else if (!strncmp(envp[n], "MEMWATCH_BASELINE_NS=", 21))
+            have_base = 1;
+        else if (!strncmp(envp[n], "MEMWATCH_MACHINE=", 17))
+            have_machine = 1;
+        else if (!strncmp(envp[n], "MEMWATCH_TSC=", 13))
+            have_tsc = 1;
+        else if (!strncmp(envp[n], "MEMWATCH_FORKED=", 16))
+            have_forked = 1;
+    }
+    /* What to hand down to a recorded child (only when it is recorded). */
+    int follow = mwp_cfg.follow && have_preload;
+    int add_base = follow && base > 0 && !have_base;
+    int add_machine = follow && !have_machine && mwp_identity[0] && strcmp(mwp_identity, "unknown");
+    const char *tsc_src = atomic_load(&mwp_tsc_src);
+    int add_tsc = follow && !have_tsc && tsc_src && mwp_tsc_hz_val >= 1e6 && mwp_tsc_hz_val <= 1e11;
+    /* A fork child that never began hands its fork to the image it becomes
+     * (lazy start): that image's file is the record of the process. */
+    int add_forked = follow && !have_forked && mwp_is_fork_child && !atomic_load(&mwp_begun) &&
+                     atomic_load(&mwp_state) == MWP_RUNNING &&
+                     (pid_t)syscall(SYS_getpid) == mwp_pid;
+    strip = strip && have_preload;
+    if ((!strip && !add_base && !add_machine && !add_tsc && !add_forked) || n > ENV_MAX)
+        return envp;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strip && !strncmp(envp[i], "LD_PRELOAD=", 11)) {
+            if (env_strip_preload(envp[i] + 11, c->preload, sizeof c->preload))
+                c->vec[k++] = c->preload;
+        } else {
+            c->vec[k++] = envp[i];
+        }
+    }
+    if (add_base) {
+        struct mwp_str s = {c->baseline, sizeof c->baseline, 0};
+        mwp_s_str(&s, "MEMWATCH_BASELINE_NS=");
+        mwp_s_dbl(&s, base);
+        c->vec[k++] = c->baseline;
+    }
+    if (add_machine) {
+        /* the machine identity costs ~0.1 ms to compute; children inherit it */
+        struct mwp_str s = {c->machine, sizeof c->machine, 0};
+        mwp_s_str(&s, "MEMWATCH_MACHINE=");
+        mwp_s_str(&s, mwp_identity);
+        c->vec[k++] = c->machine;
+    }
+    if (add_tsc) {
+        struct mwp_str s = {c->tsc, sizeof c->tsc, 0};
+        mwp_s_str(&s, "MEMWATCH_TSC=");
+        mwp_s_dbl(&s, mwp_tsc_hz_val);
+        mwp_s_str(&s, " ");
+        mwp_s_str(&s, tsc_src);
+        c->vec[k++] = c->tsc;
+    }
+    if (add_forked) {
+        struct mwp_str s = {c->forked, sizeof c->forked, 0};
+        mwp_s_str(&s, "MEMWATCH_FORKED=");
+        mwp_s_i64(&s, mwp_pid);
+        mwp_s_str(&s, " ");
+        mwp_s_u64(&s, mwp_start_mono_ns);
+        c->vec[k++] = c->forked;
+    }
+    c->vec[k] = NULL;
+    return c->vec;
+}
+
+/* ---- exec ---- */
+
+/* The exec wrappers: the child's environment (env, for call), this image's
+ * file finished before the call and taken up again where the exec fails. */
+#define EXEC_WITH(envp, call)                                                                      \
+    do {                                                                                           \
+        struct env_copy c_;                                                                        \
+        char *const *env = env_for_child(envp, &c_);                                               \
+        int did_ = exec_pre();                                                                     \
+        int rc_ = call;                                                                            \
+        int err_ = errno;                                                                          \
+        exec_failed(did_, err_);                                                                   \
+        errno = err_;                                                                              \
+        return rc_;                                                                                \
+    } while (0)
+
+static int exec_pre(void)
+{
+    if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)syscall(SYS_getpid) != mwp_pid)
+        return 0;
+    int lazy = !atomic_load(&mwp_begun);
+    if (lazy)
+        mwp_lazy_disarm();
+    mwp_finish(0, "exec", 1);
+    /* a process that never began comes back lazy where the exec fails */
+    return lazy && !atomic_load(&mwp_begun) ? 2 : 1;
+}
+
+static void exec_failed(int did, int err)
+{
+    if (!did)
+        return;
+    int exp = MWP_ENDED;
+    if (!atomic_compare_exchange_strong(&mwp_state, &exp, MWP_RUNNING))
+        return;
+    if (did == 2)
+        mwp_lazy_rearm();
+    else
+        mwp_writer_reopen_after_exec_failure(err);
+}
+
+MWP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    MWP_NEED(execve, "execve");
+    EXEC_WITH(envp, mwp_real.execve(path, argv, env));
+}
+
+MWP_EXPORT int execv(const char *path, char *const argv[])
+{
+    return execve(path, argv, environ);
+}
+
+MWP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    MWP_NEED(execvpe, "execvpe");
+    EXEC_WITH(envp, mwp_real.execvpe(file, argv, env));
+}
+
+MWP_EXPORT int execvp(const char *file, char *const argv[])
+{
+    return execvpe(file, argv, environ);
+}
+
+#define EXECL_MAX 1024
+static int execl_collect(const char *arg0, va_list ap, char **argv, char ***envp_out)
+{
+    int n = 0;
+    argv[n++] = (char *)arg0;
+    while (arg0) {
+        char *a = va_arg(ap, char *);
+        if (n >= EXECL_MAX) {
+            errno = E2BIG;
+            return -1;
+        }
+        argv[n++] = a;
+        if (!a)
+            break;
+    }
+    if (envp_out)
+        *envp_out = va_arg(ap, char **);
+    return 0;
+}
+
+/* execl, execlp, execle: the list collected into argv (and, with envp_out,
+ * the environment after it), then the vector call. */
+#define EXECL_WITH(arg, envp_out, call)                                                            \
+    do {                                                                                           \
+        char *argv[EXECL_MAX + 1];                                                                 \
+        va_list ap_;                                                                               \
+        va_start(ap_, arg);                                                                        \
+        int rc_ = execl_collect(arg, ap_, argv, envp_out);                                         \
+        va_end(ap_);                                                                               \
+        if (rc_)                                                                                   \
+            return rc_;                                                                            \
+        return call;                                                                               \
+    } while (0)
+
+MWP_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    EXECL_WITH(arg, NULL, execve(path, argv, environ));
+}
+
+MWP_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    EXECL_WITH(arg, NULL, execvpe(file, argv, environ));
+}
+
+MWP_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    char **envp = NULL;
+    EXECL_WITH(arg, &envp, execve(path, argv, envp));
+}
+
+MWP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    MWP_NEED(fexecve, "fexecve");
+    EXEC_WITH(envp, mwp_real.fexecve(fd, argv, env));
+}
+
+MWP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+                        int flags)
+{
+    MWP_NEED(execveat, "execveat");
+    EXEC_WITH(envp, mwp_real.execveat(dirfd, path, argv, env, flags));
+}
+
+MWP_EXPORT int posix_spawn(pid_t *pid, const char *path, const void *fa, const void *at,
+                           char *const argv[], char *const envp[])
+{
+    MWP_NEED(posix_spawn, "posix_spawn");
+    struct env_copy c;
+    return mwp_real.posix_spawn(pid, path, fa, at, argv, env_for_child(envp, &c));
+}
+
+MWP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const void *fa, const void *at,
+                            char *const argv[], char *const envp[])
+{
+    MWP_NEED(posix_spawnp, "posix_spawnp");
+    struct env_copy c;
+    return mwp_real.posix_spawnp(pid, file, fa, at, argv, env_for_child(envp, &c));
+}

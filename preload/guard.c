@@ -1,0 +1,130 @@
+/*
+ * preload/guard.c: the program's calls that would break libmemwatch.so,
+ * made safe: closing or replacing memwatch's descriptor (close,
+ * close_range, closefrom, dup2, dup3: the program believes it closed it, or
+ * the file moves out of the way), and unshare/setns into namespaces that
+ * need a single-threaded process (the interval thread is stopped for the
+ * call and started again). Split from process.c.
+ */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <time.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---- descriptors ---- */
+
+int mwp_fd_is_ours(int fd)
+{
+    return fd >= 0 && fd == mwp_writer_fd();
+}
+
+MWP_EXPORT int close(int fd)
+{
+    mwp_writer_settle();
+    if (mwp_fd_is_ours(fd) && atomic_load(&mwp_state) == MWP_RUNNING)
+        return 0; /* memwatch's file: the program believes it closed it */
+    static int (*real_close)(int);
+    if (!real_close)
+        *(void **)&real_close = dlsym(RTLD_NEXT, "close");
+    return real_close ? real_close(fd) : (int)syscall(SYS_close, fd);
+}
+
+MWP_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+    MWP_NEED(close_range, "close_range");
+    mwp_writer_settle();
+    int ours = mwp_writer_fd();
+    int (*real)(unsigned, unsigned, int) = mwp_real.close_range;
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (ours < 0 || (flags & CLOSE_RANGE_CLOEXEC) || (unsigned)ours < first ||
+        (unsigned)ours > last)
+        return real(first, last, flags);
+    int rc = 0;
+    if ((unsigned)ours > first)
+        rc = real(first, (unsigned)ours - 1, flags);
+    if (rc == 0 && (unsigned)ours < last)
+        rc = real((unsigned)ours + 1, last, flags);
+    return rc;
+}
+
+MWP_EXPORT void closefrom(int low)
+{
+    if (low < 0)
+        low = 0;
+    if (close_range((unsigned)low, ~0u, 0) == 0)
+        return;
+    /* No close_range in this kernel: close one by one. */
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long fd = low; fd < max && fd < (1 << 20); fd++)
+        if (!mwp_fd_is_ours((int)fd))
+            syscall(SYS_close, (int)fd);
+}
+
+MWP_EXPORT int dup2(int oldfd, int newfd)
+{
+    MWP_NEED(dup2, "dup2");
+    mwp_writer_settle();
+    if (oldfd != newfd && mwp_fd_is_ours(newfd))
+        mwp_writer_relocate();
+    return mwp_real.dup2(oldfd, newfd);
+}
+
+MWP_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+    MWP_NEED(dup3, "dup3");
+    mwp_writer_settle();
+    if (oldfd != newfd && mwp_fd_is_ours(newfd))
+        mwp_writer_relocate();
+    return mwp_real.dup3(oldfd, newfd, flags);
+}
+
+/* ---- namespaces: calls that need a single-threaded process ---- */
+
+/* unshare(CLONE_NEWUSER / CLONE_NEWNS / CLONE_FS / CLONE_FILES ...) and
+ * setns into a user or mount namespace fail with EINVAL in a multi-threaded
+ * process; memwatch's interval thread must not make them fail. It is stopped
+ * for the call and started again. */
+#define MWP_SOLO_FLAGS                                                                             \
+    (CLONE_NEWUSER | CLONE_NEWNS | CLONE_FS | CLONE_FILES | CLONE_THREAD | CLONE_VM | CLONE_SIGHAND)
+
+static int solo_call(long nr, long a, long b)
+{
+    int running = atomic_load(&mwp_state) == MWP_RUNNING && mwp_engine_stop();
+    long rc = -1;
+    for (int i = 0; i < 200; i++) {
+        rc = syscall(nr, a, b);
+        if (rc == 0 || errno != EINVAL)
+            break;
+        /* the stopped thread may take a moment to leave the thread group */
+        struct timespec ts = {0, 500000};
+        nanosleep(&ts, NULL);
+    }
+    int err = errno;
+    if (running && atomic_load(&mwp_state) == MWP_RUNNING)
+        mwp_engine_start();
+    errno = err;
+    return (int)rc;
+}
+
+MWP_EXPORT int unshare(int flags)
+{
+    if (!(flags & MWP_SOLO_FLAGS) || atomic_load(&mwp_state) != MWP_RUNNING)
+        return (int)syscall(SYS_unshare, flags);
+    return solo_call(SYS_unshare, flags, 0);
+}
+
+MWP_EXPORT int setns(int fd, int nstype)
+{
+    if ((nstype && !(nstype & (CLONE_NEWUSER | CLONE_NEWNS))) ||
+        atomic_load(&mwp_state) != MWP_RUNNING)
+        return (int)syscall(SYS_setns, fd, nstype);
+    return solo_call(SYS_setns, fd, nstype);
+}
