@@ -81,7 +81,10 @@ if len(job) > 1:
               row[5] == "%.1f%%" % (100 * r["share"]) and row[6] == "%d" % r["samples"], " ".join(row))
     if len(s["job"]["hosts"]) > 1:
         check("one host row per host", len(p["host_rows"]) == len(s["job"]["hosts"]))
-check("hover readout names time and latency", bool(p.get("hover")) and "latency" in p["hover"], repr(p.get("hover")))
+if p["timeline_lanes"]:
+    check("hover readout names time and latency", bool(p.get("hover")) and "latency" in p["hover"], repr(p.get("hover")))
+else:  # every process brief (ended before its first interval): the page says why no lane is drawn
+    check("no lane drawn, and the page says why", brief == len(s["processes"]) > 0, p.get("brief_note") or "no note")
 z = p.get("zoom")  # none when every frame fills the width (one stack)
 if p["flame_frames"] > 1 and (z or name == "bwdemo"):
     check("clicking a frame zooms it to the full width", bool(z) and z["after"] > z["before"] and abs(z["after"] - 1100) < 1, str(z or "no frame narrower than the root"))

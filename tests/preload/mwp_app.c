@@ -249,7 +249,8 @@ static int mode_handlers(void)
 static int mode_closefds(int delay_ms)
 {
     if (delay_ms)
-        work(delay_ms); /* (closefds_late) while memwatch may be creating its file */
+        cpuwork(delay_ms); /* (closefds_late) while memwatch is creating its file: it
+                            * begins after one interval of CPU time (lazy start) */
     long max = sysconf(_SC_OPEN_MAX);
     for (long fd = 3; fd < max && fd < 65536; fd++)
         close((int)fd);
@@ -373,7 +374,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "closefds"))
         return mode_closefds(0);
     if (!strcmp(m, "closefds_late"))
-        return mode_closefds(5);
+        return mode_closefds(20);
     if (!strcmp(m, "abort")) {
         cpuwork(80); /* samples start after an interval of CPU time */
         abort();
