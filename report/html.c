@@ -636,35 +636,93 @@ static void recording_section(FILE *f, sqlite3 *db)
         fputs("<p>No warnings.</p>\n", f);
 }
 
+/* A table from a query whose columns are all shown: text cells escaped,
+ * numbers right-aligned; a column named in red_col is red where non-zero. */
+static void gpu_table(FILE *f, sqlite3 *db, const char *id, const char *head, const char *sql,
+                      int red_col)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        return;
+    fprintf(f, "<table id=%s><tr>%s</tr>\n", id, head);
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        fputs("<tr>", f);
+        for (int c = 0; c < sqlite3_column_count(s); c++) {
+            const char *nm = sqlite3_column_name(s, c);
+            int t = sqlite3_column_type(s, c);
+            if (!strcmp(nm, "time_ns")) {
+                char dur[64];
+                fmt_dur(dur, sizeof dur, (double)sqlite3_column_int64(s, c) / 1e9);
+                fprintf(f, "<td class=n>%s</td>", dur);
+            } else if (!strncmp(nm, "gbs", 3)) {
+                fprintf(f, "<td class=n>%.1f</td>", sqlite3_column_double(s, c) / 1e9);
+            } else if (t == SQLITE_INTEGER) {
+                long long v = sqlite3_column_int64(s, c);
+                fprintf(f, "<td class=n%s>%lld</td>",
+                        c == red_col && v ? " style=\"color:#b3261e\"" : "", v);
+            } else if (t == SQLITE_FLOAT) {
+                fprintf(f, "<td class=n>%.3g</td>", sqlite3_column_double(s, c));
+            } else {
+                fputs("<td>", f);
+                h(f, col_text(s, c) ? col_text(s, c) : "-");
+                fputs("</td>", f);
+            }
+        }
+        fputs("</tr>\n", f);
+    }
+    sqlite3_finalize(s);
+    fputs("</table>\n", f);
+}
+
 static void gpu_section(FILE *f, sqlite3 *db, int top)
 {
     if (mwv_scalar(db, "SELECT COUNT(*) FROM gpu_kernels") == 0)
         return;
-    fputs("<h2 id=gpu>GPU kernels</h2>\n<table><tr><th>kernel</th><th>launches</th><th>time</th>"
-          "<th>mean DRAM GB/s</th><th>threshold GB/s</th><th>bandwidth-bound launches</th></tr>\n",
-          f);
-    char sql[600];
+    char sql[1600];
+    fputs("<h2 id=gpu>GPU kernels</h2>\n<h3>Devices</h3>\n", f);
+    /* a device's name follows its gpu.device line in the META (docs/gpu.md) */
     snprintf(sql, sizeof sql,
-             "SELECT name, COUNT(*), SUM(end_ns - start_ns), AVG(dram_bw), MAX(threshold_bw),"
-             " SUM(bw_bound) FROM gpu_kernels GROUP BY name ORDER BY 3 DESC LIMIT %d",
+             "WITH devname(process_id, device, name) AS (SELECT process_id, device, MAX(name)"
+             " FROM (SELECT d.process_id, CAST(d.value AS INTEGER) AS device, (SELECT n.value"
+             " FROM meta n WHERE n.process_id = d.process_id AND n.key = 'gpu.name' AND"
+             " n.rowid > d.rowid ORDER BY n.rowid LIMIT 1) AS name FROM meta d WHERE d.key ="
+             " 'gpu.device') GROUP BY process_id, device)"
+             " SELECT COALESCE(p.hostname, '?') AS host, k.device, MAX(dn.name) AS name,"
+             " GROUP_CONCAT(DISTINCT p.rank) AS ranks, COUNT(*) AS launches,"
+             " SUM(k.bw_bound) AS flagged, SUM(k.end_ns - k.start_ns) AS time_ns,"
+             " MAX(k.threshold_bw) AS gbs_thr FROM gpu_kernels k JOIN processes p ON p.id ="
+             " k.process_id LEFT JOIN devname dn ON dn.process_id = k.process_id AND dn.device ="
+             " k.device GROUP BY p.hostname, k.device ORDER BY p.hostname, k.device LIMIT %d",
              top);
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            char dur[64];
-            fmt_dur(dur, sizeof dur, (double)sqlite3_column_int64(s, 2) / 1e9);
-            fputs("<tr><td>", f);
-            h(f, col_text(s, 0) ? col_text(s, 0) : "?");
-            fprintf(f, "</td><td class=n>%lld</td><td class=n>%s</td><td class=n>%.1f</td>"
-                       "<td class=n>%.1f</td><td class=n%s>%lld</td></tr>\n",
-                    sqlite3_column_int64(s, 1), dur, sqlite3_column_double(s, 3) / 1e9,
-                    sqlite3_column_double(s, 4) / 1e9,
-                    sqlite3_column_int64(s, 5) ? " style=\"color:#b3261e\"" : "",
-                    sqlite3_column_int64(s, 5));
-        }
-        sqlite3_finalize(s);
+    gpu_table(f, db, "gpu_devices",
+              "<th>host</th><th>device</th><th>name</th><th>ranks</th><th>launches</th>"
+              "<th>bandwidth-bound launches</th><th>time</th><th>threshold GB/s</th>",
+              sql, 5);
+    if (mwv_scalar(db, "SELECT COUNT(*) FROM (SELECT 1 FROM gpu_kernels GROUP BY process_id,"
+                       " device)") > 1) {
+        fputs("<h3>Per rank (process) and device</h3>\n", f);
+        snprintf(sql, sizeof sql,
+                 "SELECT p.rank, p.pid, COALESCE(p.hostname, '?'), k.device, COUNT(*),"
+                 " SUM(k.bw_bound), SUM(k.end_ns - k.start_ns) AS time_ns,"
+                 " AVG(CASE WHEN k.flags & 2 THEN k.dram_bw END) AS gbs_mean FROM gpu_kernels k"
+                 " JOIN processes p ON p.id = k.process_id GROUP BY k.process_id, k.device"
+                 " ORDER BY p.rank, p.hostname, p.pid, k.device LIMIT %d",
+                 top * 4);
+        gpu_table(f, db, "gpu_ranks",
+                  "<th>rank</th><th>pid</th><th>host</th><th>device</th><th>launches</th>"
+                  "<th>bandwidth-bound launches</th><th>time</th><th>mean DRAM GB/s</th>",
+                  sql, 5);
     }
-    fputs("</table>\n", f);
+    fputs("<h3>Kernels</h3>\n", f);
+    snprintf(sql, sizeof sql,
+             "SELECT name, device, COUNT(*), SUM(end_ns - start_ns) AS time_ns,"
+             " AVG(dram_bw) AS gbs_mean, MAX(threshold_bw) AS gbs_thr, SUM(bw_bound)"
+             " FROM gpu_kernels GROUP BY name, device ORDER BY 4 DESC LIMIT %d",
+             top);
+    gpu_table(f, db, "gpu_kernels",
+              "<th>kernel</th><th>device</th><th>launches</th><th>time</th><th>mean DRAM GB/s</th>"
+              "<th>threshold GB/s</th><th>bandwidth-bound launches</th>",
+              sql, 6);
 }
 
 /* ---- the page ---- */

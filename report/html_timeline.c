@@ -16,7 +16,8 @@
 #define TL_W 1100      /* plot width of the timeline, px */
 #define TL_BINS 550    /* columns per lane */
 #define TL_LANE_H 84   /* latency plot height */
-#define TL_GPU_H 18    /* GPU kernel strip */
+#define TL_GPU_H 18    /* GPU kernel strip, one per device */
+#define TL_GPU_DEVS 8  /* devices drawn per process (the rest: a note) */
 #define TL_LABEL_H 18
 #define TL_MAX_LANES 32
 #define TL_RG_ROW 13     /* a thread's region band */
@@ -29,9 +30,12 @@ typedef struct lane {
     double share;
     double cov[TL_BINS], fl[TL_BINS], latw[TL_BINS], latt[TL_BINS], thr[TL_BINS];
     double bytes[TL_BINS], bwt[TL_BINS];
-    double gbusy[TL_BINS], gflag[TL_BINS];
+    double gbusy[TL_GPU_DEVS][TL_BINS], gflag[TL_GPU_DEVS][TL_BINS];
+    int gdev[TL_GPU_DEVS];    /* the device of each strip, in ascending order */
+    int64_t glaunch[TL_GPU_DEVS], gflagged[TL_GPU_DEVS];
     double maxlat;
-    int has_bw, has_gpu;
+    int has_bw, has_gpu;      /* has_gpu: the number of strips */
+    int gpu_more, gpu_last;   /* devices beyond TL_GPU_DEVS, not drawn; the last one seen */
     mwh_rbands *rb; /* its threads' regions */
 } lane;
 
@@ -196,8 +200,8 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
     }
     if (sqlite3_prepare_v2(db,
                            "SELECT k.process_id, k.start_ns + c.goff, k.end_ns + c.goff,"
-                           " k.bw_bound FROM gpu_kernels k JOIN pclock c ON c.process_id ="
-                           " k.process_id",
+                           " k.bw_bound, k.device FROM gpu_kernels k JOIN pclock c ON"
+                           " c.process_id = k.process_id ORDER BY k.process_id, k.device",
                            -1, &s, NULL) == SQLITE_OK) {
         while (sqlite3_step(s) == SQLITE_ROW) {
             int64_t id = sqlite3_column_int64(s, 0);
@@ -205,14 +209,27 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
                 if (L[j].id != id)
                     continue;
                 lane *l = &L[j];
-                l->has_gpu = 1;
+                int dev = sqlite3_column_int(s, 4), g = 0;
+                while (g < l->has_gpu && l->gdev[g] != dev)
+                    g++;
+                if (g == l->has_gpu) { /* a new device (rows come in device order) */
+                    if (g == TL_GPU_DEVS) {
+                        if (!l->gpu_more || l->gpu_last != dev)
+                            l->gpu_more++;
+                        l->gpu_last = dev;
+                        continue;
+                    }
+                    l->gdev[l->has_gpu++] = dev;
+                }
                 double a = (double)sqlite3_column_int64(s, 1),
                        b = (double)sqlite3_column_int64(s, 2);
                 int fl = sqlite3_column_int(s, 3);
+                l->glaunch[g]++;
+                l->gflagged[g] += fl != 0;
                 SPREAD(a, b, Td, bk, {
-                    l->gbusy[bk] += ov;
+                    l->gbusy[g][bk] += ov;
                     if (fl)
-                        l->gflag[bk] += ov;
+                        l->gflag[g][bk] += ov;
                 });
             }
         }
@@ -229,7 +246,7 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
     for (k = 0; k < nl; k++) {
         int rows = mwh_rbands_rows(L[k].rb);
         ys[k] = y;
-        y += TL_LABEL_H + TL_LANE_H + (L[k].has_gpu ? TL_GPU_H + 4 : 0) +
+        y += TL_LABEL_H + TL_LANE_H + L[k].has_gpu * (TL_GPU_H + 4) + (L[k].gpu_more ? 14 : 0) +
              (rows ? rows * TL_RG_ROW + 4 : 0) + 14;
         ye[k] = y;
     }
@@ -335,23 +352,36 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
                         "fill=\"none\" stroke=\"#2ca02c\" stroke-width=\"1.2\"");
         path_series(f, mean, l->latt, x0, ly, TL_LANE_H, vmin, vmax,
                     "fill=\"none\" stroke=\"#1f4e9c\" stroke-width=\"1.4\"");
-        if (l->has_gpu) {
-            double gy = ly + TL_LANE_H + 4;
-            fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%d\" fill=\"#fafafa\" "
-                       "stroke=\"#e0e0e0\"/><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">GPU</text>",
-                    x0, gy, pw, TL_GPU_H, x0 - 4, gy + 13);
+        /* a strip per device: kernels busy (height: share of the column),
+         * red where a launch in the column was flagged */
+        for (int g = 0; g < l->has_gpu; g++) {
+            double gy = ly + TL_LANE_H + 4 + g * (TL_GPU_H + 4);
+            fprintf(f, "<g class=gpustrip data-device=\"%d\" data-launches=\"%lld\" "
+                       "data-flagged=\"%lld\"><title>GPU %d: %lld launches, %lld "
+                       "bandwidth-bound</title><rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
+                       "height=\"%d\" fill=\"#fafafa\" stroke=\"#e0e0e0\"/><text x=\"%.0f\" "
+                       "y=\"%.1f\" text-anchor=\"end\">GPU %d</text>",
+                    l->gdev[g], (long long)l->glaunch[g], (long long)l->gflagged[g], l->gdev[g],
+                    (long long)l->glaunch[g], (long long)l->gflagged[g], x0, gy, pw, TL_GPU_H,
+                    x0 - 4, gy + 13, l->gdev[g]);
             for (int b = 0; b < TL_BINS; b++) {
                 double w_ = Td / TL_BINS;
-                double busy = fmin(1, l->gbusy[b] / w_), fl = fmin(1, l->gflag[b] / w_);
+                double busy = fmin(1, l->gbusy[g][b] / w_), fl = fmin(1, l->gflag[g][b] / w_);
                 if (busy > 0)
                     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                                "fill=\"%s\"/>",
                             x0 + b * bwid, gy + TL_GPU_H * (1 - fmax(busy, 0.15)), bwid,
                             TL_GPU_H * fmax(busy, 0.15), fl > 0 ? "#d62728" : "#7f7f7f");
             }
-            fputc('\n', f);
+            fputs("</g>\n", f);
         }
-        mwh_rbands_draw(f, l->rb, x0, ly + TL_LANE_H + (l->has_gpu ? TL_GPU_H + 4 : 0) + 4, pw,
+        if (l->gpu_more)
+            fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#666\">%d "
+                       "more device%s: see the GPU device table</text>\n",
+                    x0 + pw, ly + TL_LANE_H + 4 + l->has_gpu * (TL_GPU_H + 4) + 10, l->gpu_more,
+                    l->gpu_more == 1 ? "" : "s");
+        mwh_rbands_draw(f, l->rb, x0,
+                        ly + TL_LANE_H + l->has_gpu * (TL_GPU_H + 4) + (l->gpu_more ? 14 : 0) + 4, pw,
                         TL_RG_ROW);
     }
     /* time axis */

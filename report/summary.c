@@ -441,11 +441,32 @@ static cJSON *collect(sqlite3 *db, int top)
     cJSON_AddItemToObject(
         root, "gpu_devices",
         rows(db,
-             "SELECT device, COUNT(*) AS launches, SUM(bw_bound) AS bw_bound,"
-             " SUM(end_ns - start_ns) AS time_ns, SUM(CASE WHEN flags & 2 THEN dram_bytes"
-             " ELSE 0 END) AS dram_bytes, MAX(threshold_bw) AS threshold_bw,"
-             " MAX(peak_bw) AS peak_bw, MAX((flags & 4) != 0) AS uncalibrated"
-             " FROM gpu_kernels GROUP BY device ORDER BY device LIMIT ?",
+             /* a device's name follows its gpu.device line in the META (docs/gpu.md) */
+             "WITH devname(process_id, device, name) AS (SELECT process_id, device, MAX(name)"
+             " FROM (SELECT d.process_id, CAST(d.value AS INTEGER) AS device, (SELECT n.value"
+             " FROM meta n WHERE n.process_id = d.process_id AND n.key = 'gpu.name' AND"
+             " n.rowid > d.rowid ORDER BY n.rowid LIMIT 1) AS name FROM meta d WHERE d.key ="
+             " 'gpu.device') GROUP BY process_id, device)"
+             " SELECT p.hostname AS host, k.device, MAX(dn.name) AS name, COUNT(*) AS launches, SUM(k.bw_bound) AS bw_bound,"
+             " SUM(k.end_ns - k.start_ns) AS time_ns, SUM(CASE WHEN k.flags & 2 THEN k.dram_bytes"
+             " ELSE 0 END) AS dram_bytes, MAX(k.threshold_bw) AS threshold_bw,"
+             " MAX(k.peak_bw) AS peak_bw, MAX((k.flags & 4) != 0) AS uncalibrated,"
+             " COUNT(DISTINCT k.process_id) AS processes, GROUP_CONCAT(DISTINCT p.rank) AS ranks"
+             " FROM gpu_kernels k JOIN processes p ON p.id = k.process_id LEFT JOIN devname dn"
+             " ON dn.process_id = k.process_id AND dn.device = k.device"
+             " GROUP BY p.hostname, k.device ORDER BY p.hostname, k.device LIMIT ?",
+             top));
+    /* One row per process (MPI rank) and device it launched kernels on. */
+    cJSON_AddItemToObject(
+        root, "gpu_ranks",
+        rows(db,
+             "SELECT p.rank, p.pid, p.hostname AS host, k.device, COUNT(*) AS launches,"
+             " SUM(k.bw_bound) AS bw_bound, SUM(k.end_ns - k.start_ns) AS time_ns,"
+             " SUM(CASE WHEN k.flags & 2 THEN k.dram_bytes ELSE 0 END) AS dram_bytes,"
+             " SUM((k.flags & 2) != 0) AS measured"
+             " FROM gpu_kernels k JOIN processes p ON p.id = k.process_id"
+             " GROUP BY k.process_id, k.device ORDER BY p.rank, p.hostname, p.pid, k.device"
+             " LIMIT ?",
              top));
     cJSON_AddItemToObject(
         root, "gpu_lines",
@@ -705,14 +726,35 @@ static void render_text(FILE *f, const cJSON *root, int top)
         fprintf(f, "\nGPU devices\n");
         cJSON_ArrayForEach(r, gd)
         {
-            char by[32], th[32];
+            char by[32], th[32], who[160] = "";
             mwv_human_bytes(num(r, "dram_bytes"), by, sizeof by);
             mwv_human_bytes(num(r, "threshold_bw"), th, sizeof th);
-            fprintf(f, "  device %-3.0f %6.0f launches, %.0f bandwidth-bound, %9.3f ms, %s from "
-                       "DRAM; threshold %s/s%s\n",
-                    num(r, "device"), num(r, "launches"), num(r, "bw_bound"),
+            if (str(r, "ranks") && strchr(str(r, "ranks"), ','))
+                snprintf(who, sizeof who, "; ranks %s", str(r, "ranks"));
+            else if (num(r, "processes") > 1)
+                snprintf(who, sizeof who, "; %.0f processes", num(r, "processes"));
+            fprintf(f, "  %s device %-2.0f %-20s %6.0f launches, %.0f bandwidth-bound, %9.3f ms, "
+                       "%s from DRAM; threshold %s/s%s%s\n",
+                    str(r, "host") ? str(r, "host") : "?", num(r, "device"),
+                    str(r, "name") ? str(r, "name") : "", num(r, "launches"), num(r, "bw_bound"),
                     num(r, "time_ns") / 1e6, by, th,
-                    num(r, "uncalibrated") > 0 ? " (uncalibrated)" : "");
+                    num(r, "uncalibrated") > 0 ? " (uncalibrated)" : "", who);
+        }
+    }
+    const cJSON *gr = cJSON_GetObjectItem(root, "gpu_ranks");
+    if (cJSON_GetArraySize(gr) > 1) {
+        fprintf(f, "\nGPU launches per rank (process) and device\n");
+        fprintf(f, "  %-5s %-8s %-16s %-4s %8s %8s %11s %12s\n", "rank", "pid", "host", "dev",
+                "launches", "flagged", "time", "DRAM bytes");
+        cJSON_ArrayForEach(r, gr)
+        {
+            char by[32], rk[16] = "-";
+            mwv_human_bytes(num(r, "dram_bytes"), by, sizeof by);
+            if (cJSON_IsNumber(cJSON_GetObjectItem(r, "rank")))
+                snprintf(rk, sizeof rk, "%.0f", num(r, "rank"));
+            fprintf(f, "  %-5s %-8.0f %-16.16s %-4.0f %8.0f %8.0f %8.3f ms %12s\n", rk,
+                    num(r, "pid"), str(r, "host") ? str(r, "host") : "?", num(r, "device"),
+                    num(r, "launches"), num(r, "bw_bound"), num(r, "time_ns") / 1e6, by);
         }
     }
     const cJSON *gk = cJSON_GetObjectItem(root, "gpu_kernels");

@@ -88,6 +88,28 @@ else:  # every process brief (ended before its first interval): the page says wh
 z = p.get("zoom")  # none when every frame fills the width (one stack)
 if p["flame_frames"] > 1 and (z or name == "bwdemo"):
     check("clicking a frame zooms it to the full width", bool(z) and z["after"] > z["before"] and abs(z["after"] - 1100) < 1, str(z or "no frame narrower than the root"))
+# GPU: a strip per process and device in the timeline, whose launches and
+# flagged launches add up to the device rows of the summary; a device row and
+# a rank-and-device row per pair
+gd = s.get("gpu_devices", [])
+if gd:
+    strips = p["gpu_strips"]
+    for d in gd:
+        mine = [g for g in strips if g["device"] == d["device"]]
+        check("device %d: its strips add up to its launches and flagged ones (%d, %d)" % (d["device"], d["launches"], d["bw_bound"]),
+              sum(g["launches"] for g in mine) == d["launches"] and sum(g["flagged"] for g in mine) == d["bw_bound"]
+              and all(g["label"] == "GPU %d" % d["device"] for g in mine),
+              str(mine))
+    check("one device row per host and device", len(p["gpu_devices"]) == len(gd), str(p["gpu_devices"]))
+    for d, row in zip(gd, p["gpu_devices"]):
+        check("device %d row: launches and flagged" % d["device"],
+              row[1] == "%d" % d["device"] and row[4] == "%d" % d["launches"] and row[5] == "%d" % d["bw_bound"], " ".join(row))
+    gr = s.get("gpu_ranks", [])
+    if len(gr) > 1:
+        check("one row per rank and device", len(p["gpu_ranks"]) == len(gr), str(p["gpu_ranks"]))
+        for r, row in zip(gr, p["gpu_ranks"]):
+            check("rank %s device %d row" % (r.get("rank"), r["device"]),
+                  row[3] == "%d" % r["device"] and row[4] == "%d" % r["launches"] and row[5] == "%d" % r["bw_bound"], " ".join(row))
 # regions: the page's table, cards, notes and timeline bands against the JSON summary
 regs = s.get("regions", [])
 check("one region row per region of the summary", len(p["region_rows"]) == len(regs),
@@ -167,6 +189,16 @@ J() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$
 check "job: the profile's 5 grid points drawn" $([ "$(J "$tmp/job.page.json" 'd["profile_points"]')" = 5 ] && echo 1 || echo 0)
 check "job: the method verdicts listed" $([ "$(J "$tmp/job.page.json" '[r[2] for r in d["methods"]]')" = "['accurate', 'unavailable']" ] && echo 1 || echo 0)
 unset XDG_DATA_HOME
+
+# two ranks, each driving two GPUs: a streaming kernel on device 0 (every
+# launch flagged), a compute kernel on device 1 (none)
+mkdir -p "$tmp/gpu"
+"$B/mwr_fixture" "$tmp/gpu/r0.mwr" gpu || { echo "FAILED: fixture gpu"; exit 1; }
+LC_ALL=C sed 's/pid=77/pid=78/; s/rank=0/rank=1/' "$tmp/gpu/r0.mwr" >"$tmp/gpu/r1.mwr"
+check_page gpu "$tmp/gpu"
+check "gpu: two strips per lane, GPU 0 all flagged, GPU 1 none" \
+  $([ "$(J "$tmp/gpu.page.json" '[(g["device"], g["launches"], g["flagged"]) for g in d["gpu_strips"]]')" = \
+      "[(0, 8, 8), (1, 8, 0), (0, 8, 8), (1, 8, 0)]" ] && echo 1 || echo 0)
 
 # memwatch calibrate --html: a calibration on its own (two quick benchmarks)
 "$mw" calibrate --bench mlp,ladder --quick --mlp-chains 8 --ladder-max 8M --no-json --no-validate \

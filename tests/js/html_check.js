@@ -46,6 +46,11 @@ const { chromium } = require('playwright-core');
         label: g.querySelector('text') ? g.querySelector('text').textContent : null })) : [],
       brief_note: [...document.querySelectorAll('p.muted')].map((e) => e.textContent).find((t) => t.includes('brief process')) || null,
       region_notes: [...document.querySelectorAll('#region-notes li')].map((li) => li.textContent.trim()),
+      gpu_strips: tl ? [...tl.querySelectorAll('g.gpustrip')].map((g) => ({
+        device: +g.dataset.device, launches: +g.dataset.launches, flagged: +g.dataset.flagged,
+        label: g.querySelector('text').textContent })) : [],
+      gpu_devices: rows('#gpu_devices'),
+      gpu_ranks: rows('#gpu_ranks'),
       flame_frames: document.querySelectorAll('#flame g.f').length,
       svgs: document.querySelectorAll('svg').length,
       profile_points: document.querySelectorAll('#profile ~ .card circle').length,

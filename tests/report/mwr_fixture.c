@@ -2,14 +2,19 @@
  * tests/report/mwr_fixture.c: writes a small raw file (mwr_build.h) for the
  * CLI tests: 4 intervals of 10 ms, two flagged; timer samples in this
  * program's own functions; page faults on one recorded allocation; a trailer.
- *   usage: mwr_fixture OUT.mwr [regions|regions-packed]
+ *   usage: mwr_fixture OUT.mwr [regions|regions-packed|gpu]
  * With "regions", thread 77 also marks regions (docs/regions.md): "load"
  * from 0.5 to 19.5 ms with "inner" nested in it from 2.5 to 7.5 ms, and
  * "store" from 20.5 to 38.5 ms, as a REGION record; "regions-packed" writes
  * the same events as a REGION_PACKED record (ticks of 0.5 ns) followed by a
- * malformed one (its events run past its bytes).
+ * malformed one (its events run past its bytes). With "gpu", the process
+ * drove two GPUs (docs/gpu.md): 8 launches of stream_triad on device 0, all
+ * flagged, and at the same times 8 of fma_chain on device 1, none flagged,
+ * each 3 ms long from 1 ms on, every 5 ms; the GPU clock is CLOCK_MONOTONIC.
  */
 #include "mwr_build.h"
+
+#include <memwatch/mwr_gpu.h>
 
 #include <link.h>
 #include <unistd.h>
@@ -37,8 +42,9 @@ static int first_cb(struct dl_phdr_info *i, size_t n, void *d)
 int main(int argc, char **argv)
 {
     if (argc != 2 &&
-        !(argc == 3 && (!strcmp(argv[2], "regions") || !strcmp(argv[2], "regions-packed")))) {
-        fprintf(stderr, "usage: mwr_fixture OUT.mwr [regions|regions-packed]\n");
+        !(argc == 3 && (!strcmp(argv[2], "regions") || !strcmp(argv[2], "regions-packed") ||
+                        !strcmp(argv[2], "gpu")))) {
+        fprintf(stderr, "usage: mwr_fixture OUT.mwr [regions|regions-packed|gpu]\n");
         return 2;
     }
     uint64_t me[3] = {0, 0, 0};
@@ -75,7 +81,29 @@ int main(int argc, char **argv)
         k += mwb_kernel_sample(recs + k, st_f, &s);
     }
     mwb_perf_data(&w, 2, 77, 40 * MS, recs, k);
-    if (argc == 3) {
+    if (argc == 3 && !strcmp(argv[2], "gpu")) {
+        static const char gmeta[] = "gpu.device=0\ngpu.name=Fixture GPU\ngpu.cc=9.0\n"
+                                    "gpu.device=1\ngpu.name=Fixture GPU\ngpu.cc=9.0\n"
+                                    "gpu.clock=0 0\n";
+        mwb_rec(&w, MWR_GPU_META, gmeta, sizeof gmeta - 1, NULL, 0);
+        for (int i = 0; i < 16; i++) {
+            int dev = i % 2;
+            const char *nm = dev ? "fma_chain" : "stream_triad";
+            mwr_gpu_kernel gk;
+            memset(&gk, 0, sizeof gk);
+            gk.start_ns = (1 + 5 * (uint64_t)(i / 2)) * MS;
+            gk.end_ns = gk.start_ns + 3 * MS;
+            gk.device = (uint32_t)dev;
+            gk.correlation = 100 + (uint32_t)i;
+            gk.flags = MWR_GPU_BW_VALID | (dev ? 0 : MWR_GPU_BW_BOUND);
+            gk.dram_bytes = dev ? 1e6 : 9e9;
+            gk.dram_bw = gk.dram_bytes / 3e-3;
+            gk.threshold_bw = 1.5e12;
+            gk.peak_bw = 4.8e12;
+            gk.name_len = (uint32_t)strlen(nm);
+            mwb_rec(&w, MWR_GPU_KERNEL, &gk, sizeof gk, nm, gk.name_len);
+        }
+    } else if (argc == 3) {
         static const char *const names[] = {"load", "inner", "store"};
         for (uint32_t id = 1; id <= 3; id++) {
             mwr_region_name rn = {id, 0, (uint16_t)strlen(names[id - 1])};
