@@ -733,10 +733,13 @@ static void render_text(FILE *f, const cJSON *root, int top)
                 snprintf(who, sizeof who, "; ranks %s", str(r, "ranks"));
             else if (num(r, "processes") > 1)
                 snprintf(who, sizeof who, "; %.0f processes", num(r, "processes"));
-            fprintf(f, "  %s device %-2.0f %-20s %6.0f launches, %.0f bandwidth-bound, %9.3f ms, "
+            char nm[96] = "";
+            if (str(r, "name"))
+                snprintf(nm, sizeof nm, " (%s)", str(r, "name"));
+            fprintf(f, "  %s device %.0f%s: %.0f launches, %.0f bandwidth-bound, %.3f ms, "
                        "%s from DRAM; threshold %s/s%s%s\n",
-                    str(r, "host") ? str(r, "host") : "?", num(r, "device"),
-                    str(r, "name") ? str(r, "name") : "", num(r, "launches"), num(r, "bw_bound"),
+                    str(r, "host") ? str(r, "host") : "?", num(r, "device"), nm,
+                    num(r, "launches"), num(r, "bw_bound"),
                     num(r, "time_ns") / 1e6, by, th,
                     num(r, "uncalibrated") > 0 ? " (uncalibrated)" : "", who);
         }

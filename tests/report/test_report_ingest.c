@@ -519,11 +519,16 @@ int main(void)
     MW_CHECK(strstr(text, "local DRAM") != NULL, "memory levels listed");
     MW_CHECK(strstr(text, "GPU kernels") && strstr(text, "triad_kern"), "GPU kernels listed");
     /* per-device rows: device 0 with 2 launches (one flagged), device 1 with one */
-    MW_CHECK(strstr(text, "device 0        2 launches, 1 bandwidth-bound") &&
-                 strstr(text, "device 1        1 launches, 0 bandwidth-bound"),
+    MW_CHECK(strstr(text, "testhost device 0: 2 launches, 1 bandwidth-bound") &&
+                 strstr(text, "testhost device 1: 1 launches, 0 bandwidth-bound"),
              "GPU device rows:\n%s", strstr(text, "GPU devices") ? strstr(text, "GPU devices") : text);
     MW_CHECK(strstr(text, "\n  1   triad_kern") && strstr(text, "\n  0   triad_kern"),
              "a kernel row per device");
+    /* one process on two devices: a row per process and device */
+    MW_CHECK(strstr(text, "GPU launches per rank (process) and device") &&
+                 strstr(text, "\n  -     4242     testhost         0           2        1") &&
+                 strstr(text, "\n  -     4242     testhost         1           1        0"),
+             "rank-and-device rows:\n%s", strstr(text, "GPU launches") ? strstr(text, "GPU launches") : text);
     MW_CHECK(strstr(text, "GPU source lines") && strstr(text, "k.cu") && strstr(text, ":12") &&
                  strstr(text, "long_scoreboard=5"),
              "GPU source lines listed with their stall reasons");
