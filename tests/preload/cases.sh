@@ -245,11 +245,12 @@ config)
     expect_rc $? 0
     [ ! -s "$T/err" ] || { cat "$T/err"; fail "MEMWATCH_VERBOSE=0 printed"; }
     rm -f "$OUT"/*
-    # rank in the file name
-    OMPI_COMM_WORLD_RANK=3 run "$APP" work 20; expect_rc $? 0
+    # rank in the file name (40 ms of CPU time: the process begins recording
+    # after 10, lazy start, and has a file of its own even on a loaded machine)
+    OMPI_COMM_WORLD_RANK=3 run "$APP" cpuwork 40; expect_rc $? 0
     ls "$OUT" | grep -q -- "-3-[0-9]*\.mwr$" || fail "rank 3 not in the file name: $(ls "$OUT")"
     rm -f "$OUT"/*
-    SLURM_PROCID=5 run "$APP" work 20; expect_rc $? 0
+    SLURM_PROCID=5 run "$APP" cpuwork 40; expect_rc $? 0
     ls "$OUT" | grep -q -- "-5-[0-9]*\.mwr$" || fail "SLURM_PROCID not used for the rank"
     rm -f "$OUT"/*
     # a rate above perf_event_max_sample_rate is clamped, with one line and META
