@@ -344,6 +344,7 @@ void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev);
 /* MWR_CPU: the calling thread's CPU time (whole = 0) or the process image's
  * since mwp_cpu_base (whole = 1). Async-signal-safe. */
 void mwp_cpu_emit(int whole);
+int mwp_cpu_fill(int whole, mwr_cpu *out); /* the kernel's accounting of this image or thread */
 void mwp_cpu_base_take(void); /* constructor, fork child: what came before this image */
 #define MWP_NATTR 3
 extern char mwp_attr_bytes[MWP_NATTR][256];

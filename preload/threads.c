@@ -320,11 +320,11 @@ void mwp_cpu_base_take(void)
     cpu_base_majflt = (uint64_t)r.ru_majflt;
 }
 
-void mwp_cpu_emit(int whole)
+int mwp_cpu_fill(int whole, mwr_cpu *out)
 {
     struct rusage r;
     if (syscall(SYS_getrusage, whole ? RUSAGE_SELF : RUSAGE_THREAD, &r) != 0)
-        return;
+        return -1;
     mwr_cpu c;
     memset(&c, 0, sizeof c);
     c.time_ns = mwp_now_ns();
@@ -339,6 +339,15 @@ void mwp_cpu_emit(int whole)
         c.minflt -= c.minflt > cpu_base_minflt ? cpu_base_minflt : c.minflt;
         c.majflt -= c.majflt > cpu_base_majflt ? cpu_base_majflt : c.majflt;
     }
+    *out = c;
+    return 0;
+}
+
+void mwp_cpu_emit(int whole)
+{
+    mwr_cpu c;
+    if (mwp_cpu_fill(whole, &c) != 0)
+        return;
     struct iovec v = {&c, sizeof c};
     mwp_write(MWR_CPU, &v, 1);
 }

@@ -415,13 +415,23 @@ void mwp_writer_summary(int32_t status, const char *how)
     t.dropped_records = atomic_load(&mwp_stat_dropped);
     t.alloc_dropped = atomic_load(&mwp_stat_alloc_dropped);
     t.exit_status = status;
+    /* its CPU time and page faults, as a longer process's end writes them */
+    mwr_cpu c;
+    int have_cpu = mwp_cpu_fill(1, &c) == 0;
+    mwr_rec_hdr ch = mwr_rec_hdr_make(MWR_CPU, sizeof c);
+    if (have_cpu) {
+        t.records++;
+        t.bytes += ch.size;
+    }
     mwr_rec_hdr th = mwr_rec_hdr_make(MWR_TRAILER, sizeof t);
-    struct iovec iov[5] = {{&mh, sizeof mh},
+    struct iovec iov[7] = {{&mh, sizeof mh},
                            {meta_buf, meta_len},
                            {(void *)zero, mwr_pad_len(meta_len)},
+                           {&ch, have_cpu ? sizeof ch : 0},
+                           {&c, have_cpu ? sizeof c : 0},
                            {&th, sizeof th},
                            {&t, sizeof t}};
-    ssize_t w = (ssize_t)syscall(SYS_writev, fd, iov, 5);
+    ssize_t w = (ssize_t)syscall(SYS_writev, fd, iov, 7);
     (void)w;
     mwp_sys_close(fd);
     atomic_store(&w_state, W_CLOSED);

@@ -107,7 +107,7 @@ static const char proc_from_meta[] =
     "   (SELECT MIN(t_start) FROM intervals WHERE process_id=?1),"
     "   (SELECT MIN(time_ns) FROM samples WHERE process_id=?1)),"
     " t_end = COALESCE((SELECT MAX(t_end) FROM intervals WHERE process_id=?1),"
-    "   (SELECT MAX(time_ns) FROM samples WHERE process_id=?1))"
+    "   (SELECT MAX(time_ns) FROM samples WHERE process_id=?1), ?2)"
     " WHERE id=?1";
 
 /* The processes row of a file, before its records. */
@@ -151,7 +151,11 @@ static int process_end(ingest *g, mw_reader *r, const mwr_trailer *tr, int have_
         ing_bind_u64(s, 8, tr->dropped_records);
         ing_bind_u64(s, 9, tr->alloc_dropped);
     }
-    ing_bind_text(s, 3, mw_reader_status(r)[0] ? mw_reader_status(r) : "ok");
+    /* bytes after a trailer are the next process (mw_reader_next_segment),
+     * not ignored */
+    ing_bind_text(s, 3,
+                  mw_reader_status(r)[0] && !mw_reader_segment_follows(r) ? mw_reader_status(r)
+                                                                          : "ok");
     ing_bind_u64(s, 4, g->st->records);
     ing_bind_u64(s, 5, mw_reader_pos(r));
     sqlite3_bind_double(s, 10, g->file.threshold);
@@ -170,6 +174,11 @@ static int process_end(ingest *g, mw_reader *r, const mwr_trailer *tr, int have_
     if (sqlite3_prepare_v2(g->db.db, proc_from_meta, -1, &s, NULL) != SQLITE_OK)
         goto sqlfail;
     sqlite3_bind_int64(s, 1, g->file.proc);
+    /* a process without intervals or samples (one that ended before its
+     * first interval: the shared file of short processes) ends at its
+     * trailer's time */
+    if (have_tr && tr->time_ns)
+        ing_bind_u64(s, 2, tr->time_ns);
     if (sqlite3_step(s) != SQLITE_DONE)
         goto sqlfail;
     sqlite3_finalize(s);

@@ -211,6 +211,11 @@ int mw_reader_next_segment(mw_reader *r)
     return 1;
 }
 
+int mw_reader_segment_follows(const mw_reader *r)
+{
+    return r->have_trailer && r->done >= 0 && r->pos < r->len;
+}
+
 int mw_reader_trailer(const mw_reader *r, mwr_trailer *t)
 {
     if (r->have_trailer && t)

@@ -55,6 +55,11 @@ MW_API int mw_reader_trailer(const mw_reader *r, mwr_trailer *t);
  * returned 0 at a trailer with more records behind it, this starts the next
  * process (1); 0 where nothing follows. */
 MW_API int mw_reader_next_segment(mw_reader *r);
+/* 1 when the segment just read ended with its trailer and bytes follow it,
+ * which mw_reader_next_segment would read as the next process (the shared
+ * file of short processes); the reader's status then says they were
+ * ignored, which is true only for a caller that stops there. */
+MW_API int mw_reader_segment_follows(const mw_reader *r);
 /* A sentence about the reader's state: "" while fine, else what went wrong
  * ("truncated at byte 1234: record of 96 bytes, 40 left", "no trailer: the
  * process did not end normally", ...). */

@@ -1033,6 +1033,12 @@ short)
     [ "$np" = 9 ] || fail "the report lists $np processes, expected 9"
     [ "$st" = "0,0,0,0,0,0,0,1,3" ] || fail "the report's exit statuses: $st"
     [ "$nc" = 9 ] || fail "$nc of 9 processes with command line, parent, start and a clean end in the report"
+    # each with its end time and the kernel's accounting of its CPU time, and
+    # no note about the bytes after its trailer (the next process's)
+    nt=$(sqlite3 "$T/s.db" "select count(*) from processes where t_end >= t_start and user_ns is not null and system_ns is not null and minflt > 0")
+    nok=$(sqlite3 "$T/s.db" "select count(*) from processes where status = 'ok'")
+    [ "$nt" = 9 ] || fail "$nt of 9 processes with an end time and their CPU time in the report"
+    [ "$nok" = 9 ] || fail "$nok of 9 processes with status ok: $(sqlite3 "$T/s.db" "select status from processes where status != 'ok'")"
     ;;
 *)
     fail "unknown case"
