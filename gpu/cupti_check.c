@@ -6,7 +6,7 @@
  * single triad launched after an L2 flush; each metric gets a verdict against
  * the triad's known bytes (3 x n x 8: reads of b and c, write of a; GPUs do not
  * write-allocate) and its event-timed duration.
- * May call: the CUDA driver and runtime, CUPTI, gpu/probes.cu's triad helpers.
+ * May call: the CUDA driver and runtime, CUPTI, gpu/probes_mem.cu's triad helpers.
  * Threading: one call at a time; prints nothing (errors in mw_gpu_cupti).
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * gpu/gpu_struct.c: the arithmetic of the GPU structure probes (gpu/probes.cu
+ * gpu/gpu_struct.c: the arithmetic of the GPU structure probes (gpu/probes_struct.cu
  * measures, this reads the curves): ways and sets from conflict scans, the
  * first step of a latency curve, eviction bounds. Pure C, no CUDA; unit
  * tested on synthetic chase results (tests/gpu/test_gpu_struct.c).
