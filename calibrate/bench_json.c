@@ -128,6 +128,8 @@ static cJSON *struct_json(const mw_struct_result *s)
             cJSON_AddNumberToObject(q, "first_miss", c->level[l].first_miss);
             cJSON_AddNumberToObject(q, "reach", (double)c->level[l].reach);
             cJSON_AddNumberToObject(q, "extra_ns", c->level[l].extra_ns);
+            cJSON_AddNumberToObject(q, "rise_from", c->level[l].rise_from);
+            cJSON_AddNumberToObject(q, "rise_to", c->level[l].rise_to);
             cJSON_AddItemToArray(lv, q);
         }
         if (c->page != 4096)

@@ -7,8 +7,8 @@
  *     stride, against random lines) and the prefetch distance (how many lines
  *     ahead of a trained stream a single load is served);
  *   - TLBs: one line per page over N pages against the same lines packed into
- *     few pages, 4 KiB and 2 MiB pages; each step of the difference is a TLB
- *     level (entries, reach);
+ *     few pages, 4 KiB and 2 MiB pages; each step of the difference, with a
+ *     plateau after it, is a TLB level (entries, reach; mw_tlb_steps);
  *   - associativity: k lines at a stride that maps them to one set (2 MiB:
  *     one L1 and one L2 set where huge pages keep physical addresses in step),
  *     chased in a random cycle; the k where the latency steps is the ways.
@@ -69,6 +69,133 @@ MW_API unsigned mw_curve_steps(const double *y, unsigned n, double rise, unsigne
             lo = y[i];
     }
     return ns;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_d(double *v, unsigned n)
+{
+    qsort(v, n, sizeof *v, cmp_d);
+    return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
+}
+
+/* TLB levels from the curve of one line per page against the same lines
+ * packed (bench.h, mw_tlb_steps). The excess e = pages - control is what the
+ * TLB adds (a data-cache step, such as L1 past 1024 lines, is in both curves
+ * and cancels; a ratio would dip there). It is smoothed by a running median
+ * of three, which removes one-point spikes and keeps sharp steps, then cut into
+ * rises: runs of points each more than RISE_POINT of the total latency (and
+ * RISE_MIN_NS) above the one before. A run that a pause of at most two points
+ * separates from a larger run that follows (one with a plateau after it) is
+ * the onset of that one and is merged with it (a gradual rise that stalls for
+ * a point or two is one level). The end points are medians of the first and
+ * last three. A rise
+ * is a level only when the two points past its top exist and stay above half
+ * its height (a plateau: no bump that falls back, no rise at the curve's end),
+ * and when its height, from the point before it to the plateau's median, is at
+ * least RISE_LEVEL of the total latency below it, RISE_MIN_NS, and more than
+ * the plateau's own spread. */
+#define RISE_POINT 0.10
+#define RISE_LEVEL 0.25
+#define RISE_MIN_NS 0.3
+#define RISE_PLATEAU 2
+
+static double med3(double a, double b, double c)
+{
+    return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+}
+
+/* The two points past the rise a..b exist and stay above half its height. */
+static int rise_plateau(const double *s, unsigned n, unsigned a, unsigned b)
+{
+    if (b + RISE_PLATEAU >= n)
+        return 0;
+    double p[RISE_PLATEAU + 1];
+    for (unsigned j = 0; j <= RISE_PLATEAU; j++)
+        p[j] = s[b + j];
+    double half = 0.5 * (s[a] + median_d(p, RISE_PLATEAU + 1));
+    for (unsigned j = 1; j <= RISE_PLATEAU; j++)
+        if (s[b + j] < half)
+            return 0;
+    return 1;
+}
+
+MW_API unsigned mw_tlb_steps(const double *pages_ns, const double *control_ns, unsigned n,
+                             mw_curve_rise *out, unsigned cap)
+{
+    double e[MW_CURVE_MAX], s[MW_CURVE_MAX], tot[MW_CURVE_MAX];
+    if (n > MW_CURVE_MAX)
+        n = MW_CURVE_MAX;
+    if (n < 2 || !cap)
+        return 0;
+    for (unsigned i = 0; i < n; i++)
+        e[i] = pages_ns[i] - control_ns[i];
+    for (unsigned i = 0; i < n; i++) {
+        if (n < 3)
+            s[i] = e[i];
+        else if (i == 0)
+            s[i] = med3(e[0], e[1], e[2]);
+        else if (i + 1 == n)
+            s[i] = med3(e[n - 3], e[n - 2], e[n - 1]);
+        else
+            s[i] = med3(e[i - 1], e[i], e[i + 1]);
+        tot[i] = control_ns[i] + s[i];
+    }
+    /* rising runs: [from[k], to[k]], from = the point before the first rise */
+    unsigned from[MW_CURVE_MAX], to[MW_CURVE_MAX], nr = 0;
+    for (unsigned i = 1; i < n; i++) {
+        double eps = RISE_POINT * tot[i - 1];
+        int up = s[i] - s[i - 1] > (eps > RISE_MIN_NS ? eps : RISE_MIN_NS);
+        if (!up)
+            continue;
+        if (nr && to[nr - 1] == i - 1)
+            to[nr - 1] = i;
+        else {
+            from[nr] = i - 1;
+            to[nr++] = i;
+        }
+    }
+    /* merge an onset into the larger rise that follows after a short pause */
+    unsigned m = 0;
+    for (unsigned k = 0; k < nr; k++) {
+        if (m && from[k] - to[m - 1] <= 2 &&
+            s[to[m - 1]] - s[from[m - 1]] < s[to[k]] - s[from[k]] &&
+            rise_plateau(s, n, from[k], to[k])) {
+            to[m - 1] = to[k];
+            continue;
+        }
+        from[m] = from[k];
+        to[m++] = to[k];
+    }
+    unsigned nl = 0;
+    for (unsigned k = 0; k < m && nl < cap; k++) {
+        unsigned a = from[k], b = to[k];
+        if (b + RISE_PLATEAU >= n)
+            continue; /* no plateau after it */
+        double p[RISE_PLATEAU + 1], lo = s[b], hi = s[b];
+        for (unsigned j = 0; j <= RISE_PLATEAU; j++) {
+            p[j] = s[b + j];
+            lo = p[j] < lo ? p[j] : lo;
+            hi = p[j] > hi ? p[j] : hi;
+        }
+        double high = median_d(p, RISE_PLATEAU + 1), low = s[a], h = high - low;
+        double need = RISE_LEVEL * (control_ns[a] + low);
+        if (need < RISE_MIN_NS)
+            need = RISE_MIN_NS;
+        if (h < need || h <= hi - lo || lo < low + h / 2)
+            continue;
+        unsigned mid = a;
+        for (unsigned j = a; j < b; j++)
+            if (s[j] < low + h / 2)
+                mid = j;
+        out[nl++] = (mw_curve_rise){.from = a, .mid = mid, .to = b, .low_ns = low,
+                                    .high_ns = high};
+    }
+    return nl;
 }
 
 #if defined(__x86_64__)
@@ -169,18 +296,6 @@ static inline uint64_t tsc_fenced(void)
     unsigned lo, hi;
     __asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
     return ((uint64_t)hi << 32) | lo;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_d(double *v, unsigned n)
-{
-    qsort(v, n, sizeof *v, cmp_d);
-    return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
 }
 
 /* ------------------------------------------------------------ prefetch */
@@ -353,19 +468,17 @@ static int probe_tlb(const mw_struct_config *c, size_t page, size_t max_bytes, m
         r->control.x[r->control.n] = n;
         r->control.ns[r->control.n++] = b;
     }
-    /* steps of pages / control: the TLB's, not the caches' */
-    double ratio[MW_CURVE_MAX];
-    for (unsigned i = 0; i < r->pages.n; i++)
-        ratio[i] = r->control.ns[i] > 0 ? r->pages.ns[i] / r->control.ns[i] : 1;
-    unsigned at[MW_TLB_MAX_LEVELS];
-    unsigned k = mw_curve_steps(ratio, r->pages.n, 0.25, at, MW_TLB_MAX_LEVELS);
+    /* steps of pages over control: the TLB's, not the caches' */
+    mw_curve_rise st[MW_TLB_MAX_LEVELS];
+    unsigned k = mw_tlb_steps(r->pages.ns, r->control.ns, r->pages.n, st, MW_TLB_MAX_LEVELS);
     for (unsigned i = 0; i < k; i++) {
         mw_tlb_level *lv = &r->level[r->nlevels++];
-        lv->entries = (unsigned)r->pages.x[at[i] - 1];
-        lv->first_miss = (unsigned)r->pages.x[at[i]];
+        lv->entries = (unsigned)r->pages.x[st[i].mid];
+        lv->first_miss = (unsigned)r->pages.x[st[i].mid + 1];
         lv->reach = (size_t)lv->entries * page;
-        unsigned j = at[i] + 1 < r->pages.n ? at[i] + 1 : at[i];
-        lv->extra_ns = r->pages.ns[j] - r->control.ns[j];
+        lv->extra_ns = st[i].high_ns;
+        lv->rise_from = (unsigned)r->pages.x[st[i].from];
+        lv->rise_to = (unsigned)r->pages.x[st[i].to];
     }
     free(off);
     free(idx);
@@ -475,8 +588,11 @@ int mw_struct_plots(const mw_struct_result *s, const char *dir)
                                ser, 1, hl, hlab, 2)) < 0)
             rc = e;
     }
-    mw_plot_series ts[4];
-    unsigned nt = 0;
+    mw_plot_series ts[4 + 2 * MW_TLB_MAX_LEVELS];
+    /* each level found: a vertical mark at its entries, spanning its rise */
+    double lx[2 * MW_TLB_MAX_LEVELS][2], ly[2 * MW_TLB_MAX_LEVELS][2];
+    char ln[2 * MW_TLB_MAX_LEVELS][48];
+    unsigned nt = 0, nl = 0;
     for (int t = 0; t < 2; t++) {
         const mw_tlb_curve *c = &s->tlb[t];
         if (!c->pages.n)
@@ -485,6 +601,28 @@ int mw_struct_plots(const mw_struct_result *s, const char *dir)
                                     c->pages.x, c->pages.ns, c->pages.n};
         ts[nt++] = (mw_plot_series){t ? "same lines packed (2M run)" : "same lines packed (4K run)",
                                     c->control.x, c->control.ns, c->control.n};
+    }
+    for (int t = 0; t < 2; t++) {
+        const mw_tlb_curve *c = &s->tlb[t];
+        for (unsigned l = 0; l < c->nlevels && l < MW_TLB_MAX_LEVELS; l++) {
+            const mw_tlb_level *lv = &c->level[l];
+            double lo = 0, hi = 0;
+            for (unsigned i = 0; i < c->pages.n; i++) {
+                if (c->pages.x[i] == lv->rise_from)
+                    lo = c->pages.ns[i];
+                if (c->pages.x[i] == lv->rise_to)
+                    hi = c->pages.ns[i];
+            }
+            if (!(lo > 0 && hi > lo))
+                continue;
+            lx[nl][0] = lx[nl][1] = lv->entries;
+            ly[nl][0] = lo;
+            ly[nl][1] = hi;
+            snprintf(ln[nl], sizeof ln[nl], "%s level %u: %u entries", t ? "2 MiB" : "4 KiB",
+                     l + 1, lv->entries);
+            ts[nt++] = (mw_plot_series){ln[nl], lx[nl], ly[nl], 2};
+            nl++;
+        }
     }
     if (nt) {
         snprintf(path, sizeof path, "%s/tlb.svg", dir);

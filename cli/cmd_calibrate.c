@@ -384,10 +384,16 @@ static void print_struct(const mw_struct_result *s)
         for (unsigned i = 0; i < c->control.n; i++)
             printf(" %6.1f", c->control.ns[i]);
         printf("\n");
-        for (unsigned l = 0; l < c->nlevels; l++)
-            printf("  level %u: %u entries (steps by %u), reach %s, +%.1f ns past it\n", l + 1,
-                   c->level[l].entries, c->level[l].first_miss,
-                   human_bytes(c->level[l].reach, b1, sizeof b1), c->level[l].extra_ns);
+        for (unsigned l = 0; l < c->nlevels; l++) {
+            const mw_tlb_level *lv = &c->level[l];
+            printf("  level %u: %u entries (steps by %u), reach %s, +%.1f ns past it", l + 1,
+                   lv->entries, lv->first_miss, human_bytes(lv->reach, b1, sizeof b1),
+                   lv->extra_ns);
+            if (lv->rise_from != lv->entries || lv->rise_to != lv->first_miss)
+                printf(" (rises between %u and %u pages; entries: the last below half the rise)",
+                       lv->rise_from, lv->rise_to);
+            printf("\n");
+        }
         if (!c->nlevels)
             printf("  no step up to %.0f pages\n", c->pages.n ? c->pages.x[c->pages.n - 1] : 0);
     }

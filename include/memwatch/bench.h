@@ -465,10 +465,14 @@ typedef struct mw_prefetch_result {
 
 #define MW_TLB_MAX_LEVELS 4
 typedef struct mw_tlb_level {
-    unsigned entries;       /* pages still covered: the last point before the step */
+    unsigned entries;       /* pages still covered: the last point below half the step's rise */
     unsigned first_miss;    /* the first point past it */
     size_t reach;           /* entries x page size */
-    double extra_ns;        /* latency added past the step (over the packed control) */
+    double extra_ns;        /* latency added past the step (over the packed control; the
+                             * median of the plateau after it) */
+    unsigned rise_from;     /* the step's rise begins after this many pages */
+    unsigned rise_to;       /* and ends (its plateau begins) at this many: a sharp step
+                             * has rise_from == entries, rise_to == first_miss */
 } mw_tlb_level;
 
 typedef struct mw_tlb_curve {
@@ -514,6 +518,24 @@ MW_API unsigned mw_struct_stride_grid(size_t min, size_t max, unsigned per_octav
  * first point past step k. Returns the number of steps (<= cap). */
 MW_API unsigned mw_curve_steps(const double *y, unsigned n, double rise, unsigned *at,
                                unsigned cap);
+
+/* TLB steps (pure): pages_ns (one line per page) against control_ns (the same
+ * lines packed), n points in increasing pages. Works on the excess pages -
+ * control, smoothed by a running median of three; a rise is a run of points
+ * each more than 10 % of the total latency (and 0.3 ns) above the one before,
+ * merged with a larger run that follows within two points; it is a step when
+ * the two points after its top exist and stay above half its height, and its
+ * height is at least 25 % of the total latency below it (0.3 ns at least) and
+ * more than its plateau's spread (calibrate/bench_struct.c). Indices into the
+ * curve; excess in ns. Returns the number of steps (<= cap). */
+typedef struct mw_curve_rise {
+    unsigned from;          /* the last point before the rise */
+    unsigned mid;           /* the last point below half the rise */
+    unsigned to;            /* the rise's top: its plateau's first point */
+    double low_ns, high_ns; /* excess before the rise and on the plateau after it */
+} mw_curve_rise;
+MW_API unsigned mw_tlb_steps(const double *pages_ns, const double *control_ns, unsigned n,
+                             mw_curve_rise *out, unsigned cap);
 
 /* ----------------------------------------------- everything, for the CLI */
 enum mw_calib_what {

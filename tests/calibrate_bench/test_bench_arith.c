@@ -731,6 +731,156 @@ static void test_struct_arith(void)
     MW_CHECK_INT(mw_curve_steps(last, 0, 0.3, at, 4), 0);
 }
 
+/* TLB steps on curves measured on the development VM (Zen 5 guest, 2 vCPUs;
+ * `memwatch calibrate --bench struct`: three runs of the issue-18 audit and
+ * three of ours). The ratio-based detector read the gradual rise of the 4 KiB
+ * curve past the L2 TLB as two or three levels (1536/2048/3072, 2048/3072/4096,
+ * 1024/2048/3072, 3072/4096), a one-point spike (7.2 ns at 1536 pages between
+ * 5.1 and 5.1) as the start of a level, the transition point at 96 huge pages
+ * as its own level (64 then 96), and a two-point bump that fell back (27.3 and
+ * 24.1 ns at 384 and 512 huge pages, 16-17 ns around) as a level of 256. */
+#define TLB_PTS_4K 25 /* 8 12 16 24 ... 24576 32768 */
+#define TLB_PTS_2M 15 /* 8 ... 1024 */
+static const double tlb_x[TLB_PTS_4K] = {8,    12,   16,   24,   32,   48,    64,    96,   128,
+                                         192,  256,  384,  512,  768,  1024,  1536,  2048, 3072,
+                                         4096, 6144, 8192, 12288, 16384, 24576, 32768};
+struct tlb_case {
+    const char *name;
+    double pages[TLB_PTS_4K], packed[TLB_PTS_4K];
+};
+
+static unsigned tlb_entries(const struct tlb_case *c, unsigned n, unsigned *ent, unsigned cap)
+{
+    mw_curve_rise st[MW_TLB_MAX_LEVELS];
+    unsigned k = mw_tlb_steps(c->pages, c->packed, n, st, cap);
+    for (unsigned i = 0; i < k; i++)
+        ent[i] = (unsigned)tlb_x[st[i].mid];
+    return k;
+}
+
+static void test_tlb_steps(void)
+{
+    static const struct tlb_case c4[] = {
+        {"audit1/4k",
+         {0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.98, 2.61, 2.64, 2.56, 2.63, 2.64, 2.71, 5.14, 5.35, 6.78, 8.91, 11.80, 13.62, 16.45, 23.70, 28.41, 31.53, 36.52},
+         {0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.98, 1.05, 3.39, 3.39, 3.40, 3.40, 3.41, 3.41, 3.79, 5.38, 8.26, 10.99, 11.57}},
+        {"audit2/4k",
+         {0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.97, 0.97, 2.65, 2.65, 2.65, 2.65, 2.66, 2.71, 5.05, 5.23, 7.03, 9.02, 11.78, 13.61, 17.28, 27.38, 29.90, 35.18, 87.35},
+         {0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 1.07, 3.37, 3.37, 3.38, 3.38, 3.37, 3.38, 3.80, 4.69, 7.83, 10.92, 12.24}},
+        {"audit3/4k",
+         {0.96, 0.97, 0.96, 0.96, 0.96, 0.97, 0.96, 0.97, 2.65, 2.66, 2.66, 2.67, 2.67, 2.72, 5.07, 5.28, 5.21, 6.64, 10.22, 13.29, 16.89, 27.21, 29.75, 31.99, 35.51},
+         {0.96, 0.96, 0.96, 0.96, 0.96, 0.97, 0.96, 0.96, 0.97, 0.97, 0.97, 0.97, 0.98, 1.07, 3.38, 3.38, 3.38, 3.38, 3.38, 3.37, 3.80, 4.57, 6.87, 10.84, 12.06}},
+        {"dev1/4k",
+         {0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 2.66, 2.66, 2.66, 2.67, 2.68, 2.72, 5.08, 7.16, 5.07, 5.08, 6.21, 13.35, 23.07, 31.65, 33.56, 35.94, 36.84},
+         {0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.96, 0.96, 0.97, 0.97, 0.97, 0.97, 0.98, 1.07, 3.38, 3.38, 3.38, 3.38, 3.37, 3.39, 3.81, 4.86, 6.85, 9.62, 10.64}},
+        {"dev2/4k",
+         {0.98, 0.98, 0.97, 0.97, 0.97, 0.98, 0.97, 0.98, 2.67, 2.67, 2.68, 2.69, 2.70, 2.74, 5.13, 7.04, 6.80, 8.93, 11.89, 13.93, 19.76, 30.94, 34.66, 36.44, 38.37},
+         {0.98, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.98, 0.98, 0.98, 1.07, 3.41, 3.40, 3.41, 3.40, 3.41, 3.39, 3.86, 4.41, 7.09, 10.51, 10.82}},
+        {"dev3/4k",
+         {0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.98, 0.98, 2.69, 2.68, 2.68, 2.68, 2.70, 2.75, 5.15, 5.32, 6.98, 5.61, 9.67, 14.00, 20.09, 28.18, 32.45, 35.23, 36.81},
+         {0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.98, 0.98, 0.98, 0.97, 0.98, 0.98, 0.99, 1.09, 3.43, 3.41, 3.41, 3.39, 3.42, 3.37, 3.87, 5.08, 7.50, 11.05, 11.48}},
+    };
+    static const struct tlb_case c2[] = {
+        {"audit1/2m",
+         {0.96, 0.96, 0.96, 0.96, 0.96, 0.97, 0.98, 2.02, 16.11, 15.20, 16.05, 16.21, 15.98, 17.11, 17.25},
+         {0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.97, 1.06, 3.36}},
+        {"audit2/2m",
+         {0.97, 0.97, 0.97, 0.98, 0.98, 0.99, 1.00, 1.18, 14.53, 14.42, 14.71, 14.71, 14.67, 16.97, 17.42},
+         {0.97, 0.97, 0.97, 0.97, 0.97, 0.97, 0.98, 0.97, 0.98, 0.98, 0.98, 0.98, 0.98, 1.08, 3.40}},
+        {"audit3/2m",
+         {0.96, 0.96, 0.96, 0.97, 0.97, 0.98, 0.99, 1.13, 14.57, 14.58, 14.25, 14.54, 14.36, 16.75, 17.47},
+         {0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.97, 0.97, 0.97, 0.97, 0.98, 1.06, 3.36}},
+        {"dev1/2m",
+         {1.01, 1.01, 1.01, 1.02, 1.02, 1.03, 1.04, 2.38, 16.49, 16.04, 16.72, 27.30, 24.12, 17.29, 17.62},
+         {1.01, 1.01, 1.01, 1.02, 1.01, 1.01, 1.01, 1.01, 1.00, 1.01, 2.36, 0.96, 0.98, 1.07, 3.40}},
+        {"dev2/2m",
+         {0.96, 0.96, 0.96, 0.96, 0.96, 0.97, 0.98, 2.26, 15.37, 14.78, 15.07, 15.36, 15.23, 16.82, 17.15},
+         {0.96, 0.95, 0.95, 0.95, 0.96, 0.96, 0.96, 0.96, 0.96, 0.95, 0.96, 0.96, 0.97, 1.06, 3.33}},
+        {"dev3/2m",
+         {0.96, 0.96, 0.96, 0.97, 0.97, 0.98, 0.99, 1.59, 15.59, 15.20, 15.81, 15.91, 15.78, 16.99, 17.20},
+         {0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.97, 0.96, 0.97, 0.96, 1.06, 3.34}},
+    };
+    unsigned ent[MW_TLB_MAX_LEVELS];
+    for (unsigned i = 0; i < sizeof c4 / sizeof c4[0]; i++) {
+        /* 4 KiB pages: L1 at 96 entries, then one gradual rise (1536-4096 to 12288 pages),
+         * half of it by 6144 in every run */
+        unsigned k = tlb_entries(&c4[i], TLB_PTS_4K, ent, MW_TLB_MAX_LEVELS);
+        MW_CHECK(k == 2, "%s: %u levels, expected 2 (first %u, second %u)", c4[i].name, k,
+                 k > 0 ? ent[0] : 0, k > 1 ? ent[1] : 0);
+        MW_CHECK(k >= 1 && ent[0] == 96, "%s: first level %u entries, expected 96", c4[i].name,
+                 k ? ent[0] : 0);
+        MW_CHECK(k >= 2 && ent[1] == 6144, "%s: second level %u entries, expected 6144",
+                 c4[i].name, k > 1 ? ent[1] : 0);
+    }
+    for (unsigned i = 0; i < sizeof c2 / sizeof c2[0]; i++) {
+        /* 2 MiB pages: one step, 96 then 128 */
+        unsigned k = tlb_entries(&c2[i], TLB_PTS_2M, ent, MW_TLB_MAX_LEVELS);
+        MW_CHECK(k == 1, "%s: %u levels, expected 1 (first %u, second %u)", c2[i].name, k,
+                 k > 0 ? ent[0] : 0, k > 1 ? ent[1] : 0);
+        MW_CHECK(k >= 1 && ent[0] == 96, "%s: level %u entries, expected 96", c2[i].name,
+                 k ? ent[0] : 0);
+    }
+    /* the rise's extent and heights on one curve (audit run 1, 4 KiB) */
+    mw_curve_rise st[MW_TLB_MAX_LEVELS];
+    unsigned k = mw_tlb_steps(c4[0].pages, c4[0].packed, TLB_PTS_4K, st, MW_TLB_MAX_LEVELS);
+    MW_CHECK_INT(k, 2);
+    if (k == 2) {
+        MW_CHECK_INT(st[0].from, 7); /* 96: a sharp step */
+        MW_CHECK_INT(st[0].mid, 7);
+        MW_CHECK_INT(st[0].to, 8);
+        MW_CHECK(fabs(st[0].low_ns) < 0.1 && fabs(st[0].high_ns - 1.65) < 0.1,
+                 "L1 step %.2f -> %.2f ns", st[0].low_ns, st[0].high_ns);
+        MW_CHECK_INT(st[1].from, 15); /* 1536 */
+        MW_CHECK_INT(st[1].to, 21);   /* 12288 */
+        MW_CHECK(st[1].high_ns > 15 && st[1].high_ns < 25, "L2 plateau %.2f ns", st[1].high_ns);
+    }
+    MW_CHECK_INT(mw_tlb_steps(c4[0].pages, c4[0].packed, TLB_PTS_4K, st, 1), 1); /* capped */
+
+    /* synthetic: n points of 1 ns packed, the excess given */
+    double pk[16], pg[16];
+    for (unsigned i = 0; i < 16; i++)
+        pk[i] = 1.0;
+#define SET(...)                                                                                   \
+    do {                                                                                           \
+        const double v_[] = {__VA_ARGS__};                                                         \
+        for (unsigned i_ = 0; i_ < 16; i_++)                                                       \
+            pg[i_] = 1.0 + (i_ < sizeof v_ / sizeof v_[0] ? v_[i_] : v_[sizeof v_ / sizeof v_[0] - 1]); \
+    } while (0)
+    SET(0, 0, 0, 0, 0, 0, 0, 0); /* flat */
+    MW_CHECK_INT(mw_tlb_steps(pg, pk, 16, st, 4), 0);
+    SET(0, 0, 0, 0, 5, 5, 5, 5); /* one sharp step */
+    MW_CHECK_INT(mw_tlb_steps(pg, pk, 16, st, 4), 1);
+    MW_CHECK_INT(st[0].mid, 3);
+    MW_CHECK_INT(st[0].to, 4);
+    SET(0, 0, 0, 0, 5, 0, 0, 0); /* a one-point spike */
+    MW_CHECK_INT(mw_tlb_steps(pg, pk, 16, st, 4), 0);
+    SET(0, 0, 0, 0, 5, 5, 0, 0); /* a two-point bump that falls back */
+    MW_CHECK_INT(mw_tlb_steps(pg, pk, 16, st, 4), 0);
+    SET(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5); /* a rise at the last point */
+    MW_CHECK_INT(mw_tlb_steps(pg, pk, 16, st, 4), 0);
+    SET(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 5, 5); /* a plateau of three at the end */
+    MW_CHECK_INT(mw_tlb_steps(pg, pk, 16, st, 4), 1);
+    SET(0, 0, 0, 2, 2, 2, 2, 2, 4, 6, 8, 8, 8); /* two levels, the second gradual */
+    MW_CHECK_INT(mw_tlb_steps(pg, pk, 16, st, 4), 2);
+    MW_CHECK_INT(st[0].mid, 2);
+    MW_CHECK_INT(st[1].from, 7);
+    MW_CHECK_INT(st[1].mid, 8); /* 4 < 2 + 6/2 = 5: the last point below half */
+    MW_CHECK_INT(st[1].to, 10);
+    SET(0, 0, 0, 1, 1, 5, 9, 9, 9); /* an onset, a one-point pause, a larger rise: one level */
+    MW_CHECK_INT(mw_tlb_steps(pg, pk, 16, st, 4), 1);
+    MW_CHECK_INT(st[0].from, 2);
+    MW_CHECK_INT(st[0].mid, 4);
+    SET(0, 0, 0, 0.1, 0.2, 0.3, 0.3, 0.3); /* below 0.3 ns and 25 % of the latency */
+    MW_CHECK_INT(mw_tlb_steps(pg, pk, 16, st, 4), 0);
+    /* a data-cache step in both curves is not a TLB step */
+    for (unsigned i = 0; i < 16; i++)
+        pk[i] = pg[i] = i < 8 ? 1.0 : 3.4;
+    MW_CHECK_INT(mw_tlb_steps(pg, pk, 16, st, 4), 0);
+    MW_CHECK_INT(mw_tlb_steps(pg, pk, 1, st, 4), 0);
+    MW_CHECK_INT(mw_tlb_steps(pg, pk, 0, st, 4), 0);
+#undef SET
+}
+
 int main(void)
 {
     test_triad_bytes();
@@ -747,5 +897,6 @@ int main(void)
     test_mixes();
     test_mix_delay_grid();
     test_struct_arith();
+    test_tlb_steps();
     return mw_test_done();
 }
