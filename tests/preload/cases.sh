@@ -950,6 +950,62 @@ profverdict)
         esac
     done
     ;;
+mixstore)
+    # A write-heavy program (mwp_store: 2 threads storing over 64 MiB for
+    # 0.6 s; with plain stores half the memory traffic is the reads for
+    # ownership) recorded with a profile of four read/write curves. With
+    # MEMWATCH_MIX=reads50 every interval is judged against the reads50
+    # curve's threshold, and META, the report and its database say so;
+    # without it the reads100 curve judges them and the report says why: no
+    # method here measures an interval's read/write split (docs/saturation.md).
+    STORE=$B/mwp_store
+    [ -x "$STORE" ] || skip "mwp_store not built"
+    printf '%s\n' '{"schema": "memwatch-profile", "version": 1, "identity": "mwp-test-machine",' \
+        '"created": "2026-01-01T00:00:00Z", "tsc_hz": 2e9, "peak_bw": 5e10,' \
+        '"idle_latency_ns": 100, "lat_method": "probe_lat", "lat_threshold_ns": 150,' \
+        '"bw_method": "", "bw_factor": 1, "methods": [{"name": "probe_lat",' \
+        '"verdict": "accurate", "reason": "test", "threshold_ns": 150}],' \
+        '"mixes": [{"name": "reads100", "read_share": 1, "threshold_ns": 150},' \
+        '{"name": "reads75", "read_share": 0.75, "threshold_ns": 180},' \
+        '{"name": "reads50", "read_share": 0.5, "threshold_ns": 237.5, "nontemporal": false},' \
+        '{"name": "nt50", "read_share": 0.5, "threshold_ns": 300, "nontemporal": true}]}' >"$T/prof.json"
+    for mix in reads50 ""; do
+        fresh_out
+        MEMWATCH_MIX=$mix MEMWATCH_MACHINE=mwp-test-machine MEMWATCH_PROFILE=$T/prof.json \
+            MEMWATCH_BASELINE_NS=100 run "$STORE" 2 0.6 64 >"$T/store_out"; expect_rc $? 0
+        all_ok 1
+        grep -q "^threads=2 .*mode=plain passes=[1-9]" "$T/store_out" || fail "mwp_store printed '$(cat "$T/store_out")'"
+        case $mix in
+        reads50) want=237.5 wtxt=237.5 why="reads50 (MEMWATCH_MIX)" ;;
+        *) want=150 wtxt=150.0 why="reads100: no method in use measures an interval's read/write split (MEMWATCH_MIX chooses another curve)" ;;
+        esac
+        th=$(texts | grep -a "^threshold_ns=" | tail -1)
+        mc=$(texts | grep -a "^mix_curve=" | tail -1)
+        echo "MEMWATCH_MIX=$mix: $(cat "$T/store_out"); $th $mc"
+        [ "$mc" = "mix_curve=$why" ] || fail "MEMWATCH_MIX=$mix: META '$mc'"
+        [ "$th" = "threshold_ns=$(printf %.3f $want)" ] || fail "MEMWATCH_MIX=$mix: META '$th', expected $want"
+        rm -f "$T/store.db"
+        "$MW" report --db "$T/store.db" "$OUT" >"$T/storerep" 2>&1 || { cat "$T/storerep"; fail "memwatch report failed"; }
+        sed -n '/^Bandwidth-bound/,/^  |/p' "$T/storerep"
+        # the intervals' threshold is the curve's, and the curve is named
+        lm=$(grep "^  latency method probe_lat: mean " "$T/storerep")
+        n=$(echo "$lm" | sed -n "s/.*, threshold $wtxt ns (\([0-9]*\) intervals)$/\1/p")
+        [ "${n:-0}" -ge 5 ] || fail "MEMWATCH_MIX=$mix: report '$lm', expected threshold $want ns over 5 or more intervals"
+        grep -qxF "  threshold from the read/write curve $why" "$T/storerep" ||
+            fail "MEMWATCH_MIX=$mix: the report does not say '$why'"
+        "$MW" report --db "$T/store.db" --json "$OUT" 2>/dev/null | grep -q "\"mix_curve\":[[:space:]]*\"${why%% *}" ||
+            fail "MEMWATCH_MIX=$mix: the JSON report's mix_curves lack ${why%% *}"
+        if command -v sqlite3 >/dev/null; then
+            # each interval with a latency reading: the curve's threshold, and
+            # flagged exactly where its latency is above it
+            q=$(sqlite3 "$T/store.db" "select count(*), sum(abs(threshold_ns - $want) < 1e-6), sum(bw_bound = (latency_ns > threshold_ns)) from intervals where latency_ns > 0")
+            echo "intervals with a latency, at $want ns, flagged as their latency says: $q"
+            case $q in "$n|$n|$n") ;; *) fail "MEMWATCH_MIX=$mix: intervals '$q', expected $n|$n|$n" ;; esac
+        else
+            echo "sqlite3 not installed: the intervals' thresholds not checked"
+        fi
+    done
+    ;;
 precise)
     # Precise load sampling (preload/precise.c): auto here records why it is
     # unavailable and cpu-clock sampling goes on; off attempts nothing; an
