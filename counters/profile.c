@@ -339,6 +339,52 @@ MW_API int mw_profile_mix_find(const mw_profile *p, const char *name)
     return -1;
 }
 
+MW_API int mw_profile_mix_choose(const mw_profile *p, const char *forced, double read_bytes,
+                                 double write_bytes, int nontemporal, char *why, size_t whylen)
+{
+    char dummy[8];
+    if (!why || !whylen) {
+        why = dummy;
+        whylen = sizeof dummy;
+    }
+    why[0] = 0;
+    if (forced && forced[0]) {
+        int k = mw_profile_mix_find(p, forced);
+        if (k >= 0 && p->mixes[k].threshold_ns > 0) {
+            snprintf(why, whylen, "%s (MEMWATCH_MIX)", p->mixes[k].name);
+            return k;
+        }
+        if (k >= 0) {
+            snprintf(why, whylen,
+                     "reads100: MEMWATCH_MIX=%.15s names a curve without a threshold (it did not "
+                     "saturate)", forced);
+            return -1;
+        }
+        snprintf(why, whylen,
+                 "reads100: MEMWATCH_MIX=%.15s names a curve the profile lacks (memwatch "
+                 "calibrate --mix)", forced);
+        return -1;
+    }
+    double all = read_bytes + write_bytes;
+    if (read_bytes >= 0 && write_bytes >= 0 && all > 0) {
+        double share = read_bytes / all;
+        int k = mw_profile_mix_pick(p, share, nontemporal);
+        if (k >= 0) {
+            snprintf(why, whylen, "%s: the nearest curve to the measured read share, %.0f %%",
+                     p->mixes[k].name, 100 * share);
+            return k;
+        }
+        snprintf(why, whylen,
+                 "reads100: the profile has no %scurve for the measured read share, %.0f %%",
+                 nontemporal ? "non-temporal " : "", 100 * share);
+        return -1;
+    }
+    snprintf(why, whylen,
+             "reads100: no method in use measures an interval's read/write split "
+             "(MEMWATCH_MIX chooses another curve)");
+    return -1;
+}
+
 static int pf_parse(pf_ctx *c, const char *text, size_t len, int check_identity, mw_profile *out)
 {
     int rc = 0;

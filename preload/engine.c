@@ -88,11 +88,12 @@ static void eng_note_num(const char *k, double v)
 }
 
 /* Which read/write curve of the profile (docs/saturation.md, "Read/write
- * mixes") sets the threshold, and why: MEMWATCH_MIX, else the curve nearest
- * the interval's measured read share, else reads100. No method memwatch reads
- * today splits an interval's traffic into reads and writes (the probe reads a
- * latency, the bandwidth methods count all DRAM bytes), so without
- * MEMWATCH_MIX it is reads100, and META mix_curve says so. */
+ * mixes") sets the threshold, and why (mw_profile_mix_choose): MEMWATCH_MIX,
+ * else the curve nearest the measured read share, else none (the method's
+ * own threshold, reads100's). No method memwatch reads today splits the
+ * traffic into reads and writes (the probe reads a latency, the bandwidth
+ * methods count all DRAM bytes), so no split is passed: without MEMWATCH_MIX
+ * it is reads100, and META mix_curve says so. */
 static char eng_mix_note[200];
 static double eng_mix_threshold(const mw_profile *prof)
 {
@@ -108,21 +109,7 @@ static double eng_mix_threshold(const mw_profile *prof)
                  eng_lat_method);
         return 0;
     }
-    if (mwp_cfg.mix[0]) {
-        int k = mw_profile_mix_find(prof, mwp_cfg.mix);
-        if (k >= 0) {
-            snprintf(eng_mix_note, sizeof eng_mix_note, "%s (MEMWATCH_MIX)", prof->mixes[k].name);
-            return prof->mixes[k].threshold_ns;
-        }
-        snprintf(eng_mix_note, sizeof eng_mix_note,
-                 "reads100: MEMWATCH_MIX=%.15s names a curve the profile lacks (memwatch "
-                 "calibrate --mix)", mwp_cfg.mix);
-        return 0;
-    }
-    snprintf(eng_mix_note, sizeof eng_mix_note,
-             "reads100: no method in use measures an interval's read/write split "
-             "(MEMWATCH_MIX chooses another curve)");
-    int k = mw_profile_mix_pick(prof, 1.0, 0);
+    int k = mw_profile_mix_choose(prof, mwp_cfg.mix, 0, 0, 0, eng_mix_note, sizeof eng_mix_note);
     return k >= 0 ? prof->mixes[k].threshold_ns : 0;
 }
 
@@ -132,7 +119,7 @@ static int eng_threshold_from_profile(const mw_profile *prof, int have_prof)
     if (mwp_cfg.threshold_ns > 0 || !have_prof || !eng_lat_method[0])
         return 0;
     double t = eng_mix_threshold(prof);
-    if (t > 0 && mwp_cfg.mix[0]) {
+    if (t > 0) {
         eng_threshold = t;
         eng_calibrated = 1;
         return 1;

@@ -81,6 +81,20 @@ MW_API int mw_profile_mix_pick(const mw_profile *p, double read_share, int nonte
 /* The mix called name ("reads50", "50", "nt50", "nt"...); -1 if absent. */
 MW_API int mw_profile_mix_find(const mw_profile *p, const char *name);
 
+/* The read/write curve whose threshold judges latency (docs/saturation.md,
+ * "Read/write mixes"): the one `forced` names (MEMWATCH_MIX; NULL or "" for
+ * none) where the profile has it; else, where a method measured the traffic's
+ * read and write bytes (read_bytes + write_bytes > 0), the curve nearest its
+ * read share (mw_profile_mix_pick; non-temporal curves where nontemporal);
+ * else none. Returns the curve's index in p->mixes, or -1 where none is
+ * chosen (the latency method's own threshold, the reads100 curve's, applies).
+ * why (may be NULL) gets the choice in META mix_curve's words, e.g.
+ * "reads50 (MEMWATCH_MIX)", "reads50: the nearest curve to the measured read
+ * share, 50 %", "reads100: no method in use measures an interval's read/write
+ * split (MEMWATCH_MIX chooses another curve)". Pure. */
+MW_API int mw_profile_mix_choose(const mw_profile *p, const char *forced, double read_bytes,
+                                 double write_bytes, int nontemporal, char *why, size_t whylen);
+
 /* This machine's identity: CPU model, microcode, kernel release, cores, memory.
  * proc_root/sys_root may be NULL for "/proc" and "/sys". */
 MW_API int mw_machine_identity(const char *proc_root, const char *sys_root, char *buf, size_t n);

@@ -367,6 +367,49 @@ static void test_mixes(void)
     MW_CHECK_INT(mw_profile_mix_find(&q, "50"), 2);
     MW_CHECK_INT(mw_profile_mix_find(&q, "nt"), 3);
     MW_CHECK_INT(mw_profile_mix_find(&q, "reads60"), -1);
+    /* the curve that judges latency: MEMWATCH_MIX's, else the one nearest an
+     * interval's measured read/write split, else none (the method's own,
+     * reads100's, threshold) with the reason */
+    char why[200];
+    int k = mw_profile_mix_choose(&q, NULL, 50e6, 50e6, 0, why, sizeof why); /* 50 % reads */
+    MW_CHECK_INT(k, 2);
+    MW_CHECK(k == 2 && q.mixes[k].threshold_ns == 190.0, "50 %% reads: threshold %g, not reads50's",
+             k >= 0 ? q.mixes[k].threshold_ns : 0);
+    MW_CHECK_STR(why, "reads50: the nearest curve to the measured read share, 50 %");
+    MW_CHECK_INT(mw_profile_mix_choose(&q, "", 75e6, 25e6, 0, why, sizeof why), 1);
+    MW_CHECK_STR(why, "reads75: the nearest curve to the measured read share, 75 %");
+    MW_CHECK_INT(mw_profile_mix_choose(&q, NULL, 1e9, 0, 0, why, sizeof why), 0);
+    MW_CHECK_INT(mw_profile_mix_choose(&q, NULL, 0, 1e9, 0, why, sizeof why), 2); /* writes only */
+    MW_CHECK_INT(mw_profile_mix_choose(&q, NULL, 50e6, 50e6, 1, why, sizeof why), 3); /* nt */
+    MW_CHECK_STR(why, "nt50: the nearest curve to the measured read share, 50 %");
+    /* MEMWATCH_MIX before a measured split */
+    MW_CHECK_INT(mw_profile_mix_choose(&q, "reads50", 1e9, 0, 0, why, sizeof why), 2);
+    MW_CHECK_STR(why, "reads50 (MEMWATCH_MIX)");
+    MW_CHECK_INT(mw_profile_mix_choose(&q, "nt", 0, 0, 0, why, sizeof why), 3);
+    MW_CHECK_STR(why, "nt50 (MEMWATCH_MIX)");
+    MW_CHECK_INT(mw_profile_mix_choose(&q, "reads60", 50e6, 50e6, 0, why, sizeof why), -1);
+    MW_CHECK_STR(why, "reads100: MEMWATCH_MIX=reads60 names a curve the profile lacks (memwatch "
+                      "calibrate --mix)");
+    /* no split measured (no byte counts, or nonsense): none, and why */
+    MW_CHECK_INT(mw_profile_mix_choose(&q, NULL, 0, 0, 0, why, sizeof why), -1);
+    MW_CHECK_STR(why, "reads100: no method in use measures an interval's read/write split "
+                      "(MEMWATCH_MIX chooses another curve)");
+    MW_CHECK_INT(mw_profile_mix_choose(&q, NULL, -1, 5e6, 0, why, sizeof why), -1);
+    MW_CHECK_INT(mw_profile_mix_choose(&q, NULL, 50e6, 50e6, 0, NULL, 0), 2);
+    {
+        mw_profile r = q; /* a curve without a threshold is not used */
+        r.mixes[2].threshold_ns = 0;
+        MW_CHECK_INT(mw_profile_mix_choose(&r, "reads50", 0, 0, 0, why, sizeof why), -1);
+        MW_CHECK_STR(why, "reads100: MEMWATCH_MIX=reads50 names a curve without a threshold (it "
+                          "did not saturate)");
+    }
+    {
+        mw_profile r = q; /* temporal curves only: none for non-temporal stores */
+        r.n_mixes = 3;
+        MW_CHECK_INT(mw_profile_mix_choose(&r, NULL, 50e6, 50e6, 1, why, sizeof why), -1);
+        MW_CHECK_STR(why, "reads100: the profile has no non-temporal curve for the measured read "
+                          "share, 50 %");
+    }
     /* malformed mixes make the profile corrupt */
     size_t len;
     char *good = slurp(path, &len);
