@@ -34,7 +34,34 @@ typedef struct ingest {
     int64_t run_id;
     uint64_t bytes_done, bytes_total;
     size_t files_opened;
+    int in_tx;                 /* a transaction is open (tx_begin) */
+    uint64_t tx_bytes;         /* raw bytes ingested in it */
 } ingest;
+
+/* Files are ingested in transactions of about 64 MiB of raw input, not one
+ * each: a commit writes every page the transaction touched (64 KiB pages,
+ * about ten tables), and a build's thousand small files made that a
+ * thousand times the same pages. A failed ingest is rolled back and its
+ * database never replaces the old one, so the grouping loses nothing. */
+static int tx_begin(ingest *g)
+{
+    if (g->in_tx)
+        return 0;
+    if (ing_db_exec(&g->db, "BEGIN"))
+        return -EIO;
+    g->in_tx = 1;
+    g->tx_bytes = 0;
+    return 0;
+}
+
+static int tx_commit(ingest *g, uint64_t bytes, int force)
+{
+    g->tx_bytes += bytes;
+    if (!g->in_tx || (!force && g->tx_bytes < (64u << 20)))
+        return 0;
+    g->in_tx = 0;
+    return ing_db_exec(&g->db, "COMMIT") ? -EIO : 0;
+}
 
 /* The path of the machine profile a recording used: META "profile_path";
  * files written before that key existed name it in "profile" as
@@ -92,31 +119,37 @@ static void process_threshold(ingest *g)
     }
 }
 
-/* Fill processes columns from META keys once the file was read. */
+/* Fill processes columns from META keys once the file was read. ?3, ?4, ?5:
+ * the rowids of meta, intervals and samples before the process began (its
+ * rows come after them): each subquery reads the process's rows only, not
+ * every earlier process's (quadratic in a build of a thousand processes). */
 static const char proc_from_meta[] =
     "UPDATE processes SET "
-    " pid = (SELECT CAST(value AS INTEGER) FROM meta WHERE process_id=?1 AND key='pid'),"
-    " ppid = (SELECT CAST(value AS INTEGER) FROM meta WHERE process_id=?1 AND key='ppid'),"
-    " rank = (SELECT CAST(value AS INTEGER) FROM meta WHERE process_id=?1 AND key IN "
+    " pid = (SELECT CAST(value AS INTEGER) FROM meta WHERE rowid>?3 AND process_id=?1 AND key='pid'),"
+    " ppid = (SELECT CAST(value AS INTEGER) FROM meta WHERE rowid>?3 AND process_id=?1 AND key='ppid'),"
+    " rank = (SELECT CAST(value AS INTEGER) FROM meta WHERE rowid>?3 AND process_id=?1 AND key IN "
     "   ('rank','mpi.rank','mpi_rank') LIMIT 1),"
-    " hostname = (SELECT value FROM meta WHERE process_id=?1 AND key IN ('hostname','host') LIMIT 1),"
-    " exe = (SELECT value FROM meta WHERE process_id=?1 AND key IN ('exe','program') LIMIT 1),"
-    " cmdline = (SELECT value FROM meta WHERE process_id=?1 AND key IN ('cmdline','argv','command') LIMIT 1),"
-    " t_start = COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE process_id=?1 AND key IN "
+    " hostname = (SELECT value FROM meta WHERE rowid>?3 AND process_id=?1 AND key IN ('hostname','host') LIMIT 1),"
+    " exe = (SELECT value FROM meta WHERE rowid>?3 AND process_id=?1 AND key IN ('exe','program') LIMIT 1),"
+    " cmdline = (SELECT value FROM meta WHERE rowid>?3 AND process_id=?1 AND key IN ('cmdline','argv','command') LIMIT 1),"
+    " t_start = COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE rowid>?3 AND process_id=?1 AND key IN "
     "   ('start_monotonic_ns','start_ns','t_start') LIMIT 1),"
-    "   (SELECT MIN(t_start) FROM intervals WHERE process_id=?1),"
-    "   (SELECT MIN(time_ns) FROM samples WHERE process_id=?1)),"
-    " t_end = COALESCE((SELECT MAX(t_end) FROM intervals WHERE process_id=?1),"
-    "   (SELECT MAX(time_ns) FROM samples WHERE process_id=?1), ?2)"
+    "   (SELECT MIN(t_start) FROM intervals WHERE id>?4 AND process_id=?1),"
+    "   (SELECT MIN(time_ns) FROM samples WHERE id>?5 AND process_id=?1)),"
+    " t_end = COALESCE((SELECT MAX(t_end) FROM intervals WHERE id>?4 AND process_id=?1),"
+    "   (SELECT MAX(time_ns) FROM samples WHERE id>?5 AND process_id=?1), ?2)"
     " WHERE id=?1";
 
 /* The processes row of a file, before its records. */
 static int process_begin(ingest *g, const char *path, int open_rc)
 {
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(g->db.db,
-                           "INSERT INTO processes(run_id,file,status,clean_exit) VALUES(?,?,?,0)",
-                           -1, &s, NULL) != SQLITE_OK)
+    static const char ins[] =
+        "INSERT INTO processes(run_id,file,status,clean_exit) VALUES(?,?,?,0)";
+    static const char rowids[] = "SELECT (SELECT COALESCE(MAX(rowid), 0) FROM meta),"
+                                 " (SELECT COALESCE(MAX(id), 0) FROM intervals),"
+                                 " (SELECT COALESCE(MAX(id), 0) FROM samples)";
+    if (!(s = ing_db_prep(&g->db, ins)))
         return ing_db_err(&g->db, "processes");
     sqlite3_bind_int64(s, 1, g->run_id);
     ing_bind_text(s, 2, path);
@@ -126,8 +159,18 @@ static int process_begin(ingest *g, const char *path, int open_rc)
         ing_bind_text(s, 3, msg);
     }
     sqlite3_step(s);
-    sqlite3_finalize(s);
+    sqlite3_reset(s);
     g->file.proc = ing_db_last_id(&g->db);
+    /* where this process's rows will start (proc_from_meta, ing_db_meta_value) */
+    g->db.meta0 = g->db.iv0 = g->db.smp0 = 0;
+    if (!(s = ing_db_prep(&g->db, rowids)))
+        return ing_db_err(&g->db, "processes");
+    if (sqlite3_step(s) == SQLITE_ROW) {
+        g->db.meta0 = sqlite3_column_int64(s, 0);
+        g->db.iv0 = sqlite3_column_int64(s, 1);
+        g->db.smp0 = sqlite3_column_int64(s, 2);
+    }
+    sqlite3_reset(s);
     return 0;
 }
 
@@ -136,12 +179,12 @@ static int process_begin(ingest *g, const char *path, int open_rc)
 static int process_end(ingest *g, mw_reader *r, const mwr_trailer *tr, int have_tr)
 {
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(g->db.db,
-                           "UPDATE processes SET clean_exit=?, exit_status=?, status=?, records=?,"
-                           " bytes=?, trailer_lost=?, trailer_throttled=?, trailer_dropped=?,"
-                           " trailer_alloc_dropped=?, threshold=?, threshold_source=?, user_ns=?,"
-                           " system_ns=?, minflt=?, majflt=? WHERE id=?",
-                           -1, &s, NULL) != SQLITE_OK)
+    static const char upd[] =
+        "UPDATE processes SET clean_exit=?, exit_status=?, status=?, records=?,"
+        " bytes=?, trailer_lost=?, trailer_throttled=?, trailer_dropped=?,"
+        " trailer_alloc_dropped=?, threshold=?, threshold_source=?, user_ns=?,"
+        " system_ns=?, minflt=?, majflt=? WHERE id=?";
+    if (!(s = ing_db_prep(&g->db, upd)))
         goto sqlfail;
     sqlite3_bind_int(s, 1, have_tr);
     if (have_tr) {
@@ -169,9 +212,9 @@ static int process_end(ingest *g, mw_reader *r, const mwr_trailer *tr, int have_
     sqlite3_bind_int64(s, 16, g->file.proc);
     if (sqlite3_step(s) != SQLITE_DONE)
         goto sqlfail;
-    sqlite3_finalize(s);
+    sqlite3_reset(s);
     s = NULL;
-    if (sqlite3_prepare_v2(g->db.db, proc_from_meta, -1, &s, NULL) != SQLITE_OK)
+    if (!(s = ing_db_prep(&g->db, proc_from_meta)))
         goto sqlfail;
     sqlite3_bind_int64(s, 1, g->file.proc);
     /* a process without intervals or samples (one that ended before its
@@ -179,12 +222,15 @@ static int process_end(ingest *g, mw_reader *r, const mwr_trailer *tr, int have_
      * trailer's time */
     if (have_tr && tr->time_ns)
         ing_bind_u64(s, 2, tr->time_ns);
+    sqlite3_bind_int64(s, 3, g->db.meta0);
+    sqlite3_bind_int64(s, 4, g->db.iv0);
+    sqlite3_bind_int64(s, 5, g->db.smp0);
     if (sqlite3_step(s) != SQLITE_DONE)
         goto sqlfail;
-    sqlite3_finalize(s);
+    sqlite3_reset(s);
     return 0;
 sqlfail:
-    sqlite3_finalize(s);
+    sqlite3_reset(s);
     return ing_db_err(&g->db, "process update");
 }
 
@@ -197,7 +243,7 @@ static int ingest_file(ingest *g, const char *path)
     int seg = 0;
     uint64_t file_base = g->bytes_done;
 next_process:
-    if (ing_db_exec(&g->db, "BEGIN"))
+    if (tx_begin(g))
         return -EIO;
     int prc = process_begin(g, path, rc);
     if (prc)
@@ -206,7 +252,7 @@ next_process:
     if (rc) {
         g->st->files_damaged++;
         mw_log(MW_LOG_WARN, "%s: %s", path, mw_strerror(rc));
-        return ing_db_exec(&g->db, "COMMIT") ? -EIO : 0;
+        return tx_commit(g, 0, 0);
     }
     ing_file *f = &g->file;
     mw_record rec;
@@ -277,7 +323,7 @@ next_process:
     }
     if ((rc = process_end(g, r, &tr, have_tr)))
         goto out;
-    rc = ing_db_exec(&g->db, "COMMIT");
+    rc = tx_commit(g, mw_reader_pos(r), 0);
     g->bytes_done = base_done + mw_reader_size(r);
 out:
     ing_file_end(f);
@@ -376,6 +422,8 @@ int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_op
             goto out;
         }
     }
+    if ((rc = tx_commit(g, 0, 1)))
+        goto out;
     if (o->progress)
         o->progress(g->bytes_total, g->bytes_total, NULL, o->progress_user);
     rc = ing_db_indexes(&g->db);

@@ -84,6 +84,15 @@ typedef struct ing_db {
     sqlite3_stmt *s_sample, *s_mem, *s_pc, *s_frame, *s_stack, *s_alloc, *s_obj, *s_loss, *s_iv,
         *s_meta, *s_thread, *s_event, *s_module, *s_pmod, *s_counter, *s_log, *s_gk, *s_gs,
         *s_gp;
+    /* The rows of the process being ingested come after these rowids (one
+     * file at a time, in one transaction): its per-process queries start
+     * there instead of scanning every earlier process's rows. */
+    int64_t meta0, iv0, smp0;
+    struct {
+        const char *sql;
+        sqlite3_stmt *s;
+    } cache[12];                  /* ing_db_prep */
+    int ncache;
 } ing_db;
 
 /* Create the database at path (replacing a file there): schema, value
@@ -96,7 +105,13 @@ int ing_db_err(ing_db *d, const char *what); /* logs sqlite's message, -EIO */
 int ing_db_step(ing_db *d, sqlite3_stmt *s); /* step, reset, clear bindings */
 int ing_db_step_all_bound(ing_db *d, sqlite3_stmt *s); /* step, reset */
 int64_t ing_db_last_id(ing_db *d);
-/* The newest META value of a process ("" when absent). */
+/* A statement run once per process, prepared once per ingest: sql is a
+ * string constant (cached by its address); the statement comes back reset,
+ * with no bindings; the caller resets it after use and never finalizes it.
+ * NULL on error. */
+sqlite3_stmt *ing_db_prep(ing_db *d, const char *sql);
+/* The newest META value of a process ("" when absent); proc is the process
+ * being ingested (its rows are after d->meta0). */
 void ing_db_meta_value(ing_db *d, int64_t proc, const char *key, char *buf, size_t n);
 
 static inline void ing_bind_text_n(sqlite3_stmt *s, int i, const char *t, size_t n)
@@ -200,6 +215,8 @@ typedef struct ing_code {
     char pmap_why[600];
     ING_VEC(mw_unwind_module) umods; /* pmods for the unwinder, built at its first use */
     int umods_ok;
+    uint64_t unw_calls, unw_timed; /* ing_code_unwind calls, those timed (every 8th) */
+    double unw_timed_s;           /* their CPU time */
 } ing_code;
 
 /* The module file of (path, build id): found or added (a modules row). */

@@ -229,23 +229,47 @@ void ing_db_close(ing_db *d)
         sqlite3_finalize(*all[i]);
         *all[i] = NULL;
     }
+    for (int i = 0; i < d->ncache; i++)
+        sqlite3_finalize(d->cache[i].s);
+    d->ncache = 0;
     if (d->db)
         sqlite3_close(d->db);
     d->db = NULL;
 }
 
+sqlite3_stmt *ing_db_prep(ing_db *d, const char *sql)
+{
+    for (int i = 0; i < d->ncache; i++)
+        if (d->cache[i].sql == sql) {
+            sqlite3_reset(d->cache[i].s);
+            sqlite3_clear_bindings(d->cache[i].s);
+            return d->cache[i].s;
+        }
+    sqlite3_stmt *s = NULL;
+    if (d->ncache == (int)(sizeof d->cache / sizeof d->cache[0]) ||
+        sqlite3_prepare_v3(d->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return NULL;
+    }
+    d->cache[d->ncache].sql = sql;
+    d->cache[d->ncache++].s = s;
+    return s;
+}
+
 void ing_db_meta_value(ing_db *d, int64_t proc, const char *key, char *buf, size_t n)
 {
+    static const char sql[] = "SELECT value FROM meta WHERE rowid > ? AND process_id=? AND"
+                              " key=? ORDER BY rowid DESC LIMIT 1";
     sqlite3_stmt *s;
     buf[0] = 0;
-    if (sqlite3_prepare_v2(d->db, "SELECT value FROM meta WHERE process_id=? AND key=?"
-                                  " ORDER BY rowid DESC LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+    if (!(s = ing_db_prep(d, sql)))
         return;
-    sqlite3_bind_int64(s, 1, proc);
-    sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 1, d->meta0);
+    sqlite3_bind_int64(s, 2, proc);
+    sqlite3_bind_text(s, 3, key, -1, SQLITE_STATIC);
     if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
         snprintf(buf, n, "%s", (const char *)sqlite3_column_text(s, 0));
-    sqlite3_finalize(s);
+    sqlite3_reset(s);
 }
 
 /* ---- rows ---- */

@@ -84,10 +84,13 @@ static const char mw_report_schema[] =
  * samples(process_id, tid): the per-process and per-thread counts of the
  * summary and the queries by process (without it each process's count was a
  * scan of every sample: minutes for a build of a thousand processes); the
- * other questions scan samples once. */
+ * other questions scan samples once. meta(process_id, key): the views' and
+ * the summary's META values per process (a scan of every META row per
+ * process was 7 s for a build's 2,300 processes). */
 static const char mw_report_indexes[] =
     "CREATE INDEX samples_process ON samples(process_id, tid);\n"
     "CREATE INDEX threads_process ON threads(process_id);\n"
+    "CREATE INDEX meta_process ON meta(process_id, key);\n"
     "CREATE INDEX frames_pc ON frames(pc_id);\n"
     "CREATE INDEX stacks_parent ON stacks(parent_id);\n"
     "CREATE INDEX sample_regions_region ON sample_regions(region_id);\n"

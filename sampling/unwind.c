@@ -86,6 +86,8 @@ typedef struct uw_arg {
     const unsigned char *stack;
     size_t stack_size;
     uint64_t sp;
+    const mw_unwind_module *last_mod; /* the module image_of found last */
+    image *last_im;
 } uw_arg;
 
 static void image_free(image *im)
@@ -191,6 +193,18 @@ static const mw_unwind_module *mod_of(const uw_arg *a, uint64_t addr)
     return NULL;
 }
 
+/* The image of a module: the last one again (an unwind table's binary search
+ * reads one module many times), else by path (image_get compares the path
+ * with every image opened so far: 14% of a build's report before). */
+static image *image_of(uw_arg *a, const mw_unwind_module *m)
+{
+    if (m != a->last_mod) {
+        a->last_im = image_get(a->u, m->path);
+        a->last_mod = m;
+    }
+    return a->last_im;
+}
+
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
                           int need_unwind_info, void *arg)
 {
@@ -198,7 +212,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
     const mw_unwind_module *m = mod_of(a, ip);
     if (!m || !m->path)
         return -UNW_ENOINFO;
-    image *im = image_get(a->u, m->path);
+    image *im = image_of(a, m);
     if (!im || !im->ok)
         return -UNW_ENOINFO;
     unw_dyn_info_t di;
@@ -240,7 +254,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
     }
     const mw_unwind_module *m = mod_of(a, addr);
     if (m && m->path) {
-        image *im = image_get(a->u, m->path);
+        image *im = image_of(a, m);
         uint64_t v;
         if (im && image_read(im, addr - m->base, &v) == 0) {
             *val = v;
@@ -386,7 +400,7 @@ int mw_unwind_sample(mw_unwinder *u, const mw_unwind_module *mods, size_t nmods,
                      uint64_t regs_mask, const void *regs, const void *stack, size_t stack_size,
                      uint64_t *pcs, size_t max)
 {
-    uw_arg a = {u, mods, nmods, regs_mask, regs, stack, stack_size, 0};
+    uw_arg a = {u, mods, nmods, regs_mask, regs, stack, stack_size, 0, NULL, NULL};
     uint64_t ip;
     if (!u || !regs || max == 0 || reg_value(&a, 7, &a.sp) || reg_value(&a, 8, &ip))
         return MW_ERR_NODATA;
@@ -408,6 +422,17 @@ int mw_unwind_sample(mw_unwinder *u, const mw_unwind_module *mods, size_t nmods,
             break;
         }
         pcs[n++] = pc;
+        /* a frame in a module whose unwind tables are withheld (its file
+         * was rebuilt or is gone: path NULL) ends the chain; libunwind would
+         * guess on with frame pointers and make return addresses of stack
+         * words (a build's report: 12,000 [unknown]+0x7ff... frames after
+         * libmemwatch.so was rebuilt). Code in no module (JIT, with its
+         * frame pointers) is still stepped through. */
+        const mw_unwind_module *m = mod_of(&a, n > 1 ? pc - 1 : pc);
+        if (m && !m->path) {
+            step = -1;
+            break;
+        }
     } while (n < max && (step = unw_step(&c)) > 0);
     unwinding = 0;
     /* unw_step returns 0 at the outermost frame (_start, clone: their CFI

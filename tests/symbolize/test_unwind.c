@@ -123,6 +123,15 @@ int main(void)
      * two from libunwind's fallbacks, no crash */
     int bare = mw_unwind_sample(u, NULL, 0, mask, regs, cap.stack, cap.stack_size, pcs, 32);
     MW_CHECK(bare >= 1 && pcs[0] == regs[8], "no modules: %d frames", bare);
+    /* the program's own module withheld (path NULL: the file was rebuilt):
+     * the chain ends at its first frame, not complete, instead of going on
+     * with libunwind's frame-pointer guesses */
+    mw_unwind_module wm[64];
+    memcpy(wm, mods, nmods * sizeof *wm);
+    wm[0].path = NULL;
+    int wn = mw_unwind_sample(u, wm, nmods, mask, regs, cap.stack, cap.stack_size, pcs, 32);
+    MW_CHECK(wn == 1 && pcs[0] == regs[8], "withheld module: %d frames, expected 1", wn);
+    MW_CHECK(!mw_unwind_last_complete(u), "withheld module: chain marked complete");
     /* sigprocmask outside unwinding (memwatch's own definition, which spares
      * libunwind's calls the system call while it unwinds) still blocks and
      * unblocks, and unwinding left the mask as it was */
