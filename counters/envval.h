@@ -44,4 +44,10 @@ int mw_env_method_ok(const char *v);
  * methods in catalogue order), cut to fit buf of n bytes. */
 void mw_env_method_choices(char *buf, size_t n);
 
+/* getenv(name), or in libmemwatch.so while its constructor runs the value
+ * the constructor found in its one pass over the environment (preload/env.c
+ * defines mwp_env_answer; elsewhere it is absent). For the variables the
+ * counters library reads itself (the probe's, the profile path's). */
+const char *mw_getenv(const char *name);
+
 #endif

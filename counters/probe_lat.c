@@ -36,6 +36,7 @@
  */
 #include <memwatch/probe_lat.h>
 
+#include "envval.h"
 #include "tsc.h"
 
 #include <errno.h>
@@ -222,7 +223,7 @@ static uint64_t pl_burst(mw_probe_lat *p)
  * and the validation (which create the probe the same way) follow them alike. */
 static void pl_env_count(const char *name, unsigned *val, unsigned lo, unsigned hi)
 {
-    const char *v = getenv(name);
+    const char *v = mw_getenv(name);
     if (!v || !*v || *val)
         return;
     char *end;
@@ -236,7 +237,7 @@ static void pl_env_count(const char *name, unsigned *val, unsigned lo, unsigned 
 
 static void pl_env(unsigned *flags, uint64_t *window_ns)
 {
-    const char *v = getenv("MEMWATCH_PROBE_WINDOW");
+    const char *v = mw_getenv("MEMWATCH_PROBE_WINDOW");
     if (v && *v && !*window_ns && !(*flags & MW_PROBE_LAT_NO_WINDOW)) {
         char *end;
         unsigned long ms = strtoul(v, &end, 10);
@@ -248,7 +249,7 @@ static void pl_env(unsigned *flags, uint64_t *window_ns)
         else
             *window_ns = (uint64_t)ms * 1000000u;
     }
-    v = getenv("MEMWATCH_PROBE_LAYOUT");
+    v = mw_getenv("MEMWATCH_PROBE_LAYOUT");
     if (v && *v && !(*flags & MW_PROBE_LAT_HUGE)) {
         if (!strcmp(v, "huge"))
             *flags |= MW_PROBE_LAT_HUGE;

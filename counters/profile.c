@@ -18,6 +18,8 @@
 #include <memwatch/pmu.h>
 #include <memwatch/profile.h>
 
+#include "envval.h"
+
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <dirent.h>
@@ -158,13 +160,13 @@ MW_API int mw_profile_default_path(char *buf, size_t n)
 {
     if (!buf || n == 0)
         return -EINVAL;
-    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *xdg = mw_getenv("XDG_DATA_HOME");
     const char *base, *tail;
     if (xdg && xdg[0] == '/') { /* the XDG spec ignores relative values */
         base = xdg;
         tail = "/memwatch/profile.json";
     } else {
-        base = getenv("HOME");
+        base = mw_getenv("HOME");
         if (!base || !base[0]) {
             mw_log(MW_LOG_WARN, "profile: neither XDG_DATA_HOME nor HOME is set");
             return -ENOENT;

@@ -57,6 +57,7 @@ static void cfg_bad(const char *var, const char *val, const char *why, const cha
     /* said once for the process tree: the children take the default
      * without a word (the constructor runs before any other thread) */
     unsetenv(var);
+    mwp_env_drop(var);
 }
 
 /* The per-process choice of how stacks are taken (META unwind). DWARF needs
@@ -114,11 +115,36 @@ static void cfg_log(int level, const char *msg, void *user)
         mwp_say(level < 1 ? 1 : level, msg, NULL, NULL);
 }
 
+/* strtod for the decimals memwatch hands down ("135.515", "2596120000.000
+ * kernel ..."): digits, a point and digits, at most 15 digits in all, is an
+ * integer below 2^53 divided by a power of ten at most 10^15, both exact, so
+ * the one rounding of the division gives strtod's (correctly rounded)
+ * value. Anything else goes to strtod, whose first call in a process faults
+ * in four pages of libc (its code and tables). */
+static double cfg_strtod(const char *v, char **end)
+{
+    static const double p10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    uint64_t m = 0;
+    int digits = 0, frac = 0;
+    const char *p = v;
+    for (; *p >= '0' && *p <= '9'; p++, digits++)
+        m = m * 10 + (uint64_t)(*p - '0');
+    if (digits && *p == '.')
+        for (p++; *p >= '0' && *p <= '9'; p++, digits++, frac++)
+            m = m * 10 + (uint64_t)(*p - '0');
+    if (!digits || digits > 15 || *p == 'e' || *p == 'E' || *p == 'x' || *p == 'X' ||
+        *p == 'p' || *p == 'P')
+        return strtod(v, end);
+    *end = (char *)p;
+    return (double)m / p10[frac];
+}
+
 void mwp_config_load(struct mwp_config *c)
 {
     const char *v;
     /* Verbosity first so that the other warnings obey it. */
-    if ((v = getenv("MEMWATCH_VERBOSE")) && *v) {
+    if ((v = mwp_env[MWP_ENV_VERBOSE]) && *v) {
         char *end;
         long n = strtol(v, &end, 10);
         if (*end || n < 0 || n > 3) {
@@ -129,17 +155,17 @@ void mwp_config_load(struct mwp_config *c)
         }
     }
     mw_set_log(cfg_log, NULL, MW_LOG_DEBUG);
-    if ((v = getenv("MEMWATCH_ENABLE")) && *v && mw_env_bool(v, &c->enabled)) {
+    if ((v = mwp_env[MWP_ENV_ENABLE]) && *v && mw_env_bool(v, &c->enabled)) {
         c->enabled = 1;
         cfg_bad("MEMWATCH_ENABLE", v, "expected 0 or 1", "1");
     }
-    if ((v = getenv("MEMWATCH_DIR")) && *v) {
+    if ((v = mwp_env[MWP_ENV_DIR]) && *v) {
         if (strlen(v) >= sizeof c->dir - 80)
             cfg_bad("MEMWATCH_DIR", v, "path too long", "the current directory");
         else
             strcpy(c->dir, v);
     }
-    if ((v = getenv("MEMWATCH_INTERVAL")) && *v) {
+    if ((v = mwp_env[MWP_ENV_INTERVAL]) && *v) {
         static const char *const suf[] = {"ns", "us", "ms", "s", NULL};
         static const uint64_t mul[] = {1, 1000, 1000000, 1000000000};
         uint64_t ns;
@@ -148,7 +174,7 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->interval_ns = ns;
     }
-    if ((v = getenv("MEMWATCH_METHOD")) && *v) {
+    if ((v = mwp_env[MWP_ENV_METHOD]) && *v) {
         if (!mw_env_method_ok(v) || strlen(v) >= sizeof c->method) {
             char expected[200] = "expected ";
             mw_env_method_choices(expected + 9, sizeof expected - 9);
@@ -158,7 +184,7 @@ void mwp_config_load(struct mwp_config *c)
             c->method_choice = mw_env_method(v);
         }
     }
-    if ((v = getenv("MEMWATCH_RATE")) && *v) {
+    if ((v = mwp_env[MWP_ENV_RATE]) && *v) {
         static const char *const suf[] = {"hz", "khz", NULL};
         static const uint64_t mul[] = {1, 1000};
         uint64_t r;
@@ -167,7 +193,7 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->rate = (unsigned long)r;
     }
-    if ((v = getenv("MEMWATCH_FAULT_PERIOD")) && *v) {
+    if ((v = mwp_env[MWP_ENV_FAULT_PERIOD]) && *v) {
         char *end;
         unsigned long p = strtoul(v, &end, 10);
         if (*end || *v == '-' || p > 1000000000ul)
@@ -175,7 +201,7 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->fault_period = p;
     }
-    if ((v = getenv("MEMWATCH_ALLOC_THRESHOLD")) && *v) {
+    if ((v = mwp_env[MWP_ENV_ALLOC_THRESHOLD]) && *v) {
         static const char *const suf[] = {"b",  "k", "kib", "kb", "m", "mib",
                                           "mb", "g", "gib", "gb", NULL};
         static const uint64_t mul[] = {1,       1024,    1024,    1024,    1 << 20,
@@ -188,7 +214,7 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->alloc_threshold = t;
     }
-    if ((v = getenv("MEMWATCH_ALLOC_FRAMES")) && *v) {
+    if ((v = mwp_env[MWP_ENV_ALLOC_FRAMES]) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);
         if (*end || *v == '-' || n > 64)
@@ -196,7 +222,7 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->alloc_frames = (unsigned)n;
     }
-    if ((v = getenv("MEMWATCH_STACK_DEPTH")) && *v) {
+    if ((v = mwp_env[MWP_ENV_STACK_DEPTH]) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);
         if (*end || *v == '-' || n < 1 || n > 127)
@@ -204,7 +230,7 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->stack_depth = (unsigned)n;
     }
-    if ((v = getenv("MEMWATCH_UNWIND")) && *v) {
+    if ((v = mwp_env[MWP_ENV_UNWIND]) && *v) {
         if (!strcmp(v, "auto"))
             c->unwind = MWP_UNWIND_AUTO;
         else if (!strcmp(v, "fp"))
@@ -214,7 +240,7 @@ void mwp_config_load(struct mwp_config *c)
         else
             cfg_bad("MEMWATCH_UNWIND", v, "expected auto, dwarf or fp", "auto");
     }
-    if ((v = getenv("MEMWATCH_UNWIND_STACK")) && *v) {
+    if ((v = mwp_env[MWP_ENV_UNWIND_STACK]) && *v) {
         static const char *const suf[] = {"b", "k", "kib", "kb", NULL};
         static const uint64_t mul[] = {1, 1024, 1024, 1024};
         uint64_t b;
@@ -224,7 +250,7 @@ void mwp_config_load(struct mwp_config *c)
             c->unwind_stack = (unsigned)b & ~7u;
     }
     unwind_choose(c);
-    if ((v = getenv("MEMWATCH_RING_PAGES")) && *v) {
+    if ((v = mwp_env[MWP_ENV_RING_PAGES]) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);
         if (*end || n < 4 || n > 1024 || (n & (n - 1)))
@@ -232,11 +258,11 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->ring_pages = (unsigned)n;
     }
-    if ((v = getenv("MEMWATCH_INHERIT")) && *v && mw_env_bool(v, &c->inherit)) {
+    if ((v = mwp_env[MWP_ENV_INHERIT]) && *v && mw_env_bool(v, &c->inherit)) {
         c->inherit = 1;
         cfg_bad("MEMWATCH_INHERIT", v, "expected 0 or 1", "1");
     }
-    if ((v = getenv("MEMWATCH_PROBE_SHARE")) && *v) {
+    if ((v = mwp_env[MWP_ENV_PROBE_SHARE]) && *v) {
         if (v[0] == '/' && strlen(v) < sizeof c->probe_share_dir) {
             strcpy(c->probe_share_dir, v);
         } else if (mw_env_bool(v, &c->probe_share)) {
@@ -244,11 +270,11 @@ void mwp_config_load(struct mwp_config *c)
             cfg_bad("MEMWATCH_PROBE_SHARE", v, "expected 0, 1 or an absolute directory", "1");
         }
     }
-    if ((v = getenv("MEMWATCH_FOLLOW")) && *v && mw_env_bool(v, &c->follow)) {
+    if ((v = mwp_env[MWP_ENV_FOLLOW]) && *v && mw_env_bool(v, &c->follow)) {
         c->follow = 1;
         cfg_bad("MEMWATCH_FOLLOW", v, "expected 0 or 1", "1");
     }
-    if ((v = getenv("MEMWATCH_PROFILE")) && *v) {
+    if ((v = mwp_env[MWP_ENV_PROFILE]) && *v) {
         if (strlen(v) >= sizeof c->profile)
             cfg_bad("MEMWATCH_PROFILE", v, "path too long", "the default profile");
         else {
@@ -256,24 +282,24 @@ void mwp_config_load(struct mwp_config *c)
             c->profile_set = 1;
         }
     }
-    if ((v = getenv("MEMWATCH_THRESHOLD_NS")) && *v) {
+    if ((v = mwp_env[MWP_ENV_THRESHOLD_NS]) && *v) {
         char *end;
-        double d = strtod(v, &end);
+        double d = cfg_strtod(v, &end);
         if (*end || !(d > 0) || d > 1e6)
             cfg_bad("MEMWATCH_THRESHOLD_NS", v, "expected a latency in ns, > 0",
                     "the profile's or the default threshold");
         else
             c->threshold_ns = d;
     }
-    if ((v = getenv("MEMWATCH_THRESHOLD_FACTOR")) && *v) {
+    if ((v = mwp_env[MWP_ENV_THRESHOLD_FACTOR]) && *v) {
         char *end;
-        double d = strtod(v, &end);
+        double d = cfg_strtod(v, &end);
         if (*end || !(d > 1.0) || d > 100)
             cfg_bad("MEMWATCH_THRESHOLD_FACTOR", v, "expected a factor > 1", "1.35");
         else
             c->threshold_factor = d;
     }
-    if ((v = getenv("MEMWATCH_MIX")) && *v) {
+    if ((v = mwp_env[MWP_ENV_MIX]) && *v) {
         static const char *const ok[] = {"reads100", "reads75", "reads50", "nt50",
                                          "100",      "75",      "50",      "nt"};
         size_t k = 0;
@@ -285,9 +311,9 @@ void mwp_config_load(struct mwp_config *c)
         else
             strcpy(c->mix, ok[k % 4]); /* at most 8 characters */
     }
-    if ((v = getenv("MEMWATCH_BASELINE_NS")) && *v) {
+    if ((v = mwp_env[MWP_ENV_BASELINE_NS]) && *v) {
         char *end;
-        double d = strtod(v, &end);
+        double d = cfg_strtod(v, &end);
         if (*end || !(d > 0) || d > 1e6)
             cfg_bad("MEMWATCH_BASELINE_NS", v, "expected a latency in ns, > 0",
                     "a baseline measured by this process");
@@ -298,9 +324,9 @@ void mwp_config_load(struct mwp_config *c)
      * a recorded parent (or memwatch record), so that each process does not
      * determine it again: that takes a perf event, CPUID and, in a virtual
      * machine, /proc/cpuinfo and a 20 ms measurement on the interval thread. */
-    if ((v = getenv("MEMWATCH_TSC")) && *v) {
+    if ((v = mwp_env[MWP_ENV_TSC]) && *v) {
         char *end;
-        double d = strtod(v, &end);
+        double d = cfg_strtod(v, &end);
         if (!(d >= 1e6 && d <= 1e11) || *end != ' ' || !end[1] || strchr(end, '\n'))
             cfg_bad("MEMWATCH_TSC", v,
                     "expected a frequency in Hz (1e6..1e11), a space, and how it was determined",
@@ -312,7 +338,7 @@ void mwp_config_load(struct mwp_config *c)
             c->tsc_src[l] = 0;
         }
     }
-    if ((v = getenv("MEMWATCH_PRECISE")) && *v) {
+    if ((v = mwp_env[MWP_ENV_PRECISE]) && *v) {
         if (!strcmp(v, "auto"))
             c->precise = 1;
         else if (!strcmp(v, "off"))
@@ -320,13 +346,13 @@ void mwp_config_load(struct mwp_config *c)
         else
             cfg_bad("MEMWATCH_PRECISE", v, "expected auto or off", "auto");
     }
-    if ((v = getenv("MEMWATCH_SYSFS")) && *v) {
+    if ((v = mwp_env[MWP_ENV_SYSFS]) && *v) {
         if (strlen(v) >= sizeof c->sysfs)
             cfg_bad("MEMWATCH_SYSFS", v, "path too long", "/sys");
         else
             strcpy(c->sysfs, v);
     }
-    if ((v = getenv("MEMWATCH_LDLAT")) && *v) {
+    if ((v = mwp_env[MWP_ENV_LDLAT]) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);
         if (*end || *v == '-' || n < 3 || n > 65535)
@@ -335,11 +361,11 @@ void mwp_config_load(struct mwp_config *c)
         else
             c->ldlat = (unsigned)n;
     }
-    if ((v = getenv("MEMWATCH_GPU")) && *v && mw_env_bool(v, &c->gpu)) {
+    if ((v = mwp_env[MWP_ENV_GPU]) && *v && mw_env_bool(v, &c->gpu)) {
         c->gpu = 1;
         cfg_bad("MEMWATCH_GPU", v, "expected 0 or 1", "1");
     }
-    if ((v = getenv("MEMWATCH_RUN_ID")) && *v) {
+    if ((v = mwp_env[MWP_ENV_RUN_ID]) && *v) {
         size_t l = 0; /* letters, digits, '.', '_', '-' (a loop: strspn's page of libc is
                        * one more page fault in every process) */
         while ((v[l] >= 'a' && v[l] <= 'z') || (v[l] >= 'A' && v[l] <= 'Z') ||
@@ -361,11 +387,11 @@ void mwp_config_load(struct mwp_config *c)
                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)getpid());
         setenv("MEMWATCH_RUN_ID", c->run_id, 1);
     }
-    if ((v = getenv("MEMWATCH_GROUP_READABLE")) && *v && mw_env_bool(v, &c->group_readable)) {
+    if ((v = mwp_env[MWP_ENV_GROUP_READABLE]) && *v && mw_env_bool(v, &c->group_readable)) {
         c->group_readable = 0;
         cfg_bad("MEMWATCH_GROUP_READABLE", v, "expected 0 or 1", "0 (owner only)");
     }
-    if ((v = getenv("MEMWATCH_STATUS")) && *v && v[0] == '/' && strlen(v) < sizeof c->status)
+    if ((v = mwp_env[MWP_ENV_STATUS]) && *v && v[0] == '/' && strlen(v) < sizeof c->status)
         strcpy(c->status, v);
     /* What the interval thread would otherwise ask the environment for. */
     if (!c->profile[0] && mw_profile_default_path(c->profile, sizeof c->profile) < 0)

@@ -50,7 +50,6 @@
 /* ---- configuration (config.c) ---- */
 struct mwp_config {
     int enabled;               /* MEMWATCH_ENABLE (default 1) */
-    char dir[PATH_MAX];        /* MEMWATCH_DIR */
     uint64_t interval_ns;      /* MEMWATCH_INTERVAL */
     char method[24];           /* MEMWATCH_METHOD: auto, probe_lat, none, or a counter method */
     int method_choice;         /* what method asks for: MW_ENV_METHOD_AUTO, _NONE or _NAMED
@@ -68,7 +67,6 @@ struct mwp_config {
     unsigned ring_pages;       /* MEMWATCH_RING_PAGES (cpu-clock; page faults get a quarter) */
     int follow;                /* MEMWATCH_FOLLOW */
     int verbose;               /* MEMWATCH_VERBOSE 0..3 */
-    char profile[PATH_MAX];    /* MEMWATCH_PROFILE, else the default path ("" none known), "none" */
     int profile_set;           /* MEMWATCH_PROFILE was given: say why it cannot be used */
     double threshold_ns;       /* MEMWATCH_THRESHOLD_NS (0: not set) */
     double threshold_factor;   /* MEMWATCH_THRESHOLD_FACTOR (uncalibrated default) */
@@ -79,19 +77,24 @@ struct mwp_config {
     int gpu;                   /* MEMWATCH_GPU */
     int precise;               /* MEMWATCH_PRECISE: 1 auto (default), 0 off */
     unsigned ldlat;            /* MEMWATCH_LDLAT, cycles (0: machine profile, else default) */
-    char sysfs[256];           /* MEMWATCH_SYSFS: PMU descriptions ("" = /sys; tests) */
     int inherit;               /* MEMWATCH_INHERIT: 1 (default) per-CPU events inherited by
                                   threads once a process starts its second thread */
     int probe_share;           /* MEMWATCH_PROBE_SHARE: 1 (default) one probe measurement per
                                   interval for the machine; 0 off */
-    char probe_share_dir[256]; /* MEMWATCH_PROBE_SHARE given as a directory ("" = /dev/shm) */
     char run_id[64];           /* MEMWATCH_RUN_ID: the run this process belongs to (set by
                                   memwatch record, else made by the tree's first process) */
     int group_readable;        /* MEMWATCH_GROUP_READABLE: raw files 0640 instead of 0600 */
-    char status[PATH_MAX];     /* MEMWATCH_STATUS: memwatch record's status file ("" none) */
     /* The latency probe's settings, environment applied (MW_PROBE_LAT_NO_ENV):
      * the interval thread creates the probe without calling getenv. */
     mw_probe_lat_config probe;
+    /* The long paths last: a process writes the first bytes of dir and
+     * profile, the small fields above share their page (fewer pages of
+     * .data copied on write in every process; docs/overhead.md). */
+    char dir[PATH_MAX];        /* MEMWATCH_DIR */
+    char profile[PATH_MAX];    /* MEMWATCH_PROFILE, else the default path ("" none known), "none" */
+    char sysfs[256];           /* MEMWATCH_SYSFS: PMU descriptions ("" = /sys; tests) */
+    char probe_share_dir[256]; /* MEMWATCH_PROBE_SHARE given as a directory ("" = /dev/shm) */
+    char status[PATH_MAX];     /* MEMWATCH_STATUS: memwatch record's status file ("" none) */
 };
 extern struct mwp_config mwp_cfg;
 enum { MWP_UNWIND_AUTO = -1, MWP_UNWIND_FP = 0, MWP_UNWIND_DWARF = 1 };
@@ -102,6 +105,66 @@ enum { MWP_UNWIND_AUTO = -1, MWP_UNWIND_FP = 0, MWP_UNWIND_DWARF = 1 };
  * too): that thread never calls getenv, because the application may change
  * its environment at any moment (setenv, putenv, setproctitle). */
 void mwp_config_load(struct mwp_config *c);
+
+/* ---- env.c: the constructor's environment, read in one pass ---- */
+#define MWP_ENV_LIST(X)                                                                            \
+    X(VERBOSE, "MEMWATCH_VERBOSE")                                                                 \
+    X(ENABLE, "MEMWATCH_ENABLE")                                                                   \
+    X(DIR, "MEMWATCH_DIR")                                                                         \
+    X(DIR_OK, "MEMWATCH_DIR_OK")                                                                   \
+    X(INTERVAL, "MEMWATCH_INTERVAL")                                                               \
+    X(METHOD, "MEMWATCH_METHOD")                                                                   \
+    X(RATE, "MEMWATCH_RATE")                                                                       \
+    X(FAULT_PERIOD, "MEMWATCH_FAULT_PERIOD")                                                       \
+    X(ALLOC_THRESHOLD, "MEMWATCH_ALLOC_THRESHOLD")                                                 \
+    X(ALLOC_FRAMES, "MEMWATCH_ALLOC_FRAMES")                                                       \
+    X(STACK_DEPTH, "MEMWATCH_STACK_DEPTH")                                                         \
+    X(UNWIND, "MEMWATCH_UNWIND")                                                                   \
+    X(UNWIND_STACK, "MEMWATCH_UNWIND_STACK")                                                       \
+    X(RING_PAGES, "MEMWATCH_RING_PAGES")                                                           \
+    X(INHERIT, "MEMWATCH_INHERIT")                                                                 \
+    X(PROBE_SHARE, "MEMWATCH_PROBE_SHARE")                                                         \
+    X(FOLLOW, "MEMWATCH_FOLLOW")                                                                   \
+    X(PROFILE, "MEMWATCH_PROFILE")                                                                 \
+    X(THRESHOLD_NS, "MEMWATCH_THRESHOLD_NS")                                                       \
+    X(THRESHOLD_FACTOR, "MEMWATCH_THRESHOLD_FACTOR")                                               \
+    X(MIX, "MEMWATCH_MIX")                                                                         \
+    X(BASELINE_NS, "MEMWATCH_BASELINE_NS")                                                         \
+    X(TSC, "MEMWATCH_TSC")                                                                         \
+    X(PRECISE, "MEMWATCH_PRECISE")                                                                 \
+    X(SYSFS, "MEMWATCH_SYSFS")                                                                     \
+    X(LDLAT, "MEMWATCH_LDLAT")                                                                     \
+    X(GPU, "MEMWATCH_GPU")                                                                         \
+    X(RUN_ID, "MEMWATCH_RUN_ID")                                                                   \
+    X(GROUP_READABLE, "MEMWATCH_GROUP_READABLE")                                                   \
+    X(STATUS, "MEMWATCH_STATUS")                                                                   \
+    X(FORKED, "MEMWATCH_FORKED")                                                                   \
+    X(MACHINE, "MEMWATCH_MACHINE")                                                                 \
+    X(PROBE_LINES, "MEMWATCH_PROBE_LINES")                                                         \
+    X(PROBE_BURSTS, "MEMWATCH_PROBE_BURSTS")                                                       \
+    X(PROBE_WINDOW, "MEMWATCH_PROBE_WINDOW")                                                       \
+    X(PROBE_LAYOUT, "MEMWATCH_PROBE_LAYOUT")                                                       \
+    X(OMPI_RANK, "OMPI_COMM_WORLD_RANK")                                                           \
+    X(PMIX_RANK, "PMIX_RANK")                                                                      \
+    X(PMI_RANK, "PMI_RANK")                                                                        \
+    X(SLURM_PROCID, "SLURM_PROCID")                                                                \
+    X(CUDA_INJECTION, "CUDA_INJECTION64_PATH")                                                     \
+    X(XDG_DATA_HOME, "XDG_DATA_HOME")                                                              \
+    X(HOME, "HOME")
+#define MWP_ENV_ENUM(id, name) MWP_ENV_##id,
+enum { MWP_ENV_LIST(MWP_ENV_ENUM) MWP_ENV_COUNT };
+#define MWP_ENV_FIRST_OTHER MWP_ENV_OMPI_RANK /* the MEMWATCH_ names come before */
+/* getenv's answers for the names above at the scan (NULL: not set) */
+extern const char *mwp_env[MWP_ENV_COUNT];
+/* One pass over environ; the constructor's first step after MEMWATCH_ENABLE. */
+void mwp_env_scan(void);
+/* The constructor unset name: forget its value (the constructor's own
+ * setenv calls are not reflected; nothing reads those variables after). */
+void mwp_env_drop(const char *name);
+/* The counters library's getenv (mw_getenv) answered from the table: on
+ * while the constructor runs, off after. */
+void mwp_env_lookup_on(int on);
+int mwp_env_answer(const char *name, const char **value); /* for mw_getenv */
 
 /* ---- status.c: a write failure named once for the process tree ---- */
 /* 1 for the errors that end the recording (ENOSPC, EDQUOT, EIO, EROFS,

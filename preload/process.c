@@ -560,10 +560,12 @@ MWP_EXPORT int mw_preload_emit(uint32_t type, const void *payload, uint32_t len)
 
 static int ctor_rank(void)
 {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                       "SLURM_PROCID"};
+    static const char vars[][24] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                    "SLURM_PROCID"};
+    static const int ids[] = {MWP_ENV_OMPI_RANK, MWP_ENV_PMIX_RANK, MWP_ENV_PMI_RANK,
+                              MWP_ENV_SLURM_PROCID};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
+        const char *v = mwp_env[ids[i]];
         if (v && *v) {
             char *end;
             long r = strtol(v, &end, 10);
@@ -616,7 +618,7 @@ __attribute__((noinline)) static void ctor_gpu_set(void)
 
 static void ctor_gpu(void)
 {
-    if (mwp_cfg.gpu && !getenv("CUDA_INJECTION64_PATH"))
+    if (mwp_cfg.gpu && !mwp_env[MWP_ENV_CUDA_INJECTION])
         ctor_gpu_set();
 }
 
@@ -693,23 +695,40 @@ char **mwp_argv;
  * library costs (config.c still reports an invalid value). */
 static int ctor_disabled(void)
 {
-    const char *v = getenv("MEMWATCH_ENABLE");
+    const char *v = mwp_env[MWP_ENV_ENABLE];
     return v && (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||
                  !strcasecmp(v, "off"));
+}
+
+/* strtoull of the plain decimals memwatch writes (up to 18 digits; strtoull
+ * itself for anything else): its code is a page of libc that a process
+ * would touch for this alone. */
+static unsigned long long ctor_dec(const char *v, char **end)
+{
+    unsigned long long n = 0;
+    const char *p = v;
+    while (*p >= '0' && *p <= '9' && p - v < 18)
+        n = n * 10 + (unsigned long long)(*p++ - '0');
+    if (p == v || (*p >= '0' && *p <= '9'))
+        return strtoull(v, end, 10);
+    if (end)
+        *end = (char *)p;
+    return n;
 }
 
 /* MEMWATCH_FORKED "PID MONO_NS": the lazy fork child this image continues
  * (only where PID is this process: a stale value is ignored). */
 static void ctor_forked(void)
 {
-    const char *v = getenv("MEMWATCH_FORKED");
+    const char *v = mwp_env[MWP_ENV_FORKED];
     if (!v)
         return;
     char *end;
-    long pid = strtol(v, &end, 10);
+    long pid = v[0] >= '0' && v[0] <= '9' ? (long)ctor_dec(v, &end) : strtol(v, &end, 10);
     if (pid == (long)mwp_pid && *end == ' ')
-        mwp_forked_ns = strtoull(end + 1, NULL, 10);
+        mwp_forked_ns = ctor_dec(end + 1, NULL);
     unsetenv("MEMWATCH_FORKED");
+    mwp_env_drop("MEMWATCH_FORKED");
 }
 
 /* MEMWATCH_DIR_OK: the output directory a recorded parent found usable,
@@ -717,7 +736,7 @@ static void ctor_forked(void)
  * process of a tree). */
 static int ctor_dir_checked(void)
 {
-    const char *v = getenv("MEMWATCH_DIR_OK");
+    const char *v = mwp_env[MWP_ENV_DIR_OK];
     return v && mwp_cfg.dir[0] == '/' && !strcmp(v, mwp_cfg.dir);
 }
 
@@ -749,13 +768,16 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
     mwp_argv = argv;
     if (getauxval(AT_SECURE))
         return; /* setuid/setgid or otherwise secure execution: never profile */
+    mwp_env_scan(); /* the environment in one pass (env.c) */
     if (ctor_disabled()) {
         mwp_env_unfollow_self(); /* children do not even load the library */
         return;
     }
     /* The interposed functions resolve their next definitions one by one as
      * they are first called (MWP_NEED); the whole table at mwp_begin. */
+    mwp_env_lookup_on(1);
     mwp_config_load(&mwp_cfg);
+    mwp_env_lookup_on(0);
     if (!mwp_cfg.enabled) {
         mwp_env_unfollow_self();
         return;
@@ -773,9 +795,9 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
         mwp_env_unfollow_self();
     ctor_gpu();
     ctor_forked();
-    if (getenv("MEMWATCH_RATE"))
+    if (mwp_env[MWP_ENV_RATE])
         ctor_rate();
-    const char *mid = getenv("MEMWATCH_MACHINE"); /* handed down by a recorded parent */
+    const char *mid = mwp_env[MWP_ENV_MACHINE]; /* handed down by a recorded parent */
     if (mid && *mid && strlen(mid) < sizeof mwp_identity && !strchr(mid, '\n'))
         strcpy(mwp_identity, mid);
     else if (mw_machine_identity(NULL, NULL, mwp_identity, sizeof mwp_identity) < 0)

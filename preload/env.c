@@ -1,0 +1,103 @@
+/*
+ * preload/env.c: the environment variables libmemwatch.so's constructor
+ * reads, found in one pass over environ (mwp_env_scan) instead of a getenv
+ * per variable: some 45 getenv calls each walked the whole environment, in
+ * every process of a recorded tree (docs/overhead.md).
+ *
+ * mwp_env[MWP_ENV_x] is what getenv("x") returned when the constructor
+ * scanned (the first definition, as getenv finds it); mwp_env_drop forgets
+ * a variable the constructor unsets. The counters library's own variables
+ * (the probe's, the profile path's) are answered from the same table while
+ * the constructor runs (mwp_env_answer), by getenv afterwards.
+ * Threading: written by the constructor only.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+const char *mwp_env[MWP_ENV_COUNT];
+
+/* The names, as arrays (not pointers): no load-time relocations. */
+#define MWP_ENV_NAME(id, name) name,
+static const char env_names[MWP_ENV_COUNT][32] = {MWP_ENV_LIST(MWP_ENV_NAME)};
+
+/* The index of the variable that s names, s being "NAME=value" (term '=')
+ * or "NAME" (term 0); -1 for none. MEMWATCH_ names come first in the list:
+ * their prefix is compared once, then the first letter after it. */
+static int env_match(const char *s, char term)
+{
+    int lo = MWP_ENV_FIRST_OTHER, hi = MWP_ENV_COUNT;
+    size_t skip = 0;
+    if (s[0] == 'M' && !strncmp(s, "MEMWATCH_", 9)) {
+        lo = 0;
+        hi = MWP_ENV_FIRST_OTHER;
+        skip = 9;
+    }
+    const char *t = s + skip;
+    for (int i = lo; i < hi; i++) {
+        const char *n = env_names[i] + skip;
+        if (n[0] != t[0])
+            continue;
+        size_t k = 1;
+        while (n[k] && t[k] == n[k])
+            k++;
+        if (!n[k] && t[k] == term)
+            return i;
+    }
+    return -1;
+}
+
+void mwp_env_scan(void)
+{
+    memset(mwp_env, 0, sizeof mwp_env);
+    char **env = environ;
+    for (size_t k = 0; env && env[k]; k++) {
+        const char *e = env[k];
+        /* the first letters of every name in MWP_ENV_LIST */
+        switch (e[0]) {
+        case 'C': case 'H': case 'M': case 'O': case 'P': case 'S': case 'X':
+            break;
+        default:
+            continue;
+        }
+        int i = env_match(e, '=');
+        if (i >= 0 && !mwp_env[i]) /* getenv finds the first */
+            mwp_env[i] = e + strlen(env_names[i]) + 1;
+    }
+}
+
+static int env_index(const char *name)
+{
+    return env_match(name, 0);
+}
+
+void mwp_env_drop(const char *name)
+{
+    int i = env_index(name);
+    if (i >= 0)
+        mwp_env[i] = NULL;
+}
+
+/* For the counters library (mw_getenv, which calls this where it is
+ * linked into libmemwatch.so) while the constructor runs: 1 with *value set
+ * for a variable of the table, 0 (getenv's turn) otherwise. */
+static int env_answering;
+
+int mwp_env_answer(const char *name, const char **value)
+{
+    if (!env_answering)
+        return 0;
+    int i = env_index(name);
+    if (i < 0)
+        return 0;
+    *value = mwp_env[i];
+    return 1;
+}
+
+void mwp_env_lookup_on(int on)
+{
+    env_answering = on;
+}
