@@ -13,6 +13,7 @@
 #include "ingest.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int ing_objects_alloc(ing_objects *o, const mwr_alloc *a, const void *frames,
                       const mwr_alloc_stack *stack, const void *regs, const void *copy)
@@ -143,16 +144,32 @@ static int is_runtime_module(const char *path)
            !strncmp(b, "libgcc_s", 8);
 }
 
+/* The frame limit of the process's frame-pointer allocation stacks: META
+ * alloc_frames (MEMWATCH_ALLOC_FRAMES, default 16), at most the 64 the
+ * library takes; 64 for a file without the key. A stack of that many frames
+ * was cut there (one that ends exactly at the limit is counted cut too). */
+static uint32_t alloc_frame_limit(ing_objects *o)
+{
+    char v[32];
+    ing_db_meta_value(o->db, o->proc, "alloc_frames", v, sizeof v);
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (!v[0] || *end || n == 0 || n > 64)
+        return 64;
+    return (uint32_t)n;
+}
+
 static int insert_allocations(ing_objects *o)
 {
     ing_code *c = o->code;
+    uint32_t limit = o->allocs.n ? alloc_frame_limit(o) : 64;
     for (size_t i = 0; i < o->allocs.n; i++) {
         ing_alloc *a = &o->allocs.v[i];
         uint64_t fr[128];
         size_t n = a->nframes < 128 ? a->nframes : 128;
         for (size_t k = 0; k < n; k++)
             fr[k] = mw_u64_at(a->frames, k);
-        a->truncated = a->nframes >= 64;
+        a->truncated = a->nframes >= limit;
         if (a->regs) {
             /* a DWARF stack taken inside libmemwatch.so: unwind, then drop
              * memwatch's own frames (the hook and its helpers) */
