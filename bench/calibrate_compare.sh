@@ -21,18 +21,20 @@ for r in $(seq "$R"); do
   n=${#M[@]}
   for k in $(seq 0 $((n - 1))); do
     m=${M[$(((k + r - 1) % n))]}
+    id=$r.$k # a mode named twice in MODES runs twice a round
     case $m in
     old) bin=$old args=() ;;
     new) bin=$new args=() ;;
     quick) bin=$new args=(--quick) ;;
     esac
-    t0=$(date +%s.%N)
-    "$bin" calibrate "${args[@]}" --no-progress --json "$O/$m-$r.json" --profile "$O/$m-$r.profile.json" \
-      >"$O/$m-$r.txt" 2>&1
+    t0=$(date +%s%N)
+    "$bin" calibrate "${args[@]}" --no-progress --json "$O/$m-$id.json" --profile "$O/$m-$id.profile.json" \
+      >"$O/$m-$id.txt" 2>&1
     rc=$?
-    t1=$(date +%s.%N)
-    echo "$m $r $(echo "$t1 - $t0" | bc) $rc" >>"$O/times.txt"
-    echo "round $r: $m took $(echo "$t1 - $t0" | bc) s (exit $rc)" >&2
+    t1=$(date +%s%N)
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+    echo "$m $id $secs $rc" >>"$O/times.txt"
+    echo "round $r: $m took $secs s (exit $rc)" >&2
   done
 done
 python3 - "$O" <<'PY'
@@ -50,7 +52,7 @@ for m, r, secs, rc in rows:
     p = load(os.path.join(O, "%s-%s.profile.json" % (m, r)))
     pl = next((x for x in p.get("methods", []) if x.get("name") == "probe_lat"), {})
     tri = (j.get("triad") or {}).get("normal", {}).get("bw", {}).get("best")
-    runs.append(dict(mode=m, round=int(r), wall=float(secs), rc=int(rc),
+    runs.append(dict(mode=m, round=r, wall=float(secs), rc=int(rc),
                      verdict=pl.get("verdict", "-"), thr=p.get("lat_threshold_ns") or pl.get("threshold_ns"),
                      triad=tri / 1e9 if tri else None,
                      peak=((j.get("read_sweep") or {}).get("peak_bw") or 0) / 1e9 or None,
@@ -58,7 +60,7 @@ for m, r, secs, rc in rows:
 cols = [("wall", "wall time (s)", "%.1f"), ("verdict", "probe_lat verdict", "%s"),
         ("thr", "threshold (ns)", "%.1f"), ("triad", "triad (GB/s)", "%.1f"),
         ("peak", "read peak (GB/s)", "%.1f"), ("idle", "idle latency (ns)", "%.1f")]
-hdr = ["%s %d" % (x["mode"], x["round"]) for x in runs]
+hdr = ["%s %s" % (x["mode"], x["round"]) for x in runs]
 print("| | " + " | ".join(hdr) + " |")
 print("|---|" + "---|" * len(hdr))
 for k, name, f in cols:
