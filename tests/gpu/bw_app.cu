@@ -5,26 +5,8 @@
  * the kernel loop alone (bench/gpu_overhead.sh compares it with and without
  * the injected library). Usage: bw_app [iterations]
  */
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
-#include <cuda_runtime.h>
-
-#define CK(x)                                                                     \
-    do {                                                                          \
-        cudaError_t e_ = (x);                                                     \
-        if (e_ != cudaSuccess) {                                                  \
-            fprintf(stderr, "bw_app: %s: %s\n", #x, cudaGetErrorString(e_));      \
-            return 1;                                                             \
-        }                                                                         \
-    } while (0)
-
-__global__ void stream_triad(double *a, const double *b, const double *c, double s, size_t n)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        a[i] = b[i] + s * c[i];
-}
+#define APP_NAME "bw_app"
+#include "app_common.cuh"
 
 __global__ void init(double *p, size_t n, double v)
 {
@@ -33,21 +15,13 @@ __global__ void init(double *p, size_t n, double v)
         p[i] = v + (double)(i % 97);
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv)
 {
     int iter = argc > 1 ? atoi(argv[1]) : 200;
     size_t n = (size_t)32 << 20;
     double *a, *b, *c;
-    CK(cudaMalloc(&a, n * 8));
-    CK(cudaMalloc(&b, n * 8));
-    CK(cudaMalloc(&c, n * 8));
+    if (triad_arrays(n, &a, &b, &c, 0))
+        return 1;
     init<<<1024, 256>>>(b, n, 1);
     init<<<1024, 256>>>(c, n, 2);
     stream_triad<<<4096, 256>>>(a, b, c, 3.0, n);

@@ -4,28 +4,8 @@
  * one float: about a megabyte of DRAM traffic per launch of about a
  * millisecond. Prints "loop_s=<seconds>". Usage: compute_app [iterations]
  */
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
-#include <cuda_runtime.h>
-
-__global__ void fma_chain(float *out, int steps)
-{
-    float x = threadIdx.x * 1e-3f, y = blockIdx.x * 1e-3f, z = 1.0001f;
-    for (int k = 0; k < steps; k++) {
-        x = fmaf(x, z, y);
-        y = fmaf(y, z, x);
-        z = fmaf(z, 0.9999f, 1e-6f);
-    }
-    out[blockIdx.x * blockDim.x + threadIdx.x] = x + y;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#define APP_NAME "compute_app"
+#include "app_common.cuh"
 
 int main(int argc, char **argv)
 {

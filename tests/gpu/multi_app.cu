@@ -7,45 +7,10 @@
  * device's launches and loop time. Usage: multi_app [seconds] [S C]
  * Exits 77 (skip) where fewer than two devices are visible.
  */
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
 #include <pthread.h>
-#include <cuda_runtime.h>
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "multi_app: %s: %s\n", #x, cudaGetErrorString(e_));        \
-            return 1;                                                                  \
-        }                                                                              \
-    } while (0)
-
-__global__ void stream_triad(double *a, const double *b, const double *c, double s, size_t n)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        a[i] = b[i] + s * c[i];
-}
-
-__global__ void fma_chain(float *out, int steps)
-{
-    float x = threadIdx.x * 1e-3f, y = blockIdx.x * 1e-3f, z = 1.0001f;
-    for (int k = 0; k < steps; k++) {
-        x = fmaf(x, z, y);
-        y = fmaf(y, z, x);
-        z = fmaf(z, 0.9999f, 1e-6f);
-    }
-    out[blockIdx.x * blockDim.x + threadIdx.x] = x + y;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#define APP_NAME "multi_app"
+#include "app_common.cuh"
 
 static pthread_barrier_t start_line;
 static double seconds = 2.0;
@@ -60,11 +25,8 @@ static int run_stream(struct job *j)
     CK(cudaSetDevice(j->dev));
     size_t n = (size_t)32 << 20;
     double *a, *b, *c;
-    CK(cudaMalloc(&a, n * 8));
-    CK(cudaMalloc(&b, n * 8));
-    CK(cudaMalloc(&c, n * 8));
-    CK(cudaMemset(b, 0, n * 8));
-    CK(cudaMemset(c, 0, n * 8));
+    if (triad_arrays(n, &a, &b, &c, 1))
+        return 1;
     stream_triad<<<4096, 256>>>(a, b, c, 3.0, n);
     CK(cudaDeviceSynchronize());
     pthread_barrier_wait(&start_line);

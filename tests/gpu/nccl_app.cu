@@ -10,50 +10,27 @@
  * Usage: nccl_app ID_FILE [phases] [seconds]
  */
 #include <cerrno>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <unistd.h>
-#include <cuda_runtime.h>
 #include <nccl.h>
 
-#define CK(x)                                                                          \
-    do {                                                                               \
-        cudaError_t e_ = (x);                                                          \
-        if (e_ != cudaSuccess) {                                                       \
-            fprintf(stderr, "nccl_app: %s: %s\n", #x, cudaGetErrorString(e_));         \
-            return 1;                                                                  \
-        }                                                                              \
-    } while (0)
-#define NK(x)                                                                          \
-    do {                                                                               \
-        ncclResult_t r_ = (x);                                                         \
-        if (r_ != ncclSuccess) {                                                       \
-            fprintf(stderr, "nccl_app: %s: %s\n", #x, ncclGetErrorString(r_));         \
-            return 1;                                                                  \
-        }                                                                              \
-    } while (0)
+#define APP_NAME "nccl_app"
+#include "app_common.cuh"
 
-__global__ void stream_triad(double *a, const double *b, const double *c, double s, size_t n)
+static int nccl_failed(ncclResult_t r, const char *what)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        a[i] = b[i] + s * c[i];
+    if (r == ncclSuccess)
+        return 0;
+    fprintf(stderr, "%s: %s: %s\n", APP_NAME, what, ncclGetErrorString(r));
+    return 1;
 }
+#define NK(x) do { if (nccl_failed((x), #x)) return 1; } while (0)
 
 __global__ void fill(float *p, size_t n, float v)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
         p[i] = v;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int env_int(const char *const *names, int dflt)
@@ -125,12 +102,9 @@ int main(int argc, char **argv)
     size_t n = (size_t)32 << 20, m = (size_t)64 << 20;
     double *a, *b, *c;
     float *r;
-    CK(cudaMalloc(&a, n * 8));
-    CK(cudaMalloc(&b, n * 8));
-    CK(cudaMalloc(&c, n * 8));
+    if (triad_arrays(n, &a, &b, &c, 1))
+        return 1;
     CK(cudaMalloc(&r, m * 4));
-    CK(cudaMemset(b, 0, n * 8));
-    CK(cudaMemset(c, 0, n * 8));
     int launches = 0, bad = 0;
     double t_stream = 0, t_reduce = 0;
     for (int p = 0; p < phases; p++) {

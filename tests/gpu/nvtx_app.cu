@@ -6,20 +6,10 @@
  * under memwatch record the ranges become regions (gpu/nvtx.c).
  * Usage: nvtx_app [seconds per phase (0.5)] [rounds (2)]
  */
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
-#include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
-#define CK(x)                                                                     \
-    do {                                                                          \
-        cudaError_t e_ = (x);                                                     \
-        if (e_ != cudaSuccess) {                                                  \
-            fprintf(stderr, "nvtx_app: %s: %s\n", #x, cudaGetErrorString(e_));    \
-            return 1;                                                             \
-        }                                                                         \
-    } while (0)
+#define APP_NAME "nvtx_app"
+#include "app_common.cuh"
 
 __global__ void stream_kernel(double *a, const double *b, const double *c, double s, size_t n)
 {
@@ -37,24 +27,14 @@ __global__ void compute_kernel(double *out, int iters)
         out[0] = x; /* never: keeps the loop */
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int main(int argc, char **argv)
 {
     double secs = argc > 1 ? atof(argv[1]) : 0.5;
     int rounds = argc > 2 ? atoi(argv[2]) : 2;
     size_t n = (size_t)32 << 20;
     double *a, *b, *c;
-    CK(cudaMalloc(&a, n * 8));
-    CK(cudaMalloc(&b, n * 8));
-    CK(cudaMalloc(&c, n * 8));
-    CK(cudaMemset(b, 0, n * 8));
-    CK(cudaMemset(c, 0, n * 8));
+    if (triad_arrays(n, &a, &b, &c, 1))
+        return 1;
     CK(cudaDeviceSynchronize());
     int ns = 0, nc = 0;
     for (int r = 0; r < rounds; r++) {
