@@ -163,7 +163,7 @@ void mwp_config_load(struct mwp_config *c)
         if (strlen(v) >= sizeof c->dir - 80)
             cfg_bad("MEMWATCH_DIR", v, "path too long", "the current directory");
         else
-            strcpy(c->dir, v);
+            mwp_strcpy(c->dir, v);
     }
     if ((v = mwp_env[MWP_ENV_INTERVAL]) && *v) {
         static const char *const suf[] = {"ns", "us", "ms", "s", NULL};
@@ -180,7 +180,7 @@ void mwp_config_load(struct mwp_config *c)
             mw_env_method_choices(expected + 9, sizeof expected - 9);
             cfg_bad("MEMWATCH_METHOD", v, expected, "auto");
         } else {
-            strcpy(c->method, v);
+            mwp_strcpy(c->method, v);
             c->method_choice = mw_env_method(v);
         }
     }
@@ -264,7 +264,7 @@ void mwp_config_load(struct mwp_config *c)
     }
     if ((v = mwp_env[MWP_ENV_PROBE_SHARE]) && *v) {
         if (v[0] == '/' && strlen(v) < sizeof c->probe_share_dir) {
-            strcpy(c->probe_share_dir, v);
+            mwp_strcpy(c->probe_share_dir, v);
         } else if (mw_env_bool(v, &c->probe_share)) {
             c->probe_share = 1;
             cfg_bad("MEMWATCH_PROBE_SHARE", v, "expected 0, 1 or an absolute directory", "1");
@@ -278,7 +278,7 @@ void mwp_config_load(struct mwp_config *c)
         if (strlen(v) >= sizeof c->profile)
             cfg_bad("MEMWATCH_PROFILE", v, "path too long", "the default profile");
         else {
-            strcpy(c->profile, v);
+            mwp_strcpy(c->profile, v);
             c->profile_set = 1;
         }
     }
@@ -309,7 +309,7 @@ void mwp_config_load(struct mwp_config *c)
             cfg_bad("MEMWATCH_MIX", v, "expected reads100, reads75, reads50 or nt50",
                     "the curve of the interval's read/write split, else reads100");
         else
-            strcpy(c->mix, ok[k % 4]); /* at most 8 characters */
+            mwp_strcpy(c->mix, ok[k % 4]); /* at most 8 characters */
     }
     if ((v = mwp_env[MWP_ENV_BASELINE_NS]) && *v) {
         char *end;
@@ -327,13 +327,15 @@ void mwp_config_load(struct mwp_config *c)
     if ((v = mwp_env[MWP_ENV_TSC]) && *v) {
         char *end;
         double d = cfg_strtod(v, &end);
-        if (!(d >= 1e6 && d <= 1e11) || *end != ' ' || !end[1] || strchr(end, '\n'))
+        if (!(d >= 1e6 && d <= 1e11) || *end != ' ' || !end[1] || mwp_has_char(end, '\n'))
             cfg_bad("MEMWATCH_TSC", v,
                     "expected a frequency in Hz (1e6..1e11), a space, and how it was determined",
                     "the frequency determined by this process");
         else {
             c->tsc_hz = d;
-            size_t l = strnlen(end + 1, sizeof c->tsc_src - 1);
+            size_t l = 0;
+            while (l < sizeof c->tsc_src - 1 && end[1 + l])
+                l++;
             memcpy(c->tsc_src, end + 1, l);
             c->tsc_src[l] = 0;
         }
@@ -350,7 +352,7 @@ void mwp_config_load(struct mwp_config *c)
         if (strlen(v) >= sizeof c->sysfs)
             cfg_bad("MEMWATCH_SYSFS", v, "path too long", "/sys");
         else
-            strcpy(c->sysfs, v);
+            mwp_strcpy(c->sysfs, v);
     }
     if ((v = mwp_env[MWP_ENV_LDLAT]) && *v) {
         char *end;
@@ -375,7 +377,7 @@ void mwp_config_load(struct mwp_config *c)
             cfg_bad("MEMWATCH_RUN_ID", v, "expected up to 63 letters, digits, '.', '_', '-'",
                     "a run id of this process tree");
         else
-            strcpy(c->run_id, v);
+            mwp_strcpy(c->run_id, v);
     }
     if (!c->run_id[0] && c->enabled) {
         /* The first process of a tree names the run (UTC start and pid) and
@@ -392,7 +394,7 @@ void mwp_config_load(struct mwp_config *c)
         cfg_bad("MEMWATCH_GROUP_READABLE", v, "expected 0 or 1", "0 (owner only)");
     }
     if ((v = mwp_env[MWP_ENV_STATUS]) && *v && v[0] == '/' && strlen(v) < sizeof c->status)
-        strcpy(c->status, v);
+        mwp_strcpy(c->status, v);
     /* What the interval thread would otherwise ask the environment for. */
     if (!c->profile[0] && mw_profile_default_path(c->profile, sizeof c->profile) < 0)
         c->profile[0] = 0; /* neither XDG_DATA_HOME nor HOME: no profile */

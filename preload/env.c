@@ -31,7 +31,8 @@ static int env_match(const char *s, char term)
 {
     int lo = MWP_ENV_FIRST_OTHER, hi = MWP_ENV_COUNT;
     size_t skip = 0;
-    if (s[0] == 'M' && !strncmp(s, "MEMWATCH_", 9)) {
+    if (s[0] == 'M' && s[1] == 'E' && s[2] == 'M' && s[3] == 'W' && s[4] == 'A' && s[5] == 'T' &&
+        s[6] == 'C' && s[7] == 'H' && s[8] == '_') {
         lo = 0;
         hi = MWP_ENV_FIRST_OTHER;
         skip = 9;

@@ -24,14 +24,18 @@
 #include <memwatch/probe_lat.h>
 #include <memwatch/ring.h>
 
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MWP_TLS __thread __attribute__((tls_model("initial-exec")))
 #define MWP_EXPORT __attribute__((visibility("default")))
@@ -105,6 +109,67 @@ enum { MWP_UNWIND_AUTO = -1, MWP_UNWIND_FP = 0, MWP_UNWIND_DWARF = 1 };
  * too): that thread never calls getenv, because the application may change
  * its environment at any moment (setenv, putenv, setproctitle). */
 void mwp_config_load(struct mwp_config *c);
+
+/* The raw system call, inline, for the calls every process makes (its
+ * constructor, the end of a process that never began): libc's syscall() is
+ * one more lazy binding of the loader in every process (docs/overhead.md).
+ * As syscall(): -1 with errno set on failure; every argument passed as a
+ * long. The calls of a recording process (perf_event_open, its files, the
+ * interval thread's writes) keep libc's syscall(), which the test suite's
+ * mwp_syscallspy watches. */
+#if defined(__x86_64__)
+static inline long mwp_sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+    long r;
+    register long r10 __asm__("r10") = d;
+    register long r8 __asm__("r8") = e;
+    register long r9 __asm__("r9") = f;
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    if ((unsigned long)r > -4096ul) {
+        errno = (int)-r;
+        return -1;
+    }
+    return r;
+}
+#define MWP_SYS_(n, a, b, c, d, e, f, ...)                                                         \
+    mwp_sys6((long)(n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+#define mwp_syscall(...) MWP_SYS_(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0)
+#else
+#define mwp_syscall syscall
+#endif
+
+/* String helpers for the path every process takes (constructor, end of a
+ * short process): inline, where the libc function would be one more lazy
+ * binding of the loader (some 700 instructions and a save of the vector
+ * registers, once per function and process) for a few bytes of work. */
+static inline int mwp_streq(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+static inline void mwp_strcpy(char *d, const char *s)
+{
+    while ((*d++ = *s++))
+        ;
+}
+/* sigfillset as glibc 2.34+ fills a set: every signal but its internal
+ * SIGCANCEL (32) and SIGSETXID (33) */
+static inline void mwp_sigfill(sigset_t *set)
+{
+    memset(set, 0xff, sizeof *set);
+    set->__val[0] &= ~((1ul << 31) | (1ul << 32));
+}
+static inline int mwp_has_char(const char *s, char c)
+{
+    for (; *s; s++)
+        if (*s == c)
+            return 1;
+    return 0;
+}
 
 /* ---- env.c: the constructor's environment, read in one pass ---- */
 #define MWP_ENV_LIST(X)                                                                            \

@@ -82,7 +82,7 @@ static void ctor_alloc_note(void);
 
 void mwp_finish(int32_t status, const char *how, int in_signal)
 {
-    if ((pid_t)syscall(SYS_getpid) != mwp_pid)
+    if ((pid_t)mwp_syscall(SYS_getpid) != mwp_pid)
         return; /* vfork child or a clone memwatch does not know: touch nothing */
     int exp = MWP_RUNNING;
     if (!atomic_compare_exchange_strong(&mwp_state, &exp, MWP_ENDING))
@@ -137,7 +137,7 @@ __attribute__((destructor)) static void mwp_fini(void)
     if (mwp_cfg.verbose >= 3) {
         char b[64];
         struct mwp_str s = {b, sizeof b, 0};
-        mwp_s_i64(&s, (int64_t)syscall(SYS_getpid));
+        mwp_s_i64(&s, (int64_t)mwp_syscall(SYS_getpid));
         mwp_s_str(&s, " state ");
         mwp_s_i64(&s, atomic_load(&mwp_state));
         mwp_say(3, "fini ", b, NULL);
@@ -263,7 +263,7 @@ static void lazy_arm(uint64_t cpu_ns)
         ev.sigev_signo = lazy_sig();
         ev._sigev_un._tid = mwp_self ? mwp_self->tid : mwp_gettid();
         int id = -1;
-        if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &ev, &id) < 0)
+        if (mwp_syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &ev, &id) < 0)
             return;
         lz_timer = id;
     }
@@ -271,7 +271,7 @@ static void lazy_arm(uint64_t cpu_ns)
     memset(&its, 0, sizeof its);
     its.it_value.tv_sec = (time_t)(cpu_ns / 1000000000ull);
     its.it_value.tv_nsec = (long)(cpu_ns % 1000000000ull);
-    syscall(SYS_timer_settime, lz_timer, 0, &its, NULL);
+    mwp_syscall(SYS_timer_settime, lz_timer, 0, &its, NULL);
 }
 
 /* Delete the timer and take back a signal it left pending (blocked by the
@@ -281,13 +281,13 @@ void mwp_lazy_disarm(void)
 {
     if (lz_timer < 0)
         return;
-    syscall(SYS_timer_delete, lz_timer);
+    mwp_syscall(SYS_timer_delete, lz_timer);
     lz_timer = -1;
     sigset_t one;
     sigemptyset(&one);
     sigaddset(&one, lazy_sig());
     struct timespec zero = {0, 0};
-    syscall(SYS_rt_sigtimedwait, &one, NULL, &zero, _NSIG / 8);
+    mwp_syscall(SYS_rt_sigtimedwait, &one, NULL, &zero, _NSIG / 8);
 }
 
 void mwp_lazy_rearm(void)
@@ -361,7 +361,7 @@ static void lazy_handler(int sig, siginfo_t *si, void *ucv)
     (void)sig;
     int saved = errno;
     if (si->si_code == SI_TIMER && atomic_load(&mwp_state) == MWP_RUNNING &&
-        !atomic_load(&mwp_begun) && (pid_t)syscall(SYS_getpid) == mwp_pid) {
+        !atomic_load(&mwp_begun) && (pid_t)mwp_syscall(SYS_getpid) == mwp_pid) {
         if (lazy_safe(ucv))
             mwp_begin();
         else
@@ -376,7 +376,7 @@ static void lazy_install(void)
     memset(&a, 0, sizeof a);
     a.sa_sigaction = lazy_handler;
     a.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigfillset(&a.sa_mask);
+    mwp_sigfill(&a.sa_mask);
     if (mwp_real.sigaction(lazy_sig(), &a, NULL) == 0)
         lazy_arm(lazy_delay());
 }
@@ -469,7 +469,7 @@ static int begin_writer(int in_signal)
 
 void mwp_begin(void)
 {
-    if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)syscall(SYS_getpid) != mwp_pid)
+    if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)mwp_syscall(SYS_getpid) != mwp_pid)
         return;
     int exp = 0;
     if (!atomic_compare_exchange_strong(&mwp_begun, &exp, 1))
@@ -490,7 +490,7 @@ void mwp_begin(void)
  * the process has records to keep and ends as a recording one does. */
 static int mwp_lazy_end(int32_t status, const char *how, int in_signal)
 {
-    int exec = !strcmp(how, "exec");
+    int exec = mwp_streq(how, "exec");
     if (!lazy_has_records()) {
         if (!exec)
             mwp_writer_summary(status, how);
@@ -511,7 +511,7 @@ static void fork_child(void)
     if (atomic_load(&mwp_state) != MWP_RUNNING)
         return;
     mwp_in_hook++;
-    mwp_pid = (pid_t)syscall(SYS_getpid);
+    mwp_pid = (pid_t)mwp_syscall(SYS_getpid);
     mwp_is_fork_child = 1;
     mwp_cpu_base_take(); /* a fork child's own count starts at zero */
     mwp_writer_child();
@@ -541,7 +541,7 @@ static void fork_child(void)
 
 MWP_EXPORT int mw_preload_emit(uint32_t type, const void *payload, uint32_t len)
 {
-    if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)syscall(SYS_getpid) != mwp_pid)
+    if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)mwp_syscall(SYS_getpid) != mwp_pid)
         return -ENODEV;
     if (len > MW_PRELOAD_EMIT_MAX || (len && !payload))
         return -EMSGSIZE;
@@ -583,13 +583,15 @@ static void ctor_host(void)
     struct utsname u;
     /* no snprintf on the path of every process: the first call of the
      * printf machinery faults in pages of libc's text */
-    if (syscall(SYS_uname, &u) == 0) {
-        size_t l = strnlen(u.nodename, sizeof u.nodename);
+    if (mwp_syscall(SYS_uname, &u) == 0) {
+        size_t l = 0;
+        while (l < sizeof u.nodename && u.nodename[l])
+            l++;
         l = l < sizeof mwp_host - 1 ? l : sizeof mwp_host - 1;
         memcpy(mwp_host, u.nodename, l);
         mwp_host[l] = 0;
     } else {
-        strcpy(mwp_host, "unknown");
+        mwp_strcpy(mwp_host, "unknown");
     }
     for (char *p = mwp_host; *p; p++)
         if (*p == '/' || *p == ' ')
@@ -737,7 +739,7 @@ static void ctor_forked(void)
 static int ctor_dir_checked(void)
 {
     const char *v = mwp_env[MWP_ENV_DIR_OK];
-    return v && mwp_cfg.dir[0] == '/' && !strcmp(v, mwp_cfg.dir);
+    return v && mwp_cfg.dir[0] == '/' && mwp_streq(v, mwp_cfg.dir);
 }
 
 /* Children write beside us even after a chdir: make the directory
@@ -783,11 +785,11 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
         return;
     }
     mwp_in_hook++;
-    mwp_pid = (pid_t)syscall(SYS_getpid);
+    mwp_pid = (pid_t)mwp_syscall(SYS_getpid);
     mwp_cpu_base_take();
     ctor_host();
     mwp_rank = ctor_rank();
-    ssize_t n = readlink("/proc/self/exe", mwp_exe, sizeof mwp_exe - 1);
+    ssize_t n = (ssize_t)mwp_syscall(SYS_readlink, "/proc/self/exe", mwp_exe, sizeof mwp_exe - 1);
     mwp_exe[n > 0 ? n : 0] = 0;
     if (mwp_cfg.dir[0] != '/')
         ctor_dir_absolute();
@@ -798,10 +800,10 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
     if (mwp_env[MWP_ENV_RATE])
         ctor_rate();
     const char *mid = mwp_env[MWP_ENV_MACHINE]; /* handed down by a recorded parent */
-    if (mid && *mid && strlen(mid) < sizeof mwp_identity && !strchr(mid, '\n'))
-        strcpy(mwp_identity, mid);
+    if (mid && *mid && strlen(mid) < sizeof mwp_identity && !mwp_has_char(mid, '\n'))
+        mwp_strcpy(mwp_identity, mid);
     else if (mw_machine_identity(NULL, NULL, mwp_identity, sizeof mwp_identity) < 0)
-        strcpy(mwp_identity, "unknown");
+        mwp_strcpy(mwp_identity, "unknown");
     mwp_start_mono_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
     mwp_start_real_ns = mwp_clock_sys_ns(CLOCK_REALTIME);
     if (ctor_dir_checked()) {

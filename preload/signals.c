@@ -68,7 +68,7 @@ static void sig_handler(int sig, siginfo_t *si, void *uc)
         return;
     }
     /* Default action: every signal managed here terminates the process. */
-    if (atomic_load(&mwp_state) == MWP_RUNNING && (pid_t)syscall(SYS_getpid) == mwp_pid)
+    if (atomic_load(&mwp_state) == MWP_RUNNING && (pid_t)mwp_syscall(SYS_getpid) == mwp_pid)
         mwp_finish(-sig, "signal", 1);
     struct sigaction d;
     memset(&d, 0, sizeof d);
@@ -79,6 +79,17 @@ static void sig_handler(int sig, siginfo_t *si, void *uc)
     syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), mwp_gettid(), sig);
 out:
     errno = saved;
+}
+
+/* sigisemptyset without binding it, over the kernel's part of the set (the
+ * part sigaction fills in: glibc copies the rest from its own stack) */
+static int set_empty(const sigset_t *s)
+{
+    const unsigned char *b = (const unsigned char *)s;
+    for (size_t i = 0; i < (_NSIG - 1) / 8; i++)
+        if (b[i])
+            return 0;
+    return 1;
 }
 
 void mwp_signals_install(sigset_t *mask_out)
@@ -97,15 +108,18 @@ void mwp_signals_install(sigset_t *mask_out)
      * Signals stay blocked meanwhile, so none meets our handler before
      * app_act holds what the application had. */
     sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    mwp_sigfill(&all);
+    /* pthread_sigmask's system call, without binding it: glibc's internal
+     * signals are not in all, and are taken out of old before it is set
+     * back, as pthread_sigmask does */
+    memset(&old, 0, sizeof old);
+    mwp_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, _NSIG / 8);
     if (mask_out)
         *mask_out = old; /* the program's mask at the start (lazy start) */
     struct sigaction k;
     memset(&k, 0, sizeof k);
     k.sa_sigaction = sig_handler;
-    k.sa_flags = SA_SIGINFO;
-    sigemptyset(&k.sa_mask);
+    k.sa_flags = SA_SIGINFO; /* sa_mask empty: k is zeroed */
     for (size_t i = 0; i < sizeof sig_list / sizeof sig_list[0]; i++) {
         int sig = sig_list[i];
         struct sigaction cur;
@@ -114,16 +128,19 @@ void mwp_signals_install(sigset_t *mask_out)
         /* app_act starts zeroed, which is plain SIG_DFL: the common case
          * leaves its 10 KiB untouched (three pages a short process does
          * not fault in) */
-        if (cur.sa_handler != SIG_DFL || cur.sa_flags || !sigisemptyset(&cur.sa_mask))
+        int plain = cur.sa_handler == SIG_DFL && !cur.sa_flags && set_empty(&cur.sa_mask);
+        if (!plain)
             app_act[sig] = cur;
         atomic_store(&sig_managed[sig], 1);
         if (cur.sa_handler == SIG_IGN)
             mwp_real.sigaction(sig, &cur, NULL);
-        else if (cur.sa_handler != SIG_DFL || cur.sa_flags || !sigisemptyset(&cur.sa_mask))
+        else if (!plain)
             sig_install_ours(sig, &cur);
     }
     sig_ready = 1;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    sigset_t back = old;
+    back.__val[0] &= ~((1ul << 31) | (1ul << 32));
+    mwp_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &back, NULL, _NSIG / 8);
 }
 
 void mwp_signals_child(void)

@@ -263,7 +263,8 @@ static void thr_stack_bounds(struct mwp_thr *t)
         struct rlimit rl;
         uintptr_t hi = (uintptr_t)__libc_stack_end;
         uintptr_t sz = 8u << 20;
-        if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        /* prlimit64 as getrlimit makes it, without binding getrlimit */
+        if (mwp_syscall(SYS_prlimit64, 0, RLIMIT_STACK, NULL, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
             rl.rlim_cur > 0 && rl.rlim_cur < hi)
             sz = (uintptr_t)rl.rlim_cur;
         /* round the top up to the page above the loader's frame */
@@ -312,7 +313,7 @@ static uint64_t tv_ns(struct timeval tv)
 void mwp_cpu_base_take(void)
 {
     struct rusage r;
-    if (syscall(SYS_getrusage, RUSAGE_SELF, &r) != 0)
+    if (mwp_syscall(SYS_getrusage, RUSAGE_SELF, &r) != 0)
         return;
     cpu_base_user = tv_ns(r.ru_utime);
     cpu_base_sys = tv_ns(r.ru_stime);
@@ -323,11 +324,13 @@ void mwp_cpu_base_take(void)
 int mwp_cpu_fill(int whole, mwr_cpu *out)
 {
     struct rusage r;
-    if (syscall(SYS_getrusage, whole ? RUSAGE_SELF : RUSAGE_THREAD, &r) != 0)
+    if (mwp_syscall(SYS_getrusage, whole ? RUSAGE_SELF : RUSAGE_THREAD, &r) != 0)
         return -1;
     mwr_cpu c;
     memset(&c, 0, sizeof c);
-    c.time_ns = mwp_now_ns();
+    /* a process that never began reads the clock once or twice: the
+     * system call, not the vDSO's first use (mwp_clock_sys_ns) */
+    c.time_ns = atomic_load(&mwp_begun) ? mwp_now_ns() : mwp_clock_sys_ns(CLOCK_MONOTONIC);
     c.tid = whole ? 0 : (uint32_t)mwp_gettid();
     c.user_ns = tv_ns(r.ru_utime);
     c.system_ns = tv_ns(r.ru_stime);

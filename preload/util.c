@@ -140,7 +140,7 @@ uint64_t mwp_clock_ns(clockid_t c)
 uint64_t mwp_clock_sys_ns(clockid_t c)
 {
     struct timespec ts;
-    if (syscall(SYS_clock_gettime, c, &ts))
+    if (mwp_syscall(SYS_clock_gettime, c, &ts))
         return 0;
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
@@ -152,12 +152,12 @@ uint64_t mwp_now_ns(void)
 
 pid_t mwp_gettid(void)
 {
-    return (pid_t)syscall(SYS_gettid);
+    return (pid_t)mwp_syscall(SYS_gettid);
 }
 
 int mwp_sys_close(int fd)
 {
-    return (int)syscall(SYS_close, fd);
+    return (int)mwp_syscall(SYS_close, fd);
 }
 
 #define RESOLVE(field, name)                                                                    \

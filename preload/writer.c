@@ -354,7 +354,7 @@ static int writer_short_open(void)
 {
     char path[PATH_MAX];
     writer_short_name(path, sizeof path, NULL);
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    int fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0 || errno != ENOENT)
         return fd >= 0 ? fd : -errno;
     return writer_short_create(path);
@@ -431,7 +431,7 @@ void mwp_writer_summary(int32_t status, const char *how)
                            {&c, have_cpu ? sizeof c : 0},
                            {&th, sizeof th},
                            {&t, sizeof t}};
-    ssize_t w = (ssize_t)syscall(SYS_writev, fd, iov, 7);
+    ssize_t w = (ssize_t)mwp_syscall(SYS_writev, fd, iov, 7);
     (void)w;
     mwp_sys_close(fd);
     atomic_store(&w_state, W_CLOSED);
@@ -760,9 +760,9 @@ static void meta_cmdline(struct mwp_str *s)
             n += (ssize_t)l;
         }
     } else {
-        int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+        int fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
         if (fd >= 0) {
-            n = (ssize_t)syscall(SYS_read, fd, buf, sizeof buf);
+            n = (ssize_t)mwp_syscall(SYS_read, fd, buf, sizeof buf);
             mwp_sys_close(fd);
         }
     }
@@ -801,7 +801,7 @@ void mwp_meta_build(void)
     mwp_s_kvu(&s, "start_monotonic_ns", mwp_start_mono_ns);
     mwp_s_kvu(&s, "start_realtime_ns", mwp_start_real_ns);
     mwp_s_kvu(&s, "pid", (uint64_t)mwp_pid);
-    mwp_s_kvu(&s, "ppid", (uint64_t)syscall(SYS_getppid));
+    mwp_s_kvu(&s, "ppid", (uint64_t)mwp_syscall(SYS_getppid));
     mwp_s_kvu(&s, "rank", (uint64_t)mwp_rank);
     if (mwp_rank_from)
         mwp_s_kv(&s, "rank_from", mwp_rank_from);
