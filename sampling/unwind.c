@@ -252,7 +252,10 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
         memcpy(val, a->stack + (addr - a->sp), 8);
         return 0;
     }
-    const mw_unwind_module *m = mod_of(a, addr);
+    /* the module of the last read first: a table search reads one module */
+    const mw_unwind_module *m = a->last_mod;
+    if (!m || addr < m->start || addr >= m->end)
+        m = mod_of(a, addr);
     if (m && m->path) {
         image *im = image_of(a, m);
         uint64_t v;
