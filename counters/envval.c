@@ -114,7 +114,7 @@ void mw_env_method_choices(char *buf, size_t n)
 /* Defined by libmemwatch.so (preload/env.c); a null address elsewhere. */
 extern int mwp_env_answer(const char *name, const char **value) __attribute__((weak));
 
-const char *mw_getenv(const char *name)
+__attribute__((hot)) const char *mw_getenv(const char *name)
 {
     const char *v;
     if (mwp_env_answer && mwp_env_answer(name, &v))

@@ -52,7 +52,7 @@ static mw_log_fn log_fn;
 static void *log_user;
 static int log_max = MW_LOG_WARN;
 
-MW_API void mw_set_log(mw_log_fn fn, void *user, int max_level)
+__attribute__((hot)) MW_API void mw_set_log(mw_log_fn fn, void *user, int max_level)
 {
     log_fn = fn;
     log_user = user;

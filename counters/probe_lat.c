@@ -221,7 +221,7 @@ static uint64_t pl_burst(mw_probe_lat *p)
  * MEMWATCH_PROBE_LINES and MEMWATCH_PROBE_BURSTS (mw_probe_lat_config_env) fill what the
  * caller's configuration left at its default, so the profiler
  * and the validation (which create the probe the same way) follow them alike. */
-static void pl_env_count(const char *name, unsigned *val, unsigned lo, unsigned hi)
+__attribute__((hot)) static void pl_env_count(const char *name, unsigned *val, unsigned lo, unsigned hi)
 {
     const char *v = mw_getenv(name);
     if (!v || !*v || *val)
@@ -235,7 +235,7 @@ static void pl_env_count(const char *name, unsigned *val, unsigned lo, unsigned 
         *val = (unsigned)n;
 }
 
-static void pl_env(unsigned *flags, uint64_t *window_ns)
+__attribute__((hot)) static void pl_env(unsigned *flags, uint64_t *window_ns)
 {
     const char *v = mw_getenv("MEMWATCH_PROBE_WINDOW");
     if (v && *v && !*window_ns && !(*flags & MW_PROBE_LAT_NO_WINDOW)) {
@@ -268,7 +268,7 @@ uint64_t mw_probe_lat_window_ns(const mw_probe_lat_config *cfg)
 
 /* The one place the environment and the defaults are applied: create and
  * window_ns work on a copy made complete here. */
-void mw_probe_lat_config_env(mw_probe_lat_config *cfg)
+__attribute__((hot)) void mw_probe_lat_config_env(mw_probe_lat_config *cfg)
 {
     if (!cfg)
         return;

@@ -156,7 +156,7 @@ MW_API int mw_machine_identity(const char *proc_root, const char *sys_root, char
     return w;
 }
 
-MW_API int mw_profile_default_path(char *buf, size_t n)
+__attribute__((hot)) MW_API int mw_profile_default_path(char *buf, size_t n)
 {
     if (!buf || n == 0)
         return -EINVAL;

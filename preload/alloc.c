@@ -280,7 +280,7 @@ extern void *mwp_malloc_here(size_t) __attribute__((copy(malloc), alias("malloc"
 extern void *mwp_malloc_here(size_t) __attribute__((alias("malloc"), visibility("hidden")));
 #endif
 
-int mwp_alloc_ours(void *(*global)(size_t))
+MWP_HOT int mwp_alloc_ours(void *(*global)(size_t))
 {
     return global == mwp_malloc_here;
 }

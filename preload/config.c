@@ -65,7 +65,7 @@ static void cfg_bad(const char *var, const char *val, const char *why, const cha
  * libunwind; frame-pointer chains are what the kernel walks by itself and
  * stop early in code built without frame pointers (most distribution
  * binaries), where they also pick up stray words as return addresses. */
-static void unwind_choose(struct mwp_config *c)
+MWP_HOT static void unwind_choose(struct mwp_config *c)
 {
     const char *why = NULL;
 #if !defined(__x86_64__)
@@ -121,7 +121,7 @@ static void cfg_log(int level, const char *msg, void *user)
  * the one rounding of the division gives strtod's (correctly rounded)
  * value. Anything else goes to strtod, whose first call in a process faults
  * in four pages of libc (its code and tables). */
-static double cfg_strtod(const char *v, char **end)
+MWP_HOT static double cfg_strtod(const char *v, char **end)
 {
     static const double p10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                  1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
@@ -140,7 +140,7 @@ static double cfg_strtod(const char *v, char **end)
     return (double)m / p10[frac];
 }
 
-void mwp_config_load(struct mwp_config *c)
+MWP_HOT void mwp_config_load(struct mwp_config *c)
 {
     const char *v;
     /* Verbosity first so that the other warnings obey it. */

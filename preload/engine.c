@@ -818,7 +818,7 @@ int mwp_engine_setting_up(void)
 }
 
 /* For the META of fork children, which inherit the engine's set-up. */
-void mwp_engine_meta(struct mwp_str *s)
+MWP_HOT void mwp_engine_meta(struct mwp_str *s)
 {
     if (!eng_setup_done)
         return;

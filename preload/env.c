@@ -27,7 +27,7 @@ static const char env_names[MWP_ENV_COUNT][32] = {MWP_ENV_LIST(MWP_ENV_NAME)};
 /* The index of the variable that s names, s being "NAME=value" (term '=')
  * or "NAME" (term 0); -1 for none. MEMWATCH_ names come first in the list:
  * their prefix is compared once, then the first letter after it. */
-static int env_match(const char *s, char term)
+MWP_HOT static int env_match(const char *s, char term)
 {
     int lo = MWP_ENV_FIRST_OTHER, hi = MWP_ENV_COUNT;
     size_t skip = 0;
@@ -51,7 +51,7 @@ static int env_match(const char *s, char term)
     return -1;
 }
 
-void mwp_env_scan(void)
+MWP_HOT void mwp_env_scan(void)
 {
     memset(mwp_env, 0, sizeof mwp_env);
     char **env = environ;
@@ -70,7 +70,7 @@ void mwp_env_scan(void)
     }
 }
 
-static int env_index(const char *name)
+MWP_HOT static int env_index(const char *name)
 {
     return env_match(name, 0);
 }
@@ -87,7 +87,7 @@ void mwp_env_drop(const char *name)
  * for a variable of the table, 0 (getenv's turn) otherwise. */
 static int env_answering;
 
-int mwp_env_answer(const char *name, const char **value)
+MWP_HOT int mwp_env_answer(const char *name, const char **value)
 {
     if (!env_answering)
         return 0;
@@ -98,7 +98,7 @@ int mwp_env_answer(const char *name, const char **value)
     return 1;
 }
 
-void mwp_env_lookup_on(int on)
+MWP_HOT void mwp_env_lookup_on(int on)
 {
     env_answering = on;
 }

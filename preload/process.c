@@ -80,7 +80,7 @@ static void ctor_alloc_note(void);
 
 /* ---- finishing ---- */
 
-void mwp_finish(int32_t status, const char *how, int in_signal)
+MWP_HOT void mwp_finish(int32_t status, const char *how, int in_signal)
 {
     if ((pid_t)mwp_syscall(SYS_getpid) != mwp_pid)
         return; /* vfork child or a clone memwatch does not know: touch nothing */
@@ -132,7 +132,7 @@ void mwp_finish(int32_t status, const char *how, int in_signal)
     mwp_in_hook--;
 }
 
-__attribute__((destructor)) static void mwp_fini(void)
+MWP_HOT __attribute__((destructor)) static void mwp_fini(void)
 {
     if (mwp_cfg.verbose >= 3) {
         char b[64];
@@ -183,7 +183,7 @@ static int mwp_main(int argc, char **argv, char **envp)
     return r;
 }
 
-MWP_EXPORT int __libc_start_main(mwp_main_fn main_fn, int argc, char **argv, void (*init)(void),
+MWP_HOT MWP_EXPORT int __libc_start_main(mwp_main_fn main_fn, int argc, char **argv, void (*init)(void),
                                  void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
     int (*real)(mwp_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void),
@@ -239,7 +239,7 @@ MWP_EXPORT int __libc_start_main(mwp_main_fn main_fn, int argc, char **argv, voi
 #define MWP_LAZY_RETRY_NS 2000000ull
 /* one interval of CPU time, at most 10 ms (a long MEMWATCH_INTERVAL would
  * leave a running program unsampled for as long) */
-static uint64_t lazy_delay(void)
+MWP_HOT static uint64_t lazy_delay(void)
 {
     return mwp_cfg.interval_ns < 10000000ull ? mwp_cfg.interval_ns : 10000000ull;
 }
@@ -254,7 +254,7 @@ static int lazy_sig(void)
     return SIGRTMAX - 3;
 }
 
-static void lazy_arm(uint64_t cpu_ns)
+MWP_HOT static void lazy_arm(uint64_t cpu_ns)
 {
     if (lz_timer < 0) {
         struct sigevent ev;
@@ -370,7 +370,7 @@ static void lazy_handler(int sig, siginfo_t *si, void *ucv)
     errno = saved;
 }
 
-static void lazy_install(void)
+MWP_HOT static void lazy_install(void)
 {
     struct sigaction a;
     memset(&a, 0, sizeof a);
@@ -558,7 +558,11 @@ MWP_EXPORT int mw_preload_emit(uint32_t type, const void *payload, uint32_t len)
 
 /* ---- constructor ---- */
 
-static int ctor_rank(void)
+extern void *__dso_handle;
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void),
+                             void *dso_handle);
+
+MWP_HOT static int ctor_rank(void)
 {
     static const char vars[][24] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
                                     "SLURM_PROCID"};
@@ -578,7 +582,7 @@ static int ctor_rank(void)
     return 0;
 }
 
-static void ctor_host(void)
+MWP_HOT static void ctor_host(void)
 {
     struct utsname u;
     /* no snprintf on the path of every process: the first call of the
@@ -618,7 +622,7 @@ __attribute__((noinline)) static void ctor_gpu_set(void)
     }
 }
 
-static void ctor_gpu(void)
+MWP_HOT static void ctor_gpu(void)
 {
     if (mwp_cfg.gpu && !mwp_env[MWP_ENV_CUDA_INJECTION])
         ctor_gpu_set();
@@ -642,7 +646,7 @@ static void ctor_rate(void)
         mwp_say(1, "MEMWATCH_RATE clamped to kernel.perf_event_max_sample_rate", NULL, NULL);
 }
 
-static void ctor_attrs(void)
+MWP_HOT static void ctor_attrs(void)
 {
     mwp_attr_size = sizeof(struct perf_event_attr);
     if (mwp_cfg.rate) {
@@ -695,7 +699,7 @@ char **mwp_argv;
 /* MEMWATCH_ENABLE says no (0, no, false, off): the constructor returns
  * before anything else, so that a disabled library costs what any preloaded
  * library costs (config.c still reports an invalid value). */
-static int ctor_disabled(void)
+MWP_HOT static int ctor_disabled(void)
 {
     const char *v = mwp_env[MWP_ENV_ENABLE];
     return v && (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||
@@ -705,7 +709,7 @@ static int ctor_disabled(void)
 /* strtoull of the plain decimals memwatch writes (up to 18 digits; strtoull
  * itself for anything else): its code is a page of libc that a process
  * would touch for this alone. */
-static unsigned long long ctor_dec(const char *v, char **end)
+MWP_HOT static unsigned long long ctor_dec(const char *v, char **end)
 {
     unsigned long long n = 0;
     const char *p = v;
@@ -720,7 +724,7 @@ static unsigned long long ctor_dec(const char *v, char **end)
 
 /* MEMWATCH_FORKED "PID MONO_NS": the lazy fork child this image continues
  * (only where PID is this process: a stale value is ignored). */
-static void ctor_forked(void)
+MWP_HOT static void ctor_forked(void)
 {
     const char *v = mwp_env[MWP_ENV_FORKED];
     if (!v)
@@ -736,7 +740,7 @@ static void ctor_forked(void)
 /* MEMWATCH_DIR_OK: the output directory a recorded parent found usable,
  * so that its children do not check it again (three system calls in every
  * process of a tree). */
-static int ctor_dir_checked(void)
+MWP_HOT static int ctor_dir_checked(void)
 {
     const char *v = mwp_env[MWP_ENV_DIR_OK];
     return v && mwp_cfg.dir[0] == '/' && mwp_streq(v, mwp_cfg.dir);
@@ -763,7 +767,7 @@ __attribute__((noinline)) static void ctor_dir_absolute(void)
 }
 
 /* glibc calls ELF constructors with (argc, argv, envp). */
-__attribute__((constructor)) static void mwp_init(int argc, char **argv, char **envp)
+MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **envp)
 {
     (void)envp;
     mwp_argc = argc;
@@ -824,7 +828,9 @@ __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **
      * ("lazy start" above). */
     mwp_threads_init(1);
     mwp_signals_install(&lz_mask);
-    pthread_atfork(mwp_writer_settle, NULL, fork_child);
+    /* pthread_atfork's body (libc_nonshared.a), called directly: the stub
+     * linked into this library would lie in a page of text of its own */
+    __register_atfork(mwp_writer_settle, NULL, fork_child, &__dso_handle);
     if (mwp_alloc_ours(malloc))
         lazy_install();
     else

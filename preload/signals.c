@@ -83,7 +83,7 @@ out:
 
 /* sigisemptyset without binding it, over the kernel's part of the set (the
  * part sigaction fills in: glibc copies the rest from its own stack) */
-static int set_empty(const sigset_t *s)
+MWP_HOT static int set_empty(const sigset_t *s)
 {
     const unsigned char *b = (const unsigned char *)s;
     for (size_t i = 0; i < (_NSIG - 1) / 8; i++)
@@ -92,7 +92,7 @@ static int set_empty(const sigset_t *s)
     return 1;
 }
 
-void mwp_signals_install(sigset_t *mask_out)
+MWP_HOT void mwp_signals_install(sigset_t *mask_out)
 {
     MWP_NEED(sigaction, "sigaction");
     if (!mwp_real.sigaction) {

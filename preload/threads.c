@@ -99,7 +99,7 @@ static void thr_close_samplers(struct mwp_thr *t)
     t->aux_fd = -1;
 }
 
-static struct mwp_thr *thr_alloc(void)
+MWP_HOT static struct mwp_thr *thr_alloc(void)
 {
     while (atomic_flag_test_and_set_explicit(&thr_free_lock, memory_order_acquire))
         syscall(SYS_sched_yield);
@@ -148,7 +148,7 @@ static void thr_release(struct mwp_thr *t)
     atomic_flag_clear_explicit(&thr_free_lock, memory_order_release);
 }
 
-static void thr_push(struct mwp_thr *t)
+MWP_HOT static void thr_push(struct mwp_thr *t)
 {
     struct mwp_thr *h = atomic_load(&thr_head);
     do {
@@ -257,7 +257,7 @@ static void thr_sampling_open(struct mwp_thr *t)
  * a visible share of every short process's start-up. */
 extern void *__libc_stack_end;
 
-static void thr_stack_bounds(struct mwp_thr *t)
+MWP_HOT static void thr_stack_bounds(struct mwp_thr *t)
 {
     if (t->tid == mwp_pid && __libc_stack_end) {
         struct rlimit rl;
@@ -305,12 +305,12 @@ void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev)
  * RUSAGE_SELF carries the time of the image before it. */
 static uint64_t cpu_base_user, cpu_base_sys, cpu_base_minflt, cpu_base_majflt;
 
-static uint64_t tv_ns(struct timeval tv)
+MWP_HOT static uint64_t tv_ns(struct timeval tv)
 {
     return (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000ull;
 }
 
-void mwp_cpu_base_take(void)
+MWP_HOT void mwp_cpu_base_take(void)
 {
     struct rusage r;
     if (mwp_syscall(SYS_getrusage, RUSAGE_SELF, &r) != 0)
@@ -321,7 +321,7 @@ void mwp_cpu_base_take(void)
     cpu_base_majflt = (uint64_t)r.ru_majflt;
 }
 
-int mwp_cpu_fill(int whole, mwr_cpu *out)
+MWP_HOT int mwp_cpu_fill(int whole, mwr_cpu *out)
 {
     struct rusage r;
     if (mwp_syscall(SYS_getrusage, whole ? RUSAGE_SELF : RUSAGE_THREAD, &r) != 0)
@@ -498,7 +498,7 @@ static void thr_exit(void *p)
 
 /* Set up the calling thread (trampoline or constructor); defer: leave its
  * samplers to the interval thread (see "deferred samplers" below). */
-static void thr_begin(struct mwp_thr *t, int defer)
+MWP_HOT static void thr_begin(struct mwp_thr *t, int defer)
 {
     /* deferred: the constructor's main thread, whose id and start the
      * constructor knows (no system call, no vDSO page: lazy start) */
@@ -790,7 +790,7 @@ MWP_EXPORT int pthread_setname_np(pthread_t th, const char *name)
     return rc;
 }
 
-int mwp_threads_init(int defer)
+MWP_HOT int mwp_threads_init(int defer)
 {
     if (!thr_key_ok && pthread_key_create(&thr_key, thr_exit) == 0)
         thr_key_ok = 1;

@@ -18,7 +18,7 @@ struct mwp_real mwp_real;
 MWP_TLS int mwp_in_hook;
 MWP_TLS int mwp_resolving;
 
-void mwp_s_mem(struct mwp_str *s, const char *t, size_t n)
+MWP_HOT void mwp_s_mem(struct mwp_str *s, const char *t, size_t n)
 {
     if (!s->cap)
         return;
@@ -31,12 +31,12 @@ void mwp_s_mem(struct mwp_str *s, const char *t, size_t n)
     s->p[s->len] = 0;
 }
 
-void mwp_s_str(struct mwp_str *s, const char *t)
+MWP_HOT void mwp_s_str(struct mwp_str *s, const char *t)
 {
     mwp_s_mem(s, t ? t : "(null)", strlen(t ? t : "(null)"));
 }
 
-void mwp_s_u64(struct mwp_str *s, uint64_t v)
+MWP_HOT void mwp_s_u64(struct mwp_str *s, uint64_t v)
 {
     char b[24];
     int i = sizeof b;
@@ -47,7 +47,7 @@ void mwp_s_u64(struct mwp_str *s, uint64_t v)
     mwp_s_mem(s, b + i, sizeof b - (size_t)i);
 }
 
-void mwp_s_i64(struct mwp_str *s, int64_t v)
+MWP_HOT void mwp_s_i64(struct mwp_str *s, int64_t v)
 {
     if (v < 0) {
         mwp_s_mem(s, "-", 1);
@@ -83,7 +83,7 @@ void mwp_s_dbl(struct mwp_str *s, double v)
     mwp_s_mem(s, f, 4);
 }
 
-void mwp_s_kv(struct mwp_str *s, const char *k, const char *v)
+MWP_HOT void mwp_s_kv(struct mwp_str *s, const char *k, const char *v)
 {
     mwp_s_str(s, k);
     mwp_s_mem(s, "=", 1);
@@ -97,7 +97,7 @@ void mwp_s_kv(struct mwp_str *s, const char *k, const char *v)
     mwp_s_mem(s, "\n", 1);
 }
 
-void mwp_s_kvu(struct mwp_str *s, const char *k, uint64_t v)
+MWP_HOT void mwp_s_kvu(struct mwp_str *s, const char *k, uint64_t v)
 {
     mwp_s_str(s, k);
     mwp_s_mem(s, "=", 1);
@@ -137,7 +137,7 @@ uint64_t mwp_clock_ns(clockid_t c)
  * pages (its data and the clock page), more than a system call costs; for
  * the constructor and the end of a process that never began, which read
  * the clock once or twice. */
-uint64_t mwp_clock_sys_ns(clockid_t c)
+MWP_HOT uint64_t mwp_clock_sys_ns(clockid_t c)
 {
     struct timespec ts;
     if (mwp_syscall(SYS_clock_gettime, c, &ts))
@@ -150,12 +150,12 @@ uint64_t mwp_now_ns(void)
     return mwp_clock_ns(CLOCK_MONOTONIC);
 }
 
-pid_t mwp_gettid(void)
+MWP_HOT pid_t mwp_gettid(void)
 {
     return (pid_t)mwp_syscall(SYS_gettid);
 }
 
-int mwp_sys_close(int fd)
+MWP_HOT int mwp_sys_close(int fd)
 {
     return (int)mwp_syscall(SYS_close, fd);
 }
@@ -168,7 +168,7 @@ int mwp_sys_close(int fd)
 
 /* One function's next definition (the allocation hooks resolve only what
  * they call: a process that never records does not pay for the whole table). */
-void mwp_resolve_one(void **slot, const char *name)
+MWP_HOT void mwp_resolve_one(void **slot, const char *name)
 {
     if (*slot)
         return;

@@ -330,7 +330,7 @@ int mwp_writer_start(int when)
  * system). The first process creates the file under a name of its own,
  * writes the header and links it into place, so that nobody appends before
  * the header. */
-static size_t writer_short_name(char *out, size_t cap, const char *tmp_pid)
+MWP_HOT static size_t writer_short_name(char *out, size_t cap, const char *tmp_pid)
 {
     struct mwp_str s = {out, cap, 0};
     mwp_s_str(&s, mwp_cfg.dir[0] ? mwp_cfg.dir : ".");
@@ -350,7 +350,7 @@ static size_t writer_short_name(char *out, size_t cap, const char *tmp_pid)
 
 static int writer_short_create(const char *path);
 
-static int writer_short_open(void)
+MWP_HOT static int writer_short_open(void)
 {
     char path[PATH_MAX];
     writer_short_name(path, sizeof path, NULL);
@@ -389,7 +389,7 @@ __attribute__((noinline)) static int writer_short_create(const char *path)
     return fd >= 0 ? fd : -errno;
 }
 
-void mwp_writer_summary(int32_t status, const char *how)
+MWP_HOT void mwp_writer_summary(int32_t status, const char *how)
 {
     if (atomic_load(&w_state) != W_NONE)
         return;
@@ -743,7 +743,7 @@ void mwp_meta_note(const char *key, const char *val)
  * constructor (mwp_argc/mwp_argv, process.c), which costs no system call;
  * /proc/self/cmdline only where no vector was handed over. Both show what the
  * program has made of its argv by now (a fork child's META is built later). */
-static void meta_cmdline(struct mwp_str *s)
+MWP_HOT static void meta_cmdline(struct mwp_str *s)
 {
     char buf[4096];
     ssize_t n = 0;
@@ -783,7 +783,7 @@ static void meta_cmdline(struct mwp_str *s)
     mwp_s_mem(s, "\n", 1);
 }
 
-void mwp_meta_build(void)
+MWP_HOT void mwp_meta_build(void)
 {
     struct mwp_str s = {meta_buf, sizeof meta_buf, 0};
     char num[64];
