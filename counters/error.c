@@ -48,9 +48,18 @@ MW_API const char *mw_version(void)
     return MW_VERSION;
 }
 
-static mw_log_fn log_fn;
-static void *log_user;
-static int log_max = MW_LOG_WARN;
+/* One initialised object (in .data, beside the other small initialised
+ * variables): libmemwatch.so sets it in every process's constructor, and
+ * its function and user pointers alone would be a page of .bss of their
+ * own to fault in. */
+static struct {
+    int max;
+    mw_log_fn fn;
+    void *user;
+} mw_logcfg = {MW_LOG_WARN, NULL, NULL};
+#define log_fn mw_logcfg.fn
+#define log_user mw_logcfg.user
+#define log_max mw_logcfg.max
 
 __attribute__((hot)) MW_API void mw_set_log(mw_log_fn fn, void *user, int max_level)
 {
