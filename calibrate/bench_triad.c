@@ -59,116 +59,39 @@ static void triad_scalar(double *restrict c, const double *restrict a, const dou
 }
 
 #if MW_X86
-__attribute__((target("sse2"))) static void triad_sse2_nt(double *restrict c,
-                                                           const double *restrict a,
-                                                           const double *restrict b, double s,
-                                                           size_t n)
-{
-    __m128d vs = _mm_set1_pd(s);
-    for (size_t i = 0; i < n; i += 8) {
-        __m128d r0 = _mm_add_pd(_mm_load_pd(b + i), _mm_mul_pd(vs, _mm_load_pd(a + i)));
-        __m128d r1 = _mm_add_pd(_mm_load_pd(b + i + 2), _mm_mul_pd(vs, _mm_load_pd(a + i + 2)));
-        __m128d r2 = _mm_add_pd(_mm_load_pd(b + i + 4), _mm_mul_pd(vs, _mm_load_pd(a + i + 4)));
-        __m128d r3 = _mm_add_pd(_mm_load_pd(b + i + 6), _mm_mul_pd(vs, _mm_load_pd(a + i + 6)));
-        _mm_stream_pd(c + i, r0);
-        _mm_stream_pd(c + i + 2, r1);
-        _mm_stream_pd(c + i + 4, r2);
-        _mm_stream_pd(c + i + 6, r3);
+/* One ISA's kernel: four vectors V of W doubles an iteration, SET(s) the
+ * scalar in every lane, FMA(s, x, y) = s * x + y, LOAD and STORE aligned;
+ * FENCE after the loop (the non-temporal kernels' sfence). */
+#define TRIAD_KERNEL(name, tgt, V, W, SET, FMA, LOAD, STORE, FENCE)                                \
+    __attribute__((target(tgt))) static void name(double *restrict c, const double *restrict a,    \
+                                                  const double *restrict b, double s, size_t n)    \
+    {                                                                                              \
+        V vs = SET(s);                                                                             \
+        for (size_t i = 0; i < n; i += 4 * (W)) {                                                  \
+            V r0 = FMA(vs, LOAD(a + i), LOAD(b + i));                                              \
+            V r1 = FMA(vs, LOAD(a + i + (W)), LOAD(b + i + (W)));                                  \
+            V r2 = FMA(vs, LOAD(a + i + 2 * (W)), LOAD(b + i + 2 * (W)));                          \
+            V r3 = FMA(vs, LOAD(a + i + 3 * (W)), LOAD(b + i + 3 * (W)));                          \
+            STORE(c + i, r0);                                                                      \
+            STORE(c + i + (W), r1);                                                                \
+            STORE(c + i + 2 * (W), r2);                                                            \
+            STORE(c + i + 3 * (W), r3);                                                            \
+        }                                                                                          \
+        FENCE;                                                                                     \
     }
-    _mm_sfence();
-}
+/* triad_<isa> with normal stores, triad_<isa>_nt with non-temporal ones. */
+#define TRIAD_KERNELS(isa, tgt, V, W, SET, FMA, LOAD, STORE, STREAM)                               \
+    TRIAD_KERNEL(triad_##isa, tgt, V, W, SET, FMA, LOAD, STORE, (void)0)                           \
+    TRIAD_KERNEL(triad_##isa##_nt, tgt, V, W, SET, FMA, LOAD, STREAM, _mm_sfence())
+/* SSE2 has no FMA: b + s * a as an add of a multiply. */
+#define TRIAD_SSE2_MULADD(s, x, y) _mm_add_pd(y, _mm_mul_pd(s, x))
 
-__attribute__((target("sse2"))) static void triad_sse2(double *restrict c,
-                                                        const double *restrict a,
-                                                        const double *restrict b, double s,
-                                                        size_t n)
-{
-    __m128d vs = _mm_set1_pd(s);
-    for (size_t i = 0; i < n; i += 8) {
-        __m128d r0 = _mm_add_pd(_mm_load_pd(b + i), _mm_mul_pd(vs, _mm_load_pd(a + i)));
-        __m128d r1 = _mm_add_pd(_mm_load_pd(b + i + 2), _mm_mul_pd(vs, _mm_load_pd(a + i + 2)));
-        __m128d r2 = _mm_add_pd(_mm_load_pd(b + i + 4), _mm_mul_pd(vs, _mm_load_pd(a + i + 4)));
-        __m128d r3 = _mm_add_pd(_mm_load_pd(b + i + 6), _mm_mul_pd(vs, _mm_load_pd(a + i + 6)));
-        _mm_store_pd(c + i, r0);
-        _mm_store_pd(c + i + 2, r1);
-        _mm_store_pd(c + i + 4, r2);
-        _mm_store_pd(c + i + 6, r3);
-    }
-}
-
-__attribute__((target("avx2,fma"))) static void triad_avx2(double *restrict c,
-                                                            const double *restrict a,
-                                                            const double *restrict b, double s,
-                                                            size_t n)
-{
-    __m256d vs = _mm256_set1_pd(s);
-    for (size_t i = 0; i < n; i += 16) {
-        __m256d r0 = _mm256_fmadd_pd(vs, _mm256_load_pd(a + i), _mm256_load_pd(b + i));
-        __m256d r1 = _mm256_fmadd_pd(vs, _mm256_load_pd(a + i + 4), _mm256_load_pd(b + i + 4));
-        __m256d r2 = _mm256_fmadd_pd(vs, _mm256_load_pd(a + i + 8), _mm256_load_pd(b + i + 8));
-        __m256d r3 = _mm256_fmadd_pd(vs, _mm256_load_pd(a + i + 12), _mm256_load_pd(b + i + 12));
-        _mm256_store_pd(c + i, r0);
-        _mm256_store_pd(c + i + 4, r1);
-        _mm256_store_pd(c + i + 8, r2);
-        _mm256_store_pd(c + i + 12, r3);
-    }
-}
-
-__attribute__((target("avx2,fma"))) static void triad_avx2_nt(double *restrict c,
-                                                               const double *restrict a,
-                                                               const double *restrict b, double s,
-                                                               size_t n)
-{
-    __m256d vs = _mm256_set1_pd(s);
-    for (size_t i = 0; i < n; i += 16) {
-        __m256d r0 = _mm256_fmadd_pd(vs, _mm256_load_pd(a + i), _mm256_load_pd(b + i));
-        __m256d r1 = _mm256_fmadd_pd(vs, _mm256_load_pd(a + i + 4), _mm256_load_pd(b + i + 4));
-        __m256d r2 = _mm256_fmadd_pd(vs, _mm256_load_pd(a + i + 8), _mm256_load_pd(b + i + 8));
-        __m256d r3 = _mm256_fmadd_pd(vs, _mm256_load_pd(a + i + 12), _mm256_load_pd(b + i + 12));
-        _mm256_stream_pd(c + i, r0);
-        _mm256_stream_pd(c + i + 4, r1);
-        _mm256_stream_pd(c + i + 8, r2);
-        _mm256_stream_pd(c + i + 12, r3);
-    }
-    _mm_sfence();
-}
-
-__attribute__((target("avx512f"))) static void triad_avx512(double *restrict c,
-                                                             const double *restrict a,
-                                                             const double *restrict b, double s,
-                                                             size_t n)
-{
-    __m512d vs = _mm512_set1_pd(s);
-    for (size_t i = 0; i < n; i += 32) {
-        __m512d r0 = _mm512_fmadd_pd(vs, _mm512_load_pd(a + i), _mm512_load_pd(b + i));
-        __m512d r1 = _mm512_fmadd_pd(vs, _mm512_load_pd(a + i + 8), _mm512_load_pd(b + i + 8));
-        __m512d r2 = _mm512_fmadd_pd(vs, _mm512_load_pd(a + i + 16), _mm512_load_pd(b + i + 16));
-        __m512d r3 = _mm512_fmadd_pd(vs, _mm512_load_pd(a + i + 24), _mm512_load_pd(b + i + 24));
-        _mm512_store_pd(c + i, r0);
-        _mm512_store_pd(c + i + 8, r1);
-        _mm512_store_pd(c + i + 16, r2);
-        _mm512_store_pd(c + i + 24, r3);
-    }
-}
-
-__attribute__((target("avx512f"))) static void triad_avx512_nt(double *restrict c,
-                                                                const double *restrict a,
-                                                                const double *restrict b,
-                                                                double s, size_t n)
-{
-    __m512d vs = _mm512_set1_pd(s);
-    for (size_t i = 0; i < n; i += 32) {
-        __m512d r0 = _mm512_fmadd_pd(vs, _mm512_load_pd(a + i), _mm512_load_pd(b + i));
-        __m512d r1 = _mm512_fmadd_pd(vs, _mm512_load_pd(a + i + 8), _mm512_load_pd(b + i + 8));
-        __m512d r2 = _mm512_fmadd_pd(vs, _mm512_load_pd(a + i + 16), _mm512_load_pd(b + i + 16));
-        __m512d r3 = _mm512_fmadd_pd(vs, _mm512_load_pd(a + i + 24), _mm512_load_pd(b + i + 24));
-        _mm512_stream_pd(c + i, r0);
-        _mm512_stream_pd(c + i + 8, r1);
-        _mm512_stream_pd(c + i + 16, r2);
-        _mm512_stream_pd(c + i + 24, r3);
-    }
-    _mm_sfence();
-}
+TRIAD_KERNELS(sse2, "sse2", __m128d, 2, _mm_set1_pd, TRIAD_SSE2_MULADD, _mm_load_pd, _mm_store_pd,
+              _mm_stream_pd)
+TRIAD_KERNELS(avx2, "avx2,fma", __m256d, 4, _mm256_set1_pd, _mm256_fmadd_pd, _mm256_load_pd,
+              _mm256_store_pd, _mm256_stream_pd)
+TRIAD_KERNELS(avx512, "avx512f", __m512d, 8, _mm512_set1_pd, _mm512_fmadd_pd, _mm512_load_pd,
+              _mm512_store_pd, _mm512_stream_pd)
 #endif
 
 /* The kernels, best first; `need` is a __builtin_cpu_supports feature. */

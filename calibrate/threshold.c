@@ -99,14 +99,9 @@ static double th_separator(const mw_lat_point *pts, size_t n, double lo_bw, doub
 MW_API int mw_threshold_compute(const mw_lat_point *pts, size_t n, const mw_verdict_rules *rules,
                                 mw_threshold *out)
 {
-    if (!out || (n && !pts))
-        return -EINVAL;
     mw_verdict_rules def;
-    if (!rules) {
-        mw_verdict_rules_default(&def);
-        rules = &def;
-    }
-    memset(out, 0, sizeof *out);
+    if (mw_val_verdict_begin(pts, n, out, sizeof *out, &rules, &def))
+        return -EINVAL;
     size_t lo = n, hi = n;
     double peak = -1;
     for (size_t i = 0; i < n; i++) {

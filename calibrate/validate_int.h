@@ -25,6 +25,14 @@ double mw_val_rel_spread(const double *v, size_t n);
 #define MW_VAL_RETRIES 2
 int mw_val_point_disturbed(const double *ns, size_t n, double ref_spread);
 
+struct mw_verdict_rules;
+/* The start of every verdict (mw_verdict_bw, mw_verdict_lat,
+ * mw_threshold_compute): -EINVAL without out, or without items when n > 0;
+ * else out (out_size bytes) zeroed and *rules the rules to apply: the defaults,
+ * written into *def, where it is NULL. */
+int mw_val_verdict_begin(const void *items, size_t n, void *out, size_t out_size,
+                         const struct mw_verdict_rules **rules, struct mw_verdict_rules *def);
+
 struct mw_method_def;
 struct mw_probe;
 struct mw_validate_config;

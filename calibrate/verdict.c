@@ -120,6 +120,19 @@ MW_API void mw_verdict_rules_default(mw_verdict_rules *r)
     r->min_rise = 0.25;
 }
 
+int mw_val_verdict_begin(const void *items, size_t n, void *out, size_t out_size,
+                         const mw_verdict_rules **rules, mw_verdict_rules *def)
+{
+    if (!out || (n && !items))
+        return -EINVAL;
+    if (!*rules) {
+        mw_verdict_rules_default(def);
+        *rules = def;
+    }
+    memset(out, 0, out_size);
+    return 0;
+}
+
 /* Median, mean, sd of the ratios of readings whose prefetch state is `pf`
  * (any state when pf == 2). Returns the count. */
 static size_t bw_group(const mw_bw_reading *r, size_t n, int pf, double *scratch, double *med,
@@ -142,14 +155,9 @@ static size_t bw_group(const mw_bw_reading *r, size_t n, int pf, double *scratch
 MW_API int mw_verdict_bw(const mw_bw_reading *r, size_t n, const mw_verdict_rules *rules,
                          mw_bw_verdict *out)
 {
-    if (!out || (n && !r))
-        return -EINVAL;
     mw_verdict_rules def;
-    if (!rules) {
-        mw_verdict_rules_default(&def);
-        rules = &def;
-    }
-    memset(out, 0, sizeof *out);
+    if (mw_val_verdict_begin(r, n, out, sizeof *out, &rules, &def))
+        return -EINVAL;
     out->factor = 1.0;
     out->ratio_on = out->ratio_off = NAN;
     out->n = (unsigned)n;
@@ -259,14 +267,9 @@ static int val_fold_thresholds(const mw_lat_point *pts, size_t n, const mw_verdi
 MW_API int mw_verdict_lat(const mw_lat_point *pts, size_t n, const mw_verdict_rules *rules,
                           mw_lat_verdict *out)
 {
-    if (!out || (n && !pts))
-        return -EINVAL;
     mw_verdict_rules def;
-    if (!rules) {
-        mw_verdict_rules_default(&def);
-        rules = &def;
-    }
-    memset(out, 0, sizeof *out);
+    if (mw_val_verdict_begin(pts, n, out, sizeof *out, &rules, &def))
+        return -EINVAL;
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         if (pts[i].n && !pts[i].ns)
