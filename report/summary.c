@@ -87,16 +87,6 @@ static const char *str(const cJSON *o, const char *k)
     return b;
 }
 
-static int64_t scalar(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
-
 int mw_report_saturation_seen(const char *profile_path, const char *lat_method)
 {
     if (!profile_path || !*profile_path || !lat_method || !*lat_method)
@@ -223,9 +213,9 @@ static const char q_funcs[] =
 /* Which samples name the code: precise ones when present, else timer ones. */
 static const char *code_source(sqlite3 *db, int flagged)
 {
-    int64_t nprec = scalar(db, flagged ? "SELECT COUNT(*) FROM samples WHERE selected=1 AND "
-                                         "source='precise'"
-                                       : "SELECT COUNT(*) FROM samples WHERE source='precise'");
+    int64_t nprec = mwv_scalar(db, flagged ? "SELECT COUNT(*) FROM samples WHERE selected=1 AND "
+                                             "source='precise'"
+                                           : "SELECT COUNT(*) FROM samples WHERE source='precise'");
     return nprec ? "precise" : "timer";
 }
 
@@ -237,7 +227,7 @@ static void add_code(sqlite3 *db, cJSON *root, const char *key, int flagged, int
     cJSON *o = cJSON_AddObjectToObject(root, key);
     cJSON_AddStringToObject(o, "source", src);
     snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM samples s WHERE %s", where);
-    cJSON_AddNumberToObject(o, "samples", (double)scalar(db, sql));
+    cJSON_AddNumberToObject(o, "samples", (double)mwv_scalar(db, sql));
     snprintf(sql, sizeof sql, q_lines, where);
     cJSON_AddItemToObject(o, "lines", rows(db, sql, top));
     snprintf(sql, sizeof sql, q_funcs, where);
@@ -283,8 +273,8 @@ static cJSON *collect(sqlite3 *db, int top)
         }
     }
     cJSON_AddNumberToObject(root, "precise_samples",
-                            (double)scalar(db, "SELECT COUNT(*) FROM samples WHERE"
-                                               " source='precise'"));
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE"
+                                                   " source='precise'"));
     /* named threads (other than the main thread) with their samples and CPU time */
     cJSON_AddItemToObject(
         root, "named_threads",
@@ -303,20 +293,23 @@ static cJSON *collect(sqlite3 *db, int top)
                                top));
     /* CPU time from the kernel's accounting (MWR_CPU), and the wall span */
     cJSON *cpu = cJSON_AddObjectToObject(root, "cpu");
-    cJSON_AddNumberToObject(cpu, "processes", (double)scalar(db, "SELECT COUNT(*) FROM processes"));
+    cJSON_AddNumberToObject(cpu, "processes",
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM processes"));
     cJSON_AddNumberToObject(cpu, "accounted_processes",
-                            (double)scalar(db, "SELECT COUNT(*) FROM processes WHERE user_ns IS"
-                                               " NOT NULL"));
-    cJSON_AddNumberToObject(cpu, "user_ns",
-                            (double)scalar(db, "SELECT COALESCE(SUM(user_ns), 0) FROM processes"));
-    cJSON_AddNumberToObject(cpu, "system_ns",
-                            (double)scalar(db, "SELECT COALESCE(SUM(system_ns), 0) FROM processes"));
-    cJSON_AddNumberToObject(cpu, "minflt",
-                            (double)scalar(db, "SELECT COALESCE(SUM(minflt), 0) FROM processes"));
-    cJSON_AddNumberToObject(cpu, "majflt",
-                            (double)scalar(db, "SELECT COALESCE(SUM(majflt), 0) FROM processes"));
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM processes WHERE user_ns IS"
+                                                   " NOT NULL"));
+    cJSON_AddNumberToObject(
+        cpu, "user_ns", (double)mwv_scalar(db, "SELECT COALESCE(SUM(user_ns), 0) FROM processes"));
+    cJSON_AddNumberToObject(
+        cpu, "system_ns",
+        (double)mwv_scalar(db, "SELECT COALESCE(SUM(system_ns), 0) FROM processes"));
+    cJSON_AddNumberToObject(
+        cpu, "minflt", (double)mwv_scalar(db, "SELECT COALESCE(SUM(minflt), 0) FROM processes"));
+    cJSON_AddNumberToObject(
+        cpu, "majflt", (double)mwv_scalar(db, "SELECT COALESCE(SUM(majflt), 0) FROM processes"));
     cJSON_AddNumberToObject(cpu, "wall_ns",
-                            (double)scalar(db, "SELECT COALESCE(MAX(t_end) - MIN(t_start), 0) FROM"
+                            (double)mwv_scalar(db,
+                                               "SELECT COALESCE(MAX(t_end) - MIN(t_start), 0) FROM"
                                                " processes WHERE t_end > 0"));
     cJSON_AddNumberToObject(cpu, "kernel_samples", 0); /* memwatch samples user space only */
     /* how stacks were taken (META unwind) and how many were cut short */
@@ -327,30 +320,34 @@ static cJSON *collect(sqlite3 *db, int top)
                                " 'fp%' THEN 'fp' ELSE value END AS method, COUNT(*) AS processes"
                                " FROM meta WHERE key = 'unwind' GROUP BY method ORDER BY method",
                                top));
-    cJSON_AddNumberToObject(stk, "samples", (double)scalar(db, "SELECT COUNT(*) FROM samples"));
+    cJSON_AddNumberToObject(stk, "samples", (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples"));
     cJSON_AddNumberToObject(
         stk, "samples_truncated",
-        (double)scalar(db, "SELECT COUNT(*) FROM samples WHERE truncated = 1"));
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE truncated = 1"));
     cJSON_AddNumberToObject(stk, "allocations",
-                            (double)scalar(db, "SELECT COUNT(*) FROM allocations"));
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM allocations"));
     cJSON_AddNumberToObject(
         stk, "allocations_truncated",
-        (double)scalar(db, "SELECT COUNT(*) FROM allocations WHERE truncated = 1"));
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM allocations WHERE truncated = 1"));
     /* bandwidth-bound share */
     cJSON *bw = cJSON_AddObjectToObject(root, "bandwidth");
     /* the measured time: intervals with a latency reading (only those can be
      * flagged), summed over processes, as `memwatch record` counts it */
-    int64_t tot = scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals"
-                             " WHERE flags & 2");
-    int64_t fl = scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals WHERE"
-                            " bw_bound = 1");
-    cJSON_AddNumberToObject(bw, "intervals", (double)scalar(db, "SELECT COUNT(*) FROM intervals"));
-    cJSON_AddNumberToObject(bw, "measured_intervals",
-                            (double)scalar(db, "SELECT COUNT(*) FROM intervals WHERE flags & 2"));
-    cJSON_AddNumberToObject(bw, "flagged_intervals",
-                            (double)scalar(db, "SELECT COUNT(*) FROM intervals WHERE bw_bound=1"));
-    cJSON_AddNumberToObject(bw, "uncalibrated_intervals",
-                            (double)scalar(db, "SELECT COUNT(*) FROM intervals WHERE flags & 8"));
+    int64_t tot = mwv_scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals"
+                                 " WHERE flags & 2");
+    int64_t fl = mwv_scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals WHERE"
+                                " bw_bound = 1");
+    cJSON_AddNumberToObject(bw, "intervals",
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM intervals"));
+    cJSON_AddNumberToObject(
+        bw, "measured_intervals",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM intervals WHERE flags & 2"));
+    cJSON_AddNumberToObject(
+        bw, "flagged_intervals",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM intervals WHERE bw_bound=1"));
+    cJSON_AddNumberToObject(
+        bw, "uncalibrated_intervals",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM intervals WHERE flags & 8"));
     cJSON_AddNumberToObject(bw, "time_ns", (double)tot);
     cJSON_AddNumberToObject(bw, "flagged_ns", (double)fl);
     cJSON_AddNumberToObject(bw, "share", tot > 0 ? (double)fl / (double)tot : 0);
@@ -364,8 +361,8 @@ static cJSON *collect(sqlite3 *db, int top)
                                 "not detectable here: the machine profile's calibration could "
                                 "not saturate memory, so intervals that were bandwidth-bound "
                                 "may not be flagged (false negatives cannot be judged)");
-    int64_t t0 = scalar(db, "SELECT MIN(t_start) FROM intervals"),
-            t1 = scalar(db, "SELECT MAX(t_end) FROM intervals");
+    int64_t t0 = mwv_scalar(db, "SELECT MIN(t_start) FROM intervals"),
+            t1 = mwv_scalar(db, "SELECT MAX(t_end) FROM intervals");
     cJSON_AddNumberToObject(bw, "t_start", (double)t0);
     cJSON_AddNumberToObject(bw, "t_end", (double)t1);
     cJSON_AddItemToObject(bw, "timeline", timeline(db, t0, t1));
@@ -406,11 +403,12 @@ static cJSON *collect(sqlite3 *db, int top)
              top));
     cJSON_AddNumberToObject(
         root, "addressed_samples",
-        (double)scalar(db, "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND addr != 0"));
+        (double)mwv_scalar(db,
+                           "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND addr != 0"));
     cJSON_AddNumberToObject(
         root, "unattributed_addresses",
-        (double)scalar(db, "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND addr != 0"
-                           " AND object_id IS NULL"));
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND addr != 0"
+                               " AND object_id IS NULL"));
     cJSON_AddItemToObject(
         root, "memory_levels",
         rows(db,

@@ -52,16 +52,6 @@ static cJSON *qrows(sqlite3 *db, const char *sql, int64_t id, const char *txt, i
     return arr;
 }
 
-static int64_t scalar(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
-
 double mw_rgn_num(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -99,11 +89,11 @@ static const char q_kernels[] =
 
 void mw_rgn_collect(sqlite3 *db, cJSON *root, int top)
 {
-    if (!scalar(db, "SELECT COUNT(*) FROM sqlite_master WHERE name='region_spans'"))
+    if (!mwv_scalar(db, "SELECT COUNT(*) FROM sqlite_master WHERE name='region_spans'"))
         return; /* a database from before regions */
-    const char *src =
-        scalar(db, "SELECT EXISTS(SELECT 1 FROM samples WHERE source='precise')") ? "precise"
-                                                                                   : "timer";
+    const char *src = mwv_scalar(db, "SELECT EXISTS(SELECT 1 FROM samples WHERE source='precise')")
+                          ? "precise"
+                          : "timer";
     int ntop = top > 20 ? top : 20;
     cJSON *regs = qrows(db, q_regions, 0, NULL, ntop);
     cJSON *r;
@@ -119,13 +109,14 @@ void mw_rgn_collect(sqlite3 *db, cJSON *root, int top)
                  " WHERE sr.region_id = %lld AND s.source = '%s'",
                  (long long)id, src);
         cJSON_AddStringToObject(r, "source", src);
-        cJSON_AddNumberToObject(r, "samples", (double)scalar(db, sql));
+        cJSON_AddNumberToObject(r, "samples", (double)mwv_scalar(db, sql));
         cJSON_AddItemToObject(r, "lines", qrows(db, q_lines, id, src, top));
         cJSON_AddItemToObject(r, "objects", qrows(db, q_objects, id, src, top));
         cJSON_AddItemToObject(r, "gpu_kernels", qrows(db, q_kernels, id, src, top));
     }
     cJSON_AddItemToObject(root, "regions", regs);
-    cJSON_AddNumberToObject(root, "region_count", (double)scalar(db, "SELECT COUNT(*) FROM regions"));
+    cJSON_AddNumberToObject(root, "region_count",
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM regions"));
     cJSON_AddItemToObject(
         root, "region_notes",
         qrows(db,

@@ -23,22 +23,29 @@ static const char *const per_process[] = {
     "process_modules", "allocations", "objects", "losses", "counters", "gpu_kernels",
     "gpu_samples", "gpu_pcs", "region_spans", "region_notes", NULL};
 
-int64_t mwv_scalar(sqlite3 *db, const char *sql)
+/* sql prepared and stepped to its first row (the caller finalizes it), or NULL
+ * when it fails or returns no row. */
+static sqlite3_stmt *first_row(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *s;
-    int64_t v = 0;
     if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_int64(s, 0);
+        return s;
+    sqlite3_finalize(s);
+    return NULL;
+}
+
+int64_t mwv_scalar(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *s = first_row(db, sql);
+    int64_t v = s ? sqlite3_column_int64(s, 0) : 0;
     sqlite3_finalize(s);
     return v;
 }
 
 double mwv_scalar_f(sqlite3 *db, const char *sql)
 {
-    sqlite3_stmt *s;
-    double v = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_double(s, 0);
+    sqlite3_stmt *s = first_row(db, sql);
+    double v = s ? sqlite3_column_double(s, 0) : 0;
     sqlite3_finalize(s);
     return v;
 }
