@@ -54,103 +54,83 @@ typedef struct enc_row {
 #define MAB "docs/sources.md §1: ls_alloc_mab_count event 0x5f"
 #define MABA "docs/sources.md §1: ls_mab_alloc.load_store_allocations 0x41/0x3f"
 
+/* The latency rows every Intel core with them shares: lmrl's pending, l1_miss
+ * and fb_hit (l1, fb: where the last two codes come from) up to Ice Lake, its
+ * pending and l1_miss_any from Golden Cove on; l1_miss_lat's pending and
+ * l1_miss; pebs_lat's loads. AMD's lmrl: pending and mab_alloc (config c). */
+#define LMRL_ROWS(u, l1, fb)                                                                       \
+    ROW(u, "lmrl", "pending", 0x0148, 0, 0, PEND), ROW(u, "lmrl", "l1_miss", 0x08d1, 0, 0, l1),    \
+        ROW(u, "lmrl", "fb_hit", 0x40d1, 0, 0, fb)
+#define LMRL_ANY_ROWS(u)                                                                           \
+    ROW(u, "lmrl", "pending", 0x0148, 0, 0, PEND), ROW(u, "lmrl", "l1_miss_any", 0xfd43, 0, 0, LMA)
+#define LAT_ROWS(u, l1)                                                                            \
+    ROW(u, "l1_miss_lat", "pending", 0x0148, 0, 0, PEND),                                          \
+        ROW(u, "l1_miss_lat", "l1_miss", 0x08d1, 0, 0, l1),                                        \
+        ROW(u, "pebs_lat", "loads", 0x01cd, 64, 2, LAT)
+#define MAB_ROWS(u, c, src)                                                                        \
+    ROW(u, "lmrl", "pending", 0x5f, 0, 0, MAB), ROW(u, "lmrl", "mab_alloc", c, 0, 0, src)
+
 static const enc_row rows[] = {
     ROW(HSW_EP, "ocr_dram", "rd", 0x01b7, 0x6004007F7ull, 0,
         "docs/sources.md §1: Haswell-EP 0xB7 rsp 0x6004007F7 (kernel haswellx "
         "OFFCORE_RESPONSE.ALL_READS.LLC_MISS.LOCAL_DRAM)"),
-    ROW(HSW_EP, "lmrl", "pending", 0x0148, 0, 0, PEND),
-    ROW(HSW_EP, "lmrl", "l1_miss", 0x08d1, 0, 0, L1MU),
-    ROW(HSW_EP, "lmrl", "fb_hit", 0x40d1, 0, 0, LFBU),
-    ROW(HSW_EP, "l1_miss_lat", "pending", 0x0148, 0, 0, PEND),
-    ROW(HSW_EP, "l1_miss_lat", "l1_miss", 0x08d1, 0, 0, L1MU),
-    ROW(HSW_EP, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
+    LMRL_ROWS(HSW_EP, L1MU, LFBU),
+    LAT_ROWS(HSW_EP, L1MU),
 
     ROW(BDW_EP, "ocr_dram", "rd", 0x01b7, 0x6040007F7ull, 0,
         "docs/sources.md §1: Broadwell-EP rsp 0x6040007F7 (local DRAM bit moved 22 -> 26)"),
-    ROW(BDW_EP, "lmrl", "pending", 0x0148, 0, 0, PEND),
-    ROW(BDW_EP, "lmrl", "l1_miss", 0x08d1, 0, 0, L1MU),
-    ROW(BDW_EP, "lmrl", "fb_hit", 0x40d1, 0, 0, LFBU),
-    ROW(BDW_EP, "l1_miss_lat", "pending", 0x0148, 0, 0, PEND),
-    ROW(BDW_EP, "l1_miss_lat", "l1_miss", 0x08d1, 0, 0, L1MU),
-    ROW(BDW_EP, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
+    LMRL_ROWS(BDW_EP, L1MU, LFBU),
+    LAT_ROWS(BDW_EP, L1MU),
 
     /* docs/sources.md §1 / kernel cascadelakex say 0x3F840007F7; libpfm4 cannot set the
      * reserved request bits 6 and 9 on skx (see counters/tables/skx.h and the
      * check in check_skx_disagreement). */
     ROW(SKX, "ocr_dram", "rd", 0x01b7, 0x3F840005B7ull, 0,
         "docs/sources.md §1 Cascade Lake 0x3F840007F7 less request bits 6 and 9 (0x240)"),
-    ROW(SKX, "lmrl", "pending", 0x0148, 0, 0, PEND),
-    ROW(SKX, "lmrl", "l1_miss", 0x08d1, 0, 0, L1M),
-    ROW(SKX, "lmrl", "fb_hit", 0x40d1, 0, 0, FBH),
-    ROW(SKX, "l1_miss_lat", "pending", 0x0148, 0, 0, PEND),
-    ROW(SKX, "l1_miss_lat", "l1_miss", 0x08d1, 0, 0, L1M),
-    ROW(SKX, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
+    LMRL_ROWS(SKX, L1M, FBH),
+    LAT_ROWS(SKX, L1M),
 
     ROW(ICX, "ocr_dram", "rd", 0x01b7, 0x104000477ull, 0,
         "docs/sources.md §1: Ice Lake-SP OCR.READS_TO_CORE.LOCAL_DRAM 0x104000477"),
-    ROW(ICX, "lmrl", "pending", 0x0148, 0, 0, PEND),
-    ROW(ICX, "lmrl", "l1_miss", 0x08d1, 0, 0, L1M),
-    ROW(ICX, "lmrl", "fb_hit", 0x40d1, 0, 0, FBH),
-    ROW(ICX, "l1_miss_lat", "pending", 0x0148, 0, 0, PEND),
-    ROW(ICX, "l1_miss_lat", "l1_miss", 0x08d1, 0, 0, L1M),
-    ROW(ICX, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
+    LMRL_ROWS(ICX, L1M, FBH),
+    LAT_ROWS(ICX, L1M),
 
     ROW(SPR, "ocr_dram", "rd", 0x012a, 0x104004477ull, 0,
         "docs/sources.md §1: Sapphire Rapids OCR event 0x2A, rsp 0x104004477"),
-    ROW(SPR, "lmrl", "pending", 0x0148, 0, 0, PEND),
-    ROW(SPR, "lmrl", "l1_miss_any", 0xfd43, 0, 0, LMA),
-    ROW(SPR, "l1_miss_lat", "pending", 0x0148, 0, 0, PEND),
-    ROW(SPR, "l1_miss_lat", "l1_miss", 0x08d1, 0, 0, L1M),
-    ROW(SPR, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
+    LMRL_ANY_ROWS(SPR),
+    LAT_ROWS(SPR, L1M),
 
     ROW(GNR, "ocr_dram", "rd", 0x012a, 0x104004477ull, 0,
         "docs/sources.md §1: SPR and later OCR 0x2A, rsp 0x104004477"),
-    ROW(GNR, "lmrl", "pending", 0x0148, 0, 0, PEND),
-    ROW(GNR, "lmrl", "l1_miss_any", 0xfd43, 0, 0, LMA),
-    ROW(GNR, "l1_miss_lat", "pending", 0x0148, 0, 0, PEND),
-    ROW(GNR, "l1_miss_lat", "l1_miss", 0x08d1, 0, 0, L1M),
-    ROW(GNR, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
+    LMRL_ANY_ROWS(GNR),
+    LAT_ROWS(GNR, L1M),
 
     ROW(SKL, "ocr_dram", "rd", 0x01b7, 0x3F84000003ull, 0,
         "Intel SDM offcore response layout: DMND_DATA_RD|DMND_RFO bits 0-1, L3 miss bit 26, "
         "any snoop bits 31-37"),
-    ROW(SKL, "lmrl", "pending", 0x0148, 0, 0, PEND),
-    ROW(SKL, "lmrl", "l1_miss", 0x08d1, 0, 0, L1M),
-    ROW(SKL, "lmrl", "fb_hit", 0x40d1, 0, 0, FBH),
-    ROW(SKL, "l1_miss_lat", "pending", 0x0148, 0, 0, PEND),
-    ROW(SKL, "l1_miss_lat", "l1_miss", 0x08d1, 0, 0, L1M),
-    ROW(SKL, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
+    LMRL_ROWS(SKL, L1M, FBH),
+    LAT_ROWS(SKL, L1M),
 
     ROW(ICL, "ocr_dram", "rd", 0x01b7, 0x184000001ull, 0,
         "kernel pmu-events icelake OCR.DEMAND_DATA_RD.DRAM MSRValue 0x184000001"),
     ROW(ICL, "ocr_dram", "rfo", 0x01bb, 0x184000002ull, 0,
         "kernel pmu-events icelake OCR.DEMAND_RFO.DRAM MSRValue 0x184000002 on counter 0xBB"),
-    ROW(ICL, "lmrl", "pending", 0x0148, 0, 0, PEND),
-    ROW(ICL, "lmrl", "l1_miss", 0x08d1, 0, 0, L1M),
-    ROW(ICL, "lmrl", "fb_hit", 0x40d1, 0, 0, FBH),
-    ROW(ICL, "l1_miss_lat", "pending", 0x0148, 0, 0, PEND),
-    ROW(ICL, "l1_miss_lat", "l1_miss", 0x08d1, 0, 0, L1M),
-    ROW(ICL, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
+    LMRL_ROWS(ICL, L1M, FBH),
+    LAT_ROWS(ICL, L1M),
 
-    ROW(ADL, "lmrl", "pending", 0x0148, 0, 0, PEND),
-    ROW(ADL, "lmrl", "l1_miss_any", 0xfd43, 0, 0, LMA),
-    ROW(ADL, "l1_miss_lat", "pending", 0x0148, 0, 0, PEND),
-    ROW(ADL, "l1_miss_lat", "l1_miss", 0x08d1, 0, 0, L1M),
-    ROW(ADL, "pebs_lat", "loads", 0x01cd, 64, 2, LAT),
+    LMRL_ANY_ROWS(ADL),
+    LAT_ROWS(ADL, L1M),
 
     ROW(KNL, "ocr_dram", "rd", 0x01b7, 0x1818032e7ull, 0,
         "libpfm4 intel_knl_events.h umask codes ANY_READ 0x32e7 | DDR 0x181800000 (not "
         "cross-checked against Intel's KNL list)"),
 
-    ROW(ZEN3, "lmrl", "pending", 0x5f, 0, 0, MAB),
-    ROW(ZEN3, "lmrl", "mab_alloc", 0x3f41, 0, 0, MABA),
-    ROW(ZEN4, "lmrl", "pending", 0x5f, 0, 0, MAB),
-    ROW(ZEN4, "lmrl", "mab_alloc", 0x3f41, 0, 0, MABA),
-    ROW(ZEN5, "lmrl", "pending", 0x5f, 0, 0, MAB),
+    MAB_ROWS(ZEN3, 0x3f41, MABA),
+    MAB_ROWS(ZEN4, 0x3f41, MABA),
     /* Not 0x3f41: Zen 5 narrowed the umask (kernel amdzen5 load-store.json fix). */
-    ROW(ZEN5, "lmrl", "mab_alloc", 0x0741, 0, 0,
-        "kernel pmu-events amdzen5 ls_mab_alloc.load_store_allocations UMask 0x07 (fixed "
-        "from 0x3f)"),
+    MAB_ROWS(ZEN5, 0x0741,
+             "kernel pmu-events amdzen5 ls_mab_alloc.load_store_allocations UMask 0x07 (fixed "
+             "from 0x3f)"),
 };
 
 /* The models to force, and the microarchitecture whose table they check. A twin

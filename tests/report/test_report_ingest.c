@@ -14,6 +14,8 @@
  */
 #include "mw_test.h"
 #include "mwr_build.h"
+#include "report_test.h"
+#include "symbolize/uwfuncs.h"
 
 #include <memwatch/mwr_gpu.h>
 #include <memwatch/report.h>
@@ -24,15 +26,6 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-/* tests/symbolize/uwfuncs.c: a frame-pointer-less call chain that captures
- * its registers and stack (as PERF_SAMPLE_REGS_USER/STACK_USER would) */
-struct uw_capture {
-    ucontext_t uc;
-    unsigned char stack[32768];
-    size_t stack_size;
-    uintptr_t stack_top;
-};
-int uw_f1(struct uw_capture *c, int x);
 static struct uw_capture cap;
 static __attribute__((noinline)) void *uw_thread(void *arg)
 {
@@ -43,40 +36,6 @@ static __attribute__((noinline)) void *uw_thread(void *arg)
     volatile int r = uw_f1(&cap, 5);
     (void)arg;
     return (void *)(intptr_t)r;
-}
-
-/* A sample with user registers and a stack copy (no call chain). */
-static size_t regs_stack_sample(unsigned char *buf, uint64_t t)
-{
-    const greg_t *g = cap.uc.uc_mcontext.gregs;
-    uint64_t regs[17] = {(uint64_t)g[REG_RAX], (uint64_t)g[REG_RBX], (uint64_t)g[REG_RCX],
-                         (uint64_t)g[REG_RDX], (uint64_t)g[REG_RSI], (uint64_t)g[REG_RDI],
-                         (uint64_t)g[REG_RBP], (uint64_t)g[REG_RSP], (uint64_t)g[REG_RIP],
-                         (uint64_t)g[REG_R8],  (uint64_t)g[REG_R9],  (uint64_t)g[REG_R10],
-                         (uint64_t)g[REG_R11], (uint64_t)g[REG_R12], (uint64_t)g[REG_R13],
-                         (uint64_t)g[REG_R14], (uint64_t)g[REG_R15]};
-    size_t n = 8, dyn = cap.stack_size & ~(size_t)7;
-    uint64_t v;
-#define P64(x)                                                                                 \
-    do {                                                                                       \
-        v = (x);                                                                               \
-        memcpy(buf + n, &v, 8);                                                                \
-        n += 8;                                                                                \
-    } while (0)
-    P64(regs[8]);                          /* ip */
-    P64(4242ull | 4242ull << 32);          /* pid, tid */
-    P64(t);                                /* time */
-    P64(2);                                /* regs abi 64 */
-    for (int i = 0; i < 17; i++)
-        P64(regs[i]);
-    P64(dyn);                              /* stack size */
-    memcpy(buf + n, cap.stack, dyn);
-    n += dyn;
-    P64(dyn);                              /* dyn size */
-#undef P64
-    struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)n};
-    memcpy(buf, &h, sizeof h);
-    return n;
 }
 
 #define MS 1000000ull
@@ -97,41 +56,6 @@ __attribute__((noinline, used)) int calm_work(volatile int *x)
 __attribute__((noinline, used)) void *alloc_site(size_t n) { return malloc(n); }
 
 int mw_static_table[4096]; /* a static data object (STT_OBJECT) */
-
-struct self {
-    uint64_t base, start, end;
-};
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct self *s = data;
-    if (info->dlpi_name && info->dlpi_name[0])
-        return 0; /* the main program has an empty name */
-    s->base = info->dlpi_addr;
-    s->start = UINT64_MAX;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
-            uint64_t a = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-            uint64_t b = a + info->dlpi_phdr[i].p_memsz;
-            s->start = a < s->start ? a : s->start;
-            s->end = b > s->end ? b : s->end;
-        }
-    return 1;
-}
-
-static int64_t q1(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
-        fprintf(stderr, "sql: %s: %s\n", sql, sqlite3_errmsg(db));
-        return -2;
-    }
-    if (sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -3 : sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
 
 static const char *qs(sqlite3 *db, const char *sql, char *buf, size_t n)
 {
@@ -361,7 +285,7 @@ int main(void)
                   PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
                       PERF_SAMPLE_STACK_USER,
                   mask, 16384);
-    n = regs_stack_sample(recs, 35 * MS);
+    n = regs_stack_sample(recs, 35 * MS, &cap.uc, cap.stack, cap.stack_size);
     mwb_perf_data(&w, 4, 4242, 45 * MS, recs, n);
     size_t before_gpu = w.n;
     /* GPU records (gpu/inject.c's layouts): two launches of one kernel on

@@ -14,6 +14,8 @@
  */
 #include "mw_test.h"
 #include "mwr_build.h"
+#include "report_test.h"
+#include "symbolize/uwfuncs.h"
 
 #include <memwatch/report.h>
 
@@ -63,76 +65,6 @@ __attribute__((noinline, used)) int leaf_work(volatile int *x)
     for (int i = 0; i < 10; i++)
         *x += i;
     return *x;
-}
-
-struct self {
-    uint64_t base, start, end;
-};
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct self *s = data;
-    if (info->dlpi_name && info->dlpi_name[0])
-        return 0;
-    s->base = info->dlpi_addr;
-    s->start = UINT64_MAX;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-        if (p->p_type != PT_LOAD)
-            continue;
-        uint64_t lo = info->dlpi_addr + p->p_vaddr, hi = lo + p->p_memsz;
-        s->start = lo < s->start ? lo : s->start;
-        s->end = hi > s->end ? hi : s->end;
-    }
-    return 1;
-}
-
-static int64_t q1(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *s;
-    int64_t v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
-        fprintf(stderr, "sql: %s: %s\n", sql, sqlite3_errmsg(db));
-        return -2;
-    }
-    if (sqlite3_step(s) == SQLITE_ROW)
-        v = sqlite3_column_type(s, 0) == SQLITE_NULL ? -3 : sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return v;
-}
-
-/* A sample with registers and a stack copy (no call chain). */
-static size_t regs_stack_sample(unsigned char *buf, uint64_t t)
-{
-    const greg_t *g = cap.uc.uc_mcontext.gregs;
-    uint64_t regs[17] = {(uint64_t)g[REG_RAX], (uint64_t)g[REG_RBX], (uint64_t)g[REG_RCX],
-                         (uint64_t)g[REG_RDX], (uint64_t)g[REG_RSI], (uint64_t)g[REG_RDI],
-                         (uint64_t)g[REG_RBP], (uint64_t)g[REG_RSP], (uint64_t)g[REG_RIP],
-                         (uint64_t)g[REG_R8],  (uint64_t)g[REG_R9],  (uint64_t)g[REG_R10],
-                         (uint64_t)g[REG_R11], (uint64_t)g[REG_R12], (uint64_t)g[REG_R13],
-                         (uint64_t)g[REG_R14], (uint64_t)g[REG_R15]};
-    size_t n = 8, dyn = cap.stack_size & ~(size_t)7;
-    uint64_t v;
-#define P64(x)                                                                                 \
-    do {                                                                                       \
-        v = (x);                                                                               \
-        memcpy(buf + n, &v, 8);                                                                \
-        n += 8;                                                                                \
-    } while (0)
-    P64(regs[8]);
-    P64(4242ull | 4242ull << 32);
-    P64(t);
-    P64(2); /* regs abi 64 */
-    for (int i = 0; i < 17; i++)
-        P64(regs[i]);
-    P64(dyn);
-    memcpy(buf + n, cap.stack, dyn);
-    n += dyn;
-    P64(dyn);
-#undef P64
-    struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)n};
-    memcpy(buf, &h, sizeof h);
-    return n;
 }
 
 static void ingest(const char *raw, const char *db)
@@ -259,7 +191,7 @@ int main(void)
                           PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
                       mask, 65000);
         static unsigned char recs[65536];
-        size_t n = regs_stack_sample(recs, MS);
+        size_t n = regs_stack_sample(recs, MS, &cap.uc, cap.stack, cap.stack_size);
         mwb_perf_data(&w, 1, 4242, 2 * MS, recs, n);
         mwb_trailer(&w, 3 * MS, 0);
         snprintf(raw, sizeof raw, "%s/dwarf.mwr", dir);

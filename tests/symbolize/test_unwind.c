@@ -8,6 +8,7 @@
  * a crash.
  */
 #include "mw_test.h"
+#include "uwfuncs.h"
 
 #include <memwatch/symbolize.h>
 
@@ -16,14 +17,6 @@
 #include <signal.h>
 #include <ucontext.h>
 #include <unistd.h>
-
-struct uw_capture {
-    ucontext_t uc;
-    unsigned char stack[32768];
-    size_t stack_size;
-    uintptr_t stack_top;
-};
-int uw_f1(struct uw_capture *c, int x);
 
 static struct uw_capture cap;
 
@@ -85,13 +78,8 @@ int main(void)
 
     dl_iterate_phdr(phdr_cb, NULL);
     /* registers in perf_event x86-64 order: AX BX CX DX SI DI BP SP IP, R8..R15 */
-    const greg_t *g = cap.uc.uc_mcontext.gregs;
-    uint64_t regs[17] = {(uint64_t)g[REG_RAX], (uint64_t)g[REG_RBX], (uint64_t)g[REG_RCX],
-                         (uint64_t)g[REG_RDX], (uint64_t)g[REG_RSI], (uint64_t)g[REG_RDI],
-                         (uint64_t)g[REG_RBP], (uint64_t)g[REG_RSP], (uint64_t)g[REG_RIP],
-                         (uint64_t)g[REG_R8],  (uint64_t)g[REG_R9],  (uint64_t)g[REG_R10],
-                         (uint64_t)g[REG_R11], (uint64_t)g[REG_R12], (uint64_t)g[REG_R13],
-                         (uint64_t)g[REG_R14], (uint64_t)g[REG_R15]};
+    uint64_t regs[17];
+    uw_perf_regs(&cap.uc, regs);
     uint64_t mask = 0x1ffull | 0xffull << 16;
     uint64_t pcs[32];
     int n = mw_unwind_sample(u, mods, nmods, mask, regs, cap.stack, cap.stack_size, pcs, 32);

@@ -4,16 +4,11 @@
  * (getcontext) and copies its stack, as PERF_SAMPLE_REGS_USER and
  * PERF_SAMPLE_STACK_USER would. test_unwind unwinds it offline.
  */
+#include "uwfuncs.h"
+
 #include <stdint.h>
 #include <string.h>
 #include <ucontext.h>
-
-struct uw_capture {
-    ucontext_t uc;
-    unsigned char stack[32768];
-    size_t stack_size;
-    uintptr_t stack_top;
-};
 
 /* Copies live stack bytes (other frames' red zones included under ASan), as
  * the kernel does for PERF_SAMPLE_STACK_USER: not instrumented. */
