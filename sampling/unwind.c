@@ -69,6 +69,7 @@ typedef struct image {
     uint64_t hdr_vaddr;   /* .eh_frame_hdr */
     uint64_t fde_count;
     const unsigned char *tbl; /* its search table in the mapped file, or NULL */
+    const Elf64_Phdr *last_load; /* the PT_LOAD segment image_read found last */
     int ok;               /* has a usable .eh_frame_hdr */
 } image;
 
@@ -172,20 +173,30 @@ static image *image_get(mw_unwinder *u, const char *path)
     return im;
 }
 
-/* Read 8 bytes of a module's file image at vaddr (relative to its bias). */
-static int image_read(const image *im, uint64_t vaddr, uint64_t *out)
+/* Read 8 bytes of a module's file image at vaddr (relative to its bias);
+ * the segment of the previous read is tried first. */
+static int image_read(image *im, uint64_t vaddr, uint64_t *out)
 {
-    for (unsigned i = 0; im->ph && i < im->nph; i++) {
-        const Elf64_Phdr *p = &im->ph[i];
-        if (p->p_type != PT_LOAD || vaddr < p->p_vaddr || vaddr + 8 > p->p_vaddr + p->p_filesz)
-            continue;
-        uint64_t off = p->p_offset + (vaddr - p->p_vaddr);
-        if (off > im->len || im->len - off < 8)
+    const Elf64_Phdr *p = im->last_load;
+    if (!p || vaddr < p->p_vaddr || vaddr + 8 > p->p_vaddr + p->p_filesz) {
+        p = NULL;
+        for (unsigned i = 0; im->ph && i < im->nph; i++) {
+            const Elf64_Phdr *q = &im->ph[i];
+            if (q->p_type == PT_LOAD && vaddr >= q->p_vaddr &&
+                vaddr + 8 <= q->p_vaddr + q->p_filesz) {
+                p = q;
+                break;
+            }
+        }
+        if (!p)
             return -1;
-        memcpy(out, im->map + off, 8);
-        return 0;
+        im->last_load = p;
     }
-    return -1;
+    uint64_t off = p->p_offset + (vaddr - p->p_vaddr);
+    if (off > im->len || im->len - off < 8)
+        return -1;
+    memcpy(out, im->map + off, 8);
+    return 0;
 }
 
 static const mw_unwind_module *mod_of(const uw_arg *a, uint64_t addr)
