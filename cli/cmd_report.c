@@ -455,13 +455,21 @@ int mw_cmd_report(int argc, char **argv)
     }
     /* files this command creates: the owner's only, or the group's too */
     umask(group ? 027 : 077);
-    char okey[3 * PATH_MAX], defprof[PATH_MAX];
+    char okey[3 * PATH_MAX], fkey[3 * PATH_MAX], defprof[PATH_MAX];
     const char *kprof = o.profile_path;
     if (!kprof && mw_profile_default_path(defprof, sizeof defprof) == 0)
         kprof = defprof;
+    /* --sort comm alone needs no stacks: the ingest skips the offline
+     * unwinding, and a database with whole stacks serves it as well */
+    o.leaf_only = view.sort && !strcmp(view.sort, "comm") && !view.callers && !html;
     if (mw_report_sources_key(okey, sizeof okey, &o, kprof && *kprof ? kprof : NULL))
         okey[0] = 0; /* no key: never read as it is */
-    if (okey[0] && mw_report_sources_match(out, (const char *const *)files, n, okey) &&
+    mw_report_opts full = o;
+    full.leaf_only = 0;
+    if (!o.leaf_only || mw_report_sources_key(fkey, sizeof fkey, &full, kprof && *kprof ? kprof : NULL))
+        fkey[0] = 0;
+    if (((okey[0] && mw_report_sources_match(out, (const char *const *)files, n, okey)) ||
+         (fkey[0] && mw_report_sources_match(out, (const char *const *)files, n, fkey))) &&
         mw_db_swap_keep(&sw, group ? 0640 : 0600) == 0) {
         /* the same raw files, unchanged, the same options: nothing to ingest */
         if (!quiet)

@@ -410,6 +410,7 @@ int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_op
         (rc = ing_db_run(&g->db, o->inputs ? o->inputs : files[0], nfiles, g->threshold,
                          g->run_thr_src, &g->run_id)))
         goto out;
+    g->code.leaf_only = o->leaf_only;
     if (!o->no_symbols) {
         mw_symbolizer_opts so = {o->debug_dirs};
         if ((rc = mw_symbolizer_new(&so, &g->code.sym)))

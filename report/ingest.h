@@ -215,6 +215,7 @@ typedef struct ing_code {
     char pmap_why[600];
     ING_VEC(mw_unwind_module) umods; /* pmods for the unwinder, built at its first use */
     int umods_ok;
+    int leaf_only;                /* mw_report_opts.leaf_only: no unwinding */
     uint64_t unw_calls, unw_timed; /* ing_code_unwind calls, those timed (every 8th) */
     double unw_timed_s;           /* their CPU time */
 } ing_code;

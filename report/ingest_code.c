@@ -190,6 +190,8 @@ size_t ing_code_unwind(ing_code *c, uint64_t regs_mask, const void *regs, const 
                        uint32_t stack_size, uint64_t *chain, size_t max, int *complete)
 {
     *complete = 0;
+    if (c->leaf_only)
+        return 0;
     if (!c->unw && !c->unw_failed && mw_unwinder_new(&c->unw) != 0)
         c->unw_failed = 1;
     if (!c->unw)

@@ -250,9 +250,10 @@ int mw_report_sources_key(char *buf, size_t n, const mw_report_opts *o, const ch
     stat_key(profile, prof, sizeof prof);
     int k = snprintf(buf, n,
                      "memwatch %s (code %s); threshold %g; profile %s (%s); symbols %d; debug %s;"
-                     " inputs %s",
+                     " inputs %s%s",
                      MW_VERSION, code, o->threshold, profile ? profile : "(none)", prof,
                      !o->no_symbols, o->debug_dirs ? o->debug_dirs : "(default)",
-                     o->inputs ? o->inputs : "(first file)");
+                     o->inputs ? o->inputs : "(first file)",
+                     o->leaf_only ? "; stacks: leaves only" : "");
     return k < 0 || (size_t)k >= n ? -ENAMETOOLONG : 0;
 }

@@ -39,6 +39,9 @@ typedef struct mw_report_opts {
     void *progress_user;
     const char *inputs;       /* what the user named (a directory...), for runs.inputs;
                                  NULL: the first file */
+    int leaf_only;            /* 1: no offline (DWARF) unwinding: samples keep the kernel's
+                                 chain, DWARF allocation stacks none (views that need no
+                                 stacks, `report --sort comm`); part of the sources key */
 } mw_report_opts;
 
 typedef struct mw_report_stats {

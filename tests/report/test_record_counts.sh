@@ -110,6 +110,20 @@ grep -q "not ingested again" "$T/e" || fail "the second report of unchanged file
 grep -q "not ingested again" "$T/e" && fail "a report with other options reused the database"
 "$mw" report --db "$T/db" --no-symbols "$T/o" >/dev/null 2>"$T/e"
 grep -q "not ingested again" "$T/e" || fail "the same options twice: ingested again"
+# --sort comm needs no stacks: from no database it ingests without the
+# offline unwinding and prints the same table as from a database with whole
+# stacks, which it reuses; a full report does not reuse a database of leaves
+"$mw" report --db "$T/db" "$T/o" >/dev/null 2>"$T/e" || fail "full report failed"
+grep -q "stacks unwound from DWARF" "$T/e" || fail "the full report unwound no stack: $(cat "$T/e")"
+"$mw" report --db "$T/db" --sort comm "$T/o" >"$T/c_full" 2>"$T/e" || fail "--sort comm failed"
+grep -q "not ingested again" "$T/e" || fail "--sort comm did not reuse the database with whole stacks: $(cat "$T/e")"
+"$mw" report --db "$T/db2" --sort comm "$T/o" >"$T/c_leaf" 2>"$T/e" || fail "--sort comm without a database failed"
+grep -q "stacks unwound" "$T/e" && fail "--sort comm unwound stacks: $(cat "$T/e")"
+cmp -s "$T/c_full" "$T/c_leaf" || fail "--sort comm differs with and without stacks: $(diff "$T/c_full" "$T/c_leaf")"
+"$mw" report --db "$T/db2" "$T/o" >/dev/null 2>"$T/e" || fail "full report after --sort comm failed"
+grep -q "not ingested again" "$T/e" && fail "a full report reused a database without stacks"
+grep -q "stacks unwound from DWARF" "$T/e" || fail "the full report after --sort comm unwound no stack"
+head -4 "$T/c_leaf"
 MEMWATCH_VERBOSE=2 MEMWATCH_DIR=$T/o LD_PRELOAD="${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$B/libmemwatch.so" "$app" work 20 >/dev/null 2>"$T/e0" || fail "mwp_app under memwatch: $(cat "$T/e0")"
 "$mw" report --db "$T/db" --no-symbols "$T/o" >/dev/null 2>"$T/e"
 grep -q "not ingested again" "$T/e" && fail "a new raw file was not ingested"
