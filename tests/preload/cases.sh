@@ -592,7 +592,16 @@ lazyprobe)
     # the shell only wait: they never begin recording (no interval thread, no
     # probe: docs/overhead.md, "lazy start") and each leaves one small file
     # with its exit status.
-    (MEMWATCH_PROFILE=none run sh -c '"$1" spin >/dev/null & p=$!; "$1" worksleep 30 400; sleep 0.1; kill $p; wait $p' sh "$APP")
+    # The kernel's CPU-time timer that begins a process can fire late on a
+    # loaded VM (a plain program's 10 ms timer fired after 15-230 ms of its
+    # CPU time here under stress-ng, docs/overhead.md, "Lazy start"): where
+    # the waiting program did not begin in its 30 ms of work, run once more.
+    for attempt in 1 2; do
+        (MEMWATCH_PROFILE=none run sh -c '"$1" spin >/dev/null & p=$!; "$1" worksleep 30 400; sleep 0.1; kill $p; wait $p' sh "$APP")
+        ws=$(grep -l "cmdline=$APP worksleep" "$OUT"/*.mwr | grep -v -- '-short\.mwr$' | head -1)
+        [ -n "$ws" ] || [ $attempt = 2 ] || { echo "note: the waiting program did not begin (late CPU timer): again"; fresh_out; continue; }
+        break
+    done
     all_ok 4
     spin=$(grep -l "cmdline=$APP spin" "$OUT"/*.mwr | head -1)
     ws=$(grep -l "cmdline=$APP worksleep" "$OUT"/*.mwr | head -1)
