@@ -56,6 +56,23 @@ all_ok() {
     [ "$n" = "$ok" ] || fail "$((n - ok)) of $n files unreadable"
     [ "$n" = "$tr" ] || fail "$((n - tr)) of $n files without trailer"
 }
+# mix_profile FILE MIX...: a test machine's profile (probe_lat accurate, its
+# threshold and the reads100 curve's 150 ns) with more read/write curves, each
+# MIX a JSON object (the last without a trailing comma)
+mix_profile() {
+    local f=$1
+    shift
+    {
+        printf '%s\n' '{"schema": "memwatch-profile", "version": 1, "identity": "mwp-test-machine",' \
+            '"created": "2026-01-01T00:00:00Z", "tsc_hz": 2e9, "peak_bw": 5e10,' \
+            '"idle_latency_ns": 100, "lat_method": "probe_lat", "lat_threshold_ns": 150,' \
+            '"bw_method": "", "bw_factor": 1, "methods": [{"name": "probe_lat",' \
+            '"verdict": "accurate", "reason": "test", "threshold_ns": 150}],' \
+            '"mixes": [{"name": "reads100", "read_share": 1, "threshold_ns": 150},'
+        printf '%s\n' "$@"
+        echo ']}'
+    } >"$f"
+}
 expect_rc() {
     [ "$1" = "$2" ] || fail "exit status $1, expected $2"
 }
@@ -245,12 +262,13 @@ config)
     expect_rc $? 0
     [ ! -s "$T/err" ] || { cat "$T/err"; fail "MEMWATCH_VERBOSE=0 printed"; }
     rm -f "$OUT"/*
-    # rank in the file name (40 ms of CPU time: the process begins recording
-    # after 10, lazy start, and has a file of its own even on a loaded machine)
-    OMPI_COMM_WORLD_RANK=3 run "$APP" cpuwork 40; expect_rc $? 0
+    # rank in the file name (a program that starts a thread: its first
+    # pthread_create begins recording at once, whatever the load; lazy start
+    # by the CPU-time timer can come late on a loaded machine)
+    OMPI_COMM_WORLD_RANK=3 run "$APP" threads 2; expect_rc $? 0
     ls "$OUT" | grep -q -- "-3-[0-9]*\.mwr$" || fail "rank 3 not in the file name: $(ls "$OUT")"
     rm -f "$OUT"/*
-    SLURM_PROCID=5 run "$APP" cpuwork 40; expect_rc $? 0
+    SLURM_PROCID=5 run "$APP" threads 2; expect_rc $? 0
     ls "$OUT" | grep -q -- "-5-[0-9]*\.mwr$" || fail "SLURM_PROCID not used for the rank"
     rm -f "$OUT"/*
     # a rate above perf_event_max_sample_rate is clamped, with one line and META
@@ -922,13 +940,7 @@ profverdict)
     # Read/write curves: MEMWATCH_MIX picks one (its threshold is used and
     # META mix_curve names it); unset, reads100 with the reason; a name the
     # profile lacks falls back to reads100 and says so.
-    printf '%s\n' '{"schema": "memwatch-profile", "version": 1, "identity": "mwp-test-machine",' \
-        '"created": "2026-01-01T00:00:00Z", "tsc_hz": 2e9, "peak_bw": 5e10,' \
-        '"idle_latency_ns": 100, "lat_method": "probe_lat", "lat_threshold_ns": 150,' \
-        '"bw_method": "", "bw_factor": 1, "methods": [{"name": "probe_lat",' \
-        '"verdict": "accurate", "reason": "test", "threshold_ns": 150}],' \
-        '"mixes": [{"name": "reads100", "read_share": 1, "threshold_ns": 150},' \
-        '{"name": "reads50", "read_share": 0.5, "threshold_ns": 237.5, "nontemporal": false}]}' >"$T/prof.json"
+    mix_profile "$T/prof.json" '{"name": "reads50", "read_share": 0.5, "threshold_ns": 237.5, "nontemporal": false}'
     for mix in reads50 "" nt; do
         for try in 1 2 3; do
             fresh_out
@@ -969,15 +981,9 @@ mixstore)
     # method here measures an interval's read/write split (docs/saturation.md).
     STORE=$B/mwp_store
     [ -x "$STORE" ] || skip "mwp_store not built"
-    printf '%s\n' '{"schema": "memwatch-profile", "version": 1, "identity": "mwp-test-machine",' \
-        '"created": "2026-01-01T00:00:00Z", "tsc_hz": 2e9, "peak_bw": 5e10,' \
-        '"idle_latency_ns": 100, "lat_method": "probe_lat", "lat_threshold_ns": 150,' \
-        '"bw_method": "", "bw_factor": 1, "methods": [{"name": "probe_lat",' \
-        '"verdict": "accurate", "reason": "test", "threshold_ns": 150}],' \
-        '"mixes": [{"name": "reads100", "read_share": 1, "threshold_ns": 150},' \
-        '{"name": "reads75", "read_share": 0.75, "threshold_ns": 180},' \
+    mix_profile "$T/prof.json" '{"name": "reads75", "read_share": 0.75, "threshold_ns": 180},' \
         '{"name": "reads50", "read_share": 0.5, "threshold_ns": 237.5, "nontemporal": false},' \
-        '{"name": "nt50", "read_share": 0.5, "threshold_ns": 300, "nontemporal": true}]}' >"$T/prof.json"
+        '{"name": "nt50", "read_share": 0.5, "threshold_ns": 300, "nontemporal": true}'
     for mix in reads50 ""; do
         fresh_out
         MEMWATCH_MIX=$mix MEMWATCH_MACHINE=mwp-test-machine MEMWATCH_PROFILE=$T/prof.json \
