@@ -680,13 +680,8 @@ static void gpu_section(FILE *f, sqlite3 *db, int top)
         return;
     char sql[1600];
     fputs("<h2 id=gpu>GPU kernels</h2>\n<h3>Devices</h3>\n", f);
-    /* a device's name follows its gpu.device line in the META (docs/gpu.md) */
     snprintf(sql, sizeof sql,
-             "WITH devname(process_id, device, name) AS (SELECT process_id, device, MAX(name)"
-             " FROM (SELECT d.process_id, CAST(d.value AS INTEGER) AS device, (SELECT n.value"
-             " FROM meta n WHERE n.process_id = d.process_id AND n.key = 'gpu.name' AND"
-             " n.rowid > d.rowid ORDER BY n.rowid LIMIT 1) AS name FROM meta d WHERE d.key ="
-             " 'gpu.device') GROUP BY process_id, device)"
+             MWV_GPU_DEVNAME_CTE
              " SELECT COALESCE(p.hostname, '?') AS host, k.device, MAX(dn.name) AS name,"
              " GROUP_CONCAT(DISTINCT p.rank) AS ranks, COUNT(*) AS launches,"
              " SUM(k.bw_bound) AS flagged, SUM(k.end_ns - k.start_ns) AS time_ns,"

@@ -439,12 +439,7 @@ static cJSON *collect(sqlite3 *db, int top)
     cJSON_AddItemToObject(
         root, "gpu_devices",
         rows(db,
-             /* a device's name follows its gpu.device line in the META (docs/gpu.md) */
-             "WITH devname(process_id, device, name) AS (SELECT process_id, device, MAX(name)"
-             " FROM (SELECT d.process_id, CAST(d.value AS INTEGER) AS device, (SELECT n.value"
-             " FROM meta n WHERE n.process_id = d.process_id AND n.key = 'gpu.name' AND"
-             " n.rowid > d.rowid ORDER BY n.rowid LIMIT 1) AS name FROM meta d WHERE d.key ="
-             " 'gpu.device') GROUP BY process_id, device)"
+             MWV_GPU_DEVNAME_CTE
              " SELECT p.hostname AS host, k.device, MAX(dn.name) AS name, COUNT(*) AS launches, SUM(k.bw_bound) AS bw_bound,"
              " SUM(k.end_ns - k.start_ns) AS time_ns, SUM(CASE WHEN k.flags & 2 THEN k.dram_bytes"
              " ELSE 0 END) AS dram_bytes, MAX(k.threshold_bw) AS threshold_bw,"

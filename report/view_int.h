@@ -28,6 +28,17 @@ int mwv_open(const char *db_path, const mw_view_filter *f, sqlite3 **db);
 
 int64_t mwv_scalar(sqlite3 *db, const char *sql);
 
+/* SQL to put before a query on gpu_kernels: devname(process_id, device,
+ * name), each process's CUDA devices with their names (a device's gpu.name
+ * follows its gpu.device line in the META, docs/gpu.md); at most one row per
+ * process and device, so a LEFT JOIN on both adds no rows. */
+#define MWV_GPU_DEVNAME_CTE                                                                        \
+    "WITH devname(process_id, device, name) AS (SELECT process_id, device, MAX(name)"               \
+    " FROM (SELECT d.process_id, CAST(d.value AS INTEGER) AS device, (SELECT n.value"               \
+    " FROM meta n WHERE n.process_id = d.process_id AND n.key = 'gpu.name' AND"                     \
+    " n.rowid > d.rowid ORDER BY n.rowid LIMIT 1) AS name FROM meta d WHERE d.key ="                \
+    " 'gpu.device') GROUP BY process_id, device)"
+
 /* TEMP table pcc(process_id, pc_id, source, n, sel, fl): the samples counted
  * per process, code address and source (all, selected, in flagged
  * intervals), made by one scan of samples the first time it is asked for;
