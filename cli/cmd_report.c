@@ -466,7 +466,9 @@ int mw_cmd_report(int argc, char **argv)
         okey[0] = 0; /* no key: never read as it is */
     mw_report_opts full = o;
     full.leaf_only = 0;
-    if (!o.leaf_only || mw_report_sources_key(fkey, sizeof fkey, &full, kprof && *kprof ? kprof : NULL))
+    fkey[0] = 0;
+    if (o.leaf_only &&
+        mw_report_sources_key(fkey, sizeof fkey, &full, kprof && *kprof ? kprof : NULL))
         fkey[0] = 0;
     if (((okey[0] && mw_report_sources_match(out, (const char *const *)files, n, okey)) ||
          (fkey[0] && mw_report_sources_match(out, (const char *const *)files, n, fkey))) &&

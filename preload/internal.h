@@ -477,7 +477,8 @@ void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev);
 /* MWR_CPU: the calling thread's CPU time (whole = 0) or the process image's
  * since mwp_cpu_base (whole = 1). Async-signal-safe. */
 void mwp_cpu_emit(int whole);
-int mwp_cpu_fill(int whole, mwr_cpu *out); /* the kernel's accounting of this image or thread */
+/* the kernel's accounting of this image or thread, at now_ns (0: read now) */
+int mwp_cpu_fill(int whole, uint64_t now_ns, mwr_cpu *out);
 void mwp_cpu_base_take(void); /* constructor, fork child: what came before this image */
 #define MWP_NATTR 3
 extern char mwp_attr_bytes[MWP_NATTR][256];

@@ -321,16 +321,16 @@ MWP_HOT void mwp_cpu_base_take(void)
     cpu_base_majflt = (uint64_t)r.ru_majflt;
 }
 
-MWP_HOT int mwp_cpu_fill(int whole, mwr_cpu *out)
+MWP_HOT int mwp_cpu_fill(int whole, uint64_t now_ns, mwr_cpu *out)
 {
     struct rusage r;
     if (mwp_syscall(SYS_getrusage, whole ? RUSAGE_SELF : RUSAGE_THREAD, &r) != 0)
         return -1;
     mwr_cpu c;
     memset(&c, 0, sizeof c);
-    /* a process that never began reads the clock once or twice: the
-     * system call, not the vDSO's first use (mwp_clock_sys_ns) */
-    c.time_ns = atomic_load(&mwp_begun) ? mwp_now_ns() : mwp_clock_sys_ns(CLOCK_MONOTONIC);
+    /* a process that never began passes the time it read already (by
+     * system call, not the vDSO's first use: mwp_clock_sys_ns) */
+    c.time_ns = now_ns ? now_ns : mwp_now_ns();
     c.tid = whole ? 0 : (uint32_t)mwp_gettid();
     c.user_ns = tv_ns(r.ru_utime);
     c.system_ns = tv_ns(r.ru_stime);
@@ -349,7 +349,7 @@ MWP_HOT int mwp_cpu_fill(int whole, mwr_cpu *out)
 void mwp_cpu_emit(int whole)
 {
     mwr_cpu c;
-    if (mwp_cpu_fill(whole, &c) != 0)
+    if (mwp_cpu_fill(whole, 0, &c) != 0)
         return;
     struct iovec v = {&c, sizeof c};
     mwp_write(MWR_CPU, &v, 1);

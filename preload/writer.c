@@ -417,7 +417,7 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how)
     t.exit_status = status;
     /* its CPU time and page faults, as a longer process's end writes them */
     mwr_cpu c;
-    int have_cpu = mwp_cpu_fill(1, &c) == 0;
+    int have_cpu = mwp_cpu_fill(1, t.time_ns, &c) == 0;
     mwr_rec_hdr ch = mwr_rec_hdr_make(MWR_CPU, sizeof c);
     if (have_cpu) {
         t.records++;
