@@ -54,16 +54,19 @@ MWP_HOT static int env_match(const char *s, char term)
 MWP_HOT void mwp_env_scan(void)
 {
     memset(mwp_env, 0, sizeof mwp_env);
+    /* the first letters of the names in MWP_ENV_LIST: other variables are
+     * passed over after one test */
+    uint64_t first[4] = {0, 0, 0, 0};
+    for (int i = 0; i < MWP_ENV_COUNT; i++) {
+        unsigned char c = (unsigned char)env_names[i][0];
+        first[c >> 6] |= 1ull << (c & 63);
+    }
     char **env = environ;
     for (size_t k = 0; env && env[k]; k++) {
         const char *e = env[k];
-        /* the first letters of every name in MWP_ENV_LIST */
-        switch (e[0]) {
-        case 'C': case 'H': case 'M': case 'O': case 'P': case 'S': case 'X':
-            break;
-        default:
+        unsigned char c = (unsigned char)e[0];
+        if (!(first[c >> 6] >> (c & 63) & 1))
             continue;
-        }
         int i = env_match(e, '=');
         if (i >= 0 && !mwp_env[i]) /* getenv finds the first */
             mwp_env[i] = e + strlen(env_names[i]) + 1;
