@@ -67,20 +67,30 @@ __attribute__((noinline, used)) int leaf_work(volatile int *x)
     return *x;
 }
 
-static void ingest(const char *raw, const char *db)
+/* Write the raw file w built as DIR/NAME.mwr (w's buffer is freed),
+ * ingest it into DIR/NAME.db and open that. */
+static sqlite3 *ingest(mwb *w, const char *dir, const char *name)
 {
+    char raw[300], db[300];
+    snprintf(raw, sizeof raw, "%s/%s.mwr", dir, name);
+    snprintf(db, sizeof db, "%s/%s.db", dir, name);
+    MW_CHECK_INT(mwb_write(w, raw, w->n), 0);
+    free(w->b);
     const char *files[1] = {raw};
     mw_report_opts o = {0};
     o.db_path = db;
     mw_report_stats st;
     MW_CHECK_INT(mw_report_ingest(files, 1, &o, &st), 0);
+    sqlite3 *d = NULL;
+    MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
+    return d;
 }
 
 int main(void)
 {
     char dir[] = "/tmp/mw_stack_limits.XXXXXX";
     MW_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    char raw[300], db[300], exe[4096];
+    char exe[4096];
     ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
     MW_CHECK(el > 0, "readlink");
     exe[el > 0 ? el : 0] = 0;
@@ -115,13 +125,9 @@ int main(void)
         mwb_module(&w, exe, me.base, me.start, me.end);
         mwb_alloc(&w, MS, 0x10000000, 1 << 20, fr, ac[i].nframes);
         mwb_trailer(&w, 2 * MS, 0);
-        snprintf(raw, sizeof raw, "%s/alloc%zu.mwr", dir, i);
-        snprintf(db, sizeof db, "%s/alloc%zu.db", dir, i);
-        MW_CHECK_INT(mwb_write(&w, raw, w.n), 0);
-        free(w.b);
-        ingest(raw, db);
-        sqlite3 *d;
-        MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
+        char name[32];
+        snprintf(name, sizeof name, "alloc%zu", i);
+        sqlite3 *d = ingest(&w, dir, name);
         MW_CHECK(q1(d, "SELECT truncated FROM allocations") == ac[i].truncated,
                  "allocation of %u frames, META '%.*s': truncated %lld, expected %d",
                  ac[i].nframes, (int)strcspn(ac[i].meta, "\n"), ac[i].meta,
@@ -148,14 +154,8 @@ int main(void)
         }
         mwb_perf_data(&w, 1, 4242, 5 * MS, recs, n);
         mwb_trailer(&w, 6 * MS, 0);
-        snprintf(raw, sizeof raw, "%s/fp.mwr", dir);
-        snprintf(db, sizeof db, "%s/fp.db", dir);
-        MW_CHECK_INT(mwb_write(&w, raw, w.n), 0);
-        free(w.b);
+        sqlite3 *d = ingest(&w, dir, "fp");
         fr[0] = ra;
-        ingest(raw, db);
-        sqlite3 *d;
-        MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
         MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples"), 4);
         /* stack depth: the leaf node's depth + 1 */
         MW_CHECK_INT(q1(d, "SELECT s.depth + 1 FROM samples x JOIN stacks s ON s.id = x.stack_id"
@@ -194,13 +194,7 @@ int main(void)
         size_t n = regs_stack_sample(recs, MS, &cap.uc, cap.stack, cap.stack_size);
         mwb_perf_data(&w, 1, 4242, 2 * MS, recs, n);
         mwb_trailer(&w, 3 * MS, 0);
-        snprintf(raw, sizeof raw, "%s/dwarf.mwr", dir);
-        snprintf(db, sizeof db, "%s/dwarf.db", dir);
-        MW_CHECK_INT(mwb_write(&w, raw, w.n), 0);
-        free(w.b);
-        ingest(raw, db);
-        sqlite3 *d;
-        MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
+        sqlite3 *d = ingest(&w, dir, "dwarf");
         MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples"), 1);
         MW_CHECK_INT(q1(d, "SELECT s.depth + 1 FROM samples x JOIN stacks s ON s.id = x.stack_id"),
                      128);
