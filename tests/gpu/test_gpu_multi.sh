@@ -25,7 +25,7 @@ mkdir -p "$tmp"
 [ -n "${MW_MULTI_KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT
 "$B/multi_app" 0 >"$tmp/probe.txt" 2>&1
 if [ $? -eq 77 ]; then
-  echo "$(cat "$tmp/probe.txt")"
+  cat "$tmp/probe.txt"
   exit 77
 fi
 fail=0
