@@ -185,6 +185,21 @@ static int write_profile(const char *path, const mw_gpu_device *d, const mw_gpu_
             g->l2_scan_max);
     json_curve(f, "l1_conflict", &g->l1_conflict, 0);
     json_curve(f, "l2_conflict", &g->l2_conflict, 0);
+    const int *evs[2] = {g->l1_evset, g->l2_evset};
+    const int evt[2] = {g->l1_ev_tests, g->l2_ev_tests};
+    const double evms[2] = {g->l1_ev_ms, g->l2_ev_ms};
+    const char *evn[2] = {g->l1_ev_note, g->l2_ev_note};
+    const mw_gpu_curve *evm[2] = {&g->l1_mates, &g->l2_mates};
+    for (int lv = 0; lv < 2; lv++) {
+        char key[32];
+        fprintf(f, "    \"l%d_evset\": [", lv + 1);
+        for (int tg = 0; tg < MW_GPU_EVSET_TARGETS; tg++)
+            fprintf(f, "%s%d", tg ? ", " : "", evs[lv][tg]);
+        fprintf(f, "], \"l%d_ev_tests\": %d, \"l%d_ev_ms\": %.1f, \"l%d_ev_note\": \"%s\",\n",
+                lv + 1, evt[lv], lv + 1, evms[lv], lv + 1, evn[lv]);
+        snprintf(key, sizeof key, "l%d_mates", lv + 1);
+        json_curve(f, key, evm[lv], 0);
+    }
     for (int k = 0; k < MW_GPU_TLB_SPANS; k++) {
         char key[48];
         fprintf(f, "    \"tlb_span%d\": {\"span\": %zu, \"step\": %zu, \"penalty_cycles\": %.1f},\n",
@@ -287,6 +302,10 @@ static void plots(const char *dir, const mw_gpu_latency *l, const mw_gpu_geometr
     snprintf(p, sizeof p, "%s/gpu_sets.svg", dir);
     mw_svg_plot(p, "Conflict scans: fewest lines that miss (0: none up to 160 / 384)",
                 "stride (KiB)", "lines", cs, 2, 1, 0, NULL);
+    const mw_gpu_curve *cm[2] = {&g->l1_mates, &g->l2_mates};
+    snprintf(p, sizeof p, "%s/gpu_evsets.svg", dir);
+    mw_svg_plot(p, "Eviction sets: the target's miss share vs set-mates traversed",
+                "set-mates traversed (lines)", "share of reloads that miss", cm, 2, 0, 0, NULL);
     const mw_gpu_curve *ch[1] = {&l->l2_hist};
     snprintf(p, sizeof p, "%s/gpu_l2_hist.svg", dir);
     mw_svg_plot(p, "L2 hits from SM 0 of lines another SM brought in", "cycles", "accesses", ch,
@@ -374,6 +393,10 @@ static int cmd_calibrate(const opts *o)
            g.l2_attr_bytes ? 100.0 * ((double)g.l2_chip_bytes / g.l2_attr_bytes - 1) : 0);
     printf("L1 sets (conflict scan): %s\n", g.l1_sets_note);
     printf("L2 sets (conflict scan): %s\n", g.l2_sets_note);
+    printf("L1 ways and sets (eviction sets, %d tests, %.0f ms): %s\n", g.l1_ev_tests,
+           g.l1_ev_ms, g.l1_ev_note);
+    printf("L2 ways and sets (eviction sets, %d tests, %.0f ms): %s\n", g.l2_ev_tests,
+           g.l2_ev_ms, g.l2_ev_note);
     printf("TLB (pointers a span apart, L1 bypassed; first step of the mean latency):\n");
     for (int sk = 0; sk < MW_GPU_TLB_SPANS; sk++) {
         const mw_gpu_curve *cv = &g.tlb_span[sk];

@@ -1,7 +1,8 @@
 /*
  * gpu/probes_int.h: what the three files of the GPU probes share (gpu/probes.cu:
  * device queries, the latency probe and the chase machinery; gpu/probes_struct.cu:
- * cache and TLB structure; gpu/probes_mem.cu: shared-memory banks, outstanding
+ * cache and TLB structure; gpu/probes_evset.cu: eviction sets for ways and sets;
+ * gpu/probes_mem.cu: shared-memory banks, outstanding
  * requests, the triad). Device helpers are inline here (no relocatable device
  * code); host helpers live in gpu/probes.cu, in namespace mw_gpu_probe.
  * May call: the CUDA runtime only.
@@ -101,5 +102,13 @@ void fill_u32(uint32_t *p, size_t n, uint32_t v);
 /* The plain (average) pointer chase over n_bytes at stride: mean cycles. */
 int plain(chase *c, size_t n_bytes, size_t stride, int cg, long warm, long iters, double *cyc);
 void curve_add(mw_gpu_curve *c, double x, double y);
+/* Minimal eviction sets of the L1 (level 1) or L2 (level 2) of `capacity`
+ * bytes for MW_GPU_EVSET_TARGETS targets, over a pool of twice the capacity
+ * at the start of big, a miss being a reload slower than thr cycles; the
+ * set-mates curve, ways and sets, and the reasoning in note
+ * (gpu/probes_evset.cu). */
+int evsets(char *big, size_t bigsz, int level, size_t capacity, uint32_t thr,
+           int *sizes, int *tests, double *ms, mw_gpu_curve *mates, int *ways, int *sets,
+           char *note, size_t noten);
 
 } // namespace mw_gpu_probe

@@ -1,6 +1,7 @@
 /*
  * gpu/probes_struct.cu: the GPU's cache and TLB structure from the fine-grained
- * P-chase (Mei & Chu): L1/L2 conflict scans for sets and ways, TLB span curves and
+ * P-chase (Mei & Chu): L1/L2 conflict scans for sets and ways (then eviction sets,
+ * gpu/probes_evset.cu), TLB span curves and
  * the eviction test (mw_gpu_probe_structure); L1 geometry, L2 size and near/far
  * partitions (mw_gpu_probe_geometry). Split from gpu/probes.cu.
  * May call: the CUDA runtime only. Prints nothing.
@@ -205,6 +206,29 @@ extern "C" int mw_gpu_probe_structure(int dev, const mw_gpu_latency *lat, mw_gpu
         mw_gpu_conflict_analyse(&o->l2_conflict, 128, o->l2_scan_max,
                                 o->l2_bytes ? o->l2_bytes : d.l2_bytes, &o->l2_assoc, &o->l2_sets,
                                 o->l2_sets_note, sizeof o->l2_sets_note);
+        /* where no stride conflicts (a hashed index): minimal eviction sets */
+        int w = 0, s = 0;
+        progress(pf, user, "L1 ways: minimal eviction sets of %d lines, group testing",
+                 MW_GPU_EVSET_TARGETS);
+        if ((rc = evsets(big, bigsz, 1, o->l1_bytes, thr1, o->l1_evset, &o->l1_ev_tests,
+                         &o->l1_ev_ms, &o->l1_mates, &w, &s, o->l1_ev_note,
+                         sizeof o->l1_ev_note)))
+            goto out;
+        if (w) {
+            o->l1_assoc = w;
+            o->l1_sets = s;
+        }
+        progress(pf, user, "L2 ways: minimal eviction sets of %d lines, group testing",
+                 MW_GPU_EVSET_TARGETS);
+        w = s = 0;
+        if ((rc = evsets(big, bigsz, 2, o->l2_bytes ? o->l2_bytes : d.l2_bytes, thr2,
+                         o->l2_evset, &o->l2_ev_tests, &o->l2_ev_ms, &o->l2_mates, &w, &s,
+                         o->l2_ev_note, sizeof o->l2_ev_note)))
+            goto out;
+        if (w) {
+            o->l2_assoc = w;
+            o->l2_sets = s;
+        }
     }
     note_err("conflict scans");
     {

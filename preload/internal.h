@@ -426,6 +426,9 @@ void mwp_writer_gather_wait(void);
 extern int mwp_argc;
 extern char **mwp_argv;
 void mwp_meta_note(const char *key, const char *val); /* later META record */
+/* Where a fault that ends the process happened (preload/signals.c), empty
+ * otherwise: its record's META "fault". */
+extern char mwp_fault_text[320];
 
 /* ---- threads.c ---- */
 struct mwp_thr {

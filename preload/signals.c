@@ -15,10 +15,12 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 static const int sig_list[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT, SIGBUS,
@@ -49,6 +51,126 @@ static int sig_install_ours(int sig, const struct sigaction *app)
     return mwp_real.sigaction(sig, &k, NULL);
 }
 
+/* Where a fault ended the process, for its record's META ("fault"):
+ * "pc 0x..., <module>+0x<offset>, address 0x..., code N". Built in the
+ * handler of a default-action fault with system calls only: the module from
+ * /proc/self/maps (no loader lock: another thread may hold it), into static
+ * buffers (a stack overflow leaves little stack). */
+MWP_COLD char mwp_fault_text[320];
+MWP_COLD static char fault_maps[4096];
+
+static void s_hex(struct mwp_str *s, uint64_t v)
+{
+    char b[19];
+    int n = 0;
+    do {
+        b[sizeof b - 1 - n++] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v && n < 16);
+    mwp_s_str(s, "0x");
+    mwp_s_mem(s, b + sizeof b - n, (size_t)n);
+}
+
+static uint64_t parse_hex(const char **p, const char *end)
+{
+    uint64_t v = 0;
+    for (; *p < end; (*p)++) {
+        char c = **p;
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            break;
+        v = v << 4 | (uint64_t)d;
+    }
+    return v;
+}
+
+/* The mapping of /proc/self/maps that holds pc: its path's last part and
+ * pc's offset in the file. 0 when none was found. */
+static int fault_module(uint64_t pc, struct mwp_str *s)
+{
+    int fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t have = 0;
+    int found = 0;
+    for (;;) {
+        long r = mwp_syscall(SYS_read, fd, fault_maps + have, sizeof fault_maps - have);
+        if (r <= 0)
+            break;
+        have += (size_t)r;
+        const char *ln = fault_maps, *end = fault_maps + have, *nl;
+        while (!found && (nl = memchr(ln, '\n', (size_t)(end - ln)))) {
+            const char *q = ln;
+            uint64_t lo = parse_hex(&q, nl);
+            q++;
+            uint64_t hi = parse_hex(&q, nl);
+            if (pc >= lo && pc < hi) {
+                /* perms, offset, dev, inode, path */
+                int field = 0;
+                uint64_t off = 0;
+                while (q < nl && field < 5) {
+                    while (q < nl && *q == ' ')
+                        q++;
+                    if (++field == 2)
+                        off = parse_hex(&q, nl);
+                    if (field == 5)
+                        break;
+                    while (q < nl && *q != ' ')
+                        q++;
+                }
+                const char *base = q;
+                for (const char *c = q; c < nl; c++)
+                    if (*c == '/')
+                        base = c + 1;
+                mwp_s_mem(s, base, (size_t)(nl - base));
+                if (base == nl)
+                    mwp_s_str(s, "[anonymous]");
+                mwp_s_str(s, "+");
+                s_hex(s, pc - lo + off);
+                found = 1;
+            }
+            ln = nl + 1;
+        }
+        if (found)
+            break;
+        /* keep the partial last line */
+        size_t rest = (size_t)(end - ln);
+        memmove(fault_maps, ln, rest);
+        have = rest;
+        if (have == sizeof fault_maps)
+            have = 0; /* a line longer than the buffer: skip it */
+    }
+    mwp_syscall(SYS_close, fd);
+    return found;
+}
+
+static void fault_note(int sig, const siginfo_t *si, const void *ucv)
+{
+    if (sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE && sig != SIGTRAP)
+        return;
+    if (si->si_code == SI_USER || si->si_code == SI_TKILL || si->si_code == SI_QUEUE)
+        return; /* sent, not a fault */
+    struct mwp_str s = {mwp_fault_text, sizeof mwp_fault_text - 1, 0};
+    uint64_t pc = 0;
+#if defined(__x86_64__)
+    pc = (uint64_t)((const ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    pc = (uint64_t)((const ucontext_t *)ucv)->uc_mcontext.pc;
+#else
+    (void)ucv;
+#endif
+    mwp_s_str(&s, "pc ");
+    s_hex(&s, pc);
+    mwp_s_str(&s, ", ");
+    if (!pc || !fault_module(pc, &s))
+        mwp_s_str(&s, "no mapping");
+    mwp_s_str(&s, ", address ");
+    s_hex(&s, (uint64_t)(uintptr_t)si->si_addr);
+    mwp_s_str(&s, ", code ");
+    mwp_s_i64(&s, si->si_code);
+    mwp_fault_text[s.len < sizeof mwp_fault_text ? s.len : sizeof mwp_fault_text - 1] = 0;
+}
+
 static void sig_handler(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
@@ -68,8 +190,10 @@ static void sig_handler(int sig, siginfo_t *si, void *uc)
         return;
     }
     /* Default action: every signal managed here terminates the process. */
-    if (atomic_load(&mwp_state) == MWP_RUNNING && (pid_t)mwp_syscall(SYS_getpid) == mwp_pid)
+    if (atomic_load(&mwp_state) == MWP_RUNNING && (pid_t)mwp_syscall(SYS_getpid) == mwp_pid) {
+        fault_note(sig, si, uc);
         mwp_finish(-sig, "signal", 1);
+    }
     struct sigaction d;
     memset(&d, 0, sizeof d);
     d.sa_handler = SIG_DFL;

@@ -396,6 +396,8 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how)
     mwp_meta_build();
     struct mwp_str ms = {meta_buf, sizeof meta_buf, meta_len};
     mwp_s_kv(&ms, "end", how);
+    if (mwp_fault_text[0])
+        mwp_s_kv(&ms, "fault", mwp_fault_text);
     meta_len = ms.len;
     int fd = writer_short_open();
     if (fd < 0) {
@@ -675,6 +677,8 @@ void mwp_writer_trailer(int32_t status, const char *how)
     if (atomic_load(&w_state) != W_OPEN)
         return;
     mwp_meta_note("end", how);
+    if (mwp_fault_text[0])
+        mwp_meta_note("fault", mwp_fault_text);
     int exp = W_OPEN;
     if (!atomic_compare_exchange_strong(&w_state, &exp, W_CLOSED))
         return;

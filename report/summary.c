@@ -253,16 +253,30 @@ static cJSON *collect(sqlite3 *db, int top)
              " t_end - t_start DESC, rank, pid, p.id",
              top));
     const cJSON *pr;
+    sqlite3_stmt *fq = NULL;
+    sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE process_id = ? AND key = 'fault'", -1,
+                       &fq, NULL);
     cJSON_ArrayForEach(pr, cJSON_GetObjectItem(root, "processes"))
     {
         cJSON *p = (cJSON *)pr;
+        /* where a fault ended it (the library's META "fault") */
+        const char *fault = NULL;
+        if (fq) {
+            sqlite3_reset(fq);
+            sqlite3_bind_int64(fq, 1, (sqlite3_int64)num(p, "id"));
+            if (sqlite3_step(fq) == SQLITE_ROW)
+                fault = (const char *)sqlite3_column_text(fq, 0);
+            if (fault)
+                cJSON_AddStringToObject(p, "fault", fault);
+        }
         if (!num(p, "clean_exit")) {
             cJSON_AddStringToObject(p, "ended", "no trailer: killed (SIGKILL), cut short or "
                                                 "still running");
         } else if (num(p, "exit_status") < 0) {
             int sig = (int)-num(p, "exit_status");
-            char e[64];
-            snprintf(e, sizeof e, "killed by %s", signame(sig));
+            char e[400];
+            snprintf(e, sizeof e, "killed by %s%s%s%s", signame(sig), fault ? " (" : "",
+                     fault ? fault : "", fault ? ")" : "");
             cJSON_AddStringToObject(p, "ended", e);
             cJSON_AddNumberToObject(p, "signal", sig);
             cJSON_AddStringToObject(p, "signal_name", signame(sig));
@@ -272,6 +286,7 @@ static cJSON *collect(sqlite3 *db, int top)
             cJSON_AddStringToObject(p, "ended", e);
         }
     }
+    sqlite3_finalize(fq);
     cJSON_AddNumberToObject(root, "precise_samples",
                             (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE"
                                                    " source='precise'"));

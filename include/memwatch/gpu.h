@@ -113,6 +113,21 @@ typedef struct mw_gpu_geometry {
     size_t tlb_evict_lo, tlb_evict_hi;
     double tlb_evict_base, tlb_evict_cyc;
     char tlb_note[320];
+    /* Eviction sets, found by group testing (as for caches whose set index
+     * is hashed, where no stride conflicts): for each of MW_GPU_EVSET_TARGETS
+     * target lines, the fewest lines of a pool twice the cache's size whose
+     * traversal evicts it (0: not found). Where the targets agree on one size
+     * under a least-recently-used test, that size is the ways, and sets =
+     * capacity / (ways x 128 B) (mw_gpu_evset_geometry). *_mates: the
+     * target's miss share against the number of its set-mates traversed
+     * (x = lines, y = share of reloads that miss): a step from 0 to 1 at
+     * `ways` is what LRU does, a slope what random replacement does. */
+#define MW_GPU_EVSET_TARGETS 3
+    int l1_evset[MW_GPU_EVSET_TARGETS], l2_evset[MW_GPU_EVSET_TARGETS];
+    int l1_ev_tests, l2_ev_tests;   /* eviction tests run for all targets */
+    double l1_ev_ms, l2_ev_ms;      /* time they took */
+    mw_gpu_curve l1_mates, l2_mates;
+    char l1_ev_note[320], l2_ev_note[320];
 } mw_gpu_geometry;
 
 /* Ways and sets from a conflict scan (x = stride KiB, y = fewest lines that
@@ -134,6 +149,43 @@ double mw_gpu_curve_step(const mw_gpu_curve *c, double rise, double *height);
  * it by more than `rise` (*hi) and the largest x before it (*lo); both 0
  * when none does. */
 void mw_gpu_evict_bounds(const mw_gpu_curve *c, double rise, double *lo, double *hi);
+
+/* One eviction test: traverse the n lines of set[] (indexes into a pool)
+ * after loading the target, then time the target once more; returns how many
+ * of `reps` such reloads missed (the caller's reps), or -1 on an error. */
+typedef int (*mw_gpu_evtest_fn)(void *user, const uint32_t *set, size_t n);
+
+/* Group-testing reduction of an eviction set: set[0..*n) must evict the
+ * target (test returns more than reps/2); splits it into g chunks, drops
+ * every chunk without which it still evicts, and doubles g when none could
+ * go, until no single line can go. Leaves the minimal set in set[0..*n) (its
+ * order kept) and adds the tests it ran to *tests. `scratch` holds *n
+ * entries. Returns 0 when a minimal set was found; 1 when the whole set
+ * does not evict; 2 when a step lost the eviction it should have kept, or
+ * after 20,000 tests (the tests disagree with themselves: noise or a
+ * non-deterministic policy); MEMWATCH_GPU_TRACE set prints each sweep;
+ * -1 when a test failed. gpu/gpu_struct.c; pure C. */
+int mw_gpu_evset_reduce(uint32_t *set, size_t *n, uint32_t *scratch, int reps,
+                        mw_gpu_evtest_fn test, void *user, int *tests);
+
+/* More set-mates of the target beyond a minimal eviction set ev[0..m):
+ * chunks of the pool (members of ev left out) are tested with ev[1..m) (one
+ * line short of evicting), and a chunk that evicts is halved down to its
+ * mate. Writes up to `want` mates to mates[], returns how many were found,
+ * -1 when a test failed. scratch holds pn entries. gpu/gpu_struct.c. */
+int mw_gpu_evset_mates(const uint32_t *ev, size_t m, const uint32_t *pool, size_t pn,
+                       uint32_t *mates, int want, uint32_t *scratch, int reps,
+                       mw_gpu_evtest_fn test, void *user, int *tests);
+
+/* Ways and sets from the minimal eviction sets of k targets (0: none
+ * found): where at least two targets found a set and all found sets have one
+ * size, ways = that size and sets = capacity / (ways x line) rounded, and
+ * the mates curve (may be NULL) names the replacement policy seen. Writes
+ * the reasoning, or why not, into why. Returns 0 when ways and sets were
+ * found. gpu/gpu_struct.c; pure C. */
+int mw_gpu_evset_geometry(const int *sizes, int k, size_t capacity, size_t line,
+                          const mw_gpu_curve *mates, int *ways, int *sets, char *why,
+                          size_t whyn);
 
 typedef struct mw_gpu_banks {
     mw_gpu_curve lat4;         /* stride -> cycles, 4-byte words */

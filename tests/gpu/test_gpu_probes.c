@@ -63,6 +63,26 @@ int main(void)
     MW_CHECK((g.l2_assoc > 0 && g.l2_sets > 0) || strstr(g.l2_sets_note, "hashed") ||
                  strstr(g.l2_sets_note, "not a modulo"),
              "L2: %s", g.l2_sets_note);
+    /* eviction sets: tests ran at both levels; where a set was found, its
+     * mates curve starts with the target kept (0 mates: a hit) and ends with
+     * it evicted; ways and sets agree with the note */
+    printf("L1 eviction sets (%d tests, %.0f ms): %s\nL2 eviction sets (%d tests, %.0f ms): %s\n",
+           g.l1_ev_tests, g.l1_ev_ms, g.l1_ev_note, g.l2_ev_tests, g.l2_ev_ms, g.l2_ev_note);
+    const mw_gpu_curve *mc[2] = {&g.l1_mates, &g.l2_mates};
+    const int *es[2] = {g.l1_evset, g.l2_evset};
+    for (int lv = 0; lv < 2; lv++) {
+        MW_CHECK((lv ? g.l2_ev_tests : g.l1_ev_tests) > 0, "L%d: no eviction tests", lv + 1);
+        if (!es[lv][0])
+            continue;
+        MW_CHECK(mc[lv]->n >= (unsigned)es[lv][0] + 1, "L%d mates: %u points for a set of %d",
+                 lv + 1, mc[lv]->n, es[lv][0]);
+        MW_CHECK(mc[lv]->p[0].y < 0.2, "L%d: the target misses %.2f with no mates", lv + 1,
+                 mc[lv]->p[0].y);
+        MW_CHECK(mc[lv]->p[mc[lv]->n - 1].y > 0.5, "L%d: the target stays (%.2f) with all mates",
+                 lv + 1, mc[lv]->p[mc[lv]->n - 1].y);
+    }
+    MW_CHECK(!strstr(g.l1_ev_note, " ways;") || (g.l1_assoc > 0 && g.l1_sets > 0), "L1: %s",
+             g.l1_ev_note);
     for (int k = 0; k < MW_GPU_TLB_SPANS; k++)
         MW_CHECK(g.tlb_span[k].n >= 5, "TLB span %d: %u points", k, g.tlb_span[k].n);
     MW_CHECK(g.tlb_evict.n >= 3, "eviction points %u", g.tlb_evict.n);

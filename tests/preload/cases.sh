@@ -134,6 +134,24 @@ abort | segv | term)
     [ "$(val memwatch- status)" = "-$sig" ] || fail "trailer status $(val memwatch- status), expected -$sig"
     [ "$(val memwatch- end)" = signal ] || fail "end reason"
     [ "$(val memwatch- kernel_samples)" -ge 5 ] || fail "samples were not flushed"
+    if [ $case_name = segv ]; then
+        # where the fault happened: the program's module and an offset that
+        # resolves to the faulting line; the report says it
+        f=$(texts | grep -a '^fault=' | head -1)
+        echo "$f"
+        case $f in *"mwp_app+0x"*", address 0x8, code 1") ;; *) fail "META fault: '$f'" ;; esac
+        off=$(echo "$f" | sed 's/.*mwp_app+\(0x[0-9a-f]*\).*/\1/')
+        if command -v addr2line >/dev/null; then
+            addr2line -e "$APP" "$off" | grep -q 'mwp_app.c' || fail "$off is not in mwp_app.c: $(addr2line -e "$APP" "$off")"
+        fi
+        "$MW" report "$OUT" 2>/dev/null | grep -q "killed by SIGSEGV (pc 0x[0-9a-f]*, mwp_app+$off" ||
+            fail "the report does not say where the fault was"
+        # a fault before the first interval: the shared file keeps it
+        fresh_out
+        (run "$APP" segv_now 2>/dev/null); expect_rc $? 139
+        f=$(texts "$(ls "$OUT"/*short*.mwr | head -1)" | grep -a '^fault=' | head -1)
+        case $f in *"mwp_app+0x"*", address 0x8, code 1") echo "short: $f" ;; *) fail "short process: META fault '$f'" ;; esac
+    fi
     ;;
 _exit)
     run "$APP" _exit; expect_rc $? 5

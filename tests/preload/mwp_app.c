@@ -383,6 +383,10 @@ int main(int argc, char **argv)
         work(30);
         _exit(5);
     }
+    if (!strcmp(m, "segv_now")) { /* a fault before the first interval */
+        *bad_ptr = 1;
+        return 0;
+    }
     if (!strcmp(m, "segv")) {
         cpuwork(80); /* samples start after an interval of CPU time */
         *bad_ptr = 1;
