@@ -7,6 +7,7 @@
  * May call: the CUDA runtime only. Prints nothing.
  * Threading: one probe at a time per process.
  */
+#include <stdlib.h>
 #include <time.h>
 
 #include "probes_int.h"
@@ -25,7 +26,8 @@ __device__ __forceinline__ uint32_t ld_after(const uint32_t *p, uint32_t dep)
 
 /* One block, so one SM (the L1 is the SM's own; for the L2 the same SM
  * loads the target and walks, so the path to the target's partition stays
- * the same): reps x (load the target, walk the set twice, each line touched
+ * the same): reps x (load the target, walk the set twice, `lanes` threads of
+ * each warp (1: every load a single line, as a chase's), each line touched
  * twice, the second touch after the first completed, so that a policy that
  * protects lines that were hit protects the set-mates as well; reload the
  * target timed); o[0] = the reloads slower than thr. CG 0: L1 (cached
@@ -33,7 +35,7 @@ __device__ __forceinline__ uint32_t ld_after(const uint32_t *p, uint32_t dep)
  * the indexes read as streaming, evict-first). */
 template <int CG>
 __global__ void k_ev(const char *pool, const uint32_t *set, uint32_t n, const uint32_t *target,
-                     int reps, uint32_t thr, unsigned *o)
+                     int reps, uint32_t thr, uint32_t lanes, unsigned *o)
 {
     __shared__ uint32_t s_v;
     uint32_t acc = 0;
@@ -42,8 +44,9 @@ __global__ void k_ev(const char *pool, const uint32_t *set, uint32_t n, const ui
         if (threadIdx.x == 0)
             acc += ld<CG>(target);
         __syncthreads();
-        for (int p = 0; p < 2; p++)
-            for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
+        uint32_t lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+        for (int p = 0; p < 2 && lane < lanes; p++)
+            for (uint32_t i = w * lanes + lane; i < n; i += nw * lanes) {
                 uint32_t li;
                 if (CG)
                     asm volatile("ld.global.cs.u32 %0, [%1];" : "=r"(li) : "l"(set + i) : "memory");
@@ -72,6 +75,7 @@ namespace {
 
 struct evctx {
     int level, reps;
+    uint32_t lanes;
     const char *pool;
     const uint32_t *target;
     uint32_t thr, *d_set;
@@ -88,9 +92,11 @@ int ev_test(void *u, const uint32_t *set, size_t n)
         cudaMemset(c->d_o, 0, 16) != cudaSuccess)
         return -1;
     if (c->level == 1)
-        k_ev<0><<<1, 1024>>>(c->pool, c->d_set, (uint32_t)n, c->target, c->reps, c->thr, c->d_o);
+        k_ev<0><<<1, 1024>>>(c->pool, c->d_set, (uint32_t)n, c->target, c->reps, c->thr,
+                             c->lanes, c->d_o);
     else
-        k_ev<1><<<1, 1024>>>(c->pool, c->d_set, (uint32_t)n, c->target, c->reps, c->thr, c->d_o);
+        k_ev<1><<<1, 1024>>>(c->pool, c->d_set, (uint32_t)n, c->target, c->reps, c->thr,
+                             c->lanes, c->d_o);
     if (cudaMemcpy(h, c->d_o, 8, cudaMemcpyDeviceToHost) != cudaSuccess)
         return -1;
     return (int)h[0];
@@ -131,6 +137,11 @@ int evsets(char *big, size_t bigsz, int level, size_t capacity, uint32_t thr,
     }
     evctx c = {};
     c.level = level;
+    /* the L1 kept its target while whole warps walked twice its size (each
+     * load 32 lines): single-line loads, as the chase that sized it */
+    c.lanes = level == 1 ? 1 : 32;
+    if (const char *e = getenv("MEMWATCH_GPU_EV_LANES")) /* a diagnostic: docs/gpu.md */
+        c.lanes = (uint32_t)std::min(32, std::max(1, atoi(e)));
     c.reps = 5;
     c.pool = big;
     c.thr = thr;

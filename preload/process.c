@@ -247,6 +247,7 @@ static int lz_timer = -1;          /* the kernel's timer id, -1: none */
 static sigset_t lz_mask;           /* the main thread's signal mask at the start */
 static int lz_nr = -1;             /* text ranges of libc, the loader and memwatch; -1: unknown */
 static uintptr_t lz_lo[24], lz_hi[24];
+static unsigned char lz_libc[24];  /* 1: the range is libc's */
 static int lz_attrs_done;
 
 static int lazy_sig(void)
@@ -295,23 +296,40 @@ void mwp_lazy_rearm(void)
     lazy_arm(lazy_delay());
 }
 
-static int lazy_range_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* The text ranges of libc, the loader and memwatch itself (and of the
+ * allocator memwatch's malloc hands calls to, where it is known then and not
+ * libc's), listed once in the constructor: never in the timer's handler,
+ * which may interrupt the loader in the middle of a dlclose, when the list
+ * of objects still holds one whose headers are already unmapped (the
+ * loader's lock is recursive, so dl_iterate_phdr would walk into them: ar
+ * and ranlib died of SIGSEGV that way, in libbfd's dlclose of its plugin). */
+MWP_HOT static int lazy_pfx(const char *s, const char *p)
+{
+    while (*p && *s == *p)
+        s++, p++;
+    return !*p;
+}
+
+/* (every process runs this: compared inline, no more of libc's functions
+ * bound) */
+MWP_HOT static int lazy_range_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     (void)data;
-    const char *n = info->dlpi_name ? info->dlpi_name : "";
-    const char *b = strrchr(n, '/');
-    b = b ? b + 1 : n;
-    int want = !strncmp(b, "libc.so", 7) || !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld64.so", 7) ||
-               !strncmp(b, "libpthread.so", 13) || !strncmp(b, "libdl.so", 8) ||
-               (mwp_self_path_v && mwp_self_path_v[0] && !strcmp(n, mwp_self_path_v));
-    /* and the allocator memwatch's malloc hands the program's calls to,
-     * where a library other than libc defines it */
-    uintptr_t m = (uintptr_t)mwp_real.malloc;
-    for (int i = 0; !want && m && i < info->dlpi_phnum; i++) {
+    const char *n = info->dlpi_name ? info->dlpi_name : "", *b = n;
+    for (const char *c = n; *c; c++)
+        if (*c == '/')
+            b = c + 1;
+    int libc = lazy_pfx(b, "libc.so");
+    int want = libc || lazy_pfx(b, "ld-linux") || lazy_pfx(b, "ld64.so") ||
+               lazy_pfx(b, "libpthread.so") || lazy_pfx(b, "libdl.so");
+    /* memwatch itself (this function's object), and the allocator */
+    uintptr_t me = (uintptr_t)&lazy_range_cb, m = (uintptr_t)mwp_real.malloc;
+    for (int i = 0; !want && i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        want = ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && m >= lo && m < lo + ph->p_memsz;
+        want = ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+               ((me >= lo && me < lo + ph->p_memsz) || (m && m >= lo && m < lo + ph->p_memsz));
     }
     if (!want)
         return 0;
@@ -321,15 +339,25 @@ static int lazy_range_cb(struct dl_phdr_info *info, size_t size, void *data)
             continue;
         lz_lo[lz_nr] = info->dlpi_addr + ph->p_vaddr;
         lz_hi[lz_nr] = lz_lo[lz_nr] + ph->p_memsz;
+        lz_libc[lz_nr] = (unsigned char)libc;
         lz_nr++;
     }
+    return 0;
+}
+
+/* 1 (2 where libc's) when a is in one of the ranges listed */
+static int lazy_in_ranges(uintptr_t a)
+{
+    for (int i = 0; i < lz_nr; i++)
+        if (a >= lz_lo[i] && a < lz_hi[i])
+            return 1 + lz_libc[i];
     return 0;
 }
 
 /* May mwp_begin run here, in the timer's handler? */
 static int lazy_safe(const ucontext_t *uc)
 {
-    if (mwp_in_hook)
+    if (mwp_in_hook || lz_nr <= 0)
         return 0;
     uintptr_t pc;
 #if defined(__x86_64__)
@@ -345,15 +373,11 @@ static int lazy_safe(const ucontext_t *uc)
     for (int s = 1; s < _NSIG; s++)
         if (sigismember(&m, s) != sigismember(&lz_mask, s) && s != lazy_sig())
             return 0;
-    if (lz_nr < 0) {
-        lz_nr = 0;
-        (void)self_path(); /* before, not inside the callback */
-        dl_iterate_phdr(lazy_range_cb, NULL); /* the loader's lock is recursive */
-    }
-    for (int i = 0; i < lz_nr; i++)
-        if (pc >= lz_lo[i] && pc < lz_hi[i])
-            return 0;
-    return 1;
+    /* an allocator resolved since the list was made and not in it: it may
+     * be the one interrupted */
+    if (mwp_real.malloc && !lazy_in_ranges((uintptr_t)mwp_real.malloc))
+        return 0;
+    return !lazy_in_ranges(pc);
 }
 
 static void lazy_handler(int sig, siginfo_t *si, void *ucv)
@@ -377,30 +401,10 @@ MWP_HOT static void lazy_install(void)
     a.sa_sigaction = lazy_handler;
     a.sa_flags = SA_SIGINFO | SA_RESTART;
     mwp_sigfill(&a.sa_mask);
+    lz_nr = 0;
+    dl_iterate_phdr(lazy_range_cb, NULL); /* the constructor: the list is whole */
     if (mwp_real.sigaction(lazy_sig(), &a, NULL) == 0)
         lazy_arm(lazy_delay());
-}
-
-struct in_libc {
-    uintptr_t addr;
-    int found; /* 1: libc's text, -1: another object's */
-};
-
-static int in_libc_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct in_libc *q = data;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && q->addr >= lo && q->addr < lo + ph->p_memsz) {
-            const char *n = info->dlpi_name ? info->dlpi_name : "";
-            const char *b = strrchr(n, '/');
-            q->found = !strncmp(b ? b + 1 : n, "libc.so", 7) ? 1 : -1;
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /* Begin now where that cannot enter an allocator in the middle of a call:
@@ -415,12 +419,8 @@ void mwp_lazy_soon(void)
     static int asked;
     if (atomic_load(&mwp_begun))
         return;
-    if (libc_alloc < 0) {
-        struct in_libc q = {(uintptr_t)mwp_real.malloc, 0};
-        if (q.addr)
-            dl_iterate_phdr(in_libc_cb, &q);
-        libc_alloc = q.found == 1;
-    }
+    if (libc_alloc < 0) /* from the ranges the constructor listed: this hook may run inside the loader */
+        libc_alloc = mwp_real.malloc && lazy_in_ranges((uintptr_t)mwp_real.malloc) == 2;
     if (libc_alloc) {
         mwp_begin();
     } else if (lz_timer >= 0 && !asked) {

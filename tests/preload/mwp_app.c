@@ -429,6 +429,22 @@ int main(int argc, char **argv)
     }
     if (!strcmp(m, "emit"))
         return mode_emit();
+    if (!strcmp(m, "dlclose") && argc > 2) {
+        /* dlopen and dlclose argv[2] for 30 ms of CPU time: the lazy start's
+         * timer comes in the middle of the loader's work */
+        struct timespec a, b;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+        do {
+            void *h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+            if (!h) {
+                fprintf(stderr, "mwp_app: %s\n", dlerror());
+                return 3;
+            }
+            dlclose(h);
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+        } while ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) < 30000000LL);
+        return 0;
+    }
     if (!strcmp(m, "dlopen")) {
         work(30);
         static const char *const libs[] = {"libsqlite3.so.0", "libz.so.1", "libelf.so.1"};
