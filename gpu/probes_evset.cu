@@ -35,16 +35,22 @@ __device__ __forceinline__ uint32_t ld_after(const uint32_t *p, uint32_t dep)
  * the indexes read as streaming, evict-first). */
 template <int CG>
 __global__ void k_ev(const char *pool, const uint32_t *set, uint32_t n, const uint32_t *target,
-                     int reps, uint32_t thr, uint32_t lanes, unsigned *o)
+                     int reps, uint32_t thr, uint32_t lanes, const char *flush, uint32_t fn,
+                     unsigned *o)
 {
     __shared__ uint32_t s_v;
     uint32_t acc = 0;
     unsigned miss = 0;
+    uint32_t lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
     for (int r = 0; r < reps; r++) {
+        /* the target out first, so that it is loaded once and never hit, as
+         * in the first repetition (the L1 keeps a line that was hit) */
+        for (uint32_t i = w * lanes + lane; lane < lanes && i < fn; i += nw * lanes)
+            acc += ld<CG>((const uint32_t *)(flush + (size_t)i * 128));
+        __syncthreads();
         if (threadIdx.x == 0)
             acc += ld<CG>(target);
         __syncthreads();
-        uint32_t lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
         for (int p = 0; p < 2 && lane < lanes; p++)
             for (uint32_t i = w * lanes + lane; i < n; i += nw * lanes) {
                 uint32_t li;
@@ -75,7 +81,8 @@ namespace {
 
 struct evctx {
     int level, reps;
-    uint32_t lanes;
+    uint32_t lanes, fn;
+    const char *flush; /* fn lines walked before each repetition (L1) */
     const char *pool;
     const uint32_t *target;
     uint32_t thr, *d_set;
@@ -93,10 +100,10 @@ int ev_test(void *u, const uint32_t *set, size_t n)
         return -1;
     if (c->level == 1)
         k_ev<0><<<1, 1024>>>(c->pool, c->d_set, (uint32_t)n, c->target, c->reps, c->thr,
-                             c->lanes, c->d_o);
+                             c->lanes, c->flush, c->fn, c->d_o);
     else
         k_ev<1><<<1, 1024>>>(c->pool, c->d_set, (uint32_t)n, c->target, c->reps, c->thr,
-                             c->lanes, c->d_o);
+                             c->lanes, c->flush, c->fn, c->d_o);
     if (cudaMemcpy(h, c->d_o, 8, cudaMemcpyDeviceToHost) != cudaSuccess)
         return -1;
     return (int)h[0];
@@ -108,6 +115,12 @@ void shuffle(std::vector<uint32_t> &v, uint32_t seed)
         seed = seed * 1664525u + 1013904223u;
         std::swap(v[i - 1], v[(seed >> 8) % i]);
     }
+}
+
+/* target t: past the pool, in different pages and lines */
+const uint32_t *target_at(char *big, size_t pn, int t)
+{
+    return (const uint32_t *)(big + pn * 128 + (size_t)t * (65536 + 4096 + 128));
 }
 
 double now_ms(void)
@@ -131,7 +144,7 @@ int evsets(char *big, size_t bigsz, int level, size_t capacity, uint32_t thr,
     *tests = 0;
     for (int t = 0; t < MW_GPU_EVSET_TARGETS; t++)
         sizes[t] = 0;
-    if (!capacity || (pn + 64) * 128 + ((size_t)1 << 20) > bigsz) {
+    if (!capacity || 2 * pn * 128 + ((size_t)2 << 20) > bigsz) {
         snprintf(note, noten, "not measured: %s", capacity ? "too little memory" : "no size");
         return 0;
     }
@@ -142,11 +155,17 @@ int evsets(char *big, size_t bigsz, int level, size_t capacity, uint32_t thr,
     c.lanes = level == 1 ? 1 : 32;
     if (const char *e = getenv("MEMWATCH_GPU_EV_LANES")) /* a diagnostic: docs/gpu.md */
         c.lanes = (uint32_t)std::min(32, std::max(1, atoi(e)));
+    if (level == 1) {
+        /* past the pool and the targets: twice the capacity again */
+        c.flush = big + pn * 128 + ((size_t)1 << 20);
+        c.fn = (uint32_t)pn;
+    }
     c.reps = 5;
     c.pool = big;
     c.thr = thr;
     c.cap = pn + 64;
     std::vector<uint32_t> pool(pn), scratch(pn), keep, extra(8);
+    int kt = 0;
     if (cudaMalloc(&c.d_set, c.cap * 4) != cudaSuccess || cudaMalloc(&c.d_o, 16) != cudaSuccess) {
         snprintf(note, noten, "not measured: no device memory for the test's set");
         rc = MW_ERR_GPU;
@@ -155,7 +174,7 @@ int evsets(char *big, size_t bigsz, int level, size_t capacity, uint32_t thr,
     cudaFuncSetAttribute(k_ev<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 0);
     for (int t = 0; t < MW_GPU_EVSET_TARGETS; t++) {
         /* targets past the pool, in different pages and lines */
-        c.target = (const uint32_t *)(big + pn * 128 + (size_t)t * (65536 + 4096 + 128));
+        c.target = target_at(big, pn, t);
         for (int attempt = 0; attempt < 2 && !sizes[t]; attempt++) {
             for (size_t i = 0; i < pn; i++)
                 pool[i] = (uint32_t)i;
@@ -172,13 +191,15 @@ int evsets(char *big, size_t bigsz, int level, size_t capacity, uint32_t thr,
                 sizes[t] = (int)n;
             if (r == 1)
                 break; /* the whole pool does not evict: no retry helps */
-            if (r == 0 && t == 0)
+            if (r == 0 && keep.empty()) {
                 keep.assign(pool.begin(), pool.begin() + (long)n);
+                kt = t;
+            }
         }
     }
     if (!keep.empty()) {
-        /* the first target's set-mates: the minimal set, then more */
-        c.target = (const uint32_t *)(big + pn * 128);
+        /* the set-mates of the first target with a set: it, then more */
+        c.target = target_at(big, pn, kt);
         for (size_t i = 0; i < pn; i++)
             pool[i] = (uint32_t)i;
         shuffle(pool, 31337u);
@@ -207,7 +228,7 @@ int evsets(char *big, size_t bigsz, int level, size_t capacity, uint32_t thr,
     if (mw_gpu_evset_geometry(sizes, MW_GPU_EVSET_TARGETS, capacity, 128, mates, ways, sets,
                               note, noten)) {
         /* what the whole pool does to the first target, as evidence */
-        c.target = (const uint32_t *)(big + pn * 128);
+        c.target = target_at(big, pn, 0);
         c.reps = 32;
         for (size_t i = 0; i < pn; i++)
             pool[i] = (uint32_t)i;

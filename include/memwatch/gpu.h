@@ -122,7 +122,7 @@ typedef struct mw_gpu_geometry {
      * target's miss share against the number of its set-mates traversed
      * (x = lines, y = share of reloads that miss): a step from 0 to 1 at
      * `ways` is what LRU does, a slope what random replacement does. */
-#define MW_GPU_EVSET_TARGETS 3
+#define MW_GPU_EVSET_TARGETS 5
     int l1_evset[MW_GPU_EVSET_TARGETS], l2_evset[MW_GPU_EVSET_TARGETS];
     int l1_ev_tests, l2_ev_tests;   /* eviction tests run for all targets */
     double l1_ev_ms, l2_ev_ms;      /* time they took */

@@ -72,10 +72,13 @@ int main(void)
     const int *es[2] = {g.l1_evset, g.l2_evset};
     for (int lv = 0; lv < 2; lv++) {
         MW_CHECK((lv ? g.l2_ev_tests : g.l1_ev_tests) > 0, "L%d: no eviction tests", lv + 1);
-        if (!es[lv][0])
+        int sz = 0;
+        for (int tg = 0; tg < MW_GPU_EVSET_TARGETS && !sz; tg++)
+            sz = es[lv][tg];
+        if (!sz)
             continue;
-        MW_CHECK(mc[lv]->n >= (unsigned)es[lv][0] + 1, "L%d mates: %u points for a set of %d",
-                 lv + 1, mc[lv]->n, es[lv][0]);
+        MW_CHECK(mc[lv]->n >= (unsigned)sz + 1, "L%d mates: %u points for a set of %d", lv + 1,
+                 mc[lv]->n, sz);
         MW_CHECK(mc[lv]->p[0].y < 0.2, "L%d: the target misses %.2f with no mates", lv + 1,
                  mc[lv]->p[0].y);
         MW_CHECK(mc[lv]->p[mc[lv]->n - 1].y > 0.5, "L%d: the target stays (%.2f) with all mates",
