@@ -165,7 +165,7 @@ int mw_gpu_evset_reduce(uint32_t *set, size_t *n, uint32_t *scratch, int reps,
                 return 2; /* no convergence: the tests disagree with themselves */
         }
         *n = cur;
-        if (getenv("MEMWATCH_GPU_TRACE"))
+        if (getenv("MEMWATCH_GPU_EV_TRACE"))
             fprintf(stderr, "memwatch-gpu: eviction set: %zu -> %zu lines in %zu chunks, %d tests\n",
                     n0, cur, g, *tests);
         if (dropped) {
