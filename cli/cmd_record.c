@@ -15,7 +15,7 @@
  * docs/raw-format.md.
  *
  * While the program runs, record holds one perf event that counts nothing
- * (rec_hooks_hold): the kernel switches on its perf scheduler hooks for the
+ * and one that counts its own page faults (rec_hooks_hold): the kernel switches on its perf scheduler hooks for the
  * first per-task event and off again about a second after the last one, and
  * switching them on keeps perf_event_open asleep for tens of ms in a VM. Held
  * here, opened on a thread beside the baseline measurement, that is paid
@@ -538,6 +538,8 @@ static mw_perf_group *rec_hooks;
 static pthread_t rec_hooks_th;
 static int rec_hooks_started;
 
+static mw_perf_group *rec_swfaults;
+
 static void *rec_hooks_open(void *arg)
 {
     (void)arg;
@@ -545,6 +547,14 @@ static void *rec_hooks_open(void *arg)
     mw_perf_target t = {.kind = MW_PERF_THREAD, .tid = getpid()};
     if (mw_perf_event_generic("dummy", &ev) == 0)
         (void)mw_perf_group_open(&ev, 1, &t, MW_PERF_USER_ONLY, &rec_hooks);
+    /* and a page-fault counter, the software event the library samples:
+     * the kernel allocates its per-CPU lists and patches its code (a jump
+     * label, with an interrupt to every CPU) for the first such event and
+     * undoes it after the last; held here, a tree of processes that each
+     * open and close one never pays that (bench/process_cost's "begun" row,
+     * docs/overhead.md) */
+    if (mw_perf_event_generic("page-faults", &ev) == 0)
+        (void)mw_perf_group_open(&ev, 1, &t, MW_PERF_USER_ONLY, &rec_swfaults);
     return NULL;
 }
 
@@ -842,6 +852,7 @@ int mw_cmd_record(int argc, char **argv)
     sigaction(SIGQUIT, &oquit, NULL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     mw_perf_group_close(rec_hooks);
+    mw_perf_group_close(rec_swfaults);
     int ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     struct rec_status fail = {0};
     if (status_path[0]) {
