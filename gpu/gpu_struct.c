@@ -161,7 +161,7 @@ int mw_gpu_evset_reduce(uint32_t *set, size_t *n, uint32_t *scratch, int reps,
                 cur -= hi - lo;
                 dropped = 1;
             }
-            if (*tests > 20000)
+            if (*tests > 5000)
                 return 2; /* no convergence: the tests disagree with themselves */
         }
         *n = cur;

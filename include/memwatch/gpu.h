@@ -162,7 +162,7 @@ typedef int (*mw_gpu_evtest_fn)(void *user, const uint32_t *set, size_t n);
  * order kept) and adds the tests it ran to *tests. `scratch` holds *n
  * entries. Returns 0 when a minimal set was found; 1 when the whole set
  * does not evict; 2 when a step lost the eviction it should have kept, or
- * after 20,000 tests (the tests disagree with themselves: noise or a
+ * after 5,000 tests (the tests disagree with themselves: noise or a
  * non-deterministic policy); MEMWATCH_GPU_EV_TRACE set prints each sweep;
  * -1 when a test failed. gpu/gpu_struct.c; pure C. */
 int mw_gpu_evset_reduce(uint32_t *set, size_t *n, uint32_t *scratch, int reps,

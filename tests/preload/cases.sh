@@ -331,14 +331,15 @@ record)
     sp=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:} # a sanitized memwatch itself needs its runtime first
     pre=$(LD_PRELOAD=${sp}/nonexistent/libother.so "$MW" record -q -o "$OUT" -- sh -c 'echo "$LD_PRELOAD"' 2>/dev/null)
     [ "$pre" = "${sp}$LIB:/nonexistent/libother.so" ] || fail "with another library preloaded: LD_PRELOAD='$pre'"
-    # record holds one perf event while the program runs (the kernel's perf
-    # hooks stay on), which the program does not inherit
+    # record holds two perf events while the program runs (the kernel's perf
+    # hooks and its page-fault event's per-CPU lists stay on), which the
+    # program does not inherit
     fresh_out
     "$MW" record -q -o "$OUT" -- sh -c 'ls -l /proc/$PPID/fd >"$1/rec"; ls -l /proc/$$/fd >"$1/prog"' sh "$T"
     if [ "$(val memwatch- samples)" -gt 0 ] 2>/dev/null || grep -q perf_event "$T/rec"; then
         r=$(grep -c perf_event "$T/rec"); p=$(grep -c perf_event "$T/prog")
         echo "perf events: record $r, program $p"
-        [ "$r" = 1 ] || fail "record holds $r perf events, expected 1: $(tr '\n' ' ' <"$T/rec")"
+        [ "$r" = 2 ] || fail "record holds $r perf events, expected 2: $(tr '\n' ' ' <"$T/rec")"
         [ "$p" = 0 ] || fail "the program holds $p perf event descriptors: $(tr '\n' ' ' <"$T/prog")"
     fi
     ;;
