@@ -462,7 +462,7 @@ enum mwp_thr_pend { MWP_PEND_NONE = 0, MWP_PEND_WAIT, MWP_PEND_OPENING };
  * at the earliest, so the grace costs half a sample's expectation. */
 #define MWP_OPEN_GRACE_NS 2000000ull
 enum mwp_thr_state { MWP_T_FREE = 0, MWP_T_STARTING, MWP_T_LIVE, MWP_T_DEAD };
-#define MWP_ABUF_SIZE (32u << 10)
+#define MWP_ABUF_SIZE (256u << 10)
 #define MWP_ATTR_CLOCK 1
 #define MWP_ATTR_FAULT 2
 extern MWP_TLS struct mwp_thr *mwp_self;

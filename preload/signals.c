@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -150,6 +151,9 @@ static void fault_note(int sig, const siginfo_t *si, const void *ucv)
         return;
     if (si->si_code == SI_USER || si->si_code == SI_TKILL || si->si_code == SI_QUEUE)
         return; /* sent, not a fault */
+    static atomic_flag taken = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&taken))
+        return; /* another thread's fault is being noted: the first is the record's */
     struct mwp_str s = {mwp_fault_text, sizeof mwp_fault_text - 1, 0};
     uint64_t pc = 0;
 #if defined(__x86_64__)
