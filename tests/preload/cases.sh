@@ -347,9 +347,10 @@ tsc)
     # The TSC frequency is determined once per tree and handed down
     # (MEMWATCH_TSC "HZ HOW"): a child started after its parent knows it does
     # not determine it again, and says where it came from.
-    # (the shell's loop gives it an interval of CPU time: it begins recording,
-    # and so determines the frequency, before it starts the program)
-    run sh -c 'i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done; sleep 0.3; "$0" cpuwork 80' "$APP"; expect_rc $? 0
+    # (the shell's loop gives it its interval of CPU time, with room for a
+    # loaded machine's late timer: it begins recording, and so determines the
+    # frequency, before it starts the program, which begins at once)
+    run sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 0.3; "$0" cpuwork_now 80' "$APP"; expect_rc $? 0
     all_ok 2
     meta_of() { for f in "$OUT"/*.mwr; do texts "$f" | grep -q "^cmdline=$1" && texts "$f"; done; }
     phz=$(meta_of sh | sed -n 's/^tsc_hz=//p'); chz=$(meta_of "$APP" | sed -n 's/^tsc_hz=//p')
@@ -359,7 +360,7 @@ tsc)
     [ "$csrc" = "$psrc; handed down (MEMWATCH_TSC)" ] || fail "child's tsc_source: '$csrc'"
     # a value that is not "HZ HOW": one line, and the process determines it
     fresh_out
-    MEMWATCH_TSC=2.5e9 run "$APP" cpuwork 80 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_TSC=2.5e9 run "$APP" cpuwork_now 80 2>"$T/err"; expect_rc $? 0
     all_ok 1
     [ "$(grep -c "MEMWATCH_TSC='2.5e9' is invalid" "$T/err")" = 1 ] || { cat "$T/err"; fail "no single line for an invalid MEMWATCH_TSC"; }
     src=$(texts | sed -n 's/^tsc_source=//p')
@@ -369,7 +370,7 @@ tsc)
     # it begins with a dummy software event (type 1, config 9), which the
     # syscall spy lists.
     fresh_out
-    MEMWATCH_TSC="2500000000.000 a test value" spyrun mwp_syscallspy "$APP" cpuwork 80 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_TSC="2500000000.000 a test value" spyrun mwp_syscallspy "$APP" cpuwork_now 80 2>"$T/err"; expect_rc $? 0
     all_ok 1
     texts | grep -q '^threshold_source=' || fail "no threshold in META: the probe was not used"
     grep -q "type=1 config=9$" "$T/err" && fail "the TSC frequency was determined again: $(grep -m1 'config=9$' "$T/err")"

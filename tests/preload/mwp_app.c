@@ -165,7 +165,8 @@ static int run_self(const char *how)
     if (!strcmp(how, "fork")) {
         p = fork();
         if (p == 0) {
-            cpuwork(30); /* long enough to begin recording (an interval of CPU time) */
+            begin_now(); /* a loaded machine's CPU-time timer may come late */
+            cpuwork(30);
             exit(7);
         }
     } else if (!strcmp(how, "forkexec")) {
@@ -364,6 +365,11 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(m, "cpuwork")) {
+        cpuwork(arg);
+        return 0;
+    }
+    if (!strcmp(m, "cpuwork_now")) { /* recording begun at once, then work */
+        begin_now();
         cpuwork(arg);
         return 0;
     }
