@@ -268,6 +268,7 @@ struct mwp_str {
 void mwp_s_str(struct mwp_str *s, const char *t);
 void mwp_s_mem(struct mwp_str *s, const char *t, size_t n);
 void mwp_s_u64(struct mwp_str *s, uint64_t v);
+void mwp_s_hex(struct mwp_str *s, uint64_t v); /* 0x..., lower case, AS-safe */
 void mwp_s_i64(struct mwp_str *s, int64_t v);
 void mwp_s_dbl(struct mwp_str *s, double v); /* %.3f-like, async-signal-safe */
 void mwp_s_kv(struct mwp_str *s, const char *k, const char *v);

@@ -60,18 +60,6 @@ static int sig_install_ours(int sig, const struct sigaction *app)
 MWP_COLD char mwp_fault_text[320];
 MWP_COLD static char fault_maps[4096];
 
-static void s_hex(struct mwp_str *s, uint64_t v)
-{
-    char b[19];
-    int n = 0;
-    do {
-        b[sizeof b - 1 - n++] = "0123456789abcdef"[v & 15];
-        v >>= 4;
-    } while (v && n < 16);
-    mwp_s_str(s, "0x");
-    mwp_s_mem(s, b + sizeof b - n, (size_t)n);
-}
-
 static uint64_t parse_hex(const char **p, const char *end)
 {
     uint64_t v = 0;
@@ -127,7 +115,7 @@ static int fault_module(uint64_t pc, struct mwp_str *s)
                 if (base == nl)
                     mwp_s_str(s, "[anonymous]");
                 mwp_s_str(s, "+");
-                s_hex(s, pc - lo + off);
+                mwp_s_hex(s, pc - lo + off);
                 found = 1;
             }
             ln = nl + 1;
@@ -164,12 +152,12 @@ static void fault_note(int sig, const siginfo_t *si, const void *ucv)
     (void)ucv;
 #endif
     mwp_s_str(&s, "pc ");
-    s_hex(&s, pc);
+    mwp_s_hex(&s, pc);
     mwp_s_str(&s, ", ");
     if (!pc || !fault_module(pc, &s))
         mwp_s_str(&s, "no mapping");
     mwp_s_str(&s, ", address ");
-    s_hex(&s, (uint64_t)(uintptr_t)si->si_addr);
+    mwp_s_hex(&s, (uint64_t)(uintptr_t)si->si_addr);
     mwp_s_str(&s, ", code ");
     mwp_s_i64(&s, si->si_code);
     mwp_fault_text[s.len < sizeof mwp_fault_text ? s.len : sizeof mwp_fault_text - 1] = 0;

@@ -47,6 +47,18 @@ MWP_HOT void mwp_s_u64(struct mwp_str *s, uint64_t v)
     mwp_s_mem(s, b + i, sizeof b - (size_t)i);
 }
 
+void mwp_s_hex(struct mwp_str *s, uint64_t v)
+{
+    char b[16];
+    int i = sizeof b;
+    do {
+        b[--i] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    mwp_s_mem(s, "0x", 2);
+    mwp_s_mem(s, b + i, sizeof b - (size_t)i);
+}
+
 MWP_HOT void mwp_s_i64(struct mwp_str *s, int64_t v)
 {
     if (v < 0) {
