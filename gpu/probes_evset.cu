@@ -7,6 +7,7 @@
  * May call: the CUDA runtime only. Prints nothing.
  * Threading: one probe at a time per process.
  */
+#include <numeric>
 #include <stdlib.h>
 #include <time.h>
 
@@ -109,9 +110,11 @@ int ev_test(void *u, const uint32_t *set, size_t n)
     return (int)h[0];
 }
 
-void shuffle(std::vector<uint32_t> &v, uint32_t seed)
+/* The pool's line indexes 0..n-1, shuffled with seed (0: in order). */
+void pool_fill(std::vector<uint32_t> &v, uint32_t seed)
 {
-    for (size_t i = v.size(); i > 1; i--) {
+    std::iota(v.begin(), v.end(), 0u);
+    for (size_t i = v.size(); seed && i > 1; i--) {
         seed = seed * 1664525u + 1013904223u;
         std::swap(v[i - 1], v[(seed >> 8) % i]);
     }
@@ -176,17 +179,12 @@ int evsets(char *big, size_t bigsz, int level, size_t capacity, uint32_t thr,
         /* targets past the pool, in different pages and lines */
         c.target = target_at(big, pn, t);
         for (int attempt = 0; attempt < 2 && !sizes[t]; attempt++) {
-            for (size_t i = 0; i < pn; i++)
-                pool[i] = (uint32_t)i;
-            shuffle(pool, 7919u * (uint32_t)(t + 1) + 104729u * (uint32_t)attempt);
+            pool_fill(pool, 7919u * (uint32_t)(t + 1) + 104729u * (uint32_t)attempt);
             size_t n = pn;
             int r = mw_gpu_evset_reduce(pool.data(), &n, scratch.data(), c.reps, ev_test, &c,
                                         tests);
-            if (r < 0) {
-                note_err("eviction test");
-                rc = MW_ERR_GPU;
-                goto out;
-            }
+            if (r < 0)
+                goto failed;
             if (r == 0)
                 sizes[t] = (int)n;
             if (r == 1)
@@ -200,16 +198,11 @@ int evsets(char *big, size_t bigsz, int level, size_t capacity, uint32_t thr,
     if (!keep.empty()) {
         /* the set-mates of the first target with a set: it, then more */
         c.target = target_at(big, pn, kt);
-        for (size_t i = 0; i < pn; i++)
-            pool[i] = (uint32_t)i;
-        shuffle(pool, 31337u);
+        pool_fill(pool, 31337u);
         int k = mw_gpu_evset_mates(keep.data(), keep.size(), pool.data(), pn, extra.data(), 8,
                                    scratch.data(), c.reps, ev_test, &c, tests);
-        if (k < 0) {
-            note_err("eviction test");
-            rc = MW_ERR_GPU;
-            goto out;
-        }
+        if (k < 0)
+            goto failed;
         std::vector<uint32_t> all(keep);
         all.insert(all.end(), extra.begin(), extra.begin() + k);
         c.reps = 32;
@@ -217,11 +210,8 @@ int evsets(char *big, size_t bigsz, int level, size_t capacity, uint32_t thr,
         for (size_t i = 0; i <= all.size() && mates->n < MW_GPU_MAX_POINTS; i++) {
             int m = ev_test(&c, all.data(), i);
             (*tests)++;
-            if (m < 0) {
-                note_err("eviction test");
-                rc = MW_ERR_GPU;
-                goto out;
-            }
+            if (m < 0)
+                goto failed;
             curve_add(mates, (double)i, m / 32.0);
         }
     }
@@ -230,8 +220,7 @@ int evsets(char *big, size_t bigsz, int level, size_t capacity, uint32_t thr,
         /* what the whole pool does to the first target, as evidence */
         c.target = target_at(big, pn, 0);
         c.reps = 32;
-        for (size_t i = 0; i < pn; i++)
-            pool[i] = (uint32_t)i;
+        pool_fill(pool, 0);
         int m = ev_test(&c, pool.data(), pn);
         (*tests)++;
         size_t l = strlen(note);
@@ -239,6 +228,10 @@ int evsets(char *big, size_t bigsz, int level, size_t capacity, uint32_t thr,
             snprintf(note + l, noten - l, "; the whole pool (%zu lines, twice the size) evicts the "
                      "first target in %d of 32 reloads", pn, m);
     }
+    goto out;
+failed:
+    note_err("eviction test");
+    rc = MW_ERR_GPU;
 out:
     *ms = now_ms() - t0;
     cudaFree(c.d_set);
