@@ -34,6 +34,7 @@ struct mwp_config mwp_cfg = {
     .ring_pages = 8,
     .inherit = 1,
     .probe_share = 1,
+    .inline_iv = 1,
     .follow = 1,
     .verbose = 1,
     .threshold_factor = 1.35,
@@ -261,6 +262,10 @@ MWP_HOT void mwp_config_load(struct mwp_config *c)
     if ((v = mwp_env[MWP_ENV_INHERIT]) && *v && mw_env_bool(v, &c->inherit)) {
         c->inherit = 1;
         cfg_bad("MEMWATCH_INHERIT", v, "expected 0 or 1", "1");
+    }
+    if ((v = mwp_env[MWP_ENV_INLINE]) && *v && mw_env_bool(v, &c->inline_iv)) {
+        c->inline_iv = 1;
+        cfg_bad("MEMWATCH_INLINE", v, "expected 0 or 1", "1");
     }
     if ((v = mwp_env[MWP_ENV_PROBE_SHARE]) && *v) {
         if (v[0] == '/' && strlen(v) < sizeof c->probe_share_dir) {

@@ -78,6 +78,7 @@ static mw_method_reader *eng_lat_rd, *eng_bw_rd;
 static double eng_cyc_ns;       /* ns per core cycle at the TSC rate (counter latencies) */
 static double eng_bw_factor = 1; /* a "biased" bandwidth method's counted / true ratio */
 static _Atomic int eng_ctr_reopen; /* fork child: the parent's readers count the parent */
+static int eng_inline; /* 1: the intervals run on the program's thread ("inline intervals") */
 
 static void eng_note_num(const char *k, double v)
 {
@@ -293,7 +294,10 @@ static int eng_reader_open(int prior, const char *prior_why, const char *name,
                  mw_uarch_long_name(u));
         return MW_ERR_NOEVENT;
     }
-    mw_mread_opts o = {.core_target = MW_MREAD_CORE_PROCESS, .skip_tid = mwp_gettid()};
+    /* the interval thread leaves itself out; inline intervals run on the
+     * program's thread, which is counted */
+    mw_mread_opts o = {.core_target = MW_MREAD_CORE_PROCESS,
+                       .skip_tid = eng_inline ? 0 : mwp_gettid()};
     int rc = mw_method_reader_open(def, pmus, &o, out, why, wn);
     if (rc == 0 && (rc = mw_method_reader_start(*out)) < 0) {
         snprintf(why, wn, "its counters opened but could not be started: %s", mw_strerror(rc));
@@ -602,7 +606,8 @@ static void eng_check_orphaned(void)
 static uint64_t eng_app_cpu_last;
 static uint64_t eng_app_cpu_delta(void)
 {
-    uint64_t a = mwp_clock_ns(CLOCK_PROCESS_CPUTIME_ID), e = mwp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t a = mwp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    uint64_t e = eng_inline ? 0 : mwp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     if (!a)
         return UINT64_MAX;
     a = a > e ? a - e : 0;
@@ -611,12 +616,16 @@ static uint64_t eng_app_cpu_delta(void)
     return d;
 }
 
-static int eng_interval_records(uint64_t t0)
+/* safe: the work that is not async-signal-safe may run (always on the
+ * interval thread; in an inline interval, where the timer's handler
+ * interrupted the program's own code: process.c, "lazy start") */
+static int eng_interval_records(uint64_t t0, int safe)
 {
     mwr_interval iv;
     memset(&iv, 0, sizeof iv);
     iv.t_start_ns = t0;
-    mwp_modules_scan(0);
+    if (safe)
+        mwp_modules_scan(0);
     uint64_t s = 0, l = 0;
     iv.nthreads = mwp_threads_drain(1, 0, &s, &l);
     /* Did the application run in this interval? At least 1/20 of the
@@ -629,16 +638,16 @@ static int eng_interval_records(uint64_t t0)
     s += eng_carry_s;
     l += eng_carry_l;
     eng_carry_s = eng_carry_l = 0;
-    if (iv.nthreads == 0)
+    if (iv.nthreads == 0 && !eng_inline)
         eng_check_orphaned();
     iv.samples = s;
     iv.lost = l;
-    if (atomic_load(&eng_ctr_reopen))
+    if (safe && atomic_load(&eng_ctr_reopen))
         eng_counters_child();
     /* Creating the probe (and measuring a baseline without a profile) asks
      * for more: a quarter of the interval, so that what is left of a
      * waiting program's start-up in its first interval does not count. */
-    if (eng_probe_pending && cpu >= mwp_cfg.interval_ns / 4) {
+    if (safe && eng_probe_pending && cpu >= mwp_cfg.interval_ns / 4) {
         /* the first perf event may wait for the kernel for tens of ms: write
          * what was gathered first, so that the end of the process, which
          * waits for a gathering interval, does not wait for this */
@@ -656,7 +665,7 @@ static int eng_interval_records(uint64_t t0)
         if (rc == 0 && cyc > 0) {
             iv.latency_ns = cyc * eng_cyc_ns;
             iv.flags |= MWR_IV_LAT_VALID;
-        } else if (rc < 0 && rc != MW_ERR_NODATA) {
+        } else if (rc < 0 && rc != MW_ERR_NODATA && safe) {
             eng_reader_lost(&eng_lat_rd, "method_note", eng_lat_method, why, "latency");
         }
     } else if (eng_probe && ran) {
@@ -673,7 +682,7 @@ static int eng_interval_records(uint64_t t0)
         if (rc == 0) {
             iv.bytes = b / eng_bw_factor;
             iv.flags |= MWR_IV_BW_VALID;
-        } else if (rc != MW_ERR_NODATA) {
+        } else if (rc != MW_ERR_NODATA && safe) {
             eng_reader_lost(&eng_bw_rd, "bw_method_note", eng_bw_method, why, "DRAM bytes");
         }
     }
@@ -695,11 +704,11 @@ static int eng_interval_records(uint64_t t0)
 
 /* One interval: its records are gathered and written with one system call
  * (preload/writer.c, "the interval thread's gather"). */
-static int eng_interval(uint64_t t0)
+static int eng_interval(uint64_t t0, int safe)
 {
     if (!mwp_writer_gather(1))
         return 0; /* the process is ending: its last drain is mwp_finish's */
-    int ran = eng_interval_records(t0);
+    int ran = eng_interval_records(t0, safe);
     mwp_writer_gather(0);
     return ran;
 }
@@ -716,6 +725,34 @@ static void eng_sleep_until(uint64_t ns)
         ;
 }
 
+/* What a process does once when it begins, on the interval thread or, for
+ * inline intervals, on the program's thread at a safe point: the file, which
+ * the process's start left to this moment (writer.c), the loaded objects
+ * (one write), the application thread's samplers (preload/threads.c,
+ * "deferred samplers"; the process has run for an interval by now: lazy
+ * start, process.c) and the set-up that a fork child inherits. */
+static int eng_started; /* this image did it (a fork child does it again) */
+static void eng_start_work(int gathered)
+{
+    eng_started = 1;
+    mwp_writer_create_now();
+    if (gathered) {
+        mwp_modules_scan(1);
+    } else if (mwp_writer_gather(1)) {
+        mwp_modules_scan(1);
+        mwp_writer_gather(0);
+    }
+    mwp_threads_open_deferred();
+    mwp_iv_last_end = mwp_now_ns();
+    eng_app_cpu_last = 0;
+    eng_app_cpu_delta(); /* what the process used before */
+    if (!eng_setup_done) {
+        /* keep the rings from overflowing meanwhile; counted in the next interval */
+        mwp_threads_drain(1, 0, &eng_carry_s, &eng_carry_l);
+        eng_setup();
+    }
+}
+
 static void *eng_main(void *arg)
 {
     (void)arg;
@@ -728,26 +765,15 @@ static void *eng_main(void *arg)
      * hypervisor. Interval records carry their real start and end. */
     unsigned long slack = (unsigned long)(mwp_cfg.interval_ns / 20);
     prctl(PR_SET_TIMERSLACK, slack > 50000 ? slack : 50000ul, 0, 0, 0);
-    /* The file, which the process's start left to this thread (writer.c),
-     * and the loaded objects (one write). */
-    mwp_writer_create_now();
-    if (mwp_writer_gather(1)) {
-        mwp_modules_scan(1);
-        mwp_writer_gather(0);
+    if (!eng_started) {
+        eng_start_work(0);
+    } else {
+        /* the program's thread ran the intervals so far (inline): from here
+         * on this thread's own CPU time is left out of the program's */
+        eng_app_cpu_last = 0;
+        eng_app_cpu_delta();
     }
-    /* The application thread's samplers, left here (preload/threads.c,
-     * "deferred samplers"): the process has run for an interval by now
-     * (lazy start, process.c), so at once. */
-    mwp_threads_open_deferred();
     uint64_t iv = mwp_cfg.interval_ns;
-    mwp_iv_last_end = mwp_now_ns();
-    eng_app_cpu_last = 0;
-    eng_app_cpu_delta(); /* what the process used before this thread */
-    if (!eng_setup_done) {
-        /* keep the rings from overflowing meanwhile; counted in the next interval */
-        mwp_threads_drain(1, 0, &eng_carry_s, &eng_carry_l);
-        eng_setup();
-    }
     uint64_t next = mwp_now_ns() + iv;
     unsigned idle = 0;
     for (;;) {
@@ -756,7 +782,7 @@ static void *eng_main(void *arg)
             break;
         int st = atomic_load(&mwp_state);
         if (st == MWP_RUNNING)
-            idle = eng_interval(mwp_iv_last_end) ? 0 : idle + 1;
+            idle = eng_interval(mwp_iv_last_end, 1) ? 0 : idle + 1;
         uint64_t now = mwp_now_ns();
         /* A process that has not run for MWP_IDLE_AFTER intervals (make, a
          * shell, a compiler driver waiting for its children) is looked at
@@ -771,6 +797,89 @@ static void *eng_main(void *arg)
             break;
     }
     return NULL;
+}
+
+/* ---- inline intervals ----
+ * While the program has one thread, its intervals run in the handler of the
+ * lazy start's timer on that thread (process.c), every interval of its CPU
+ * time, instead of on an interval thread of their own: a second thread
+ * switches glibc to its locked stdio and malloc paths for good (pthread_create
+ * calls _IO_enable_locks), which a build's compilers paid on every getc and
+ * malloc (docs/overhead.md). The thread comes when the program creates its
+ * first thread (pthread_create), or claims the timer's signal.
+ *
+ * A tick does what the interval thread does, in the same order, with one
+ * difference: the work that is not async-signal-safe (listing newly loaded
+ * objects, creating the probe, opening counter methods) waits for a tick that
+ * interrupted the program's own code (safe); draining the rings and buffers,
+ * the probe's measurement, reading counters and the one write are
+ * async-signal-safe. A tick that interrupted memwatch's own code (a hook)
+ * does nothing: the next one takes the interval. The program's samples taken
+ * while a tick runs are memwatch's, and left out (preload/threads.c,
+ * "memwatch's own time"). The probe then measures while the program's thread
+ * waits: the latency it sees is the machine's, without this thread's own
+ * misses of that moment; one thread alone does not saturate a server's
+ * memory (docs/overhead.md, "inline intervals"). */
+static uint64_t eng_tick_cpu; /* the process's CPU time at the last tick */
+int mwp_engine_inline_start(void)
+{
+    eng_inline = 1;
+    /* one write for all of it: nothing waits for it meanwhile (the
+     * program's one thread runs this) */
+    int g = mwp_writer_gather(1);
+    if (!eng_started)
+        eng_start_work(g);
+    /* The latency sources now, at this safe point, rather than at a later
+     * tick that may not come at one (a program that runs in libc's memcpy):
+     * the process has run for an interval of CPU time to begin. */
+    if (atomic_load(&eng_ctr_reopen))
+        eng_counters_child();
+    if (eng_probe_pending)
+        eng_sources_create();
+    if (g)
+        mwp_writer_gather(0);
+    eng_tick_cpu = mwp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    return 0;
+}
+
+void mwp_engine_inline_stop(void)
+{
+    eng_inline = 0;
+}
+
+int mwp_engine_inline(void)
+{
+    return eng_inline;
+}
+
+void mwp_engine_tick(int safe)
+{
+    if (mwp_in_hook || !eng_inline || atomic_load(&mwp_state) != MWP_RUNNING)
+        return;
+    mwp_in_hook++;
+    uint64_t t0 = mwp_now_ns();
+    mwp_threads_own_time(t0, 0);
+    /* Where the process waited (a sleep, its children, input) since the
+     * last interval: that time is an interval of its own without a
+     * reading, and the interval measured is the CPU time just run (as the
+     * interval thread's records of a waiting process carry no reading). */
+    uint64_t last = mwp_iv_last_end, cpu = mwp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    uint64_t ran = cpu > eng_tick_cpu ? cpu - eng_tick_cpu : 0;
+    eng_tick_cpu = cpu;
+    if (ran && last && t0 > last + ran + mwp_cfg.interval_ns && mwp_writer_gather(1)) {
+        mwr_interval w;
+        memset(&w, 0, sizeof w);
+        w.t_start_ns = last;
+        w.t_end_ns = t0 - ran;
+        w.nthreads = 1;
+        struct iovec v = {&w, sizeof w};
+        mwp_write(MWR_INTERVAL, &v, 1);
+        mwp_writer_gather(0);
+        last = w.t_end_ns;
+    }
+    eng_interval(last, safe);
+    mwp_threads_own_time(t0, mwp_now_ns());
+    mwp_in_hook--;
 }
 
 int mwp_engine_start(void)
@@ -858,6 +967,8 @@ int mwp_engine_stop(void)
 void mwp_engine_child(void)
 {
     eng_have = 0; /* the parent's thread does not exist here */
+    eng_started = 0;
+    eng_inline = 0;
     if (eng_lat_rd || eng_bw_rd)
         atomic_store(&eng_ctr_reopen, 1); /* closed on this process's interval thread */
     mwp_iv_last_end = mwp_now_ns();

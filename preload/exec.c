@@ -182,7 +182,9 @@ static int exec_pre(void)
     if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)syscall(SYS_getpid) != mwp_pid)
         return 0;
     int lazy = !atomic_load(&mwp_begun);
-    if (lazy)
+    /* the timer of inline intervals too: exec keeps a signal it left
+     * pending, and the new image would die of it */
+    if (lazy || mwp_inline_on())
         mwp_lazy_disarm();
     mwp_finish(0, "exec", 1);
     /* a process that never began comes back lazy where the exec fails */
@@ -196,10 +198,12 @@ static void exec_failed(int did, int err)
     int exp = MWP_ENDED;
     if (!atomic_compare_exchange_strong(&mwp_state, &exp, MWP_RUNNING))
         return;
-    if (did == 2)
+    if (did == 2) {
         mwp_lazy_rearm();
-    else
+    } else {
         mwp_writer_reopen_after_exec_failure(err);
+        mwp_inline_rearm();
+    }
 }
 
 MWP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])

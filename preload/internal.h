@@ -88,6 +88,8 @@ struct mwp_config {
     unsigned ldlat;            /* MEMWATCH_LDLAT, cycles (0: machine profile, else default) */
     int inherit;               /* MEMWATCH_INHERIT: 1 (default) per-CPU events inherited by
                                   threads once a process starts its second thread */
+    int inline_iv;             /* MEMWATCH_INLINE: 1 (default) a single-threaded process's
+                                  intervals run on its own thread, without an interval thread */
     int probe_share;           /* MEMWATCH_PROBE_SHARE: 1 (default) one probe measurement per
                                   interval for the machine; 0 off */
     char run_id[64];           /* MEMWATCH_RUN_ID: the run this process belongs to (set by
@@ -194,6 +196,7 @@ static inline int mwp_has_char(const char *s, char c)
     X(RING_PAGES, "MEMWATCH_RING_PAGES")                                                           \
     X(INHERIT, "MEMWATCH_INHERIT")                                                                 \
     X(PROBE_SHARE, "MEMWATCH_PROBE_SHARE")                                                         \
+    X(INLINE, "MEMWATCH_INLINE")                                                                   \
     X(FOLLOW, "MEMWATCH_FOLLOW")                                                                   \
     X(PROFILE, "MEMWATCH_PROFILE")                                                                 \
     X(THRESHOLD_NS, "MEMWATCH_THRESHOLD_NS")                                                       \
@@ -355,6 +358,13 @@ void mwp_finish(int32_t status, const char *how, int in_signal);
  * pthread_create, ...). mwp_begin is idempotent; not async-signal-safe. */
 extern _Atomic int mwp_begun;
 void mwp_begin(void);
+/* Begin with an interval thread, or leave inline intervals for one (the
+ * program's first pthread_create, its claim of the timer's signal). */
+void mwp_begin_threaded(void);
+/* Inline intervals (process.c, engine.c): 1 while the lazy start's timer is
+ * periodic and its handler runs the intervals on the program's thread */
+int mwp_inline_on(void);
+void mwp_inline_rearm(void); /* after a failed exec */
 /* sigaction on memwatch's lazy-start signal: the program claims it */
 void mwp_lazy_claimed(int sig);
 /* Begin now, or at the timer's next safe point where this may run inside
@@ -489,6 +499,11 @@ extern char mwp_attr_bytes[MWP_NATTR][256];
 extern unsigned mwp_attr_size;
 extern const char *mwp_attr_names[MWP_NATTR];
 extern _Atomic uint64_t mwp_threads_unsampled;
+/* An inline interval's tick on the program's thread began at t0 (t1 = 0) or
+ * ran from t0 to t1: its samples are memwatch's own, left out at the drain
+ * and counted in mwp_stat_own. */
+void mwp_threads_own_time(uint64_t t0, uint64_t t1);
+extern _Atomic uint64_t mwp_stat_own;
 /* Buffer one framed record in the calling thread's allocation buffer (or
  * write it directly). */
 void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b, size_t blen);
@@ -529,6 +544,14 @@ extern _Atomic uint64_t mwp_precise_unopened; /* threads whose precise sampler f
 
 /* ---- engine.c ---- */
 int mwp_engine_start(void);
+/* Inline intervals: the process's start-up work here (a safe point on the
+ * program's one thread); then mwp_engine_tick from the timer's handler every
+ * interval of CPU time (safe: it interrupted the program's own code), until
+ * mwp_engine_inline_stop and an interval thread take over. */
+int mwp_engine_inline_start(void);
+void mwp_engine_inline_stop(void);
+int mwp_engine_inline(void);
+void mwp_engine_tick(int safe);
 void mwp_engine_meta(struct mwp_str *s); /* method and threshold keys, once known */
 double mwp_engine_baseline(void);          /* 0 until known */
 /* 1 while the interval thread exists and has not finished its set-up (the

@@ -114,6 +114,14 @@ MWP_HOT void mwp_finish(int32_t status, const char *how, int in_signal)
     uint64_t s = 0, l = 0;
     unsigned live = mwp_threads_drain(0, in_signal, &s, &l);
     mwp_region_finish();
+    uint64_t own = atomic_load(&mwp_stat_own);
+    if (own) {
+        char b[24];
+        struct mwp_str str = {b, sizeof b, 0};
+        mwp_s_u64(&str, own);
+        b[str.len] = 0;
+        mwp_meta_note("samples_own", b); /* memwatch's inline ticks, left out */
+    }
     /* The last, partial interval: samples only, no latency measurement. */
     mwr_interval iv;
     memset(&iv, 0, sizeof iv);
@@ -255,7 +263,9 @@ static int lazy_sig(void)
     return SIGRTMAX - 3;
 }
 
-MWP_HOT static void lazy_arm(uint64_t cpu_ns)
+static int lz_inline; /* 1: the timer is periodic and its handler runs the intervals */
+
+MWP_HOT static void lazy_arm(uint64_t cpu_ns, uint64_t period_ns)
 {
     if (lz_timer < 0) {
         struct sigevent ev;
@@ -272,6 +282,8 @@ MWP_HOT static void lazy_arm(uint64_t cpu_ns)
     memset(&its, 0, sizeof its);
     its.it_value.tv_sec = (time_t)(cpu_ns / 1000000000ull);
     its.it_value.tv_nsec = (long)(cpu_ns % 1000000000ull);
+    its.it_interval.tv_sec = (time_t)(period_ns / 1000000000ull);
+    its.it_interval.tv_nsec = (long)(period_ns % 1000000000ull);
     mwp_syscall(SYS_timer_settime, lz_timer, 0, &its, NULL);
 }
 
@@ -293,7 +305,19 @@ void mwp_lazy_disarm(void)
 
 void mwp_lazy_rearm(void)
 {
-    lazy_arm(lazy_delay());
+    lazy_arm(lazy_delay(), 0);
+}
+
+/* After a failed exec of a process with inline intervals */
+void mwp_inline_rearm(void)
+{
+    if (lz_inline)
+        lazy_arm(mwp_cfg.interval_ns, mwp_cfg.interval_ns);
+}
+
+int mwp_inline_on(void)
+{
+    return lz_inline;
 }
 
 /* The text ranges of libc, the loader and memwatch itself (and of the
@@ -389,7 +413,10 @@ static void lazy_handler(int sig, siginfo_t *si, void *ucv)
         if (lazy_safe(ucv))
             mwp_begin();
         else
-            lazy_arm(MWP_LAZY_RETRY_NS);
+            lazy_arm(MWP_LAZY_RETRY_NS, 0);
+    } else if (si->si_code == SI_TIMER && lz_inline && atomic_load(&mwp_begun) &&
+               (pid_t)mwp_syscall(SYS_getpid) == mwp_pid) {
+        mwp_engine_tick(lazy_safe(ucv));
     }
     errno = saved;
 }
@@ -404,7 +431,7 @@ MWP_HOT static void lazy_install(void)
     lz_nr = 0;
     dl_iterate_phdr(lazy_range_cb, NULL); /* the constructor: the list is whole */
     if (mwp_real.sigaction(lazy_sig(), &a, NULL) == 0)
-        lazy_arm(lazy_delay());
+        lazy_arm(lazy_delay(), 0);
 }
 
 /* Begin now where that cannot enter an allocator in the middle of a call:
@@ -425,16 +452,17 @@ void mwp_lazy_soon(void)
         mwp_begin();
     } else if (lz_timer >= 0 && !asked) {
         asked = 1;
-        lazy_arm(MWP_LAZY_SOON_NS);
+        lazy_arm(MWP_LAZY_SOON_NS, 0);
     }
 }
 
 /* The program installs a disposition for memwatch's timer signal: begin now
- * (a hook, so a safe point) and leave the signal to the program. */
+ * (a hook, so a safe point) with an interval thread, and leave the signal to
+ * the program. */
 void mwp_lazy_claimed(int sig)
 {
-    if (sig == lazy_sig() && lz_timer >= 0 && !atomic_load(&mwp_begun))
-        mwp_begin();
+    if (sig == lazy_sig() && lz_timer >= 0)
+        mwp_begin_threaded();
 }
 
 /* Allocation records kept by the main thread while lazy: worth a file. */
@@ -467,22 +495,68 @@ static int begin_writer(int in_signal)
     return rc;
 }
 
-void mwp_begin(void)
+/* From inline intervals to the interval thread (the program's first
+ * pthread_create, its claim of the timer's signal): on the program's one
+ * thread, at a safe point, where no tick runs (mwp_in_hook). */
+static void inline_to_thread(void)
 {
+    mwp_in_hook++;
+    lz_inline = 0;
+    mwp_lazy_disarm();
+    mwp_engine_inline_stop();
+    char b[24];
+    struct mwp_str str = {b, sizeof b, 0};
+    mwp_s_u64(&str, mwp_now_ns());
+    b[str.len] = 0;
+    mwp_meta_note("intervals_thread_from_ns", b);
+    mwp_engine_start();
+    mwp_in_hook--;
+}
+
+/* threaded: with an interval thread (else inline intervals where the
+ * process has the lazy start's timer and MEMWATCH_INLINE allows them) */
+static void begin(int threaded)
+{
+    if (atomic_load(&mwp_begun) && !(threaded && lz_inline))
+        return;
     if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)mwp_syscall(SYS_getpid) != mwp_pid)
         return;
+    if (atomic_load(&mwp_begun)) {
+        inline_to_thread();
+        return;
+    }
     int exp = 0;
     if (!atomic_compare_exchange_strong(&mwp_begun, &exp, 1))
         return;
     mwp_in_hook++;
-    mwp_lazy_disarm();
+    int inl = !threaded && mwp_cfg.inline_iv && lz_timer >= 0;
+    if (!inl)
+        mwp_lazy_disarm();
     if (begin_writer(0) < 0) {
+        mwp_lazy_disarm();
         atomic_store(&mwp_state, MWP_OFF);
         mwp_in_hook--;
         return;
     }
-    mwp_engine_start();
+    if (inl) {
+        lz_inline = 1;
+        mwp_meta_note("intervals", "inline: on the program's thread while it has one");
+        mwp_engine_inline_start();
+        lazy_arm(mwp_cfg.interval_ns, mwp_cfg.interval_ns);
+    } else {
+        mwp_engine_start();
+    }
     mwp_in_hook--;
+}
+
+void mwp_begin(void)
+{
+    begin(0);
+}
+
+void mwp_begin_threaded(void)
+{
+    begin(1);
 }
 
 /* The end of a process that never began (mwp_finish): one small file, or
@@ -529,11 +603,12 @@ static void fork_child(void)
      * execs or ends sooner has none. */
     atomic_store(&mwp_begun, 0);
     lz_timer = -1; /* timers are not inherited */
+    lz_inline = 0;
     mwp_threads_child();
     mwp_region_child();
     mwp_modules_child();
     mwp_engine_child();
-    lazy_arm(lazy_delay());
+    lazy_arm(lazy_delay(), 0);
     mwp_in_hook--;
 }
 

@@ -355,6 +355,75 @@ void mwp_cpu_emit(int whole)
     mwp_write(MWR_CPU, &v, 1);
 }
 
+/* ---- memwatch's own time ----
+ * Inline intervals (engine.c) run on the program's thread, whose samplers
+ * keep sampling: a sample taken while a tick ran is memwatch's work, not the
+ * program's (and the probe's loads are the slowest loads a precise sampler
+ * could name). The tick says when it ran; the drain leaves out the samples
+ * whose time (CLOCK_MONOTONIC, sampling/attrs.c) lies in the last finished
+ * tick or after the start of the one in progress, and counts them (META
+ * samples_own). */
+static uint64_t own_lo, own_hi; /* the last finished tick */
+static uint64_t own_cur;        /* the tick in progress began here (0: none) */
+_Atomic uint64_t mwp_stat_own;
+
+void mwp_threads_own_time(uint64_t t0, uint64_t t1)
+{
+    if (!t1) {
+        own_cur = t0;
+        return;
+    }
+    own_lo = t0;
+    own_hi = t1;
+    own_cur = 0;
+}
+
+static int own_time(uint64_t t)
+{
+    return (own_cur && t >= own_cur) || (own_hi && t >= own_lo && t <= own_hi);
+}
+
+/* Leave memwatch's own samples out of n bytes of kernel records at p (ring
+ * i's); returns the bytes kept and counts what it left out in *gone. */
+static size_t own_filter(int i, char *p, size_t n, uint64_t *gone)
+{
+    struct perf_event_attr a;
+    memcpy(&a, mwp_attr_bytes[i], sizeof a);
+    uint64_t st = a.sample_type;
+    if (!(st & PERF_SAMPLE_TIME))
+        return n;
+    size_t off = sizeof(struct perf_event_header) + 8 * (!!(st & PERF_SAMPLE_IDENTIFIER) +
+                                                         !!(st & PERF_SAMPLE_IP) +
+                                                         !!(st & PERF_SAMPLE_TID));
+    size_t in = 0, out = 0;
+    while (in + sizeof(struct perf_event_header) <= n) {
+        struct perf_event_header h;
+        memcpy(&h, p + in, sizeof h);
+        if (h.size < sizeof h || in + h.size > n)
+            break;
+        uint64_t t = 0;
+        int drop = 0;
+        if (h.type == PERF_RECORD_SAMPLE && off + 8 <= h.size) {
+            memcpy(&t, p + in + off, 8);
+            drop = own_time(t);
+        }
+        if (drop) {
+            (*gone)++;
+        } else {
+            if (out != in)
+                memmove(p + out, p + in, h.size);
+            out += h.size;
+        }
+        in += h.size;
+    }
+    if (in < n) { /* a damaged tail: kept as it was */
+        if (out != in)
+            memmove(p + out, p + in, n - in);
+        out += n - in;
+    }
+    return out;
+}
+
 /* Copy one ring's records into PERF_DATA records. buf holds the headers
  * first; cap is its size. */
 static void thr_drain_ring(struct mwp_thr *t, int i, char *buf, size_t cap, uint64_t *samples,
@@ -364,6 +433,13 @@ static void thr_drain_ring(struct mwp_thr *t, int i, char *buf, size_t cap, uint
     for (int rounds = 0; rounds < 64; rounds++) {
         mw_ring_stats st = {0, 0, 0, 0};
         size_t n = mw_ring_read(&t->ring[i], buf + hdr, cap - hdr, &st);
+        size_t raw = n;
+        if (n && (own_cur || own_hi) && t->cpu_ring < 0) {
+            uint64_t gone = 0;
+            n = own_filter(i, buf + hdr, n, &gone);
+            st.samples -= gone < st.samples ? gone : st.samples;
+            atomic_fetch_add(&mwp_stat_own, gone);
+        }
         *samples += st.samples;
         *lost += st.lost;
         atomic_fetch_add(&mwp_stat_lost, st.lost);
@@ -371,8 +447,10 @@ static void thr_drain_ring(struct mwp_thr *t, int i, char *buf, size_t cap, uint
         atomic_fetch_add(&mwp_stat_samples, st.samples);
         if (st.skipped)
             atomic_fetch_add(&mwp_stat_dropped, st.skipped);
-        if (!n)
+        if (!raw)
             return;
+        if (!n)
+            continue; /* all of them memwatch's own */
         mwr_rec_hdr *h = (mwr_rec_hdr *)buf;
         mwr_perf_data *d = (mwr_perf_data *)(buf + sizeof *h);
         *h = mwr_rec_hdr_make(MWR_PERF_DATA, sizeof *d + n); /* n: whole kernel records, 8-aligned */
@@ -757,10 +835,10 @@ MWP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
     MWP_NEED(pthread_create, "pthread_create");
     if (atomic_load(&mwp_state) != MWP_RUNNING || mwp_in_hook)
         return mwp_real.pthread_create(th, attr, start, arg);
-    /* the program's first thread: the process begins (lazy start) while it
-     * still has one thread */
-    if (!atomic_load(&mwp_begun))
-        mwp_begin();
+    /* the program's first thread: the process begins (lazy start), or
+     * leaves its inline intervals for an interval thread, while it still
+     * has one thread */
+    mwp_begin_threaded();
     mwp_in_hook++;
     thr_settle(mwp_self);
     if (!atomic_load(&thr_inherited))

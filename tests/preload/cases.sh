@@ -119,7 +119,9 @@ closefds)
     # has not yet moved up: the program's closes wait for the move, so that
     # neither its files nor memwatch's are closed or swapped.
     fresh_out
-    MWP_SPY_CREATE_HOLD_MS=150 spyrun mwp_syscallspy "$APP" closefds_late 2>"$T/err"; rc=$?
+    # (an interval thread's race: inline intervals create the file on the
+    # program's own thread, which closes nothing meanwhile)
+    MEMWATCH_INLINE=0 MWP_SPY_CREATE_HOLD_MS=150 spyrun mwp_syscallspy "$APP" closefds_late 2>"$T/err"; rc=$?
     cat "$T/err"
     expect_rc $rc 0
     all_ok 1
@@ -379,12 +381,62 @@ tsc)
     v=$("$MW" record -q -o "$OUT" -- sh -c 'echo "$MEMWATCH_TSC"' 2>/dev/null)
     case $v in [1-9]*\ ?*) ;; *) fail "memwatch record handed down MEMWATCH_TSC='$v'" ;; esac
     ;;
+inline)
+    # A single-threaded process has no interval thread: its intervals run in
+    # the handler of the lazy start's CPU-time timer on its own thread
+    # (engine.c, "inline intervals"), so glibc stays single-threaded (no
+    # locked stdio and malloc). Everything the interval thread records is
+    # there: latency readings, samples, one writev per interval.
+    MWP_SPY_WRITES=1 MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" cpuwork 300 2>"$T/err"; expect_rc $? 0
+    all_ok 1
+    grep "syscallspy:" "$T/err" | grep -v writev | sort | uniq -c
+    texts | grep -aq '^intervals=inline' || fail "META intervals: '$(texts | grep -a '^intervals')'"
+    grep -q 'thread=memwatch' "$T/err" && fail "an interval thread ran: $(grep -m2 'thread=memwatch' "$T/err" | tr '\n' ';')"
+    grep -q "perf_event_open thread=main target=self cpu=-1 type=1 config=0" "$T/err" || fail "the program's thread opened no cpu-clock sampler"
+    niv=$(val mwr intervals); lat=$(val memwatch- lat); s=$(val memwatch- samples)
+    nw=$(grep -c 'writev thread=main' "$T/err")
+    echo "inline: $niv intervals, $lat with latency, $s samples, $nw writev on the program's thread"
+    [ "${niv:-0}" -ge 20 ] || fail "only ${niv:-no} intervals in 300 ms of CPU time"
+    [ "${lat:-0}" -ge 15 ] || fail "only ${lat:-no} intervals with a latency reading"
+    [ "${s:-0}" -ge 100 ] || fail "$s samples of 300 ms of work at 1000/s (expected about 300)"
+    [ "$nw" -le $((niv + 16)) ] || fail "$nw writev for $niv intervals: the interval's records were not gathered"
+    grep -aq "baseline_ns=" "$(ls "$OUT"/memwatch-*.mwr | head -1)" || fail "no baseline measured"
+    # the report sees one thread, the program's
+    "$MW" report "$OUT" 2>/dev/null | grep -q ', 1 thread,' || fail "the report counts more than the program's thread"
+    # A waiting process gets no ticks: 30 ms of work, 300 ms of sleep, a
+    # few intervals (not the 10 of an interval thread's idle looks), the
+    # last one covering the wait.
+    fresh_out
+    run "$APP" worksleep 30 300; expect_rc $? 0
+    all_ok 1
+    wiv=$(val memwatch- intervals)
+    [ "${wiv:-0}" -ge 1 ] && [ "$wiv" -le 6 ] || fail "the waiting program recorded $wiv intervals, expected 1..6"
+    # The program's first pthread_create hands the intervals to a thread,
+    # which goes on where the ticks ended: 60 ms alone, 4 threads of 60 ms,
+    # 60 ms alone again (about 400 ms of CPU time).
+    fresh_out
+    MWP_SPY_WRITES=1 spyrun mwp_syscallspy "$APP" workthreads 60 2>"$T/err"; expect_rc $? 0
+    all_ok 1
+    texts | grep -aq '^intervals=inline' || fail "the program did not begin inline"
+    texts | grep -aq '^intervals_thread_from_ns=' || fail "META says no switch to an interval thread"
+    grep -q 'writev thread=memwatch' "$T/err" || fail "no interval thread wrote after the switch"
+    niv=$(val mwr intervals); lat=$(val memwatch- lat)
+    echo "switched: $niv intervals, $lat with latency"
+    [ "${lat:-0}" -ge 8 ] || fail "only ${lat:-no} intervals with latency across the switch"
+    # MEMWATCH_INLINE=0: an interval thread from the start
+    fresh_out
+    MEMWATCH_INLINE=0 run "$APP" cpuwork 100; expect_rc $? 0
+    all_ok 1
+    texts | grep -aq '^intervals=' && fail "MEMWATCH_INLINE=0 and yet: $(texts | grep -a '^intervals=')"
+    [ "$(val memwatch- lat)" -ge 3 ] || fail "MEMWATCH_INLINE=0: no latency readings"
+    ;;
 gather)
     # The interval thread writes an interval's records (the samples and
     # allocation records it drained, the interval record) with one writev
     # (preload/writer.c, "the interval thread's gather"), not one per ring
     # and buffer.
-    MWP_SPY_WRITES=1 MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" cpuwork 300 2>"$T/err"; expect_rc $? 0
+    # (inline intervals, the same on the program's thread: the "inline" case)
+    MEMWATCH_INLINE=0 MWP_SPY_WRITES=1 MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" cpuwork 300 2>"$T/err"; expect_rc $? 0
     all_ok 1
     nw=$(grep -c 'writev thread=memwatch' "$T/err"); niv=$(val mwr intervals)
     echo "interval thread: $nw writev for $niv interval records"
@@ -395,7 +447,7 @@ gather)
     # thread in the middle of an interval (after its drain) until the main
     # thread, ending, waits for it.
     fresh_out
-    MWP_SPY_HOLD_IV=4 MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" work 300 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_INLINE=0 MWP_SPY_HOLD_IV=4 MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" work 300 2>"$T/err"; expect_rc $? 0
     all_ok 1
     grep -q 'interval held' "$T/err" || fail "the interval thread was never held"
     grep -q "released by the main thread's wait" "$T/err" ||
@@ -656,7 +708,7 @@ lazyprobe)
     # CPU time here under stress-ng, docs/overhead.md, "Lazy start"): where
     # the waiting program did not begin in its 30 ms of work, run once more.
     for attempt in 1 2; do
-        (MEMWATCH_PROFILE=none run sh -c '"$1" spin >/dev/null & p=$!; "$1" worksleep 30 400; sleep 0.1; kill $p; wait $p' sh "$APP")
+        (MEMWATCH_PROFILE=none run sh -c '"$1" spin >/dev/null & p=$!; MEMWATCH_INLINE=0 "$1" worksleep 30 400; sleep 0.1; kill $p; wait $p' sh "$APP")
         ws=$(grep -l "cmdline=$APP worksleep" "$OUT"/*.mwr | grep -v -- '-short\.mwr$' | head -1)
         [ -n "$ws" ] || [ $attempt = 2 ] || { echo "note: the waiting program did not begin (late CPU timer): again"; fresh_out; continue; }
         break
@@ -809,8 +861,10 @@ deferred)
     # A spy library behind libmemwatch.so lists every perf_event_open (which
     # thread asked, for which) and, with MWP_SPY_DELAY_MS, makes those of the
     # interval thread 300 ms slow.
-    # 1. single-threaded: the main thread opens nothing, its samples come all the same
-    MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" cpuwork 300 2>"$T/err"; expect_rc $? 0
+    # 1. single-threaded: the main thread opens nothing, its samples come all
+    # the same (with an interval thread: inline intervals open the samplers
+    # on the program's thread, the "inline" case)
+    MEMWATCH_INLINE=0 MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" cpuwork 300 2>"$T/err"; expect_rc $? 0
     all_ok 1
     grep "syscallspy:" "$T/err" | sort | uniq -c
     grep -q "thread=main" "$T/err" && fail "the main thread opened a perf event itself: $(grep -m2 'thread=main' "$T/err" | tr '\n' ';')"
@@ -839,11 +893,15 @@ deferred)
     fresh_out
     spyrun mwp_syscallspy "$APP" cpuwork 60 2>"$T/err"; expect_rc $? 0
     all_ok 1
+    grep -q "thread=main target=self cpu=-1" "$T/err" || fail "the program's thread opened no sampler of its own at its first inline interval"
+    fresh_out
+    MEMWATCH_INLINE=0 spyrun mwp_syscallspy "$APP" cpuwork 60 2>"$T/err"; expect_rc $? 0
+    all_ok 1
     grep -q "thread=memwatch target=main cpu=-1" "$T/err" || fail "the interval thread opened no sampler on the main thread"
     # 2. the same with the opens 300 ms slow: the program does not wait for them
     fresh_out
     t0=$(date +%s%N)
-    MEMWATCH_RATE=1000 MWP_SPY_DELAY_MS=300 spyrun mwp_syscallspy "$APP" work 100 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_INLINE=0 MEMWATCH_RATE=1000 MWP_SPY_DELAY_MS=300 spyrun mwp_syscallspy "$APP" work 100 2>"$T/err"; expect_rc $? 0
     ms=$((($(date +%s%N) - t0) / 1000000))
     echo "100 ms of work with 300 ms slow opens: $ms ms"
     all_ok 1

@@ -385,6 +385,13 @@ int main(int argc, char **argv)
         return mode_threads(arg);
     if (!strcmp(m, "busythreads"))
         return mode_busythreads(arg);
+    if (!strcmp(m, "workthreads")) { /* arg ms alone, then 4 threads of arg ms, then arg ms */
+        cpuwork(arg);
+        if (mode_busythreads(arg))
+            return 1;
+        cpuwork(arg);
+        return 0;
+    }
     if (!strcmp(m, "forkthreads"))
         return mode_forkthreads(arg);
     if (!strcmp(m, "fork") || !strcmp(m, "forkexec") || !strcmp(m, "vfork") ||

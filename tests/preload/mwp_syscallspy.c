@@ -146,7 +146,13 @@ __attribute__((visibility("default"))) long syscall(long nr, ...)
     }
     if (nr == SYS_writev && real && (spy_writes || spy_released)) {
         long tid, pid;
-        if (!strcmp(spy_who(&tid, &pid), "memwatch")) {
+        const char *who = spy_who(&tid, &pid);
+        if (spy_writes && !strcmp(who, "main")) {
+            long r = real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+            spy_note("syscallspy: writev thread=main bytes=%ld\n", r);
+            return r;
+        }
+        if (!strcmp(who, "memwatch")) {
             long r = real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
             if (spy_writes)
                 spy_note("syscallspy: writev thread=memwatch bytes=%ld\n", r);
