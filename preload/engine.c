@@ -852,10 +852,12 @@ int mwp_engine_inline(void)
     return eng_inline;
 }
 
-void mwp_engine_tick(int safe)
+int mwp_engine_tick(int safe)
 {
-    if (mwp_in_hook || !eng_inline || atomic_load(&mwp_state) != MWP_RUNNING)
-        return;
+    if (!eng_inline || atomic_load(&mwp_state) != MWP_RUNNING)
+        return 1;
+    if (mwp_in_hook)
+        return 0; /* memwatch's own code was interrupted: soon again */
     mwp_in_hook++;
     uint64_t t0 = mwp_now_ns();
     mwp_threads_own_time(t0, 0);
@@ -880,6 +882,7 @@ void mwp_engine_tick(int safe)
     eng_interval(last, safe);
     mwp_threads_own_time(t0, mwp_now_ns());
     mwp_in_hook--;
+    return 1;
 }
 
 int mwp_engine_start(void)

@@ -551,7 +551,7 @@ int mwp_engine_start(void);
 int mwp_engine_inline_start(void);
 void mwp_engine_inline_stop(void);
 int mwp_engine_inline(void);
-void mwp_engine_tick(int safe);
+int mwp_engine_tick(int safe); /* 0: it interrupted memwatch's own code, did nothing */
 void mwp_engine_meta(struct mwp_str *s); /* method and threshold keys, once known */
 double mwp_engine_baseline(void);          /* 0 until known */
 /* 1 while the interval thread exists and has not finished its set-up (the

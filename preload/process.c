@@ -404,6 +404,10 @@ static int lazy_safe(const ucontext_t *uc)
     return !lazy_in_ranges(pc);
 }
 
+/* an inline tick that found memwatch's own code running tries again after
+ * this much more CPU time */
+#define MWP_INLINE_AGAIN_NS 500000ull
+
 static void lazy_handler(int sig, siginfo_t *si, void *ucv)
 {
     (void)sig;
@@ -416,7 +420,8 @@ static void lazy_handler(int sig, siginfo_t *si, void *ucv)
             lazy_arm(MWP_LAZY_RETRY_NS, 0);
     } else if (si->si_code == SI_TIMER && lz_inline && atomic_load(&mwp_begun) &&
                (pid_t)mwp_syscall(SYS_getpid) == mwp_pid) {
-        mwp_engine_tick(lazy_safe(ucv));
+        if (!mwp_engine_tick(lazy_safe(ucv))) /* again after a little more CPU time */
+            lazy_arm(MWP_INLINE_AGAIN_NS, mwp_cfg.interval_ns);
     }
     errno = saved;
 }

@@ -529,6 +529,16 @@ void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b,
     if (t && t->abuf && atomic_load(&t->state) == MWP_T_LIVE && size <= MWP_ABUF_SIZE / 2) {
         uint64_t head = atomic_load_explicit(&t->ahead, memory_order_relaxed);
         uint64_t tail = atomic_load_explicit(&t->atail, memory_order_acquire);
+        /* Full: the thread writes its own buffer out, with one system call,
+         * where no one else drains it now (an allocation-heavy compiler
+         * makes hundreds of records with stack copies per interval: one
+         * writev each, before) */
+        if (head + size - tail > MWP_ABUF_SIZE && atomic_load(&mwp_begun) &&
+            !atomic_flag_test_and_set_explicit(&t->busy, memory_order_acquire)) {
+            thr_drain_abuf(t);
+            atomic_flag_clear_explicit(&t->busy, memory_order_release);
+            tail = atomic_load_explicit(&t->atail, memory_order_acquire);
+        }
         if (head + size - tail <= MWP_ABUF_SIZE) {
             mwr_rec_hdr h = mwr_rec_hdr_make(type, alen + blen);
             static const char zero[8];
