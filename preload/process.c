@@ -846,6 +846,21 @@ __attribute__((noinline)) static void ctor_dir_absolute(void)
     }
 }
 
+/* Where no parent handed down the TSC rate: a reading of the TSC and the
+ * raw clock now, so that a process that begins measures the rate over its
+ * own first interval instead of sleeping 20 ms for it (counters/tsc.c), on
+ * the program's thread where its intervals run inline. */
+uint64_t mwp_tsc_mark_tsc, mwp_tsc_mark_ns;
+MWP_HOT static void ctor_tsc_mark(void)
+{
+#if defined(__x86_64__)
+    if (mwp_cfg.tsc_hz > 0)
+        return;
+    mwp_tsc_mark_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC_RAW);
+    mwp_tsc_mark_tsc = __builtin_ia32_rdtsc();
+#endif
+}
+
 /* glibc calls ELF constructors with (argc, argv, envp). */
 MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **envp)
 {
@@ -890,6 +905,7 @@ MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv,
         mwp_strcpy(mwp_identity, "unknown");
     mwp_start_mono_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
     mwp_start_real_ns = mwp_clock_sys_ns(CLOCK_REALTIME);
+    ctor_tsc_mark();
     if (ctor_dir_checked()) {
         /* a recorded parent checked this directory */
     } else if (mwp_writer_dir_check() < 0) {

@@ -385,6 +385,22 @@ int main(int argc, char **argv)
         return mode_threads(arg);
     if (!strcmp(m, "busythreads"))
         return mode_busythreads(arg);
+    if (!strcmp(m, "triad")) { /* arg ms of a single-threaded STREAM triad over 3 x 64 MiB */
+        size_t n = (64u << 20) / sizeof(double);
+        double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+        if (!a || !b || !c)
+            return 1;
+        for (size_t i = 0; i < n; i++)
+            b[i] = 1, c[i] = 2;
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            for (size_t i = 0; i < n; i++)
+                a[i] = b[i] + 3.0 * c[i];
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < arg);
+        return a[n / 2] == 7.0 ? 0 : 1;
+    }
     if (!strcmp(m, "workthreads")) { /* arg ms alone, then 4 threads of arg ms, then arg ms */
         cpuwork(arg);
         if (mode_busythreads(arg))
