@@ -239,7 +239,8 @@ MWP_HOT MWP_EXPORT int __libc_start_main(mwp_main_fn main_fn, int argc, char **a
  * libc's (behind memwatch's): a program whose executable (or an earlier
  * preload) defines its own allocator may be inside it anywhere in its own
  * code, and pthread_create's calloc would enter it again; such a process
- * begins in the constructor, as every process did before lazy start. A
+ * begins in the constructor, as every process did before lazy start (with
+ * inline intervals whose ticks do only their async-signal-safe part). A
  * buffer of allocation records half full begins the process where the
  * allocator behind memwatch's malloc is libc's, and else asks the timer to
  * come soon: the hook may run inside that allocator (in its mmap)
@@ -264,6 +265,8 @@ static int lazy_sig(void)
 }
 
 static int lz_inline; /* 1: the timer is periodic and its handler runs the intervals */
+static int lz_own_alloc; /* the program's malloc is not memwatch's (its executable's, or an
+                            earlier preload's): it begins in the constructor */
 
 MWP_HOT static void lazy_arm(uint64_t cpu_ns, uint64_t period_ns)
 {
@@ -420,7 +423,9 @@ static void lazy_handler(int sig, siginfo_t *si, void *ucv)
             lazy_arm(MWP_LAZY_RETRY_NS, 0);
     } else if (si->si_code == SI_TIMER && lz_inline && atomic_load(&mwp_begun) &&
                (pid_t)mwp_syscall(SYS_getpid) == mwp_pid) {
-        if (!mwp_engine_tick(lazy_safe(ucv))) /* again after a little more CPU time */
+        /* where the program has an allocator of its own, its code may be
+         * inside it anywhere: nothing but the async-signal-safe part */
+        if (!mwp_engine_tick(!lz_own_alloc && lazy_safe(ucv))) /* again after a little more CPU time */
             lazy_arm(MWP_INLINE_AGAIN_NS, mwp_cfg.interval_ns);
     }
     errno = saved;
@@ -927,9 +932,9 @@ MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv,
     /* pthread_atfork's body (libc_nonshared.a), called directly: the stub
      * linked into this library would lie in a page of text of its own */
     __register_atfork(mwp_writer_settle, NULL, fork_child, &__dso_handle);
-    if (mwp_alloc_ours(malloc))
-        lazy_install();
-    else
-        mwp_begin(); /* the program's own allocator (see "lazy start") */
+    lz_own_alloc = !mwp_alloc_ours(malloc);
+    lazy_install();
+    if (lz_own_alloc)
+        mwp_begin(); /* the program's own allocator (see "lazy start"): inline intervals from here */
     mwp_in_hook--;
 }
