@@ -423,6 +423,13 @@ inline)
     niv=$(val mwr intervals); lat=$(val memwatch- lat)
     echo "switched: $niv intervals, $lat with latency"
     [ "${lat:-0}" -ge 8 ] || fail "only ${lat:-no} intervals with latency across the switch"
+    # exec from a process with inline intervals: both images are recorded,
+    # the first ended by the exec, the second with inline intervals of its own
+    fresh_out
+    run "$APP" workexec 60; expect_rc $? 0
+    all_ok 2
+    facts | grep -q ' end=exec ' || fail "no image ended by exec: $(facts | tr '\n' ';')"
+    [ "$(grep -la '^intervals=inline' "$OUT"/*.mwr | wc -l)" = 2 ] || fail "not both images had inline intervals"
     # MEMWATCH_INLINE=0: an interval thread from the start
     fresh_out
     MEMWATCH_INLINE=0 run "$APP" cpuwork 100; expect_rc $? 0
