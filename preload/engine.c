@@ -827,6 +827,8 @@ static void *eng_main(void *arg)
 static uint64_t eng_tick_cpu; /* the process's CPU time at the last tick */
 int mwp_engine_inline_start(void)
 {
+    uint64_t t0 = mwp_now_ns();
+    mwp_threads_own_time(t0, 0); /* the samplers opened here see memwatch's work first */
     eng_inline = 1;
     /* one write for all of it: nothing waits for it meanwhile (the
      * program's one thread runs this) */
@@ -843,6 +845,7 @@ int mwp_engine_inline_start(void)
     if (g)
         mwp_writer_gather(0);
     eng_tick_cpu = mwp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    mwp_threads_own_time(t0, mwp_now_ns());
     return 0;
 }
 

@@ -403,6 +403,27 @@ inline)
     grep -aq "baseline_ns=" "$(ls "$OUT"/memwatch-*.mwr | head -1)" || fail "no baseline measured"
     # the report sees one thread, the program's
     "$MW" report "$OUT" 2>/dev/null | grep -q ', 1 thread,' || fail "the report counts more than the program's thread"
+    # The samples the program's thread took while memwatch worked on it
+    # (the start, the ticks: the probe's loads above all) are left out and
+    # counted: at 4000 samples/s no sample's stack holds memwatch's code.
+    if command -v sqlite3 >/dev/null; then
+        fresh_out
+        MEMWATCH_RATE=4000 run "$APP" cpuwork 600; expect_rc $? 0
+        all_ok 1
+        own=$(texts | grep -a '^samples_own=' | cut -d= -f2)
+        "$MW" report "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
+        # every frame of every sample's stack (stacks: a trie, leaf first)
+        mine=$(sqlite3 "$OUT/memwatch.db" "with recursive up(sid, node) as (select s.id, s.stack_id from samples s
+            where s.stack_id is not null union all select up.sid, k.parent_id from up join stacks k on k.id = up.node
+            where k.parent_id is not null) select count(distinct up.sid) from up join stacks k on k.id = up.node
+            join frames f on f.pc_id = k.pc_id where f.function in ('lazy_handler', 'begin', 'mwp_engine_tick',
+            'mwp_engine_inline_start', 'eng_interval', 'pl_burst', 'mw_probe_lat_measure', 'mw_probe_lat_baseline')" 2>&1)
+        all=$(sqlite3 "$OUT/memwatch.db" "select count(*) from samples where stack_id is not null")
+        [ "${all:-0}" -ge 500 ] || fail "only $all samples with stacks at 4000/s for 600 ms"
+        echo "memwatch's own samples: ${own:-0} left out, $mine kept"
+        [ "$mine" = 0 ] || fail "$mine samples with memwatch's own code in their stacks were kept"
+        [ "${own:-0}" -ge 1 ] || fail "no sample of memwatch's own work was counted (META samples_own)"
+    fi
     # A waiting process gets no ticks: 30 ms of work, 300 ms of sleep, a
     # few intervals (not the 10 of an interval thread's idle looks), the
     # last one covering the wait.
