@@ -35,6 +35,7 @@ struct mwp_config mwp_cfg = {
     .inherit = 1,
     .probe_share = 1,
     .inline_iv = 1,
+    .inline_cpu_ns = 2000000000ull,
     .follow = 1,
     .verbose = 1,
     .threshold_factor = 1.35,
@@ -263,9 +264,23 @@ MWP_HOT void mwp_config_load(struct mwp_config *c)
         c->inherit = 1;
         cfg_bad("MEMWATCH_INHERIT", v, "expected 0 or 1", "1");
     }
-    if ((v = mwp_env[MWP_ENV_INLINE]) && *v && mw_env_bool(v, &c->inline_iv)) {
-        c->inline_iv = 1;
-        cfg_bad("MEMWATCH_INLINE", v, "expected 0 or 1", "1");
+    if ((v = mwp_env[MWP_ENV_INLINE]) && *v) {
+        static const char *const suf[] = {"ms", "s", NULL};
+        static const uint64_t mul[] = {1000000, 1000000000};
+        uint64_t ns;
+        size_t l = strlen(v);
+        if (!strcmp(v, "always")) {
+            c->inline_iv = 1;
+            c->inline_cpu_ns = 0;
+        } else if (!mw_env_bool(v, &c->inline_iv)) {
+            /* 0 or 1 (the default limit) */
+        } else if (l > 1 && (v[l - 1] == 's') && !mw_env_scaled(v, suf, mul, 0, &ns) && ns >= 10000000ull) {
+            c->inline_iv = 1;
+            c->inline_cpu_ns = ns;
+        } else {
+            c->inline_iv = 1;
+            cfg_bad("MEMWATCH_INLINE", v, "expected 0, 1, always or a CPU time of 10ms or more, e.g. 5s", "1 (2s)");
+        }
     }
     if ((v = mwp_env[MWP_ENV_PROBE_SHARE]) && *v) {
         if (v[0] == '/' && strlen(v) < sizeof c->probe_share_dir) {

@@ -90,6 +90,7 @@ struct mwp_config {
                                   threads once a process starts its second thread */
     int inline_iv;             /* MEMWATCH_INLINE: 1 (default) a single-threaded process's
                                   intervals run on its own thread, without an interval thread */
+    uint64_t inline_cpu_ns;    /* ... for this much of its CPU time (0: for good; default 2 s) */
     int probe_share;           /* MEMWATCH_PROBE_SHARE: 1 (default) one probe measurement per
                                   interval for the machine; 0 off */
     char run_id[64];           /* MEMWATCH_RUN_ID: the run this process belongs to (set by
@@ -551,6 +552,7 @@ int mwp_engine_start(void);
 int mwp_engine_inline_start(void);
 void mwp_engine_inline_stop(void);
 int mwp_engine_inline(void);
+int mwp_engine_inline_due(void); /* 1: inline for MEMWATCH_INLINE's CPU time: a thread now */
 int mwp_engine_tick(int safe); /* 0: it interrupted memwatch's own code, did nothing */
 void mwp_engine_meta(struct mwp_str *s); /* method and threshold keys, once known */
 double mwp_engine_baseline(void);          /* 0 until known */

@@ -407,6 +407,8 @@ static int lazy_safe(const ucontext_t *uc)
     return !lazy_in_ranges(pc);
 }
 
+static void inline_to_thread(const char *why);
+
 /* an inline tick that found memwatch's own code running tries again after
  * this much more CPU time */
 #define MWP_INLINE_AGAIN_NS 500000ull
@@ -423,10 +425,18 @@ static void lazy_handler(int sig, siginfo_t *si, void *ucv)
             lazy_arm(MWP_LAZY_RETRY_NS, 0);
     } else if (si->si_code == SI_TIMER && lz_inline && atomic_load(&mwp_begun) &&
                (pid_t)mwp_syscall(SYS_getpid) == mwp_pid) {
+        /* from here to the return the program's samples are memwatch's
+         * (preload/threads.c, "memwatch's own time") */
+        uint64_t t0 = mwp_now_ns();
+        mwp_threads_own_time(t0, 0);
         /* where the program has an allocator of its own, its code may be
          * inside it anywhere: nothing but the async-signal-safe part */
-        if (!mwp_engine_tick(!lz_own_alloc && lazy_safe(ucv))) /* again after a little more CPU time */
+        int safe = !lz_own_alloc && lazy_safe(ucv);
+        if (!mwp_engine_tick(safe)) /* again after a little more CPU time */
             lazy_arm(MWP_INLINE_AGAIN_NS, mwp_cfg.interval_ns);
+        else if (safe && mwp_engine_inline_due())
+            inline_to_thread("the process ran MEMWATCH_INLINE's CPU time (a long run)");
+        mwp_threads_own_time(t0, mwp_now_ns());
     }
     errno = saved;
 }
@@ -508,7 +518,7 @@ static int begin_writer(int in_signal)
 /* From inline intervals to the interval thread (the program's first
  * pthread_create, its claim of the timer's signal): on the program's one
  * thread, at a safe point, where no tick runs (mwp_in_hook). */
-static void inline_to_thread(void)
+static void inline_to_thread(const char *why)
 {
     mwp_in_hook++;
     lz_inline = 0;
@@ -519,6 +529,7 @@ static void inline_to_thread(void)
     mwp_s_u64(&str, mwp_now_ns());
     b[str.len] = 0;
     mwp_meta_note("intervals_thread_from_ns", b);
+    mwp_meta_note("intervals_thread_why", why);
     mwp_engine_start();
     mwp_in_hook--;
 }
@@ -532,7 +543,7 @@ static void begin(int threaded)
     if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)mwp_syscall(SYS_getpid) != mwp_pid)
         return;
     if (atomic_load(&mwp_begun)) {
-        inline_to_thread();
+        inline_to_thread("the program started a thread, or claimed memwatch's timer signal");
         return;
     }
     int exp = 0;
