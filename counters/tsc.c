@@ -7,9 +7,9 @@
  *   3. the kernel's TSC calibration as it shows in /proc/cpuinfo: on x86 the
  *      delay loop is calibrated from the TSC, so bogomips = 2 x TSC MHz. Used
  *      only when it agrees with a measurement to 0.2 %;
- *   4. a measurement against CLOCK_MONOTONIC_RAW: from a reading the caller
- *      took earlier (mw_tsc_reference) where one is 10 ms old or more, else
- *      over a 20 ms sleep.
+ *   4. a measurement: from a reading of the TSC and a clock the caller took
+ *      earlier (mw_tsc_reference) where one is 10 ms old or more, else
+ *      against CLOCK_MONOTONIC_RAW over a 20 ms sleep.
  * On AArch64 the generic timer (CNTVCT_EL0) stands in for the TSC and its
  * rate comes from CNTFRQ_EL0; elsewhere nanoseconds of CLOCK_MONOTONIC_RAW.
  * The result is computed once and cached (thread-safe through pthread_once).
@@ -115,18 +115,22 @@ static double tsc_from_bogomips(void)
 }
 
 static uint64_t tsc_ref_tsc, tsc_ref_ns; /* mw_tsc_reference's (0: none) */
-static int tsc_ref_used;
+static int tsc_ref_clk, tsc_ref_used;
 
 static double tsc_measured(void)
 {
     struct timespec a, b;
+    if (tsc_ref_ns) {
+        clock_gettime(tsc_ref_clk, &a);
+        uint64_t t = mw_rdtsc();
+        uint64_t a_ns = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
+        if (a_ns > tsc_ref_ns + 10000000ull && t > tsc_ref_tsc) {
+            tsc_ref_used = 1;
+            return (double)(t - tsc_ref_tsc) * 1e9 / (double)(a_ns - tsc_ref_ns);
+        }
+    }
     clock_gettime(CLOCK_MONOTONIC_RAW, &a);
     uint64_t t0 = mw_rdtsc();
-    uint64_t a_ns = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
-    if (tsc_ref_ns && a_ns > tsc_ref_ns + 10000000ull && t0 > tsc_ref_tsc) {
-        tsc_ref_used = 1;
-        return (double)(t0 - tsc_ref_tsc) * 1e9 / (double)(a_ns - tsc_ref_ns);
-    }
     struct timespec req = {0, 20 * 1000 * 1000};
     nanosleep(&req, NULL);
     clock_gettime(CLOCK_MONOTONIC_RAW, &b);
@@ -162,7 +166,7 @@ static void tsc_init(void)
         return;
     }
     tsc_hz = measured;
-    tsc_source = tsc_ref_used ? "measured against CLOCK_MONOTONIC_RAW since the process's start"
+    tsc_source = tsc_ref_used ? "measured against CLOCK_MONOTONIC since the process's start"
                               : "measured against CLOCK_MONOTONIC_RAW";
 #elif defined(__aarch64__)
     uint64_t f;
@@ -179,10 +183,11 @@ static void tsc_init(void)
 #endif
 }
 
-void mw_tsc_reference(uint64_t tsc, uint64_t raw_ns)
+void mw_tsc_reference(uint64_t tsc, uint64_t ns, int clk)
 {
     tsc_ref_tsc = tsc;
-    tsc_ref_ns = raw_ns;
+    tsc_ref_ns = ns;
+    tsc_ref_clk = clk;
 }
 
 void mw_tsc_seed(double hz, const char *source)

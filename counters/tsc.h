@@ -81,11 +81,11 @@ double mw_tsc_hz(const char **source);
  * profiler's MEMWATCH_TSC). Only before the first mw_tsc_hz of the process:
  * after it, the value already known stays. */
 void mw_tsc_seed(double hz, const char *source);
-/* A reading of the TSC and of CLOCK_MONOTONIC_RAW (ns) taken together
- * earlier in the process (the profiler's constructor): where the rate has to
- * be measured, it is measured from that reading to now instead of over a
- * 20 ms sleep, when at least 10 ms lie between. Only before the first
+/* A reading of the TSC and of clock `clk` (ns) taken together earlier in the
+ * process (the profiler's constructor): where the rate has to be measured,
+ * it is measured from that reading to now on the same clock instead of over
+ * a 20 ms sleep, when at least 10 ms lie between. Only before the first
  * mw_tsc_hz of the process. */
-void mw_tsc_reference(uint64_t tsc, uint64_t raw_ns);
+void mw_tsc_reference(uint64_t tsc, uint64_t ns, int clk);
 
 #endif

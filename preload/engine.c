@@ -55,7 +55,7 @@
 #include <time.h>
 
 uint64_t mwp_iv_last_end;
-extern uint64_t mwp_tsc_mark_ns;
+extern uint64_t mwp_tsc_mark_tsc;
 static mw_probe_lat *eng_probe;
 static int eng_setup_done;
 static double eng_threshold;
@@ -451,9 +451,9 @@ static void eng_setup(void)
     if (mwp_cfg.tsc_hz > 0) {
         snprintf(handed, sizeof handed, "%s; handed down (MEMWATCH_TSC)", mwp_cfg.tsc_src);
         mw_tsc_seed(mwp_cfg.tsc_hz, handed);
-    } else if (mwp_tsc_mark_ns) {
-        extern uint64_t mwp_tsc_mark_tsc;
-        mw_tsc_reference(mwp_tsc_mark_tsc, mwp_tsc_mark_ns); /* the constructor's reading */
+    } else if (mwp_tsc_mark_tsc) {
+        /* the start's reading (the constructor's, or a fork child's) */
+        mw_tsc_reference(mwp_tsc_mark_tsc, mwp_start_mono_ns, CLOCK_MONOTONIC);
     }
     const char *src = "";
     mwp_tsc_hz_val = mw_tsc_hz(&src);

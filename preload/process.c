@@ -599,6 +599,21 @@ static int mwp_lazy_end(int32_t status, const char *how, int in_signal)
     return 0;
 }
 
+/* Where no parent handed down the TSC rate: the TSC beside the start's
+ * clock reading, so that a process that begins measures the rate over its
+ * own first interval instead of sleeping 20 ms for it (counters/tsc.c), on
+ * the program's thread where its intervals run inline. CLOCK_MONOTONIC, the
+ * start's own clock: its slewing (500 ppm at most) is far below what the
+ * rate is checked against (0.2 %). */
+uint64_t mwp_tsc_mark_tsc;
+MWP_HOT static void ctor_tsc_mark(void)
+{
+#if defined(__x86_64__)
+    if (mwp_cfg.tsc_hz <= 0)
+        mwp_tsc_mark_tsc = __builtin_ia32_rdtsc();
+#endif
+}
+
 /* ---- fork ---- */
 
 static void fork_child(void)
@@ -617,6 +632,7 @@ static void fork_child(void)
         return;
     }
     mwp_start_mono_ns = mwp_now_ns();
+    ctor_tsc_mark(); /* beside this start's clock reading */
     mwp_start_real_ns = mwp_clock_ns(CLOCK_REALTIME);
     mwp_forked_ns = 0;
     /* Lazy, as a process started by exec: its own interval thread and file
@@ -862,20 +878,6 @@ __attribute__((noinline)) static void ctor_dir_absolute(void)
     }
 }
 
-/* Where no parent handed down the TSC rate: a reading of the TSC and the
- * raw clock now, so that a process that begins measures the rate over its
- * own first interval instead of sleeping 20 ms for it (counters/tsc.c), on
- * the program's thread where its intervals run inline. */
-uint64_t mwp_tsc_mark_tsc, mwp_tsc_mark_ns;
-MWP_HOT static void ctor_tsc_mark(void)
-{
-#if defined(__x86_64__)
-    if (mwp_cfg.tsc_hz > 0)
-        return;
-    mwp_tsc_mark_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC_RAW);
-    mwp_tsc_mark_tsc = __builtin_ia32_rdtsc();
-#endif
-}
 
 /* glibc calls ELF constructors with (argc, argv, envp). */
 MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **envp)
@@ -920,8 +922,8 @@ MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv,
     else if (mw_machine_identity(NULL, NULL, mwp_identity, sizeof mwp_identity) < 0)
         mwp_strcpy(mwp_identity, "unknown");
     mwp_start_mono_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
-    mwp_start_real_ns = mwp_clock_sys_ns(CLOCK_REALTIME);
     ctor_tsc_mark();
+    mwp_start_real_ns = mwp_clock_sys_ns(CLOCK_REALTIME);
     if (ctor_dir_checked()) {
         /* a recorded parent checked this directory */
     } else if (mwp_writer_dir_check() < 0) {
