@@ -401,9 +401,9 @@ int main(int argc, char **argv)
         } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < arg);
         return a[n / 2] == 7.0 ? 0 : 1;
     }
-    if (!strcmp(m, "workexec")) { /* arg ms of work (recording begins), then exec cpuwork 30 */
+    if (!strcmp(m, "workexec")) { /* arg ms of work (recording begins), then exec cpuwork 300 */
         cpuwork(arg);
-        char *args[] = {(char *)self, "cpuwork", "30", NULL};
+        char *args[] = {(char *)self, "cpuwork", "300", NULL};
         execv(self, args);
         return 1;
     }
