@@ -55,7 +55,6 @@
 #include <time.h>
 
 uint64_t mwp_iv_last_end;
-extern uint64_t mwp_tsc_mark_tsc;
 static mw_probe_lat *eng_probe;
 static int eng_setup_done;
 static double eng_threshold;
@@ -623,7 +622,7 @@ static uint64_t eng_app_cpu_delta(void)
 /* safe: the work that is not async-signal-safe may run (always on the
  * interval thread; in an inline interval, where the timer's handler
  * interrupted the program's own code: process.c, "lazy start") */
-static int eng_interval_records(uint64_t t0, int safe)
+static int eng_interval_records(uint64_t t0, int safe, uint64_t cpu)
 {
     mwr_interval iv;
     memset(&iv, 0, sizeof iv);
@@ -632,12 +631,11 @@ static int eng_interval_records(uint64_t t0, int safe)
         mwp_modules_scan(0);
     uint64_t s = 0, l = 0;
     iv.nthreads = mwp_threads_drain(1, 0, &s, &l);
-    /* Did the application run in this interval? At least 1/20 of the
-     * interval's time on a CPU, whatever the sampling rate (0 included). A
-     * process that only waits (a shell, make, a compiler driver) has nothing
-     * to be bandwidth-bound about: it skips the probe, which keeps process
-     * trees cheap. */
-    uint64_t cpu = eng_app_cpu_delta();
+    /* Did the application run in this interval (cpu: its CPU time in it,
+     * eng_app_cpu_delta)? At least 1/20 of the interval's time on a CPU,
+     * whatever the sampling rate (0 included). A process that only waits (a
+     * shell, make, a compiler driver) has nothing to be bandwidth-bound
+     * about: it skips the probe, which keeps process trees cheap. */
     int ran = cpu >= mwp_cfg.interval_ns / 20;
     s += eng_carry_s;
     l += eng_carry_l;
@@ -712,7 +710,7 @@ static int eng_interval(uint64_t t0, int safe)
 {
     if (!mwp_writer_gather(1))
         return 0; /* the process is ending: its last drain is mwp_finish's */
-    int ran = eng_interval_records(t0, safe);
+    int ran = eng_interval_records(t0, safe, eng_app_cpu_delta());
     mwp_writer_gather(0);
     return ran;
 }
@@ -825,8 +823,7 @@ static void *eng_main(void *arg)
  * waits: the latency it sees is the machine's, without this thread's own
  * misses of that moment; one thread alone does not saturate a server's
  * memory (docs/overhead.md, "inline intervals"). */
-static uint64_t eng_tick_cpu; /* the process's CPU time at the last tick */
-int mwp_engine_inline_start(void)
+void mwp_engine_inline_start(void)
 {
     uint64_t t0 = mwp_now_ns();
     mwp_threads_own_time(t0, 0); /* the samplers opened here see memwatch's work first */
@@ -845,9 +842,8 @@ int mwp_engine_inline_start(void)
         eng_sources_create();
     if (g)
         mwp_writer_gather(0);
-    eng_tick_cpu = mwp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    eng_app_cpu_delta(); /* the first tick counts from here */
     mwp_threads_own_time(t0, mwp_now_ns());
-    return 0;
 }
 
 /* The program has run inline for MEMWATCH_INLINE's CPU time: a long run
@@ -858,17 +854,13 @@ int mwp_engine_inline_start(void)
  * little beside its run. */
 int mwp_engine_inline_due(void)
 {
-    return eng_inline && mwp_cfg.inline_cpu_ns && eng_tick_cpu >= mwp_cfg.inline_cpu_ns;
+    /* inline, eng_app_cpu_last is the process's CPU time at the last tick */
+    return eng_inline && mwp_cfg.inline_cpu_ns && eng_app_cpu_last >= mwp_cfg.inline_cpu_ns;
 }
 
 void mwp_engine_inline_stop(void)
 {
     eng_inline = 0;
-}
-
-int mwp_engine_inline(void)
-{
-    return eng_inline;
 }
 
 int mwp_engine_tick(int safe)
@@ -883,21 +875,21 @@ int mwp_engine_tick(int safe)
      * last interval: that time is an interval of its own without a
      * reading, and the interval measured is the CPU time just run (as the
      * interval thread's records of a waiting process carry no reading). */
-    uint64_t last = mwp_iv_last_end, cpu = mwp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-    uint64_t ran = cpu > eng_tick_cpu ? cpu - eng_tick_cpu : 0;
-    eng_tick_cpu = cpu;
-    if (ran && last && t0 > last + ran + mwp_cfg.interval_ns && mwp_writer_gather(1)) {
-        mwr_interval w;
-        memset(&w, 0, sizeof w);
-        w.t_start_ns = last;
-        w.t_end_ns = t0 - ran;
-        w.nthreads = 1;
-        struct iovec v = {&w, sizeof w};
-        mwp_write(MWR_INTERVAL, &v, 1);
+    uint64_t last = mwp_iv_last_end, ran = eng_app_cpu_delta();
+    if (mwp_writer_gather(1)) { /* else the process is ending: its last drain is mwp_finish's */
+        if (ran != UINT64_MAX && ran && last && t0 > last + ran + mwp_cfg.interval_ns) {
+            mwr_interval w;
+            memset(&w, 0, sizeof w);
+            w.t_start_ns = last;
+            w.t_end_ns = t0 - ran;
+            w.nthreads = 1;
+            struct iovec v = {&w, sizeof w};
+            mwp_write(MWR_INTERVAL, &v, 1);
+            last = w.t_end_ns;
+        }
+        eng_interval_records(last, safe, ran); /* both in the interval's one write */
         mwp_writer_gather(0);
-        last = w.t_end_ns;
     }
-    eng_interval(last, safe);
     mwp_in_hook--;
     return 1;
 }

@@ -377,6 +377,9 @@ void mwp_lazy_soon(void);
  * this library's own; 0 where the executable or a library loaded before
  * libmemwatch.so defines the program's allocator */
 int mwp_alloc_ours(void *(*global)(size_t));
+/* The TSC beside mwp_start_mono_ns's reading (process.c; 0: a parent handed
+ * the rate down): the engine measures the rate from it (mw_tsc_reference). */
+extern uint64_t mwp_tsc_mark_tsc;
 /* the lazy fork child this image continues (MEMWATCH_FORKED), 0: none */
 extern uint64_t mwp_forked_ns;
 /* Lazy start around an exec (exec.c): the timer is stopped before it and
@@ -549,9 +552,8 @@ int mwp_engine_start(void);
  * program's one thread); then mwp_engine_tick from the timer's handler every
  * interval of CPU time (safe: it interrupted the program's own code), until
  * mwp_engine_inline_stop and an interval thread take over. */
-int mwp_engine_inline_start(void);
+void mwp_engine_inline_start(void);
 void mwp_engine_inline_stop(void);
-int mwp_engine_inline(void);
 int mwp_engine_inline_due(void); /* 1: inline for MEMWATCH_INLINE's CPU time: a thread now */
 int mwp_engine_tick(int safe); /* 0: it interrupted memwatch's own code, did nothing */
 void mwp_engine_meta(struct mwp_str *s); /* method and threshold keys, once known */
