@@ -8,10 +8,10 @@
  */
 #include "tsc.h"
 
-#include <linux/perf_event.h>
+#include <memwatch/perf.h>
+
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,13 +33,11 @@ int main(void)
     /* A perf event held open for the test: the kernel source's own event
      * then opens without the grace period a quiet machine's first per-task
      * event waits for (tens of ms), which is not what is timed here. */
-    struct perf_event_attr a;
-    memset(&a, 0, sizeof a);
-    a.size = sizeof a;
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_DUMMY;
-    a.exclude_kernel = 1;
-    int held = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+    mw_perf_event ev;
+    mw_perf_target self = {.kind = MW_PERF_THREAD, .tid = getpid()};
+    mw_perf_group *held = NULL;
+    if (mw_perf_event_generic("dummy", &ev) == 0)
+        (void)mw_perf_group_open(&ev, 1, &self, MW_PERF_USER_ONLY, &held);
     /* the reading of the start, then 30 ms of work */
     uint64_t n0 = ns_of(CLOCK_MONOTONIC), t0 = mw_rdtsc();
     while (ns_of(CLOCK_MONOTONIC) - n0 < 30000000ull)
@@ -68,8 +66,7 @@ int main(void)
     } else {
         printf("note: this machine gives the rate directly (%s): the reference is not needed\n", src);
     }
-    if (held >= 0)
-        close(held);
+    mw_perf_group_close(held);
     return mw_test_done();
 #endif
 }
