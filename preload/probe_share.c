@@ -25,8 +25,10 @@
  * (4 KiB) for later runs. MEMWATCH_PROBE_SHARE=0 turns sharing off.
  *
  * May call: libc, counters (probe_lat's window). Threading: the interval
- * thread only (open, claim, publish, read); the page is shared with other
- * processes through atomics alone. Not async-signal-safe (open/mmap).
+ * thread, or the inline ticks on a single-threaded program's thread
+ * (engine.c); the page is shared with other processes through atomics alone.
+ * Opening is not async-signal-safe (open/mmap); claim, publish, node and
+ * reading are (atomics, getcpu, no libc sort).
  */
 #include "internal.h"
 
@@ -35,7 +37,6 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -171,12 +172,6 @@ void mwp_pshare_publish(uint64_t t_ns, unsigned node, double lat_ns)
     atomic_store(&ps->ent[i % PS_ENTRIES], mwp_pshare_pack(t_ns, node, lat_ns));
 }
 
-static int ps_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The median of the node's measurements of the last window, if the newest is
  * at most fresh_ns old. Returns how many were pooled (0: none fresh). */
 unsigned mwp_pshare_reading(uint64_t now, unsigned node, uint64_t fresh_ns, double *lat_ns)
@@ -210,7 +205,15 @@ unsigned mwp_pshare_reading(uint64_t now, unsigned node, uint64_t fresh_ns, doub
     for (unsigned i = 0; i < n; i++)
         if (ps_window_ns == 0 ? tv[i] == newest : newest - tv[i] <= ps_window_ns)
             v[k++] = v[i];
-    qsort(v, k, sizeof v[0], ps_cmp);
+    /* sorted in place: inline intervals read this in a signal handler, where
+     * qsort may not run (glibc's calls malloc/free, and the program may be
+     * inside its allocator); a window holds a few measurements */
+    for (unsigned i = 1; i < k; i++)
+        for (unsigned j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
     *lat_ns = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
     return k;
 }
