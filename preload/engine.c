@@ -863,6 +863,11 @@ void mwp_engine_inline_stop(void)
     eng_inline = 0;
 }
 
+int mwp_engine_inline(void)
+{
+    return eng_inline;
+}
+
 int mwp_engine_tick(int safe)
 {
     if (!eng_inline || atomic_load(&mwp_state) != MWP_RUNNING)

@@ -184,7 +184,7 @@ static int exec_pre(void)
     int lazy = !atomic_load(&mwp_begun);
     /* the timer of inline intervals too: exec keeps a signal it left
      * pending, and the new image would die of it */
-    if (lazy || mwp_inline_on())
+    if (lazy || mwp_engine_inline())
         mwp_lazy_disarm();
     mwp_finish(0, "exec", 1);
     /* a process that never began comes back lazy where the exec fails */

@@ -362,10 +362,9 @@ void mwp_begin(void);
 /* Begin with an interval thread, or leave inline intervals for one (the
  * program's first pthread_create, its claim of the timer's signal). */
 void mwp_begin_threaded(void);
-/* Inline intervals (process.c, engine.c): 1 while the lazy start's timer is
- * periodic and its handler runs the intervals on the program's thread */
-int mwp_inline_on(void);
-void mwp_inline_rearm(void); /* after a failed exec */
+/* Inline intervals (process.c, engine.c): the lazy start's timer made
+ * periodic again after a failed exec (while mwp_engine_inline) */
+void mwp_inline_rearm(void);
 /* sigaction on memwatch's lazy-start signal: the program claims it */
 void mwp_lazy_claimed(int sig);
 /* Begin now, or at the timer's next safe point where this may run inside
@@ -554,6 +553,9 @@ int mwp_engine_start(void);
  * mwp_engine_inline_stop and an interval thread take over. */
 void mwp_engine_inline_start(void);
 void mwp_engine_inline_stop(void);
+/* 1 from mwp_engine_inline_start to _stop (a fork child starts at 0): the
+ * lazy start's timer is periodic and its handler runs the intervals */
+int mwp_engine_inline(void);
 int mwp_engine_inline_due(void); /* 1: inline for MEMWATCH_INLINE's CPU time: a thread now */
 int mwp_engine_tick(int safe); /* 0: it interrupted memwatch's own code, did nothing */
 void mwp_engine_meta(struct mwp_str *s); /* method and threshold keys, once known */

@@ -264,7 +264,6 @@ static int lazy_sig(void)
     return SIGRTMAX - 3;
 }
 
-static int lz_inline; /* 1: the timer is periodic and its handler runs the intervals */
 static int lz_own_alloc; /* the program's malloc is not memwatch's (its executable's, or an
                             earlier preload's): it begins in the constructor */
 
@@ -314,13 +313,8 @@ void mwp_lazy_rearm(void)
 /* After a failed exec of a process with inline intervals */
 void mwp_inline_rearm(void)
 {
-    if (lz_inline)
+    if (mwp_engine_inline())
         lazy_arm(mwp_cfg.interval_ns, mwp_cfg.interval_ns);
-}
-
-int mwp_inline_on(void)
-{
-    return lz_inline;
 }
 
 /* The text ranges of libc, the loader and memwatch itself (and of the
@@ -423,7 +417,7 @@ static void lazy_handler(int sig, siginfo_t *si, void *ucv)
             mwp_begin();
         else
             lazy_arm(MWP_LAZY_RETRY_NS, 0);
-    } else if (si->si_code == SI_TIMER && lz_inline && atomic_load(&mwp_begun) &&
+    } else if (si->si_code == SI_TIMER && mwp_engine_inline() && atomic_load(&mwp_begun) &&
                (pid_t)mwp_syscall(SYS_getpid) == mwp_pid) {
         /* from here to the return the program's samples are memwatch's
          * (preload/threads.c, "memwatch's own time") */
@@ -521,9 +515,8 @@ static int begin_writer(int in_signal)
 static void inline_to_thread(const char *why)
 {
     mwp_in_hook++;
-    lz_inline = 0;
+    mwp_engine_inline_stop(); /* the timer is no longer periodic work */
     mwp_lazy_disarm();
-    mwp_engine_inline_stop();
     char b[24];
     struct mwp_str str = {b, sizeof b, 0};
     mwp_s_u64(&str, mwp_now_ns());
@@ -538,7 +531,7 @@ static void inline_to_thread(const char *why)
  * process has the lazy start's timer and MEMWATCH_INLINE allows them) */
 static void begin(int threaded)
 {
-    if (atomic_load(&mwp_begun) && !(threaded && lz_inline))
+    if (atomic_load(&mwp_begun) && !(threaded && mwp_engine_inline()))
         return;
     if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)mwp_syscall(SYS_getpid) != mwp_pid)
         return;
@@ -560,7 +553,6 @@ static void begin(int threaded)
         return;
     }
     if (inl) {
-        lz_inline = 1;
         mwp_meta_note("intervals", "inline: on the program's thread while it has one");
         mwp_engine_inline_start();
         lazy_arm(mwp_cfg.interval_ns, mwp_cfg.interval_ns);
@@ -640,7 +632,6 @@ static void fork_child(void)
      * execs or ends sooner has none. */
     atomic_store(&mwp_begun, 0);
     lz_timer = -1; /* timers are not inherited */
-    lz_inline = 0;
     mwp_threads_child();
     mwp_region_child();
     mwp_modules_child();
