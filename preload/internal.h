@@ -406,9 +406,12 @@ int mwp_writer_start(int when);
 /* The constructor's check of MEMWATCH_DIR (one warning where it cannot be
  * used). 0 or -errno. */
 int mwp_writer_dir_check(void);
-/* A process that ends before it began (lazy start): its file is the header,
- * META, the end note and the trailer, written with one system call. */
-void mwp_writer_summary(int32_t status, const char *how);
+/* A process that ends before it began (lazy start): its segment of the
+ * shared file of short processes is META with the end note, the records in
+ * recs (nrecs whole records: allocation records and the modules they name,
+ * or none), its CPU record and the trailer, written with one system call. */
+void mwp_writer_summary(int32_t status, const char *how, const struct iovec *recs, int nv,
+                        uint64_t nrecs);
 /* Create the file if it is still to come (the interval thread's first act). */
 void mwp_writer_create_now(void);
 /* Wait while another thread creates the file (its descriptor is briefly a
@@ -510,6 +513,7 @@ extern _Atomic uint64_t mwp_stat_own;
 /* Buffer one framed record in the calling thread's allocation buffer (or
  * write it directly). */
 void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b, size_t blen);
+int mwp_abuf_take(struct iovec v[2], uint64_t *nrec); /* the calling thread's records, taken */
 
 /* ---- region.c: memwatch_region_begin/end (include/memwatch/region.h) ---- */
 /* Write t's buffered region events (consumer side: hold t->busy, or be t). */
@@ -569,6 +573,7 @@ extern uint64_t mwp_iv_last_end;
 
 /* ---- modules.c ---- */
 void mwp_modules_scan(int force);   /* not AS-safe (dl_iterate_phdr) */
+long mwp_modules_collect(char *buf, size_t cap, uint64_t *nrec); /* not AS-safe either */
 void mwp_modules_child(void);
 /* The path of the loaded object that holds addr ("" for the program), or
  * NULL: dladdr's answer without its walk of that object's symbol table

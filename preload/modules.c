@@ -89,6 +89,10 @@ static void mod_build_id(const struct dl_phdr_info *info, mwr_module *m)
 
 struct mod_ctx {
     int force, first, stop;
+    char *buf;          /* mwp_modules_collect: whole records go here instead of the file */
+    size_t cap, len;
+    uint64_t nrec;
+    int full;
 };
 
 static int mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -103,7 +107,7 @@ static int mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
             mod_adds = info->dlpi_adds;
     }
     const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : mwp_exe;
-    if (!mod_seen_add(info->dlpi_addr, mod_hash(path)))
+    if (!c->buf && !mod_seen_add(info->dlpi_addr, mod_hash(path)))
         return 0;
     mwr_module m;
     memset(&m, 0, sizeof m);
@@ -124,6 +128,21 @@ static int mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
     m.end = hi;
     mod_build_id(info, &m);
     m.path_len = (uint32_t)strlen(path);
+    if (c->buf) {
+        mwr_rec_hdr h = mwr_rec_hdr_make(MWR_MODULE, sizeof m + m.path_len);
+        if (c->len + h.size > c->cap) {
+            c->full = 1;
+            return 1;
+        }
+        char *o = c->buf + c->len;
+        memcpy(o, &h, sizeof h);
+        memcpy(o + sizeof h, &m, sizeof m);
+        memcpy(o + sizeof h + sizeof m, path, m.path_len);
+        memset(o + sizeof h + sizeof m + m.path_len, 0, h.size - sizeof h - sizeof m - m.path_len);
+        c->len += h.size;
+        c->nrec++;
+        return 0;
+    }
     struct iovec v[2] = {{&m, sizeof m}, {(void *)path, m.path_len}};
     mwp_write(MWR_MODULE, v, 2);
     return 0;
@@ -133,9 +152,24 @@ void mwp_modules_scan(int force)
 {
     if (pthread_mutex_trylock(&mod_lock))
         return; /* another scan is under way */
-    struct mod_ctx c = {force, 1, 0};
+    struct mod_ctx c = {force, 1, 0, NULL, 0, 0, 0, 0};
     dl_iterate_phdr(mod_cb, &c);
     pthread_mutex_unlock(&mod_lock);
+}
+
+/* Every loaded object as whole MWR_MODULE records in buf (a process that
+ * ends before it began, with allocation records to keep: its segment of the
+ * shared file of short processes, writer.c). Returns the bytes used, -1
+ * where buf is too small. */
+long mwp_modules_collect(char *buf, size_t cap, uint64_t *nrec)
+{
+    if (pthread_mutex_trylock(&mod_lock))
+        return -1;
+    struct mod_ctx c = {1, 0, 0, buf, cap, 0, 0, 0};
+    dl_iterate_phdr(mod_cb, &c);
+    pthread_mutex_unlock(&mod_lock);
+    *nrec = c.nrec;
+    return c.full ? -1 : (long)c.len;
 }
 
 void mwp_modules_child(void)

@@ -572,6 +572,33 @@ void mwp_begin_threaded(void)
     begin(1);
 }
 
+/* A process that ends before it began, holding allocation records and
+ * nothing else (most of a build's compiler drivers, assemblers and linkers:
+ * one or a few allocations of 64 KiB or more): the records, and the modules
+ * their return addresses and stacks are read against, go into its segment
+ * of the shared file of short processes instead of a file of its own (no
+ * file to create, no writer to start; docs/overhead.md). In a signal
+ * handler (a fatal signal, _exit) without the modules, which a file of its
+ * own would lack there too (dl_iterate_phdr takes the loader's lock).
+ * Returns 1 when written, 0 where the modules do not fit (then a file of its
+ * own, as before). */
+MWP_COLD static char lz_mods[32 << 10];
+static int lazy_end_short(int32_t status, const char *how, int in_signal)
+{
+    struct iovec v[3];
+    uint64_t nm = 0, na = 0;
+    int k = 0;
+    if (!in_signal) {
+        long len = mwp_modules_collect(lz_mods, sizeof lz_mods, &nm);
+        if (len < 0)
+            return 0;
+        v[k++] = (struct iovec){lz_mods, (size_t)len};
+    }
+    int n = mwp_abuf_take(v + k, &na);
+    mwp_writer_summary(status, how, v, k + n, nm + na);
+    return 1;
+}
+
 /* The end of a process that never began (mwp_finish): one small file, or
  * nothing for an exec (the new image continues). Returns 1 when done, 0 when
  * the process has records to keep and ends as a recording one does. */
@@ -580,9 +607,11 @@ static int mwp_lazy_end(int32_t status, const char *how, int in_signal)
     int exec = mwp_streq(how, "exec");
     if (!lazy_has_records()) {
         if (!exec)
-            mwp_writer_summary(status, how);
+            mwp_writer_summary(status, how, NULL, 0, 0);
         return 1;
     }
+    if (!exec && !mwp_region_pending(mwp_self) && lazy_end_short(status, how, in_signal))
+        return 1;
     atomic_store(&mwp_begun, 1);
     if (exec)
         mwp_lazy_disarm();

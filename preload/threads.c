@@ -462,16 +462,18 @@ static void thr_drain_ring(struct mwp_thr *t, int i, char *buf, size_t cap, uint
     }
 }
 
-/* Flush the allocation-record buffer (consumer side). */
-static void thr_drain_abuf(struct mwp_thr *t)
+/* What t's allocation-record buffer holds, as one or two pieces of the
+ * ring in v, its whole records counted in *nrec; the position it ends at in
+ * *head. Returns the number of pieces, 0 where it is empty. */
+static int thr_abuf_pieces(struct mwp_thr *t, struct iovec v[2], uint64_t *nrec, uint64_t *head_out)
 {
     if (!t->abuf)
-        return;
+        return 0;
     uint64_t head = atomic_load_explicit(&t->ahead, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&t->atail, memory_order_relaxed);
     if (head == tail)
-        return;
-    uint64_t nrec = 0;
+        return 0;
+    uint64_t n = 0;
     for (uint64_t p = tail; p < head;) {
         mwr_rec_hdr h;
         size_t off = (size_t)(p % MWP_ABUF_SIZE);
@@ -479,21 +481,47 @@ static void thr_drain_abuf(struct mwp_thr *t)
         if (h.size < 8 || h.size > head - p)
             break;
         p += h.size;
-        nrec++;
+        n++;
     }
     size_t off = (size_t)(tail % MWP_ABUF_SIZE), len = (size_t)(head - tail);
-    struct iovec v[2];
-    int n = 1;
+    int k = 1;
     if (off + len <= MWP_ABUF_SIZE) {
         v[0] = (struct iovec){t->abuf + off, len};
     } else {
         v[0] = (struct iovec){t->abuf + off, MWP_ABUF_SIZE - off};
         v[1] = (struct iovec){t->abuf, len - (MWP_ABUF_SIZE - off)};
-        n = 2;
+        k = 2;
     }
+    *nrec = n;
+    *head_out = head;
+    return k;
+}
+
+/* Flush the allocation-record buffer (consumer side). */
+static void thr_drain_abuf(struct mwp_thr *t)
+{
+    struct iovec v[2];
+    uint64_t nrec = 0, head = 0;
+    int n = thr_abuf_pieces(t, v, &nrec, &head);
+    if (!n)
+        return;
     if (mwp_write_raw(v, n, nrec) < 0)
         atomic_fetch_add(&mwp_stat_alloc_dropped, nrec);
     atomic_store_explicit(&t->atail, head, memory_order_release);
+}
+
+/* The calling thread's allocation records, handed over whole to a writer
+ * that writes them itself (a process that ends before it began: its segment
+ * of the shared file of short processes) and taken out of the buffer. */
+int mwp_abuf_take(struct iovec v[2], uint64_t *nrec)
+{
+    struct mwp_thr *t = mwp_self;
+    uint64_t head = 0;
+    *nrec = 0;
+    int n = t ? thr_abuf_pieces(t, v, nrec, &head) : 0;
+    if (n)
+        atomic_store_explicit(&t->atail, head, memory_order_release);
+    return n;
 }
 
 static void thr_drain(struct mwp_thr *t, char *buf, size_t cap, uint64_t *samples, uint64_t *lost)

@@ -389,7 +389,8 @@ __attribute__((noinline)) static int writer_short_create(const char *path)
     return fd >= 0 ? fd : -errno;
 }
 
-MWP_HOT void mwp_writer_summary(int32_t status, const char *how)
+MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct iovec *recs, int nv,
+                                uint64_t nrecs)
 {
     if (atomic_load(&w_state) != W_NONE)
         return;
@@ -411,8 +412,10 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how)
     mwr_trailer t;
     memset(&t, 0, sizeof t);
     t.time_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
-    t.records = 1;
+    t.records = 1 + nrecs;
     t.bytes = mh.size;
+    for (int i = 0; i < nv; i++)
+        t.bytes += recs[i].iov_len;
     t.lost_samples = atomic_load(&mwp_stat_lost);
     t.dropped_records = atomic_load(&mwp_stat_dropped);
     t.alloc_dropped = atomic_load(&mwp_stat_alloc_dropped);
@@ -426,14 +429,15 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how)
         t.bytes += ch.size;
     }
     mwr_rec_hdr th = mwr_rec_hdr_make(MWR_TRAILER, sizeof t);
-    struct iovec iov[7] = {{&mh, sizeof mh},
-                           {meta_buf, meta_len},
-                           {(void *)zero, mwr_pad_len(meta_len)},
-                           {&ch, have_cpu ? sizeof ch : 0},
-                           {&c, have_cpu ? sizeof c : 0},
-                           {&th, sizeof th},
-                           {&t, sizeof t}};
-    ssize_t w = (ssize_t)mwp_syscall(SYS_writev, fd, iov, 7);
+    struct iovec iov[7 + 3] = {{&mh, sizeof mh}, {meta_buf, meta_len}, {(void *)zero, mwr_pad_len(meta_len)}};
+    int k = 3;
+    for (int i = 0; i < nv && i < 3; i++)
+        iov[k++] = recs[i];
+    iov[k++] = (struct iovec){&ch, have_cpu ? sizeof ch : 0};
+    iov[k++] = (struct iovec){&c, have_cpu ? sizeof c : 0};
+    iov[k++] = (struct iovec){&th, sizeof th};
+    iov[k++] = (struct iovec){&t, sizeof t};
+    ssize_t w = (ssize_t)mwp_syscall(SYS_writev, fd, iov, k);
     (void)w;
     mwp_sys_close(fd);
     atomic_store(&w_state, W_CLOSED);

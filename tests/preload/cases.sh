@@ -254,6 +254,19 @@ alloc)
     echo "ended before its first interval: $a allocations, $f frees"
     [ "$a" -ge 7 ] || fail "allocations recorded by a short process: $a, expected >= 7"
     [ "$f" -ge 6 ] || fail "frees recorded by a short process: $f, expected >= 6"
+    # ... in its segment of the shared file of short processes, with the
+    # modules its stacks are read against: no file of its own
+    od=$(facts | tail -1 | sed 's/.*on_disk=\([0-9]*\).*/\1/')
+    ls "$OUT"
+    [ "$od" = 1 ] || fail "$od files for one short process with allocations, expected 1 (the shared file of short processes)"
+    facts | grep -q "file=memwatch-[^ ]*-short.mwr.* exe=mwp_app" || fail "the short process with allocations is not in the shared file"
+    if command -v sqlite3 >/dev/null; then
+        "$MW" report -q --db "$T/s.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
+        sites=$(sqlite3 "$T/s.db" "select a.kind || ':' || ifnull(p.function, '?') from allocations a left join pcs p on p.id = a.site_pc_id order by a.id")
+        echo "allocation sites (shared file): $(echo $sites)"
+        n=$(echo "$sites" | grep -c ':mode_alloc$')
+        [ "$n" -ge 7 ] || fail "$n allocations of the short process sited in mode_alloc, expected >= 7: $(echo $sites)"
+    fi
     ;;
 emit)
     run "$APP" emit; expect_rc $? 0
