@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/syscall.h>
@@ -316,6 +317,8 @@ struct mwp_real {
     int (*close_range)(unsigned, unsigned, int);
     int (*dup2)(int, int);
     int (*dup3)(int, int, int);
+    pid_t (*wait4)(pid_t, int *, int, struct rusage *);
+    int (*waitid)(int, unsigned, siginfo_t *, int);
 };
 extern struct mwp_real mwp_real;
 /* Resolve all (idempotent). Allocation during dlsym is served by a static arena. */
@@ -412,6 +415,9 @@ int mwp_writer_dir_check(void);
  * or none), its CPU record and the trailer, written with one system call. */
 void mwp_writer_summary(int32_t status, const char *how, const struct iovec *recs, int nv,
                         uint64_t nrecs);
+/* A child that a signal memwatch does not catch (SIGKILL) ended before it
+ * began recording: its parent, reaping it, writes its segment (reap.c). */
+void mwp_writer_reaped(pid_t child, int sig, int core, const struct rusage *ru);
 /* Create the file if it is still to come (the interval thread's first act). */
 void mwp_writer_create_now(void);
 /* Wait while another thread creates the file (its descriptor is briefly a
@@ -583,6 +589,7 @@ const char *mwp_object_of(const void *addr);
 /* ---- signals.c ---- */
 /* installs memwatch's dispositions; *mask_out: the signal mask it found */
 void mwp_signals_install(sigset_t *mask_out);
+int mwp_signal_caught(int sig); /* memwatch's handler ends a recorded process killed by sig */
 void mwp_signals_child(void);
 
 /* ---- fd guard (guard.c) ---- */

@@ -40,6 +40,11 @@ static int sig_in_list(int sig)
     return 0;
 }
 
+int mwp_signal_caught(int sig)
+{
+    return sig_in_list(sig);
+}
+
 static void sig_handler(int sig, siginfo_t *si, void *uc);
 
 static int sig_install_ours(int sig, const struct sigaction *app)

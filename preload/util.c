@@ -224,6 +224,8 @@ void mwp_resolve(void)
     RESOLVE(_exit, "_exit");
     RESOLVE(close_range, "close_range");
     RESOLVE(dup2, "dup2");
+    RESOLVE(wait4, "wait4");
+    RESOLVE(waitid, "waitid");
     RESOLVE(dup3, "dup3");
     RESOLVE(execve, "execve");
     atomic_store_explicit(&resolved_all, 1, memory_order_release);

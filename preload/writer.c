@@ -87,7 +87,7 @@ int mwp_writer_relocate(void)
     return 0;
 }
 
-static size_t writer_name(char *out, size_t cap, unsigned seq)
+static size_t writer_name_of(char *out, size_t cap, pid_t pid, unsigned seq)
 {
     struct mwp_str s = {out, cap, 0};
     mwp_s_str(&s, mwp_cfg.dir[0] ? mwp_cfg.dir : ".");
@@ -96,13 +96,18 @@ static size_t writer_name(char *out, size_t cap, unsigned seq)
     mwp_s_str(&s, "-");
     mwp_s_i64(&s, mwp_rank);
     mwp_s_str(&s, "-");
-    mwp_s_i64(&s, (int64_t)mwp_pid);
+    mwp_s_i64(&s, (int64_t)pid);
     if (seq) {
         mwp_s_str(&s, ".");
         mwp_s_u64(&s, seq);
     }
     mwp_s_str(&s, ".mwr");
     return s.len;
+}
+
+static size_t writer_name(char *out, size_t cap, unsigned seq)
+{
+    return writer_name_of(out, cap, mwp_pid, seq);
 }
 
 static void writer_attrs(void)
@@ -441,6 +446,80 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct io
     (void)w;
     mwp_sys_close(fd);
     atomic_store(&w_state, W_CLOSED);
+}
+
+/* A child that ended by a signal memwatch does not catch (SIGKILL: no code
+ * of its own ran) before it began recording has no record of its own; its
+ * parent, reaping it, appends one to the shared file of short processes:
+ * META with the child's pid, this process as its parent, how it ended and
+ * who wrote it (reported_by=parent; no command line, executable or start,
+ * which only the child knew), the kernel's accounting of its CPU time where
+ * the wait returned it, and a trailer with the signal as its status (the
+ * end's time is the reaping's). A child with a file of its own (it began)
+ * is in the report already, and is left alone. */
+void mwp_writer_reaped(pid_t child, int sig, int core, const struct rusage *ru)
+{
+    char path[PATH_MAX];
+    writer_name_of(path, sizeof path, child, 0);
+    if (mwp_syscall(SYS_faccessat, AT_FDCWD, path, F_OK) == 0)
+        return;
+    char meta[1024], num[24];
+    struct mwp_str s = {meta, sizeof meta, 0};
+    struct mwp_str ns = {num, sizeof num, 0};
+    mwp_s_u64(&ns, MWR_VERSION_MAJOR);
+    mwp_s_str(&ns, ".");
+    mwp_s_u64(&ns, MWR_VERSION_MINOR);
+    num[ns.len] = 0;
+    mwp_s_kv(&s, "format", num);
+    mwp_s_kv(&s, "memwatch_version", MW_VERSION);
+    mwp_s_kv(&s, "writer", "libmemwatch.so");
+    mwp_s_kv(&s, "machine", mwp_identity);
+    mwp_s_kv(&s, "clock", "CLOCK_MONOTONIC");
+    mwp_s_kvu(&s, "pid", (uint64_t)child);
+    mwp_s_kvu(&s, "ppid", (uint64_t)mwp_pid);
+    mwp_s_kvu(&s, "rank", (uint64_t)mwp_rank);
+    mwp_s_kv(&s, "host", mwp_host);
+    mwp_s_kv(&s, "run_id", mwp_cfg.run_id);
+    mwp_s_kv(&s, "end", "signal");
+    mwp_s_kv(&s, "reported_by", "parent");
+    mwp_s_kv(&s, "note", core ? "killed by a signal memwatch does not catch, before memwatch recorded it "
+                                "(core dumped); written by its parent when it reaped it"
+                              : "killed by a signal memwatch does not catch, before memwatch recorded it; "
+                                "written by its parent when it reaped it");
+    int fd = writer_short_open();
+    if (fd < 0)
+        return; /* the parent's own records will say what is wrong with the directory */
+    static const char zero[8];
+    mwr_rec_hdr mh = mwr_rec_hdr_make(MWR_META, s.len);
+    mwr_trailer t;
+    memset(&t, 0, sizeof t);
+    t.time_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
+    t.records = 1;
+    t.bytes = mh.size;
+    t.exit_status = -sig;
+    mwr_cpu c;
+    memset(&c, 0, sizeof c);
+    mwr_rec_hdr ch = mwr_rec_hdr_make(MWR_CPU, sizeof c);
+    if (ru) {
+        c.time_ns = t.time_ns;
+        c.user_ns = (uint64_t)ru->ru_utime.tv_sec * 1000000000u + (uint64_t)ru->ru_utime.tv_usec * 1000u;
+        c.system_ns = (uint64_t)ru->ru_stime.tv_sec * 1000000000u + (uint64_t)ru->ru_stime.tv_usec * 1000u;
+        c.minflt = (uint64_t)ru->ru_minflt;
+        c.majflt = (uint64_t)ru->ru_majflt;
+        t.records++;
+        t.bytes += ch.size;
+    }
+    mwr_rec_hdr th = mwr_rec_hdr_make(MWR_TRAILER, sizeof t);
+    struct iovec iov[7] = {{&mh, sizeof mh},
+                           {meta, s.len},
+                           {(void *)zero, mwr_pad_len(s.len)},
+                           {&ch, ru ? sizeof ch : 0},
+                           {&c, ru ? sizeof c : 0},
+                           {&th, sizeof th},
+                           {&t, sizeof t}};
+    ssize_t w = (ssize_t)mwp_syscall(SYS_writev, fd, iov, 7);
+    (void)w;
+    mwp_sys_close(fd);
 }
 
 void mwp_writer_create_now(void)

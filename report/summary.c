@@ -244,7 +244,7 @@ static cJSON *collect(sqlite3 *db, int top)
     cJSON_AddItemToObject(
         root, "processes",
         rows(db,
-             "SELECT p.id, pid, rank, hostname, exe, cmdline, file, t_start, t_end,"
+             "SELECT p.id, pid, ppid, rank, hostname, exe, cmdline, file, t_start, t_end,"
              " exit_status, clean_exit, status, threshold, threshold_source, user_ns, system_ns,"
              " minflt, majflt,"
              " (SELECT COUNT(*) FROM threads t WHERE t.process_id = p.id) AS threads,"
@@ -256,6 +256,11 @@ static cJSON *collect(sqlite3 *db, int top)
     sqlite3_stmt *fq = NULL;
     sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE process_id = ? AND key = 'fault'", -1,
                        &fq, NULL);
+    /* a child its parent wrote on reaping it (a signal memwatch does not
+     * catch ended it before it began recording: META reported_by) */
+    sqlite3_stmt *rq = NULL;
+    sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE process_id = ? AND key = 'reported_by'",
+                       -1, &rq, NULL);
     cJSON_ArrayForEach(pr, cJSON_GetObjectItem(root, "processes"))
     {
         cJSON *p = (cJSON *)pr;
@@ -269,14 +274,29 @@ static cJSON *collect(sqlite3 *db, int top)
             if (fault)
                 cJSON_AddStringToObject(p, "fault", fault);
         }
+        int by_parent = 0;
+        if (rq) {
+            sqlite3_reset(rq);
+            sqlite3_bind_int64(rq, 1, (sqlite3_int64)num(p, "id"));
+            if (sqlite3_step(rq) == SQLITE_ROW && sqlite3_column_text(rq, 0)) {
+                cJSON_AddStringToObject(p, "reported_by", (const char *)sqlite3_column_text(rq, 0));
+                by_parent = !strcmp((const char *)sqlite3_column_text(rq, 0), "parent");
+            }
+        }
         if (!num(p, "clean_exit")) {
             cJSON_AddStringToObject(p, "ended", "no trailer: killed (SIGKILL), cut short or "
                                                 "still running");
         } else if (num(p, "exit_status") < 0) {
             int sig = (int)-num(p, "exit_status");
             char e[400];
-            snprintf(e, sizeof e, "killed by %s%s%s%s", signame(sig), fault ? " (" : "",
-                     fault ? fault : "", fault ? ")" : "");
+            if (by_parent)
+                snprintf(e, sizeof e,
+                         "killed by %s before memwatch recorded it (its parent, pid %.0f, reported "
+                         "it when it reaped it)",
+                         signame(sig), num(p, "ppid"));
+            else
+                snprintf(e, sizeof e, "killed by %s%s%s%s", signame(sig), fault ? " (" : "",
+                         fault ? fault : "", fault ? ")" : "");
             cJSON_AddStringToObject(p, "ended", e);
             cJSON_AddNumberToObject(p, "signal", sig);
             cJSON_AddStringToObject(p, "signal_name", signame(sig));
@@ -287,6 +307,7 @@ static cJSON *collect(sqlite3 *db, int top)
         }
     }
     sqlite3_finalize(fq);
+    sqlite3_finalize(rq);
     cJSON_AddNumberToObject(root, "precise_samples",
                             (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE"
                                                    " source='precise'"));
@@ -590,8 +611,12 @@ static void render_text(FILE *f, const cJSON *root, int top)
             fprintf(f, " rank %-4.0f", num(r, "rank"));
         if (str(r, "hostname"))
             fprintf(f, " %s", str(r, "hostname"));
-        fprintf(f, " %s  %.2f s,", str(r, "cmdline") ? str(r, "cmdline") : str(r, "exe") ? str(r, "exe") : "",
-                dur > 0 ? dur / 1e9 : 0);
+        const char *cmd = str(r, "cmdline") ? str(r, "cmdline") : str(r, "exe");
+        const cJSON *ts = cJSON_GetObjectItem(r, "t_start");
+        if (!ts || cJSON_IsNull(ts)) /* its parent reported it: when it started is not known */
+            fprintf(f, " %s  start unknown,", cmd ? cmd : "(command unknown)");
+        else
+            fprintf(f, " %s  %.2f s,", cmd ? cmd : "", dur > 0 ? dur / 1e9 : 0);
         if (num(r, "threads") > 0)
             fprintf(f, " %.0f thread%s,", num(r, "threads"), num(r, "threads") == 1 ? "" : "s");
         fprintf(f, " %.0f samples, %s", num(r, "samples"), str(r, "ended") ? str(r, "ended") : "?");

@@ -456,6 +456,22 @@ int main(int argc, char **argv)
         for (;;)
             work(10);
     }
+    if (!strcmp(m, "waitidkill")) { /* a child that waits, SIGKILLed, reaped with waitid */
+        pid_t c = fork();
+        if (c == 0) {
+            execlp("sleep", "sleep", "5", (char *)NULL);
+            _exit(127);
+        }
+        struct timespec ts = {0, 300 * 1000000};
+        nanosleep(&ts, NULL);
+        kill(c, SIGKILL);
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)c, &si, WEXITED))
+            return 1;
+        printf("waitid: %d %d\n", si.si_code == CLD_KILLED, si.si_status);
+        return 0;
+    }
     if (!strcmp(m, "spin")) {
         printf("ready\n");
         fflush(stdout);
