@@ -449,20 +449,20 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct io
 }
 
 /* A child that ended by a signal memwatch does not catch (SIGKILL: no code
- * of its own ran) before it began recording has no record of its own; its
- * parent, reaping it, appends one to the shared file of short processes:
- * META with the child's pid, this process as its parent, how it ended and
- * who wrote it (reported_by=parent; no command line, executable or start,
- * which only the child knew), the kernel's accounting of its CPU time where
- * the wait returned it, and a trailer with the signal as its status (the
- * end's time is the reaping's). A child with a file of its own (it began)
- * is in the report already, and is left alone. */
+ * of its own ran) wrote no end: before it began recording, no record at
+ * all; after, a file without trailer. Its parent, reaping it, appends one
+ * for it to the shared file of short processes: META with the child's pid,
+ * this process as its parent, how it ended and who wrote it
+ * (reported_by=parent; no command line, executable or start, which only the
+ * child knew), the kernel's accounting of its CPU time where the wait
+ * returned it, and a trailer with the signal as its status (the end's time
+ * is the reaping's). The report makes it the end of the child's own file
+ * where there is one (report/ingest.c, merge_reaped). */
 void mwp_writer_reaped(pid_t child, int sig, int core, const struct rusage *ru)
 {
     char path[PATH_MAX];
     writer_name_of(path, sizeof path, child, 0);
-    if (mwp_syscall(SYS_faccessat, AT_FDCWD, path, F_OK) == 0)
-        return;
+    int began = mwp_syscall(SYS_faccessat, AT_FDCWD, path, F_OK) == 0;
     char meta[1024], num[24];
     struct mwp_str s = {meta, sizeof meta, 0};
     struct mwp_str ns = {num, sizeof num, 0};
@@ -482,10 +482,13 @@ void mwp_writer_reaped(pid_t child, int sig, int core, const struct rusage *ru)
     mwp_s_kv(&s, "run_id", mwp_cfg.run_id);
     mwp_s_kv(&s, "end", "signal");
     mwp_s_kv(&s, "reported_by", "parent");
-    mwp_s_kv(&s, "note", core ? "killed by a signal memwatch does not catch, before memwatch recorded it "
-                                "(core dumped); written by its parent when it reaped it"
-                              : "killed by a signal memwatch does not catch, before memwatch recorded it; "
-                                "written by its parent when it reaped it");
+    mwp_s_kv(&s, "note",
+             began ? "killed by a signal memwatch does not catch, after it began recording (its file has "
+                     "no trailer); written by its parent when it reaped it"
+                   : "killed by a signal memwatch does not catch, before memwatch recorded it; written by "
+                     "its parent when it reaped it");
+    if (core)
+        mwp_s_kv(&s, "core_dumped", "1");
     int fd = writer_short_open();
     if (fd < 0)
         return; /* the parent's own records will say what is wrong with the directory */

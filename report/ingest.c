@@ -336,6 +336,45 @@ out:
     return rc;
 }
 
+/* A parent's record of a child a signal memwatch does not catch ended
+ * (META reported_by=parent, preload/reap.c) is the child's end where the
+ * child began recording and has a file of its own, cut short by the signal
+ * (no trailer): the latest such process of the same host and pid that started
+ * before the reaping takes its exit status and, where its own end did not
+ * give them, the CPU time and page faults the wait returned, and the note
+ * who reported it; the parent's record is then not a process of its own. A
+ * child that never began keeps the parent's record as its only one. */
+static int merge_reaped(ingest *g)
+{
+    static const char sql[] =
+        "CREATE TEMP TABLE reaped AS SELECT p.id AS rid, p.exit_status AS st, p.user_ns AS u,"
+        " p.system_ns AS sy, p.minflt AS mi, p.majflt AS ma,"
+        " (SELECT q.id FROM processes q WHERE q.run_id = p.run_id AND q.pid = p.pid"
+        "   AND q.hostname IS p.hostname AND q.clean_exit = 0 AND q.id != p.id"
+        "   AND (q.t_start IS NULL OR q.t_start <= p.t_end) ORDER BY q.t_start DESC LIMIT 1) AS tid"
+        " FROM processes p JOIN meta m ON m.process_id = p.id AND m.key = 'reported_by'"
+        " AND m.value = 'parent';"
+        "DELETE FROM reaped WHERE tid IS NULL;"
+        "UPDATE processes SET exit_status = (SELECT st FROM reaped WHERE tid = processes.id),"
+        " user_ns = COALESCE(user_ns, (SELECT u FROM reaped WHERE tid = processes.id)),"
+        " system_ns = COALESCE(system_ns, (SELECT sy FROM reaped WHERE tid = processes.id)),"
+        " minflt = COALESCE(minflt, (SELECT mi FROM reaped WHERE tid = processes.id)),"
+        " majflt = COALESCE(majflt, (SELECT ma FROM reaped WHERE tid = processes.id))"
+        " WHERE id IN (SELECT tid FROM reaped);"
+        "INSERT INTO meta(process_id, key, value) SELECT tid, 'reported_by', 'parent' FROM reaped;"
+        "DELETE FROM meta WHERE process_id IN (SELECT rid FROM reaped);"
+        "DELETE FROM logs WHERE process_id IN (SELECT rid FROM reaped);"
+        "DELETE FROM processes WHERE id IN (SELECT rid FROM reaped);"
+        "DROP TABLE reaped;";
+    int rc = ing_db_exec(&g->db, "BEGIN");
+    if (!rc)
+        rc = ing_db_exec(&g->db, sql);
+    if (!rc)
+        return ing_db_exec(&g->db, "COMMIT");
+    ing_db_exec(&g->db, "ROLLBACK");
+    return rc;
+}
+
 /* The run's threshold for precise samples: the option, else the machine
  * profile (its validated precise-latency threshold in cycles), else a
  * default of about one idle DRAM access. */
@@ -423,7 +462,7 @@ int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_op
             goto out;
         }
     }
-    if ((rc = tx_commit(g, 0, 1)))
+    if ((rc = tx_commit(g, 0, 1)) || (rc = merge_reaped(g)))
         goto out;
     if (o->progress)
         o->progress(g->bytes_total, g->bytes_total, NULL, o->progress_user);

@@ -283,7 +283,17 @@ static cJSON *collect(sqlite3 *db, int top)
                 by_parent = !strcmp((const char *)sqlite3_column_text(rq, 0), "parent");
             }
         }
-        if (!num(p, "clean_exit")) {
+        if (!num(p, "clean_exit") && by_parent && num(p, "exit_status") < 0) {
+            int sig = (int)-num(p, "exit_status");
+            char e[200];
+            snprintf(e, sizeof e,
+                     "killed by %s (its parent, pid %.0f, reported it when it reaped it; its file "
+                     "has no trailer)",
+                     signame(sig), num(p, "ppid"));
+            cJSON_AddStringToObject(p, "ended", e);
+            cJSON_AddNumberToObject(p, "signal", sig);
+            cJSON_AddStringToObject(p, "signal_name", signame(sig));
+        } else if (!num(p, "clean_exit")) {
             cJSON_AddStringToObject(p, "ended", "no trailer: killed (SIGKILL), cut short or "
                                                 "still running");
         } else if (num(p, "exit_status") < 0) {

@@ -1292,8 +1292,9 @@ reaped)
     # A child that SIGKILL ends before it began recording runs no memwatch
     # code: its parent, reaping it (wait4, waitpid, waitid...), writes its segment into the
     # shared file of short processes; a child killed after it began has its
-    # own file, and its parent leaves it alone (one process in the report
-    # each). waitid reaps the third.
+    # own file without trailer, and the report takes its end (the signal, its
+    # CPU time) from its parent's record (one process in the report each).
+    # waitid reaps the third.
     command -v sqlite3 >/dev/null || skip "the sqlite3 command is not installed"
     run sh -c 'sleep 5 & p=$!; sleep 0.3; kill -9 $p; wait $p; echo "sleep: $?"
                "$1" spin >/dev/null & q=$!; sleep 0.6; kill -9 $q; wait $q; echo "spin: $?"
@@ -1308,18 +1309,21 @@ reaped)
     np=$(sqlite3 "$T/r.db" "select count(*) from processes p join meta m on m.process_id = p.id and m.key = 'reported_by' and m.value = 'parent' where p.exit_status = -9 and p.clean_exit = 1 and p.t_start is null")
     app_pid=$(sqlite3 "$T/r.db" "select pid from processes where cmdline like '%mwp_app waitidkill'")
     nwaitid=$(sqlite3 "$T/r.db" "select count(*) from processes p join meta m on m.process_id = p.id and m.key = 'reported_by' where p.ppid = $app_pid")
-    nparent=$(sqlite3 "$T/r.db" "select count(*) from processes p join meta m on m.process_id = p.id and m.key = 'reported_by' where p.ppid = $sh_pid")
+    nparent=$(sqlite3 "$T/r.db" "select count(*) from processes p join meta m on m.process_id = p.id and m.key = 'reported_by' where p.ppid = $sh_pid and p.t_start is null")
     dup=$(sqlite3 "$T/r.db" "select count(*) from (select pid from processes group by pid having count(*) > 1)")
-    spin=$(sqlite3 "$T/r.db" "select count(*) from processes where cmdline like '%mwp_app spin%' and clean_exit = 0")
+    spin=$(sqlite3 "$T/r.db" "select count(*) from processes p join meta m on m.process_id = p.id and m.key = 'reported_by' and m.value = 'parent' where p.cmdline like '%mwp_app spin%' and p.clean_exit = 0 and p.exit_status = -9 and p.t_start > 0 and p.user_ns > 0")
     echo "killed: $nk, reported by their parents: $np (by sh: $nparent), spin with its own file: $spin, pids twice: $dup"
-    [ "$np" = 2 ] || fail "$np children reported by their parents, expected 2 (sleep by sh's wait, sleep by mwp_app's waitid)"
+    [ "$np" = 2 ] || fail "$np children that never began reported by their parents, expected 2 (sleep by sh's wait, sleep by mwp_app's waitid)"
     [ "$nwaitid" = 1 ] || fail "mwp_app (waitid) reported $nwaitid children, expected 1"
     [ "$nparent" = 1 ] || fail "sh reported $nparent children, expected 1"
-    [ "$spin" = 1 ] || fail "the spinning child (it began) is not in the report once, from its own file"
-    [ "$nk" = 2 ] || fail "$nk processes with status -9 in the report, expected 2 (the spinning one has no trailer)"
+    [ "$spin" = 1 ] || fail "the spinning child (it began) is not in the report once, from its own file, with the status its parent reported"
+    [ "$nk" = 3 ] || fail "$nk processes with status -9 in the report, expected 3"
     [ "$dup" = 0 ] || fail "$dup pids in the report twice"
-    "$MW" report "$OUT" 2>/dev/null | grep -q "killed by SIGKILL before memwatch recorded it (its parent, pid $sh_pid" ||
+    "$MW" report "$OUT" 2>/dev/null >"$T/rep.txt"
+    grep -q "killed by SIGKILL before memwatch recorded it (its parent, pid $sh_pid" "$T/rep.txt" ||
         fail "the text report does not say who reported the killed sleep"
+    grep "mwp_app spin" "$T/rep.txt" | grep -q "killed by SIGKILL (its parent, pid $sh_pid, reported it when it reaped it; its file has no trailer)" ||
+        fail "the text report does not give the spinning child's end: $(grep 'mwp_app spin' "$T/rep.txt")"
     ;;
 *)
     fail "unknown case"
