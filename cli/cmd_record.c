@@ -31,6 +31,7 @@
 #include <memwatch/probe_lat.h>
 #include <memwatch/profile.h>
 #include <memwatch/report.h>
+#include <memwatch/symbolize.h>
 
 #include <linux/perf_event.h>
 
@@ -180,6 +181,68 @@ static int rec_find_lib(char *lib, size_t n, char *self, size_t sn)
     }
 #endif
     return -1;
+}
+
+/* Every allocation stack libmemwatch.so records begins in its own code, so
+ * the report unwinds it with the library's unwind tables. A copy of the
+ * library by its build-id beside the raw files (DIR/.build-id/xx/yyyy.debug,
+ * the layout of debug-info trees, where memwatch report looks) keeps those
+ * stacks whole after the library was rebuilt or upgraded. Made once per
+ * build of the library and directory; where it cannot be made, the report
+ * still has the library itself while it stays the same. */
+static void rec_keep_lib(const char *dir, const char *lib)
+{
+    uint8_t bid[20];
+    int n = mw_sym_file_build_id(lib, bid, sizeof bid);
+    if (n < 2)
+        return;
+    char hex[41];
+    for (int i = 0; i < n; i++)
+        snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+    char path[PATH_MAX], tmp[PATH_MAX + 32];
+    if (snprintf(path, sizeof path, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2) >=
+        (int)sizeof path)
+        return;
+    char *cut = strrchr(path, '/'); /* DIR/.build-id/xx */
+    *cut = 0;
+    char *mid = strrchr(path, '/'); /* DIR/.build-id */
+    *mid = 0;
+    if (mkdir(path, 0755) && errno != EEXIST)
+        return;
+    *mid = '/';
+    if (mkdir(path, 0755) && errno != EEXIST)
+        return;
+    *cut = '/';
+    uint8_t have[20];
+    if (mw_sym_file_build_id(path, have, sizeof have) == n && !memcmp(have, bid, (size_t)n))
+        return; /* kept by an earlier run */
+    snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+    int in = open(lib, O_RDONLY | O_CLOEXEC);
+    int out = in < 0 ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int ok = out >= 0;
+    char buf[1 << 16];
+    ssize_t r;
+    while (ok && (r = read(in, buf, sizeof buf)) != 0) {
+        if (r < 0) {
+            ok = errno == EINTR;
+            continue;
+        }
+        for (ssize_t o = 0; ok && o < r;) {
+            ssize_t w = write(out, buf + o, (size_t)(r - o));
+            if (w < 0 && errno != EINTR)
+                ok = 0;
+            else if (w > 0)
+                o += w;
+        }
+    }
+    if (out >= 0 && close(out))
+        ok = 0;
+    if (in >= 0)
+        close(in);
+    if (ok && rename(tmp, path) == 0)
+        return;
+    if (out >= 0)
+        unlink(tmp);
 }
 
 static int rec_mkdirs(const char *dir)
@@ -786,6 +849,8 @@ int mw_cmd_record(int argc, char **argv)
                 "command); running the program unprofiled\n",
                 lib);
         profile = 0;
+    } else {
+        rec_keep_lib(dir, lib);
     }
     struct stat st;
     if (profile && stat(exe, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) &&

@@ -36,6 +36,7 @@ typedef struct ingest {
     size_t files_opened;
     int in_tx;                 /* a transaction is open (tx_begin) */
     uint64_t tx_bytes;         /* raw bytes ingested in it */
+    char *debug_dirs;          /* .build-id roots (ingest_debug_dirs) */
 } ingest;
 
 /* Files are ingested in transactions of about 64 MiB of raw input, not one
@@ -404,6 +405,45 @@ static void run_threshold(ingest *g)
     }
 }
 
+/* dirs (the user's ':'-separated list, default /usr/lib/debug), then each
+ * distinct directory of the raw files, once. */
+static char *ingest_debug_dirs(const char *dirs, const char *const *files, size_t nfiles)
+{
+    const char *base = dirs ? dirs : "/usr/lib/debug";
+    size_t cap = strlen(base) + 1, len = strlen(base);
+    for (size_t i = 0; i < nfiles; i++)
+        cap += strlen(files[i]) + 3;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    memcpy(out, base, len + 1);
+    for (size_t i = 0; i < nfiles; i++) {
+        const char *slash = strrchr(files[i], '/');
+        const char *d = slash ? files[i] : ".";
+        size_t dl = slash ? (size_t)(slash - files[i]) : 1;
+        if (slash && dl == 0) /* a file in / */
+            dl = 1;
+        /* already in the list? (the usual case: every file in one directory) */
+        int seen = 0;
+        for (const char *p = out; *p;) {
+            const char *e = strchr(p, ':');
+            size_t pl = e ? (size_t)(e - p) : strlen(p);
+            if (pl == dl && !memcmp(p, d, dl)) {
+                seen = 1;
+                break;
+            }
+            p += pl + (e ? 1 : 0);
+        }
+        if (seen)
+            continue;
+        out[len++] = ':';
+        memcpy(out + len, d, dl);
+        len += dl;
+        out[len] = 0;
+    }
+    return out;
+}
+
 int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_opts *o,
                      mw_report_stats *st)
 {
@@ -450,8 +490,15 @@ int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_op
                          g->run_thr_src, &g->run_id)))
         goto out;
     g->code.leaf_only = o->leaf_only;
+    /* the .build-id roots: the user's (or the system's) and the raw files'
+     * directories, where memwatch record keeps its libmemwatch.so */
+    if (!(g->debug_dirs = ingest_debug_dirs(o->debug_dirs, files, nfiles))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    g->code.debug_dirs = g->debug_dirs;
     if (!o->no_symbols) {
-        mw_symbolizer_opts so = {o->debug_dirs};
+        mw_symbolizer_opts so = {g->debug_dirs};
         if ((rc = mw_symbolizer_new(&so, &g->code.sym)))
             goto out;
     }
@@ -475,6 +522,7 @@ out:
     ing_code_free(&g->code);
     mw_symbolizer_free(g->code.sym);
     mw_rgn_free(g->rgn);
+    free(g->debug_dirs);
     free(g);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     st->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;

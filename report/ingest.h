@@ -185,6 +185,8 @@ typedef struct ing_gmod {         /* one module file (global across processes) *
     mw_symmod *sm;
     int unwind_ok;                /* the file on disk is the one recorded (build-id): 1 yes,
                                      0 no, -1 not looked at yet */
+    char *unwind_path;            /* where it is not: a copy with the recorded build-id
+                                     (debug_dirs' .build-id trees), or NULL */
 } ing_gmod;
 
 typedef struct ing_pmod {         /* a module mapped in one process */
@@ -197,6 +199,8 @@ typedef struct ing_code {
     ing_db *db;
     mw_report_stats *st;
     mw_symbolizer *sym;           /* NULL: no symbols */
+    const char *debug_dirs;       /* ':'-separated .build-id roots: the user's (or
+                                     /usr/lib/debug) and the raw files' directories */
     char *dm_buf;                 /* mw_sym_demangle's buffer: names are stored demangled */
     size_t dm_cap;
     mw_unwinder *unw;             /* lazily created for samples with regs + stack */

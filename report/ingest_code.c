@@ -208,9 +208,18 @@ size_t ing_code_unwind(ing_code *c, uint64_t regs_mask, const void *regs, const 
                     int n = mw_sym_file_build_id(g->path, bid, sizeof bid);
                     g->unwind_ok = n >= 0 && (!g->bidlen || ((size_t)n == g->bidlen &&
                                                              !memcmp(bid, g->bid, g->bidlen)));
+                    /* a copy by its build-id: memwatch record keeps one of
+                     * libmemwatch.so beside the raw files, where every
+                     * allocation stack begins */
+                    char alt[4096];
+                    if (!g->unwind_ok && g->bidlen &&
+                        mw_sym_find_build_id(c->debug_dirs, g->bid, g->bidlen, alt, sizeof alt) &&
+                        (g->unwind_path = strdup(alt)))
+                        g->unwind_ok = 1;
                 }
-                mw_unwind_module m = {c->pmods.v[i].start, c->pmods.v[i].end,
-                                      c->pmods.v[i].base, g->unwind_ok ? g->path : NULL};
+                mw_unwind_module m = {c->pmods.v[i].start, c->pmods.v[i].end, c->pmods.v[i].base,
+                                      g->unwind_ok ? (g->unwind_path ? g->unwind_path : g->path)
+                                                   : NULL};
                 if (ING_VEC_PUSH(c->umods, m))
                     return 0;
             }
@@ -252,8 +261,10 @@ void ing_code_end_process(ing_code *c)
 
 void ing_code_free(ing_code *c)
 {
-    for (size_t i = 0; i < c->gmods.n; i++)
+    for (size_t i = 0; i < c->gmods.n; i++) {
         free(c->gmods.v[i].path);
+        free(c->gmods.v[i].unwind_path);
+    }
     ING_VEC_FREE(c->gmods);
     ing_hmap_free(&c->pcs);
     ing_hmap_free(&c->stacks);

@@ -82,14 +82,24 @@ struct mw_symbolizer {
     mw_symmod *mods;
 };
 
+static void elf_ready_once(void)
+{
+    elf_version(EV_CURRENT);
+}
+
+/* libelf reads nothing before its version is set: every entry that opens
+ * an ELF file sets it first (mw_sym_file_build_id may be the first, in
+ * memwatch record or a report without symbols). */
+static void elf_ready(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, elf_ready_once);
+}
+
 int mw_symbolizer_new(const mw_symbolizer_opts *o, mw_symbolizer **out)
 {
     *out = NULL;
-    static int elf_ready;
-    if (!elf_ready) {
-        elf_version(EV_CURRENT);
-        elf_ready = 1;
-    }
+    elf_ready();
     mw_symbolizer *s = calloc(1, sizeof *s);
     if (!s)
         return -ENOMEM;
@@ -146,6 +156,7 @@ static int file_build_id(const char *path, uint8_t *bid, size_t cap)
 {
     int fd = -1;
     Elf *e = NULL;
+    elf_ready();
     if (!strcmp(path, MW_VDSO_NAME)) {
         size_t len = 0;
         const unsigned char *img = mw_vdso_image(&len);
@@ -176,22 +187,25 @@ static int file_build_id(const char *path, uint8_t *bid, size_t cap)
     return rc;
 }
 
-/* <dir>/.build-id/xx/yyyy.debug for the first dir in the list that has it. */
-static int find_by_build_id(const mw_symbolizer *s, const uint8_t *bid, size_t n, char *out,
-                            size_t cap)
+/* <dir>/.build-id/xx/yyyy.debug for the first dir in the list that has it
+ * (check: its own build-id must be bid). */
+static int find_in_dirs(const char *dirs, const uint8_t *bid, size_t n, char *out, size_t cap,
+                        int check)
 {
     char hex[41];
-    if (n < 2 || n > 20)
+    if (!dirs || n < 2 || n > 20)
         return 0;
     for (size_t i = 0; i < n; i++)
         snprintf(hex + 2 * i, 3, "%02x", bid[i]);
-    const char *p = s->debug_dirs;
+    const char *p = dirs;
     while (*p) {
         const char *e = strchr(p, ':');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         if (len > 0) {
             snprintf(out, cap, "%.*s/.build-id/%.2s/%s.debug", (int)len, p, hex, hex + 2);
-            if (access(out, R_OK) == 0)
+            uint8_t fb[20];
+            if (access(out, R_OK) == 0 &&
+                (!check || (file_build_id(out, fb, sizeof fb) == (int)n && !memcmp(fb, bid, n))))
                 return 1;
         }
         p += len;
@@ -199,6 +213,17 @@ static int find_by_build_id(const mw_symbolizer *s, const uint8_t *bid, size_t n
             p++;
     }
     return 0;
+}
+
+static int find_by_build_id(const mw_symbolizer *s, const uint8_t *bid, size_t n, char *out,
+                            size_t cap)
+{
+    return find_in_dirs(s->debug_dirs, bid, n, out, cap, 0);
+}
+
+int mw_sym_find_build_id(const char *dirs, const uint8_t *bid, size_t n, char *out, size_t cap)
+{
+    return find_in_dirs(dirs, bid, n, out, cap, 1);
 }
 
 static int open_module(mw_symbolizer *s, mw_symmod *m)

@@ -115,6 +115,14 @@ typedef struct mw_unwind_module {
  * of one kernel build). */
 MW_API int mw_sym_file_build_id(const char *path, uint8_t *bid, size_t cap);
 
+/* A copy of a module by its build-id in one of the ':'-separated dirs, laid
+ * out as debug-info trees are: <dir>/.build-id/xx/yyyy.debug (xx the first
+ * byte in hex). 1 and its path in out where one holds exactly that build-id
+ * (memwatch record places its libmemwatch.so there, so that the allocation
+ * stacks that begin in it unwind after it was rebuilt), else 0. */
+MW_API int mw_sym_find_build_id(const char *dirs, const uint8_t *bid, size_t n, char *out,
+                                size_t cap);
+
 /* The name the dynamic linker gives the vDSO, as modules are recorded. */
 #define MW_VDSO_NAME "linux-vdso.so.1"
 
