@@ -8,7 +8,8 @@
 #   - with another build at the recorded path, memwatch report unwinds the
 #     stacks through that copy: whole stacks, down to main;
 #   - without the copy the same stacks end in the library (truncated): the
-#     check that it is the copy that holds them.
+#     check that it is the copy that holds them;
+#   - report --no-symbols unwinds them too.
 set -u
 B=${MW_BUILD_DIR:?}
 for f in memwatch libmemwatch.so mwp_app libmwhot.so; do
@@ -45,6 +46,13 @@ same=$(stacks "$tmp/same.db")
 all=$(sqlite3 "$tmp/same.db" "select count(*) from allocations")
 echo "the same library: $same of $all allocation stacks whole, down to main"
 [ "$all" -ge 14 ] && [ "$same" = "$all" ] || bad "with the library unchanged: $same of $all stacks whole"
+
+# without symbols the stacks are unwound all the same (libelf was not set
+# up before, and every stack ended in the library)
+"$tmp/memwatch" report -q --no-symbols --db "$tmp/nosym.db" "$tmp/run" --all-runs >/dev/null 2>&1 || bad "report --no-symbols failed"
+nosym=$(sqlite3 "$tmp/nosym.db" "select count(*) from allocations a join stacks s on s.id = a.stack_id where a.truncated = 0 and s.depth >= 3")
+echo "--no-symbols: $nosym of $all stacks whole"
+[ "$nosym" = "$all" ] || bad "with --no-symbols: $nosym of $all stacks whole"
 
 # another build at the recorded path (an object with another build-id)
 cp "$B/libmwhot.so" "$tmp/libmemwatch.so"
