@@ -16,7 +16,9 @@
 /* per view: the rows (key columns, then time_ns, measured_ns, bound_ns,
  * samples), and the samples of one row (?1.. the row's keys) */
 static const char q_process[] =
-    "SELECT p.id, p.pid, COALESCE(p.cmdline, p.exe, ''),"
+    "SELECT p.id, p.pid, COALESCE(p.cmdline, p.exe, CASE WHEN EXISTS (SELECT 1 FROM meta m"
+    "   WHERE m.process_id = p.id AND m.key = 'reported_by') THEN '(reported by its parent)'"
+    "   ELSE '' END),"
     " COALESCE(p.t_end - p.t_start, 0),"
     " (SELECT COALESCE(SUM(i.t_end - i.t_start), 0) FROM intervals i WHERE i.process_id = p.id"
     "   AND i.flags & 2),"
