@@ -27,6 +27,7 @@
 #include "tsc.h"    /* counters/: the TSC frequency handed to the program */
 
 #include <memwatch/mwr.h>
+#include <memwatch/mwr_frame.h>
 #include <memwatch/perf.h>
 #include <memwatch/probe_lat.h>
 #include <memwatch/profile.h>
@@ -49,7 +50,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -243,6 +246,83 @@ static void rec_keep_lib(const char *dir, const char *lib)
         return;
     if (out >= 0)
         unlink(tmp);
+}
+
+/* The program ended by a signal memwatch does not catch (SIGKILL): none of
+ * its own code wrote its end, and where it had not begun recording it wrote
+ * nothing at all. memwatch record, its parent, writes what a recorded
+ * parent writes for such a child (preload/reap.c), and more, since it
+ * started it: its command line and start. A file of its own,
+ * memwatch-HOST-RUN-reaped-PID.mwr: META (reported_by=parent), the CPU time
+ * wait4 returned, a trailer with minus the signal as its status. Where the
+ * program began, the report makes it the end of the program's own file. */
+static void rec_write_reaped(const char *dir, const char *run, pid_t pid, int sig,
+                             const struct rusage *ru, uint64_t start_ns, uint64_t end_ns,
+                             const char *exe, char *const prog[])
+{
+    char host[65] = "unknown";
+    struct utsname u;
+    if (uname(&u) == 0)
+        snprintf(host, sizeof host, "%s", u.nodename);
+    for (char *p = host; *p; p++) /* as libmemwatch.so names hosts */
+        if (*p == '/' || *p == ' ')
+            *p = '_';
+    static char meta[8192];
+    int n = snprintf(meta, sizeof meta,
+                     "format=%u.%u\nmemwatch_version=%s\nwriter=memwatch record\nclock=CLOCK_MONOTONIC\n"
+                     "start_monotonic_ns=%llu\npid=%ld\nppid=%ld\nrank=0\nhost=%s\nexe=%s\n"
+                     "run_id=%s\nend=signal\nreported_by=parent\nnote=killed by a signal memwatch "
+                     "does not catch; written by memwatch record, which started it, when it "
+                     "reaped it\ncmdline=",
+                     MWR_VERSION_MAJOR, MWR_VERSION_MINOR, MW_VERSION, (unsigned long long)start_ns,
+                     (long)pid, (long)getpid(), host, exe, run);
+    n = n > 0 && (size_t)n < sizeof meta ? n : 0;
+    /* the arguments apart by spaces, newlines as spaces, as the library
+     * writes a command line */
+    for (int i = 0; n > 0 && prog[i] && (size_t)n < sizeof meta - 8; i++) {
+        if (i)
+            meta[n++] = ' ';
+        for (const char *c = prog[i]; *c && (size_t)n < sizeof meta - 8; c++)
+            meta[n++] = *c == '\n' ? ' ' : *c;
+    }
+    if (n == 0)
+        return;
+    meta[n++] = '\n';
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/memwatch-%s-%s-reaped-%ld.mwr", dir, host, run, (long)pid) >=
+        (int)sizeof path)
+        return;
+    const char *g = getenv("MEMWATCH_GROUP_READABLE"); /* as the library creates raw files */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  g && (*g == '1' || *g == 'y' || *g == 't' || !strcasecmp(g, "on")) ? 0640 : 0600);
+    if (fd < 0)
+        return;
+    mwr_file_header fh;
+    mwr_file_header_init(&fh);
+    mwr_cpu c;
+    memset(&c, 0, sizeof c);
+    c.time_ns = end_ns;
+    c.user_ns = (uint64_t)ru->ru_utime.tv_sec * 1000000000ull + (uint64_t)ru->ru_utime.tv_usec * 1000u;
+    c.system_ns = (uint64_t)ru->ru_stime.tv_sec * 1000000000ull + (uint64_t)ru->ru_stime.tv_usec * 1000u;
+    c.minflt = (uint64_t)ru->ru_minflt;
+    c.majflt = (uint64_t)ru->ru_majflt;
+    mwr_trailer t;
+    memset(&t, 0, sizeof t);
+    t.time_ns = end_ns;
+    t.exit_status = -sig;
+    t.records = 2;
+    t.bytes = mwr_rec_size((size_t)n) + mwr_rec_size(sizeof c);
+    static char buf[sizeof meta + 512];
+    size_t len = 0;
+    memcpy(buf, &fh, sizeof fh);
+    len += sizeof fh;
+    len += mwr_frame(buf + len, MWR_META, meta, (size_t)n, NULL, 0);
+    len += mwr_frame(buf + len, MWR_CPU, &c, sizeof c, NULL, 0);
+    len += mwr_frame(buf + len, MWR_TRAILER, &t, sizeof t, NULL, 0);
+    ssize_t w = write(fd, buf, len);
+    close(fd);
+    if (w != (ssize_t)len)
+        unlink(path);
 }
 
 static int rec_mkdirs(const char *dir)
@@ -911,7 +991,9 @@ int mw_cmd_record(int argc, char **argv)
     sigaction(SIGINT, &ign, &oint);
     sigaction(SIGQUIT, &ign, &oquit);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
         ;
     sigaction(SIGINT, &oint, NULL);
     sigaction(SIGQUIT, &oquit, NULL);
@@ -939,6 +1021,9 @@ int mw_cmd_record(int argc, char **argv)
                         WTERMSIG(status), wall);
         }
         uint64_t t0_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+            rec_write_reaped(dir, run, pid, WTERMSIG(status), &ru, t0_ns,
+                             (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec, exe, prog);
         rec_summary(dir, run, &fail, t0_ns, quiet);
         if (!quiet)
             fprintf(stderr, "memwatch: 'memwatch report %s' turns them into a report\n", dir);
