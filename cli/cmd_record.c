@@ -534,12 +534,13 @@ out:
     munmap((void *)b, len);
 }
 
-static void rec_summary(const char *dir, const char *run, const struct rec_status *fail,
-                        uint64_t t0_ns, int quiet)
+/* Returns the number of the run's raw files. */
+static unsigned rec_summary(const char *dir, const char *run, const struct rec_status *fail,
+                            uint64_t t0_ns, int quiet)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return;
+        return 0;
     struct rec_sum s;
     memset(&s, 0, sizeof s);
     struct dirent *e;
@@ -556,7 +557,7 @@ static void rec_summary(const char *dir, const char *run, const struct rec_statu
     }
     closedir(d);
     if (quiet)
-        return;
+        return s.files;
     if (fail->err) {
         double at = fail->time_ns > t0_ns ? (double)(fail->time_ns - t0_ns) / 1e9 : 0;
         fprintf(stderr, "memwatch: recorded up to %.1f s; %s%s writing %s: the raw files hold "
@@ -565,7 +566,7 @@ static void rec_summary(const char *dir, const char *run, const struct rec_statu
     }
     if (!s.files) {
         fprintf(stderr, "memwatch: no raw files were written to %s\n", dir);
-        return;
+        return 0;
     }
     fprintf(stderr, "memwatch: %u raw file%s in %s", s.files, s.files == 1 ? "" : "s", dir);
     if (s.files != s.trailers) {
@@ -601,6 +602,7 @@ static void rec_summary(const char *dir, const char *run, const struct rec_statu
     fprintf(stderr, "  samples         %llu, %llu lost, %llu records dropped, %llu allocation records dropped\n",
             (unsigned long long)s.samples, (unsigned long long)s.lost,
             (unsigned long long)s.dropped, (unsigned long long)s.alloc_dropped);
+    return s.files;
 }
 
 /* The idle latency the uncalibrated default threshold is relative to,
@@ -1024,8 +1026,7 @@ int mw_cmd_record(int argc, char **argv)
         if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
             rec_write_reaped(dir, run, pid, WTERMSIG(status), &ru, t0_ns,
                              (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec, exe, prog);
-        rec_summary(dir, run, &fail, t0_ns, quiet);
-        if (!quiet)
+        if (rec_summary(dir, run, &fail, t0_ns, quiet) && !quiet)
             fprintf(stderr, "memwatch: 'memwatch report %s' turns them into a report\n", dir);
     }
     return ret;
