@@ -267,6 +267,11 @@ static void rec_write_reaped(const char *dir, const char *run, pid_t pid, int si
     for (char *p = host; *p; p++) /* as libmemwatch.so names hosts */
         if (*p == '/' || *p == ' ')
             *p = '_';
+    char exe_l[PATH_MAX]; /* one META line: a newline in the path would start another key */
+    snprintf(exe_l, sizeof exe_l, "%s", exe);
+    for (char *p = exe_l; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
     static char meta[8192];
     int n = snprintf(meta, sizeof meta,
                      "format=%u.%u\nmemwatch_version=%s\nwriter=memwatch record\nclock=CLOCK_MONOTONIC\n"
@@ -275,7 +280,7 @@ static void rec_write_reaped(const char *dir, const char *run, pid_t pid, int si
                      "does not catch; written by memwatch record, which started it, when it "
                      "reaped it\ncmdline=",
                      MWR_VERSION_MAJOR, MWR_VERSION_MINOR, MW_VERSION, (unsigned long long)start_ns,
-                     (long)pid, (long)getpid(), host, exe, run);
+                     (long)pid, (long)getpid(), host, exe_l, run);
     n = n > 0 && (size_t)n < sizeof meta ? n : 0;
     /* the arguments apart by spaces, newlines as spaces, as the library
      * writes a command line */
