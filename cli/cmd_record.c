@@ -307,10 +307,7 @@ static void rec_write_reaped(const char *dir, const char *run, pid_t pid, int si
     mwr_cpu c;
     memset(&c, 0, sizeof c);
     c.time_ns = end_ns;
-    c.user_ns = (uint64_t)ru->ru_utime.tv_sec * 1000000000ull + (uint64_t)ru->ru_utime.tv_usec * 1000u;
-    c.system_ns = (uint64_t)ru->ru_stime.tv_sec * 1000000000ull + (uint64_t)ru->ru_stime.tv_usec * 1000u;
-    c.minflt = (uint64_t)ru->ru_minflt;
-    c.majflt = (uint64_t)ru->ru_majflt;
+    mwr_cpu_from_rusage(ru, &c);
     mwr_trailer t;
     memset(&t, 0, sizeof t);
     t.time_ns = end_ns;

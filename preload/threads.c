@@ -303,22 +303,13 @@ void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev)
 
 /* The process's CPU time when this image started: an exec'ed image's
  * RUSAGE_SELF carries the time of the image before it. */
-static uint64_t cpu_base_user, cpu_base_sys, cpu_base_minflt, cpu_base_majflt;
-
-MWP_HOT static uint64_t tv_ns(struct timeval tv)
-{
-    return (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000ull;
-}
+static mwr_cpu cpu_base;
 
 MWP_HOT void mwp_cpu_base_take(void)
 {
     struct rusage r;
-    if (mwp_syscall(SYS_getrusage, RUSAGE_SELF, &r) != 0)
-        return;
-    cpu_base_user = tv_ns(r.ru_utime);
-    cpu_base_sys = tv_ns(r.ru_stime);
-    cpu_base_minflt = (uint64_t)r.ru_minflt;
-    cpu_base_majflt = (uint64_t)r.ru_majflt;
+    if (mwp_syscall(SYS_getrusage, RUSAGE_SELF, &r) == 0)
+        mwr_cpu_from_rusage(&r, &cpu_base);
 }
 
 MWP_HOT int mwp_cpu_fill(int whole, uint64_t now_ns, mwr_cpu *out)
@@ -332,15 +323,12 @@ MWP_HOT int mwp_cpu_fill(int whole, uint64_t now_ns, mwr_cpu *out)
      * system call, not the vDSO's first use: mwp_clock_sys_ns) */
     c.time_ns = now_ns ? now_ns : mwp_now_ns();
     c.tid = whole ? 0 : (uint32_t)mwp_gettid();
-    c.user_ns = tv_ns(r.ru_utime);
-    c.system_ns = tv_ns(r.ru_stime);
-    c.minflt = (uint64_t)r.ru_minflt;
-    c.majflt = (uint64_t)r.ru_majflt;
+    mwr_cpu_from_rusage(&r, &c);
     if (whole) {
-        c.user_ns -= c.user_ns > cpu_base_user ? cpu_base_user : c.user_ns;
-        c.system_ns -= c.system_ns > cpu_base_sys ? cpu_base_sys : c.system_ns;
-        c.minflt -= c.minflt > cpu_base_minflt ? cpu_base_minflt : c.minflt;
-        c.majflt -= c.majflt > cpu_base_majflt ? cpu_base_majflt : c.majflt;
+        c.user_ns -= c.user_ns > cpu_base.user_ns ? cpu_base.user_ns : c.user_ns;
+        c.system_ns -= c.system_ns > cpu_base.system_ns ? cpu_base.system_ns : c.system_ns;
+        c.minflt -= c.minflt > cpu_base.minflt ? cpu_base.minflt : c.minflt;
+        c.majflt -= c.majflt > cpu_base.majflt ? cpu_base.majflt : c.majflt;
     }
     *out = c;
     return 0;

@@ -394,6 +394,57 @@ __attribute__((noinline)) static int writer_short_create(const char *path)
     return fd >= 0 ? fd : -errno;
 }
 
+/* One process's segment of the shared file of short processes, appended
+ * with one writev: META (meta, mlen bytes), the whole records in recs (nv
+ * pieces, at most 3, nrecs records), the CPU record where cpu is not NULL,
+ * and the trailer t, whose records and bytes are counted here. Returns 0 or
+ * the open's -errno. */
+MWP_HOT static int short_append(const char *meta, size_t mlen, const struct iovec *recs, int nv,
+                                uint64_t nrecs, const mwr_cpu *cpu, mwr_trailer *t)
+{
+    int fd = writer_short_open();
+    if (fd < 0)
+        return fd;
+    static const char zero[8];
+    mwr_rec_hdr mh = mwr_rec_hdr_make(MWR_META, mlen);
+    mwr_rec_hdr ch = mwr_rec_hdr_make(MWR_CPU, sizeof *cpu);
+    mwr_rec_hdr th = mwr_rec_hdr_make(MWR_TRAILER, sizeof *t);
+    t->records = 1 + nrecs + (cpu ? 1 : 0);
+    t->bytes = mh.size + (cpu ? ch.size : 0);
+    struct iovec iov[7 + 3] = {{&mh, sizeof mh}, {(void *)meta, mlen}, {(void *)zero, mwr_pad_len(mlen)}};
+    int k = 3;
+    for (int i = 0; i < nv && i < 3; i++) {
+        iov[k++] = recs[i];
+        t->bytes += recs[i].iov_len;
+    }
+    if (cpu) {
+        iov[k++] = (struct iovec){&ch, sizeof ch};
+        iov[k++] = (struct iovec){(void *)cpu, sizeof *cpu};
+    }
+    iov[k++] = (struct iovec){&th, sizeof th};
+    iov[k++] = (struct iovec){t, sizeof *t};
+    ssize_t w = (ssize_t)mwp_syscall(SYS_writev, fd, iov, k);
+    (void)w;
+    mwp_sys_close(fd);
+    return 0;
+}
+
+/* META's first keys, the same in every record memwatch's library writes. */
+MWP_HOT static void meta_head(struct mwp_str *s)
+{
+    char num[64];
+    struct mwp_str n = {num, sizeof num, 0};
+    mwp_s_u64(&n, MWR_VERSION_MAJOR);
+    mwp_s_str(&n, ".");
+    mwp_s_u64(&n, MWR_VERSION_MINOR);
+    num[n.len] = 0;
+    mwp_s_kv(s, "format", num);
+    mwp_s_kv(s, "memwatch_version", MW_VERSION);
+    mwp_s_kv(s, "writer", "libmemwatch.so");
+    mwp_s_kv(s, "machine", mwp_identity);
+    mwp_s_kv(s, "clock", "CLOCK_MONOTONIC");
+}
+
 MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct iovec *recs, int nv,
                                 uint64_t nrecs)
 {
@@ -405,22 +456,9 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct io
     if (mwp_fault_text[0])
         mwp_s_kv(&ms, "fault", mwp_fault_text);
     meta_len = ms.len;
-    int fd = writer_short_open();
-    if (fd < 0) {
-        writer_short_name(w_path, sizeof w_path, NULL);
-        writer_warn(fd);
-        atomic_store(&w_state, W_FAILED);
-        return;
-    }
-    static const char zero[8];
-    mwr_rec_hdr mh = mwr_rec_hdr_make(MWR_META, meta_len);
     mwr_trailer t;
     memset(&t, 0, sizeof t);
     t.time_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
-    t.records = 1 + nrecs;
-    t.bytes = mh.size;
-    for (int i = 0; i < nv; i++)
-        t.bytes += recs[i].iov_len;
     t.lost_samples = atomic_load(&mwp_stat_lost);
     t.dropped_records = atomic_load(&mwp_stat_dropped);
     t.alloc_dropped = atomic_load(&mwp_stat_alloc_dropped);
@@ -428,23 +466,13 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct io
     /* its CPU time and page faults, as a longer process's end writes them */
     mwr_cpu c;
     int have_cpu = mwp_cpu_fill(1, t.time_ns, &c) == 0;
-    mwr_rec_hdr ch = mwr_rec_hdr_make(MWR_CPU, sizeof c);
-    if (have_cpu) {
-        t.records++;
-        t.bytes += ch.size;
+    int rc = short_append(meta_buf, meta_len, recs, nv, nrecs, have_cpu ? &c : NULL, &t);
+    if (rc < 0) {
+        writer_short_name(w_path, sizeof w_path, NULL);
+        writer_warn(rc);
+        atomic_store(&w_state, W_FAILED);
+        return;
     }
-    mwr_rec_hdr th = mwr_rec_hdr_make(MWR_TRAILER, sizeof t);
-    struct iovec iov[7 + 3] = {{&mh, sizeof mh}, {meta_buf, meta_len}, {(void *)zero, mwr_pad_len(meta_len)}};
-    int k = 3;
-    for (int i = 0; i < nv && i < 3; i++)
-        iov[k++] = recs[i];
-    iov[k++] = (struct iovec){&ch, have_cpu ? sizeof ch : 0};
-    iov[k++] = (struct iovec){&c, have_cpu ? sizeof c : 0};
-    iov[k++] = (struct iovec){&th, sizeof th};
-    iov[k++] = (struct iovec){&t, sizeof t};
-    ssize_t w = (ssize_t)mwp_syscall(SYS_writev, fd, iov, k);
-    (void)w;
-    mwp_sys_close(fd);
     atomic_store(&w_state, W_CLOSED);
 }
 
@@ -463,18 +491,9 @@ void mwp_writer_reaped(pid_t child, int sig, int core, const struct rusage *ru)
     char path[PATH_MAX];
     writer_name_of(path, sizeof path, child, 0);
     int began = mwp_syscall(SYS_faccessat, AT_FDCWD, path, F_OK) == 0;
-    char meta[1024], num[24];
+    char meta[1024];
     struct mwp_str s = {meta, sizeof meta, 0};
-    struct mwp_str ns = {num, sizeof num, 0};
-    mwp_s_u64(&ns, MWR_VERSION_MAJOR);
-    mwp_s_str(&ns, ".");
-    mwp_s_u64(&ns, MWR_VERSION_MINOR);
-    num[ns.len] = 0;
-    mwp_s_kv(&s, "format", num);
-    mwp_s_kv(&s, "memwatch_version", MW_VERSION);
-    mwp_s_kv(&s, "writer", "libmemwatch.so");
-    mwp_s_kv(&s, "machine", mwp_identity);
-    mwp_s_kv(&s, "clock", "CLOCK_MONOTONIC");
+    meta_head(&s);
     mwp_s_kvu(&s, "pid", (uint64_t)child);
     mwp_s_kvu(&s, "ppid", (uint64_t)mwp_pid);
     mwp_s_kvu(&s, "rank", (uint64_t)mwp_rank);
@@ -489,40 +508,17 @@ void mwp_writer_reaped(pid_t child, int sig, int core, const struct rusage *ru)
                      "its parent when it reaped it");
     if (core)
         mwp_s_kv(&s, "core_dumped", "1");
-    int fd = writer_short_open();
-    if (fd < 0)
-        return; /* the parent's own records will say what is wrong with the directory */
-    static const char zero[8];
-    mwr_rec_hdr mh = mwr_rec_hdr_make(MWR_META, s.len);
     mwr_trailer t;
     memset(&t, 0, sizeof t);
     t.time_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
-    t.records = 1;
-    t.bytes = mh.size;
     t.exit_status = -sig;
     mwr_cpu c;
     memset(&c, 0, sizeof c);
-    mwr_rec_hdr ch = mwr_rec_hdr_make(MWR_CPU, sizeof c);
-    if (ru) {
-        c.time_ns = t.time_ns;
-        c.user_ns = (uint64_t)ru->ru_utime.tv_sec * 1000000000u + (uint64_t)ru->ru_utime.tv_usec * 1000u;
-        c.system_ns = (uint64_t)ru->ru_stime.tv_sec * 1000000000u + (uint64_t)ru->ru_stime.tv_usec * 1000u;
-        c.minflt = (uint64_t)ru->ru_minflt;
-        c.majflt = (uint64_t)ru->ru_majflt;
-        t.records++;
-        t.bytes += ch.size;
-    }
-    mwr_rec_hdr th = mwr_rec_hdr_make(MWR_TRAILER, sizeof t);
-    struct iovec iov[7] = {{&mh, sizeof mh},
-                           {meta, s.len},
-                           {(void *)zero, mwr_pad_len(s.len)},
-                           {&ch, ru ? sizeof ch : 0},
-                           {&c, ru ? sizeof c : 0},
-                           {&th, sizeof th},
-                           {&t, sizeof t}};
-    ssize_t w = (ssize_t)mwp_syscall(SYS_writev, fd, iov, 7);
-    (void)w;
-    mwp_sys_close(fd);
+    c.time_ns = t.time_ns;
+    if (ru)
+        mwr_cpu_from_rusage(ru, &c);
+    /* a directory that cannot be written: the parent's own records say so */
+    (void)short_append(meta, s.len, NULL, 0, 0, ru ? &c : NULL, &t);
 }
 
 void mwp_writer_create_now(void)
@@ -876,18 +872,7 @@ MWP_HOT static void meta_cmdline(struct mwp_str *s)
 MWP_HOT void mwp_meta_build(void)
 {
     struct mwp_str s = {meta_buf, sizeof meta_buf, 0};
-    char num[64];
-    struct mwp_str n = {num, sizeof num, 0};
-    n.len = 0;
-    mwp_s_u64(&n, MWR_VERSION_MAJOR);
-    mwp_s_str(&n, ".");
-    mwp_s_u64(&n, MWR_VERSION_MINOR);
-    mwp_s_kv(&s, "format", num);
-    mwp_s_kv(&s, "memwatch_version", MW_VERSION);
-    mwp_s_kv(&s, "writer", "libmemwatch.so");
-    mwp_s_kv(&s, "machine", mwp_identity);
-    mwp_s_kv(&s, "clock", "CLOCK_MONOTONIC");
-    n.len = 0;
+    meta_head(&s);
     mwp_s_kvu(&s, "start_monotonic_ns", mwp_start_mono_ns);
     mwp_s_kvu(&s, "start_realtime_ns", mwp_start_real_ns);
     mwp_s_kvu(&s, "pid", (uint64_t)mwp_pid);

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* The header a writer puts first: magic, this version, its own size. */
 static inline void mwr_file_header_init(mwr_file_header *h)
@@ -56,6 +57,16 @@ static inline size_t mwr_frame(void *buf, uint32_t type, const void *a, size_t a
         memcpy(p + sizeof h + alen, b, blen);
     memset(p + sizeof h + alen + blen, 0, mwr_pad_len(alen + blen));
     return h.size;
+}
+
+/* The CPU record's accounting from the kernel's (getrusage, wait4): user
+ * and system time in ns, page faults; time_ns and tid are the caller's. */
+static inline void mwr_cpu_from_rusage(const struct rusage *r, mwr_cpu *c)
+{
+    c->user_ns = (uint64_t)r->ru_utime.tv_sec * 1000000000ull + (uint64_t)r->ru_utime.tv_usec * 1000ull;
+    c->system_ns = (uint64_t)r->ru_stime.tv_sec * 1000000000ull + (uint64_t)r->ru_stime.tv_usec * 1000ull;
+    c->minflt = (uint64_t)r->ru_minflt;
+    c->majflt = (uint64_t)r->ru_majflt;
 }
 
 #endif
