@@ -40,6 +40,7 @@ facts() { "$CHK" "$OUT"; }
 # value of key k on the line of file matching pattern p
 val() { facts | grep -- "$1" | head -1 | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 nfiles() { facts | tail -1 | sed 's/.*files=\([0-9]*\).*/\1/'; }
+ondisk() { facts | tail -1 | sed 's/.*on_disk=\([0-9]*\).*/\1/'; }
 # the printable runs of a raw file (default: the first in $OUT), one per line:
 # META and MODULE text
 texts() { tr -c '[:print:]' '\n' <"${1:-$(ls "$OUT"/*.mwr | head -1)}"; }
@@ -235,12 +236,16 @@ alloc)
     # each hook's first recorded frame is the program's call site (the
     # hooks jump to their slow paths, which return to the program): all 7 of
     # mwp_app's allocations are sited in mode_alloc
-    if command -v sqlite3 >/dev/null; then
-        "$MW" report -q --db "$T/a.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
-        sites=$(sqlite3 "$T/a.db" "select a.kind || ':' || ifnull(p.function, '?') from allocations a left join pcs p on p.id = a.site_pc_id order by a.id")
-        echo "allocation sites: $(echo $sites)"
+    # sited_7 WHAT: the report of $OUT sites at least 7 allocations in mode_alloc
+    sited_7() {
+        "$MW" report -q --db "$T/$1.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
+        sites=$(sqlite3 "$T/$1.db" "select a.kind || ':' || ifnull(p.function, '?') from allocations a left join pcs p on p.id = a.site_pc_id order by a.id")
+        echo "allocation sites ($1): $(echo $sites)"
         n=$(echo "$sites" | grep -c ':mode_alloc$')
-        [ "$n" -ge 7 ] || fail "$n allocations sited in mode_alloc, expected >= 7: $(echo $sites)"
+        [ "$n" -ge 7 ] || fail "$n allocations ($1) sited in mode_alloc, expected >= 7: $(echo $sites)"
+    }
+    if command -v sqlite3 >/dev/null; then
+        sited_7 own_file
     else
         echo "sqlite3 not installed: allocation sites not checked"
     fi
@@ -256,16 +261,12 @@ alloc)
     [ "$f" -ge 6 ] || fail "frees recorded by a short process: $f, expected >= 6"
     # ... in its segment of the shared file of short processes, with the
     # modules its stacks are read against: no file of its own
-    od=$(facts | tail -1 | sed 's/.*on_disk=\([0-9]*\).*/\1/')
+    od=$(ondisk)
     ls "$OUT"
     [ "$od" = 1 ] || fail "$od files for one short process with allocations, expected 1 (the shared file of short processes)"
     facts | grep -q "file=memwatch-[^ ]*-short.mwr.* exe=mwp_app" || fail "the short process with allocations is not in the shared file"
     if command -v sqlite3 >/dev/null; then
-        "$MW" report -q --db "$T/s.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
-        sites=$(sqlite3 "$T/s.db" "select a.kind || ':' || ifnull(p.function, '?') from allocations a left join pcs p on p.id = a.site_pc_id order by a.id")
-        echo "allocation sites (shared file): $(echo $sites)"
-        n=$(echo "$sites" | grep -c ':mode_alloc$')
-        [ "$n" -ge 7 ] || fail "$n allocations of the short process sited in mode_alloc, expected >= 7: $(echo $sites)"
+        sited_7 shared_file
     fi
     ;;
 emit)
@@ -952,7 +953,7 @@ deferred)
     grep "syscallspy:" "$T/err" | sort | uniq -c
     all_ok 2
     [ "$(nfiles)" = 2 ] || fail "$(nfiles) processes for a shell and the program it ran, expected 2"
-    od=$(facts | tail -1 | sed 's/.*on_disk=\([0-9]*\).*/\1/')
+    od=$(ondisk)
     [ "$od" = 1 ] || fail "$od files for two short processes, expected 1 (the shared file of short processes)"
     if grep -q "perf_event_open" "$T/err"; then fail "short processes opened perf events: $(grep -m2 perf_event_open "$T/err" | tr '\n' ';')"; fi
     if grep -q "create-file thread=memwatch" "$T/err"; then fail "a short process started an interval thread"; fi
@@ -1264,7 +1265,7 @@ short)
     expect_rc $? 0
     all_ok 9
     facts | cut -d' ' -f1-11
-    n=$(nfiles); od=$(facts | tail -1 | sed 's/.*on_disk=\([0-9]*\).*/\1/')
+    n=$(nfiles); od=$(ondisk)
     echo "processes: $n, files: $od"
     [ "$n" = 9 ] || fail "$n processes recorded, expected 9 (sh, 5 true, false, a subshell, mwp_app)"
     [ "$od" = 2 ] || fail "$od files, expected 2: the shared file of short processes and mwp_app's"
