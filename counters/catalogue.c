@@ -43,6 +43,7 @@
 #include "tables/skl.h"
 #include "tables/skx.h"
 #include "tables/spr.h"
+#include "tables/zen1.h"
 #include "tables/zen2.h"
 #include "tables/zen3.h"
 #include "tables/zen4.h"
@@ -79,7 +80,7 @@ static const mw_uarch_desc *const mw_descs[] = {
     [MW_UARCH_ICL] = &mw_desc_icl,         [MW_UARCH_ADL] = &mw_desc_adl,
     [MW_UARCH_KNL] = &mw_desc_knl,         [MW_UARCH_ZEN2] = &mw_desc_zen2,
     [MW_UARCH_ZEN3] = &mw_desc_zen3,       [MW_UARCH_ZEN4] = &mw_desc_zen4,
-    [MW_UARCH_ZEN5] = &mw_desc_zen5,
+    [MW_UARCH_ZEN5] = &mw_desc_zen5,       [MW_UARCH_ZEN1] = &mw_desc_zen1,
 };
 _Static_assert(MW_NEV(mw_descs) == MW_UARCH_COUNT,
                "every microarchitecture needs its descriptor in mw_descs");

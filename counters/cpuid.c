@@ -24,9 +24,12 @@
  *    0x17 models 0x00-0x2F and 0x50-0x5F, Zen 2 0x30-0x4F, 0x60-0x7F,
  *    0x90-0x91, 0xA0-0xAF; Zen 3 family 0x19 0x00-0x0F, 0x20-0x5F; Zen 4
  *    0x10-0x1F, 0x60-0xAF; Zen 5 family 0x1A 0x00-0x4F, 0x60-0x7F) and the
- *    AMD PPRs (55803 family 19h model 01h: Milan; 57095 family 1Ah model 02h:
- *    Turin). Zen 1 (Naples, Raven Ridge) maps to UNKNOWN on purpose: its core
- *    event table differs from Zen 2 and memwatch has no Zen 1 table.
+ *    AMD PPRs (54945 family 17h models 00h-0Fh: Naples, Summit Ridge; 55803
+ *    family 17h model 31h: Rome; 55898 family 19h model 01h: Milan; 57095
+ *    family 1Ah model 02h: Turin). Zen 1 and Zen+ (Naples, Summit/Pinnacle
+ *    Ridge, Raven Ridge, Picasso, Dali, Fenghuang) are zen1
+ *    (counters/tables/zen1.h): amd_df, ibs_lat and probe_lat, as Zen 2, since
+ *    none of those reads a core event; Hygon's family 0x18 stays UNKNOWN.
  */
 #include <memwatch/catalogue.h>
 
@@ -39,7 +42,7 @@
 #include <unistd.h>
 
 /* The models each microarchitecture covers are in its descriptor
- * (counters/tables/<name>.h); Zen 1 / Zen+ are deliberately absent (UNKNOWN). */
+ * (counters/tables/<name>.h); a CPU in none of them is UNKNOWN. */
 MW_API mw_uarch mw_uarch_from_cpuid(const char *vendor, unsigned family, unsigned model)
 {
     if (!vendor)

@@ -9,24 +9,30 @@
  * kernel's amd_df format puts event bits 0-7 in config 0-7 and bits 8-11 in
  * config 32-35, umask in config 8-15, hence the config values below.
  * Sources: kernel tools/perf/pmu-events/arch/x86/amdzen2/data-fabric.json
- * (dram_channel_data_controller_0..7), arch/x86/events/amd/uncore.c (amd_df
- * format "event:0-7,32-35", "umask:8-15"), docs/sources.md §1.
+ * (dram_channel_data_controller_0..7; amdzen1/data-fabric.json lists the same
+ * codes), arch/x86/events/amd/uncore.c (amd_df format "event:0-7,32-35",
+ * "umask:8-15" on every family from 0x17 without PerfMonV2), docs/sources.md §1.
+ * MW_DF_EVENTS_FROM(u, dir) cites the pmu-events directory dir ("amdzen1");
+ * MW_DF_EVENTS(u) cites amdzen2's.
  */
-#define MW_DF_SRC "kernel pmu-events x86/amdzen2 data-fabric.json dram_channel_data_controller_"
-#define MW_DF_CH(n, terms, cfg)                                                                    \
+#define MW_DF_SRC_IN(dir)                                                                          \
+    "kernel pmu-events x86/" dir " data-fabric.json dram_channel_data_controller_"
+#define MW_DF_SRC MW_DF_SRC_IN("amdzen2")
+#define MW_DF_CH(src, n, terms, cfg)                                                               \
     MW_SYSFS("ch" #n, "amd_df", terms, cfg, 0, 64.0,                                               \
-             MW_DF_SRC #n "; amd_df format event:0-7,32-35 umask:8-15 (arch/x86/events/amd/"       \
-                          "uncore.c)")
-#define MW_DF_CHANNELS                                                                             \
-    MW_DF_CH(0, "event=0x07,umask=0x38", 0x3807ull),                                               \
-        MW_DF_CH(1, "event=0x47,umask=0x38", 0x3847ull),                                           \
-        MW_DF_CH(2, "event=0x87,umask=0x38", 0x3887ull),                                           \
-        MW_DF_CH(3, "event=0xc7,umask=0x38", 0x38c7ull),                                           \
-        MW_DF_CH(4, "event=0x107,umask=0x38", 0x100003807ull),                                     \
-        MW_DF_CH(5, "event=0x147,umask=0x38", 0x100003847ull),                                     \
-        MW_DF_CH(6, "event=0x187,umask=0x38", 0x100003887ull),                                     \
-        MW_DF_CH(7, "event=0x1c7,umask=0x38", 0x1000038c7ull)
-#define MW_DF_EVENTS(u) static const mw_event_spec mw_##u##_df[] = {MW_DF_CHANNELS}
+             src #n "; amd_df format event:0-7,32-35 umask:8-15 (arch/x86/events/amd/uncore.c)")
+#define MW_DF_CHANNELS(src)                                                                        \
+    MW_DF_CH(src, 0, "event=0x07,umask=0x38", 0x3807ull),                                          \
+        MW_DF_CH(src, 1, "event=0x47,umask=0x38", 0x3847ull),                                      \
+        MW_DF_CH(src, 2, "event=0x87,umask=0x38", 0x3887ull),                                      \
+        MW_DF_CH(src, 3, "event=0xc7,umask=0x38", 0x38c7ull),                                      \
+        MW_DF_CH(src, 4, "event=0x107,umask=0x38", 0x100003807ull),                                \
+        MW_DF_CH(src, 5, "event=0x147,umask=0x38", 0x100003847ull),                                \
+        MW_DF_CH(src, 6, "event=0x187,umask=0x38", 0x100003887ull),                                \
+        MW_DF_CH(src, 7, "event=0x1c7,umask=0x38", 0x1000038c7ull)
+#define MW_DF_EVENTS_FROM(u, dir)                                                                  \
+    static const mw_event_spec mw_##u##_df[] = {MW_DF_CHANNELS(MW_DF_SRC_IN(dir))}
+#define MW_DF_EVENTS(u) MW_DF_EVENTS_FROM(u, "amdzen2")
 #define MW_F_DF                                                                                    \
     "(ch0 + ch1 + ch2 + ch3 + ch4 + ch5 + ch6 + ch7) * 64 bytes (DRAM reads and writes of "        \
     "the socket)"
@@ -83,7 +89,7 @@
         MW_CORE("mab_alloc", "cpu", #pfx "::MAB_ALLOCATION_BY_TYPE:LS", ((um) << 8) | 0x41, 0,     \
                 1.0, alloc_src)}
 /* ibs_lat's one event, IBS op sampling: counting dispatched ops (cnt_ctl=1,
- * config bit 19) on Zen 2 and 3, whose PPR (ppr: "19h") defines the bit; only
+ * config bit 19) on Zen 1, 2 and 3, whose PPR (ppr: "19h") defines the bit; only
  * the ops that missed L3 as well (l3missonly=1, bit 16) from Zen 4 on, cited as
  * the kernel's ibs_op format and more. */
 #define MW_IBS_SRC "kernel arch/x86/events/amd/ibs.c "

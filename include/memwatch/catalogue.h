@@ -35,6 +35,7 @@ typedef enum mw_uarch {
     MW_UARCH_ZEN3,     /* AMD Zen 3 */
     MW_UARCH_ZEN4,     /* AMD Zen 4 */
     MW_UARCH_ZEN5,     /* AMD Zen 5 */
+    MW_UARCH_ZEN1,     /* AMD Zen 1 / Zen+ (added last: the numbers above stay) */
     MW_UARCH_COUNT
 } mw_uarch;
 

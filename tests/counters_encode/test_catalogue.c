@@ -49,6 +49,7 @@ static const set_row sets[] = {
     SET(MW_UARCH_ZEN3, "amd_df lmrl ibs_lat probe_lat"),
     SET(MW_UARCH_ZEN4, "amd_umc lmrl ibs_lat probe_lat"),
     SET(MW_UARCH_ZEN5, "amd_umc lmrl ibs_lat probe_lat"),
+    SET(MW_UARCH_ZEN1, "amd_df ibs_lat probe_lat"),
 };
 
 /*
@@ -422,6 +423,8 @@ int main(void)
     MW_CHECK_STR(mw_uarch_name(MW_UARCH_COUNT), "invalid");
     MW_CHECK_STR(mw_uarch_name(MW_UARCH_SPR), "spr");
     MW_CHECK_STR(mw_uarch_pfm_pmu(MW_UARCH_ZEN4), "amd64_fam19h_zen4");
+    MW_CHECK_STR(mw_uarch_name(MW_UARCH_ZEN1), "zen1");
+    MW_CHECK_STR(mw_uarch_pfm_pmu(MW_UARCH_ZEN1), "amd64_fam17h_zen1");
 
     /* Prefetcher MSRs (docs/sources.md §2). */
     static const struct {
@@ -441,6 +444,7 @@ int main(void)
         {MW_UARCH_ZEN4, 0, 0xC0000108u, 0x2F, __LINE__},
         {MW_UARCH_ZEN5, 0, 0xC0000108u, 0x2F, __LINE__},
         {MW_UARCH_ZEN2, MW_ERR_UNSUPPORTED, 0, 0, __LINE__},
+        {MW_UARCH_ZEN1, MW_ERR_UNSUPPORTED, 0, 0, __LINE__},
         {MW_UARCH_UNKNOWN, MW_ERR_UNSUPPORTED, 0, 0, __LINE__},
         {MW_UARCH_COUNT, -EINVAL, 0, 0, __LINE__},
     };

@@ -150,6 +150,7 @@ static const struct {
     {"icl", MW_UARCH_ICL},
     {"knl", MW_UARCH_KNL},
     {"knm", MW_UARCH_KNL},
+    {"amd64_fam17h_zen1", MW_UARCH_ZEN1},
     {"amd64_fam17h_zen2", MW_UARCH_ZEN2},
     {"amd64_fam19h_zen3", MW_UARCH_ZEN3},
     {"amd64_fam19h_zen4", MW_UARCH_ZEN4},
@@ -380,6 +381,91 @@ static void check_zen2_extras(void)
     MW_CHECK_INT(mw_catalogue_find(MW_UARCH_ZEN2, "lmrl", &m), MW_ERR_NOEVENT);
 }
 
+/*
+ * Zen 1 reads no core event, so it has no row above: its events are sysfs
+ * events, written out here from their sources rather than from
+ * counters/tables/amd_common.h. amd_df: the kernel's pmu-events
+ * x86/amdzen1/data-fabric.json dram_channel_data_controller_N, EventCode
+ * 0x07 + 0x40*N, UMask 0x38, with the amd_df format of arch/x86/events/amd/
+ * uncore.c (event:0-7,32-35, umask:8-15): event bits 8-11 go to config 32-35.
+ * ibs_op: cnt_ctl is config:19 (arch/x86/events/amd/ibs.c; IbsOpCntCtl, bit 19
+ * of IBS_OP_CTL in AMD's PPR 54945). The catalogue must state exactly these,
+ * and no other event.
+ */
+typedef struct sysfs_row {
+    const char *method, *role, *pmu, *terms;
+    uint64_t config;
+    double scale;
+    int line;
+} sysfs_row;
+#define DF1(n, ev, cfg)                                                                            \
+    {                                                                                              \
+        "amd_df", "ch" #n, "amd_df", "event=" #ev ",umask=0x38", cfg, 64.0, __LINE__               \
+    }
+static const sysfs_row zen1_rows[] = {
+    DF1(0, 0x07, 0x3807),
+    DF1(1, 0x47, 0x3847),
+    DF1(2, 0x87, 0x3887),
+    DF1(3, 0xc7, 0x38c7),
+    DF1(4, 0x107, 0x100003807ull), /* event bit 8 -> config bit 32 */
+    DF1(5, 0x147, 0x100003847ull),
+    DF1(6, 0x187, 0x100003887ull),
+    DF1(7, 0x1c7, 0x1000038c7ull),
+    {"ibs_lat", "ops", "ibs_op", "cnt_ctl=1", 0x80000, 1.0, __LINE__}, /* config bit 19 */
+};
+
+/* Zen 1: the sysfs rows above; libpfm4's zen1 table has no MAB occupancy event
+ * (ALLOC_MAB_COUNT), which is why there is no lmrl, and the catalogue names no
+ * core event for libpfm4 to encode. */
+static void check_zen1_extras(void)
+{
+    size_t nrows = sizeof zen1_rows / sizeof zen1_rows[0];
+    for (size_t r = 0; r < nrows; r++) {
+        const sysfs_row *w = &zen1_rows[r];
+        const mw_event_spec *ev = find_event(MW_UARCH_ZEN1, w->method, w->role);
+        MW_CHECK_AT(__FILE__, w->line, ev && !ev->pfm && ev->sysfs,
+                    "zen1/%s/%s: not a sysfs event of the catalogue", w->method, w->role);
+        if (!ev || !ev->sysfs)
+            continue;
+        MW_CHECK_AT(__FILE__, w->line,
+                    !strcmp(ev->pmu, w->pmu) && !strcmp(ev->sysfs, w->terms) &&
+                        ev->config == w->config && ev->config1 == 0 && ev->scale == w->scale,
+                    "zen1/%s/%s: catalogue says %s/%s/ config=0x%" PRIx64 " config1=0x%" PRIx64
+                    " scale %g, expected %s/%s/ config=0x%" PRIx64 " config1=0x0 scale %g",
+                    w->method, w->role, ev->pmu, ev->sysfs, ev->config, ev->config1, ev->scale,
+                    w->pmu, w->terms, w->config, w->scale);
+        MW_CHECK_AT(__FILE__, w->line,
+                    strstr(ev->source, !strcmp(w->pmu, "amd_df") ? "amdzen1" : "54945") != NULL,
+                    "zen1/%s/%s: source \"%s\" does not cite Zen 1's own", w->method, w->role,
+                    ev->source);
+    }
+    /* No Zen 1 event beyond the rows above, and none of them a core event. */
+    const mw_method_def *defs;
+    size_t n, nev = 0;
+    MW_CHECK_INT(mw_catalogue_methods(MW_UARCH_ZEN1, &defs, &n), 0);
+    for (size_t i = 0; i < n; i++)
+        for (size_t e = 0; e < defs[i].n_events; e++) {
+            nev++;
+            MW_CHECK(!defs[i].events[e].pfm, "zen1/%s/%s: core event %s has no row here",
+                     defs[i].name, defs[i].events[e].role, defs[i].events[e].pfm);
+        }
+    MW_CHECK(nev == nrows, "zen1: %zu catalogue events, %zu rows here", nev, nrows);
+
+    struct perf_event_attr a;
+    char why[256];
+    int rc = mw_pfm_encode_ex("amd64_fam17h_zen1::ALLOC_MAB_COUNT", 0, &a, why, sizeof why);
+    MW_CHECK(rc == MW_ERR_NOEVENT, "zen1 ALLOC_MAB_COUNT: rc %d \"%s\"", rc, why);
+    const mw_method_def *m;
+    MW_CHECK_INT(mw_catalogue_find(MW_UARCH_ZEN1, "lmrl", &m), MW_ERR_NOEVENT);
+    /* The table is there: its one MAB event, MAB_ALLOCATION_BY_PIPE (0x41), encodes. */
+    rc = mw_pfm_encode_ex("amd64_fam17h_zen1::MAB_ALLOCATION_BY_PIPE:DATA_PIPE", 0, &a, why,
+                          sizeof why);
+    MW_CHECK(rc == 0 && a.type == PERF_TYPE_RAW && (a.config & 0xffff) == 0x0141,
+             "zen1 MAB_ALLOCATION_BY_PIPE:DATA_PIPE: rc %d config 0x%" PRIx64 " \"%s\"", rc,
+             (uint64_t)a.config, why);
+    printf("amd64_fam17h_zen1: %zu sysfs events as expected, no core event\n", nrows);
+}
+
 static int run_model(const char *model)
 {
     mw_uarch u = MW_UARCH_UNKNOWN;
@@ -411,6 +497,8 @@ static int run_model(const char *model)
         check_skx_extras();
     if (!strcmp(model, "amd64_fam17h_zen2"))
         check_zen2_extras();
+    if (!strcmp(model, "amd64_fam17h_zen1"))
+        check_zen1_extras();
     printf("%s: libpfm4 %s, %d core events encoded as expected\n", model, mw_pfm_version(),
            rows_checked);
     return mw_test_done_named(model);

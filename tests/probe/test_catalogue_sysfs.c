@@ -28,6 +28,7 @@ static const struct row {
     {__LINE__, MW_UARCH_ICL, "skl", 2},    /* snb_uncore_imc data_reads/data_writes */
     {__LINE__, MW_UARCH_ADL, "adl", 3},
     {__LINE__, MW_UARCH_KNL, "skx", 2},    /* uncore_imc event/umask layout */
+    {__LINE__, MW_UARCH_ZEN1, "zen3", 9},  /* amd_df format as Zen 3's; ibs_op cnt_ctl */
     {__LINE__, MW_UARCH_ZEN2, "zen3", 9},  /* 8 amd_df channels + ibs_op */
     {__LINE__, MW_UARCH_ZEN3, "zen3", 9},
     {__LINE__, MW_UARCH_ZEN4, "zen4", 3},  /* amd_umc rd/wr + ibs_op */
