@@ -374,6 +374,12 @@ MWP_HOT void mwp_config_load(struct mwp_config *c)
         else
             mwp_strcpy(c->sysfs, v);
     }
+    if ((v = mwp_env[MWP_ENV_PROC]) && *v) {
+        if (strlen(v) >= sizeof c->proc)
+            cfg_bad("MEMWATCH_PROC", v, "path too long", "/proc");
+        else
+            mwp_strcpy(c->proc, v);
+    }
     if ((v = mwp_env[MWP_ENV_LDLAT]) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);

@@ -308,7 +308,8 @@ static int eng_reader_open(int prior, const char *prior_why, const char *name,
 }
 
 /* Open the counter methods wanted (first interval in which the process ran,
- * on this thread): PMU discovery (MEMWATCH_SYSFS), the CPU's catalogue, the
+ * on this thread): PMU discovery (MEMWATCH_SYSFS), the CPU's catalogue
+ * (MEMWATCH_PROC's cpuinfo, else /proc's), the
  * readers. Every failure is said in META; the caller falls back to the probe. */
 static void eng_counters_open(void)
 {
@@ -321,9 +322,9 @@ static void eng_counters_open(void)
         snprintf(why, sizeof why,
                  "cannot read the PMU descriptions in %s/bus/event_source/devices: %s",
                  root ? root : "/sys", mw_strerror(rc));
-    else if ((rc = mw_cpu_identify(NULL, &cpu)) < 0)
-        snprintf(why, sizeof why, "cannot identify the CPU from /proc/cpuinfo: %s",
-                 mw_strerror(rc));
+    else if ((rc = mw_cpu_identify(mwp_cfg.proc[0] ? mwp_cfg.proc : NULL, &cpu)) < 0)
+        snprintf(why, sizeof why, "cannot identify the CPU from %s/cpuinfo: %s",
+                 mwp_cfg.proc[0] ? mwp_cfg.proc : "/proc", mw_strerror(rc));
     double hz = eng_have_prof && eng_prof.tsc_hz > 0 ? eng_prof.tsc_hz : mwp_tsc_hz_val;
     if (eng_ctr_lat[0]) {
         /* only the latency method turns core cycles into ns */

@@ -106,6 +106,7 @@ struct mwp_config {
     char dir[PATH_MAX];        /* MEMWATCH_DIR */
     char profile[PATH_MAX];    /* MEMWATCH_PROFILE, else the default path ("" none known), "none" */
     char sysfs[256];           /* MEMWATCH_SYSFS: PMU descriptions ("" = /sys; tests) */
+    char proc[256];            /* MEMWATCH_PROC: the CPU's cpuinfo ("" = /proc; tests) */
     char probe_share_dir[256]; /* MEMWATCH_PROBE_SHARE given as a directory ("" = /dev/shm) */
     char status[PATH_MAX];     /* MEMWATCH_STATUS: memwatch record's status file ("" none) */
 };
@@ -208,6 +209,7 @@ static inline int mwp_has_char(const char *s, char c)
     X(TSC, "MEMWATCH_TSC")                                                                         \
     X(PRECISE, "MEMWATCH_PRECISE")                                                                 \
     X(SYSFS, "MEMWATCH_SYSFS")                                                                     \
+    X(PROC, "MEMWATCH_PROC")                                                                       \
     X(LDLAT, "MEMWATCH_LDLAT")                                                                     \
     X(GPU, "MEMWATCH_GPU")                                                                         \
     X(RUN_ID, "MEMWATCH_RUN_ID")                                                                   \

@@ -2,7 +2,8 @@
 # tests/method_read/test_record_counters.sh: the profiler with a machine
 # profile whose validated methods are counter methods (lmrl for latency,
 # imc_cas / amd_umc for bandwidth), PMU descriptions from fixture trees, on
-# this kernel. Where the counters cannot be opened (this development VM has no
+# this kernel. The CPU is forced too (MEMWATCH_PROC: a fixture's cpuinfo), so
+# the catalogue row does not depend on the host's CPU model. Where the counters cannot be opened (this development VM has no
 # hardware PMU) the raw file must say which method and why in META
 # method_note / bw_method_note, the intervals must carry probe_lat and no DRAM
 # bytes, and the program's output and exit status must be unchanged. Where
@@ -44,10 +45,13 @@ profile() {
 
 # record(sysfs, extra env...): run the program (PROG, default mwp_app work
 # 200) under the library, check output and status against a run without it,
-# build the database
+# build the database. The CPU: CPU (a directory holding a cpuinfo), else the
+# proc fixture of the sysfs fixture's name.
 record() {
     local sysfs=$1
     shift
+    local proc=${CPU:-$FX/proc/$(basename "$sysfs")}
+    [ -f "$proc/cpuinfo" ] || fail "no cpuinfo fixture for $sysfs: $proc"
     rm -rf "$T/out" "$T/db"
     mkdir -p "$T/out"
     local prog=("$APP" cpuwork 200)
@@ -55,7 +59,7 @@ record() {
     "${prog[@]}" >"$T/plain.txt" 2>&1
     local rc0=$?
     env "$@" MEMWATCH_MACHINE=mw-counter-test MEMWATCH_PROFILE="$T/prof.json" \
-        MEMWATCH_SYSFS="$sysfs" MEMWATCH_DIR="$T/out" LD_PRELOAD="${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB" \
+        MEMWATCH_SYSFS="$sysfs" MEMWATCH_PROC="$proc" MEMWATCH_DIR="$T/out" LD_PRELOAD="${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB" \
         "${prog[@]}" >"$T/rec.txt" 2>"$T/err.txt"
     local rc1=$?
     [ "$rc1" = "$rc0" ] || fail "exit status $rc1 under memwatch, $rc0 without"
@@ -122,6 +126,26 @@ check_case() { # name lat_method bw_method fixture
 check_case skx lmrl imc_cas skx
 check_case zen4 lmrl amd_umc zen4
 
+# A CPU the catalogue does not know (a Zhaoxin part, vendor CentaurHauls):
+# whatever the host, the notes say the catalogue has no row for it, the probe
+# runs, and nothing else is attempted.
+mkdir -p "$T/unknown"
+printf '%s\n' 'processor	: 0' 'vendor_id	: CentaurHauls' 'cpu family	: 7' 'model		: 91' \
+    'model name	: ZHAOXIN KaiXian KX-U6780A@2.7GHz' 'stepping	: 0' '' >"$T/unknown/cpuinfo"
+profile lmrl imc_cas
+CPU=$T/unknown record "$FX/sysfs/skx"
+echo "unknown CPU: method_note=$(meta method_note)"
+meta method_note | grep -q "^lmrl validated in the machine profile but cannot be opened here: memwatch's catalogue has no lmrl for this CPU (unknown CPU" ||
+    fail "unknown CPU: the lmrl note does not say the catalogue has no row: $(meta method_note)"
+meta bw_method_note | grep -q "catalogue has no imc_cas for this CPU (unknown CPU" ||
+    fail "unknown CPU: the imc_cas note does not say the catalogue has no row: $(meta bw_method_note)"
+[ -z "$(meta lat_counters)$(meta bw_counters)" ] || fail "unknown CPU: counters opened"
+# Zen 1 (EPYC 7601): its catalogue row has no lmrl (no MAB occupancy event)
+CPU=$FX/cpuinfo/amd_epyc_7601_naples record "$FX/sysfs/zen3"
+echo "Zen 1: method_note=$(meta method_note)"
+meta method_note | grep -q "catalogue has no lmrl for this CPU (AMD Zen 1" ||
+    fail "Zen 1: the lmrl note does not name the Zen 1 row: $(meta method_note)"
+
 # On a machine without hardware PMU the reason must name what is missing.
 if ! ls /sys/bus/event_source/devices 2>/dev/null | grep -Eq '^(cpu|cpu_core|uncore_|amd_umc|amd_df)'; then
     profile lmrl imc_cas
@@ -163,19 +187,9 @@ record "$FX/sysfs/skx" MEMWATCH_METHOD=none
 # (fixtures/sysfs_swbw/README.md): each of the method's two events counts the
 # ns CPU 0 was counted, so an interval carries about 2 x 64 x its length.
 SW=${MW_SOURCE_DIR:?}/tests/method_read/fixtures/sysfs_swbw
-bwm=$("$MW" probe --json 2>/dev/null | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-names = [m["name"] for m in d.get("methods", [])]
-server = ("hsw_ep", "bdw_ep", "skx", "icx", "spr", "gnr", "knl")
-if "amd_umc" in names: print("amd_umc")
-elif "imc_cas" in names and d["cpu"].get("uarch") in server: print("imc_cas")
-' 2>/dev/null)
-if [ -z "$bwm" ]; then
-    echo "bandwidth success path not checked: this CPU has neither amd_umc nor a server imc_cas in the catalogue"
-    echo PASS
-    exit 0
-fi
+# Both bandwidth methods, each with the CPU whose catalogue row names it.
+for bwm in amd_umc imc_cas; do
+case $bwm in amd_umc) export CPU=$FX/proc/zen4 ;; imc_cas) export CPU=$FX/proc/skx ;; esac
 profile "" "$bwm"
 record "$SW"
 bc=$(meta bw_counters)
@@ -220,4 +234,6 @@ echo "takefds: $n"
 case "$n" in "$bwm stopped: a descriptor of the counters was closed or replaced by the program; intervals carry no DRAM bytes from here on") ;;
 *) fail "takefds: bw_method_note '$n'" ;; esac
 [ "$(q "SELECT COUNT(*) FROM intervals WHERE flags & 4")" -ge 2 ] || fail "takefds: no bytes before the descriptors were taken"
+done
+unset CPU
 echo "PASS"
