@@ -7,10 +7,13 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CALIB_SCHEMA "memwatch-calibrate"
 #define CALIB_VERSION 1
@@ -316,9 +319,15 @@ MW_API int mw_calib_results_write_json(const mw_calib_results *r, const char *pa
             rc = -EIO;
         fflush(stdout);
     } else {
-        FILE *f = fopen(path, "w");
+        /* the owner's only, whatever the umask (also a file written before) */
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            (void)fchmod(fd, 0600);
+        FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
         if (!f) {
             rc = -errno;
+            if (fd >= 0)
+                close(fd);
         } else {
             if (fputs(text, f) < 0 || fputc('\n', f) < 0)
                 rc = -EIO;

@@ -9,10 +9,12 @@
 #include "bench_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define W 760
 #define H 460
@@ -114,9 +116,17 @@ static int chart_write(const char *path, const struct chart *c)
         x1 = x0 + 1;
     if (y1 - y0 < 1e-12)
         y1 = y0 + 1;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -errno;
+    /* the owner's only, whatever the umask (also a file written before) */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        (void)fchmod(fd, 0600);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return -e;
+    }
     double pw = W - ML - MR, ph = H - MT - MB;
     /* the legend's margin grows to the longest name (about 7 px a character
      * at 12 px), so that no name runs past the picture's edge */
@@ -353,7 +363,9 @@ static int plot_ladder(const mw_calib_results *r, const char *dir)
 
 MW_API int mw_calib_results_write_plots(const mw_calib_results *r, const char *dir)
 {
-    if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+    if (mkdir(dir, 0700) == 0) /* the owner's only, whatever the umask */
+        (void)chmod(dir, 0700);
+    else if (errno != EEXIST)
         return -errno;
     int rc = 0, e;
     if ((r->ran & MW_CALIB_SWEEP) && (e = plot_sweep(r, dir)) < 0)

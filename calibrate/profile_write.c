@@ -58,11 +58,11 @@ static int pw_mkdirs(const char *path)
         if (*p != '/')
             continue;
         *p = 0;
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+        if (mkdir(buf, 0700) < 0 && errno != EEXIST) /* the owner's only, as the profile */
             return -errno;
         *p = '/';
     }
-    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+    if (mkdir(buf, 0700) < 0 && errno != EEXIST)
         return -errno;
     return 0;
 }
@@ -316,7 +316,9 @@ MW_API int mw_profile_write(const char *path, const mw_profile *p, const mw_vali
         rc = -ENAMETOOLONG;
         goto out;
     }
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600); /* the owner's only */
+    if (fd >= 0)
+        (void)fchmod(fd, 0600);
     if (fd < 0) {
         rc = -errno;
         mw_log(MW_LOG_ERROR, "profile: cannot create %s: %s", tmp, mw_strerror(rc));

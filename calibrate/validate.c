@@ -573,7 +573,9 @@ MW_API int mw_validate_write_mix_plot(const mw_validation *v, const char *dir)
 {
     if (!v || !dir)
         return -EINVAL;
-    if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+    if (mkdir(dir, 0700) == 0) /* the owner's only, whatever the umask */
+        (void)chmod(dir, 0700);
+    else if (errno != EEXIST)
         return -errno;
     static double xs[MW_MIX_COUNT][MW_VAL_MAX_POINTS], ys[MW_MIX_COUNT][MW_VAL_MAX_POINTS];
     mw_plot_series ser[MW_MIX_COUNT];

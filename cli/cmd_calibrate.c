@@ -605,6 +605,10 @@ int mw_cmd_calibrate(int argc, char **argv)
         return st;
     if (check_outputs(&o))
         return 2;
+    /* every file and directory calibrate writes (the JSON, the plots and
+     * their directory, the HTML, the profile) is the owner's only, whatever
+     * the umask: the writers give explicit modes, and this covers the rest */
+    umask(077);
     int status = 0;
     mw_calib_results *r = calloc(1, sizeof *r);
     if (!r) {

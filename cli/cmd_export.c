@@ -43,7 +43,9 @@ static void usage(FILE *f)
             "  --table T           csv: intervals (default), lines or regions\n"
             "  --region-root       folded: each stack under its regions ('region:NAME' frames)\n"
             "  --top N             csv lines: rows (default: all); html: rows per table\n"
-            "  --rank N, --host H, --pid P   only these processes\n");
+            "  --rank N, --host H, --pid P   only these processes\n"
+            "  --group-readable    the file (and a database made for it) readable by its\n"
+            "                      group (default: owner only, mode 0600)\n");
 }
 
 static int is_sqlite(const char *path)
@@ -100,7 +102,7 @@ int mw_cmd_export(int argc, char **argv)
     const char *format = NULL, *out = NULL;
     mw_export_opts o = {0};
     const char *inputs[256];
-    int ninputs = 0;
+    int ninputs = 0, group = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -112,6 +114,8 @@ int mw_cmd_export(int argc, char **argv)
             format = argv[++i];
         } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && val) {
             out = argv[++i];
+        } else if (!strcmp(a, "--group-readable")) {
+            group = 1;
         } else if (!strcmp(a, "--flagged")) {
             o.flagged_only = 1;
         } else if (!strcmp(a, "--region-root")) {
@@ -190,7 +194,7 @@ int mw_cmd_export(int argc, char **argv)
             snprintf(db, sizeof db, "%s/memwatch.db", dirname(tmp));
         }
         /* make it as `memwatch report -q` does */
-        char *rargv[260];
+        char *rargv[264];
         int rn = 0;
         rargv[rn++] = "report";
         for (int i = 0; i < ninputs; i++)
@@ -198,12 +202,18 @@ int mw_cmd_export(int argc, char **argv)
         rargv[rn++] = "--db";
         rargv[rn++] = db;
         rargv[rn++] = "-q";
+        if (group)
+            rargv[rn++] = "--group-readable";
         rargv[rn] = NULL;
         int rc = mw_cmd_report(rn, rargv);
         if (rc)
             return rc;
     }
 have:;
+    /* the file is the owner's only (0600), or its group's too (0640),
+     * whatever the umask: the writer creates it with the mode the umask
+     * leaves of 0666 */
+    umask(group ? 027 : 077);
     int rc = mw_export(db, format, out, &o);
     if (rc) {
         fprintf(stderr, "memwatch export: %s -> %s failed: %s\n", db, out, mw_strerror(rc));
