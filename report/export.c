@@ -7,6 +7,7 @@
  * May call: SQLite, libc, report/view.c. Threading: reentrant.
  */
 #include "export_int.h"
+#include "text.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -56,10 +57,135 @@ size_t mwx_stack_frames(const mwv_code *c, int64_t stack, int64_t pc, uint32_t *
 
 /* ---- folded: "outer;...;inner COUNT" per distinct stack ---- */
 
-static void folded_name(FILE *f, const char *s)
+/* A growing text: one folded stack while it is assembled. */
+typedef struct fbuf {
+    char *b;
+    size_t n, cap;
+    int oom;
+} fbuf;
+
+static void fb_put(fbuf *f, const char *d, size_t n)
 {
+    if (f->oom)
+        return;
+    if (f->n + n + 1 > f->cap) {
+        size_t c = f->cap ? f->cap : 256;
+        while (c < f->n + n + 1)
+            c *= 2;
+        char *nb = realloc(f->b, c);
+        if (!nb) {
+            f->oom = 1;
+            return;
+        }
+        f->b = nb;
+        f->cap = c;
+    }
+    memcpy(f->b + f->n, d, n);
+    f->n += n;
+    f->b[f->n] = 0;
+}
+
+/* A frame's name as folded stacks allow it: ';' separates frames (':'
+ * instead), a line break ends the line (a space instead), and valid UTF-8
+ * (a byte that is not part of it becomes U+FFFD, as in every export). */
+static void fb_name(fbuf *f, const char *s)
+{
+    for (const char *p = s ? s : ""; *p;) {
+        size_t l = mw_text_utf8_seq(p);
+        if (!l) {
+            fb_put(f, MW_TEXT_REPLACEMENT, 3);
+            p++;
+        } else if (*p == ';') {
+            fb_put(f, ":", 1);
+            p++;
+        } else if (*p == '\n' || *p == '\r') {
+            fb_put(f, " ", 1);
+            p++;
+        } else {
+            fb_put(f, p, l);
+            p += l;
+        }
+    }
+}
+
+/* Folded stacks summed by their text: samples of different call chains
+ * (pcs) can fold to the same frames (two addresses of one line, a chain
+ * through different call sites of one function), and each distinct text
+ * must be one line. An open-addressing table of the texts; the lines come
+ * out sorted by text. */
+typedef struct fstack {
+    char *text;
+    long long count;
+} fstack;
+
+typedef struct ftab {
+    fstack *e;      /* by insertion */
+    uint32_t n, cap;
+    uint32_t *slot; /* index + 1, 0 empty */
+    uint32_t nslot;
+} ftab;
+
+static uint64_t fhash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
     for (; *s; s++)
-        fputc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, f);
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+static int ftab_add(ftab *t, const char *text, long long count)
+{
+    if ((t->n + 1) * 2 > t->nslot) {
+        uint32_t ns = t->nslot ? t->nslot * 2 : 1024;
+        uint32_t *sl = calloc(ns, sizeof *sl);
+        if (!sl)
+            return -ENOMEM;
+        for (uint32_t i = 0; i < t->n; i++) {
+            uint64_t h = fhash(t->e[i].text) & (ns - 1);
+            while (sl[h])
+                h = (h + 1) & (ns - 1);
+            sl[h] = i + 1;
+        }
+        free(t->slot);
+        t->slot = sl;
+        t->nslot = ns;
+    }
+    uint64_t h = fhash(text) & (t->nslot - 1);
+    while (t->slot[h]) {
+        fstack *e = &t->e[t->slot[h] - 1];
+        if (!strcmp(e->text, text)) {
+            e->count += count;
+            return 0;
+        }
+        h = (h + 1) & (t->nslot - 1);
+    }
+    if (t->n == t->cap) {
+        uint32_t c = t->cap ? t->cap * 2 : 1024;
+        fstack *ne = realloc(t->e, c * sizeof *ne);
+        if (!ne)
+            return -ENOMEM;
+        t->e = ne;
+        t->cap = c;
+    }
+    char *d = strdup(text);
+    if (!d)
+        return -ENOMEM;
+    t->e[t->n] = (fstack){d, count};
+    t->slot[h] = ++t->n;
+    return 0;
+}
+
+static int fstack_cmp(const void *a, const void *b)
+{
+    return strcmp(((const fstack *)a)->text, ((const fstack *)b)->text);
+}
+
+static void ftab_free(ftab *t)
+{
+    for (uint32_t i = 0; i < t->n; i++)
+        free(t->e[i].text);
+    free(t->e);
+    free(t->slot);
 }
 
 /* temp.sample_rset(sample_id, rset): the regions each sample was taken in
@@ -109,25 +235,45 @@ static int export_folded(sqlite3 *db, FILE *f, const mw_export_opts *o)
         return -EIO;
     }
     static uint32_t v[4096];
-    while (sqlite3_step(s) == SQLITE_ROW) {
+    fbuf line = {0};
+    ftab tab = {0};
+    while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
         size_t n = mwx_stack_frames(&c, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), v,
                                     sizeof v / sizeof v[0]);
+        line.n = 0;
+        fb_put(&line, "", 0);
         if (sqlite3_column_type(s, 3) == SQLITE_TEXT) {
-            fputs((const char *)sqlite3_column_text(s, 3), f);
-            fputc(';', f);
+            /* "region:outer;region:inner": ';' and line breaks replaced in SQL */
+            const char *rs = (const char *)sqlite3_column_text(s, 3);
+            for (const char *p = rs; *p;) {
+                size_t l = mw_text_utf8_seq(p);
+                fb_put(&line, l ? p : MW_TEXT_REPLACEMENT, l ? l : 3);
+                p += l ? l : 1;
+            }
+            fb_put(&line, ";", 1);
         }
         if (n == 0)
-            fputs("[unknown]", f);
+            fb_put(&line, "[unknown]", 9);
         for (size_t i = 0; i < n; i++) {
             if (i)
-                fputc(';', f);
-            folded_name(f, c.names[v[i]]);
+                fb_put(&line, ";", 1);
+            fb_name(&line, c.names[v[i]]);
         }
-        fprintf(f, " %lld\n", sqlite3_column_int64(s, 2));
+        rc = line.oom ? -ENOMEM : ftab_add(&tab, line.b, sqlite3_column_int64(s, 2));
     }
     sqlite3_finalize(s);
+    if (rc == 0) {
+        if (tab.n)
+            qsort(tab.e, tab.n, sizeof *tab.e, fstack_cmp);
+        for (uint32_t i = 0; i < tab.n; i++) {
+            fputs(tab.e[i].text, f);
+            fprintf(f, " %lld\n", tab.e[i].count);
+        }
+    }
+    free(line.b);
+    ftab_free(&tab);
     mwv_code_free(&c);
-    return 0;
+    return rc;
 }
 
 /* ---- csv ---- */
@@ -223,7 +369,7 @@ static int export_csv(sqlite3 *db, FILE *f, const mw_export_opts *o)
                          " (i.t_end - i.t_start) / 1e9 AS duration_s, p.pid AS pid,"
                          " p.rank AS rank, p.hostname AS host, i.t_start AS t_start_ns,"
                          " i.t_end AS t_end_ns, i.latency_ns AS latency_ns,"
-                         " i.threshold_ns AS threshold_ns, i.bytes AS bytes,"
+                         " NULLIF(i.threshold_ns, 0) AS threshold_ns, i.bytes AS bytes,"
                          " i.bw_bound AS flagged, i.samples AS samples, i.lat_method AS lat_method,"
                          " i.bw_method AS bw_method"
                          " FROM intervals i JOIN processes p ON p.id = i.process_id"
@@ -368,7 +514,6 @@ static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
         return -EIO;
     int64_t cur = -1, cur_pid = 0, fl_start = -1, fl_end = -1, fl_n = 0;
     double last_lat = -1, last_thr = -1;
-    int64_t last_end = -1;
 #define FLUSH_SLICE()                                                                          \
     do {                                                                                       \
         if (fl_start >= 0) {                                                                   \
@@ -384,28 +529,18 @@ static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
             fl_n = 0;                                                                          \
         }                                                                                      \
     } while (0)
-    /* the counters end with the process */
-#define END_COUNTERS()                                                                         \
-    do {                                                                                       \
-        if (cur >= 0 && last_end >= 0 && last_lat >= 0) {                                     \
-            SEP();                                                                             \
-            fprintf(f, "{\"ph\":\"C\",\"name\":\"latency ns\",\"pid\":%lld,\"tid\":%lld,\"ts\":", \
-                    (long long)cur, (long long)cur_pid);                                       \
-            ts_us(f, last_end);                                                                \
-            fputs(",\"args\":{\"latency\":0,\"threshold\":0}}", f);                            \
-        }                                                                                      \
-    } while (0)
+    /* An interval without a latency reading adds no point: the counters
+     * hold the last reading (the trace-event format has no "no value"),
+     * and never fall to 0 where the process ends. */
     while (sqlite3_step(s) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(s, 0);
         int64_t a = sqlite3_column_int64(s, 2), b = sqlite3_column_int64(s, 3);
         if (id != cur) {
             FLUSH_SLICE();
-            END_COUNTERS();
             cur = id;
             cur_pid = sqlite3_column_int64(s, 1);
             last_lat = last_thr = -1;
         }
-        last_end = b;
         if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
             double lat = sqlite3_column_double(s, 4), thr = sqlite3_column_double(s, 5);
             if (lat != last_lat || thr != last_thr) {
@@ -413,7 +548,11 @@ static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
                 fprintf(f, "{\"ph\":\"C\",\"name\":\"latency ns\",\"pid\":%lld,\"tid\":%lld,\"ts\":",
                         (long long)id, (long long)cur_pid);
                 ts_us(f, a);
-                fprintf(f, ",\"args\":{\"latency\":%.1f,\"threshold\":%.1f}}", lat, thr);
+                /* a threshold not known yet (0) is left out: no value, not 0 */
+                if (thr > 0)
+                    fprintf(f, ",\"args\":{\"latency\":%.1f,\"threshold\":%.1f}}", lat, thr);
+                else
+                    fprintf(f, ",\"args\":{\"latency\":%.1f}}", lat);
                 last_lat = lat;
                 last_thr = thr;
             }
@@ -438,7 +577,6 @@ static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
         }
     }
     FLUSH_SLICE();
-    END_COUNTERS();
     sqlite3_finalize(s);
     /* GPU kernels: one track per device and stream */
     if (sqlite3_prepare_v2(db,
@@ -506,7 +644,6 @@ static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
     }
     fputs("\n]}\n", f);
 #undef FLUSH_SLICE
-#undef END_COUNTERS
 #undef SEP
     return 0;
 }

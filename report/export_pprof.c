@@ -15,6 +15,7 @@
  * May call: SQLite, zlib, libc, report/view.c. Threading: reentrant.
  */
 #include "export_int.h"
+#include "text.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -114,10 +115,26 @@ static uint64_t hash_str(const char *s)
     return h;
 }
 
+static int64_t str_id_utf8(strtab *t, const char *s);
+
+/* The index of s in the string table, added where new. profile.proto's
+ * strings are UTF-8: a byte of s that is not part of valid UTF-8 is stored
+ * as U+FFFD (as in every export), so two names that differ only there are
+ * one string. */
 static int64_t str_id(strtab *t, const char *s)
 {
     if (!s)
         s = "";
+    if (mw_text_is_utf8(s))
+        return str_id_utf8(t, s);
+    char *u = mw_text_utf8(s);
+    int64_t id = u ? str_id_utf8(t, u) : 0;
+    free(u);
+    return id;
+}
+
+static int64_t str_id_utf8(strtab *t, const char *s)
+{
     if ((t->n + 1) * 2 > t->nslot) {
         uint32_t ns = t->nslot ? t->nslot * 2 : 1024;
         uint32_t *sl = calloc(ns, sizeof *sl);
@@ -484,6 +501,37 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
                                 " 'start_realtime_ns'");
     int64_t dur = mwv_scalar(db, "SELECT MAX(i.t_end + c.off) - MIN(i.t_start + c.off) FROM"
                                  " intervals i JOIN pclock c ON c.process_id = i.process_id");
+    /* period_type and period: what one sample stands for. cpu-clock
+     * samples: the CPU time between two, 1e9 / META sample_rate ns (the
+     * rate most processes recorded with); page faults: every fault_period-th
+     * fault; precise samples alone: one sample each. */
+    const char *ptype = "cpu", *punit = "nanoseconds";
+    int64_t period = 0;
+    if (o->source && !strcmp(o->source, "fault")) {
+        ptype = "page_faults";
+        punit = "count";
+        period = mwv_scalar(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fault_period'"
+                                " GROUP BY 1 ORDER BY COUNT(*) DESC, 1 LIMIT 1");
+    } else if (o->source && !strcmp(o->source, "precise")) {
+        ptype = "samples";
+        punit = "count";
+        period = 1;
+    } else {
+        int64_t rate = mwv_scalar(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key ="
+                                      " 'sample_rate' AND CAST(value AS INTEGER) > 0 GROUP BY 1"
+                                      " ORDER BY COUNT(*) DESC, 1 LIMIT 1");
+        if (rate > 0) {
+            period = 1000000000 / rate;
+        } else { /* no cpu-clock sampling: each sample counts one */
+            ptype = "samples";
+            punit = "count";
+            period = 1;
+        }
+    }
+    if (period <= 0)
+        period = 1;
+    value_type(&prof_pb, 11, &P.st, ptype, punit, &lab);
+    pb_int(&prof_pb, 12, period);
     int64_t cmt = str_id(&P.st, "memwatch export: bandwidth-bound samples are those inside "
                                 "intervals whose loaded latency crossed the threshold");
     int64_t def = str_id(&P.st, nflag ? "flagged_samples" : "samples");

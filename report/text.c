@@ -1,11 +1,14 @@
 /*
  * report/text.c: text from the outside world (program arguments, paths,
  * symbol names, anything a raw file holds) made safe to show: on a terminal
- * with its control characters escaped, in JSON as valid UTF-8 (text.h).
- * May call: libc. Prints nothing.
+ * with its control characters escaped (\xNN), in every file memwatch writes
+ * (JSON, the trace, HTML, CSV, folded stacks, pprof) as valid UTF-8, each
+ * byte that is not part of valid UTF-8 replaced by U+FFFD (text.h).
+ * May call: libc, cJSON. Writes only to the stream it is given.
  */
 #include "text.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,8 @@
  * (a stray byte, an overlong form, a surrogate, beyond U+10FFFF). */
 static size_t utf8_len(const unsigned char *p)
 {
+    if (!p)
+        return 0;
     unsigned c = p[0];
     if (c < 0x80)
         return 1;
@@ -89,7 +94,7 @@ char *mw_text_utf8(const char *s)
     while (*p) {
         size_t l = utf8_len(p);
         if (!l) {
-            memcpy(out + o, "\xef\xbf\xbd", 3); /* U+FFFD REPLACEMENT CHARACTER */
+            memcpy(out + o, MW_TEXT_REPLACEMENT, 3);
             o += 3;
             p++;
         } else {
@@ -100,4 +105,64 @@ char *mw_text_utf8(const char *s)
     }
     out[o] = 0;
     return out;
+}
+
+size_t mw_text_utf8_seq(const char *p)
+{
+    return p && *p ? utf8_len((const unsigned char *)p) : 0;
+}
+
+void mw_text_put_utf8(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : ""), *run = p;
+    while (*p) {
+        size_t l = utf8_len(p);
+        if (l) {
+            p += l;
+            continue;
+        }
+        fwrite(run, 1, (size_t)(p - run), f);
+        fputs(MW_TEXT_REPLACEMENT, f);
+        run = ++p;
+    }
+    fwrite(run, 1, (size_t)(p - run), f);
+}
+
+/* A copy of s, valid UTF-8, in cJSON's memory (cJSON_Delete frees it). */
+static char *json_copy_utf8(const char *s)
+{
+    char *u = mw_text_utf8(s);
+    if (!u)
+        return NULL;
+    size_t n = strlen(u) + 1;
+    char *c = cJSON_malloc(n);
+    if (c)
+        memcpy(c, u, n);
+    free(u);
+    return c;
+}
+
+void mw_text_json_utf8(cJSON *item)
+{
+    for (; item; item = item->next) {
+        if (cJSON_IsString(item) && item->valuestring && !mw_text_is_utf8(item->valuestring)) {
+            char *c = json_copy_utf8(item->valuestring);
+            if (c) {
+                if (!(item->type & cJSON_IsReference)) /* a reference's text is not its own */
+                    cJSON_free(item->valuestring);
+                item->valuestring = c;
+            }
+        }
+        if (item->string && !mw_text_is_utf8(item->string)) {
+            char *c = json_copy_utf8(item->string);
+            if (c) {
+                if (!(item->type & cJSON_StringIsConst))
+                    cJSON_free(item->string);
+                item->string = c;
+                item->type &= ~cJSON_StringIsConst;
+            }
+        }
+        if (item->child)
+            mw_text_json_utf8(item->child);
+    }
 }

@@ -7,6 +7,7 @@
  * Owns: the TEMP objects of a view connection (filter views, pclock).
  * May call: SQLite, libc. Threading: reentrant (one connection per call).
  */
+#include "text.h"
 #include "view_int.h"
 
 #include <errno.h>
@@ -525,37 +526,61 @@ void mwv_human_bytes(double v, char *buf, size_t n)
     snprintf(buf, n, i ? "%.1f %s" : "%.0f %s", v, u[i]);
 }
 
-/* ---- escapes ---- */
+/* ---- escapes ----
+ * Each writes valid UTF-8 whatever s holds: a byte that is not part of
+ * valid UTF-8 becomes U+FFFD (report/text.h, docs/export.md). */
 
+/* JSON string: quotes, backslash and control characters escaped, and '<'
+ * as \u003c so that no name can end a <script> of the HTML report. */
 void mwv_json_str(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
+    for (const char *p = s ? s : ""; *p;) {
+        unsigned char c = (unsigned char)*p;
+        size_t l = mw_text_utf8_seq(p);
+        if (l == 0) {
+            fputs(MW_TEXT_REPLACEMENT, f);
+            p++;
+            continue;
+        }
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f || c == '<')
+            fprintf(f, "\\u%04x", c);
+        else if (l == 1)
+            fputc(c, f);
         else
-            fputc(*p, f);
+            fwrite(p, 1, l, f);
+        p += l;
     }
     fputc('"', f);
 }
 
 void mwv_html_str(FILE *f, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
+    for (const char *p = s ? s : ""; *p;) {
+        unsigned char c = (unsigned char)*p;
+        size_t l = mw_text_utf8_seq(p);
+        if (l == 0) {
+            fputs(MW_TEXT_REPLACEMENT, f);
+            p++;
+            continue;
+        }
+        switch (c) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '&': fputs("&amp;", f); break;
         case '"': fputs("&quot;", f); break;
         case '\'': fputs("&#39;", f); break;
         default:
-            if (*p < 0x20 && *p != '\t')
+            if ((c < 0x20 && c != '\t') || c == 0x7f)
                 fputc(' ', f);
+            else if (l == 1)
+                fputc(c, f);
             else
-                fputc(*p, f);
+                fwrite(p, 1, l, f);
         }
+        p += l;
     }
 }
 
@@ -563,14 +588,21 @@ void mwv_csv_str(FILE *f, const char *s)
 {
     s = s ? s : "";
     if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, f);
+        mw_text_put_utf8(f, s);
         return;
     }
     fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
+    for (const char *p = s; *p;) {
+        size_t l = mw_text_utf8_seq(p);
+        if (l == 0) {
+            fputs(MW_TEXT_REPLACEMENT, f);
+            p++;
+            continue;
+        }
+        if (*p == '"')
             fputc('"', f);
-        fputc(*s, f);
+        fwrite(p, 1, l, f);
+        p += l;
     }
     fputc('"', f);
 }

@@ -11,6 +11,7 @@
  * May call: SQLite, cJSON, libc. Writes only to the stream it is given.
  * Threading: reentrant; opens its own read-only connection.
  */
+#include "text.h"
 #include "view_int.h"
 
 #include <memwatch/report.h>
@@ -621,6 +622,7 @@ int mw_report_view_print(const char *db_path, FILE *out, const mw_report_view *v
     }
     if (v->json) {
         fclose(f);
+        mw_text_json_utf8(root); /* names that are not UTF-8: docs/export.md */
         char *s = cJSON_Print(root);
         if (s) {
             fputs(s, out);

@@ -5,7 +5,9 @@
 # three (ranks 0-2 on two hosts, made by rewriting the META of copies).
 # Every format is read back by an independent reader and compared with the
 # report database: pprof by npm pprof-format (tests/js), the trace JSON by a
-# trace-event format check, folded stacks and CSV by sums and row counts.
+# trace-event format check, folded stacks and CSV by sums and row counts;
+# folded stacks have no stack twice, the trace's counters no point at 0,
+# pprof a period type.
 # Regions (mwr_fixture ... regions): the csv region table, the trace's
 # region slices, pprof's region labels and folded --region-root against the
 # JSON summary, the database and the fixture's own figures.
@@ -57,6 +59,12 @@ check "pprof labels of a process run alone: pid, host, source (no MPI rank)" \
 "$mw" export "$tmp/job" --format pprof -o "$tmp/pj.pb.gz" && node "$JS/pprof_decode.js" "$tmp/pj.pb.gz" >"$tmp/pj.json"
 check "pprof labels of a job: ranks 0-2 and both hosts" \
   $([ "$(J "$tmp/pj.json" 'd["labels"]["rank"], d["labels"]["host"]')" = "[0, 1, 2] ['fixturB', 'fixture']" ] && echo 1 || echo 0)
+# period_type and period (the fixture's META has no sample_rate: one sample each)
+pper=$(NODE_PATH=$JS/node_modules node -e '
+const p = require("pprof-format").Profile.decode(require("zlib").gunzipSync(require("fs").readFileSync(process.argv[1])));
+const str = (i) => p.stringTable.strings[Number(i)];
+console.log(p.periodType ? str(p.periodType.type) + " " + str(p.periodType.unit) + " " + Number(p.period) : "none");' "$tmp/p.pb.gz")
+check "pprof period: samples count 1 without a sample_rate ($pper)" $([ "$pper" = "samples count 1" ] && echo 1 || echo 0)
 "$mw" export "$tmp/one" --format pprof --source timer -o "$tmp/pt.pb.gz" &&
   node "$JS/pprof_decode.js" "$tmp/pt.pb.gz" >"$tmp/pt.json"
 eq "pprof --source timer total" "$(J "$tmp/pt.json" 'd["totals"][0]')" "$(q "$db" "SELECT COUNT(*) FROM samples WHERE source='timer'")"
@@ -67,6 +75,9 @@ eq "folded stacks sum to the report's samples" "$(awk '{s+=$NF} END {print s+0}'
 "$mw" export "$tmp/one" --format folded --flagged -o "$tmp/ff.txt"
 eq "folded --flagged sums to the flagged samples" "$(awk '{s+=$NF} END {print s+0}' "$tmp/ff.txt")" "$(q "$db" 'SELECT SUM(in_flagged) FROM samples')"
 check "folded lines are 'frames COUNT'" $(grep -cvE '^[^ ].* [0-9]+$' "$tmp/f.txt" | grep -qx 0 && echo 1 || echo 0)
+nodup() { [ -s "$1" ] && [ -z "$(sed 's/ [0-9]*$//' "$1" | sort | uniq -d)" ] && echo 1 || echo 0; }
+check "folded: no stack twice" $(nodup "$tmp/f.txt")
+check "folded --flagged: no stack twice" $(nodup "$tmp/ff.txt")
 
 # ---- trace JSON ----
 "$mw" export "$tmp/job" --format perfetto -o "$tmp/t.json"; check "perfetto export of the job" $(( $? == 0 ))
@@ -78,6 +89,10 @@ eq "one named track group per process" "$(T 'sum(1 for p in d.values() if p["nam
 eq "bandwidth-bound slices cover the flagged intervals" "$(T 'sum(p["slice_intervals"] for p in d.values())')" "$(q "$jdb" 'SELECT COUNT(*) FROM intervals WHERE bw_bound=1')"
 eq "slice time = flagged time (us)" "$(T 'int(round(sum(p["slice_us"] for p in d.values())))')" "$(q "$jdb" 'SELECT SUM(t_end-t_start)/1000 FROM intervals WHERE bw_bound=1')"
 eq "latency and threshold counter tracks per process" "$(T 'sum(1 for p in d.values() if "latency ns/latency" in p["counters"] and "latency ns/threshold" in p["counters"])')" 3
+check "no counter point is 0 (the counters do not fall to 0 where a process ends)" \
+  $(T 'sum(1 for p in d.values() for v in p["points"].values() for q in v if q[1] == 0)' | grep -qx 0 && echo 1 || echo 0)
+check "each process's threshold series ends at the fixture's threshold (150)" \
+  $(T 'all(p["points"]["latency ns/threshold"][-1][1] == 150 for p in d.values() if "latency ns/threshold" in p["points"])' | grep -qx True && echo 1 || echo 0)
 check "ranks and hosts named" $(T '"rank 2 @ fixturB" in " ".join(str(p["name"]) for p in d.values())' | grep -qx True && echo 1 || echo 0)
 
 # ---- csv ----
@@ -157,6 +172,9 @@ for n in regs:
 # folded --region-root: the same total, each stack under its regions, outermost first
 tot = sum(int(c) for _, c in plain)
 check("folded --region-root: the same total as without", sum(int(c) for _, c in folded) == tot, tot)
+for name, fl in (("folded --region-root", folded), ("folded", plain)):
+    st = [a for a, _ in fl]
+    check(name + ": no stack twice", len(st) == len(set(st)), sorted({a for a in st if st.count(a) > 1}))
 def under(prefix):
     return sum(int(c) for st, c in folded if (st + ";").startswith(prefix))
 check("folded: samples under region:load", under("region:load;") == counts["load"], under("region:load;"))

@@ -3,7 +3,8 @@
 file against the trace-event format (the object form: traceEvents plus
 optional metadata; every event's phase, ids, times and arguments) and prints,
 as JSON, what the tests compare with the report database: per process the
-counter tracks and their points, the bandwidth-bound slices and their total
+counter tracks, how many points each has and the points themselves
+("points": [ts, value] in time order per "track/series"), the bandwidth-bound slices and their total
 duration, the GPU kernel slices, the region slices (category "region") per
 thread, and the process and thread names. Slices of one track (pid, tid)
 must nest: each lies inside the one it starts in, or after its end."""
@@ -18,7 +19,12 @@ def fail(msg):
     sys.exit(1)
 
 
-doc = json.load(open(sys.argv[1]))
+# strict UTF-8 (the format is JSON, which is UTF-8): a byte that is not
+# part of valid UTF-8 fails the check
+try:
+    doc = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+except (UnicodeDecodeError, ValueError) as e:
+    fail("not valid UTF-8 JSON: %s" % e)
 if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
     fail("not a trace-event object with a traceEvents array")
 if doc.get("displayTimeUnit") not in (None, "ms", "ns"):
@@ -39,7 +45,7 @@ for n, e in enumerate(doc["traceEvents"]):
     for k in ("pid", "tid"):
         if not isinstance(e.get(k), int):
             fail("%s: %s is not an integer" % (where, k))
-    p = procs.setdefault(e["pid"], {"counters": {}, "slices": 0, "slice_us": 0.0,
+    p = procs.setdefault(e["pid"], {"counters": {}, "points": {}, "slices": 0, "slice_us": 0.0,
                                      "slice_intervals": 0, "gpu": 0, "gpu_flagged": 0,
                                      "regions": []})
     if ph == "M":
@@ -65,6 +71,7 @@ for n, e in enumerate(doc["traceEvents"]):
                 fail("%s: counter %s value %r" % (where, k, v))
             key = e["name"] + "/" + k
             p["counters"][key] = p["counters"].get(key, 0) + 1
+            p["points"].setdefault(key, []).append([ts, v])
     if ph == "X":
         d = e.get("dur")
         if not isinstance(d, (int, float)) or d < 0:
@@ -92,6 +99,8 @@ for key, sl in tracks.items():
             fail("event %d on track %s overlaps the slice it starts in without nesting" % (n, key))
         stack.append(ts + d)
 for pid in procs:
+    for pts in procs[pid]["points"].values():
+        pts.sort(key=lambda x: x[0])
     procs[pid]["name"] = names.get(pid)
     procs[pid]["threads"] = threads.get(pid, [])
 print(json.dumps({"events": len(doc["traceEvents"]),
