@@ -1,23 +1,27 @@
 /*
  * report/html.c: `memwatch report --html FILE`: one self-contained HTML page
- * of a report database (docs/html.md): a timeline per process (loaded latency
- * against the threshold, DRAM bandwidth, flagged intervals shaded, GPU
- * kernels, each thread's regions as named bands: report/html_timeline.c,
- * report/html_region.c),
- * per-rank and per-host tables, the per-region table (report/html_region.c),
- * the top source lines (with their source text where the file is readable),
- * functions and data objects inside
- * flagged intervals, an icicle graph of their call stacks, the machine
- * profile's latency-versus-bandwidth curve with the threshold and the method
- * verdicts (report/html_profile.c), losses, warnings and how the run was
- * recorded. This file draws the page and its tables; what its parts share
- * is in report/html_int.h.
+ * of a report database (docs/html.md), titled with the run's root command:
+ * a timeline with a whole-run lane and a lane per MPI rank or command
+ * (loaded latency against the threshold, DRAM bandwidth, flagged intervals
+ * shaded, GPU kernels, each thread's regions as named bands:
+ * report/html_timeline.c, report/html_region.c), the processes table (the
+ * most flagged first, the first --top shown, the rest behind "show all")
+ * and the per-host table, the per-region table (report/html_region.c), the
+ * top source lines (with their source text where the file is readable),
+ * functions and data objects inside flagged intervals, an icicle graph of
+ * their call stacks, the machine profile's latency-versus-bandwidth curve
+ * with the threshold and the method verdicts (report/html_profile.c),
+ * losses, warnings and how the run was recorded. This file draws the page
+ * and its tables; what its parts share is in report/html_int.h.
  *
  * Everything is aggregated before it is drawn: the timeline has a fixed
- * number of columns per process whatever the run's length, the icicle drops
- * frames narrower than half a pixel, tables have --top rows. No network, no
- * external script or font; the inline script only adds a hover readout and
- * click-to-zoom on the icicle.
+ * number of columns and a bounded number of lanes whatever the run's length
+ * and size, the icicle folds frames under 0.5 % of the samples into one
+ * "other" frame per caller, tables have --top rows (the processes table
+ * lists at most PROC_ROWS_MAX). The page is never wider than a 1400 px
+ * window: long names wrap, a wide table scrolls inside itself. No network,
+ * no external script or font; the inline script only adds a hover readout,
+ * click-to-zoom on the icicle and the processes table's "show all".
  *
  * May call: SQLite, cJSON, libc, report/view.c, report/jobview.c,
  * report/html_timeline.c, report/html_profile.c, report/html_region.c.
@@ -38,6 +42,10 @@
 
 #define FL_W 1100      /* icicle width */
 #define FL_ROW 17
+#define FL_DEPTH 80     /* frames drawn from the outermost */
+#define FL_MIN_SHARE 0.005 /* frames under this share of the samples: one "other" per parent */
+#define FL_MAX_NODES 3000  /* frames drawn at most (the share above rises to keep to it) */
+#define FL_NAME_MAX 300    /* characters of a frame's name kept for its hover */
 
 const char mwh_css[] =
     "body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;"
@@ -52,14 +60,19 @@ const char mwh_css[] =
     "th,td{padding:3px 9px;border-bottom:1px solid #e6e8ec;text-align:left;vertical-align:top}"
     "th{background:#eef0f4;font-weight:600}td.n{text-align:right;font-variant-numeric:"
     "tabular-nums;white-space:nowrap}code{font:12px ui-monospace,Menlo,Consolas,monospace;"
-    "white-space:pre}.bar{display:inline-block;height:9px;background:#d1495b;margin-right:6px;"
+    "white-space:pre-wrap;overflow-wrap:anywhere}.bar{display:inline-block;height:9px;"
+    "background:#d1495b;margin-right:6px;"
     "vertical-align:middle}.card{background:#fff;border:1px solid #e0e3e8;border-radius:6px;"
     "padding:8px 10px;margin:8px 0;overflow-x:auto}svg text{font:11px system-ui,sans-serif;"
     "fill:#333}#tip{position:fixed;pointer-events:none;background:#1d2330;color:#fff;"
     "font-size:12px;padding:4px 7px;border-radius:4px;display:none;white-space:pre;z-index:9}"
     ".legend span{display:inline-block;margin-right:16px}.sw{display:inline-block;width:22px;"
     "height:10px;margin-right:5px;vertical-align:middle}dl{display:grid;grid-template-columns:"
-    "max-content auto;gap:2px 14px;margin:6px 0}dt{color:#667085}dd{margin:0}";
+    "minmax(0,max-content) minmax(0,auto);gap:2px 14px;margin:6px 0}dt{color:#667085}dd{margin:0}"
+    /* never wider than the window: long names wrap, a wide table scrolls in itself */
+    "main,h1,p,li,dd{overflow-wrap:anywhere}td,th{overflow-wrap:break-word}"
+    "table{display:block;width:fit-content;max-width:100%;overflow-x:auto}svg{max-width:100%}"
+    "button{font:inherit;font-size:12px;margin:4px 0}";
 
 /* hover readout on the timeline, click-to-zoom on the icicle */
 const char mwh_js[] =
@@ -78,7 +91,8 @@ const char mwh_js[] =
     "var t=(b+0.5)*D.T/D.bins,s='t = '+t.toFixed(3)+' s';"
     "if(L){s+='\\n'+L.name;var v=L.lat[b];s+='\\nlatency '+(v<0?'not measured':v.toFixed(1)+' ns')"
     "+' (threshold '+(L.thr[b]<0?'-':L.thr[b].toFixed(1))+' ns)';"
-    "s+='\\nbandwidth-bound '+(L.fl[b]<0?'-':Math.round(L.fl[b]*100)+' % of the column');"
+    "s+='\\nbandwidth-bound '+(L.fl[b]<0?'- (no reading)':"
+    "Math.round(L.fl[b]*100)+' % of the column');"
     "if(L.bw)s+='\\nDRAM '+(L.bw[b]<0?'-':L.bw[b].toFixed(2)+' GB/s');}"
     "show(e,s);});tl.addEventListener('mouseleave',function(){hide();"
     "cur.setAttribute('visibility','hidden');});}"
@@ -94,7 +108,10 @@ const char mwh_js[] =
     "g.addEventListener('mousemove',function(e){show(e,g.getAttribute('data-n')+'\\n'+"
     "g.getAttribute('data-s'));});g.addEventListener('mouseleave',hide);});"
     "var rb=document.getElementById('flame-reset');if(rb)rb.addEventListener('click',function(){"
-    "zoom(0,+fl.getAttribute('data-w'));});}})();";
+    "zoom(0,+fl.getAttribute('data-w'));});}"
+    "var pa=document.getElementById('procs-all');if(pa)pa.addEventListener('click',function(){"
+    "var m=document.querySelector('#rank-table tbody.more'),o=m.hidden;m.hidden=!o;"
+    "pa.textContent=o?pa.getAttribute('data-less'):pa.getAttribute('data-more');});})();";
 
 /* ---- tables ---- */
 
@@ -269,7 +286,8 @@ static void objects_table(FILE *f, sqlite3 *db, int top, int multi)
     }
     fprintf(f, "<p class=muted>%lld samples with a data address (page faults, precise loads), "
                "%lld not inside any known object. Share of all addressed samples; the flagged "
-               "column counts those inside bandwidth-bound intervals.</p>\n",
+               "column counts those inside bandwidth-bound intervals, and the objects with the "
+               "most of those come first.</p>\n",
             (long long)addressed, (long long)unattr);
     char sql[900];
     snprintf(sql, sizeof sql,
@@ -277,7 +295,8 @@ static void objects_table(FILE *f, sqlite3 *db, int top, int multi)
              " SUM(s.in_flagged), (SELECT CASE WHEN q.rank IS NOT NULL THEN 'rank ' || q.rank"
              " ELSE 'pid ' || q.pid END FROM processes q WHERE q.id = o.process_id)"
              " FROM samples s JOIN objects o ON o.id = s.object_id LEFT JOIN pcs"
-             " ps ON ps.id = o.site_pc_id GROUP BY o.id ORDER BY n DESC LIMIT %d",
+             " ps ON ps.id = o.site_pc_id GROUP BY o.id ORDER BY SUM(s.in_flagged) DESC, n DESC,"
+             " o.id LIMIT %d",
              top);
     sqlite3_stmt *s;
     fprintf(f, "<table><tr><th>share</th><th>samples</th><th>in flagged</th>%s<th>kind</th>"
@@ -355,6 +374,47 @@ static uint32_t name_hash(const char *s)
     return x;
 }
 
+/* fold the children of id under minn samples into one "other" frame
+ * (without children of its own), and below FL_DEPTH every child */
+static void flame_merge(ftree *t, int32_t id, int64_t minn, int depth)
+{
+    int64_t on = 0;
+    int32_t head = -1, tail = -1, o = -1;
+    for (int32_t c = t->v[id].child, nx; c >= 0; c = nx) {
+        nx = t->v[c].next;
+        if (t->v[c].n < minn || depth >= FL_DEPTH) {
+            on += t->v[c].n;
+            continue;
+        }
+        t->v[c].next = -1;
+        if (tail >= 0)
+            t->v[tail].next = c;
+        else
+            head = c;
+        tail = c;
+    }
+    t->v[id].child = head;
+    if (on > 0 && depth < FL_DEPTH) {
+        if (t->n == t->cap) {
+            int32_t nc = t->cap ? t->cap * 2 : 1024;
+            fnode *nv = realloc(t->v, (size_t)nc * sizeof *nv);
+            if (!nv)
+                return;
+            t->v = nv;
+            t->cap = nc;
+        }
+        o = t->n++;
+        t->v[o] = (fnode){"[other]", on, -1, -1};
+        if (tail >= 0)
+            t->v[tail].next = o;
+        else
+            t->v[id].child = o;
+    }
+    for (int32_t c = head; c >= 0; c = t->v[c].next)
+        if (c != o)
+            flame_merge(t, c, minn, depth + 1);
+}
+
 static int flame_emit(FILE *f, const ftree *t, int32_t id, double x, double scale, int depth,
                       int64_t total, int *maxdepth)
 {
@@ -367,7 +427,13 @@ static int flame_emit(FILE *f, const ftree *t, int32_t id, double x, double scal
             int r = 205 + (int)(hh % 50), g = 90 + (int)((hh >> 8) % 110), b = 40 + (int)((hh >> 16) % 45);
             double y = depth * FL_ROW;
             fprintf(f, "<g class=f data-x=\"%.2f\" data-w=\"%.2f\" data-n=\"", x, w);
-            h(f, nd->name);
+            if (strlen(nd->name) > FL_NAME_MAX) {
+                char cut[FL_NAME_MAX + 4];
+                snprintf(cut, sizeof cut, "%.*s...", FL_NAME_MAX - 3, nd->name);
+                h(f, cut);
+            } else {
+                h(f, nd->name);
+            }
             fprintf(f, "\" data-s=\"%lld samples, %.1f%%\"><rect x=\"%.2f\" y=\"%.0f\" "
                        "width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" stroke=\"#fff\" "
                        "stroke-width=\"0.5\"/>",
@@ -438,15 +504,32 @@ static void flame(FILE *f, sqlite3 *db)
         }
         sqlite3_finalize(s);
     }
+    /* small frames folded: under FL_MIN_SHARE of the samples, more where
+     * that would still draw more than FL_MAX_NODES frames */
+    int64_t minn = (int64_t)ceil(FL_MIN_SHARE * (double)total);
+    if (minn < 1)
+        minn = 1;
+    for (;;) {
+        int32_t big = 0;
+        for (int32_t i = 0; i < t.n; i++)
+            big += t.v[i].n >= minn;
+        if (big <= FL_MAX_NODES / 2)
+            break;
+        minn *= 2;
+    }
+    if (total > 0)
+        flame_merge(&t, root, minn, 0);
     if (total == 0) {
         fputs("<p class=muted>No timer or precise sample to draw.</p>\n", f);
     } else {
         fprintf(f, "<p class=muted>%s: %lld samples, outermost frame at the top; width is the "
-                   "share of samples. Click a frame to zoom in, hover for its count.</p>\n",
+                   "share of samples. Frames with fewer than %lld samples (%.1f %%) are folded "
+                   "into one <i>[other]</i> frame per caller. Click a frame to zoom in, hover for "
+                   "its count.</p>\n",
                 nsel ? "Samples inside bandwidth-bound intervals (the hybrid selection)"
                      : "No sample fell inside a flagged interval, so this is every timer/precise "
                        "sample of the run",
-                (long long)total);
+                (long long)total, (long long)minn, 100.0 * (double)minn / (double)total);
         /* draw into memory first: the height depends on the depth drawn */
         char *buf = NULL;
         size_t blen = 0;
@@ -471,7 +554,53 @@ static void flame(FILE *f, sqlite3 *db)
 
 /* ---- per rank / host ---- */
 
-static void job_section(FILE *f, const cJSON *job)
+#define PROC_ROWS_MAX 5000 /* rows of the processes table, shown or behind "show all" */
+
+static double jnumv(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, k);
+    return v ? cJSON_GetNumberValue(v) : 0;
+}
+
+/* what matters inside flagged intervals first: flagged time, flagged
+ * samples, then time measured, then the job view's order */
+static int cmp_proc(const void *pa, const void *pb)
+{
+    const cJSON *a = *(const cJSON *const *)pa, *b = *(const cJSON *const *)pb;
+    double x, y;
+    if ((x = jnumv(a, "flagged_ns")) != (y = jnumv(b, "flagged_ns")))
+        return x > y ? -1 : 1;
+    if ((x = jnumv(a, "in_flagged")) != (y = jnumv(b, "in_flagged")))
+        return x > y ? -1 : 1;
+    if ((x = jnumv(a, "time_ns")) != (y = jnumv(b, "time_ns")))
+        return x > y ? -1 : 1;
+    if ((x = jnumv(a, "samples")) != (y = jnumv(b, "samples")))
+        return x > y ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+static void job_row(FILE *f, const cJSON *r)
+{
+    char dur[64], line[512];
+    fmt_dur(dur, sizeof dur, jnumv(r, "time_ns") / 1e9);
+    mwv_jobview_line(r, line, sizeof line);
+    fputs("<tr><td class=n>", f);
+    if (cJSON_GetObjectItem(r, "rank"))
+        fprintf(f, "%.0f", jnumv(r, "rank"));
+    else
+        fputs("-", f);
+    fputs("</td><td>", f);
+    h(f, cJSON_GetStringValue(cJSON_GetObjectItem(r, "host")));
+    fprintf(f, "</td><td class=n>%.0f</td><td>", jnumv(r, "pid"));
+    h(f, mwv_base(cJSON_GetStringValue(cJSON_GetObjectItem(r, "exe"))));
+    fprintf(f, "</td><td class=n>%s</td>", dur);
+    share_cell(f, jnumv(r, "share"));
+    fprintf(f, "<td class=n>%.0f</td><td>", jnumv(r, "samples"));
+    h(f, line);
+    fprintf(f, "</td><td class=n>%.0f</td></tr>\n", jnumv(r, "in_flagged"));
+}
+
+static void job_section(FILE *f, const cJSON *job, int top)
 {
     const cJSON *procs = cJSON_GetObjectItem(job, "processes"), *r;
     const cJSON *hosts = cJSON_GetObjectItem(job, "hosts");
@@ -483,31 +612,40 @@ static void job_section(FILE *f, const cJSON *job)
         h(f, cJSON_GetStringValue(cJSON_GetObjectItem(im, "text")));
         fputs(".</p>\n", f);
     }
-    fputs("<table id=rank-table><tr><th>rank</th><th>host</th><th>pid</th><th>program</th>"
-          "<th>time measured</th><th>bandwidth-bound</th><th>samples</th><th>top line</th></tr>\n",
+    const cJSON **ord = calloc((size_t)(np ? np : 1), sizeof *ord);
+    if (!ord)
+        return;
+    int n = 0;
+    cJSON_ArrayForEach(r, procs) ord[n++] = r;
+    qsort(ord, (size_t)n, sizeof *ord, cmp_proc);
+    int shown = n <= top + 5 ? n : top; /* a few more than --top: all of them */
+    int listed = n < PROC_ROWS_MAX ? n : PROC_ROWS_MAX;
+    fprintf(f, "<p class=muted>%d process%s, the most flagged time first (then flagged samples, "
+               "then time measured).</p>\n",
+            n, n == 1 ? "" : "es");
+    if (listed < n)
+        fprintf(f, "<p class=muted>The page lists %d of them; the report database and "
+                   "<code>memwatch report --json</code> have every one.</p>\n",
+                listed);
+    fputs("<table id=rank-table><thead><tr><th>rank</th><th>host</th><th>pid</th><th>program</th>"
+          "<th>time measured</th><th>bandwidth-bound</th><th>samples</th><th>top line</th>"
+          "<th>samples in flagged</th></tr></thead>\n<tbody>\n",
           f);
-    cJSON_ArrayForEach(r, procs)
-    {
-        char dur[64], line[512];
-        fmt_dur(dur, sizeof dur, cJSON_GetNumberValue(cJSON_GetObjectItem(r, "time_ns")) / 1e9);
-        mwv_jobview_line(r, line, sizeof line);
-        fputs("<tr><td class=n>", f);
-        if (cJSON_GetObjectItem(r, "rank"))
-            fprintf(f, "%.0f", cJSON_GetNumberValue(cJSON_GetObjectItem(r, "rank")));
-        else
-            fputs("-", f);
-        fputs("</td><td>", f);
-        h(f, cJSON_GetStringValue(cJSON_GetObjectItem(r, "host")));
-        fprintf(f, "</td><td class=n>%.0f</td><td>", cJSON_GetNumberValue(cJSON_GetObjectItem(r, "pid")));
-        h(f, mwv_base(cJSON_GetStringValue(cJSON_GetObjectItem(r, "exe"))));
-        fprintf(f, "</td><td class=n>%s</td>", dur);
-        share_cell(f, cJSON_GetNumberValue(cJSON_GetObjectItem(r, "share")));
-        fprintf(f, "<td class=n>%.0f</td><td>", cJSON_GetNumberValue(cJSON_GetObjectItem(r, "samples")));
-        h(f, line);
-        fputs("</td></tr>\n", f);
+    for (int i = 0; i < shown; i++)
+        job_row(f, ord[i]);
+    fputs("</tbody>\n", f);
+    if (listed > shown) {
+        fputs("<tbody class=more hidden>\n", f);
+        for (int i = shown; i < listed; i++)
+            job_row(f, ord[i]);
+        fputs("</tbody>\n", f);
     }
     fputs("</table>\n", f);
-    (void)np;
+    if (listed > shown)
+        fprintf(f, "<button id=procs-all type=button data-more=\"show all %d processes\" "
+                   "data-less=\"show the first %d\">show all %d processes</button>\n",
+                listed, shown, listed);
+    free(ord);
     if (nh < 2)
         return;
     fputs("<table id=host-table><tr><th>host</th><th>processes</th><th>time measured</th>"
@@ -612,7 +750,10 @@ static void recording_section(FILE *f, sqlite3 *db)
     else
         fputs("<p>No samples or records were reported lost.</p>\n", f);
     any = 0;
-    if (sqlite3_prepare_v2(db, "SELECT p.file, p.status FROM processes p WHERE p.status != 'ok'"
+    /* bounded: 20 damaged files, 50 distinct warnings */
+    int64_t damaged = mwv_scalar(db, "SELECT COUNT(*) FROM processes WHERE status != 'ok'");
+    if (sqlite3_prepare_v2(db, "SELECT file, status FROM (SELECT file, status FROM processes"
+                               " WHERE status != 'ok' ORDER BY id LIMIT 20)"
                                " UNION ALL SELECT NULL, text FROM (SELECT DISTINCT text FROM logs"
                                " LIMIT 50)",
                            -1, &s, NULL) == SQLITE_OK) {
@@ -630,6 +771,10 @@ static void recording_section(FILE *f, sqlite3 *db)
         }
         sqlite3_finalize(s);
     }
+    if (any && damaged > 20)
+        fprintf(f, "<li>and %lld more damaged files: the processes table of the report database "
+                   "has their status.</li>\n",
+                (long long)(damaged - 20));
     if (any)
         fputs("</ul>\n", f);
     else
@@ -745,8 +890,12 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
     }
     int64_t nsamp = mwv_scalar(db, "SELECT COALESCE(SUM(n), 0) FROM pcc");
     char title[512] = "memwatch report";
-    if (sqlite3_prepare_v2(db, "SELECT COALESCE(cmdline, exe) FROM processes ORDER BY rank, id"
-                               " LIMIT 1",
+    /* the root command: the first process whose parent was not recorded
+     * (the command memwatch record ran, e.g. make -j2), not one of its children */
+    if (sqlite3_prepare_v2(db, "SELECT COALESCE(NULLIF(p.cmdline, ''), p.exe) FROM processes p"
+                               " ORDER BY EXISTS (SELECT 1 FROM processes q WHERE q.pid = p.ppid"
+                               " AND q.hostname IS p.hostname AND q.id != p.id), p.rank,"
+                               " p.t_start IS NULL, p.t_start, p.id LIMIT 1",
                            -1, &s, NULL) == SQLITE_OK) {
         if (sqlite3_step(s) == SQLITE_ROW && col_text(s, 0))
             snprintf(title, sizeof title, "memwatch: %s", col_text(s, 0));
@@ -810,7 +959,7 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
     fputs("<h2 id=timeline>Timeline</h2>\n", f);
     mwh_timeline(f, db, job);
     if (nproc > 1)
-        job_section(f, job);
+        job_section(f, job, top);
     mwh_regions_section(f, db, top);
     code_tables(f, db, 1, top, "flagged");
     code_tables(f, db, 0, top, "overall");

@@ -1,9 +1,12 @@
 /*
  * report/html_timeline.c: the timeline of the HTML report (docs/html.md): a
- * lane per process with its loaded latency against the threshold, its DRAM
- * bandwidth, its flagged intervals shaded, its GPU kernels and its threads'
- * regions (report/html_region.c). Aggregated before it is drawn: a fixed
- * number of columns per lane whatever the run's length.
+ * whole-run lane (every process folded into one), then a lane per MPI rank
+ * or per command (a bounded number, the rest folded into "other"), each with
+ * its loaded latency against the threshold, its DRAM bandwidth, its flagged
+ * intervals shaded (only intervals with a reading can be), its GPU kernels
+ * and, in a lane of one process, its threads' regions (report/html_region.c).
+ * Aggregated before it is drawn: a fixed number of columns per lane whatever
+ * the run's length. The legend names only what the lanes draw.
  *
  * May call: SQLite, cJSON, libc, report/view.c, report/html_region.c.
  * Threading: reentrant.
@@ -17,18 +20,23 @@
 #define TL_BINS 550    /* columns per lane */
 #define TL_LANE_H 84   /* latency plot height */
 #define TL_GPU_H 18    /* GPU kernel strip, one per device */
-#define TL_GPU_DEVS 8  /* devices drawn per process (the rest: a note) */
+#define TL_GPU_DEVS 8  /* devices drawn per lane (the rest: a note) */
 #define TL_LABEL_H 18
-#define TL_MAX_LANES 32
+#define TL_MAX_GROUPS 12 /* lanes after the whole-run lane, "other" included */
+#define TL_MAX_LANES (TL_MAX_GROUPS + 1)
 #define TL_RG_ROW 13     /* a thread's region band */
 #define TL_RG_THREADS 16 /* threads drawn per process */
 #define TL_RG_LEVELS 3   /* nesting levels drawn per thread */
+#define TL_BRIDGE 2      /* a line goes on across this many columns without a value */
+#define TL_NORD_MIN 3    /* columns without a reading hatched from this many in a row */
 
 typedef struct lane {
-    int64_t id;
+    int64_t id;     /* the process, where the lane holds exactly one; else -1 */
+    int nproc;      /* processes folded into the lane */
     char name[256];
-    double share;
-    double cov[TL_BINS], fl[TL_BINS], latw[TL_BINS], latt[TL_BINS], thr[TL_BINS];
+    /* per column: time covered by intervals, by intervals with a reading,
+     * flagged time (of intervals with a reading), latency sums, threshold */
+    double cov[TL_BINS], rd[TL_BINS], fl[TL_BINS], latw[TL_BINS], latt[TL_BINS], thr[TL_BINS];
     double bytes[TL_BINS], bwt[TL_BINS];
     double gbusy[TL_GPU_DEVS][TL_BINS], gflag[TL_GPU_DEVS][TL_BINS];
     int gdev[TL_GPU_DEVS];    /* the device of each strip, in ascending order */
@@ -36,8 +44,20 @@ typedef struct lane {
     double maxlat;
     int has_bw, has_gpu;      /* has_gpu: the number of strips */
     int gpu_more, gpu_last;   /* devices beyond TL_GPU_DEVS, not drawn; the last one seen */
-    mwh_rbands *rb; /* its threads' regions */
+    mwh_rbands *rb; /* its threads' regions (a lane of one process) */
 } lane;
+
+/* a lane candidate: an MPI rank, or a command (the program's file name) */
+typedef struct group {
+    char key[128];
+    int has_rank;
+    double rank, time, flagged;
+    int n;
+    int64_t first_id;
+    double pid; /* of the first process */
+    char host[104];
+    int lane; /* index into the lanes, or the "other" lane */
+} group;
 
 /* spread [a,b) over the bins, calling back with each overlap */
 #define SPREAD(a, b, T, K, body)                                                                  \
@@ -55,23 +75,270 @@ typedef struct lane {
         }                                                                                      \
     } while (0)
 
-static void path_series(FILE *f, const double *v, const double *valid, double x0, double y0,
-                        double hgt, double vmin, double vmax, const char *style)
+/* a line through the columns where valid > 0 and v >= 0, across gaps of up
+ * to TL_BRIDGE columns; nothing when no column has a value (returns whether
+ * it drew) */
+static int path_series(FILE *f, const double *v, const double *valid, double x0, double y0,
+                       double hgt, double vmin, double vmax, const char *cls, const char *style)
 {
     double bw = (double)TL_W / TL_BINS;
-    int open = 0;
-    fprintf(f, "<path %s d=\"", style);
+    int open = 0, any = 0, gap = 0;
     for (int k = 0; k < TL_BINS; k++) {
         if (valid[k] <= 0 || v[k] < 0) {
-            open = 0;
+            if (++gap > TL_BRIDGE)
+                open = 0;
             continue;
         }
+        gap = 0;
+        if (!any)
+            fprintf(f, "<path class=%s %s d=\"", cls, style);
+        any = 1;
         double c = v[k] > vmax ? vmax : v[k] < vmin ? vmin : v[k];
         double y = y0 + hgt - (c - vmin) / (vmax - vmin) * hgt;
         fprintf(f, "%c%.1f %.1f", open ? 'L' : 'M', x0 + (k + 0.5) * bw, y);
         open = 1;
     }
-    fputs("\"/>\n", f);
+    if (any)
+        fputs("\"/>\n", f);
+    return any;
+}
+
+/* the file name of a program path */
+static const char *prog_name(const char *exe)
+{
+    if (!exe || !*exe)
+        return "?";
+    const char *b = strrchr(exe, '/');
+    return b && b[1] ? b + 1 : exe;
+}
+
+static double jnum(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, k);
+    return v ? cJSON_GetNumberValue(v) : 0;
+}
+
+/* a process's group: "rank N", or its program's file name */
+static void group_key(const cJSON *pr, char *key, size_t n)
+{
+    const cJSON *rk = cJSON_GetObjectItem(pr, "rank");
+    if (rk)
+        snprintf(key, n, "rank %.0f", cJSON_GetNumberValue(rk));
+    else
+        snprintf(key, n, "%s", prog_name(cJSON_GetStringValue(cJSON_GetObjectItem(pr, "exe"))));
+}
+
+static int cmp_group_lane(const void *pa, const void *pb)
+{
+    const group *a = *(group *const *)pa, *b = *(group *const *)pb;
+    if (a->has_rank != b->has_rank) /* ranks first, in rank order */
+        return b->has_rank - a->has_rank;
+    if (a->has_rank && a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->flagged != b->flagged) /* then commands: the most flagged time first */
+        return a->flagged > b->flagged ? -1 : 1;
+    if (a->time != b->time)
+        return a->time > b->time ? -1 : 1;
+    return strcmp(a->key, b->key);
+}
+
+static int cmp_group_weight(const void *pa, const void *pb)
+{
+    const group *a = *(group *const *)pa, *b = *(group *const *)pb;
+    if (a->flagged != b->flagged)
+        return a->flagged > b->flagged ? -1 : 1;
+    if (a->time != b->time)
+        return a->time > b->time ? -1 : 1;
+    if (a->n != b->n)
+        return b->n - a->n;
+    return cmp_group_lane(pa, pb);
+}
+
+/* an interval of a process, added to a lane */
+static void lane_add_iv(lane *l, double Td, double a, double b, int reading, int haslat,
+                        double lat, double thr, int hasb, double bytes, int fl)
+{
+    if (haslat && lat > l->maxlat)
+        l->maxlat = lat;
+    if (hasb)
+        l->has_bw = 1;
+    double dur = b - a;
+    SPREAD(a, b, Td, bk, {
+        l->cov[bk] += ov;
+        if (reading) {
+            l->rd[bk] += ov;
+            if (fl)
+                l->fl[bk] += ov;
+        }
+        if (haslat) {
+            l->latw[bk] += lat * ov;
+            l->latt[bk] += ov;
+        }
+        if (reading && thr > 0 && thr > l->thr[bk]) /* a threshold applied to a reading */
+            l->thr[bk] = thr;
+        if (hasb && dur > 0) {
+            l->bytes[bk] += bytes * ov / dur;
+            l->bwt[bk] += ov;
+        }
+    });
+}
+
+static void lane_add_kernel(lane *l, double Td, int dev, double a, double b, int fl)
+{
+    int g = 0;
+    while (g < l->has_gpu && l->gdev[g] != dev)
+        g++;
+    if (g == l->has_gpu) { /* a new device (rows come in device order) */
+        if (g == TL_GPU_DEVS) {
+            if (!l->gpu_more || l->gpu_last != dev)
+                l->gpu_more++;
+            l->gpu_last = dev;
+            return;
+        }
+        l->gdev[l->has_gpu++] = dev;
+    }
+    l->glaunch[g]++;
+    l->gflagged[g] += fl != 0;
+    SPREAD(a, b, Td, bk, {
+        l->gbusy[g][bk] += ov;
+        if (fl)
+            l->gflag[g][bk] += ov;
+    });
+}
+
+/* a column's state: 0 nothing, 1 no interval, 2 no reading, 3 + q flagged
+ * (q tenths of the time with a reading). Intervals without a reading are
+ * never flagged; a stretch of them is hatched where it is at least
+ * TL_NORD_MIN columns wide (a reading every other interval leaves single
+ * columns without one: those stay blank) */
+static int col_state_1(const lane *l, int b)
+{
+    if (l->cov[b] <= 0)
+        return 1;
+    if (l->rd[b] <= 0)
+        return 2;
+    int q = (int)lround(l->fl[b] / l->rd[b] * 10);
+    return q > 0 ? 3 + q : 0;
+}
+
+static int col_state(const lane *l, int b)
+{
+    int st = col_state_1(l, b);
+    if (st != 2)
+        return st;
+    int lo = b, hi = b;
+    while (lo > 0 && b - lo < TL_NORD_MIN && col_state_1(l, lo - 1) == 2)
+        lo--;
+    while (hi < TL_BINS - 1 && hi - lo + 1 < TL_NORD_MIN && col_state_1(l, hi + 1) == 2)
+        hi++;
+    return hi - lo + 1 >= TL_NORD_MIN ? 2 : 0;
+}
+
+/* the lanes: the whole run first, then a lane per MPI rank or per command
+ * (at most TL_MAX_GROUPS, the rest folded into "other"). Returns the
+ * number of lanes; map[process id] = its lane (0: none but the whole run). */
+static int make_lanes(sqlite3 *db, cJSON *job, lane *L, int *map, int64_t maxid, int *nother_out)
+{
+    cJSON *arr = cJSON_GetObjectItem(job, "processes"), *pr;
+    int nproc = cJSON_GetArraySize(arr);
+    lane *w = &L[0];
+    w->id = -1;
+    w->nproc = nproc;
+    if (nproc == 1) {
+        char one[200];
+        w->id = (int64_t)jnum(cJSON_GetArrayItem(arr, 0), "id");
+        mwv_proc_label(db, w->id, one, sizeof one);
+        snprintf(w->name, sizeof w->name, "whole run: %s", one);
+        *nother_out = 0;
+        return 1;
+    }
+    snprintf(w->name, sizeof w->name, "whole run: %d processes folded into one", nproc);
+    group *g = calloc((size_t)nproc, sizeof *g);
+    group **ord = calloc((size_t)nproc, sizeof *ord);
+    int ng = 0;
+    if (!g || !ord) {
+        free(g);
+        free(ord);
+        return 1;
+    }
+    cJSON_ArrayForEach(pr, arr)
+    {
+        const cJSON *rk = cJSON_GetObjectItem(pr, "rank");
+        char key[128];
+        group_key(pr, key, sizeof key);
+        int j = 0;
+        while (j < ng && (g[j].has_rank != (rk != NULL) || strcmp(g[j].key, key)))
+            j++;
+        if (j == ng) {
+            snprintf(g[j].key, sizeof g[j].key, "%s", key);
+            g[j].has_rank = rk != NULL;
+            g[j].rank = rk ? cJSON_GetNumberValue(rk) : 0;
+            g[j].first_id = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(pr, "id"));
+            g[j].pid = cJSON_GetNumberValue(cJSON_GetObjectItem(pr, "pid"));
+            const char *hn = cJSON_GetStringValue(cJSON_GetObjectItem(pr, "host"));
+            snprintf(g[j].host, sizeof g[j].host, "%s", hn ? hn : "?");
+            ng++;
+        }
+        g[j].n++;
+        g[j].time += cJSON_GetNumberValue(cJSON_GetObjectItem(pr, "time_ns"));
+        g[j].flagged += cJSON_GetNumberValue(cJSON_GetObjectItem(pr, "flagged_ns"));
+    }
+    for (int j = 0; j < ng; j++)
+        ord[j] = &g[j];
+    /* which groups get a lane: all, or the heaviest TL_MAX_GROUPS - 1 */
+    int keep = ng <= TL_MAX_GROUPS ? ng : TL_MAX_GROUPS - 1;
+    qsort(ord, (size_t)ng, sizeof *ord, cmp_group_weight);
+    for (int j = 0; j < ng; j++)
+        ord[j]->lane = j < keep ? 0 : -1;
+    qsort(ord, (size_t)keep, sizeof *ord, cmp_group_lane);
+    int nl = 1;
+    for (int j = 0; j < keep; j++) {
+        lane *l = &L[nl];
+        group *q = ord[j];
+        q->lane = nl;
+        l->nproc = q->n;
+        l->id = q->n == 1 ? q->first_id : -1;
+        if (q->n == 1 && q->has_rank) {
+            mwv_proc_label(db, q->first_id, l->name, sizeof l->name);
+        } else if (q->n == 1) {
+            snprintf(l->name, sizeof l->name, "%.100s: 1 process (pid %.0f @ %.100s)", q->key,
+                     q->pid, q->host);
+        } else
+            snprintf(l->name, sizeof l->name, "%s: %d processes", q->key, q->n);
+        nl++;
+    }
+    int nother = 0, other_groups = 0;
+    if (keep < ng) {
+        lane *l = &L[nl];
+        l->id = -1;
+        for (int j = keep; j < ng; j++) {
+            ord[j]->lane = nl;
+            l->nproc += ord[j]->n;
+            other_groups++;
+        }
+        nother = l->nproc;
+        snprintf(l->name, sizeof l->name, "other: %d processes of %d %s", l->nproc, other_groups,
+                 ord[keep]->has_rank ? "more ranks" : "more commands");
+        nl++;
+    }
+    /* each process to its group's lane */
+    cJSON_ArrayForEach(pr, arr)
+    {
+        const cJSON *rk = cJSON_GetObjectItem(pr, "rank");
+        char key[128];
+        group_key(pr, key, sizeof key);
+        int64_t id = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(pr, "id"));
+        for (int j = 0; j < ng; j++)
+            if (g[j].has_rank == (rk != NULL) && !strcmp(g[j].key, key)) {
+                if (id >= 0 && id <= maxid)
+                    map[id] = g[j].lane;
+                break;
+            }
+    }
+    free(g);
+    free(ord);
+    *nother_out = nother;
+    return nl;
 }
 
 void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
@@ -81,198 +348,140 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
                                " MAX(k.end_ns + c.goff) FROM gpu_kernels k JOIN pclock c ON"
                                " c.process_id = k.process_id)");
     int nproc = cJSON_GetArraySize(cJSON_GetObjectItem(job, "processes"));
-    if (T <= 0) {
+    if (T <= 0 || nproc == 0) {
         fputs("<p class=note>No interval was recorded: the run ended before its first interval, "
               "or it was recorded with MEMWATCH_METHOD=none.</p>\n",
               f);
         return;
     }
-    /* lanes: processes in the job view's order (rank, host, pid), leaving
-     * out brief processes that are no MPI rank (a launcher's fork before its
-     * exec, a helper: under 2 % of the job's time); with more than
-     * TL_MAX_LANES the most bound ones */
-    cJSON *arr = cJSON_GetObjectItem(job, "processes"), *pr;
-    char *use = calloc((size_t)(nproc ? nproc : 1), 1);
-    if (!use)
-        return;
-    int ncand = 0, i = 0, brief = 0;
-    cJSON_ArrayForEach(pr, arr)
-    {
-        int keep = nproc == 1 || cJSON_GetObjectItem(pr, "rank") ||
-                   cJSON_GetObjectItem(pr, "time_ns")->valuedouble >= 0.02 * (double)T;
-        use[i++] = (char)keep;
-        ncand += keep;
-        brief += !keep;
-    }
-    int nl = ncand < TL_MAX_LANES ? ncand : TL_MAX_LANES;
-    lane *L = calloc((size_t)(nl ? nl : 1), sizeof *L);
-    if (!L) {
-        free(use);
+    int64_t maxid = mwv_scalar(db, "SELECT COALESCE(MAX(id), 0) FROM processes");
+    lane *L = calloc(TL_MAX_LANES, sizeof *L);
+    int *map = calloc((size_t)maxid + 1, sizeof *map);
+    if (!L || !map) {
+        free(L);
+        free(map);
         return;
     }
-    int k = 0;
-    if (ncand > TL_MAX_LANES) { /* pick by share, keep the job's order */
-        for (k = 0; k < nl; k++) {
-            int best = -1;
-            double bs = -1;
-            i = 0;
-            cJSON_ArrayForEach(pr, arr)
-            {
-                double sh = cJSON_GetObjectItem(pr, "share")->valuedouble;
-                if (use[i] == 1 && sh > bs) {
-                    bs = sh;
-                    best = i;
-                }
-                i++;
-            }
-            if (best < 0)
-                break;
-            use[best] = 2;
-        }
-        for (i = 0; i < nproc; i++)
-            use[i] = use[i] == 2;
-    }
-    k = 0;
-    i = 0;
-    cJSON_ArrayForEach(pr, arr)
-    {
-        if (use[i++] && k < nl) {
-            L[k].id = (int64_t)cJSON_GetObjectItem(pr, "id")->valuedouble;
-            L[k].share = cJSON_GetObjectItem(pr, "share")->valuedouble;
-            k++;
-        }
-    }
-    free(use);
-    for (k = 0; k < nl; k++) {
-        mwv_proc_label(db, L[k].id, L[k].name, sizeof L[k].name);
+    int nother = 0;
+    int nl = make_lanes(db, job, L, map, maxid, &nother);
+    for (int k = 0; k < nl; k++)
         for (int b = 0; b < TL_BINS; b++)
             L[k].thr[b] = -1;
-    }
     double Td = (double)T;
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db,
                            "SELECT i.process_id, i.t_start + c.off, i.t_end + c.off, i.latency_ns,"
-                           " i.threshold_ns, i.bytes, i.bw_bound FROM intervals i JOIN pclock c"
-                           " ON c.process_id = i.process_id",
+                           " i.threshold_ns, i.bytes, i.bw_bound, i.flags FROM intervals i JOIN"
+                           " pclock c ON c.process_id = i.process_id",
                            -1, &s, NULL) == SQLITE_OK) {
-        int cur = -1;
-        int64_t cur_id = -1;
         while (sqlite3_step(s) == SQLITE_ROW) {
             int64_t id = sqlite3_column_int64(s, 0);
-            if (id != cur_id) {
-                cur_id = id;
-                cur = -1;
-                for (int j = 0; j < nl; j++)
-                    if (L[j].id == id)
-                        cur = j;
-            }
-            if (cur < 0)
-                continue;
-            lane *l = &L[cur];
+            int lk = id >= 0 && id <= maxid ? map[id] : 0;
             double a = (double)sqlite3_column_int64(s, 1), b = (double)sqlite3_column_int64(s, 2);
             int haslat = sqlite3_column_type(s, 3) != SQLITE_NULL;
             double lat = sqlite3_column_double(s, 3), thr = sqlite3_column_double(s, 4);
             int hasb = sqlite3_column_type(s, 5) != SQLITE_NULL;
             double bytes = sqlite3_column_double(s, 5);
             int fl = sqlite3_column_int(s, 6);
-            if (haslat && lat > l->maxlat)
-                l->maxlat = lat;
-            if (hasb)
-                l->has_bw = 1;
-            double dur = b - a;
-            SPREAD(a, b, Td, bk, {
-                l->cov[bk] += ov;
-                if (fl)
-                    l->fl[bk] += ov;
-                if (haslat) {
-                    l->latw[bk] += lat * ov;
-                    l->latt[bk] += ov;
-                }
-                if (thr > l->thr[bk])
-                    l->thr[bk] = thr;
-                if (hasb && dur > 0) {
-                    l->bytes[bk] += bytes * ov / dur;
-                    l->bwt[bk] += ov;
-                }
-            });
+            /* a reading: a latency or a bandwidth measurement (MWR_IV_LAT_VALID,
+             * MWR_IV_BW_VALID); only those can be flagged */
+            int reading = (sqlite3_column_int(s, 7) & 6) != 0 && (haslat || hasb);
+            lane_add_iv(&L[0], Td, a, b, reading, haslat, lat, thr, hasb, bytes, fl);
+            if (lk > 0)
+                lane_add_iv(&L[lk], Td, a, b, reading, haslat, lat, thr, hasb, bytes, fl);
         }
         sqlite3_finalize(s);
     }
+    /* GPU kernels: in the lane of their process (in the whole-run lane when
+     * it is the only one) */
     if (sqlite3_prepare_v2(db,
                            "SELECT k.process_id, k.start_ns + c.goff, k.end_ns + c.goff,"
                            " k.bw_bound, k.device FROM gpu_kernels k JOIN pclock c ON"
-                           " c.process_id = k.process_id ORDER BY k.process_id, k.device",
+                           " c.process_id = k.process_id ORDER BY k.device, k.process_id",
                            -1, &s, NULL) == SQLITE_OK) {
         while (sqlite3_step(s) == SQLITE_ROW) {
             int64_t id = sqlite3_column_int64(s, 0);
-            for (int j = 0; j < nl; j++) {
-                if (L[j].id != id)
-                    continue;
-                lane *l = &L[j];
-                int dev = sqlite3_column_int(s, 4), g = 0;
-                while (g < l->has_gpu && l->gdev[g] != dev)
-                    g++;
-                if (g == l->has_gpu) { /* a new device (rows come in device order) */
-                    if (g == TL_GPU_DEVS) {
-                        if (!l->gpu_more || l->gpu_last != dev)
-                            l->gpu_more++;
-                        l->gpu_last = dev;
-                        continue;
-                    }
-                    l->gdev[l->has_gpu++] = dev;
-                }
-                double a = (double)sqlite3_column_int64(s, 1),
-                       b = (double)sqlite3_column_int64(s, 2);
-                int fl = sqlite3_column_int(s, 3);
-                l->glaunch[g]++;
-                l->gflagged[g] += fl != 0;
-                SPREAD(a, b, Td, bk, {
-                    l->gbusy[g][bk] += ov;
-                    if (fl)
-                        l->gflag[g][bk] += ov;
-                });
-            }
+            int lk = nl == 1 ? 0 : id >= 0 && id <= maxid ? map[id] : 0;
+            if (nl > 1 && lk == 0)
+                continue;
+            lane_add_kernel(&L[lk], Td, sqlite3_column_int(s, 4),
+                            (double)sqlite3_column_int64(s, 1), (double)sqlite3_column_int64(s, 2),
+                            sqlite3_column_int(s, 3));
         }
         sqlite3_finalize(s);
     }
+    free(map);
     int any_rg = 0;
-    for (k = 0; k < nl; k++) {
-        L[k].rb = mwh_rbands_load(db, L[k].id, Td, TL_BINS, TL_RG_THREADS, TL_RG_LEVELS);
+    for (int k = 0; k < nl; k++) {
+        /* region bands are a process's threads: lanes of one process */
+        if (L[k].id >= 0 && (k > 0 || nl == 1))
+            L[k].rb = mwh_rbands_load(db, L[k].id, Td, TL_BINS, TL_RG_THREADS, TL_RG_LEVELS);
         any_rg |= mwh_rbands_rows(L[k].rb) > 0;
+    }
+    /* what is drawn: the legend names only that */
+    int any_fl = 0, any_none = 0, any_nord = 0, any_lat = 0, any_thr = 0, any_bw = 0, any_gpu = 0;
+    for (int k = 0; k < nl; k++) {
+        for (int b = 0; b < TL_BINS; b++) {
+            int st = col_state(&L[k], b);
+            any_none |= st == 1;
+            any_nord |= st == 2;
+            any_fl |= st > 3;
+            any_lat |= L[k].latt[b] > 0;
+            any_thr |= L[k].cov[b] > 0 && L[k].thr[b] >= 0;
+            any_bw |= L[k].bwt[b] > 0;
+        }
+        any_gpu |= L[k].has_gpu > 0;
     }
     /* geometry */
     const double x0 = 64, pw = TL_W, bwid = pw / TL_BINS;
     double y = 8, ys[TL_MAX_LANES], ye[TL_MAX_LANES];
-    for (k = 0; k < nl; k++) {
+    for (int k = 0; k < nl; k++) {
         int rows = mwh_rbands_rows(L[k].rb);
         ys[k] = y;
         y += TL_LABEL_H + TL_LANE_H + L[k].has_gpu * (TL_GPU_H + 4) + (L[k].gpu_more ? 14 : 0) +
-             (rows ? rows * TL_RG_ROW + 4 : 0) + 14;
+             (rows ? rows * TL_RG_ROW + 4 : 0) + 14 + (k == 0 && nl > 1 ? 10 : 0);
         ye[k] = y;
     }
     double H = y + 28, W = x0 + pw + 64;
-    if (ncand > nl)
-        fprintf(f, "<p class=note>%d processes: the timeline shows the %d most bound; every "
-                   "process is in the per-rank table, and <code>--rank</code>, "
-                   "<code>--host</code> or <code>--pid</code> draw any of them.</p>\n",
-                ncand, nl);
-    if (brief)
-        fprintf(f, "<p class=muted>%d brief process%s that %s no MPI rank (under 2%% of the "
-                   "job's time: a launcher's fork before its exec, a helper) %s not drawn; the "
-                   "process table lists %s.</p>\n",
-                brief, brief == 1 ? "" : "es", brief == 1 ? "is" : "are",
-                brief == 1 ? "is" : "are", brief == 1 ? "it" : "them");
-    fputs("<div class=legend><span><i class=sw style=\"background:rgba(214,39,40,.35)\"></i>"
-          "flagged bandwidth-bound (shade: share of the column)</span><span><i class=sw "
-          "style=\"height:2px;background:#1f4e9c\"></i>loaded latency (ns, left axis)</span>"
-          "<span><i class=sw style=\"height:0;border-top:2px dashed #d62728\"></i>saturation "
-          "threshold</span><span><i class=sw style=\"height:2px;background:#2ca02c\"></i>DRAM "
-          "bandwidth (GB/s, right axis)</span><span><i class=sw style=\"background:#7f7f7f\">"
-          "</i>GPU kernels (<b style=\"color:#d62728\">red</b>: flagged)</span>",
-          f);
+    if (nl > 1)
+        fprintf(f, "<p class=muted id=tl-lanes>The first lane folds all %d processes into one "
+                   "timeline: per column, the share of the time with a reading that was flagged, "
+                   "and the mean loaded latency. Then a lane per %s%s.</p>\n",
+                nproc, "MPI rank or command (the program's file name)",
+                nother ? ", the least bound ones folded into \"other\"" : "");
+    fputs("<div class=legend id=tl-legend>", f);
+    if (any_fl)
+        fputs("<span data-k=fl><i class=sw style=\"background:rgba(214,39,40,.35)\"></i>flagged "
+              "bandwidth-bound (shade: share of the column's time with a reading)</span>",
+              f);
+    if (any_lat)
+        fputs("<span data-k=lat><i class=sw style=\"height:2px;background:#1f4e9c\"></i>loaded "
+              "latency (ns, left axis)</span>",
+              f);
+    if (any_thr)
+        fputs("<span data-k=thr><i class=sw style=\"height:0;border-top:2px dashed #d62728\"></i>"
+              "saturation threshold</span>",
+              f);
+    if (any_bw)
+        fputs("<span data-k=bw><i class=sw style=\"height:2px;background:#2ca02c\"></i>DRAM "
+              "bandwidth (GB/s, right axis)</span>",
+              f);
+    if (any_gpu)
+        fputs("<span data-k=gpu><i class=sw style=\"background:#7f7f7f\"></i>GPU kernels (<b "
+              "style=\"color:#d62728\">red</b>: flagged)</span>",
+              f);
+    if (any_nord)
+        fputs("<span data-k=nord><i class=sw style=\"background:#fff;border:1px solid #c9ced6;"
+              "background-image:repeating-linear-gradient(45deg,#c9ced6 0 1px,transparent 1px 4px)"
+              "\"></i>intervals without a reading</span>",
+              f);
+    if (any_none)
+        fputs("<span data-k=none><i class=sw style=\"background:#eef0f3;border:1px solid #c9ced6\">"
+              "</i>no interval (not running)</span>",
+              f);
     if (any_rg)
-        fputs("<span><i class=sw style=\"background:#4e79a7\"></i>regions per thread (a row per "
-              "nesting level; colours as in the region table)</span>",
+        fputs("<span data-k=rgn><i class=sw style=\"background:#4e79a7\"></i>regions per thread (a "
+              "row per nesting level; colours as in the region table)</span>",
               f);
     fputs("</div>\n", f);
     fprintf(f,
@@ -280,7 +489,13 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
             "width=\"%.0f\" height=\"%.0f\" style=\"width:100%%;height:auto\" role=img "
             "aria-label=\"timeline\">\n",
             W, H, W, H);
-    for (k = 0; k < nl; k++) {
+    if (any_nord)
+        fputs("<defs><pattern id=nord-pat width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+              "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fff\"/>"
+              "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#c9ced6\" stroke-width=\"1.5\"/>"
+              "</pattern></defs>\n",
+              f);
+    for (int k = 0; k < nl; k++) {
         lane *l = &L[k];
         double ly = ys[k] + TL_LABEL_H;
         double thrmax = 0;
@@ -310,30 +525,46 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
         }
         if (vmin >= vmax)
             vmin = 0;
+        fprintf(f, "<g class=lane data-lane=\"%d\" data-processes=\"%d\">", k, l->nproc);
         fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-weight=\"600\">", x0, ys[k] + 12);
-        h(f, l->name);
-        fprintf(f, "</text><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" class=\"%s\">"
-                   "bandwidth-bound %.1f%% of its time</text>\n",
-                x0 + pw, ys[k] + 12, "", 100 * l->share);
+        /* the name, cut to what fits beside the share */
+        char nm[160];
+        if (strlen(l->name) > 120)
+            snprintf(nm, sizeof nm, "%.117s...", l->name);
+        else
+            snprintf(nm, sizeof nm, "%s", l->name);
+        h(f, nm);
+        /* the share as drawn: flagged time over the time with a reading */
+        double rdt = 0, flt = 0;
+        for (int b = 0; b < TL_BINS; b++) {
+            rdt += l->rd[b];
+            flt += l->fl[b];
+        }
+        fprintf(f, "</text><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">"
+                   "bandwidth-bound %.1f%% of its time with a reading</text>\n",
+                x0 + pw, ys[k] + 12, rdt > 0 ? 100 * flt / rdt : 0.0);
         fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%d\" fill=\"#fff\" "
-                   "stroke=\"#c9ced6\"/>\n",
-                x0, ly, pw, TL_LANE_H);
-        /* unmeasured stretches hatched lightly, flagged ones shaded by share */
+                   "stroke=\"%s\"/>\n",
+                x0, ly, pw, TL_LANE_H, k == 0 && nl > 1 ? "#1d2330" : "#c9ced6");
+        /* no interval: grey; intervals without a reading: hatched (never
+         * red); flagged: red, shaded by the share of the time with a reading */
         for (int b = 0; b < TL_BINS;) {
-            double fr = l->cov[b] > 0 ? l->fl[b] / l->cov[b] : 0;
-            int q = (int)lround(fr * 10);
-            int e = b + 1;
-            while (e < TL_BINS && (int)lround((l->cov[e] > 0 ? l->fl[e] / l->cov[e] : 0) * 10) == q &&
-                   (l->cov[e] > 0) == (l->cov[b] > 0))
+            int st = col_state(l, b), e = b + 1;
+            while (e < TL_BINS && col_state(l, e) == st)
                 e++;
-            if (l->cov[b] <= 0)
-                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+            if (st == 1)
+                fprintf(f, "<rect class=none x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
                            "fill=\"#eef0f3\"/>",
                         x0 + b * bwid, ly, (e - b) * bwid, TL_LANE_H);
-            else if (q > 0)
-                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+            else if (st == 2)
+                fprintf(f, "<rect class=nord x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+                           "fill=\"url(#nord-pat)\"/>",
+                        x0 + b * bwid, ly, (e - b) * bwid, TL_LANE_H);
+            else if (st > 3)
+                fprintf(f, "<rect class=fl x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
                            "fill=\"#d62728\" fill-opacity=\"%.2f\"/>",
-                        x0 + b * bwid, ly, (e - b) * bwid, TL_LANE_H, 0.08 + 0.32 * q / 10.0);
+                        x0 + b * bwid, ly, (e - b) * bwid, TL_LANE_H,
+                        0.08 + 0.32 * (st - 3) / 10.0);
             b = e;
         }
         fputc('\n', f);
@@ -344,13 +575,13 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
         if (l->has_bw)
             fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" fill=\"#2ca02c\">%g GB/s</text>\n", x0 + pw + 4,
                     ly + 9, bwmax);
-        path_series(f, thr, l->cov, x0, ly, TL_LANE_H, vmin, vmax,
+        path_series(f, thr, l->cov, x0, ly, TL_LANE_H, vmin, vmax, "thr",
                     "fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" "
                     "stroke-dasharray=\"5 3\"");
         if (l->has_bw)
-            path_series(f, bw, l->bwt, x0, ly, TL_LANE_H, 0, bwmax,
+            path_series(f, bw, l->bwt, x0, ly, TL_LANE_H, 0, bwmax, "bw",
                         "fill=\"none\" stroke=\"#2ca02c\" stroke-width=\"1.2\"");
-        path_series(f, mean, l->latt, x0, ly, TL_LANE_H, vmin, vmax,
+        path_series(f, mean, l->latt, x0, ly, TL_LANE_H, vmin, vmax, "lat",
                     "fill=\"none\" stroke=\"#1f4e9c\" stroke-width=\"1.4\"");
         /* a strip per device: kernels busy (height: share of the column),
          * red where a launch in the column was flagged */
@@ -383,6 +614,11 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
         mwh_rbands_draw(f, l->rb, x0,
                         ly + TL_LANE_H + l->has_gpu * (TL_GPU_H + 4) + (l->gpu_more ? 14 : 0) + 4, pw,
                         TL_RG_ROW);
+        fputs("</g>\n", f);
+        if (k == 0 && nl > 1) /* the whole run apart from the lanes below */
+            fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" "
+                       "stroke-dasharray=\"2 3\"/>\n",
+                    8.0, W - 8, ye[0] - 8, ye[0] - 8);
     }
     /* time axis */
     double Ts = Td / 1e9, step = nice_max(Ts / 8);
@@ -399,12 +635,13 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
     fprintf(f, "<line id=cursor y1=\"0\" y2=\"%.0f\" stroke=\"#333\" stroke-width=\"0.8\" "
                "visibility=\"hidden\"/>\n</svg></div>\n",
             H - 24);
-    /* the readout's data: rounded per-column values, -1 unmeasured */
+    /* the readout's data: rounded per-column values, -1 unmeasured (fl: -1
+     * where the column has no reading) */
     fprintf(f, "<script>window.MW_TL={w:%.0f,x0:%.0f,pw:%.0f,bins:%d,T:%.6f,lanes:[", W, x0, pw,
             TL_BINS, Ts);
-    for (k = 0; k < nl; k++) {
+    for (int k = 0; k < nl; k++) {
         lane *l = &L[k];
-        fprintf(f, "%s{y0:%.1f,y1:%.1f,name:", k ? "," : "", ys[k], ye[k]);
+        fprintf(f, "%s{y0:%.1f,y1:%.1f,n:%d,name:", k ? "," : "", ys[k], ye[k], l->nproc);
         mwv_json_str(f, l->name);
         fputs(",lat:[", f);
         for (int b = 0; b < TL_BINS; b++)
@@ -414,7 +651,7 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
             fprintf(f, "%s%.1f", b ? "," : "", l->cov[b] > 0 ? l->thr[b] : -1);
         fputs("],fl:[", f);
         for (int b = 0; b < TL_BINS; b++)
-            fprintf(f, "%s%.2f", b ? "," : "", l->cov[b] > 0 ? l->fl[b] / l->cov[b] : -1);
+            fprintf(f, "%s%.2f", b ? "," : "", l->rd[b] > 0 ? l->fl[b] / l->rd[b] : -1);
         fputs("]", f);
         if (l->has_bw) {
             fputs(",bw:[", f);
@@ -425,7 +662,7 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
         fputs("}", f);
     }
     fputs("]};</script>\n", f);
-    for (k = 0; k < nl; k++) {
+    for (int k = 0; k < nl; k++) {
         mwh_rbands_note(f, L[k].rb, L[k].name);
         mwh_rbands_free(L[k].rb);
     }

@@ -9,8 +9,10 @@
 #  - tests/region/phases (three marked regions on two threads) and "phases
 #    bad" (thousands of region names, notes about bad region input).
 # The page must load without console errors or requests outside the file,
-# its timeline must have one lane per process and its verdict, tables and
-# per-rank/per-host rows must carry the numbers of the report's JSON summary,
+# fit a 1400 px window, list in its legend only what the timeline draws, and
+# its timeline must have the whole-run lane first, then a lane per rank or
+# command; its verdict, tables and per-rank/per-host rows (in any order: the
+# most flagged first) must carry the numbers of the report's JSON summary,
 # as must the region table (every region, its time, threads, spans, calls,
 # bound share, samples) and each region's top line, object and kernels; the
 # timeline's region bands must name only the run's regions, a band row per
@@ -60,13 +62,34 @@ share = "%.1f%%" % (100 * s["bandwidth"]["share"])
 check("verdict carries the bound share " + share, share in (p["verdict"] or ""), p["verdict"] or "")
 check("verdict counts the flagged intervals",
       "%d of %d intervals" % (s["bandwidth"]["flagged_intervals"], s["bandwidth"]["measured_intervals"]) in p["verdict"])
-# brief processes that are no MPI rank (a fork child, an image before its exec) are not drawn
-import re
-brief = int(re.match(r"(\d+) brief", p["brief_note"]).group(1)) if p.get("brief_note") else 0
-check("one timeline lane per process (%d brief ones not drawn)" % brief,
-      len(p["timeline_lanes"]) == len(s["processes"]) - brief, "%d lanes" % len(p["timeline_lanes"]))
-all_drawn = len(p["timeline_lanes"]) == len(s["processes"])
-check("the timeline draws latency and threshold", p["timeline_paths"] >= 2 * len(p["timeline_lanes"]))
+# the whole run first, then (several processes) a lane per MPI rank or command,
+# every process in one of them
+lanes = p["lanes"]
+nproc = len(s["job"]["processes"])
+has_iv = db.execute("SELECT COUNT(*) FROM intervals").fetchone()[0] > 0
+if has_iv:
+    check("the first lane is the whole run, of every process", bool(lanes) and lanes[0]["name"].startswith("whole run")
+          and lanes[0]["n"] == nproc, lanes[0]["name"] if lanes else "no lane")
+    check("a lane per rank or command after it, every process in one" if nproc > 1 else "one lane",
+          (len(lanes) == 1) if nproc == 1 else (2 <= len(lanes) <= 13 and sum(l["n"] for l in lanes[1:]) == nproc),
+          str([(l["name"], l["n"]) for l in lanes]))
+    ranks = sorted({r["rank"] for r in s["job"]["processes"] if "rank" in r})
+    if nproc > 1 and 0 < len(ranks) <= 12:
+        check("one lane per rank, named", all(sum(l["name"].startswith("rank %d @" % r) for l in lanes) == 1 for r in ranks),
+              str(p["timeline_lanes"]))
+all_drawn = nproc == 1 or all(l["n"] == 1 for l in lanes[1:])
+# a latency line and a threshold line wherever an interval has a latency reading
+has_rd = db.execute("SELECT COUNT(*) FROM intervals WHERE flags & 2 AND latency_ns IS NOT NULL"
+                    " AND threshold_ns > 0").fetchone()[0] > 0
+check("the timeline draws latency and threshold" if has_rd else "no interval with a reading: no latency line",
+      p["timeline_paths"] >= 2 and all(c in p["lane_draw"][0]["classes"] for c in ("lat", "thr")) if has_rd
+      else not any("lat" in d["classes"] for d in p["lane_draw"]), str(p["timeline_paths"]))
+check("no horizontal scroll in a 1400 px window", p["scroll_width_1400"] <= 1400, "scrollWidth %d" % p["scroll_width_1400"])
+cls = {"fl": "fl", "lat": "lat", "thr": "thr", "bw": "bw", "gpu": "gpustrip", "nord": "nord", "none": "none", "rgn": "rgn"}
+drawn = {k for k, c in cls.items() if any(c in d["classes"] for d in p["lane_draw"])}
+check("the legend lists what the timeline draws and nothing else", set(p["legend"]) == drawn,
+      "legend %s, drawn %s" % (sorted(p["legend"]), sorted(drawn)))
+check("title is the root command", p["title"].startswith("memwatch: ") and p["h1"] == p["title"], p["title"])
 for key, rows in (("flagged", p["flagged_lines"]), ("overall", p["overall_lines"])):
     want = s[key]["lines"]
     if want:
@@ -75,16 +98,29 @@ for key, rows in (("flagged", p["flagged_lines"]), ("overall", p["overall_lines"
         check("its share", bool(rows) and rows[0][0] == "%.1f%%" % (100 * want[0]["samples"] / s[key]["samples"]))
 job = s["job"]["processes"]
 if len(job) > 1:
+    # every process has its row (the most flagged time first, then flagged samples, time)
     check("one rank row per process", len(p["rank_rows"]) == len(job))
-    for r, row in zip(job, p["rank_rows"]):
-        check("rank %s row: share and samples" % r.get("rank"),
-              row[5] == "%.1f%%" % (100 * r["share"]) and row[6] == "%d" % r["samples"], " ".join(row))
+    left = list(p["rank_rows"])
+    for r in job:
+        want = ["%s" % (r["rank"] if "rank" in r else "-"), "%d" % r["pid"], "%.1f%%" % (100 * r["share"]), "%d" % r["samples"]]
+        row = next((x for x in left if [x[0], x[2], x[5], x[6]] == want), None)
+        check("rank %s pid %d row: share and samples" % (r.get("rank"), r["pid"]), row is not None, " ".join(want))
+        if row:
+            left.remove(row)
+    keys, used = [], set()
+    for x in p["rank_rows"]:
+        i = next((i for i, r in enumerate(job) if i not in used and [x[0], x[2], x[5], x[6]] ==
+                  ["%s" % (r["rank"] if "rank" in r else "-"), "%d" % r["pid"], "%.1f%%" % (100 * r["share"]), "%d" % r["samples"]]), None)
+        if i is not None:
+            used.add(i)
+            keys.append((-job[i]["flagged_ns"], -job[i].get("in_flagged", 0), -job[i]["time_ns"]))
+    check("rank rows: the most flagged time first, then flagged samples, time", keys == sorted(keys), str(keys[:6]))
     if len(s["job"]["hosts"]) > 1:
         check("one host row per host", len(p["host_rows"]) == len(s["job"]["hosts"]))
 if p["timeline_lanes"]:
     check("hover readout names time and latency", bool(p.get("hover")) and "latency" in p["hover"], repr(p.get("hover")))
-else:  # every process brief (ended before its first interval): the page says why no lane is drawn
-    check("no lane drawn, and the page says why", brief == len(s["processes"]) > 0, p.get("brief_note") or "no note")
+else:  # no interval recorded: no lane
+    check("no lane drawn, and no interval recorded", not has_iv)
 z = p.get("zoom")  # none when every frame fills the width (one stack)
 if p["flame_frames"] > 1 and (z or name == "bwdemo"):
     check("clicking a frame zooms it to the full width", bool(z) and z["after"] > z["before"] and abs(z["after"] - 1100) < 1, str(z or "no frame narrower than the root"))

@@ -1,16 +1,19 @@
 // tests/js/html_check.js PAGE.html SHOT.png: opens memwatch's HTML report in
 // headless Chromium (Debian's chromium, driven by playwright-core), records
 // console errors, page errors and every request, checks the inline script
-// works (hover readout on the timeline, click-to-zoom on the icicle), keeps a
-// full-page screenshot, and prints what the page shows as JSON for the test to
-// compare with the report database.
+// works (hover readout on the timeline, click-to-zoom on the icicle, the
+// processes table's "show all"), measures the page in a 1400 px wide window
+// (scrollWidth, height), keeps a full-page screenshot (and SHOT-top.png: the
+// first screen at 1400 px), and prints what the page shows as JSON for the
+// test to compare with the report database.
 'use strict';
 const { chromium } = require('playwright-core');
 
 (async () => {
   const [page_path, shot] = process.argv.slice(2);
   const exe = process.env.CHROMIUM || '/usr/bin/chromium';
-  const browser = await chromium.launch({ executablePath: exe, args: ['--no-sandbox'] });
+  const browser = await chromium.launch({ executablePath: exe, args: ['--headless', '--no-sandbox',
+    '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'] });
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const errors = [], requests = [];
   page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') errors.push(m.type() + ': ' + m.text()); });
@@ -25,7 +28,18 @@ const { chromium } = require('playwright-core');
     return {
       title: document.title,
       verdict: txt('#verdict'),
+      h1: txt('h1'),
       timeline_lanes: window.MW_TL ? window.MW_TL.lanes.map((l) => l.name) : [],
+      // per lane: its processes, its box, and the columns' flagged shares (-1: no reading)
+      lanes: window.MW_TL ? window.MW_TL.lanes.map((l) => ({ name: l.name, n: l.n, fl: l.fl })) : [],
+      tl_geom: window.MW_TL ? { x0: window.MW_TL.x0, pw: window.MW_TL.pw, bins: window.MW_TL.bins } : null,
+      // what each lane draws: its class names, and the x ranges of flagged and no-reading shades
+      lane_draw: tl ? [...tl.querySelectorAll('g.lane')].map((g) => ({
+        classes: [...new Set([...g.querySelectorAll('[class]')].map((e) => e.getAttribute('class')))],
+        fl: [...g.querySelectorAll('rect.fl')].map((r) => [+r.getAttribute('x'), +r.getAttribute('x') + +r.getAttribute('width')]),
+        nord: [...g.querySelectorAll('rect.nord')].map((r) => [+r.getAttribute('x'), +r.getAttribute('x') + +r.getAttribute('width')]) })) : [],
+      legend: [...document.querySelectorAll('#tl-legend span[data-k]')].map((e) => e.dataset.k),
+      rank_rows_shown: [...document.querySelectorAll('#rank-table tr')].filter((tr) => tr.getClientRects().length > 0).length - 1,
       timeline_paths: tl ? tl.querySelectorAll('path').length : 0,
       timeline_texts: tl ? [...tl.querySelectorAll('text')].map((t) => t.textContent) : [],
       flagged_lines: rows('#flagged + p + table'),
@@ -82,6 +96,23 @@ const { chromium } = require('playwright-core');
     out.zoom = { before, after: await fr.nth(k).evaluate((g) => +g.firstChild.getAttribute('width')) };
   }
   if (await page.locator('#flame-reset').count()) await page.click('#flame-reset');
+  // "show all" shows every row of the processes table, and hides them again
+  if (await page.locator('#procs-all').count()) {
+    const vis = () => page.evaluate(() => [...document.querySelectorAll('#rank-table tr')].filter((tr) => tr.getClientRects().length > 0).length - 1);
+    await page.click('#procs-all');
+    const all = await vis();
+    await page.click('#procs-all');
+    out.show_all = { all, after: await vis() };
+  }
+  // in a 1400 px wide window: no horizontal scroll
+  await page.setViewportSize({ width: 1400, height: 900 });
+  await page.mouse.move(0, 0);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  Object.assign(out, await page.evaluate(() => ({
+    scroll_width_1400: document.documentElement.scrollWidth,
+    height_1400: document.documentElement.scrollHeight })));
+  await page.screenshot({ path: shot.replace(/\.png$/, '') + '-top.png' });
+  await page.setViewportSize({ width: 1280, height: 900 });
   await page.mouse.move(0, 0);
   await page.screenshot({ path: shot, fullPage: true });
   out.errors = errors;
