@@ -199,23 +199,25 @@ cJSON *mwv_jobview(sqlite3 *db)
             sqlite3_finalize(s);
         }
     }
-    /* imbalance: the most bound process against the median one; in an MPI
-     * job among the ranks (not the launcher, not its helpers) */
-    int n = 0, nranks = 0;
+    /* imbalance: the most bound rank against the median one, among the
+     * ranks of an MPI job (not the launcher, not its helpers), and only
+     * where a rank was bound at all: the processes of a build or of a shell
+     * script are no job whose balance means anything */
+    int n = 0, bound = 0;
     cJSON_ArrayForEach(r, procs)
     {
+        if (!cJSON_GetObjectItem(r, "rank"))
+            continue;
         n++;
-        nranks += cJSON_GetObjectItem(r, "rank") != NULL;
+        bound |= cJSON_GetObjectItem(r, "share")->valuedouble > 0;
     }
-    if (nranks > 1)
-        n = nranks;
-    if (n > 1) {
+    if (n > 1 && bound) {
         double *sh = malloc((size_t)n * sizeof *sh);
         cJSON *worst = NULL;
         int k = 0;
         cJSON_ArrayForEach(r, procs)
         {
-            if (nranks > 1 && !cJSON_GetObjectItem(r, "rank"))
+            if (!cJSON_GetObjectItem(r, "rank"))
                 continue;
             sh[k++] = cJSON_GetObjectItem(r, "share")->valuedouble;
             if (!worst || cJSON_GetObjectItem(r, "share")->valuedouble >

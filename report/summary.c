@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sqlite3.h>
@@ -197,6 +198,43 @@ static cJSON *timeline(sqlite3 *db, int64_t t0, int64_t t1)
     return cJSON_CreateString(line);
 }
 
+/* memwatch's own interval thread names itself "memwatch" (PR_SET_NAME):
+ * a thread of that name other than the main thread is not the program's.
+ * SQL over threads t (U: threads u) of processes p. */
+#define MW_OWN_THREAD "t.name = 'memwatch' AND t.tid != p.pid"
+#define MW_OWN_THREAD_U "u.name = 'memwatch' AND u.tid != p.pid"
+
+/* A main thread whose CPU time was not recorded (no CPU record of its own:
+ * another thread ended the process) gets the process's CPU time less the
+ * other threads' (memwatch's own included where recorded), marked
+ * "cpu_derived". */
+static void derive_main_cpu(sqlite3 *db, cJSON *thr)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT p.user_ns - COALESCE(SUM(t.user_ns), 0),"
+                           " p.system_ns - COALESCE(SUM(t.system_ns), 0) FROM processes p"
+                           " LEFT JOIN threads t ON t.process_id = p.id AND t.tid != p.pid"
+                           " WHERE p.id = ?1 AND p.user_ns IS NOT NULL GROUP BY p.id",
+                           -1, &s, NULL) != SQLITE_OK)
+        return;
+    cJSON *t;
+    cJSON_ArrayForEach(t, thr)
+    {
+        if (!num(t, "main") || cJSON_GetObjectItem(t, "user_ns"))
+            continue;
+        sqlite3_reset(s);
+        sqlite3_bind_int64(s, 1, (sqlite3_int64)num(t, "process_id"));
+        if (sqlite3_step(s) != SQLITE_ROW)
+            continue;
+        int64_t u = sqlite3_column_int64(s, 0), y = sqlite3_column_int64(s, 1);
+        cJSON_AddNumberToObject(t, "user_ns", (double)(u > 0 ? u : 0));
+        cJSON_AddNumberToObject(t, "system_ns", (double)(y > 0 ? y : 0));
+        cJSON_AddTrueToObject(t, "cpu_derived");
+    }
+    sqlite3_finalize(s);
+}
+
 /* Counted per code address first (integer grouping), then per line or
  * function: about three times faster than grouping the joined rows. */
 static const char q_lines[] =
@@ -234,6 +272,71 @@ static void add_code(sqlite3 *db, cJSON *root, const char *key, int flagged, int
     cJSON_AddItemToObject(o, "functions", rows(db, sql, top));
 }
 
+static int cmp_command(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    double d = num(y, "flagged_ns") - num(x, "flagged_ns");
+    if (d == 0)
+        d = num(y, "user_ns") + num(y, "system_ns") - num(x, "user_ns") - num(x, "system_ns");
+    if (d == 0)
+        d = num(y, "processes") - num(x, "processes");
+    return d > 0 ? 1 : d < 0 ? -1 : 0;
+}
+
+/* The processes by command (the executable's base name): how many, their
+ * CPU time, measured and flagged time summed; most flagged time first, then
+ * most CPU time. */
+static cJSON *commands(const cJSON *procs)
+{
+    cJSON *arr = cJSON_CreateArray();
+    const cJSON *r;
+    cJSON_ArrayForEach(r, procs)
+    {
+        const cJSON *e = cJSON_GetObjectItem(r, "exe");
+        const char *name =
+            cJSON_IsString(e) && *e->valuestring ? mwv_base(e->valuestring) : "(command unknown)";
+        cJSON *c = NULL, *x;
+        cJSON_ArrayForEach(x, arr) if (!strcmp(cJSON_GetObjectItem(x, "command")->valuestring, name))
+        {
+            c = x;
+            break;
+        }
+        if (!c) {
+            c = cJSON_CreateObject();
+            cJSON_AddStringToObject(c, "command", name);
+            cJSON_AddNumberToObject(c, "processes", 0);
+            cJSON_AddNumberToObject(c, "user_ns", 0);
+            cJSON_AddNumberToObject(c, "system_ns", 0);
+            cJSON_AddNumberToObject(c, "measured_ns", 0);
+            cJSON_AddNumberToObject(c, "flagged_ns", 0);
+            cJSON_AddNumberToObject(c, "samples", 0);
+            cJSON_AddItemToArray(arr, c);
+        }
+        static const char *const keys[] = {"user_ns", "system_ns", "measured_ns", "flagged_ns",
+                                           "samples"};
+        cJSON_SetNumberValue(cJSON_GetObjectItem(c, "processes"), num(c, "processes") + 1);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            cJSON_SetNumberValue(cJSON_GetObjectItem(c, keys[k]),
+                                 num(c, keys[k]) + num(r, keys[k]));
+    }
+    int n = cJSON_GetArraySize(arr);
+    if (n < 1)
+        return arr;
+    cJSON **v = malloc((size_t)n * sizeof *v);
+    if (!v)
+        return arr;
+    for (int k = 0; k < n; k++)
+        v[k] = cJSON_DetachItemFromArray(arr, 0);
+    qsort(v, (size_t)n, sizeof *v, cmp_command);
+    for (int k = 0; k < n; k++) {
+        double m = num(v[k], "measured_ns");
+        cJSON_AddNumberToObject(v[k], "share", m > 0 ? num(v[k], "flagged_ns") / m : 0);
+        cJSON_AddItemToArray(arr, v[k]);
+    }
+    free(v);
+    return arr;
+}
+
 static cJSON *collect(sqlite3 *db, int top)
 {
     cJSON *root = cJSON_CreateObject();
@@ -247,9 +350,15 @@ static cJSON *collect(sqlite3 *db, int top)
              "SELECT p.id, pid, ppid, rank, hostname, exe, cmdline, file, t_start, t_end,"
              " exit_status, clean_exit, status, threshold, threshold_source, user_ns, system_ns,"
              " minflt, majflt,"
-             " (SELECT COUNT(*) FROM threads t WHERE t.process_id = p.id) AS threads,"
-             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id) AS samples"
-             " FROM processes p ORDER BY COALESCE(user_ns + system_ns, 0) DESC,"
+             " (SELECT COUNT(*) FROM threads t WHERE t.process_id = p.id AND NOT (" MW_OWN_THREAD
+             ")) AS threads,"
+             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id) AS samples,"
+             " COALESCE(iv.tot, 0) AS measured_ns, COALESCE(iv.fl, 0) AS flagged_ns"
+             " FROM processes p LEFT JOIN (SELECT process_id,"
+             "  SUM(CASE WHEN flags & 2 THEN t_end - t_start ELSE 0 END) AS tot,"
+             "  SUM(CASE WHEN bw_bound = 1 THEN t_end - t_start ELSE 0 END) AS fl"
+             "  FROM intervals GROUP BY process_id) iv ON iv.process_id = p.id"
+             " ORDER BY COALESCE(iv.fl, 0) DESC, COALESCE(user_ns + system_ns, 0) DESC,"
              " t_end - t_start DESC, rank, pid, p.id",
              top));
     const cJSON *pr;
@@ -318,19 +427,30 @@ static cJSON *collect(sqlite3 *db, int top)
     }
     sqlite3_finalize(fq);
     sqlite3_finalize(rq);
+    cJSON_AddItemToObject(root, "commands", commands(cJSON_GetObjectItem(root, "processes")));
     cJSON_AddNumberToObject(root, "precise_samples",
                             (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE"
                                                    " source='precise'"));
-    /* named threads (other than the main thread) with their samples and CPU time */
-    cJSON_AddItemToObject(
-        root, "named_threads",
-        rows(db,
-             "SELECT t.process_id, t.tid, t.name, t.user_ns, t.system_ns,"
-             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = t.process_id AND"
-             " s.tid = t.tid) AS samples FROM threads t JOIN processes p ON p.id = t.process_id"
-             " WHERE t.name IS NOT NULL AND t.name != '' AND t.tid != p.pid"
-             " ORDER BY t.process_id, COALESCE(t.user_ns + t.system_ns, 0) DESC, samples DESC",
-             top));
+    /* the program's threads of processes that have more than one (the main
+     * thread included, memwatch's own interval thread left out), with their
+     * samples and CPU time; a main thread without its own CPU record gets the
+     * process's CPU time less its other threads' (derived) */
+    cJSON *thr = rows(db,
+                      "SELECT t.process_id, t.tid, t.name, t.user_ns, t.system_ns,"
+                      " t.tid = p.pid AS main,"
+                      " (SELECT COUNT(*) FROM samples s WHERE s.process_id = t.process_id AND"
+                      " s.tid = t.tid) AS samples,"
+                      " (SELECT COUNT(*) FROM samples s WHERE s.process_id = t.process_id AND"
+                      " s.tid = t.tid AND s.in_flagged = 1) AS in_flagged"
+                      " FROM threads t JOIN processes p"
+                      " ON p.id = t.process_id WHERE NOT (" MW_OWN_THREAD ") AND"
+                      " (SELECT COUNT(*) FROM threads u WHERE u.process_id = t.process_id AND"
+                      " NOT (" MW_OWN_THREAD_U ")) > 1"
+                      " ORDER BY t.process_id, in_flagged DESC, samples DESC,"
+                      " COALESCE(t.user_ns + t.system_ns, 0) DESC, t.tid",
+                      top);
+    cJSON_AddItemToObject(root, "threads", thr);
+    derive_main_cpu(db, thr);
     cJSON_AddItemToObject(root, "samples",
                           rows(db,
                                "SELECT source, COUNT(*) AS samples, SUM(in_flagged) AS"
@@ -445,7 +565,7 @@ static cJSON *collect(sqlite3 *db, int top)
              " COUNT(*) AS samples, SUM(s.in_flagged) AS in_flagged, SUM(s.selected) AS selected"
              " FROM samples s JOIN objects o ON o.id = s.object_id"
              " LEFT JOIN pcs ps ON ps.id = o.site_pc_id"
-             " GROUP BY o.id ORDER BY samples DESC LIMIT ?",
+             " GROUP BY o.id ORDER BY in_flagged DESC, samples DESC, o.id LIMIT ?",
              top));
     cJSON_AddNumberToObject(
         root, "addressed_samples",
@@ -519,7 +639,49 @@ static cJSON *collect(sqlite3 *db, int top)
     return root;
 }
 
-static void text_code(FILE *f, const cJSON *o, const char *title)
+/* Shares from few samples (docs/report.md, "Shares from few samples"):
+ * below MW_FEW_SAMPLES samples a share is marked too few; below
+ * MW_CI_SAMPLES it carries its count and its 95 % Wilson score interval. */
+#define MW_FEW_SAMPLES 20
+#define MW_CI_SAMPLES 1000
+
+static void mw_wilson95(double k, double n, double *lo, double *hi)
+{
+    const double z = 1.959963984540054;
+    if (n <= 0) {
+        *lo = 0, *hi = 1;
+        return;
+    }
+    double p = k / n, z2n = z * z / n;
+    double c = (p + z2n / 2) / (1 + z2n);
+    double h = z * sqrt(p * (1 - p) / n + z2n / (4 * n)) / (1 + z2n);
+    *lo = c - h < 0 ? 0 : c - h;
+    *hi = c + h > 1 ? 1 : c + h;
+}
+
+/* "  [8 of 9, 95% CI 56.5-98.0%, too few samples]" or "" */
+static const char *share_ci(double k, double n, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (n <= 0 || n >= MW_CI_SAMPLES)
+        return buf;
+    double lo, hi;
+    mw_wilson95(k, n, &lo, &hi);
+    snprintf(buf, len, "  [%.0f of %.0f, 95%% CI %.1f-%.1f%%%s]", k, n, 100 * lo, 100 * hi,
+             n < MW_FEW_SAMPLES ? ", too few samples" : "");
+    return buf;
+}
+
+/* The line under a title of shares from n samples. */
+static void few_note(FILE *f, double n)
+{
+    if (n > 0 && n < MW_FEW_SAMPLES)
+        fprintf(f, "  too few samples (%.0f, fewer than %d): these shares are noise; the 95%% "
+                   "interval of each is in brackets\n",
+                n, MW_FEW_SAMPLES);
+}
+
+static void text_code(FILE *f, const cJSON *o, const char *title, int top)
 {
     double total = num(o, "samples");
     const char *src = str(o, "source");
@@ -528,22 +690,34 @@ static void text_code(FILE *f, const cJSON *o, const char *title)
         fprintf(f, "  none\n");
         return;
     }
+    few_note(f, total);
     const cJSON *r;
+    char ci[96];
+    int k = 0;
     fprintf(f, "  %6s  %-40s %s\n", "share", "source line", "function");
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(o, "lines"))
     {
+        if (k++ >= top)
+            break;
         char loc[256];
         if (str(r, "file"))
             snprintf(loc, sizeof loc, "%s:%.0f", mwv_base(str(r, "file")), num(r, "line"));
         else
             snprintf(loc, sizeof loc, "(no line info)");
-        fprintf(f, "  %5.1f%%  %-40s %s\n", 100 * num(r, "samples") / total, loc,
-                str(r, "function") ? str(r, "function") : "?");
+        fprintf(f, "  %5.1f%%  %-40s %s%s\n", 100 * num(r, "samples") / total, loc,
+                str(r, "function") ? str(r, "function") : "?",
+                share_ci(num(r, "samples"), total, ci, sizeof ci));
     }
+    k = 0;
     fprintf(f, "  %6s  %s\n", "share", "function (module)");
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(o, "functions"))
-        fprintf(f, "  %5.1f%%  %s (%s)\n", 100 * num(r, "samples") / total,
-                str(r, "function") ? str(r, "function") : "?", mwv_base(str(r, "module")));
+    {
+        if (k++ >= top)
+            break;
+        fprintf(f, "  %5.1f%%  %s (%s)%s\n", 100 * num(r, "samples") / total,
+                str(r, "function") ? str(r, "function") : "?", mwv_base(str(r, "module")),
+                share_ci(num(r, "samples"), total, ci, sizeof ci));
+    }
     const cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "functions"), 0);
     if (f0 && str(f0, "function"))
         fprintf(f, "  (who calls it: memwatch report --callers '%s'; inclusive shares: --sort "
@@ -598,6 +772,54 @@ static void text_more_processes(FILE *f, const cJSON *procs, int top)
     fprintf(f, " (--top N shows more)\n");
 }
 
+/* 1234567 as "1,234,567" */
+static const char *thousands(double v, char *buf, size_t n)
+{
+    char d[32];
+    snprintf(d, sizeof d, "%.0f", v);
+    size_t l = strlen(d), o = 0;
+    for (size_t k = 0; k < l && o + 2 < n; k++) {
+        if (k && (l - k) % 3 == 0 && d[k - 1] != '-')
+            buf[o++] = ',';
+        buf[o++] = d[k];
+    }
+    buf[o] = 0;
+    return buf;
+}
+
+/* The processes by command, at most top rows, the rest in one line. */
+static void text_commands(FILE *f, const cJSON *cmds, int nproc, int top)
+{
+    int nc = cJSON_GetArraySize(cmds), k = 0;
+    fprintf(f, "\nProcesses (%d, %d command%s; by command, most flagged time, then most CPU time "
+               "first)\n",
+            nproc, nc, nc == 1 ? "" : "s");
+    fprintf(f, "  %-24s %10s %10s %10s %7s %9s\n", "command", "processes", "CPU user", "system",
+            "bound", "samples");
+    const cJSON *c;
+    double rest_p = 0;
+    cJSON_ArrayForEach(c, cmds)
+    {
+        if (k++ >= top) {
+            rest_p += num(c, "processes");
+            continue;
+        }
+        char cnt[40], b[16];
+        snprintf(cnt, sizeof cnt, "\u00d7");
+        thousands(num(c, "processes"), cnt + strlen(cnt), sizeof cnt - strlen(cnt));
+        if (num(c, "measured_ns") > 0)
+            snprintf(b, sizeof b, "%.1f%%", 100 * num(c, "share"));
+        else
+            snprintf(b, sizeof b, "-");
+        /* the multiplication sign is two bytes: one column more */
+        fprintf(f, "  %-24.24s %11s %8.2f s %8.2f s %7s %9.0f\n", str(c, "command"), cnt,
+                num(c, "user_ns") / 1e9, num(c, "system_ns") / 1e9, b, num(c, "samples"));
+    }
+    if (nc > top)
+        fprintf(f, "  ... and %d more command%s (%.0f processes)\n", nc - top,
+                nc - top == 1 ? "" : "s", rest_p);
+}
+
 static void render_text(FILE *f, const cJSON *root, int top)
 {
     const cJSON *run = cJSON_GetObjectItem(root, "run"), *r;
@@ -610,7 +832,13 @@ static void render_text(FILE *f, const cJSON *root, int top)
                 str(tsrc, "threshold_source") ? str(tsrc, "threshold_source") : "?");
     const cJSON *procs = cJSON_GetObjectItem(root, "processes");
     int nproc = cJSON_GetArraySize(procs), shown = 0;
-    fprintf(f, "\nProcesses (%d, most CPU time first)\n", nproc);
+    if (nproc > top) {
+        text_commands(f, cJSON_GetObjectItem(root, "commands"), nproc, top);
+        fprintf(f, "Busiest processes (%d of %d; most flagged time, then most CPU time first)\n",
+                top, nproc);
+    } else {
+        fprintf(f, "\nProcesses (%d; most flagged time, then most CPU time first)\n", nproc);
+    }
     cJSON_ArrayForEach(r, procs)
     {
         if (shown++ >= top)
@@ -622,6 +850,11 @@ static void render_text(FILE *f, const cJSON *root, int top)
         if (str(r, "hostname"))
             fprintf(f, " %s", str(r, "hostname"));
         const char *cmd = str(r, "cmdline") ? str(r, "cmdline") : str(r, "exe");
+        char cut[168];
+        if (nproc > top && cmd && strlen(cmd) > 160) { /* many processes: one line each */
+            snprintf(cut, sizeof cut, "%.157s...", cmd);
+            cmd = cut;
+        }
         const cJSON *ts = cJSON_GetObjectItem(r, "t_start");
         if (!ts || cJSON_IsNull(ts)) /* its parent reported it: when it started is not known */
             fprintf(f, " %s  start unknown,", cmd ? cmd : "(command unknown)");
@@ -633,30 +866,43 @@ static void render_text(FILE *f, const cJSON *root, int top)
         if (cJSON_GetObjectItem(r, "user_ns"))
             fprintf(f, ", CPU user %.2f s, system %.2f s", num(r, "user_ns") / 1e9,
                     num(r, "system_ns") / 1e9);
+        if (num(r, "flagged_ns") > 0)
+            fprintf(f, ", bound %.1f%%",
+                    num(r, "measured_ns") > 0 ? 100 * num(r, "flagged_ns") / num(r, "measured_ns")
+                                              : 0);
         fprintf(f, "\n");
         const char *st = str(r, "status");
         if (st && strcmp(st, "ok"))
             fprintf(f, "    %s: %s\n", mwv_base(str(r, "file")), st);
-        /* its named threads, busiest first */
+        /* every thread of the program, busiest first (memwatch's own left out) */
         const cJSON *t;
         int nt = 0, more = 0;
-        cJSON_ArrayForEach(t, cJSON_GetObjectItem(root, "named_threads"))
+        cJSON_ArrayForEach(t, cJSON_GetObjectItem(root, "threads"))
         {
             if (num(t, "process_id") != num(r, "id"))
                 continue;
-            if (nt++ >= 8) {
+            if (nt++ >= top) {
                 more++;
                 continue;
             }
-            fprintf(f, "    thread %-16s tid %-7.0f %5.0f samples", str(t, "name"), num(t, "tid"),
-                    num(t, "samples"));
+            fprintf(f, "    thread %-16s tid %-7.0f %5.0f samples",
+                    str(t, "name") ? str(t, "name") : "?", num(t, "tid"), num(t, "samples"));
             if (cJSON_GetObjectItem(t, "user_ns"))
                 fprintf(f, ", CPU user %.2f s, system %.2f s", num(t, "user_ns") / 1e9,
                         num(t, "system_ns") / 1e9);
+            else
+                fprintf(f, ", CPU time not recorded");
+            if (num(t, "in_flagged") > 0)
+                fprintf(f, ", %.0f samples in flagged intervals", num(t, "in_flagged"));
+            if (num(t, "main"))
+                fprintf(f, ", main thread");
+            if (cJSON_IsTrue(cJSON_GetObjectItem(t, "cpu_derived")))
+                fprintf(f, " (CPU time derived: the process's less its other threads')");
             fprintf(f, "\n");
         }
         if (more)
-            fprintf(f, "    ... %d more named threads\n", more);
+            fprintf(f, "    ... %d more thread%s (--top N shows more)\n", more,
+                    more == 1 ? "" : "s");
     }
     if (nproc > top)
         text_more_processes(f, procs, top);
@@ -726,14 +972,20 @@ static void render_text(FILE *f, const cJSON *root, int top)
                 str(bw, "timeline"), TIMELINE_COLS - 4, "",
                 (num(bw, "t_end") - num(bw, "t_start")) / 1e9);
 
-    text_code(f, cJSON_GetObjectItem(root, "flagged"), "Top code inside flagged intervals");
-    text_code(f, cJSON_GetObjectItem(root, "overall"), "Top code overall");
+    text_code(f, cJSON_GetObjectItem(root, "flagged"), "Top code inside flagged intervals", top);
+    text_code(f, cJSON_GetObjectItem(root, "overall"), "Top code overall", top);
 
-    fprintf(f, "\nTop data objects (%.0f samples with a data address, %.0f unattributed)\n",
+    fprintf(f, "\nTop data objects (%.0f samples with a data address, %.0f unattributed; most "
+               "samples inside flagged intervals first)\n",
             num(root, "addressed_samples"), num(root, "unattributed_addresses"));
     double addressed = num(root, "addressed_samples");
+    few_note(f, addressed);
+    int ko = 0;
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "objects"))
     {
+        if (ko++ >= top)
+            break;
+        char ci[96];
         char sz[32], site[300] = "";
         mwv_human_bytes(num(r, "size"), sz, sizeof sz);
         if (str(r, "site_file"))
@@ -741,9 +993,12 @@ static void render_text(FILE *f, const cJSON *root, int top)
                      num(r, "site_line"), str(r, "site_function") ? str(r, "site_function") : "?");
         else if (str(r, "site_function"))
             snprintf(site, sizeof site, " allocated in %s", str(r, "site_function"));
-        fprintf(f, "  %5.1f%%  %-6s %-22s %10s%s\n",
+        fprintf(f, "  %5.1f%%  %-6s %-22s %10s%s",
                 addressed > 0 ? 100 * num(r, "samples") / addressed : 0, str(r, "kind"),
                 str(r, "name") ? str(r, "name") : "?", sz, site);
+        if (num(r, "in_flagged") > 0)
+            fprintf(f, ", %.0f in flagged intervals", num(r, "in_flagged"));
+        fprintf(f, "%s\n", share_ci(num(r, "samples"), addressed, ci, sizeof ci));
     }
     const cJSON *ml = cJSON_GetObjectItem(root, "memory_levels");
     if (cJSON_GetArraySize(ml) > 0) {
@@ -855,7 +1110,77 @@ static void render_text(FILE *f, const cJSON *root, int top)
         }
     }
     mw_names_text(f, root);
-    mw_rgn_text(f, root);
+}
+
+/* Leave the first n items of an array; how many were removed. */
+static int trim(cJSON *arr, int n)
+{
+    int k = 0;
+    while (cJSON_GetArraySize(arr) > n) {
+        cJSON_DeleteItemFromArray(arr, n);
+        k++;
+    }
+    return k;
+}
+
+static int cmp_rank_share(const void *a, const void *b)
+{
+    const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+    int rx = cJSON_GetObjectItem(x, "rank") != NULL, ry = cJSON_GetObjectItem(y, "rank") != NULL;
+    if (rx != ry)
+        return ry - rx; /* the ranks first, then the launcher and helpers */
+    double d = num(y, "share") - num(x, "share");
+    if (d == 0)
+        d = num(x, "rank") - num(y, "rank");
+    return d > 0 ? 1 : d < 0 ? -1 : 0;
+}
+
+/* The job view (per rank, per host, imbalance) for MPI jobs only (two or
+ * more processes with a launcher's rank: META rank_from), and only when some
+ * rank was bound: the processes of a build or a pipeline are no ranks, and an
+ * imbalance of shares that are all 0 says nothing. At most top rows: the
+ * ranks, most bound first, then the processes that are no rank (mpirun). */
+static void text_job(FILE *f, const cJSON *jv, int top)
+{
+    const cJSON *r;
+    int nranks = 0;
+    double bound = 0;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(jv, "processes"))
+    {
+        if (!cJSON_GetObjectItem(r, "rank"))
+            continue;
+        nranks++;
+        bound += num(r, "flagged_ns");
+    }
+    if (nranks < 2 || bound <= 0)
+        return;
+    cJSON *copy = cJSON_Duplicate(jv, 1);
+    cJSON *procs = cJSON_GetObjectItem(copy, "processes");
+    int np = cJSON_GetArraySize(procs);
+    cJSON **v = malloc((size_t)(np > 0 ? np : 1) * sizeof *v);
+    if (!copy || !v) {
+        free(v);
+        cJSON_Delete(copy);
+        return;
+    }
+    int k = 0;
+    while (cJSON_GetArraySize(procs) > 0 && k < np)
+        v[k++] = cJSON_DetachItemFromArray(procs, 0);
+    qsort(v, (size_t)k, sizeof *v, cmp_rank_share);
+    if (top < 2) /* a comparison needs two rows */
+        top = 2;
+    for (int i = 0; i < k; i++) {
+        if (i < top)
+            cJSON_AddItemToArray(procs, v[i]);
+        else
+            cJSON_Delete(v[i]);
+    }
+    free(v);
+    mwv_jobview_text(f, copy);
+    if (k > top)
+        fprintf(f, "  ... %d more process%s (--top N shows more)\n", k - top,
+                k - top == 1 ? "" : "es");
+    cJSON_Delete(copy);
 }
 
 int mw_report_summary(const char *db_path, FILE *out, int json, int top)
@@ -873,6 +1198,7 @@ int mw_report_summary_view(const char *db_path, FILE *out, int json, int top,
     cJSON *root = collect(db, top > 0 ? top : 10);
     cJSON_AddItemToObject(root, "job", mwv_jobview(db)); /* per rank and per host */
     sqlite3_close(db);
+    mw_text_json_utf8(root); /* valid UTF-8 whatever the run's names hold (U+FFFD) */
     if (json) {
         char *s = cJSON_Print(root);
         if (s) {
@@ -881,8 +1207,18 @@ int mw_report_summary_view(const char *db_path, FILE *out, int json, int top,
             free(s);
         }
     } else {
-        render_text(out, root, top > 0 ? top : 10);
-        mwv_jobview_text(out, cJSON_GetObjectItem(root, "job"));
+        int t = top > 0 ? top : 10;
+        /* the text shows at most --top regions and notes (the JSON has them all) */
+        int more_names = trim(cJSON_GetObjectItem(root, "name_notes"), t);
+        int more_rnotes = trim(cJSON_GetObjectItem(root, "region_notes"), t);
+        trim(cJSON_GetObjectItem(root, "regions"), t);
+        render_text(out, root, t);
+        if (more_names)
+            fprintf(out, "  ... %d more name notes (--json lists them)\n", more_names);
+        mw_rgn_text(out, root);
+        if (more_rnotes)
+            fprintf(out, "    ... %d more region notes (--json lists them)\n", more_rnotes);
+        text_job(out, cJSON_GetObjectItem(root, "job"), t);
     }
     cJSON_Delete(root);
     return 0;

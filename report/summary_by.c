@@ -25,15 +25,27 @@ static const char q_process[] =
     " (SELECT COALESCE(SUM(i.t_end - i.t_start), 0) FROM intervals i WHERE i.process_id = p.id"
     "   AND i.bw_bound = 1),"
     " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id)"
-    " FROM processes p ORDER BY p.rank, p.pid, p.id LIMIT ?1";
+    " FROM processes p ORDER BY 6 DESC, p.rank, p.pid, p.id LIMIT ?1";
 static const char w_process[] = "s.process_id = ?1";
 
+/* threads: their CPU time from the kernel (a main thread without a CPU
+ * record of its own: the process's less its other threads'), memwatch's own
+ * interval thread (named "memwatch") left out; most samples inside flagged
+ * intervals first, then most samples */
 static const char q_thread[] =
     "SELECT t.process_id, t.tid, p.pid || ' ' || COALESCE(t.name, ''),"
-    " COALESCE(t.t_end - t.t_start, 0), 0, 0,"
+    " CASE WHEN t.user_ns IS NOT NULL THEN t.user_ns + COALESCE(t.system_ns, 0)"
+    "  WHEN t.tid = p.pid AND p.user_ns IS NOT NULL THEN MAX(0, p.user_ns"
+    "   + COALESCE(p.system_ns, 0) - (SELECT COALESCE(SUM(u.user_ns + COALESCE(u.system_ns, 0)),"
+    "   0) FROM threads u WHERE u.process_id = p.id AND u.tid != p.pid))"
+    "  ELSE COALESCE(t.t_end - t.t_start, 0) END, 0, 0,"
     " (SELECT COUNT(*) FROM samples s WHERE s.process_id = t.process_id AND s.tid = t.tid)"
+    " AS n,"
+    " (SELECT COUNT(*) FROM samples s WHERE s.process_id = t.process_id AND s.tid = t.tid"
+    "  AND s.in_flagged = 1) AS nf"
     " FROM threads t JOIN processes p ON p.id = t.process_id"
-    " ORDER BY 7 DESC LIMIT ?1";
+    " WHERE NOT (t.name = 'memwatch' AND t.tid != p.pid)"
+    " ORDER BY nf DESC, n DESC, 4 DESC, t.process_id, t.tid LIMIT ?1";
 static const char w_thread[] = "s.process_id = ?1 AND s.tid = ?2";
 
 static const char q_region[] =
@@ -118,8 +130,12 @@ int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
     }
     sqlite3_bind_int(s, 1, top > 0 ? top : 10);
     fprintf(out, "\nBy %s (bound: share of the measured time in bandwidth-bound intervals;"
-                 " for threads, share of their timer samples in them)\n",
-            title);
+                 " for threads, share of their timer samples in them; %s)\n",
+            title,
+            !strcmp(by, "thread")
+                ? "time: CPU time, a main thread's without its own record derived as the "
+                  "process's less its other threads'; most samples in flagged intervals first"
+                : !strcmp(by, "process") ? "most bound time first" : "longest first");
     fprintf(out, "  %-30s %11s %7s %8s  %-28s %s\n", title, "time", "bound", "samples",
             "top function", "top object");
     int rows = 0;
@@ -161,6 +177,19 @@ int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
     if (!rows)
         fprintf(out, "  none\n");
     sqlite3_finalize(s);
+    /* the rest in one line */
+    const char *qn = !strcmp(by, "process") ? "SELECT COUNT(*) FROM processes"
+                     : !strcmp(by, "thread")
+                         ? "SELECT COUNT(*) FROM threads t JOIN processes p ON p.id = t.process_id"
+                           " WHERE NOT (t.name = 'memwatch' AND t.tid != p.pid)"
+                         : "SELECT COUNT(*) FROM regions";
+    if (sqlite3_prepare_v2(db, qn, -1, &s, NULL) == SQLITE_OK) {
+        long long more = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) - rows : 0;
+        if (more > 0)
+            fprintf(out, "  ... %lld more %s%s (--top N shows more)\n", more, title,
+                    more == 1 ? "" : !strcmp(by, "process") ? "es" : "s");
+        sqlite3_finalize(s);
+    }
     sqlite3_close(db);
     return 0;
 }

@@ -52,6 +52,9 @@ done <<'TABLE'
 @/empty                            | 2 | holds no .mwr files
 @/run                              | 0 | Bandwidth-bound: 50.0%
 @/run --json --top 3               | 0 | "flagged_intervals":
+@/run --top 1                      | 0 | [20 of 20, 95% CI 83.9-100.0%]
+@/run --by thread --top 1          | 0 | By thread (bound:
+@/run --by process                 | 0 | 77 fixture run
 @/run --db @/other.db -q           | 0 |
 @/bad/cut.mwr --db @/cut.db        | 0 | damaged or unreadable
 @/bad/junk.mwr --db @/junk.db      | 2 | not a memwatch raw file
