@@ -6,6 +6,7 @@
  */
 #include "envval.h" /* counters/ */
 #include "internal.h"
+#include "jobid.h" /* the run id of an MPI or Slurm job */
 
 #include <memwatch/attrs.h>
 #include <memwatch/profile.h>
@@ -405,7 +406,11 @@ MWP_HOT void mwp_config_load(struct mwp_config *c)
         else
             mwp_strcpy(c->run_id, v);
     }
-    if (!c->run_id[0] && c->enabled) {
+    if (!c->run_id[0] && c->enabled && mw_job_run_id(c->run_id, sizeof c->run_id)) {
+        /* A rank of an MPI or Slurm job: the job's identity names the run,
+         * the same in every rank (preload/jobid.h, docs/jobs.md) */
+        setenv("MEMWATCH_RUN_ID", c->run_id, 1);
+    } else if (!c->run_id[0] && c->enabled) {
         /* The first process of a tree names the run (UTC start and pid) and
          * hands the name to its children. */
         time_t t = time(NULL);

@@ -128,8 +128,14 @@ static const char proc_from_meta[] =
     "UPDATE processes SET "
     " pid = (SELECT CAST(value AS INTEGER) FROM meta WHERE rowid>?3 AND process_id=?1 AND key='pid'),"
     " ppid = (SELECT CAST(value AS INTEGER) FROM meta WHERE rowid>?3 AND process_id=?1 AND key='ppid'),"
-    " rank = (SELECT CAST(value AS INTEGER) FROM meta WHERE rowid>?3 AND process_id=?1 AND key IN "
-    "   ('rank','mpi.rank','mpi_rank') LIMIT 1),"
+    /* a launcher's rank only: memwatch's own writers name its variable
+     * (rank_from) and write rank=0 for a process without one (mpirun, a
+     * helper), which has no rank (NULL); other writers' rank keys as given */
+    " rank = CASE WHEN EXISTS (SELECT 1 FROM meta WHERE rowid>?3 AND process_id=?1 AND key='rank_from')"
+    "   OR NOT EXISTS (SELECT 1 FROM meta WHERE rowid>?3 AND process_id=?1 AND key='writer'"
+    "     AND value IN ('libmemwatch.so','memwatch record'))"
+    "  THEN (SELECT CAST(value AS INTEGER) FROM meta WHERE rowid>?3 AND process_id=?1 AND key IN "
+    "   ('rank','mpi.rank','mpi_rank') LIMIT 1) END,"
     " hostname = (SELECT value FROM meta WHERE rowid>?3 AND process_id=?1 AND key IN ('hostname','host') LIMIT 1),"
     " exe = (SELECT value FROM meta WHERE rowid>?3 AND process_id=?1 AND key IN ('exe','program') LIMIT 1),"
     " cmdline = (SELECT value FROM meta WHERE rowid>?3 AND process_id=?1 AND key IN ('cmdline','argv','command') LIMIT 1),"

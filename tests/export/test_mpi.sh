@@ -4,10 +4,11 @@
 #     gives four rank files (META rank_from) beside mpirun's own; the merged
 #     report's per-rank rows (text, JSON, HTML) hold what each rank's file
 #     reported alone says: share of time bound, time, samples, top line.
-#  2. Two hosts: a run recorded in a separate UTS namespace under the host
-#     name nodeB and one on this host, in two subdirectories of one folder,
-#     merge into one report (the folder's tree) with a per-host table; --host
-#     narrows it to one.
+#  2. Two hosts: the two ranks of one PMIx job (PMIX_RANK, PMIX_NAMESPACE as
+#     a launcher sets them), one recorded in a separate UTS namespace under
+#     the host name nodeB and one on this host, in two subdirectories of one
+#     folder, are one run (no --all-runs) and merge into one report (the
+#     folder's tree) with a per-host table; --host narrows it to one.
 # The threshold is set to 1 ns so that intervals are flagged on any machine.
 set -u
 [ -n "${MW_SAN_PRELOAD:-}" ] && export LD_PRELOAD=$MW_SAN_PRELOAD
@@ -58,12 +59,17 @@ PY
   done
 }
 
-if command -v mpirun >/dev/null; then
+# Open MPI's mpirun (Debian's default `mpirun`; mpirun.openmpi beside MPICH's)
+ompi=""
+for c in mpirun.openmpi mpirun; do
+  if command -v $c >/dev/null && $c --version 2>&1 | grep -q "Open MPI"; then ompi=$c; break; fi
+done
+if [ -n "$ompi" ]; then
   ran=1
   asroot=""
   [ "$(id -u)" = 0 ] && asroot=--allow-run-as-root
   "$mw" record -q -o "$tmp/mpi" --threshold-ns 1 -- \
-    mpirun -np 4 --oversubscribe $asroot "$B/bwdemo" 0.3 1 16 1 >"$tmp/mpi.out" 2>&1
+    $ompi -np 4 --oversubscribe $asroot "$B/bwdemo" 0.3 1 16 1 >"$tmp/mpi.out" 2>&1
   check "memwatch record -- mpirun -np 4 bwdemo" $(( $? == 0 )) || cat "$tmp/mpi.out"
   "$mw" report "$tmp/mpi" --db "$tmp/mpi.db" --json >"$tmp/merged.json" 2>"$tmp/merged.err"
   check "merged report" $(( $? == 0 )) || cat "$tmp/merged.err"
@@ -71,6 +77,8 @@ if command -v mpirun >/dev/null; then
   check "four rank files ($n with an MPI rank among $(ls "$tmp/mpi" | grep -c '\.mwr$') raw files)" $(( n == 4 ))
   r=$(sqlite3 "$tmp/mpi.db" "SELECT GROUP_CONCAT(rank) FROM (SELECT DISTINCT p.rank FROM processes p JOIN meta m ON m.process_id = p.id AND m.key = 'rank_from' ORDER BY 1)")
   check "ranks 0,1,2,3 ($r)" $([ "$r" = "0,1,2,3" ] && echo 1 || echo 0)
+  r=$(sqlite3 "$tmp/mpi.db" "SELECT COUNT(*) || ':' || GROUP_CONCAT(COALESCE(rank, 'NULL')) FROM (SELECT rank FROM processes WHERE id NOT IN (SELECT process_id FROM meta WHERE key = 'rank_from') ORDER BY id)")
+  check "mpirun and any other process without a launcher's rank have no rank in the database ($r)" $([[ "$r" =~ ^[1-9][0-9]*:NULL(,NULL)*$ ]] && echo 1 || echo 0)
   rm -f "$tmp/bad"
   compare_ranks "$tmp/merged.json" "$tmp/mpi" "$tmp/mpi.db"
   [ ! -e "$tmp/bad" ]; check "every rank's row matches its own report (JSON)" $(( $? == 0 ))
@@ -120,18 +128,21 @@ PY
     echo "note: node, playwright-core or chromium missing: the HTML of the MPI run is not checked"
   fi
 else
-  echo "note: mpirun (Debian's openmpi-bin) is not installed: the MPI part is not run"
+  echo "note: Open MPI's mpirun (Debian's openmpi-bin) is not installed: the MPI part is not run"
 fi
 
 if unshare --uts true 2>/dev/null; then
   ran=1
   mkdir -p "$tmp/two"
-  unshare --uts sh -c "hostname nodeB && exec \"$mw\" record -q -o \"$tmp/two/nodeB\" --threshold-ns 1 -- \"$B/bwdemo\" 0.3 1 16 1" >"$tmp/b.out" 2>&1
-  check "a run recorded as host nodeB (UTS namespace)" $(( $? == 0 )) || cat "$tmp/b.out"
-  "$mw" record -q -o "$tmp/two/here" -- "$B/bwdemo" 0.3 1 16 1 >"$tmp/a.out" 2>&1
-  check "a run recorded on this host" $(( $? == 0 )) || cat "$tmp/a.out"
-  "$mw" report "$tmp/two" --all-runs --db "$tmp/two.db" --json >"$tmp/two.json" 2>"$tmp/two.err"
+  job="PMIX_NAMESPACE=mw-two-hosts.$$"
+  unshare --uts env PMIX_RANK=0 "$job" sh -c "hostname nodeB && exec \"$mw\" record -q -o \"$tmp/two/nodeB\" --threshold-ns 1 -- \"$B/bwdemo\" 0.3 1 16 1" >"$tmp/b.out" 2>&1
+  check "rank 0 recorded as host nodeB (UTS namespace)" $(( $? == 0 )) || cat "$tmp/b.out"
+  env PMIX_RANK=1 "$job" "$mw" record -q -o "$tmp/two/here" --threshold-ns 1 -- "$B/bwdemo" 0.3 1 16 1 >"$tmp/a.out" 2>&1
+  check "rank 1 recorded on this host" $(( $? == 0 )) || cat "$tmp/a.out"
+  "$mw" report "$tmp/two" --db "$tmp/two.db" --json >"$tmp/two.json" 2>"$tmp/two.err"
   check "the folder's tree merges into one report" $(( $? == 0 )) || cat "$tmp/two.err"
+  ! grep -q "runs:" "$tmp/two.err"
+  check "the two hosts' ranks are one run" $(( $? == 0 )) || cat "$tmp/two.err"
   here=$(uname -n)
   python3 - "$tmp/two.json" "$here" <<'PY'
 import json, sys
@@ -142,10 +153,10 @@ print(("ok: " if good else "FAILED: ") + "per-host table: %s" % hosts)
 sys.exit(not good)
 PY
   check "two hosts in the merged report" $(( $? == 0 ))
-  "$mw" report "$tmp/two" --all-runs --db "$tmp/two2.db" >"$tmp/two.txt" 2>/dev/null
+  "$mw" report "$tmp/two" --db "$tmp/two2.db" >"$tmp/two.txt" 2>/dev/null
   grep -q "^Per host" "$tmp/two.txt"; check "text summary has the per-host table" $(( $? == 0 ))
   grep -A3 "^Per host" "$tmp/two.txt"
-  n=$("$mw" report "$tmp/two" --all-runs --db "$tmp/two3.db" --host nodeB --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')
+  n=$("$mw" report "$tmp/two" --db "$tmp/two3.db" --host nodeB --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')
   check "--host nodeB narrows the report to that host's process ($n)" $(( n == 1 ))
 else
   echo "note: unshare --uts is not permitted here (needs root or user namespaces): the two-host part is not run"
