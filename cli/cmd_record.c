@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "envval.h" /* counters/: what MEMWATCH_METHOD asks for */
 #include "tsc.h"    /* counters/: the TSC frequency handed to the program */
+#include "../preload/jobid.h" /* the run id of an MPI or Slurm job's rank */
 
 #include <memwatch/mwr.h>
 #include <memwatch/mwr_frame.h>
@@ -44,6 +45,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +79,8 @@ static void rec_usage(FILE *f)
             "      --profile PATH      machine profile (default: memwatch calibrate's output)\n"
             "      --no-follow         do not profile child processes\n"
             "      --group-readable    raw files readable by their group (default: owner only)\n"
+            "      --max-size SIZE     stop writing samples once the run's raw files reach SIZE\n"
+            "                          (e.g. 500M, 2G); intervals and process ends go on\n"
             "  -q, --quiet             no summary\n"
             "  -v, --verbose           libmemwatch.so reports more on stderr\n"
             "\n"
@@ -186,6 +190,25 @@ static int rec_find_lib(char *lib, size_t n, char *self, size_t sn)
     return -1;
 }
 
+/* --group-readable (MEMWATCH_GROUP_READABLE, as the library reads it for
+ * raw files): what record creates is the group's to read too. */
+static int rec_group_readable(void)
+{
+    const char *g = getenv("MEMWATCH_GROUP_READABLE");
+    return g && (*g == '1' || *g == 'y' || *g == 't' || !strcasecmp(g, "on"));
+}
+
+/* A directory of the run, 0700 (0750 group-readable) whatever the umask;
+ * one that exists is left as it is. 0, or -errno. */
+static int rec_mkdir(const char *path)
+{
+    mode_t m = rec_group_readable() ? 0750 : 0700;
+    if (mkdir(path, m))
+        return errno == EEXIST ? 0 : -errno;
+    (void)chmod(path, m);
+    return 0;
+}
+
 /* Every allocation stack libmemwatch.so records begins in its own code, so
  * the report unwinds it with the library's unwind tables. A copy of the
  * library by its build-id beside the raw files (DIR/.build-id/xx/yyyy.debug,
@@ -210,10 +233,10 @@ static void rec_keep_lib(const char *dir, const char *lib)
     *cut = 0;
     char *mid = strrchr(path, '/'); /* DIR/.build-id */
     *mid = 0;
-    if (mkdir(path, 0755) && errno != EEXIST)
+    if (rec_mkdir(path))
         return;
     *mid = '/';
-    if (mkdir(path, 0755) && errno != EEXIST)
+    if (rec_mkdir(path))
         return;
     *cut = '/';
     uint8_t have[20];
@@ -221,8 +244,9 @@ static void rec_keep_lib(const char *dir, const char *lib)
         return; /* kept by an earlier run */
     snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
     int in = open(lib, O_RDONLY | O_CLOEXEC);
-    int out = in < 0 ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    int ok = out >= 0;
+    mode_t fm = rec_group_readable() ? 0640 : 0600;
+    int out = in < 0 ? -1 : open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, fm);
+    int ok = out >= 0 && fchmod(out, fm) == 0;
     char buf[1 << 16];
     ssize_t r;
     while (ok && (r = read(in, buf, sizeof buf)) != 0) {
@@ -297,11 +321,11 @@ static void rec_write_reaped(const char *dir, const char *run, pid_t pid, int si
     if (snprintf(path, sizeof path, "%s/memwatch-%s-%s-reaped-%ld.mwr", dir, host, run, (long)pid) >=
         (int)sizeof path)
         return;
-    const char *g = getenv("MEMWATCH_GROUP_READABLE"); /* as the library creates raw files */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                  g && (*g == '1' || *g == 'y' || *g == 't' || !strcasecmp(g, "on")) ? 0640 : 0600);
+    mode_t fm = rec_group_readable() ? 0640 : 0600; /* as the library creates raw files */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, fm);
     if (fd < 0)
         return;
+    (void)fchmod(fd, fm); /* whatever the umask */
     mwr_file_header fh;
     mwr_file_header_init(&fh);
     mwr_cpu c;
@@ -334,14 +358,13 @@ static int rec_mkdirs(const char *dir)
     for (char *p = tmp + 1; *p; p++) {
         if (*p == '/') {
             *p = 0;
-            if (mkdir(tmp, 0755) && errno != EEXIST)
-                return -errno;
+            int e = rec_mkdir(tmp);
+            if (e)
+                return e;
             *p = '/';
         }
     }
-    if (mkdir(tmp, 0755) && errno != EEXIST)
-        return -errno;
-    return 0;
+    return rec_mkdir(tmp);
 }
 
 /* ---- summary from the raw files ---- */
@@ -537,6 +560,156 @@ out:
 }
 
 /* Returns the number of the run's raw files. */
+/* ---- the size cap (--max-size) and what the run wrote ---- */
+
+/* The page that the run's processes share (preload/writer.c: the layout
+ * and the name are the library's): the cap and the bytes written so far. */
+struct rec_size_page {
+    uint64_t magic, cap;
+    _Atomic uint64_t used, dropped;
+};
+#define REC_SIZE_MAGIC 0x3170616373776d00ull
+static uint64_t rec_max_size;           /* --max-size in bytes; 0: none */
+static struct rec_size_page *rec_cap;   /* mapped while the program runs */
+
+/* SIZE: a number with an optional K, M, G or T (powers of 1024; a trailing B
+ * or iB allowed). 0 and -1 where it is not one, or below 64 KiB. */
+static int rec_parse_size(const char *v, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || errno || !(x > 0))
+        return -1;
+    double mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1024.0; end++; break;
+    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (mul > 1 && *end == 'i')
+        end++;
+    if (*end == 'B')
+        end++;
+    if (*end || x * mul < 65536.0 || x * mul > 1e18)
+        return -1;
+    *out = (uint64_t)(x * mul);
+    return 0;
+}
+
+/* DIR/.memwatch-size: with --max-size, a new page holding the cap, mapped
+ * here to read the total at the end; without, removed (an earlier run's cap
+ * in the same directory does not apply to this one). */
+static void rec_size_page_create(const char *dir)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/.memwatch-size", dir);
+    if (!rec_max_size) {
+        (void)unlink(path);
+        return;
+    }
+    (void)unlink(path);
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  rec_group_readable() ? 0640 : 0600);
+    if (fd < 0 || ftruncate(fd, 4096) < 0) {
+        fprintf(stderr, "memwatch record: cannot create %s (%s): no size cap for this run\n", path,
+                strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) {
+        fprintf(stderr, "memwatch record: cannot map %s (%s): no size cap for this run\n", path,
+                strerror(errno));
+        return;
+    }
+    rec_cap = m;
+    rec_cap->cap = rec_max_size;
+    atomic_store(&rec_cap->used, 0);
+    atomic_store(&rec_cap->dropped, 0);
+    __atomic_store_n(&rec_cap->magic, REC_SIZE_MAGIC, __ATOMIC_RELEASE);
+}
+
+/* A size for people: 12.3 MB (powers of 1000, as du -h --si). */
+static void rec_human(double b, char *out, size_t n)
+{
+    if (b >= 1e9)
+        snprintf(out, n, "%.2f GB", b / 1e9);
+    else if (b >= 1e6)
+        snprintf(out, n, "%.1f MB", b / 1e6);
+    else
+        snprintf(out, n, "%.1f kB", b / 1e3);
+}
+
+/* 1 when the raw file at path belongs to run: its first record, META, names
+ * it (read alone: the file's size is all rec_wrote needs). */
+static int rec_file_of_run(const char *path, const char *run)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    static unsigned char b[65536];
+    ssize_t n = pread(fd, b, sizeof b, 0);
+    close(fd);
+    mwr_file_header h;
+    mwr_rec_hdr r;
+    if (n < (ssize_t)sizeof h)
+        return 0;
+    memcpy(&h, b, sizeof h);
+    if (memcmp(h.magic, MWR_MAGIC, 8) || h.header_size < sizeof h ||
+        h.header_size + sizeof r > (size_t)n)
+        return 0;
+    memcpy(&r, b + h.header_size, sizeof r);
+    if (r.type != MWR_META || r.size < sizeof r || r.size > (size_t)n - h.header_size)
+        return 0;
+    char id[64] = "";
+    rec_meta_run(b + h.header_size + sizeof r, r.size - sizeof r, id, sizeof id);
+    return !strcmp(id, run);
+}
+
+/* The last line: the bytes and files of this run's raw files in dir (those
+ * of other runs in the same directory left out), and the samples the size
+ * cap dropped. */
+static void rec_wrote(const char *dir, const char *run)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    uint64_t bytes = 0;
+    unsigned files = 0;
+    struct dirent *e;
+    char path[PATH_MAX + 256];
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, "memwatch-", 9) || n < 4 || strcmp(e->d_name + n - 4, ".mwr"))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st) || !S_ISREG(st.st_mode))
+            continue;
+        if (!rec_file_of_run(path, run))
+            continue;
+        files++;
+        bytes += (uint64_t)st.st_size;
+    }
+    closedir(d);
+    char h[32];
+    rec_human((double)bytes, h, sizeof h);
+    if (rec_cap) {
+        uint64_t dropped = atomic_load(&rec_cap->dropped);
+        char c[32];
+        rec_human((double)rec_cap->cap, c, sizeof c);
+        if (dropped)
+            fprintf(stderr, "memwatch: %llu samples dropped: the size cap of %s was reached\n",
+                    (unsigned long long)dropped, c);
+    }
+    fprintf(stderr, "memwatch: wrote %s in %u file%s\n", h, files, files == 1 ? "" : "s");
+}
+
 static unsigned rec_summary(const char *dir, const char *run, const struct rec_status *fail,
                             uint64_t t0_ns, int quiet)
 {
@@ -721,6 +894,96 @@ static void rec_hooks_wait(void)
     rec_hooks_started = 0;
 }
 
+/* ---- signals sent to memwatch record ---- */
+
+/* SIGTERM, SIGHUP, SIGINT and SIGQUIT sent to memwatch record go on to the
+ * program; record stays to wait for it, writes its summary and returns its
+ * status (128 + the signal when the signal ended it), so that `timeout 300
+ * memwatch record -- job` or a batch system's SIGTERM stops the job and
+ * leaves its files complete.
+ *
+ * Where record is the foreground job of a terminal, the program shares its
+ * process group: the terminal's Ctrl-C, Ctrl-\ and hangup reach the program
+ * directly, as they do under a shell, and are not passed on a second time;
+ * a signal another process sent (kill, sigqueue: si_code <= 0) goes to the
+ * program's pid. Elsewhere (a script, timeout(1), a batch job) the program
+ * leads a process group of its own and every such signal goes to that whole
+ * group, once: a signal sent to record's process group does not reach the
+ * program directly. The same signal from the same process is passed on once
+ * (timeout sends its signal to record and again to its process group).
+ * A signal ignored when record starts (nohup, `&` in a script) stays
+ * ignored, by record and by the program. */
+static const int rec_fwd_sigs[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT};
+static struct sigaction rec_fwd_old[sizeof rec_fwd_sigs / sizeof rec_fwd_sigs[0]];
+static unsigned char rec_fwd_on[sizeof rec_fwd_sigs / sizeof rec_fwd_sigs[0]];
+static volatile sig_atomic_t rec_child;     /* the program's pid; 0 while none runs */
+static volatile sig_atomic_t rec_own_group; /* 1: the program leads a group of its own */
+static volatile sig_atomic_t rec_pending;   /* a signal that came while no program ran */
+static volatile sig_atomic_t rec_last_sig, rec_last_from;
+
+static void rec_forward(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    int e = errno;
+    int from_process = si && si->si_code <= 0;
+    pid_t from = from_process ? si->si_pid : 0;
+    if ((!rec_own_group && !from_process) || (from_process && from == getpid())) {
+        errno = e; /* the terminal sent it to the program's group too */
+        return;
+    }
+    if (from_process && sig == rec_last_sig && from == rec_last_from) {
+        errno = e; /* passed on already */
+        return;
+    }
+    rec_last_sig = sig;
+    rec_last_from = from;
+    pid_t c = (pid_t)rec_child;
+    if (c > 0)
+        (void)kill(rec_own_group ? -c : c, sig);
+    else
+        rec_pending = sig;
+    errno = e;
+}
+
+/* 1 when record is the foreground process group of a terminal (fd 0-2). */
+static int rec_foreground(void)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        pid_t fg = tcgetpgrp(fd);
+        if (fg > 0 && fg == getpgrp())
+            return 1;
+    }
+    return 0;
+}
+
+static void rec_signals_catch(void)
+{
+    rec_own_group = !rec_foreground();
+    for (size_t k = 0; k < sizeof rec_fwd_sigs / sizeof rec_fwd_sigs[0]; k++) {
+        if (sigaction(rec_fwd_sigs[k], NULL, &rec_fwd_old[k]) ||
+            (!(rec_fwd_old[k].sa_flags & SA_SIGINFO) && rec_fwd_old[k].sa_handler == SIG_IGN))
+            continue;
+        struct sigaction a;
+        memset(&a, 0, sizeof a);
+        a.sa_sigaction = rec_forward;
+        a.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&a.sa_mask);
+        for (size_t j = 0; j < sizeof rec_fwd_sigs / sizeof rec_fwd_sigs[0]; j++)
+            sigaddset(&a.sa_mask, rec_fwd_sigs[j]);
+        if (sigaction(rec_fwd_sigs[k], &a, NULL) == 0)
+            rec_fwd_on[k] = 1;
+    }
+}
+
+/* After the program ended: the signals act on record as they did before. */
+static void rec_signals_restore(void)
+{
+    rec_child = 0;
+    for (size_t k = 0; k < sizeof rec_fwd_sigs / sizeof rec_fwd_sigs[0]; k++)
+        if (rec_fwd_on[k])
+            sigaction(rec_fwd_sigs[k], &rec_fwd_old[k], NULL);
+}
+
 /* ---- running ---- */
 
 static char rec_logged[512];
@@ -772,6 +1035,21 @@ int mw_cmd_record(int argc, char **argv)
         }
         if (!strcmp(a, "--group-readable")) {
             rec_setenv_opt("MEMWATCH_GROUP_READABLE", "1");
+            continue;
+        }
+        if (!strcmp(a, "--max-size")) {
+            if (!v) {
+                fprintf(stderr, "memwatch record: %s needs a value\n", a);
+                return 2;
+            }
+            if (rec_parse_size(v, &rec_max_size)) {
+                char shown[200];
+                mw_cli_escape(v, shown, sizeof shown);
+                fprintf(stderr, "memwatch record: %s '%s' is invalid: expected a size of 64K or "
+                                "more, e.g. 500M or 2G\n", a, shown);
+                return 2;
+            }
+            i++;
             continue;
         }
         static const struct {
@@ -881,10 +1159,10 @@ int mw_cmd_record(int argc, char **argv)
                 snprintf(made, sizeof made, "memwatch-%s", stamp);
             else
                 snprintf(made, sizeof made, "memwatch-%s-%d", stamp, k);
-            const char *g = getenv("MEMWATCH_GROUP_READABLE");
-            if (mkdir(made, g && (*g == '1' || *g == 'y' || *g == 't' || !strcasecmp(g, "on"))
-                                ? 0750 : 0700) == 0)
+            if (mkdir(made, rec_group_readable() ? 0750 : 0700) == 0) {
+                (void)chmod(made, rec_group_readable() ? 0750 : 0700); /* whatever the umask */
                 break;
+            }
             if (errno != EEXIST) {
                 fprintf(stderr, "memwatch record: cannot create %s: %s\n", made, strerror(errno));
                 return 2;
@@ -915,12 +1193,19 @@ int mw_cmd_record(int argc, char **argv)
     const char *given = getenv("MEMWATCH_RUN_ID");
     if (given && *given) {
         snprintf(run, sizeof run, "%s", given);
+    } else if (mw_job_run_id(run, sizeof run)) {
+        /* one record per rank (mpirun -np N memwatch record -- ./app): the
+         * job's identity names the run, the same in every rank */
+        rec_setenv_opt("MEMWATCH_RUN_ID", run);
     } else {
         char stamp[32];
         strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
         snprintf(run, sizeof run, "%s-%ld", stamp, (long)getpid());
         rec_setenv_opt("MEMWATCH_RUN_ID", run);
     }
+    /* from here on a signal to record reaches the program, or, before it
+     * runs, stops record without running it (no stray status file) */
+    rec_signals_catch();
     char status_path[PATH_MAX + 64] = "";
     if (rec_status_create(dir, status_path, sizeof status_path) == 0)
         rec_setenv_opt("MEMWATCH_STATUS", status_path);
@@ -978,29 +1263,58 @@ int mw_cmd_record(int argc, char **argv)
         rec_setenv_opt("LD_PRELOAD", pre);
     }
 
+    if (profile)
+        rec_size_page_create(dir);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pid_t pid;
-    int rc = posix_spawn(&pid, exe, NULL, NULL, prog, environ);
+    /* The signals passed on are held from the last look at rec_pending
+     * until the program's pid is known; the program starts with record's
+     * own mask, in a process group of its own unless record is a terminal's
+     * foreground job (rec_signals_catch). */
+    sigset_t fwd, omask;
+    sigemptyset(&fwd);
+    for (size_t k = 0; k < sizeof rec_fwd_sigs / sizeof rec_fwd_sigs[0]; k++)
+        sigaddset(&fwd, rec_fwd_sigs[k]);
+    pthread_sigmask(SIG_BLOCK, &fwd, &omask);
+    if (rec_pending) {
+        int sig = (int)rec_pending;
+        pthread_sigmask(SIG_SETMASK, &omask, NULL);
+        fprintf(stderr, "memwatch record: stopped by SIG%s before the program started; it did "
+                        "not run\n",
+                sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+        if (status_path[0])
+            unlink(status_path);
+        return 128 + sig;
+    }
+    posix_spawnattr_t sa;
+    posix_spawnattr_init(&sa);
+    posix_spawnattr_setsigmask(&sa, &omask);
+    short sflags = POSIX_SPAWN_SETSIGMASK;
+    if (rec_own_group) {
+        posix_spawnattr_setpgroup(&sa, 0);
+        sflags |= POSIX_SPAWN_SETPGROUP;
+    }
+    posix_spawnattr_setflags(&sa, sflags);
+    int rc = posix_spawn(&pid, exe, NULL, &sa, prog, environ);
+    posix_spawnattr_destroy(&sa);
     if (rc) {
+        pthread_sigmask(SIG_SETMASK, &omask, NULL);
         fprintf(stderr, "memwatch record: cannot run %s: %s\n", exe, strerror(rc));
         if (status_path[0])
             unlink(status_path);
         return 126;
     }
-    /* Like a shell: keyboard signals go to the program, which decides. */
-    struct sigaction ign, oint, oquit;
-    memset(&ign, 0, sizeof ign);
-    ign.sa_handler = SIG_IGN;
-    sigaction(SIGINT, &ign, &oint);
-    sigaction(SIGQUIT, &ign, &oquit);
+    rec_child = pid;
+    if (rec_pending) /* came on another thread while the program started */
+        (void)kill(rec_own_group ? -pid : pid, (int)rec_pending);
+    pthread_sigmask(SIG_SETMASK, &omask, NULL);
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
         ;
-    sigaction(SIGINT, &oint, NULL);
-    sigaction(SIGQUIT, &oquit, NULL);
+    rec_signals_restore();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     mw_perf_group_close(rec_hooks);
     mw_perf_group_close(rec_swfaults);
@@ -1030,6 +1344,8 @@ int mw_cmd_record(int argc, char **argv)
                              (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec, exe, prog);
         if (rec_summary(dir, run, &fail, t0_ns, quiet) && !quiet)
             fprintf(stderr, "memwatch: 'memwatch report %s' turns them into a report\n", dir);
+        if (!quiet)
+            rec_wrote(dir, run);
     }
     return ret;
 }

@@ -3,7 +3,8 @@
  * free, posix_memalign, aligned_alloc, memalign, valloc, pvalloc, mmap,
  * mmap64, munmap and mremap; allocations of at least MEMWATCH_ALLOC_THRESHOLD
  * bytes become MWR_ALLOC records (address, size, time, thread, the calling
- * return addresses), their release MWR_FREE.
+ * return addresses, each distinct chain written once per process: the
+ * stack table below), their release MWR_FREE.
  *
  * Safety: before the next allocator is known (dlsym itself allocates) the
  * requests are served from a small static arena whose blocks are never
@@ -147,6 +148,8 @@ __attribute__((noinline)) static unsigned alloc_frames(uint64_t *out, unsigned m
  * bytes per recorded allocation (bench/malloc_cost). Registers: BX BP SP IP
  * R12-R15 in perf_event x86 numbering; the others are not needed to unwind
  * (callee-saved ones and the stack and instruction pointers are). */
+extern void *__libc_stack_end;
+
 #if defined(__x86_64__)
 #define ALLOC_REGS_MASK ((1ull << 1) | (1ull << 6) | (1ull << 7) | (1ull << 8) | (0xfull << 20))
 __attribute__((noinline)) static void alloc_record_stack(mwr_alloc *a, uintptr_t stk_hi)
@@ -169,6 +172,12 @@ __attribute__((noinline)) static void alloc_record_stack(mwr_alloc *a, uintptr_t
                      : "r"(r.regs)
                      : "rax", "memory");
     uintptr_t sp = (uintptr_t)r.regs[2];
+    /* on the main thread, up to the loader's frame: above it lie only the
+     * arguments, the environment and the auxiliary vector (as writer.c cuts
+     * the samples' copies) */
+    uintptr_t top = (uintptr_t)__libc_stack_end + 128;
+    if ((uintptr_t)__libc_stack_end > sp && top < stk_hi)
+        stk_hi = top;
     size_t len = sp < stk_hi ? (size_t)(stk_hi - sp) : 0;
     if (len > mwp_cfg.unwind_stack)
         len = mwp_cfg.unwind_stack;
@@ -190,6 +199,101 @@ static void alloc_record_stack(mwr_alloc *a, uintptr_t stk_hi)
 }
 #endif
 
+/* writer.c: the run's raw files reached memwatch record's --max-size */
+extern _Atomic int mwp_size_capped;
+
+/* ---- the stack table ----
+ * Allocation call chains repeat (a build's recording: 19,826 distinct
+ * chains per process in 52,776 allocation records; a loop that allocates
+ * from one site: one chain). Each distinct frame-pointer chain of the
+ * process is written once, as an MWR_STACK record with an id, and the
+ * allocation records name the id (MWR_A_STACKREF) instead of carrying the
+ * frames. The table holds a 64-bit hash of each chain (never 0) and its id:
+ * lock-free, a slot claimed by compare-and-swap, async-signal-safe. A chain
+ * whose slot is claimed but whose id is not yet published (another thread
+ * writes its STACK record at that moment), or that finds no slot within a
+ * few probes (the table is full), is written in full as before. The STACK
+ * record goes to the same thread's buffer before the first allocation that
+ * names it; another thread's allocation may reach the file before it, which
+ * readers allow (docs/raw-format.md). A fork child starts an empty table (it
+ * writes a file of its own): the table belongs to the process id that
+ * filled it. 4096 slots, 48 KiB, touched only where allocations are
+ * recorded. */
+#define STK_SLOTS 4096u
+#define STK_PROBES 16u
+MWP_COLD static _Atomic uint64_t stk_hash[STK_SLOTS];
+MWP_COLD static _Atomic uint32_t stk_ids[STK_SLOTS];
+static _Atomic uint32_t stk_next;
+static _Atomic pid_t stk_pid; /* the process whose chains the table holds; -1: being emptied */
+
+static uint64_t stk_hash_of(const uint64_t *fr, unsigned n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    for (unsigned i = 0; i < n; i++) {
+        h ^= fr[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h | 1;
+}
+
+/* The table, emptied first where it holds another process's chains (the
+ * parent's, in a fork child). 0 while another thread empties it. */
+static int stk_own(void)
+{
+    pid_t owner = atomic_load_explicit(&stk_pid, memory_order_acquire);
+    if (owner == mwp_pid)
+        return 1;
+    if (owner == -1 || !atomic_compare_exchange_strong(&stk_pid, &owner, -1))
+        return 0;
+    for (unsigned i = 0; i < STK_SLOTS; i++) {
+        atomic_store_explicit(&stk_hash[i], 0, memory_order_relaxed);
+        atomic_store_explicit(&stk_ids[i], 0, memory_order_relaxed);
+    }
+    atomic_store(&stk_next, 0);
+    atomic_store_explicit(&stk_pid, mwp_pid, memory_order_release);
+    return 1;
+}
+
+/* Write allocation a with its chain fr[a->nframes] as a reference to the
+ * process's stack table, writing the chain's STACK record first where it is
+ * new. 0: not written (the caller writes the frames in full). */
+static int alloc_emit_ref(mwr_alloc *a, const uint64_t *fr)
+{
+    if (!a->nframes || !stk_own())
+        return 0;
+    uint64_t h = stk_hash_of(fr, a->nframes);
+    uint32_t id = 0;
+    for (unsigned k = 0; k < STK_PROBES; k++) {
+        unsigned i = (unsigned)((h >> 20) + k) & (STK_SLOTS - 1);
+        uint64_t cur = atomic_load_explicit(&stk_hash[i], memory_order_acquire);
+        if (cur == 0) {
+            uint64_t zero = 0;
+            if (atomic_compare_exchange_strong(&stk_hash[i], &zero, h)) {
+                id = atomic_fetch_add(&stk_next, 1) + 1;
+                mwr_stack st = {id, a->nframes, 0};
+                mwp_emit_buffered(MWR_STACK, &st, sizeof st, fr, a->nframes * sizeof(uint64_t));
+                atomic_store_explicit(&stk_ids[i], id, memory_order_release);
+                break;
+            }
+            cur = zero; /* another thread took it: its hash */
+        }
+        if (cur == h) {
+            id = atomic_load_explicit(&stk_ids[i], memory_order_acquire);
+            if (!id)
+                return 0; /* its STACK record is being written */
+            break;
+        }
+    }
+    if (!id)
+        return 0;
+    mwr_alloc_ref ref = {id, 0};
+    a->kind = (uint16_t)(a->kind | MWR_A_STACKREF);
+    a->nframes = 0;
+    mwp_emit_buffered(MWR_ALLOC, a, sizeof *a, &ref, sizeof ref);
+    return 1;
+}
+
 __attribute__((noinline)) static void alloc_record(uint16_t kind, const void *p, size_t n)
 {
     if (kind != MWR_A_MMAP && kind != MWR_A_MREMAP)
@@ -204,12 +308,16 @@ __attribute__((noinline)) static void alloc_record(uint16_t kind, const void *p,
     a.tid = (uint32_t)(mwp_self ? mwp_self->tid : mwp_gettid());
     a.kind = kind;
     struct mwp_thr *t = mwp_self;
-    if (mwp_cfg.unwind == MWP_UNWIND_DWARF && mwp_cfg.alloc_frames && t && t->stk_hi) {
+    /* past the run's size cap (writer.c) no stack copies: the frame-pointer
+     * chain, written once per process */
+    if (mwp_cfg.unwind == MWP_UNWIND_DWARF && mwp_cfg.alloc_frames && t && t->stk_hi &&
+        !atomic_load_explicit(&mwp_size_capped, memory_order_relaxed)) {
         alloc_record_stack(&a, t->stk_hi);
     } else {
         unsigned max = mwp_cfg.alloc_frames > 64 ? 64 : mwp_cfg.alloc_frames;
         a.nframes = (uint16_t)alloc_frames(frames, max);
-        mwp_emit_buffered(MWR_ALLOC, &a, sizeof a, frames, a.nframes * sizeof(uint64_t));
+        if (!alloc_emit_ref(&a, frames))
+            mwp_emit_buffered(MWR_ALLOC, &a, sizeof a, frames, a.nframes * sizeof(uint64_t));
     }
     errno = saved;
     mwp_in_hook--;

@@ -889,6 +889,7 @@ int mwp_engine_tick(int safe)
             w.t_start_ns = last;
             w.t_end_ns = t0 - ran;
             w.nthreads = 1;
+            w.threshold_ns = eng_threshold; /* no reading, but the threshold in force */
             struct iovec v = {&w, sizeof w};
             mwp_write(MWR_INTERVAL, &v, 1);
             last = w.t_end_ns;
@@ -931,6 +932,11 @@ int mwp_engine_start(void)
         return -rc;
     }
     return 0;
+}
+
+double mwp_engine_threshold(void)
+{
+    return eng_threshold;
 }
 
 double mwp_engine_baseline(void)

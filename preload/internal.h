@@ -572,6 +572,10 @@ int mwp_engine_inline_due(void); /* 1: inline for MEMWATCH_INLINE's CPU time: a 
 int mwp_engine_tick(int safe); /* 0: it interrupted memwatch's own code, did nothing */
 void mwp_engine_meta(struct mwp_str *s); /* method and threshold keys, once known */
 double mwp_engine_baseline(void);          /* 0 until known */
+/* The saturation threshold in force, ns (0 until known): every interval
+ * record carries it, the last, partial one at the process's end
+ * (process.c) too, whose flags stay 0 (docs/raw-format.md). */
+double mwp_engine_threshold(void);
 /* 1 while the interval thread exists and has not finished its set-up (the
  * threshold and methods in META); 0 on the interval thread itself */
 int mwp_engine_setting_up(void);

@@ -130,6 +130,7 @@ MWP_HOT void mwp_finish(int32_t status, const char *how, int in_signal)
     iv.nthreads = live;
     iv.samples = s;
     iv.lost = l;
+    iv.threshold_ns = mwp_engine_threshold(); /* no reading, but the threshold in force */
     struct iovec v = {&iv, sizeof iv};
     if (iv.t_start_ns && iv.t_end_ns > iv.t_start_ns)
         mwp_write(MWR_INTERVAL, &v, 1);

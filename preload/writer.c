@@ -23,8 +23,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/perf_event.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -85,6 +87,186 @@ int mwp_writer_relocate(void)
     /* Writers that still hold the old number finish on the old descriptor,
      * which stays valid until the application's dup2 replaces it. */
     return 0;
+}
+
+/* ---- the run's size cap (memwatch record --max-size) ----
+ * `memwatch record --max-size SIZE` creates, before it starts the program,
+ * the file MEMWATCH_DIR/.memwatch-size: a page shared by every recorded
+ * process of the run on this machine (mapped MAP_SHARED), with the cap and
+ * the bytes the run's raw files hold so far. Every process that creates a
+ * file of its own maps it and adds what it writes; once the bytes reach the
+ * cap, cpu-clock, page-fault and precise samples are no longer written
+ * (counted instead: META samples_dropped, the page's total for record's
+ * last line), while intervals, threads, allocations (without their stack
+ * copies: alloc.c), modules, CPU records and trailers still are. Without the
+ * file (LD_PRELOAD alone, no cap) nothing is counted: one failed openat per
+ * process that creates a file. */
+struct mwp_size_page {
+    uint64_t magic;           /* MWP_SIZE_MAGIC */
+    uint64_t cap;             /* bytes */
+    _Atomic uint64_t used;    /* bytes the processes wrote to their files */
+    _Atomic uint64_t dropped; /* samples not written since the cap was reached */
+};
+#define MWP_SIZE_MAGIC 0x3170616373776d00ull /* "\0mwscap1" */
+static struct mwp_size_page *w_cap;
+static _Atomic uint64_t w_cap_dropped; /* this process's */
+_Atomic int mwp_size_capped;          /* the cap was reached (alloc.c reads it) */
+
+static void writer_cap_open(void)
+{
+    if (w_cap)
+        return; /* a fork child keeps its parent's mapping: the same page */
+    char path[PATH_MAX];
+    struct mwp_str s = {path, sizeof path, 0};
+    mwp_s_str(&s, mwp_cfg.dir[0] ? mwp_cfg.dir : ".");
+    mwp_s_str(&s, "/.memwatch-size");
+    if (s.len >= sizeof path)
+        return;
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    void *m = (void *)-1;
+    long size = syscall(SYS_lseek, fd, 0, SEEK_END); /* the page is 4096 bytes */
+    if (size >= 4096)
+        m = (void *)syscall(SYS_mmap, NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    mwp_sys_close(fd);
+    if ((uintptr_t)m >= (uintptr_t)-4095)
+        return;
+    struct mwp_size_page *pg = m;
+    if (pg->magic != MWP_SIZE_MAGIC || !pg->cap) {
+        syscall(SYS_munmap, m, 4096);
+        return;
+    }
+    w_cap = pg;
+}
+
+static void writer_cap_add(uint64_t n)
+{
+    struct mwp_size_page *pg = w_cap;
+    if (pg && atomic_fetch_add(&pg->used, n) + n >= pg->cap)
+        atomic_store_explicit(&mwp_size_capped, 1, memory_order_relaxed);
+}
+
+/* Kernel samples among the n bytes of whole kernel records at p. */
+static uint64_t perf_samples_in(const unsigned char *p, size_t n)
+{
+    uint64_t k = 0;
+    for (size_t o = 0; o + 8 <= n;) {
+        struct perf_event_header h;
+        memcpy(&h, p + o, sizeof h);
+        if (h.size < 8 || h.size > n - o)
+            break;
+        k += h.type == PERF_RECORD_SAMPLE;
+        o += h.size;
+    }
+    return k;
+}
+
+/* ---- the user-stack copies of DWARF samples ----
+ * The kernel writes sample_stack_user bytes (MEMWATCH_UNWIND_STACK) into
+ * every sample, however few of them it could copy: past the top of the
+ * stack it leaves the rest as it was and says how much it copied in
+ * dyn_size. Before a PERF_DATA record is written each copy is cut to what
+ * the report's unwinder can use: dyn_size, and on the main thread the bytes
+ * up to the loader's frame (__libc_stack_end, above which lie only the
+ * arguments, the environment and the auxiliary vector: no frame). The
+ * sample's size field says the new length, so readers need nothing new
+ * (docs/raw-format.md; docs/overhead.md, "Raw data per second"). Only sample
+ * layouts whose fields before the stack are all known here are cut. */
+extern void *__libc_stack_end;
+#define STACK_TOP_SLACK 128u /* bytes kept above __libc_stack_end (argc, argv[0]) */
+#define ST_KNOWN                                                                                   \
+    (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |      \
+     PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |        \
+     PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+static size_t stack_cut(unsigned char *p, size_t n, uint64_t st, uint64_t regs_mask)
+{
+    const uint64_t fixed = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+                           PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+                           PERF_SAMPLE_PERIOD;
+    /* the fields up to PERF_SAMPLE_STACK_USER must all be known (later
+     * ones, WEIGHT, DATA_SRC, ..., move along with the record's tail) */
+    if (!(st & PERF_SAMPLE_STACK_USER) || (st & (PERF_SAMPLE_STACK_USER - 1) & ~ST_KNOWN) ||
+        (st & PERF_SAMPLE_IDENTIFIER))
+        return n;
+    size_t head = 8 * (size_t)__builtin_popcountll(st & fixed);
+    size_t tid_at = (st & PERF_SAMPLE_IP) ? 20 : 12; /* header, ip, u32 pid, u32 tid */
+    int sp_idx = (regs_mask >> 7) & 1 ? __builtin_popcountll(regs_mask & 0x7f) : -1; /* SP: 7 */
+    uintptr_t top = (uintptr_t)__libc_stack_end;
+    size_t in = 0, out = 0;
+    while (in + 8 <= n) {
+        struct perf_event_header h;
+        memcpy(&h, p + in, sizeof h);
+        if (h.size < 8 || h.size > n - in)
+            break;
+        size_t sz = h.size, cut = 0, data_at = 0, keep = 0;
+        if (h.type == PERF_RECORD_SAMPLE && head + 8 <= sz) {
+            size_t q = 8 + head;
+            uint64_t v, sp = 0;
+            int ok = 1;
+            if (st & PERF_SAMPLE_CALLCHAIN) {
+                memcpy(&v, p + in + q, 8);
+                ok = v < 4096 && q + 8 + 8 * v + 8 <= sz;
+                q += 8 + 8 * (ok ? v : 0);
+            }
+            if (ok && (st & PERF_SAMPLE_REGS_USER)) {
+                memcpy(&v, p + in + q, 8); /* abi: 0 no registers */
+                size_t nr = v ? (size_t)__builtin_popcountll(regs_mask) : 0;
+                ok = q + 8 + 8 * nr + 8 <= sz;
+                if (ok && v && sp_idx >= 0)
+                    memcpy(&sp, p + in + q + 8 + 8 * (size_t)sp_idx, 8);
+                q += 8 + 8 * nr;
+            }
+            uint64_t size = 0, dyn = 0;
+            if (ok) {
+                memcpy(&size, p + in + q, 8);
+                ok = size && !(size & 7) && q + 16 + size <= sz;
+            }
+            if (ok) {
+                memcpy(&dyn, p + in + q + 8 + size, 8);
+                keep = dyn < size ? (size_t)dyn : (size_t)size;
+                uint32_t tid;
+                memcpy(&tid, p + in + tid_at, 4);
+                if ((st & PERF_SAMPLE_TID) && (pid_t)tid == mwp_pid && sp && top > sp &&
+                    top - sp + STACK_TOP_SLACK < keep)
+                    keep = (size_t)(top - sp) + STACK_TOP_SLACK;
+                keep = (keep + 7) & ~(size_t)7;
+                if (keep < size) {
+                    cut = (size_t)size - keep;
+                    data_at = q;
+                }
+            }
+        }
+        if (!cut) {
+            if (out != in)
+                memmove(p + out, p + in, sz);
+        } else {
+            /* head and stack size, the kept bytes, then dyn_size and the rest */
+            unsigned char *r = p + in;
+            uint64_t k = keep;
+            memmove(p + out, r, data_at);
+            memcpy(p + out + data_at, &k, 8);
+            memmove(p + out + data_at + 8, r + data_at + 8, keep);
+            size_t rest_at = data_at + 8 + keep + cut; /* dyn_size and what follows */
+            memmove(p + out + data_at + 8 + keep, r + rest_at, sz - rest_at);
+            uint64_t d;
+            memcpy(&d, p + out + data_at + 8 + keep, 8);
+            if (d > keep)
+                d = keep;
+            memcpy(p + out + data_at + 8 + keep, &d, 8);
+            h.size = (uint16_t)(sz - cut);
+            memcpy(p + out, &h, sizeof h);
+        }
+        out += sz - cut;
+        in += sz;
+    }
+    if (in < n) { /* a damaged tail: kept as it was */
+        if (out != in)
+            memmove(p + out, p + in, n - in);
+        out += n - in;
+    }
+    return out;
 }
 
 static size_t writer_name_of(char *out, size_t cap, pid_t pid, unsigned seq)
@@ -213,6 +395,10 @@ static int writer_create(void)
         if (fd >= 0 || errno != EEXIST)
             break;
     }
+    /* the umask may have taken the group bit (MEMWATCH_GROUP_READABLE=1
+     * under umask 077): the mode asked for, whatever the umask */
+    if (fd >= 0 && mwp_cfg.group_readable)
+        syscall(SYS_fchmod, fd, 0640);
     if (fd < 0) {
         err = -errno;
         if (mwp_write_error_is_fatal(-err))
@@ -257,6 +443,8 @@ static int writer_create(void)
     }
     atomic_fetch_add(&w_records, 1 + held_nrec);
     atomic_fetch_add(&w_bytes, (uint64_t)w);
+    writer_cap_open();
+    writer_cap_add((uint64_t)w);
     writer_settled(W_OPEN);
     mwp_say(2, "recording to ", w_path, NULL);
     if (!held)
@@ -379,6 +567,8 @@ __attribute__((noinline)) static int writer_short_create(const char *path)
                          mwp_cfg.group_readable ? 0640 : 0600);
     if (t < 0)
         return -errno;
+    if (mwp_cfg.group_readable)
+        syscall(SYS_fchmod, t, 0640); /* whatever the umask, as writer_create */
     mwr_file_header h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, MWR_MAGIC, 8);
@@ -714,6 +904,7 @@ static int writer_write(const struct iovec *iov, int n, size_t want, uint64_t nr
     }
     atomic_fetch_add(&w_records, nrec);
     atomic_fetch_add(&w_bytes, (uint64_t)w);
+    writer_cap_add((uint64_t)w);
 out:
     atomic_fetch_sub(&w_inflight, 1);
     return ret;
@@ -744,8 +935,47 @@ int mwp_write(uint32_t type, const struct iovec *iov, int n)
     return writer_put(v, k, 1);
 }
 
+/* A PERF_DATA record from a ring's drain (buf: the drainer's own memory,
+ * len its whole size): not written once the run reached its size cap (its
+ * samples counted), else written with its samples' stack copies cut
+ * (stack_cut). */
+static int writer_perf_data(unsigned char *buf, size_t len)
+{
+    const size_t hdr = sizeof(mwr_rec_hdr) + sizeof(mwr_perf_data);
+    mwr_perf_data d;
+    memcpy(&d, buf + sizeof(mwr_rec_hdr), sizeof d);
+    if (atomic_load_explicit(&mwp_size_capped, memory_order_relaxed)) {
+        uint64_t k = perf_samples_in(buf + hdr, len - hdr);
+        atomic_fetch_add(&w_cap_dropped, k);
+        if (w_cap)
+            atomic_fetch_add(&w_cap->dropped, k);
+        return 0;
+    }
+    if (d.attr_id >= 1 && d.attr_id <= MWP_NATTR && mwp_attr_size >= 88) {
+        uint64_t st, regs;
+        memcpy(&st, mwp_attr_bytes[d.attr_id - 1] + 24, 8);   /* sample_type */
+        memcpy(&regs, mwp_attr_bytes[d.attr_id - 1] + 80, 8); /* sample_regs_user */
+        if (st & PERF_SAMPLE_STACK_USER) {
+            size_t n = stack_cut(buf + hdr, len - hdr, st, regs);
+            if (n != len - hdr) {
+                mwr_rec_hdr h = mwr_rec_hdr_make(MWR_PERF_DATA, sizeof d + n);
+                memcpy(buf, &h, sizeof h);
+                len = hdr + n;
+            }
+        }
+    }
+    struct iovec v = {buf, len};
+    return writer_put(&v, 1, 1);
+}
+
 int mwp_write_raw(const struct iovec *iov, int n, uint64_t nrec)
 {
+    if (n == 1 && nrec == 1 && iov[0].iov_len >= sizeof(mwr_rec_hdr) + sizeof(mwr_perf_data)) {
+        mwr_rec_hdr h;
+        memcpy(&h, iov[0].iov_base, sizeof h);
+        if (h.type == MWR_PERF_DATA && h.size == iov[0].iov_len)
+            return writer_perf_data(iov[0].iov_base, h.size);
+    }
     return writer_put(iov, n, nrec);
 }
 
@@ -761,6 +991,17 @@ void mwp_writer_trailer(int32_t status, const char *how)
     mwp_meta_note("end", how);
     if (mwp_fault_text[0])
         mwp_meta_note("fault", mwp_fault_text);
+    uint64_t capped = atomic_load(&w_cap_dropped);
+    if (capped && w_cap) {
+        char note[160];
+        struct mwp_str ns = {note, sizeof note, 0};
+        mwp_s_u64(&ns, capped);
+        mwp_s_str(&ns, " samples dropped: the size cap of ");
+        mwp_s_u64(&ns, w_cap->cap);
+        mwp_s_str(&ns, " bytes was reached");
+        note[ns.len < sizeof note ? ns.len : sizeof note - 1] = 0;
+        mwp_meta_note("samples_dropped", note);
+    }
     int exp = W_OPEN;
     if (!atomic_compare_exchange_strong(&w_state, &exp, W_CLOSED))
         return;
@@ -811,6 +1052,7 @@ void mwp_writer_child(void)
     atomic_store(&mwp_stat_dropped, 0);
     atomic_store(&mwp_stat_alloc_dropped, 0);
     atomic_store(&mwp_stat_samples, 0);
+    atomic_store(&w_cap_dropped, 0); /* the run's page (w_cap) stays: the child adds to it */
     w_path[0] = 0;
 }
 

@@ -25,6 +25,27 @@ static ing_thr *thread_get(ing_file *f, uint32_t tid)
     return &f->thrs.v[f->thrs.n - 1];
 }
 
+/* An interval without a latency reading written with threshold 0 (the
+ * last, partial interval of a process and the waiting interval of inline
+ * intervals, in files from recorders that left the threshold out there)
+ * gets the threshold in force: that of the interval before it (prev, this
+ * file's; its flags stay as written), so that the threshold does not fall
+ * to 0 at a process's end. Where none had a threshold yet, 0 stays.
+ * 0, or -1 on a database error. */
+static int threshold_in_force(ing_file *f, int64_t prev, mwr_interval *iv)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(f->db->db, "SELECT threshold_ns FROM intervals WHERE id = ?", -1, &s,
+                           NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(s, 1, prev);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW && sqlite3_column_double(s, 0) > 0)
+        iv->threshold_ns = sqlite3_column_double(s, 0);
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
 static int loss(ing_file *f, uint64_t t, uint32_t tid, int64_t ev, const char *kind, uint64_t n)
 {
     f->st->losses++;
@@ -208,7 +229,15 @@ int ing_file_record(ing_file *f, const mw_record *rec)
         const char *t;
         size_t n;
         mw_rec_text(rec, &t, &n);
-        return ing_db_meta(f->db, f->proc, t, n);
+        int e = ing_db_meta(f->db, f->proc, t, n);
+        /* samples memwatch record's size cap kept out (--max-size): a loss */
+        const char *k = rec->type == MWR_META ? memmem(t, n, "samples_dropped=", 16) : NULL;
+        if (!e && k && (k == t || k[-1] == '\n')) {
+            unsigned long long dropped = strtoull(k + 16, NULL, 10);
+            if (dropped)
+                e = loss(f, 0, 0, 0, "size_cap", dropped);
+        }
+        return e;
     }
     case MWR_LOG: {
         const char *t;
@@ -230,6 +259,9 @@ int ing_file_record(ing_file *f, const mw_record *rec)
         mwr_interval iv;
         if (mw_rec_interval(rec, &iv))
             return MW_ERR_CORRUPT;
+        if (iv.threshold_ns <= 0 && !(iv.flags & MWR_IV_LAT_VALID) && f->ivs.n > 0 &&
+            threshold_in_force(f, f->ivs.v[f->ivs.n - 1].id, &iv))
+            return -EIO;
         int64_t id = ing_db_interval_id(f->db, f->proc, &iv);
         if (id < 0)
             return -EIO;

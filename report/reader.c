@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,50 @@ struct mw_reader {
     mwr_trailer trailer;
     unsigned major, minor;
     char status[200];
+    /* the MWR_STACK records of the process being read (format 1.1), found
+     * by one pass over its records at the first allocation that names one:
+     * ids sorted, with the offset of each record */
+    size_t seg_start;
+    int stacks_read;
+    size_t nstacks;
+    struct reader_stack { uint32_t id; uint32_t nframes; size_t at; } *stacks;
+    struct mw_reader *next_open;
 };
+
+/* The open readers, so that an allocation record that names a stack id
+ * finds the file it lies in (by address: the readers' memory is disjoint). */
+static pthread_mutex_t open_mu = PTHREAD_MUTEX_INITIALIZER;
+static mw_reader *open_list;
+
+static void reader_register(mw_reader *r)
+{
+    pthread_mutex_lock(&open_mu);
+    r->next_open = open_list;
+    open_list = r;
+    pthread_mutex_unlock(&open_mu);
+}
+
+static void reader_unregister(mw_reader *r)
+{
+    pthread_mutex_lock(&open_mu);
+    for (mw_reader **p = &open_list; *p; p = &(*p)->next_open)
+        if (*p == r) {
+            *p = r->next_open;
+            break;
+        }
+    pthread_mutex_unlock(&open_mu);
+}
+
+static mw_reader *reader_of(const void *payload)
+{
+    const unsigned char *a = payload;
+    pthread_mutex_lock(&open_mu);
+    mw_reader *r = open_list;
+    while (r && !(r->len && a >= r->base && a < r->base + r->len))
+        r = r->next_open;
+    pthread_mutex_unlock(&open_mu);
+    return r;
+}
 
 static int reader_init(mw_reader *r)
 {
@@ -58,6 +102,7 @@ static int reader_init(mw_reader *r)
         return MW_ERR_CORRUPT;
     }
     r->pos = h.header_size;
+    r->seg_start = r->pos;
     return 0;
 }
 
@@ -75,6 +120,7 @@ int mw_reader_open_mem(const void *buf, size_t len, mw_reader **out)
         free(r);
         return rc;
     }
+    reader_register(r);
     *out = r;
     return 0;
 }
@@ -123,6 +169,7 @@ out:
         free(r);
         return rc;
     }
+    reader_register(r);
     *out = r;
     return 0;
 }
@@ -131,8 +178,10 @@ void mw_reader_close(mw_reader *r)
 {
     if (!r)
         return;
+    reader_unregister(r);
     if (r->mapped)
         munmap((void *)r->base, r->len);
+    free(r->stacks);
     free(r);
 }
 
@@ -208,6 +257,9 @@ int mw_reader_next_segment(mw_reader *r)
     r->have_trailer = 0;
     r->done = 0;
     r->status[0] = 0;
+    r->seg_start = r->pos;
+    r->stacks_read = 0;
+    r->nstacks = 0;
     return 1;
 }
 
@@ -263,9 +315,84 @@ int mw_rec_thread(const mw_record *rec, mwr_thread *out)
     return rc;
 }
 
+static int stack_cmp(const void *a, const void *b)
+{
+    const struct reader_stack *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The MWR_STACK records of the process being read: every whole record from
+ * its start to its trailer (or to the end or the damage), whatever the
+ * position of the iteration. */
+static void reader_stacks(mw_reader *r)
+{
+    r->stacks_read = 1;
+    size_t cap = 0, pos = r->seg_start;
+    while (pos + sizeof(mwr_rec_hdr) <= r->len) {
+        mwr_rec_hdr h;
+        memcpy(&h, r->base + pos, sizeof h);
+        if (h.size < sizeof h || (h.size & 7) || h.type == 0 || h.size > r->len - pos)
+            break;
+        if (h.type == MWR_STACK && h.size >= sizeof h + sizeof(mwr_stack)) {
+            mwr_stack st;
+            memcpy(&st, r->base + pos + sizeof h, sizeof st);
+            if ((size_t)st.nframes * 8 <= h.size - sizeof h - sizeof st) {
+                if (r->nstacks == cap) {
+                    size_t ncap = cap ? cap * 2 : 64;
+                    struct reader_stack *v = realloc(r->stacks, ncap * sizeof *v);
+                    if (!v)
+                        break; /* allocations then go without their stacks */
+                    r->stacks = v;
+                    cap = ncap;
+                }
+                r->stacks[r->nstacks++] =
+                    (struct reader_stack){st.id, st.nframes, pos + sizeof h + sizeof st};
+            }
+        }
+        pos += h.size;
+        if (h.type == MWR_TRAILER)
+            break;
+    }
+    if (r->nstacks > 1)
+        qsort(r->stacks, r->nstacks, sizeof *r->stacks, stack_cmp);
+}
+
 int mw_rec_alloc(const mw_record *rec, mwr_alloc *out, const void **frames)
 {
     if (rec->type != MWR_ALLOC)
+        return -EINVAL;
+    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
+    if (rc)
+        return rc;
+    if ((size_t)out->nframes * 8 > rec->payload_len - sizeof *out)
+        return MW_ERR_CORRUPT;
+    *frames = (const unsigned char *)rec->payload + sizeof *out;
+    if (!(out->kind & MWR_A_STACKREF))
+        return 0;
+    /* format 1.1: the call chain is a STACK record of the same process */
+    mwr_alloc_ref ref;
+    if (out->nframes || rec->payload_len - sizeof *out < sizeof ref)
+        return MW_ERR_CORRUPT;
+    memcpy(&ref, (const unsigned char *)rec->payload + sizeof *out, sizeof ref);
+    out->kind = (uint16_t)(out->kind & ~MWR_A_STACKREF);
+    mw_reader *r = reader_of(rec->payload);
+    if (!r)
+        return 0; /* a record without its file: no frames */
+    if (!r->stacks_read)
+        reader_stacks(r);
+    struct reader_stack key = {ref.stack_id, 0, 0};
+    const struct reader_stack *hit =
+        r->nstacks ? bsearch(&key, r->stacks, r->nstacks, sizeof key, stack_cmp) : NULL;
+    if (hit) { /* else its STACK record was lost: the allocation has no frames */
+        out->nframes = (uint16_t)hit->nframes;
+        *frames = r->base + hit->at;
+    }
+    return 0;
+}
+
+int mw_rec_stack(const mw_record *rec, mwr_stack *out, const void **frames)
+{
+    if (rec->type != MWR_STACK)
         return -EINVAL;
     int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
     if (rc)
@@ -281,6 +408,10 @@ int mw_rec_alloc_stack(const mw_record *rec, const mwr_alloc *a, mwr_alloc_stack
 {
     if (rec->type != MWR_ALLOC || !(a->kind & MWR_A_STACK))
         return -EINVAL;
+    mwr_alloc raw;
+    memcpy(&raw, rec->payload, sizeof raw); /* mw_rec_alloc checked its length */
+    if (raw.kind & MWR_A_STACKREF)
+        return MW_ERR_CORRUPT; /* a stack id and a stack copy: never written */
     size_t at = sizeof *a + (size_t)a->nframes * 8, len = rec->payload_len;
     if (at > len || len - at < sizeof *out)
         return MW_ERR_CORRUPT;

@@ -23,7 +23,7 @@
 
 #define MWR_MAGIC "MEMWATCH"   /* 8 bytes, no terminator */
 #define MWR_VERSION_MAJOR 1
-#define MWR_VERSION_MINOR 0
+#define MWR_VERSION_MINOR 1 /* 1.1: MWR_STACK and MWR_A_STACKREF (1.0 files read alike) */
 
 typedef struct mwr_file_header {
     char magic[8];            /* "MEMWATCH" */
@@ -54,6 +54,7 @@ enum mwr_type {
     MWR_REGION_NAME = 12,/* mwr_region_name + name bytes: what a region id stands for */
     MWR_CPU = 13,        /* mwr_cpu: the kernel's CPU time accounting of a thread or the process */
     MWR_REGION_PACKED = 14, /* mwr_region_packed + packed events: MWR_REGION's events, smaller */
+    MWR_STACK = 15,      /* mwr_stack + frames: a call chain that allocation records name by id */
     MWR_GPU_KERNEL = 20, /* GPU records: layouts defined in gpu/ and docs/raw-format.md */
     MWR_GPU_SAMPLE = 21,
     MWR_GPU_PC = 22,
@@ -127,6 +128,26 @@ typedef struct mwr_alloc {
 /* A flag in mwr_alloc.kind: an mwr_alloc_stack follows the frames (the
  * process takes DWARF stacks: META unwind). */
 #define MWR_A_STACK 0x8000u
+/* A flag in mwr_alloc.kind (format 1.1): nframes is 0 and an mwr_alloc_ref
+ * follows instead of the frames: the call chain is the MWR_STACK record of
+ * that id in the same process (its file, or its segment of the shared file
+ * of short processes), which may come before or after the allocation. */
+#define MWR_A_STACKREF 0x4000u
+
+typedef struct mwr_alloc_ref {
+    uint32_t stack_id;        /* mwr_stack.id */
+    uint32_t pad;
+} mwr_alloc_ref;
+
+/* A call chain written once per process and named by allocation records
+ * (MWR_A_STACKREF): ids count from 1 in the order the process met the
+ * chains. */
+typedef struct mwr_stack {
+    uint32_t id;
+    uint16_t nframes;         /* return addresses that follow, innermost first */
+    uint16_t pad;
+    /* uint64_t frames[nframes] follow */
+} mwr_stack;
 
 typedef struct mwr_alloc_stack {
     uint64_t regs_mask;       /* perf_event x86 register numbers of the values that follow */

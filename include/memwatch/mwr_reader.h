@@ -73,7 +73,15 @@ MW_API uint64_t mw_reader_pos(const mw_reader *r);
 /* Typed payloads. Variable parts are returned as pointers into the record. */
 MW_API int mw_rec_interval(const mw_record *rec, mwr_interval *out);
 MW_API int mw_rec_thread(const mw_record *rec, mwr_thread *out);
+/* An allocation and its call chain (nframes return addresses at *frames).
+ * Where the record names a stack id (format 1.1, MWR_A_STACKREF) the frames
+ * are those of the process's MWR_STACK record of that id, wherever it lies in
+ * the process's records, and MWR_A_STACKREF is taken off out->kind; none
+ * (nframes 0) where that record is missing or rec does not lie in the
+ * memory of an open reader. */
 MW_API int mw_rec_alloc(const mw_record *rec, mwr_alloc *out, const void **frames);
+/* A stack table entry (MWR_STACK): its id, and its frames at *frames. */
+MW_API int mw_rec_stack(const mw_record *rec, mwr_stack *out, const void **frames);
 /* The stack part of an allocation whose kind has MWR_A_STACK (a, frames from
  * mw_rec_alloc): the header, the registers (popcount(regs_mask) u64 values)
  * and the stack copy, checked against the record's length. */
