@@ -43,8 +43,8 @@ profile() {
         '{"name": "probe_lat", "verdict": "noisy", "reason": "test", "threshold_ns": 1}]}' >"$T/prof.json"
 }
 
-# record(sysfs, extra env...): run the program (PROG, default mwp_app work
-# 200) under the library, check output and status against a run without it,
+# record(sysfs, extra env...): run the program (PROG, default mwp_app cpuwork
+# 200, from the moment recording began: MWP_WAIT_BEGUN) under the library, check output and status against a run without it,
 # build the database. The CPU: CPU (a directory holding a cpuinfo), else the
 # proc fixture of the sysfs fixture's name.
 record() {
@@ -58,7 +58,7 @@ record() {
     [ -n "${PROG:-}" ] && read -r -a prog <<<"$PROG"
     "${prog[@]}" >"$T/plain.txt" 2>&1
     local rc0=$?
-    env "$@" MEMWATCH_MACHINE=mw-counter-test MEMWATCH_PROFILE="$T/prof.json" \
+    env "$@" MWP_WAIT_BEGUN=1 MEMWATCH_MACHINE=mw-counter-test MEMWATCH_PROFILE="$T/prof.json" \
         MEMWATCH_SYSFS="$sysfs" MEMWATCH_PROC="$proc" MEMWATCH_DIR="$T/out" LD_PRELOAD="${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB" \
         "${prog[@]}" >"$T/rec.txt" 2>"$T/err.txt"
     local rc1=$?
