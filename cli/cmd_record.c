@@ -671,16 +671,13 @@ static int rec_file_of_run(const char *path, const char *run)
     return !strcmp(id, run);
 }
 
-/* The last line: the bytes and files of this run's raw files in dir (those
- * of other runs in the same directory left out), and the samples the size
- * cap dropped. */
-static void rec_wrote(const char *dir, const char *run)
+/* Calls fn for every regular file memwatch-*.mwr in dir. */
+static void rec_raw_files(const char *dir, void (*fn)(const char *path, const struct stat *st, void *ctx),
+                          void *ctx)
 {
     DIR *d = opendir(dir);
     if (!d)
         return;
-    uint64_t bytes = 0;
-    unsigned files = 0;
     struct dirent *e;
     char path[PATH_MAX + 256];
     while ((e = readdir(d))) {
@@ -691,12 +688,35 @@ static void rec_wrote(const char *dir, const char *run)
         struct stat st;
         if (stat(path, &st) || !S_ISREG(st.st_mode))
             continue;
-        if (!rec_file_of_run(path, run))
-            continue;
-        files++;
-        bytes += (uint64_t)st.st_size;
+        fn(path, &st, ctx);
     }
     closedir(d);
+}
+
+struct rec_wrote_ctx {
+    const char *run;
+    uint64_t bytes;
+    unsigned files;
+};
+
+static void rec_wrote_file(const char *path, const struct stat *st, void *ctx)
+{
+    struct rec_wrote_ctx *w = ctx;
+    if (!rec_file_of_run(path, w->run))
+        return;
+    w->files++;
+    w->bytes += (uint64_t)st->st_size;
+}
+
+/* The last line: the bytes and files of this run's raw files in dir (those
+ * of other runs in the same directory left out), and the samples the size
+ * cap dropped. */
+static void rec_wrote(const char *dir, const char *run)
+{
+    struct rec_wrote_ctx w = {run, 0, 0};
+    rec_raw_files(dir, rec_wrote_file, &w);
+    uint64_t bytes = w.bytes;
+    unsigned files = w.files;
     char h[32];
     rec_human((double)bytes, h, sizeof h);
     if (rec_cap) {
@@ -710,27 +730,29 @@ static void rec_wrote(const char *dir, const char *run)
     fprintf(stderr, "memwatch: wrote %s in %u file%s\n", h, files, files == 1 ? "" : "s");
 }
 
+struct rec_sum_ctx {
+    const char *run;
+    struct rec_sum *sum;
+};
+
+static void rec_sum_file(const char *path, const struct stat *st, void *ctx)
+{
+    (void)st;
+    struct rec_sum_ctx *c = ctx;
+    rec_read_file(path, c->run, c->sum); /* files of other runs are left out */
+}
+
 static unsigned rec_summary(const char *dir, const char *run, const struct rec_status *fail,
                             uint64_t t0_ns, int quiet)
 {
     DIR *d = opendir(dir);
     if (!d)
         return 0;
+    closedir(d);
     struct rec_sum s;
     memset(&s, 0, sizeof s);
-    struct dirent *e;
-    char path[PATH_MAX + 256];
-    while ((e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (strncmp(e->d_name, "memwatch-", 9) || n < 4 || strcmp(e->d_name + n - 4, ".mwr"))
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (stat(path, &st) || !S_ISREG(st.st_mode))
-            continue;
-        rec_read_file(path, run, &s); /* files of other runs are left out */
-    }
-    closedir(d);
+    struct rec_sum_ctx c = {run, &s};
+    rec_raw_files(dir, rec_sum_file, &c);
     if (quiet)
         return s.files;
     if (fail->err) {

@@ -82,6 +82,9 @@ int main(int argc, char **argv)
         if (c < 0)
             return 1;
         if (c == 0) {
+            /* the child begins its own recording at once too */
+            if (pthread_create(&th, NULL, nothing, NULL) == 0)
+                pthread_join(th, NULL);
             work(120);
             exit(3);
         }

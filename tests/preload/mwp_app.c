@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mwp_begun.h"
+
 extern char **environ;
 static const char *self;
 
@@ -53,23 +55,6 @@ static void work(int ms)
 /* The same for ms milliseconds of this thread's CPU time: as many samples
  * however busy the machine is (memwatch samples a process from its first
  * interval of CPU time on: docs/overhead.md, "lazy start"). */
-/* Whether memwatch began recording this process: its perf event rings are
- * mapped (before, at lazy start, it holds only a CPU-time timer). */
-static int recording_begun(void)
-{
-    static char buf[1 << 18];
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    size_t len = 0;
-    ssize_t n;
-    if (fd < 0)
-        return 0;
-    while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
-        len += (size_t)n;
-    close(fd);
-    buf[len] = 0;
-    return strstr(buf, "[perf_event]") != NULL;
-}
-
 static void cpuwork(int ms)
 {
     static uint64_t buf[1 << 19];

@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mwp_begun.h"
+
 #define OA_API __attribute__((visibility("default")))
 
 #ifndef MWP_OA_MAIN
@@ -174,23 +176,6 @@ static double cpu_s(void)
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* Whether memwatch began recording this process: its perf event rings are
- * mapped (before, at lazy start, it holds only a CPU-time timer). */
-static int recording_begun(void)
-{
-    static char buf[1 << 18];
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    size_t len = 0;
-    ssize_t n;
-    if (fd < 0)
-        return 0;
-    while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
-        len += (size_t)n;
-    close(fd);
-    buf[len] = 0;
-    return strstr(buf, "[perf_event]") != NULL;
 }
 
 /* Allocates until recording began (the CPU-time timer that begins it comes
