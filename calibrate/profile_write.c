@@ -261,6 +261,83 @@ static cJSON *pw_mixes(const mw_profile *p)
     return arr;
 }
 
+/* What the flag can claim: saturable, the band, where the threshold comes
+ * from, the curve and the note (docs/profile-format.md). */
+static void pw_claims(cJSON *root, const mw_profile *p)
+{
+    if (p->saturable != MW_SAT_UNKNOWN)
+        cJSON_AddBoolToObject(root, "saturable", p->saturable == MW_SAT_YES);
+    if (p->band_hi_ns > 0 && isfinite(p->band_lo_ns) && isfinite(p->band_hi_ns)) {
+        cJSON *b = cJSON_AddArrayToObject(root, "threshold_band_ns");
+        if (b) {
+            cJSON_AddItemToArray(b, cJSON_CreateNumber(p->band_lo_ns));
+            cJSON_AddItemToArray(b, cJSON_CreateNumber(p->band_hi_ns));
+        }
+    }
+    if (p->lat_method[0])
+        cJSON_AddStringToObject(root, "threshold_from", p->from_shapes ? "shapes" : "sweep");
+    if (p->threshold_note[0])
+        cJSON_AddStringToObject(root, "threshold_note", p->threshold_note);
+    if (!p->n_curve)
+        return;
+    cJSON *c = cJSON_AddArrayToObject(root, "curve");
+    for (unsigned i = 0; c && i < p->n_curve && i < MW_PROFILE_MAX_CURVE; i++) {
+        cJSON *pt = cJSON_CreateArray();
+        if (!pt)
+            break;
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(p->curve[i].bw));
+        cJSON_AddItemToArray(pt, cJSON_CreateNumber(p->curve[i].ns));
+        cJSON_AddItemToArray(c, pt);
+    }
+}
+
+/* The load shapes' table: what calibrate printed, with the rule's result. */
+static cJSON *pw_shapes(const mw_validation *v)
+{
+    const mw_shapes_threshold *t = &v->shapes;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "rule", t->rule);
+    pw_num(o, "idle_ns", t->idle_ns);
+    pw_num(o, "saturating_ns", t->sat_ns);
+    pw_num(o, "rise", t->rise);
+    cJSON_AddBoolToObject(o, "saturated", t->saturated);
+    pw_num(o, "threshold_ns", t->threshold_ns);
+    pw_num(o, "band_lo_ns", t->band_lo);
+    pw_num(o, "band_hi_ns", t->band_hi);
+    pw_num(o, "worst_rate", t->worst_rate);
+    cJSON_AddBoolToObject(o, "feasible", t->feasible);
+    pw_exact(o, "rounds", v->shape_rounds);
+    pw_num(o, "seconds", v->shape_s);
+    if (v->shape_note[0])
+        cJSON_AddStringToObject(o, "note", v->shape_note);
+    cJSON *arr = cJSON_AddArrayToObject(o, "loads");
+    for (unsigned i = 0; arr && i < v->nshapes; i++) {
+        const struct mw_val_shape *s = &v->shape[i];
+        const mw_shape_stat *st = &t->stat[i];
+        cJSON *e = cJSON_CreateObject();
+        if (!e)
+            break;
+        cJSON_AddStringToObject(e, "name", s->name);
+        cJSON_AddStringToObject(e, "mode", s->mode);
+        cJSON_AddStringToObject(e, "class", st->cls == MW_SHAPE_SATURATING ? "saturating"
+                                            : st->cls == MW_SHAPE_LIGHT  ? "light"
+                                                                         : "neither");
+        pw_exact(e, "threads", s->threads);
+        pw_exact(e, "processes", s->procs);
+        pw_num(e, "bw", s->bw);
+        pw_num(e, "share_of_mode_peak", st->share);
+        pw_exact(e, "readings", s->n);
+        pw_num(e, "p5_ns", st->p5);
+        pw_num(e, "p50_ns", st->p50);
+        pw_num(e, "p95_ns", st->p95);
+        pw_num(e, "flagged", st->flagged);
+        cJSON_AddItemToArray(arr, e);
+    }
+    return o;
+}
+
 MW_API int mw_profile_write(const char *path, const mw_profile *p, const mw_validation *v,
                             const struct mw_calib_results *calib)
 {
@@ -296,6 +373,9 @@ MW_API int mw_profile_write(const char *path, const mw_profile *p, const mw_vali
         cJSON_AddItemToObject(root, "methods", item);
     if ((item = pw_mixes(p)))
         cJSON_AddItemToObject(root, "mixes", item);
+    pw_claims(root, p);
+    if (v && v->nshapes && (item = pw_shapes(v)))
+        cJSON_AddItemToObject(root, "shapes", item);
     if ((item = pw_machine()))
         cJSON_AddItemToObject(root, "machine", item);
     if (calib && (item = pw_hierarchy(calib)))

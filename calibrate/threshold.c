@@ -172,3 +172,220 @@ MW_API int mw_threshold_compute(const mw_lat_point *pts, size_t n, const mw_verd
     }
     return 0;
 }
+
+/* ------------------------------------------------------------ load shapes */
+
+static int th_dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile (0..1) of sorted x by nearest rank. */
+static double th_quantile(const double *x, size_t n, double q)
+{
+    size_t k = (size_t)(q * (double)n);
+    return x[k < n ? k : n - 1];
+}
+
+/* The wrong side's share of a shape's sorted readings at t. */
+static double th_shape_err(const double *x, size_t n, int cls, double t)
+{
+    size_t le = 0, hi = n; /* le: readings <= t (first index above t) */
+    while (le < hi) {
+        size_t mid = (le + hi) / 2;
+        if (x[mid] <= t)
+            le = mid + 1;
+        else
+            hi = mid;
+    }
+    return cls == MW_SHAPE_SATURATING ? (double)le / (double)n : (double)(n - le) / (double)n;
+}
+
+/* The class of each shape (docs/saturation.md): saturating ones as given,
+ * light ones only where their bandwidth is at most low_frac of their mode's
+ * saturating load's (compute and idle always). */
+static void th_shape_classes(const mw_shape_obs *s, size_t n, double low_frac,
+                             mw_shapes_threshold *out)
+{
+    double top_any = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].role == MW_SHAPE_SATURATING && s[i].bw > top_any)
+            top_any = s[i].bw;
+    for (size_t i = 0; i < n; i++) {
+        mw_shape_stat *st = &out->stat[i];
+        st->share = NAN;
+        if (!s[i].n)
+            continue;
+        if (s[i].role == MW_SHAPE_SATURATING) {
+            st->cls = MW_SHAPE_SATURATING;
+            continue;
+        }
+        if (!strcmp(s[i].mode, "idle") || !strcmp(s[i].mode, "compute")) {
+            st->cls = MW_SHAPE_LIGHT;
+            continue;
+        }
+        double top = 0;
+        for (size_t j = 0; j < n; j++)
+            if (s[j].role == MW_SHAPE_SATURATING && !strcmp(s[j].mode, s[i].mode) && s[j].bw > top)
+                top = s[j].bw;
+        if (!(top > 0))
+            top = top_any;
+        st->share = top > 0 ? s[i].bw / top : NAN;
+        if (st->share <= low_frac)
+            st->cls = MW_SHAPE_LIGHT;
+    }
+}
+
+/* Where no t keeps every shape within the rate: the t (a reading or a
+ * midpoint between two, inside [lo, hi]) with the smallest worst rate, in the
+ * middle of the range of equally good ones. */
+static double th_minimax(double *const *x, const size_t *nx, const mw_shapes_threshold *out,
+                         size_t n, double lo, double hi, double *worst_out)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += out->stat[i].cls ? nx[i] : 0;
+    double *c = malloc((2 * m + 2) * sizeof *c);
+    if (!c) {
+        *worst_out = NAN;
+        return (lo + hi) / 2;
+    }
+    size_t k = 0;
+    c[k++] = lo;
+    c[k++] = hi;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; out->stat[i].cls && j < nx[i]; j++)
+            if (x[i][j] >= lo && x[i][j] <= hi)
+                c[k++] = x[i][j];
+    qsort(c, k, sizeof *c, th_dbl_cmp);
+    size_t k2 = k;
+    for (size_t j = 0; j + 1 < k2; j++)
+        if (c[j + 1] > c[j])
+            c[k++] = (c[j] + c[j + 1]) / 2;
+    qsort(c, k, sizeof *c, th_dbl_cmp);
+    double best = INFINITY, b_lo = lo, b_hi = lo;
+    int in_best = 0;
+    for (size_t j = 0; j < k; j++) {
+        double w = 0;
+        for (size_t i = 0; i < n; i++)
+            if (out->stat[i].cls)
+                w = fmax(w, th_shape_err(x[i], nx[i], out->stat[i].cls, c[j]));
+        if (w < best - 1e-12) {
+            best = w;
+            b_lo = b_hi = c[j];
+            in_best = 1;
+        } else if (w <= best + 1e-12 && in_best) {
+            b_hi = c[j];
+        } else {
+            in_best = 0;
+        }
+    }
+    free(c);
+    *worst_out = best;
+    return (b_lo + b_hi) / 2;
+}
+
+MW_API int mw_threshold_shapes(const mw_shape_obs *s, size_t n, const mw_verdict_rules *rules,
+                               mw_shapes_threshold *out)
+{
+    mw_verdict_rules def;
+    if (n > MW_SHAPES_MAX || mw_val_verdict_begin(s, n, out, sizeof *out, &rules, &def))
+        return -EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].n && (!s[i].ns || !s[i].mode || !isfinite(s[i].bw) || s[i].bw < 0))
+            return -EINVAL;
+    th_shape_classes(s, n, rules->low_frac, out);
+    double *x[MW_SHAPES_MAX] = {0};
+    size_t nx[MW_SHAPES_MAX] = {0}, nsat = 0;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (!s[i].n)
+            continue;
+        if (!(x[i] = malloc(s[i].n * sizeof *x[i]))) {
+            rc = -ENOMEM;
+            break;
+        }
+        memcpy(x[i], s[i].ns, s[i].n * sizeof *x[i]);
+        nx[i] = s[i].n;
+        qsort(x[i], nx[i], sizeof *x[i], th_dbl_cmp);
+        out->stat[i].p5 = th_quantile(x[i], nx[i], 0.05);
+        out->stat[i].p50 = th_quantile(x[i], nx[i], 0.5);
+        out->stat[i].p95 = th_quantile(x[i], nx[i], 0.95);
+        if (!strcmp(s[i].mode, "idle") && !(out->idle_ns > 0))
+            out->idle_ns = mw_val_median(s[i].ns, s[i].n);
+        nsat += out->stat[i].cls == MW_SHAPE_SATURATING ? nx[i] : 0;
+    }
+    double *pool = rc || !nsat ? NULL : malloc(nsat * sizeof *pool);
+    if (!rc && nsat && !pool)
+        rc = -ENOMEM;
+    if (!rc && (!nsat || !(out->idle_ns > 0)))
+        rc = MW_ERR_NODATA;
+    if (!rc) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (out->stat[i].cls == MW_SHAPE_SATURATING)
+                for (size_t j = 0; j < nx[i]; j++)
+                    pool[k++] = x[i][j];
+        out->sat_ns = mw_val_median_inplace(pool, k);
+        out->rise = out->sat_ns / out->idle_ns;
+        out->saturated = out->rise >= 1 + rules->min_rise;
+        if (!out->saturated) {
+            out->threshold_ns = out->band_lo = out->band_hi = out->idle_ns * (1 + rules->min_rise);
+            snprintf(out->rule, sizeof out->rule,
+                     "idle latency x %.2f: the saturating loads read only x %.2f idle, memory "
+                     "did not saturate",
+                     1 + rules->min_rise, out->rise);
+        } else {
+            /* a: no light shape above it more than the rate allows; b: no
+             * saturating shape at or below it more than the rate allows */
+            double a = -INFINITY, b = INFINITY, r = rules->lat_max_rate;
+            for (size_t i = 0; i < n; i++) {
+                if (!out->stat[i].cls)
+                    continue;
+                size_t kk = (size_t)(r * (double)nx[i]);
+                if (kk >= nx[i])
+                    kk = nx[i] - 1;
+                if (out->stat[i].cls == MW_SHAPE_LIGHT)
+                    a = fmax(a, x[i][nx[i] - 1 - kk]);
+                else
+                    b = fmin(b, x[i][kk]);
+            }
+            if (!isfinite(a))
+                a = out->idle_ns;
+            if (a < b) {
+                out->threshold_ns = (a + b) / 2;
+                out->band_lo = a;
+                out->band_hi = b;
+                snprintf(out->rule, sizeof out->rule,
+                         "middle of the latencies that keep every load shape's error within "
+                         "%.0f %%",
+                         100 * r);
+            } else {
+                out->band_lo = b;
+                out->band_hi = a;
+                double w;
+                out->threshold_ns = th_minimax(x, nx, out, n, b, a, &w);
+                snprintf(out->rule, sizeof out->rule,
+                         "the smallest worst error over the load shapes (%.1f %%): light and "
+                         "saturating shapes overlap",
+                         100 * w);
+            }
+        }
+        double worst = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!nx[i])
+                continue;
+            out->stat[i].flagged =
+                1 - th_shape_err(x[i], nx[i], MW_SHAPE_SATURATING, out->threshold_ns);
+            if (out->stat[i].cls)
+                worst = fmax(worst, th_shape_err(x[i], nx[i], out->stat[i].cls, out->threshold_ns));
+        }
+        out->worst_rate = worst;
+        out->feasible = out->saturated && worst <= rules->lat_max_rate + 1e-12;
+    }
+    free(pool);
+    for (size_t i = 0; i < n; i++)
+        free(x[i]);
+    return rc;
+}

@@ -343,6 +343,93 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
     return 0;
 }
 
+/* The reads100 curve for levels (profile "curve"): point medians ordered by
+ * bandwidth, latency made non-decreasing (a running maximum: the profiler
+ * reads bandwidth back from latency), thinned evenly to the profile's cap. */
+static void val_fill_curve(const mw_validation *v, mw_profile *p)
+{
+    double bw[MW_VAL_MAX_POINTS], ns[MW_VAL_MAX_POINTS];
+    unsigned k = 0;
+    for (unsigned i = 0; i < v->npoints; i++) {
+        const mw_val_point *pt = &v->point[i];
+        if (pt->mix || !pt->n || !isfinite(pt->bw))
+            continue;
+        double m = mw_val_median(pt->ns, pt->n);
+        if (!isfinite(m) || !(m > 0))
+            continue;
+        unsigned j = k++;
+        for (; j > 0 && bw[j - 1] > pt->bw; j--) {
+            bw[j] = bw[j - 1];
+            ns[j] = ns[j - 1];
+        }
+        bw[j] = pt->bw;
+        ns[j] = m;
+    }
+    for (unsigned i = 1; i < k; i++)
+        ns[i] = fmax(ns[i], ns[i - 1]);
+    p->n_curve = 0;
+    for (unsigned i = 0; i < k && p->n_curve < MW_PROFILE_MAX_CURVE; i++) {
+        /* keep the first and last and evenly spaced ones between */
+        unsigned want = k <= MW_PROFILE_MAX_CURVE
+                            ? i
+                            : (unsigned)((double)p->n_curve * (k - 1) / (MW_PROFILE_MAX_CURVE - 1) + 0.5);
+        if (want != i)
+            continue;
+        p->curve[p->n_curve].bw = bw[i];
+        p->curve[p->n_curve++].ns = ns[i];
+    }
+}
+
+/* Saturable, the band, the threshold's origin and note (docs/saturation.md):
+ * the load shapes' threshold for probe_lat where they ran, also where the
+ * sweep judged probe_lat noisy (the shapes measure what the profiler
+ * meets); the reason wherever the profile ends without a latency method. */
+static void val_fill_claims(mw_validation *v, const mw_val_method *lat)
+{
+    mw_profile *p = &v->profile;
+    const mw_val_method *probe = NULL;
+    for (unsigned i = 0; i < v->nmethods; i++)
+        if (val_is_probe(v->method[i].name) && v->method[i].available)
+            probe = &v->method[i];
+    val_fill_curve(v, p);
+    p->saturable = !lat ? MW_SAT_UNKNOWN : lat->lat.th.saturated ? MW_SAT_YES : MW_SAT_NO;
+    const mw_shapes_threshold *sh = &v->shapes;
+    int shapes_ok = v->nshapes && sh->idle_ns > 0 && sh->threshold_ns > 0;
+    if (probe && shapes_ok && (!lat || lat == probe)) {
+        if (!lat) {
+            char buf[640];
+            snprintf(buf, sizeof buf,
+                     "probe_lat judged %s on the read sweep (%.120s); the threshold is placed on "
+                     "the load shapes, which measure what the profiler meets",
+                     mw_verdict_name(probe->lat.verdict), probe->reason);
+            val_copy(p->threshold_note, sizeof p->threshold_note, buf);
+            val_copy(p->lat_method, sizeof p->lat_method, probe->name);
+        }
+        p->lat_threshold_ns = sh->threshold_ns;
+        p->from_shapes = 1;
+        p->saturable = sh->saturated ? MW_SAT_YES : MW_SAT_NO;
+        if (sh->saturated) {
+            p->band_lo_ns = sh->band_lo;
+            p->band_hi_ns = sh->band_hi;
+        }
+        if (sh->idle_ns > 0 && !(p->idle_latency_ns > 0))
+            p->idle_latency_ns = sh->idle_ns;
+        return;
+    }
+    if (lat)
+        return;
+    char buf[640];
+    if (probe)
+        snprintf(buf, sizeof buf,
+                 "no latency method validated: probe_lat judged %s (%.120s)%s%s",
+                 mw_verdict_name(probe->lat.verdict), probe->reason,
+                 v->shape_note[0] ? "; " : "", v->shape_note);
+    else
+        snprintf(buf, sizeof buf, "no latency method could be measured here%s%s",
+                 v->shape_note[0] ? ": " : "", v->shape_note);
+    val_copy(p->threshold_note, sizeof p->threshold_note, buf);
+}
+
 static void val_fill_profile(mw_validation *v, const mw_calib_results *calib)
 {
     mw_profile *p = &v->profile;
@@ -442,6 +529,7 @@ static void val_fill_profile(mw_validation *v, const mw_calib_results *calib)
             pm->factor = m->bw.factor;
         }
     }
+    val_fill_claims(v, lat);
 }
 
 MW_API int mw_validate_run(const mw_validate_config *cfg_in, const mw_calib_results *calib,
@@ -533,6 +621,17 @@ MW_API int mw_validate_run(const mw_validate_config *cfg_in, const mw_calib_resu
     }
     if (have_saved)
         sched_setaffinity(0, sizeof saved, &saved);
+    /* 5. the load shapes, the probe unpinned as the profiler's */
+    if (rc == 0 && cfg.shapes_s > 0 && plm && plm->available) {
+        unsigned done = 0, per = 12;
+        if (mw_val_shapes(&cfg, (unsigned)ncpus, out, &done, per * (cfg.shape_rounds ? cfg.shape_rounds : 1)) < 0 &&
+            !out->shape_note[0])
+            snprintf(out->shape_note, sizeof out->shape_note, "the load shapes failed");
+    } else if (cfg.shapes_s > 0) {
+        snprintf(out->shape_note, sizeof out->shape_note,
+                 "load shapes not measured: %s", rc ? "the validation stopped early"
+                                                    : "probe_lat is not available");
+    }
 out:
     val_fill_profile(out, calib);
     mw_probe_free(pr);
@@ -636,6 +735,43 @@ static const char *val_gbs(double bw, char *buf, size_t n)
     return buf;
 }
 
+/* The load shapes' table (docs/saturation.md, "Load shapes"). */
+static void val_write_shapes(const mw_validation *v, FILE *f)
+{
+    if (!v->nshapes) {
+        if (v->shape_note[0])
+            fprintf(f, "\n  load shapes: %s\n", v->shape_note);
+        return;
+    }
+    const mw_shapes_threshold *t = &v->shapes;
+    char b1[32];
+    fprintf(f, "\n  load shapes (probe_lat unpinned beside the load, as memwatch record reads "
+               "it; %u round%s, %.1f s)\n",
+            v->shape_rounds, v->shape_rounds == 1 ? "" : "s", v->shape_s);
+    fprintf(f, "    %-10s %-10s %4s %4s %12s %6s %5s %8s %8s %8s %8s\n", "load", "class",
+            "thr", "proc", "bandwidth", "share", "n", "p5 ns", "p50 ns", "p95 ns", "flagged");
+    for (unsigned i = 0; i < v->nshapes; i++) {
+        const struct mw_val_shape *s = &v->shape[i];
+        const mw_shape_stat *st = &t->stat[i];
+        char share[16] = "-";
+        if (isfinite(st->share))
+            snprintf(share, sizeof share, "%.0f%%", 100 * st->share);
+        fprintf(f, "    %-10s %-10s %4u %4u %12s %6s %5u %8.1f %8.1f %8.1f %7.1f%%\n", s->name,
+                st->cls == MW_SHAPE_SATURATING ? "saturating"
+                : st->cls == MW_SHAPE_LIGHT    ? "light"
+                                               : "neither",
+                s->threads, s->procs, val_gbs(s->bw, b1, sizeof b1), share, s->n, st->p5,
+                st->p50, st->p95, 100 * st->flagged);
+    }
+    fprintf(f, "    idle %.1f ns, saturating loads %.1f ns (x%.2f): %s\n", t->idle_ns, t->sat_ns,
+            t->rise, t->saturated ? "memory saturated" : "memory NOT saturated by these loads");
+    fprintf(f, "    threshold %.1f ns (band %.1f..%.1f ns): %s; worst shape error %.1f %%%s\n",
+            t->threshold_ns, t->band_lo, t->band_hi, t->rule, 100 * t->worst_rate,
+            t->saturated && !t->feasible ? " (over the 5 % goal)" : "");
+    if (v->shape_note[0])
+        fprintf(f, "    note: %s\n", v->shape_note);
+}
+
 MW_API int mw_validate_write_table(const mw_validation *v, FILE *f)
 {
     if (!v || !f)
@@ -726,12 +862,21 @@ MW_API int mw_validate_write_table(const mw_validation *v, FILE *f)
                     m->threshold_ns, m->saturated ? "yes" : "no");
         }
     }
+    val_write_shapes(v, f);
+    const mw_profile *p = &v->profile;
     fprintf(f, "\n  profile: latency method %s, threshold %.1f ns, idle %.1f ns, peak %s, "
                "bandwidth method %s (factor %.3f)\n",
-            v->profile.lat_method[0] ? v->profile.lat_method : "(none)",
-            v->profile.lat_threshold_ns, v->profile.idle_latency_ns,
-            val_gbs(v->profile.peak_bw, b1, sizeof b1),
-            v->profile.bw_method[0] ? v->profile.bw_method : "(none)", v->profile.bw_factor);
+            p->lat_method[0] ? p->lat_method : "(none)", p->lat_threshold_ns,
+            p->idle_latency_ns, val_gbs(p->peak_bw, b1, sizeof b1),
+            p->bw_method[0] ? p->bw_method : "(none)", p->bw_factor);
+    if (p->saturable == MW_SAT_NO)
+        fprintf(f, "    memory could not be saturated here: memwatch record calls nothing "
+                   "bandwidth-bound with this profile and reports load levels instead\n");
+    else if (p->band_hi_ns > 0)
+        fprintf(f, "    threshold from the %s, uncertainty band %.1f..%.1f ns\n",
+                p->from_shapes ? "load shapes" : "read sweep", p->band_lo_ns, p->band_hi_ns);
+    if (p->threshold_note[0])
+        fprintf(f, "    note: %s\n", p->threshold_note);
     return ferror(f) ? -EIO : 0;
 }
 
@@ -783,6 +928,8 @@ MW_API int mw_validate_calibrate_mixes(const struct mw_calib_results *calib,
     /* 48 readings 10 ms apart: the profiler's default interval */
     mw_validate_config cfg = {.point_s = quick ? 0.08 : 0.48,
                               .grid_stride = quick ? 2 : 0,
+                              .shapes_s = quick ? 0.6 : 1.2,
+                              .shape_rounds = quick ? 1 : 2,
                               .mixes = mixes ? mixes : (1u << MW_MIX_COUNT) - 1,
                               .progress = val_progress_cb,
                               .user = &pg};

@@ -387,6 +387,59 @@ MW_API int mw_profile_mix_choose(const mw_profile *p, const char *forced, double
     return -1;
 }
 
+/* What the flag can claim (optional keys: docs/profile-format.md):
+ * "saturable", "threshold_band_ns", "threshold_from", "curve",
+ * "threshold_note". */
+static int pf_claims(pf_ctx *c, const cJSON *root, mw_profile *out)
+{
+    int rc;
+    const cJSON *sat = cJSON_GetObjectItemCaseSensitive(root, "saturable");
+    if (sat && !cJSON_IsBool(sat))
+        return pf_bad(c, MW_ERR_CORRUPT, "\"saturable\" is not true or false%s%s", NULL, NULL);
+    if (sat)
+        out->saturable = cJSON_IsTrue(sat) ? MW_SAT_YES : MW_SAT_NO;
+    const cJSON *band = cJSON_GetObjectItemCaseSensitive(root, "threshold_band_ns");
+    if (band) {
+        const cJSON *lo = cJSON_GetArrayItem(band, 0), *hi = cJSON_GetArrayItem(band, 1);
+        if (!cJSON_IsArray(band) || cJSON_GetArraySize(band) != 2 || !cJSON_IsNumber(lo) ||
+            !cJSON_IsNumber(hi) || !isfinite(lo->valuedouble) || !isfinite(hi->valuedouble) ||
+            lo->valuedouble < 0 || hi->valuedouble < lo->valuedouble)
+            return pf_bad(c, MW_ERR_CORRUPT,
+                          "\"threshold_band_ns\" is not [low, high] in ns%s%s", NULL, NULL);
+        out->band_lo_ns = lo->valuedouble;
+        out->band_hi_ns = hi->valuedouble;
+    }
+    char from[16] = "";
+    if ((rc = pf_str(c, root, "threshold_from", 0, from, sizeof from)) < 0 ||
+        (rc = pf_str(c, root, "threshold_note", 0, out->threshold_note,
+                     sizeof out->threshold_note)) < 0)
+        return rc;
+    out->from_shapes = !strcmp(from, "shapes");
+    const cJSON *curve = cJSON_GetObjectItemCaseSensitive(root, "curve"), *pt;
+    if (curve && !cJSON_IsArray(curve))
+        return pf_bad(c, MW_ERR_CORRUPT, "\"curve\" is not an array%s%s", NULL, NULL);
+    cJSON_ArrayForEach(pt, curve)
+    {
+        const cJSON *b = cJSON_GetArrayItem(pt, 0), *l = cJSON_GetArrayItem(pt, 1);
+        if (!cJSON_IsArray(pt) || !cJSON_IsNumber(b) || !cJSON_IsNumber(l) ||
+            !isfinite(b->valuedouble) || !isfinite(l->valuedouble) || b->valuedouble < 0 ||
+            l->valuedouble <= 0)
+            return pf_bad(c, MW_ERR_CORRUPT,
+                          "an entry of \"curve\" is not [bytes/s, ns]%s%s", NULL, NULL);
+        if (out->n_curve == MW_PROFILE_MAX_CURVE)
+            break;
+        unsigned k = out->n_curve;
+        if (k && (b->valuedouble < out->curve[k - 1].bw || l->valuedouble < out->curve[k - 1].ns))
+            return pf_bad(c, MW_ERR_CORRUPT,
+                          "\"curve\" is not non-decreasing in bandwidth and latency%s%s", NULL,
+                          NULL);
+        out->curve[k].bw = b->valuedouble;
+        out->curve[k].ns = l->valuedouble;
+        out->n_curve++;
+    }
+    return 0;
+}
+
 static int pf_parse(pf_ctx *c, const char *text, size_t len, int check_identity, mw_profile *out)
 {
     int rc = 0;
@@ -469,6 +522,8 @@ static int pf_parse(pf_ctx *c, const char *text, size_t len, int check_identity,
             goto out;
         out->n_mixes++;
     }
+    if ((rc = pf_claims(c, root, out)) < 0)
+        goto out;
     if (check_identity) {
         char here[sizeof out->identity];
         int ir = mw_machine_identity(NULL, NULL, here, sizeof here);

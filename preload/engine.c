@@ -114,11 +114,59 @@ static double eng_mix_threshold(const mw_profile *prof)
     return k >= 0 ? prof->mixes[k].threshold_ns : 0;
 }
 
+/* The profile's claims for the threshold in force (docs/saturation.md):
+ * saturable, the band, the curve for levels and the note, as META keys
+ * (saturable, threshold_band_ns, lat_curve, peak_bw, threshold_note). */
+static int eng_saturable; /* the profile's mw_saturable: MW_SAT_NO flags nothing */
+static void eng_note_claims(const mw_profile *prof)
+{
+    eng_saturable = prof->saturable;
+    if (prof->saturable != MW_SAT_UNKNOWN)
+        mwp_meta_note("saturable", prof->saturable == MW_SAT_YES ? "1" : "0");
+    char b[1024];
+    struct mwp_str s = {b, sizeof b, 0};
+    if (prof->band_hi_ns > 0) {
+        mwp_s_dbl(&s, prof->band_lo_ns);
+        mwp_s_str(&s, ",");
+        mwp_s_dbl(&s, prof->band_hi_ns);
+        b[s.len < sizeof b ? s.len : sizeof b - 1] = 0;
+        mwp_meta_note("threshold_band_ns", b);
+    }
+    if (prof->n_curve) {
+        s.len = 0;
+        for (unsigned i = 0; i < prof->n_curve && i < MW_PROFILE_MAX_CURVE; i++) {
+            if (i)
+                mwp_s_str(&s, ",");
+            mwp_s_dbl(&s, prof->curve[i].bw / 1e9);
+            mwp_s_str(&s, ":");
+            mwp_s_dbl(&s, prof->curve[i].ns);
+        }
+        b[s.len < sizeof b ? s.len : sizeof b - 1] = 0;
+        mwp_meta_note("lat_curve", b);
+        /* levels are shares of the curve's own peak (bandwidth read back
+         * from latency cannot exceed it) */
+        eng_note_num("peak_bw", prof->curve[prof->n_curve - 1].bw);
+    }
+    if (prof->threshold_note[0])
+        mwp_meta_note("threshold_note", prof->threshold_note);
+}
+
 /* Threshold from the machine profile for the latency method in use. */
 static int eng_threshold_from_profile(const mw_profile *prof, int have_prof)
 {
     if (mwp_cfg.threshold_ns > 0 || !have_prof || !eng_lat_method[0])
         return 0;
+    /* the load shapes' threshold transfers across read, copy, triad and
+     * non-temporal loads; MEMWATCH_MIX still picks a read/write curve */
+    if (prof->from_shapes && !mwp_cfg.mix[0] &&
+        !strcmp(prof->lat_method, eng_lat_method) && prof->lat_threshold_ns > 0) {
+        snprintf(eng_mix_note, sizeof eng_mix_note,
+                 "shapes: placed on read, copy, triad and non-temporal loads "
+                 "(MEMWATCH_MIX chooses a read/write curve instead)");
+        eng_threshold = prof->lat_threshold_ns;
+        eng_calibrated = 1;
+        return 1;
+    }
     double t = eng_mix_threshold(prof);
     if (t > 0) {
         eng_threshold = t;
@@ -179,6 +227,10 @@ static void eng_threshold_final(void)
     mwp_meta_note("threshold_source", tsrc);
     if (eng_mix_note[0] && eng_calibrated)
         mwp_meta_note("mix_curve", eng_mix_note);
+    if (eng_calibrated && mwp_cfg.threshold_ns <= 0)
+        eng_note_claims(&eng_prof);
+    else if (eng_have_prof && eng_prof.threshold_note[0])
+        mwp_meta_note("threshold_note", eng_prof.threshold_note);
     eng_thr_done = 1;
 }
 
@@ -692,7 +744,10 @@ static int eng_interval_records(uint64_t t0, int safe, uint64_t cpu)
     iv.threshold_ns = eng_threshold;
     if (eng_threshold > 0 && !eng_calibrated)
         iv.flags |= MWR_IV_UNCALIBRATED;
-    if ((iv.flags & MWR_IV_LAT_VALID) && eng_threshold > 0 && iv.latency_ns > eng_threshold)
+    /* a profile whose calibration could not saturate memory calls nothing
+     * bandwidth-bound (the report gives levels instead) */
+    if ((iv.flags & MWR_IV_LAT_VALID) && eng_threshold > 0 && iv.latency_ns > eng_threshold &&
+        !(eng_calibrated && eng_saturable == MW_SAT_NO))
         iv.flags |= MWR_IV_BW_BOUND;
     memcpy(iv.lat_method, eng_lat_method, sizeof iv.lat_method);
     memcpy(iv.bw_method, eng_bw_method, sizeof iv.bw_method);

@@ -20,6 +20,7 @@ extern "C" {
 #define MW_PROFILE_SCHEMA "memwatch-profile"
 #define MW_PROFILE_VERSION 1
 #define MW_PROFILE_MAX_METHODS 16
+#define MW_PROFILE_MAX_CURVE 24
 
 /* A method's verdict from validation (calibrate/verdict.c decides it). */
 typedef enum mw_verdict {
@@ -29,6 +30,14 @@ typedef enum mw_verdict {
     MW_VERDICT_MISSES_PREFETCH, /* matches with prefetchers off, counts too little with them on */
     MW_VERDICT_NOISY,
 } mw_verdict;
+
+/* Whether calibration saw memory saturate (profile "saturable"); zero, the
+ * value of a profile that predates the key, is unknown. */
+typedef enum mw_saturable {
+    MW_SAT_UNKNOWN = 0,
+    MW_SAT_YES = 1,
+    MW_SAT_NO = 2, /* it could not: nothing is called bandwidth-bound */
+} mw_saturable;
 
 typedef struct mw_profile_method {
     char name[24];          /* "probe_lat", "imc_cas", ... */
@@ -72,6 +81,15 @@ typedef struct mw_profile {
     mw_profile_method methods[MW_PROFILE_MAX_METHODS];
     unsigned n_mixes;       /* 0: the profile predates mixes (reads100 only) */
     mw_profile_mix mixes[MW_PROFILE_MAX_MIXES];
+    /* What the flag can claim here (docs/saturation.md; all optional, absent
+     * in profiles written before them): */
+    int saturable;          /* mw_saturable: MW_SAT_NO flags nothing bandwidth-bound */
+    double band_lo_ns, band_hi_ns; /* lat_threshold_ns's uncertainty band (0: none) */
+    int from_shapes;        /* lat_threshold_ns was placed on the load shapes */
+    unsigned n_curve;       /* the latency-bandwidth curve, bandwidth and latency both
+                               non-decreasing: levels by inverse lookup */
+    struct { double bw, ns; } curve[MW_PROFILE_MAX_CURVE];
+    char threshold_note[240]; /* why the threshold is a fallback, or "" */
 } mw_profile;
 
 /* The mix whose read share is nearest read_share (0..1), among the

@@ -119,9 +119,63 @@ typedef struct mw_lat_verdict {
 MW_API int mw_verdict_lat(const mw_lat_point *pts, size_t n, const mw_verdict_rules *rules,
                           mw_lat_verdict *out);
 
+/* --------------------------------------------------------- load shapes */
+/* The loads programs make (docs/saturation.md, "Load shapes"): whether the
+ * threshold transfers to them is measured, and the threshold is placed on
+ * them (mw_threshold_shapes). */
+typedef enum mw_shape_role {
+    MW_SHAPE_SATURATING = 1, /* every CPU streaming: memory saturates if it can */
+    MW_SHAPE_LIGHT = 2,      /* a few threads, compute or idle: far from the peak when
+                                its bandwidth is at most low_frac of its mode's saturating
+                                load's (else it counts in neither class) */
+} mw_shape_role;
+
+typedef struct mw_shape_obs {
+    const char *name;     /* "read_T", "triad_P", "read_3", "compute_T", "idle" */
+    const char *mode;     /* "read", "copy", "triad", "nt", "compute", "idle" */
+    int role;             /* mw_shape_role */
+    double bw;            /* bytes/s the load moved (write-allocate reads counted) */
+    unsigned n;           /* probe readings taken while it ran */
+    const double *ns;
+} mw_shape_obs;
+
+typedef struct mw_shape_stat {
+    int cls;              /* MW_SHAPE_SATURATING, MW_SHAPE_LIGHT, or 0: neither */
+    double share;         /* bw / its mode's saturating load's bw (NAN: none) */
+    double p5, p50, p95;  /* readings' percentiles, ns */
+    double flagged;       /* share of its readings above the threshold */
+} mw_shape_stat;
+
+#define MW_SHAPES_MAX 16
+typedef struct mw_shapes_threshold {
+    double idle_ns;       /* median of the idle shape's readings */
+    double sat_ns;        /* median of the saturating shapes' readings, pooled */
+    double rise;          /* sat_ns / idle_ns */
+    int saturated;        /* rise >= 1 + min_rise: memory saturated under these loads */
+    double threshold_ns;
+    double band_lo, band_hi; /* the threshold's uncertainty band, ns */
+    double worst_rate;    /* the largest per-shape error rate at the threshold */
+    int feasible;         /* every shape's error rate <= lat_max_rate at the threshold */
+    char rule[200];
+    mw_shape_stat stat[MW_SHAPES_MAX];
+} mw_shapes_threshold;
+
+/* The threshold placed on the load shapes (docs/saturation.md, "The rule on
+ * load shapes"): per shape the error rate at t is the share of its readings
+ * on the wrong side (saturating: not above t; light: above t). Where a range
+ * of t keeps every shape's rate at most rules->lat_max_rate, the threshold is
+ * its middle and the band the range; otherwise the t with the smallest worst
+ * rate, and the band spans the overlap (the lowest 5th percentile of a
+ * saturating shape to the highest 95th of a light one). Not saturated: the
+ * guard idle x (1 + min_rise), no band (lo = hi = threshold). Pure. 0, -EINVAL,
+ * MW_ERR_NODATA (no idle or no saturating shape with readings). */
+MW_API int mw_threshold_shapes(const mw_shape_obs *s, size_t n, const mw_verdict_rules *rules,
+                               mw_shapes_threshold *out);
+
 /* ------------------------------------------------------- validation run */
 #define MW_VAL_MAX_POINTS 160
 #define MW_VAL_MAX_SAMPLES 48
+#define MW_VAL_SHAPE_SAMPLES 512
 
 typedef struct mw_val_point {
     unsigned threads, delay; /* read-load threads (0: idle) and NOPs per four loads */
@@ -161,6 +215,10 @@ typedef struct mw_validate_config {
      * coarser one: delays every 2^k-fold, every second thread count and the
      * largest (mw_val_thread_subset), the mixes' delays every 2^(k+1)-fold */
     unsigned grid_stride;
+    /* Seconds of probe readings per load shape and round (0: shapes are not
+     * measured); readings every 10 ms, the profiler's interval. */
+    double shapes_s;
+    unsigned shape_rounds;   /* rounds (0: 1); one more where shapes overlap */
     void (*progress)(void *user, unsigned done, unsigned total);
     void *user;
 } mw_validate_config;
@@ -198,6 +256,21 @@ typedef struct mw_validation {
     mw_val_method method[MW_PROFILE_MAX_METHODS];
     char prefetch_note[384]; /* prefetchers: switched or why not */
     char hw_note[320];       /* the counters core's one-line summary */
+    /* the load shapes (calibrate/shapes.c): measured after the sweep when
+     * shapes_s > 0 in the config */
+    unsigned nshapes;
+    struct mw_val_shape {
+        char name[16], mode[8];
+        int role;
+        unsigned threads, procs;
+        double bw;
+        unsigned n;
+        double ns[MW_VAL_SHAPE_SAMPLES];
+    } shape[MW_SHAPES_MAX];
+    unsigned shape_rounds;   /* rounds of every shape that were pooled */
+    double shape_s;          /* seconds the shapes took */
+    char shape_note[240];    /* why shapes were not measured, or what went wrong */
+    mw_shapes_threshold shapes;
     mw_profile profile;      /* what the run derived; written by mw_profile_write */
 } mw_validation;
 

@@ -1238,6 +1238,63 @@ mixstore)
         fi
     done
     ;;
+claims)
+    # What a profile claims reaches every interval (docs/saturation.md): a
+    # threshold placed on the load shapes is in force without MEMWATCH_MIX,
+    # with its band, curve and peak in META; a profile whose calibration
+    # could not saturate memory flags nothing, however high the latency; a
+    # profile without a latency method says why in META threshold_note.
+    STORE=$B/mwp_store
+    [ -x "$STORE" ] || skip "mwp_store not built"
+    claims_profile() { # FILE SATURABLE LAT_METHOD THRESHOLD
+        printf '%s\n' '{"schema": "memwatch-profile", "version": 1, "identity": "mwp-test-machine",' \
+            '"created": "2026-01-01T00:00:00Z", "tsc_hz": 2e9, "peak_bw": 5e10,' \
+            "\"idle_latency_ns\": 100, \"lat_method\": \"$3\", \"lat_threshold_ns\": $4," \
+            '"bw_method": "", "bw_factor": 1, "methods": [{"name": "probe_lat",' \
+            '"verdict": "noisy", "reason": "test"}],' \
+            '"mixes": [{"name": "reads100", "read_share": 1, "threshold_ns": 400}],' \
+            "\"saturable\": $2, \"threshold_from\": \"shapes\", \"threshold_band_ns\": [0.5, 1.5]," \
+            '"curve": [[0, 100], [2e10, 120], [4e10, 200]],' \
+            '"threshold_note": "probe_lat judged noisy (test)"}' >"$1"
+    }
+    sq() { sqlite3 "$T/claims.db" "$1"; }
+    for sat in true false none; do
+        fresh_out
+        case $sat in
+        none) claims_profile "$T/prof.json" true "" 0 ;;
+        *) claims_profile "$T/prof.json" $sat probe_lat 1 ;;
+        esac
+        MEMWATCH_MACHINE=mwp-test-machine MEMWATCH_PROFILE=$T/prof.json MEMWATCH_BASELINE_NS=100 \
+            run "$STORE" 2 0.5 32 >"$T/store_out"; expect_rc $? 0
+        all_ok 1
+        m() { texts | grep -a "^$1=" | tail -1; }
+        echo "saturable $sat: $(m threshold_ns) $(m saturable) $(m threshold_band_ns) $(m lat_curve) $(m peak_bw) | $(m mix_curve) | $(m threshold_note)"
+        case $sat in
+        none)
+            [ "$(m threshold_note)" = "threshold_note=probe_lat judged noisy (test)" ] || fail "no threshold_note: '$(m threshold_note)'"
+            m threshold_source | grep -q "^threshold_source=uncalibrated default" || fail "$(m threshold_source)"
+            [ -z "$(m saturable)" ] || fail "an uncalibrated threshold claims '$(m saturable)'"
+            continue ;;
+        esac
+        [ "$(m threshold_ns)" = "threshold_ns=1.000" ] || fail "the shapes' threshold is not in force: $(m threshold_ns)"
+        m mix_curve | grep -q "^mix_curve=shapes: " || fail "$(m mix_curve)"
+        [ "$(m threshold_band_ns)" = "threshold_band_ns=0.500,1.500" ] || fail "$(m threshold_band_ns)"
+        [ "$(m lat_curve)" = "lat_curve=0.000:100.000,20.000:120.000,40.000:200.000" ] || fail "$(m lat_curve)"
+        [ "$(m peak_bw)" = "peak_bw=40000000000.000" ] || fail "$(m peak_bw)"
+        [ "$(m saturable)" = "saturable=$([ $sat = true ] && echo 1 || echo 0)" ] || fail "$(m saturable)"
+        command -v sqlite3 >/dev/null || continue
+        rm -f "$T/claims.db"
+        "$MW" report --db "$T/claims.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
+        q=$(sq "select count(*), coalesce(sum(bw_bound), 0) from intervals where latency_ns > 1")
+        echo "intervals above 1 ns, flagged: $q"
+        n=${q%%|*}
+        [ "${n:-0}" -ge 5 ] || fail "only '$q' intervals with a latency"
+        case $sat in
+        true) [ "$q" = "$n|$n" ] || fail "saturable: every interval above the threshold is flagged, got '$q'" ;;
+        false) [ "$q" = "$n|0" ] || fail "not saturable: nothing may be flagged, got '$q'" ;;
+        esac
+    done
+    ;;
 precise)
     # Precise load sampling (preload/precise.c): auto here records why it is
     # unavailable and cpu-clock sampling goes on; off attempts nothing; an

@@ -434,6 +434,67 @@ static void test_mixes(void)
     free(good);
 }
 
+/* What the flag can claim: saturable, the band, the origin, the curve and
+ * the note read back; an old profile has none of them (unknown); malformed
+ * ones are refused. */
+static void test_claims(void)
+{
+    mw_profile p, q;
+    sample_profile(&p);
+    char path[512];
+    snprintf(path, sizeof path, "%s/claims.json", tmpdir);
+    MW_CHECK_INT(mw_profile_write(path, &p, NULL, NULL), 0);
+    MW_CHECK_INT(mw_profile_load(path, 1, &q), 0);
+    MW_CHECK_INT(q.saturable, MW_SAT_UNKNOWN);
+    MW_CHECK(q.band_hi_ns == 0 && q.n_curve == 0 && !q.threshold_note[0] && !q.from_shapes,
+             "an old profile claims nothing");
+    p.saturable = MW_SAT_YES;
+    p.band_lo_ns = 150.25;
+    p.band_hi_ns = 171.5;
+    p.from_shapes = 1;
+    p.n_curve = 3;
+    p.curve[0].bw = 0, p.curve[0].ns = 120;
+    p.curve[1].bw = 80e9, p.curve[1].ns = 130;
+    p.curve[2].bw = 150e9, p.curve[2].ns = 190.5;
+    snprintf(p.threshold_note, sizeof p.threshold_note, "probe_lat judged noisy \"x\"");
+    MW_CHECK_INT(mw_profile_write(path, &p, NULL, NULL), 0);
+    MW_CHECK_INT(mw_profile_load(path, 1, &q), 0);
+    MW_CHECK_INT(q.saturable, MW_SAT_YES);
+    MW_CHECK(q.band_lo_ns == 150.25 && q.band_hi_ns == 171.5, "band %g..%g", q.band_lo_ns,
+             q.band_hi_ns);
+    MW_CHECK_INT(q.from_shapes, 1);
+    MW_CHECK_INT(q.n_curve, 3);
+    MW_CHECK(q.curve[2].bw == 150e9 && q.curve[2].ns == 190.5, "curve");
+    MW_CHECK_STR(q.threshold_note, p.threshold_note);
+    p.saturable = MW_SAT_NO;
+    MW_CHECK_INT(mw_profile_write(path, &p, NULL, NULL), 0);
+    MW_CHECK_INT(mw_profile_load(path, 1, &q), 0);
+    MW_CHECK_INT(q.saturable, MW_SAT_NO);
+    size_t len;
+    char *good = slurp(path, &len);
+    MW_CHECK(good != NULL, "read back");
+    static const struct {
+        const char *from, *to;
+    } bad[] = {
+        {"\"saturable\":\tfalse", "\"saturable\":\t0"},
+        {"\"threshold_band_ns\":\t[150.25, 171.5]", "\"threshold_band_ns\":\t[171.5, 150.25]"},
+        {"\"threshold_band_ns\":\t[150.25, 171.5]", "\"threshold_band_ns\":\t[150.25]"},
+        {"[80000000000, 130]", "[80000000000, 110]"}, /* latency falls */
+        {"[80000000000, 130]", "[80000000000, \"130\"]"},
+        {"\"threshold_note\":", "\"threshold_note\": 5, \"x\":"},
+    };
+    for (size_t i = 0; good && i < sizeof bad / sizeof *bad; i++) {
+        char *b = replace(good, bad[i].from, bad[i].to);
+        MW_CHECK(b != NULL, "case %zu: \"%s\" not in the written profile", i, bad[i].from);
+        if (!b)
+            continue;
+        spit(path, b, strlen(b));
+        MW_CHECK_INT(mw_profile_load(path, 1, &q), MW_ERR_CORRUPT);
+        free(b);
+    }
+    free(good);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/mw-test-profile-XXXXXX");
@@ -446,6 +507,7 @@ int main(void)
     test_default_path();
     test_round_trip_and_refusals();
     test_mixes();
+    test_claims();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

@@ -283,6 +283,108 @@ static void test_disturbed_points(void)
     MW_CHECK(!mw_val_point_disturbed(flat, 0, r), "no readings: not disturbed");
 }
 
+/* ------------------------------------------------------------ load shapes */
+/* A shape's readings: n spread uniformly over [lo, hi] (shuffled by the
+ * generator), as the GPU machine's first instance read them
+ * (docs/saturation.md, "Load shapes": p5..p95 of each load). */
+#define SH_N 120
+static double sh_ns[MW_SHAPES_MAX][SH_N];
+static mw_shape_obs sh_obs(unsigned i, const char *name, const char *mode, int role, double gbs,
+                           double lo, double hi)
+{
+    for (unsigned k = 0; k < SH_N; k++)
+        sh_ns[i][k] = lo + (hi - lo) * urand();
+    return (mw_shape_obs){name, mode, role, gbs * 1e9, SH_N, sh_ns[i]};
+}
+
+/* The first instance's loads: read-only loads on every CPU rise only 1.27x
+ * idle, loads with writes 1.7-2.2x; 3-4 threads stay near idle. */
+static size_t sh_instance1(mw_shape_obs *o, double light_hi)
+{
+    size_t n = 0;
+    o[n] = sh_obs(n, "idle", "idle", MW_SHAPE_LIGHT, 0, 109, 114), n++;
+    o[n] = sh_obs(n, "read_T", "read", MW_SHAPE_SATURATING, 126.8, 132.1, 147.2), n++;
+    o[n] = sh_obs(n, "copy_T", "copy", MW_SHAPE_SATURATING, 163.6, 222.6, 268.2), n++;
+    o[n] = sh_obs(n, "triad_T", "triad", MW_SHAPE_SATURATING, 146.1, 175.6, 202.9), n++;
+    o[n] = sh_obs(n, "nt_T", "nt", MW_SHAPE_SATURATING, 143.2, 186.6, 213.0), n++;
+    o[n] = sh_obs(n, "read_P", "read", MW_SHAPE_SATURATING, 124.8, 138.3, 159.4), n++;
+    o[n] = sh_obs(n, "triad_P", "triad", MW_SHAPE_SATURATING, 150.9, 175.2, 200.2), n++;
+    o[n] = sh_obs(n, "read_3", "read", MW_SHAPE_LIGHT, 50.0, 112.1, 120.4), n++;
+    o[n] = sh_obs(n, "triad_3", "triad", MW_SHAPE_LIGHT, 50.0, 126.0, light_hi), n++;
+    o[n] = sh_obs(n, "compute_T", "compute", MW_SHAPE_LIGHT, 0, 110.4, 113.5), n++;
+    return n;
+}
+
+static void test_shapes_transfer(void)
+{
+    /* a gap: every shape within 5 %, the threshold below read_T's lowest
+     * readings (per shape, not pooled: pooled, read_T would be the 5 % lost) */
+    mw_shape_obs o[MW_SHAPES_MAX];
+    size_t n = sh_instance1(o, 129.0);
+    mw_shapes_threshold t;
+    MW_CHECK_INT(mw_threshold_shapes(o, n, NULL, &t), 0);
+    MW_CHECK(t.saturated && t.feasible, "saturated %d feasible %d", t.saturated, t.feasible);
+    MW_CHECK(t.threshold_ns > 128.5 && t.threshold_ns < 133.0, "threshold %.1f", t.threshold_ns);
+    MW_CHECK(t.band_lo < t.threshold_ns && t.threshold_ns < t.band_hi, "band %.1f..%.1f",
+             t.band_lo, t.band_hi);
+    for (size_t i = 0; i < n; i++) {
+        if (t.stat[i].cls == MW_SHAPE_SATURATING)
+            MW_CHECK(t.stat[i].flagged >= 0.95, "%s flagged %.3f", o[i].name, t.stat[i].flagged);
+        else
+            MW_CHECK(t.stat[i].flagged <= 0.05, "%s flagged %.3f", o[i].name, t.stat[i].flagged);
+    }
+    MW_CHECK_INT(t.stat[7].cls, MW_SHAPE_LIGHT); /* read_3 at 39 % of read_T */
+    MW_CHECK_NEAR(t.stat[7].share, 50.0 / 126.8, 1e-9);
+    MW_CHECK(t.idle_ns > 109 && t.idle_ns < 114, "idle %.1f", t.idle_ns);
+}
+
+static void test_shapes_overlap(void)
+{
+    /* triad_3 reaching 136 ns overlaps read_T (from 132.1): no threshold keeps
+     * both within 5 %; the one with the smallest worst error lies in the
+     * overlap, which is the band */
+    mw_shape_obs o[MW_SHAPES_MAX];
+    size_t n = sh_instance1(o, 136.0);
+    mw_shapes_threshold t;
+    MW_CHECK_INT(mw_threshold_shapes(o, n, NULL, &t), 0);
+    MW_CHECK(t.saturated && !t.feasible, "saturated %d feasible %d", t.saturated, t.feasible);
+    MW_CHECK(t.band_lo >= 132.0 && t.band_hi <= 136.0 && t.band_lo < t.band_hi, "band %.1f..%.1f",
+             t.band_lo, t.band_hi);
+    MW_CHECK(t.threshold_ns >= t.band_lo && t.threshold_ns <= t.band_hi, "threshold %.1f",
+             t.threshold_ns);
+    /* read_T (132.1..147.2) and triad_3 (126..136) err alike at the minimax */
+    MW_CHECK(t.worst_rate > 0.05 && t.worst_rate < 0.2, "worst %.3f", t.worst_rate);
+    MW_CHECK(fabs((1 - t.stat[1].flagged) - t.stat[8].flagged) < 0.06, "read_T %.3f triad_3 %.3f",
+             t.stat[1].flagged, t.stat[8].flagged);
+}
+
+static void test_shapes_not_saturated_and_edges(void)
+{
+    /* a 2-CPU VM: every load within 10 % of idle -> the guard, no band */
+    mw_shape_obs o[4];
+    size_t n = 0;
+    o[n] = sh_obs(n, "idle", "idle", MW_SHAPE_LIGHT, 0, 138, 148), n++;
+    o[n] = sh_obs(n, "read_T", "read", MW_SHAPE_SATURATING, 21.6, 147, 154), n++;
+    o[n] = sh_obs(n, "triad_T", "triad", MW_SHAPE_SATURATING, 33.5, 153, 161), n++;
+    /* a light load above half its mode's peak belongs to neither class */
+    o[n] = sh_obs(n, "read_1", "read", MW_SHAPE_LIGHT, 20.0, 147, 157), n++;
+    mw_shapes_threshold t;
+    MW_CHECK_INT(mw_threshold_shapes(o, n, NULL, &t), 0);
+    MW_CHECK(!t.saturated, "rise %.2f", t.rise);
+    MW_CHECK_NEAR(t.threshold_ns, 1.25 * t.idle_ns, 1e-12);
+    MW_CHECK(t.band_lo == t.threshold_ns && t.band_hi == t.threshold_ns, "no band");
+    MW_CHECK_INT(t.stat[3].cls, 0);
+    MW_CHECK(strstr(t.rule, "did not saturate") != NULL, "rule: %s", t.rule);
+    /* edges */
+    MW_CHECK_INT(mw_threshold_shapes(o + 1, 2, NULL, &t), MW_ERR_NODATA); /* no idle */
+    MW_CHECK_INT(mw_threshold_shapes(o, 1, NULL, &t), MW_ERR_NODATA);     /* no saturating */
+    MW_CHECK_INT(mw_threshold_shapes(o, MW_SHAPES_MAX + 1, NULL, &t), -EINVAL);
+    mw_shape_obs bad = o[1];
+    bad.ns = NULL;
+    MW_CHECK_INT(mw_threshold_shapes(&bad, 1, NULL, &t), -EINVAL);
+    MW_CHECK_INT(mw_threshold_shapes(o, 1, NULL, NULL), -EINVAL);
+}
+
 int main(void)
 {
     test_disturbed_points();
@@ -296,5 +398,8 @@ int main(void)
     test_lmrl_like_rises_late();
     test_unsaturated_flat();
     test_lat_edges();
+    test_shapes_transfer();
+    test_shapes_overlap();
+    test_shapes_not_saturated_and_edges();
     return mw_test_done();
 }
