@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# bench/shape_flags.sh: does the bandwidth-bound flag transfer from the
-# calibration's load generator to the loads real programs make? Calibrates
-# (quick and full), then records bench/shapes.c's loads (read, copy, triad,
-# non-temporal triad; threads and processes; one to four threads; compute
-# only) with memwatch record and prints, per load, its bandwidth as a share
-# of the full calibration's peak, the interval latencies in steady state
-# (from 1 s after a process starts to 0.5 s before it ends) and the share of
-# intervals above each calibration's threshold (docs/saturation.md, "Load
-# shapes").
+# bench/shape_flags.sh: does the bandwidth-bound flag hold on the loads real
+# programs make, under a quick and a full calibration of this machine?
+# Calibrates (--quick, then full), then records bench/shapes.c's loads with
+# memwatch record and prints, per load, its bandwidth against its own mode's
+# load on every CPU, the interval latencies in steady state (from 1 s after a
+# process starts to 0.5 s before it ends) and the share of intervals flagged
+# and possibly bound (inside the threshold's band) under each profile
+# (docs/saturation.md, "Load shapes"). The acceptance lines at the end say
+# whether every saturating load is flagged in >= 90 % of its intervals,
+# every light one (at most half its mode's bandwidth) in <= 5 %, compute in
+# 0 %, and whether the two thresholds lie within 5 % of each other.
 # usage: bench/shape_flags.sh BIN_DIR [OUTDIR]
 #   BIN_DIR holds memwatch and libmemwatch.so (a build directory, or the bin/
 #   of bench/device_pack, whose lib/ beside it is put on LD_LIBRARY_PATH).
+#   SHAPE_SECONDS (default 3) sets each load's length.
 # The calibrations write the user's machine profile, as memwatch calibrate
 # does; the one in force before is put back at the end.
 set -uo pipefail
 bin=$(cd "${1:?usage: bench/shape_flags.sh BIN_DIR [OUTDIR]}" && pwd)
 out=${2:-$(mktemp -d /tmp/mw-shapes-XXXXXX)}
 mkdir -p "$out"
+secs=${SHAPE_SECONDS:-3}
 src=$(cd "$(dirname "$0")/.." && pwd)
 [ -d "$bin/../lib" ] && export LD_LIBRARY_PATH=$bin/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 mw=$bin/memwatch
@@ -30,18 +34,23 @@ trap restore EXIT
 for c in quick full; do
   opt=""; [ $c = quick ] && opt=--quick
   echo "shape_flags: memwatch calibrate $opt" >&2
+  start=$(date +%s.%N)
   "$mw" calibrate $opt --json "$out/cal-$c.json" >"$out/cal-$c.txt" 2>&1 || { tail -5 "$out/cal-$c.txt"; exit 1; }
+  awk -v a="$start" -v b="$(date +%s.%N)" -v c=$c 'BEGIN { print c, b - a }' >>"$out/cal-seconds"
   cp "$prof" "$out/profile-$c.json"
 done
 restore
 n=$(nproc)
+k=$((n / 5)); [ "$k" -ge 1 ] || k=1
 : >"$out/intervals.csv"
-run() { # name mode threads seconds [processes]
-  local name=$1; shift
-  echo "shape_flags: $name: shapes $*" >&2
-  MEMWATCH_PROFILE="$out/profile-full.json" "$mw" record -o "$out/r-$name" -- "$shapes" "$@" >"$out/shape-$name.txt" 2>&1
+run() { # name class mode threads [processes]
+  local name=$1 class=$2 mode=$3 threads=$4 procs=${5:-1}
+  echo "shape_flags: $name: shapes $mode $threads $secs $procs" >&2
+  MEMWATCH_PROFILE="$out/profile-full.json" "$mw" record -o "$out/r-$name" -- \
+      "$shapes" "$mode" "$threads" "$secs" "$procs" >"$out/shape-$name.txt" 2>&1
   "$mw" report "$out/r-$name" --db "$out/r-$name.db" -q >/dev/null 2>&1
-  python3 - "$out/r-$name.db" "$name" "$(awk '/GB\/s/ { s += $(NF-1) } END { print s + 0 }' "$out/shape-$name.txt")" \
+  python3 - "$out/r-$name.db" "$name" "$class" "$mode" \
+      "$(awk '/GB\/s/ { s += $(NF-1) } END { print s + 0 }' "$out/shape-$name.txt")" \
       >>"$out/intervals.csv" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
@@ -50,42 +59,72 @@ q = """select p.pid, i.t_start - p.t_start, p.t_end - i.t_end, i.latency_ns
        where p.exe like '%shapes%' and i.latency_ns is not null"""
 for pid, since, left, lat in db.execute(q):
     if since >= 1e9 and left >= 0.5e9:
-        print("%s,%s,%d,%.2f" % (sys.argv[2], sys.argv[3], pid, lat))
+        print("%s,%s,%s,%s,%d,%.2f" % (sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], pid, lat))
 PY
 }
-run read_T read "$n" 4
-run copy_T copy "$n" 4
-run triad_T triad "$n" 4
-run nt_T nt "$n" 4
-run read_P read 1 4 "$n"
-run triad_P triad 1 4 "$n"
-run copy_Phalf copy 1 4 $((n / 2))
-run read_1 read 1 4
-run triad_1 triad 1 4
-run triad_2 triad 2 4
-run read_4 read 4 4
-run triad_4 triad 4 4
-run compute_T compute "$n" 4
+for m in read copy triad nt; do run ${m}_T saturating $m "$n"; done
+for m in read copy triad nt; do run ${m}_P saturating $m 1 "$n"; done
+for m in read copy triad nt; do run ${m}_$k light $m "$k"; done
+[ "$k" -gt 1 ] && for m in read triad; do run ${m}_1 light $m 1; done
+run compute_T compute compute "$n"
 python3 - "$out" <<'PY'
 import csv, json, sys
 from collections import OrderedDict
 out = sys.argv[1]
 prof = {c: json.load(open("%s/profile-%s.json" % (out, c))) for c in ("quick", "full")}
-peak = prof["full"].get("peak_bw") or 0
-print("calibration   threshold   idle     peak")
+secs = dict(l.split() for l in open(out + "/cal-seconds"))
+print("calibration  threshold  band              idle     peak       saturable  from    seconds")
 for c in ("quick", "full"):
     p = prof[c]
-    print("%-12s %7.1f ns %6.1f ns %5.1f GB/s" % (c, p.get("lat_threshold_ns") or 0, p.get("idle_latency_ns") or 0, (p.get("peak_bw") or 0) / 1e9))
+    band = p.get("threshold_band_ns") or [0, 0]
+    print("%-12s %7.1f ns %6.1f..%6.1f ns %6.1f ns %6.1f GB/s %-10s %-7s %5.0f" % (
+        c, p.get("lat_threshold_ns") or 0, band[0], band[1], p.get("idle_latency_ns") or 0,
+        (p.get("peak_bw") or 0) / 1e9, p.get("saturable"), p.get("threshold_from"),
+        float(secs.get(c, 0))))
 rows = OrderedDict()
-for name, gbs, pid, lat in csv.reader(open(out + "/intervals.csv")):
-    rows.setdefault(name, (float(gbs), []))[1].append(float(lat))
+for name, cls, mode, gbs, pid, lat in csv.reader(open(out + "/intervals.csv")):
+    rows.setdefault(name, [cls, mode, float(gbs), []])[3].append(float(lat))
+top = {r[1]: r[2] for n, r in rows.items() if n.endswith("_T") and r[0] == "saturating"}
+def th(c):
+    return prof[c].get("lat_threshold_ns") or float("inf")
+def band(c):
+    return prof[c].get("threshold_band_ns") or [th(c), th(c)]
 print()
-print("| load | GB/s | of peak | intervals | p5 ns | p50 ns | p95 ns | flagged (quick) | flagged (full) |")
-print("|---|---|---|---|---|---|---|---|---|")
-for name, (gbs, l) in rows.items():
+print("| load | class | GB/s | of its mode's peak | intervals | p5 ns | p50 ns | p95 ns "
+      "| flagged (quick) | flagged (full) | in band (full) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+ok = True
+verdicts = []
+for name, (cls, mode, gbs, l) in rows.items():
     l.sort()
     q = lambda f: l[min(len(l) - 1, int(f * len(l)))]
-    fl = lambda c: 100.0 * sum(x > (prof[c].get("lat_threshold_ns") or float("inf")) for x in l) / len(l)
-    print("| %s | %.1f | %.0f %% | %d | %.1f | %.1f | %.1f | %.1f %% | %.1f %% |" % (
-        name, gbs, 100 * gbs * 1e9 / peak if peak else 0, len(l), q(.05), q(.5), q(.95), fl("quick"), fl("full")))
+    fl = {c: 100.0 * sum(x > th(c) for x in l) / len(l) for c in ("quick", "full")}
+    lo, hi = band("full")
+    inb = 100.0 * sum(lo <= x <= hi for x in l) / len(l)
+    share = gbs / top[mode] if mode in top and top[mode] > 0 else float("nan")
+    print("| %s | %s | %.1f | %s | %d | %.1f | %.1f | %.1f | %.1f %% | %.1f %% | %.1f %% |" % (
+        name, cls, gbs, "%.0f %%" % (100 * share) if share == share else "-", len(l), q(.05),
+        q(.5), q(.95), fl["quick"], fl["full"], inb))
+    for c in ("quick", "full"):
+        if cls == "saturating" and fl[c] < 90:
+            verdicts.append("%s under %s: flagged %.1f %% < 90 %%" % (name, c, fl[c]))
+        if cls == "light" and share <= 0.5 and fl[c] > 5:
+            verdicts.append("%s under %s: flagged %.1f %% > 5 %%" % (name, c, fl[c]))
+        if cls == "compute" and fl[c] > 0:
+            verdicts.append("%s under %s: flagged %.1f %% > 0 %%" % (name, c, fl[c]))
+    if cls == "light" and not share <= 0.5:
+        verdicts.append("%s is not a light load here (%.0f %% of its mode's peak): not judged" % (name, 100 * share))
+tq, tf = th("quick"), th("full")
+d = abs(tq - tf) / tf if tf else float("inf")
+if d > 0.05:
+    verdicts.append("thresholds differ by %.1f %% > 5 %%" % (100 * d))
+print()
+print("quick / full threshold: %.3f (%.1f %% apart)" % (tq / tf if tf else 0, 100 * d))
+if not all(prof[c].get("saturable") for c in ("quick", "full")):
+    print("acceptance: not judged: calibration could not saturate memory here (saturable false), "
+          "so no load is called bandwidth-bound")
+else:
+    print("acceptance: " + ("every line met" if not [v for v in verdicts if "not judged" not in v] else "NOT met"))
+for v in verdicts:
+    print("  " + v)
 PY

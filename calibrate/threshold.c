@@ -337,40 +337,38 @@ MW_API int mw_threshold_shapes(const mw_shape_obs *s, size_t n, const mw_verdict
                      "did not saturate",
                      1 + rules->min_rise, out->rise);
         } else {
-            /* a: no light shape above it more than the rate allows; b: no
-             * saturating shape at or below it more than the rate allows */
-            double a = -INFINITY, b = INFINITY, r = rules->lat_max_rate;
+            /* l50: the highest light median; s_lo: the lowest latency at
+             * which a saturating shape reads (its r-quantile); l_hi: the
+             * highest light shape's (1 - r)-quantile */
+            double l50 = -INFINITY, l_hi = -INFINITY, s_lo = INFINITY, r = rules->lat_max_rate;
             for (size_t i = 0; i < n; i++) {
                 if (!out->stat[i].cls)
                     continue;
-                size_t kk = (size_t)(r * (double)nx[i]);
-                if (kk >= nx[i])
-                    kk = nx[i] - 1;
-                if (out->stat[i].cls == MW_SHAPE_LIGHT)
-                    a = fmax(a, x[i][nx[i] - 1 - kk]);
-                else
-                    b = fmin(b, x[i][kk]);
+                if (out->stat[i].cls == MW_SHAPE_LIGHT) {
+                    l50 = fmax(l50, out->stat[i].p50);
+                    l_hi = fmax(l_hi, th_quantile(x[i], nx[i], 1 - r));
+                } else {
+                    s_lo = fmin(s_lo, th_quantile(x[i], nx[i], r));
+                }
             }
-            if (!isfinite(a))
-                a = out->idle_ns;
-            if (a < b) {
-                out->threshold_ns = (a + b) / 2;
-                out->band_lo = a;
-                out->band_hi = b;
+            if (!isfinite(l50))
+                l50 = l_hi = out->idle_ns;
+            if (l50 < s_lo) {
+                out->threshold_ns = (l50 + s_lo) / 2;
                 snprintf(out->rule, sizeof out->rule,
-                         "middle of the latencies that keep every load shape's error within "
-                         "%.0f %%",
+                         "half-way between the highest light load's median and the lowest "
+                         "%.0f %% of a saturating load's readings",
                          100 * r);
             } else {
-                out->band_lo = b;
-                out->band_hi = a;
                 double w;
-                out->threshold_ns = th_minimax(x, nx, out, n, b, a, &w);
+                out->threshold_ns = th_minimax(x, nx, out, n, s_lo, fmax(l50, l_hi), &w);
                 snprintf(out->rule, sizeof out->rule,
-                         "the smallest worst error over the load shapes (%.1f %%): light and "
-                         "saturating shapes overlap",
+                         "the smallest worst error over the load shapes (%.1f %%): a light "
+                         "load's median is above a saturating load's lowest readings",
                          100 * w);
             }
+            out->band_lo = fmin(out->threshold_ns, s_lo);
+            out->band_hi = fmax(out->threshold_ns, l_hi);
         }
         double worst = 0;
         for (size_t i = 0; i < n; i++) {

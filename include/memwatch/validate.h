@@ -161,14 +161,15 @@ typedef struct mw_shapes_threshold {
 } mw_shapes_threshold;
 
 /* The threshold placed on the load shapes (docs/saturation.md, "The rule on
- * load shapes"): per shape the error rate at t is the share of its readings
- * on the wrong side (saturating: not above t; light: above t). Where a range
- * of t keeps every shape's rate at most rules->lat_max_rate, the threshold is
- * its middle and the band the range; otherwise the t with the smallest worst
- * rate, and the band spans the overlap (the lowest 5th percentile of a
- * saturating shape to the highest 95th of a light one). Not saturated: the
- * guard idle x (1 + min_rise), no band (lo = hi = threshold). Pure. 0, -EINVAL,
- * MW_ERR_NODATA (no idle or no saturating shape with readings). */
+ * load shapes"): half-way between the highest light shape's median and the
+ * lowest rules->lat_max_rate quantile of a saturating shape (the lowest
+ * latency at which saturated loads read); where that quantile lies below a
+ * light median, the t with the smallest worst per-shape error rate (saturating:
+ * share not above t; light: share above t) between them. The band spans the
+ * threshold, the saturating shapes' low quantile and the light shapes' high
+ * one. Not saturated: the guard idle x (1 + min_rise), no band (lo = hi =
+ * threshold). Pure. 0, -EINVAL, MW_ERR_NODATA (no idle or no saturating shape
+ * with readings). */
 MW_API int mw_threshold_shapes(const mw_shape_obs *s, size_t n, const mw_verdict_rules *rules,
                                mw_shapes_threshold *out);
 
