@@ -7,7 +7,8 @@
  * The loads (N = the CPUs calibrate may use):
  *   saturating: read, copy, triad, non-temporal triad on N threads of one
  *               process; read and triad in N processes of one thread;
- *   light:      read and triad on max(1, N/5) threads and on one thread,
+ *   light:      read, copy, triad and non-temporal triad on max(1, N/5)
+ *               threads; read and triad on one thread;
  *               compute (multiply-adds in registers) on N threads, idle.
  * Every worker streams over arrays of its own (64 MiB each, fewer where the
  * memory available would not hold them), unpinned, as programs run; the
@@ -293,10 +294,11 @@ static void sh_list(mw_validation *v, unsigned ncpu)
     sh_add(v, "nt_T", "nt", MW_SHAPE_SATURATING, ncpu, 1);
     sh_add(v, "read_P", "read", MW_SHAPE_SATURATING, 1, ncpu);
     sh_add(v, "triad_P", "triad", MW_SHAPE_SATURATING, 1, ncpu);
-    snprintf(name, sizeof name, "read_%u", k);
-    sh_add(v, name, "read", MW_SHAPE_LIGHT, k, 1);
-    snprintf(name, sizeof name, "triad_%u", k);
-    sh_add(v, name, "triad", MW_SHAPE_LIGHT, k, 1);
+    static const char *const modes[] = {"read", "copy", "triad", "nt"};
+    for (unsigned m = 0; m < 4; m++) {
+        snprintf(name, sizeof name, "%s_%u", modes[m], k);
+        sh_add(v, name, modes[m], MW_SHAPE_LIGHT, k, 1);
+    }
     if (k > 1) {
         sh_add(v, "read_1", "read", MW_SHAPE_LIGHT, 1, 1);
         sh_add(v, "triad_1", "triad", MW_SHAPE_LIGHT, 1, 1);
