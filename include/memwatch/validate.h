@@ -271,6 +271,7 @@ typedef struct mw_validation {
     unsigned shape_rounds;   /* rounds of every shape that were pooled */
     double shape_s;          /* seconds the shapes took */
     char shape_note[240];    /* why shapes were not measured, or what went wrong */
+    int shape_disturbed;     /* the probe's idle reading was far above the chase's */
     mw_shapes_threshold shapes;
     mw_profile profile;      /* what the run derived; written by mw_profile_write */
 } mw_validation;

@@ -9,6 +9,7 @@
  */
 #include "mw_test.h"
 
+#include <memwatch/bench.h>
 #include <memwatch/validate.h>
 #include <math.h>
 #include <unistd.h>
@@ -110,6 +111,33 @@ int main(void)
     if (pl && pl->available)
         MW_CHECK(strstr(buf, "separation: idle end") != NULL, "table shows the separation");
     free(buf);
+#if defined(__x86_64__)
+    /* the load shapes, with a chase that claims a 1 ns idle latency: the
+     * probe's idle reading is far above it, so the shapes are measured twice
+     * and the profile says the validation was disturbed */
+    if (pl && pl->available) {
+        mw_calib_results *cr = calloc(1, sizeof *cr);
+        MW_CHECK(cr != NULL, "calloc");
+        cr->ran = MW_CALIB_LADDER;
+        cr->ladder.dram_ns = 1.0;
+        mw_validate_config sc = {.point_s = 0.02, .max_delay = 4, .max_threads = 1,
+                                 .shapes_s = 0.03, .shape_rounds = 1};
+        MW_CHECK_INT(mw_validate_run(&sc, cr, v), 0);
+        MW_CHECK(v->nshapes >= 12, "shapes %u", v->nshapes);
+        for (unsigned i = 0; i < v->nshapes; i++)
+            MW_CHECK(v->shape[i].n >= 1 && (v->shape[i].procs == 0 || !strcmp(v->shape[i].mode, "compute") || v->shape[i].bw > 0),
+                     "shape %s: %u readings, %g B/s", v->shape[i].name, v->shape[i].n, v->shape[i].bw);
+        MW_CHECK_INT(v->shape_disturbed, 1);
+        MW_CHECK(strstr(v->shape_note, "disturbed the validation (measured twice)") != NULL,
+                 "note: %s", v->shape_note);
+        MW_CHECK(strstr(v->profile.threshold_note, "calibrate again") != NULL,
+                 "profile note: %s", v->profile.threshold_note);
+        MW_CHECK_INT(v->profile.from_shapes, 1);
+        MW_CHECK(v->profile.lat_threshold_ns == v->shapes.threshold_ns, "the shapes' threshold");
+        MW_CHECK(v->profile.saturable != MW_SAT_UNKNOWN, "saturable decided");
+        free(cr);
+    }
+#endif
     free(v);
     return mw_test_done();
 }
