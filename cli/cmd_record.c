@@ -23,6 +23,7 @@
  * program's first threads, a build after a pause).
  */
 #include "cli.h"
+#include "neighbours.h" /* the load sampler: whose load is it */
 #include "envval.h" /* counters/: what MEMWATCH_METHOD asks for */
 #include "tsc.h"    /* counters/: the TSC frequency handed to the program */
 #include "../preload/jobid.h" /* the run id of an MPI or Slurm job's rank */
@@ -742,6 +743,43 @@ static void rec_sum_file(const char *path, const struct stat *st, void *ctx)
     rec_read_file(path, c->run, c->sum); /* files of other runs are left out */
 }
 
+struct rec_lvl_ctx {
+    const char *run;
+    mw_raw_levels *lv;
+};
+
+/* The memory-load levels of one of the run's raw files (their META). */
+static void rec_lvl_file(const char *path, const struct stat *st, void *ctx)
+{
+    (void)st;
+    struct rec_lvl_ctx *c = ctx;
+    if (rec_file_of_run(path, c->run))
+        (void)mw_raw_levels_add(c->lv, path); /* an unreadable file adds nothing */
+}
+
+/* Where the calibration could not saturate memory: the load relative to
+ * its peak (from the raw files' META lat_curve), never a bound share. */
+static void rec_levels_line(const mw_raw_levels *lv, uint64_t iv_lat)
+{
+    double m = lv->measured_ns, known = lv->level_ns[0] + lv->level_ns[1] + lv->level_ns[2];
+    if (m <= 0 || known <= 0) {
+        fprintf(stderr, "  memory load     nothing is called bandwidth-bound: the machine "
+                        "profile's calibration could not saturate memory here (%llu intervals "
+                        "with a latency reading)\n",
+                (unsigned long long)iv_lat);
+        return;
+    }
+    fprintf(stderr, "  memory load     high %.1f %%, medium %.1f %%, low %.1f %% of the measured "
+                    "time, relative to ",
+            100 * lv->level_ns[2] / m, 100 * lv->level_ns[1] / m, 100 * lv->level_ns[0] / m);
+    if (lv->peak_bw > 0)
+        fprintf(stderr, "the %.1f GB/s this machine's calibration reached", lv->peak_bw / 1e9);
+    else
+        fprintf(stderr, "the highest bandwidth of the calibrated latency curve");
+    fprintf(stderr, " (it could not saturate memory here, so nothing is called "
+                    "bandwidth-bound)\n");
+}
+
 static unsigned rec_summary(const char *dir, const char *run, const struct rec_status *fail,
                             uint64_t t0_ns, int quiet)
 {
@@ -778,23 +816,34 @@ static unsigned rec_summary(const char *dir, const char *run, const struct rec_s
     double dur = s.t_last > s.t_first ? (double)(s.t_last - s.t_first) / 1e9 : 0;
     fprintf(stderr, "  duration        %.3f s, %llu intervals\n", dur, (unsigned long long)s.iv_n);
     /* a profile whose calibration never saw memory saturate cannot tell "not
-     * bound" from "not detectable here" */
-    int blind = 0;
-    if (s.iv_lat && !s.uncalibrated) {
+     * bound" from "not detectable here": nothing is called bandwidth-bound.
+     * What the raw files' META says (saturable, levels, band), else (files
+     * of before those keys) the profile. */
+    mw_raw_levels lv;
+    mw_raw_levels_init(&lv);
+    struct rec_lvl_ctx lc = {run, &lv};
+    rec_raw_files(dir, rec_lvl_file, &lc);
+    int blind = mw_raw_levels_saturable(&lv) == 0;
+    if (mw_raw_levels_saturable(&lv) < 0 && s.iv_lat && !s.uncalibrated) {
         char def[PATH_MAX];
         const char *prof = getenv("MEMWATCH_PROFILE");
         if ((!prof || !*prof) && mw_profile_default_path(def, sizeof def) == 0)
             prof = def;
         blind = mw_report_saturation_seen(prof, s.lat_method) == 0;
     }
-    if (s.iv_lat)
-        fprintf(stderr, "  bandwidth-bound %.1f %% of the measured time (%llu of %llu intervals)%s%s\n",
+    if (s.iv_lat && blind)
+        rec_levels_line(&lv, s.iv_lat);
+    else if (s.iv_lat)
+        fprintf(stderr, "  bandwidth-bound %.1f %% of the measured time (%llu of %llu intervals)%s\n",
                 s.ns_measured > 0 ? 100.0 * s.ns_bound / s.ns_measured : 0.0,
                 (unsigned long long)s.iv_bound, (unsigned long long)s.iv_lat,
-                s.uncalibrated ? "; uncalibrated threshold: run 'memwatch calibrate'" : "",
-                blind ? "; not detectable here: the machine profile's calibration could not "
-                        "saturate memory" : "");
-    else
+                s.uncalibrated ? "; uncalibrated threshold: run 'memwatch calibrate'" : "");
+    if (s.iv_lat && lv.have_band && lv.measured_ns > 0)
+        fprintf(stderr, "  %s %.1f %% of the measured time (latency within the threshold's "
+                        "uncertainty band %.1f-%.1f ns; %.1f %% of them above the threshold)\n",
+                blind ? "near threshold " : "possibly bound ", 100 * lv.band_ns / lv.measured_ns,
+                lv.band_lo, lv.band_hi, lv.band_ns > 0 ? 100 * lv.band_above_ns / lv.band_ns : 0.0);
+    if (!s.iv_lat)
         fprintf(stderr, "  bandwidth-bound n/a: no interval carries a latency measurement\n");
     fprintf(stderr, "  samples         %llu, %llu lost, %llu records dropped, %llu allocation records dropped\n",
             (unsigned long long)s.samples, (unsigned long long)s.lost,
@@ -1331,11 +1380,14 @@ int mw_cmd_record(int argc, char **argv)
     if (rec_pending) /* came on another thread while the program started */
         (void)kill(rec_own_group ? -pid : pid, (int)rec_pending);
     pthread_sigmask(SIG_SETMASK, &omask, NULL);
+    /* who else loads the machine meanwhile (cli/neighbours.c) */
+    mw_nb *nb = profile ? mw_nb_start(dir, run, pid, rec_group_readable() ? 0640 : 0600) : NULL;
     int status = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
         ;
+    mw_nb_stop(nb);
     rec_signals_restore();
     clock_gettime(CLOCK_MONOTONIC, &t1);
     mw_perf_group_close(rec_hooks);

@@ -1,6 +1,7 @@
 /*
  * cli/cmd_report.c: `memwatch report FILES|DIR [--db FILE] [--json]`.
- * Collects the .mwr files (a directory means every *.mwr in it), ingests them
+ * Collects the .mwr files (a directory means every *.mwr in it, and the load
+ * files *.mwl memwatch record writes: report/load.c), ingests them
  * into a SQLite database (default: memwatch.db next to the inputs), then
  * prints the summary. Progress goes to stderr when it is a terminal.
  */
@@ -26,9 +27,10 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: memwatch report FILES|DIR [options]\n"
-            "  Reads raw .mwr files (a directory: every *.mwr in it), writes a SQLite\n"
-            "  database (schema: docs/report-schema.md) and prints a summary. The new\n"
-            "  database is written beside the old one and replaces it only when complete.\n"
+            "  Reads raw .mwr files (a directory: every *.mwr in it, and memwatch record's\n"
+            "  load files *.mwl), writes a SQLite database (schema: docs/report-schema.md)\n"
+            "  and prints a summary. The new database is written beside the old one and\n"
+            "  replaces it only when complete.\n"
             "options:\n"
             "  --db FILE           database to write (default: memwatch.db next to the inputs)\n"
             "  --json              print the summary as JSON\n"
@@ -206,7 +208,8 @@ static int add_dir(const char *dir, char ***files, size_t *n, unsigned *refused,
             }
             continue;
         }
-        if (l < 5 || strcmp(e->d_name + l - 4, ".mwr"))
+        /* raw files, and memwatch record's load files (.mwl: report/load.c) */
+        if (l < 5 || (strcmp(e->d_name + l - 4, ".mwr") && strcmp(e->d_name + l - 4, ".mwl")))
             continue;
         size_t pl = strlen(dir) + l + 2;
         char *path = malloc(pl);

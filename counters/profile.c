@@ -390,18 +390,31 @@ MW_API int mw_profile_mix_choose(const mw_profile *p, const char *forced, double
 /* What the flag can claim (optional keys: docs/profile-format.md):
  * "saturable", "threshold_band_ns", "threshold_from", "curve",
  * "threshold_note". */
+/* Item k of an array (NULL past its end or for a non-array), by walking
+ * the children: the preload library reaches cJSON through a few dlsym'd
+ * functions only (preload/cjson_dl.c). */
+static const cJSON *pf_item(const cJSON *a, int k)
+{
+    if (!cJSON_IsArray(a))
+        return NULL;
+    const cJSON *e = a->child;
+    while (e && k-- > 0)
+        e = e->next;
+    return e;
+}
+
 static int pf_claims(pf_ctx *c, const cJSON *root, mw_profile *out)
 {
     int rc;
     const cJSON *sat = cJSON_GetObjectItemCaseSensitive(root, "saturable");
-    if (sat && !cJSON_IsBool(sat))
+    if (sat && !(sat->type & (cJSON_True | cJSON_False)))
         return pf_bad(c, MW_ERR_CORRUPT, "\"saturable\" is not true or false%s%s", NULL, NULL);
     if (sat)
-        out->saturable = cJSON_IsTrue(sat) ? MW_SAT_YES : MW_SAT_NO;
+        out->saturable = (sat->type & cJSON_True) ? MW_SAT_YES : MW_SAT_NO;
     const cJSON *band = cJSON_GetObjectItemCaseSensitive(root, "threshold_band_ns");
     if (band) {
-        const cJSON *lo = cJSON_GetArrayItem(band, 0), *hi = cJSON_GetArrayItem(band, 1);
-        if (!cJSON_IsArray(band) || cJSON_GetArraySize(band) != 2 || !cJSON_IsNumber(lo) ||
+        const cJSON *lo = pf_item(band, 0), *hi = pf_item(band, 1);
+        if (!cJSON_IsArray(band) || !hi || hi->next || !cJSON_IsNumber(lo) ||
             !cJSON_IsNumber(hi) || !isfinite(lo->valuedouble) || !isfinite(hi->valuedouble) ||
             lo->valuedouble < 0 || hi->valuedouble < lo->valuedouble)
             return pf_bad(c, MW_ERR_CORRUPT,
@@ -420,7 +433,7 @@ static int pf_claims(pf_ctx *c, const cJSON *root, mw_profile *out)
         return pf_bad(c, MW_ERR_CORRUPT, "\"curve\" is not an array%s%s", NULL, NULL);
     cJSON_ArrayForEach(pt, curve)
     {
-        const cJSON *b = cJSON_GetArrayItem(pt, 0), *l = cJSON_GetArrayItem(pt, 1);
+        const cJSON *b = pf_item(pt, 0), *l = pf_item(pt, 1);
         if (!cJSON_IsArray(pt) || !cJSON_IsNumber(b) || !cJSON_IsNumber(l) ||
             !isfinite(b->valuedouble) || !isfinite(l->valuedouble) || b->valuedouble < 0 ||
             l->valuedouble <= 0)

@@ -7,6 +7,7 @@
  * May call: SQLite, libc, report/view.c. Threading: reentrant.
  */
 #include "export_int.h"
+#include "levels_int.h"
 #include "text.h"
 
 #include <errno.h>
@@ -363,19 +364,25 @@ static int csv_query(sqlite3 *db, FILE *f, const char *sql, int top, int ns_col)
 static int export_csv(sqlite3 *db, FILE *f, const mw_export_opts *o)
 {
     const char *t = o->table ? o->table : "intervals";
-    if (!strcmp(t, "intervals"))
-        return csv_query(db, f,
-                         "SELECT i.t_start + c.off AS time_s,"
-                         " (i.t_end - i.t_start) / 1e9 AS duration_s, p.pid AS pid,"
-                         " p.rank AS rank, p.hostname AS host, i.t_start AS t_start_ns,"
-                         " i.t_end AS t_end_ns, i.latency_ns AS latency_ns,"
-                         " NULLIF(i.threshold_ns, 0) AS threshold_ns, i.bytes AS bytes,"
-                         " i.bw_bound AS flagged, i.samples AS samples, i.lat_method AS lat_method,"
-                         " i.bw_method AS bw_method"
-                         " FROM intervals i JOIN processes p ON p.id = i.process_id"
-                         " JOIN pclock c ON c.process_id = i.process_id"
-                         " ORDER BY i.id",
-                         0, 0);
+    if (!strcmp(t, "intervals")) {
+        /* the memory-load columns where the database has them (schema 2 on) */
+        char sql[1200];
+        snprintf(sql, sizeof sql,
+                 "SELECT i.t_start + c.off AS time_s,"
+                 " (i.t_end - i.t_start) / 1e9 AS duration_s, p.pid AS pid,"
+                 " p.rank AS rank, p.hostname AS host, i.t_start AS t_start_ns,"
+                 " i.t_end AS t_end_ns, i.latency_ns AS latency_ns,"
+                 " NULLIF(i.threshold_ns, 0) AS threshold_ns, i.bytes AS bytes,"
+                 " i.bw_bound AS flagged, i.samples AS samples, i.lat_method AS lat_method,"
+                 " i.bw_method AS bw_method%s"
+                 " FROM intervals i JOIN processes p ON p.id = i.process_id"
+                 " JOIN pclock c ON c.process_id = i.process_id"
+                 " ORDER BY i.id",
+                 mwv_has_levels(db) ? ", i.bw_share AS bw_share, i.level AS level,"
+                                      " i.in_band AS in_band"
+                                    : "");
+        return csv_query(db, f, sql, 0, 0);
+    }
     if (!strcmp(t, "lines")) {
         /* the code-naming samples, as the summary counts them */
         char where[256], sql[1400];
@@ -578,6 +585,9 @@ static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
     }
     FLUSH_SLICE();
     sqlite3_finalize(s);
+    /* the memory-load levels: a track and a counter per process */
+    if (mwx_trace_levels(db, f, &first))
+        return -EIO;
     /* GPU kernels: one track per device and stream */
     if (sqlite3_prepare_v2(db,
                            "SELECT k.process_id, k.device, k.stream, k.start_ns + c.goff,"

@@ -17,6 +17,12 @@ int mwx_region_sets(sqlite3 *db, int names);
 /* The trace's track of the bandwidth-bound slices (not a thread's: the
  * threads' tracks carry their regions). */
 #define MWX_BW_TID 2000000000L
+/* The trace's track of the memory-load level slices (export_levels.c). */
+#define MWX_LEVEL_TID 2000000001L
+/* The levels in the trace: the level tracks named, a "memory load share"
+ * counter per process, the level slices; events after the ones written
+ * (*first: none yet). 0, or -EIO when the intervals cannot be read. */
+int mwx_trace_levels(sqlite3 *db, FILE *f, int *first);
 /* pprof: gzipped profile.proto (export_pprof.c). */
 int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o);
 

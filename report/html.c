@@ -30,6 +30,7 @@
 #include "export_int.h"
 #include "html_int.h"
 #include "jobview_int.h"
+#include "load.h"
 #include "region.h"
 
 #include <cjson/cJSON.h>
@@ -53,7 +54,8 @@ const char mwh_css[] =
     "h1{font-size:22px;margin:18px 0 4px}h2{font-size:17px;margin:26px 0 6px;"
     "border-bottom:1px solid #d5d9e0;padding-bottom:3px}"
     ".verdict{font-size:16px;margin:6px 0}.bound{color:#b3261e;font-weight:600}"
-    ".ok{color:#1b6e3a;font-weight:600}.muted{color:#667085}.note{background:#fff7e0;"
+    ".ok{color:#1b6e3a;font-weight:600}.neutral{color:#475467;font-weight:600}"
+    ".muted{color:#667085}.note{background:#fff7e0;"
     "border:1px solid #f0d48a;padding:6px 10px;border-radius:4px;margin:8px 0}"
     "nav a{margin-right:14px;color:#2657a6;text-decoration:none}"
     "table{border-collapse:collapse;background:#fff;margin:6px 0;font-size:13px}"
@@ -872,22 +874,7 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
     int top = o->top > 0 ? o->top : 15;
     cJSON *job = mwv_jobview(db);
     int nproc = cJSON_GetArraySize(cJSON_GetObjectItem(job, "processes"));
-    int64_t tot = 0, fl = 0, niv = 0, nfl = 0;
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, "SELECT COALESCE(SUM(CASE WHEN flags & 2 THEN t_end - t_start ELSE 0 END),"
-                               " 0), COALESCE(SUM(CASE WHEN"
-                               " bw_bound = 1 THEN t_end - t_start ELSE 0 END), 0),"
-                               " COALESCE(SUM((flags & 2) != 0), 0),"
-                               " COALESCE(SUM(bw_bound = 1), 0) FROM intervals",
-                           -1, &s, NULL) == SQLITE_OK) {
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            tot = sqlite3_column_int64(s, 0);
-            fl = sqlite3_column_int64(s, 1);
-            niv = sqlite3_column_int64(s, 2);
-            nfl = sqlite3_column_int64(s, 3);
-        }
-        sqlite3_finalize(s);
-    }
     int64_t nsamp = mwv_scalar(db, "SELECT COALESCE(SUM(n), 0) FROM pcc");
     char title[512] = "memwatch report";
     /* the root command: the first process whose parent was not recorded
@@ -909,31 +896,27 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
     fputs("<h1>", f);
     h(f, title);
     fputs("</h1>\n", f);
-    char dur[64];
-    fmt_dur(dur, sizeof dur, (double)tot / 1e9);
-    double share = tot > 0 ? (double)fl / (double)tot : 0;
-    fprintf(f, "<p class=verdict id=verdict>Bandwidth-bound <span class=\"%s\">%.1f%%</span> of "
-               "%s measured (%lld of %lld intervals flagged) in %d process%s, %lld samples.</p>\n",
-            share > 0 ? "bound" : "ok", 100 * share, dur, (long long)nfl, (long long)niv, nproc,
-            nproc == 1 ? "" : "es", (long long)nsamp);
-    if (mwv_saturation_seen(db) == 0)
-        fputs("<p class=verdict id=detectable>Not detectable here: the machine profile's calibration "
-              "could not saturate memory on this machine, so a share of 0 % does not mean the "
-              "program is not bandwidth-bound.</p>\n",
-              f);
+    /* the share bandwidth-bound, or the load where memory could not saturate */
+    mwh_verdict(f, db, nproc, nsamp);
     if (sqlite3_prepare_v2(db, "SELECT lat_method, AVG(latency_ns), MAX(threshold_ns) FROM intervals"
                                " WHERE latency_ns IS NOT NULL AND lat_method != '' GROUP BY"
                                " lat_method",
                            -1, &s, NULL) == SQLITE_OK) {
+        int sat0 = mwv_saturation_seen(db) == 0;
         while (sqlite3_step(s) == SQLITE_ROW) {
             fputs("<p class=muted>Latency method ", f);
             h(f, col_text(s, 0));
-            fprintf(f, ": mean %.1f ns against a threshold of %.1f ns. An interval is flagged "
-                       "bandwidth-bound when its loaded latency crosses the threshold.</p>\n",
-                    sqlite3_column_double(s, 1), sqlite3_column_double(s, 2));
+            fprintf(f, ": mean %.1f ns against a threshold of %.1f ns. %s</p>\n",
+                    sqlite3_column_double(s, 1), sqlite3_column_double(s, 2),
+                    sat0 ? "Where the calibration could not saturate memory no interval is "
+                           "called bandwidth-bound, whatever its latency."
+                         : "An interval is flagged bandwidth-bound when its loaded latency "
+                           "crosses the threshold.");
         }
         sqlite3_finalize(s);
     }
+    mwh_threshold_notes(f, db); /* why the threshold is what it is (META threshold_note) */
+    mw_load_html(f, db); /* whose load it was, where other processes' is likely */
     const mw_view_filter *flt = &o->filter;
     if (flt->has_rank || flt->has_pid || flt->host) {
         fputs("<p class=note>Narrowed to", f);

@@ -25,6 +25,13 @@ extern const char mwh_js[];
  * the job view for rank labels (or NULL). */
 void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job);
 
+/* html_levels.c: the page's verdict (bandwidth-bound share, or the memory
+ * load where memory could not saturate; the band; the levels) of nproc
+ * processes and nsamp samples, and the threshold notes (META
+ * threshold_note), one paragraph each. */
+void mwh_verdict(FILE *f, sqlite3 *db, int nproc, int64_t nsamp);
+void mwh_threshold_notes(FILE *f, sqlite3 *db);
+
 /* html_profile.c: the machine profile the recording used (want: its path,
  * or NULL for the one the database names): the latency-versus-bandwidth
  * curve with the threshold and the methods' verdicts. */

@@ -210,13 +210,25 @@ static void profile_body(FILE *f, const char *path, const char *how)
         cJSON_ArrayForEach(m, ms)
         {
             const cJSON *v = cJSON_GetObjectItem(m, "verdict");
+            /* green only where the verdict could be judged whole: a method
+             * whose sweep never saturated memory (or a latency method of a
+             * profile that could not saturate it) has false negatives that
+             * cannot be judged, so its "accurate" is shown neutral, with why */
+            const char *q = cJSON_GetStringValue(cJSON_GetObjectItem(m, "quantity"));
+            int acc = cJSON_IsString(v) && !strcmp(v->valuestring, "accurate");
+            int unjudged = cJSON_IsFalse(cJSON_GetObjectItem(m, "saturated")) ||
+                           (cJSON_IsFalse(cJSON_GetObjectItem(p, "saturable")) && q &&
+                            !strcmp(q, "latency"));
             fputs("<tr><td>", f);
             h(f, cJSON_GetStringValue(cJSON_GetObjectItem(m, "name")));
             fputs("</td><td>", f);
             h(f, cJSON_GetStringValue(cJSON_GetObjectItem(m, "quantity")));
-            fprintf(f, "</td><td class=\"%s\">",
-                    cJSON_IsString(v) && !strcmp(v->valuestring, "accurate") ? "ok" : "");
+            fprintf(f, "</td><td class=\"%s\">", acc && unjudged ? "neutral" : acc ? "ok" : "");
             h(f, cJSON_IsString(v) ? v->valuestring : "");
+            if (unjudged)
+                fputs(" (false negatives not judged: the calibration could not saturate "
+                      "memory)",
+                      f);
             fputs("</td><td>", f);
             h(f, cJSON_GetStringValue(cJSON_GetObjectItem(m, "reason")));
             fputs("</td></tr>\n", f);

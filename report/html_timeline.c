@@ -3,8 +3,11 @@
  * whole-run lane (every process folded into one), then a lane per MPI rank
  * or per command (a bounded number, the rest folded into "other"), each with
  * its loaded latency against the threshold, its DRAM bandwidth, its flagged
- * intervals shaded (only intervals with a reading can be), its GPU kernels
- * and, in a lane of one process, its threads' regions (report/html_region.c).
+ * intervals shaded (only intervals with a reading can be), a strip of the
+ * memory-load level of each column with the columns in the threshold's
+ * uncertainty band marked (intervals.level, in_band: docs/saturation.md),
+ * its GPU kernels and, in a lane of one process, its threads' regions
+ * (report/html_region.c).
  * Aggregated before it is drawn: a fixed number of columns per lane whatever
  * the run's length. The legend names only what the lanes draw.
  *
@@ -12,7 +15,11 @@
  * Threading: reentrant.
  */
 #include "html_int.h"
+#include "jobview_int.h"
+#include "levels_int.h"
 #include "region.h"
+
+#include <memwatch/levels.h>
 
 #include <stdlib.h>
 
@@ -29,6 +36,8 @@
 #define TL_RG_LEVELS 3   /* nesting levels drawn per thread */
 #define TL_BRIDGE 2      /* a line goes on across this many columns without a value */
 #define TL_NORD_MIN 3    /* columns without a reading hatched from this many in a row */
+#define TL_LVL_H 8       /* the level strip under the latency plot */
+#define TL_BAND_H 3      /* its in-band marks, above it */
 
 typedef struct lane {
     int64_t id;     /* the process, where the lane holds exactly one; else -1 */
@@ -38,6 +47,10 @@ typedef struct lane {
      * flagged time (of intervals with a reading), latency sums, threshold */
     double cov[TL_BINS], rd[TL_BINS], fl[TL_BINS], latw[TL_BINS], latt[TL_BINS], thr[TL_BINS];
     double bytes[TL_BINS], bwt[TL_BINS];
+    /* per column: time per memory-load level (mw_level), time in the band */
+    double lvt[MW_LEVEL_COUNT][TL_BINS], inb[TL_BINS];
+    int has_lvl;              /* some interval has a level below bound (a latency curve) */
+    int has_band;             /* some interval lay in the threshold's band */
     double gbusy[TL_GPU_DEVS][TL_BINS], gflag[TL_GPU_DEVS][TL_BINS];
     int gdev[TL_GPU_DEVS];    /* the device of each strip, in ascending order */
     int64_t glaunch[TL_GPU_DEVS], gflagged[TL_GPU_DEVS];
@@ -183,6 +196,92 @@ static void lane_add_iv(lane *l, double Td, double a, double b, int reading, int
     });
 }
 
+/* an interval's level (mw_level; < 0 none) and band mark, added to a lane */
+static void lane_add_level(lane *l, double Td, double a, double b, int lvl, int in_band)
+{
+    if (lvl < 0 && !in_band)
+        return;
+    /* bound alone is the flagged shading: the strip is for a latency curve's
+     * levels and the band */
+    l->has_lvl |= lvl >= 0 && lvl != MW_LEVEL_BOUND;
+    l->has_band |= in_band;
+    SPREAD(a, b, Td, bk, {
+        if (lvl >= 0 && lvl < MW_LEVEL_COUNT)
+            l->lvt[lvl][bk] += ov;
+        if (in_band)
+            l->inb[bk] += ov;
+    });
+}
+
+/* the level of most of a column's time with a level (a tie: the higher);
+ * -1 where none has one */
+static int col_level(const lane *l, int b)
+{
+    int best = -1;
+    for (int v = 0; v < MW_LEVEL_COUNT; v++)
+        if (l->lvt[v][b] > 0 && (best < 0 || l->lvt[v][b] >= l->lvt[best][b]))
+            best = v;
+    return best;
+}
+
+static const char *const lvl_colour[MW_LEVEL_COUNT] = {"#9ecae1", "#f2c14e", "#ff7f0e",
+                                                       "#d62728"};
+
+/* the level strip at y (runs of one level as one rect, class lvl, its level
+ * in data-level; only where the lane has levels below bound), the in-band
+ * marks above it */
+static void draw_levels(FILE *f, const lane *l, double x0, double y, double bwid)
+{
+    fputs("<g class=levels>", f);
+    for (int b = 0; l->has_lvl && b < TL_BINS;) {
+        int v = col_level(l, b), e = b + 1;
+        while (e < TL_BINS && col_level(l, e) == v)
+            e++;
+        if (v >= 0)
+            fprintf(f, "<rect class=lvl data-level=%s x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                       "height=\"%d\" fill=\"%s\"/>",
+                    mw_level_name((mw_level)v), x0 + b * bwid, y + TL_BAND_H + 1, (e - b) * bwid,
+                    TL_LVL_H, lvl_colour[v]);
+        b = e;
+    }
+    for (int b = 0; b < TL_BINS;) {
+        int in = l->inb[b] > 0, e = b + 1;
+        while (e < TL_BINS && (l->inb[e] > 0) == in)
+            e++;
+        if (in)
+            fprintf(f, "<rect class=inband x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+                       "fill=\"#6a3d9a\"/>",
+                    x0 + b * bwid, y, (e - b) * bwid, TL_BAND_H);
+        b = e;
+    }
+    fputs("</g>\n", f);
+}
+
+/* the legend's entries of the level strip (sat: the profile could saturate
+ * memory: 1, 0, -1 unknown) */
+static void legend_levels(FILE *f, int any_lvl, int any_band, int sat)
+{
+    if (any_lvl) {
+        fputs("<span data-k=lvl id=tl-levels>memory load, the strip under each lane "
+              "(share of the calibrated peak bandwidth, from the latency curve):", f);
+        for (int v = MW_LEVEL_COUNT - 1; v >= 0; v--) {
+            if (v == MW_LEVEL_BOUND && sat == 0)
+                continue; /* nothing is bound where memory could not saturate */
+            fprintf(f, " <i class=sw style=\"background:%s\"></i>%s", lvl_colour[v],
+                    v == MW_LEVEL_BOUND ? "bound (flagged)"
+                    : v == MW_LEVEL_HIGH ? "high (&ge; 80 %)"
+                    : v == MW_LEVEL_MEDIUM ? "medium (&ge; 50 %)"
+                                           : "low");
+        }
+        fputs("</span>", f);
+    }
+    if (any_band)
+        fprintf(f, "<span data-k=band id=tl-band><i class=sw style=\"height:3px;"
+                   "background:#6a3d9a\"></i>latency within the threshold's uncertainty band%s"
+                   "</span>",
+                sat == 0 ? "" : " (possibly bound)");
+}
+
 static void lane_add_kernel(lane *l, double Td, int dev, double a, double b, int fl)
 {
     int g = 0;
@@ -232,6 +331,51 @@ static int col_state(const lane *l, int b)
     while (hi < TL_BINS - 1 && hi - lo + 1 < TL_NORD_MIN && col_state_1(l, hi + 1) == 2)
         hi++;
     return hi - lo + 1 >= TL_NORD_MIN ? 2 : 0;
+}
+
+/* every interval into the whole-run lane and its process's lane (map:
+ * process id -> lane, 0 none; sat: the profile could saturate memory, 1, 0
+ * or -1 unknown: at 0 nothing is shaded bound) */
+static void lanes_add_intervals(sqlite3 *db, lane *L, const int *map, int64_t maxid, double Td,
+                                int sat)
+{
+    sqlite3_stmt *s;
+    /* a database of schema 1 has no level columns */
+    const char *ivq = mwv_has_levels(db)
+                          ? "SELECT i.process_id, i.t_start + c.off, i.t_end + c.off, i.latency_ns,"
+                            " i.threshold_ns, i.bytes, i.bw_bound, i.flags, i.level, i.in_band"
+                            " FROM intervals i JOIN pclock c ON c.process_id = i.process_id"
+                          : "SELECT i.process_id, i.t_start + c.off, i.t_end + c.off, i.latency_ns,"
+                            " i.threshold_ns, i.bytes, i.bw_bound, i.flags, NULL, NULL"
+                            " FROM intervals i JOIN pclock c ON c.process_id = i.process_id";
+    if (sqlite3_prepare_v2(db, ivq, -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(s, 0);
+            int lk = id >= 0 && id <= maxid ? map[id] : 0;
+            double a = (double)sqlite3_column_int64(s, 1), b = (double)sqlite3_column_int64(s, 2);
+            int haslat = sqlite3_column_type(s, 3) != SQLITE_NULL;
+            double lat = sqlite3_column_double(s, 3), thr = sqlite3_column_double(s, 4);
+            int hasb = sqlite3_column_type(s, 5) != SQLITE_NULL;
+            double bytes = sqlite3_column_double(s, 5);
+            /* nothing is shaded bound where memory could not saturate */
+            int fl = sat != 0 && sqlite3_column_int(s, 6);
+            /* a reading: a latency or a bandwidth measurement (MWR_IV_LAT_VALID,
+             * MWR_IV_BW_VALID); only those can be flagged */
+            int reading = (sqlite3_column_int(s, 7) & 6) != 0 && (haslat || hasb);
+            lane_add_iv(&L[0], Td, a, b, reading, haslat, lat, thr, hasb, bytes, fl);
+            if (lk > 0)
+                lane_add_iv(&L[lk], Td, a, b, reading, haslat, lat, thr, hasb, bytes, fl);
+            const char *lv = col_text(s, 8);
+            int v = 0, inb = sqlite3_column_int(s, 9) == 1;
+            while (lv && v < MW_LEVEL_COUNT && strcmp(lv, mw_level_name((mw_level)v)))
+                v++;
+            v = lv && v < MW_LEVEL_COUNT ? v : -1;
+            lane_add_level(&L[0], Td, a, b, v, inb);
+            if (lk > 0)
+                lane_add_level(&L[lk], Td, a, b, v, inb);
+        }
+        sqlite3_finalize(s);
+    }
 }
 
 /* the lanes: the whole run first, then a lane per MPI rank or per command
@@ -369,29 +513,8 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
             L[k].thr[b] = -1;
     double Td = (double)T;
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT i.process_id, i.t_start + c.off, i.t_end + c.off, i.latency_ns,"
-                           " i.threshold_ns, i.bytes, i.bw_bound, i.flags FROM intervals i JOIN"
-                           " pclock c ON c.process_id = i.process_id",
-                           -1, &s, NULL) == SQLITE_OK) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int64_t id = sqlite3_column_int64(s, 0);
-            int lk = id >= 0 && id <= maxid ? map[id] : 0;
-            double a = (double)sqlite3_column_int64(s, 1), b = (double)sqlite3_column_int64(s, 2);
-            int haslat = sqlite3_column_type(s, 3) != SQLITE_NULL;
-            double lat = sqlite3_column_double(s, 3), thr = sqlite3_column_double(s, 4);
-            int hasb = sqlite3_column_type(s, 5) != SQLITE_NULL;
-            double bytes = sqlite3_column_double(s, 5);
-            int fl = sqlite3_column_int(s, 6);
-            /* a reading: a latency or a bandwidth measurement (MWR_IV_LAT_VALID,
-             * MWR_IV_BW_VALID); only those can be flagged */
-            int reading = (sqlite3_column_int(s, 7) & 6) != 0 && (haslat || hasb);
-            lane_add_iv(&L[0], Td, a, b, reading, haslat, lat, thr, hasb, bytes, fl);
-            if (lk > 0)
-                lane_add_iv(&L[lk], Td, a, b, reading, haslat, lat, thr, hasb, bytes, fl);
-        }
-        sqlite3_finalize(s);
-    }
+    int sat = mwv_saturation_seen(db);
+    lanes_add_intervals(db, L, map, maxid, Td, sat);
     /* GPU kernels: in the lane of their process (in the whole-run lane when
      * it is the only one) */
     if (sqlite3_prepare_v2(db,
@@ -420,8 +543,11 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
     }
     /* what is drawn: the legend names only that */
     int any_fl = 0, any_none = 0, any_nord = 0, any_lat = 0, any_thr = 0, any_bw = 0, any_gpu = 0;
+    int any_lvl = 0, any_band = 0;
     for (int k = 0; k < nl; k++) {
         for (int b = 0; b < TL_BINS; b++) {
+            any_lvl |= L[k].has_lvl && col_level(&L[k], b) >= 0;
+            any_band |= L[k].inb[b] > 0;
             int st = col_state(&L[k], b);
             any_none |= st == 1;
             any_nord |= st == 2;
@@ -438,7 +564,8 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
     for (int k = 0; k < nl; k++) {
         int rows = mwh_rbands_rows(L[k].rb);
         ys[k] = y;
-        y += TL_LABEL_H + TL_LANE_H + L[k].has_gpu * (TL_GPU_H + 4) + (L[k].gpu_more ? 14 : 0) +
+        y += TL_LABEL_H + TL_LANE_H + (L[k].has_lvl || L[k].has_band ? TL_LVL_H + TL_BAND_H + 4 : 0) +
+             L[k].has_gpu * (TL_GPU_H + 4) + (L[k].gpu_more ? 14 : 0) +
              (rows ? rows * TL_RG_ROW + 4 : 0) + 14 + (k == 0 && nl > 1 ? 10 : 0);
         ye[k] = y;
     }
@@ -462,6 +589,7 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
         fputs("<span data-k=thr><i class=sw style=\"height:0;border-top:2px dashed #d62728\"></i>"
               "saturation threshold</span>",
               f);
+    legend_levels(f, any_lvl, any_band, sat);
     if (any_bw)
         fputs("<span data-k=bw><i class=sw style=\"height:2px;background:#2ca02c\"></i>DRAM "
               "bandwidth (GB/s, right axis)</span>",
@@ -540,9 +668,15 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
             rdt += l->rd[b];
             flt += l->fl[b];
         }
-        fprintf(f, "</text><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">"
-                   "bandwidth-bound %.1f%% of its time with a reading</text>\n",
-                x0 + pw, ys[k] + 12, rdt > 0 ? 100 * flt / rdt : 0.0);
+        if (sat == 0) /* nothing is called bound where memory could not saturate */
+            fprintf(f, "</text><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">nothing "
+                       "called bandwidth-bound: the calibration could not saturate memory"
+                       "</text>\n",
+                    x0 + pw, ys[k] + 12);
+        else
+            fprintf(f, "</text><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">"
+                       "bandwidth-bound %.1f%% of its time with a reading</text>\n",
+                    x0 + pw, ys[k] + 12, rdt > 0 ? 100 * flt / rdt : 0.0);
         fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%d\" fill=\"#fff\" "
                    "stroke=\"%s\"/>\n",
                 x0, ly, pw, TL_LANE_H, k == 0 && nl > 1 ? "#1d2330" : "#c9ced6");
@@ -583,10 +717,14 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
                         "fill=\"none\" stroke=\"#2ca02c\" stroke-width=\"1.2\"");
         path_series(f, mean, l->latt, x0, ly, TL_LANE_H, vmin, vmax, "lat",
                     "fill=\"none\" stroke=\"#1f4e9c\" stroke-width=\"1.4\"");
+        /* the level strip, right under the plot; what follows moves down */
+        double lvh = l->has_lvl || l->has_band ? TL_LVL_H + TL_BAND_H + 4 : 0;
+        if (lvh > 0)
+            draw_levels(f, l, x0, ly + TL_LANE_H + 2, bwid);
         /* a strip per device: kernels busy (height: share of the column),
          * red where a launch in the column was flagged */
         for (int g = 0; g < l->has_gpu; g++) {
-            double gy = ly + TL_LANE_H + 4 + g * (TL_GPU_H + 4);
+            double gy = ly + TL_LANE_H + lvh + 4 + g * (TL_GPU_H + 4);
             fprintf(f, "<g class=gpustrip data-device=\"%d\" data-launches=\"%lld\" "
                        "data-flagged=\"%lld\"><title>GPU %d: %lld launches, %lld "
                        "bandwidth-bound</title><rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
@@ -609,10 +747,10 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
         if (l->gpu_more)
             fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#666\">%d "
                        "more device%s: see the GPU device table</text>\n",
-                    x0 + pw, ly + TL_LANE_H + 4 + l->has_gpu * (TL_GPU_H + 4) + 10, l->gpu_more,
+                    x0 + pw, ly + TL_LANE_H + lvh + 4 + l->has_gpu * (TL_GPU_H + 4) + 10, l->gpu_more,
                     l->gpu_more == 1 ? "" : "s");
         mwh_rbands_draw(f, l->rb, x0,
-                        ly + TL_LANE_H + l->has_gpu * (TL_GPU_H + 4) + (l->gpu_more ? 14 : 0) + 4, pw,
+                        ly + TL_LANE_H + lvh + l->has_gpu * (TL_GPU_H + 4) + (l->gpu_more ? 14 : 0) + 4, pw,
                         TL_RG_ROW);
         fputs("</g>\n", f);
         if (k == 0 && nl > 1) /* the whole run apart from the lanes below */

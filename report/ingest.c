@@ -13,6 +13,7 @@
 #include <memwatch/profile.h>
 
 #include "ingest.h"
+#include "load.h"
 #include "perfmap.h"
 #include "region.h"
 
@@ -328,7 +329,7 @@ next_process:
             }
         }
     }
-    if ((rc = process_end(g, r, &tr, have_tr)))
+    if ((rc = process_end(g, r, &tr, have_tr)) || (rc = ing_levels(&g->db, f->proc)))
         goto out;
     rc = tx_commit(g, mw_reader_pos(r), 0);
     g->bytes_done = base_done + mw_reader_size(r);
@@ -509,7 +510,9 @@ int mw_report_ingest(const char *const *files, size_t nfiles, const mw_report_op
             goto out;
     }
     for (size_t i = 0; i < nfiles; i++) {
-        rc = ingest_file(g, files[i]);
+        /* memwatch record's load file is no process (report/load.c) */
+        rc = mw_load_is_file(files[i]) ? mw_load_ingest(g->db.db, g->run_id, files[i])
+                                       : ingest_file(g, files[i]);
         if (rc) {
             ing_db_exec(&g->db, "ROLLBACK");
             goto out;

@@ -14,6 +14,8 @@
  *   ingest_records.c  ing_file: the record switch of one file (every record
  *                     decoded through report/reader.c), the kernel records,
  *                     threads, intervals and the samples' rows
+ *   ingest_levels.c   the intervals' memory-load columns (bw_share, level,
+ *                     in_band) from the process's META (report/levels.c)
  *   ingest.c          mw_report_ingest: the run, the per-file transaction,
  *                     the precise-sample threshold of each process
  * Threading: one ingest per database at a time; no global state.
@@ -113,6 +115,11 @@ sqlite3_stmt *ing_db_prep(ing_db *d, const char *sql);
 /* The newest META value of a process ("" when absent); proc is the process
  * being ingested (its rows are after d->meta0). */
 void ing_db_meta_value(ing_db *d, int64_t proc, const char *key, char *buf, size_t n);
+/* ingest_levels.c: the SQL functions of the intervals' memory-load columns
+ * (once per database), and those columns of the process being ingested
+ * (its intervals after d->iv0) from its META keys, after its records. */
+int ing_levels_register(ing_db *d);
+int ing_levels(ing_db *d, int64_t proc);
 
 static inline void ing_bind_text_n(sqlite3_stmt *s, int i, const char *t, size_t n)
 {

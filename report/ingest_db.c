@@ -194,7 +194,8 @@ int ing_db_open(ing_db *d, const char *path)
     if ((rc = ing_db_exec(d, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF;"
                              " PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
                              " PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536;")) ||
-        (rc = ing_db_exec(d, mw_report_schema)) || (rc = prepare_all(d)))
+        (rc = ing_db_exec(d, mw_report_schema)) || (rc = prepare_all(d)) ||
+        (rc = ing_levels_register(d)))
         return rc;
     char sql[256];
     snprintf(sql, sizeof sql, "INSERT INTO schema VALUES(%d)", MW_REPORT_SCHEMA_VERSION);

@@ -19,9 +19,10 @@ void mwv_jobview_who(const cJSON *p, char *buf, size_t n);
 /* "file.c:41 function" of a row's top line. */
 void mwv_jobview_line(const cJSON *p, char *buf, size_t n);
 void mwv_jobview_sentence(const cJSON *im, char *buf, size_t n);
-/* Whether the machine profile the run used saw memory saturate when it
- * validated the run's latency method (report/summary.c): 1, 0, or -1 when
- * unknown. At 0 a bound share of 0 % means "not detectable here". */
+/* Whether the calibration of the run's machine profile saw memory saturate
+ * (report/summary.c: META saturable, else the profile's validation of the
+ * run's latency method): 1, 0, or -1 when unknown. At 0 nothing is called
+ * bandwidth-bound (false negatives cannot be judged). */
 int mwv_saturation_seen(sqlite3 *db);
 
 #endif

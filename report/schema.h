@@ -6,7 +6,8 @@
 #ifndef MW_REPORT_SCHEMA_H
 #define MW_REPORT_SCHEMA_H
 
-#define MW_REPORT_SCHEMA_VERSION 1
+/* 2: intervals.bw_share, level, in_band (the memory-load levels) */
+#define MW_REPORT_SCHEMA_VERSION 2
 
 static const char mw_report_schema[] =
     "CREATE TABLE schema(version INTEGER NOT NULL);\n"
@@ -28,7 +29,7 @@ static const char mw_report_schema[] =
     "CREATE TABLE intervals(id INTEGER PRIMARY KEY, process_id INTEGER, t_start INTEGER,\n"
     "  t_end INTEGER, flags INTEGER, bw_bound INTEGER, latency_ns REAL, threshold_ns REAL,\n"
     "  bytes REAL, nthreads INTEGER, samples INTEGER, lost INTEGER, lat_method TEXT,\n"
-    "  bw_method TEXT);\n"
+    "  bw_method TEXT, bw_share REAL, level TEXT, in_band INTEGER);\n"
     "CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT, build_id TEXT, debug_file TEXT,\n"
     "  symbols TEXT);\n"
     "CREATE TABLE process_modules(process_id INTEGER, module_id INTEGER, base INTEGER,\n"
@@ -78,7 +79,17 @@ static const char mw_report_schema[] =
     "CREATE TABLE sample_regions(sample_id INTEGER, region_id INTEGER);\n"
     "CREATE TABLE gpu_kernel_regions(kernel_id INTEGER, region_id INTEGER);\n"
     "CREATE TABLE region_notes(process_id INTEGER, note TEXT);\n"
-    "CREATE TABLE name_notes(process_id INTEGER, note TEXT);\n";
+    "CREATE TABLE name_notes(process_id INTEGER, note TEXT);\n"
+    /* memwatch record's load files (.mwl): report/load.c */
+    "CREATE TABLE load_sources(id INTEGER PRIMARY KEY, run_id INTEGER, file TEXT, host TEXT,\n"
+    "  record_pid INTEGER, program_pid INTEGER, period_ns INTEGER, ncpus INTEGER,\n"
+    "  slots INTEGER, sampler_cpu_ns INTEGER, note TEXT, status TEXT);\n"
+    "CREATE TABLE load_slots(id INTEGER PRIMARY KEY, source_id INTEGER, t_start INTEGER,\n"
+    "  t_end INTEGER, busy_cpus REAL, steal_cpus REAL, tree_cpus REAL, run_cpus REAL,\n"
+    "  own_cpus REAL, outside_cpus REAL, tree_faults INTEGER, nprocs INTEGER,\n"
+    "  tree_wait_cpus REAL);\n"
+    "CREATE TABLE load_procs(slot_id INTEGER, pos INTEGER, pid INTEGER, ppid INTEGER,\n"
+    "  comm TEXT, cpus REAL, recorded INTEGER);\n";
 
 /* Created after the bulk insert (faster than maintaining them row by row).
  * samples(process_id, tid): the per-process and per-thread counts of the

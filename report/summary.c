@@ -11,6 +11,8 @@
 #include <memwatch/report.h>
 
 #include "jobview_int.h"
+#include "load.h"
+#include "levels_int.h"
 #include "region.h"
 #include "text.h"
 #include "view_int.h"
@@ -117,7 +119,12 @@ int mw_report_saturation_seen(const char *profile_path, const char *lat_method)
     cJSON *root = cJSON_Parse(buf);
     free(buf);
     int seen = -1;
-    const cJSON *m;
+    const cJSON *m, *top = cJSON_GetObjectItemCaseSensitive(root, "saturable");
+    if (cJSON_IsBool(top)) { /* the profile's own claim (load shapes) comes first */
+        seen = cJSON_IsTrue(top);
+        cJSON_Delete(root);
+        return seen;
+    }
     cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(root, "methods"))
     {
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(m, "name");
@@ -129,14 +136,20 @@ int mw_report_saturation_seen(const char *profile_path, const char *lat_method)
     return seen;
 }
 
-/* Whether the machine profile the run used saw memory saturate when it
- * validated the latency method in use (META profile "PATH (created T)"):
- * when it did not, a share of 0 % cannot tell "not bound" from "not
- * detectable here". 1, 0, or -1 when unknown (no profile, uncalibrated). */
+/* Whether the calibration of the run's machine profile saw memory saturate:
+ * the processes' META saturable where they carry it (1 when any process's
+ * says 1), else (raw files of before that key) the profile the recording
+ * named (META profile "PATH (created T)"), its validation of the latency
+ * method in use. When it did not, nothing is called bandwidth-bound (the
+ * false negatives cannot be judged). 1, 0, or -1 when unknown (no profile,
+ * uncalibrated). */
 int mwv_saturation_seen(sqlite3 *db)
 {
     sqlite3_stmt *s;
-    int seen = -1;
+    int seen = -1, yes, no;
+    mwv_saturable_counts(db, &yes, &no);
+    if (yes + no)
+        return yes > 0;
     if (sqlite3_prepare_v2(db,
                            "SELECT (SELECT value FROM meta WHERE key='profile' LIMIT 1),"
                            " (SELECT lat_method FROM intervals WHERE lat_method != '' LIMIT 1)",
@@ -517,21 +530,24 @@ static cJSON *collect(sqlite3 *db, int top)
     cJSON_AddNumberToObject(bw, "time_ns", (double)tot);
     cJSON_AddNumberToObject(bw, "flagged_ns", (double)fl);
     cJSON_AddNumberToObject(bw, "share", tot > 0 ? (double)fl / (double)tot : 0);
-    /* false: the profile's validation never saw memory saturate, so a low
-     * share cannot be told from "not detectable here" */
+    /* false: the profile's calibration never saw memory saturate, so a low
+     * share cannot be told from "not bound": nothing is called
+     * bandwidth-bound, the load is given relative to the calibrated peak */
     int seen = mwv_saturation_seen(db);
     if (seen >= 0)
         cJSON_AddBoolToObject(bw, "detectable", seen);
     if (seen == 0)
         cJSON_AddStringToObject(bw, "note",
-                                "not detectable here: the machine profile's calibration could "
-                                "not saturate memory, so intervals that were bandwidth-bound "
-                                "may not be flagged (false negatives cannot be judged)");
+                                "the machine profile's calibration could not saturate memory "
+                                "here, so nothing is called bandwidth-bound (false negatives "
+                                "cannot be judged); the levels give the load relative to the "
+                                "calibrated peak");
     int64_t t0 = mwv_scalar(db, "SELECT MIN(t_start) FROM intervals"),
             t1 = mwv_scalar(db, "SELECT MAX(t_end) FROM intervals");
     cJSON_AddNumberToObject(bw, "t_start", (double)t0);
     cJSON_AddNumberToObject(bw, "t_end", (double)t1);
     cJSON_AddItemToObject(bw, "timeline", timeline(db, t0, t1));
+    mw_levels_collect(db, bw, t0, t1, TIMELINE_COLS);
     cJSON *lm = rows(db, "SELECT lat_method, AVG(latency_ns) AS mean_latency_ns,"
                          " MAX(threshold_ns) AS threshold_ns, COUNT(*) AS intervals FROM intervals"
                          " WHERE lat_method != '' AND latency_ns IS NOT NULL GROUP BY lat_method",
@@ -544,6 +560,10 @@ static cJSON *collect(sqlite3 *db, int top)
                                "SELECT DISTINCT value AS mix_curve FROM meta WHERE key = "
                                "'mix_curve' ORDER BY value",
                                top));
+    /* whose load the flagged intervals were (report/load.c) */
+    cJSON *load = mw_load_collect(db, top);
+    if (load)
+        cJSON_AddItemToObject(bw, "load", load);
     /* DRAM bandwidth where a bandwidth method was read (bytes NULL otherwise);
      * bytes per ns = GB/s; the mean is time-weighted over the intervals */
     cJSON_AddItemToObject(bw, "dram",
@@ -866,7 +886,9 @@ static void render_text(FILE *f, const cJSON *root, int top)
         if (cJSON_GetObjectItem(r, "user_ns"))
             fprintf(f, ", CPU user %.2f s, system %.2f s", num(r, "user_ns") / 1e9,
                     num(r, "system_ns") / 1e9);
-        if (num(r, "flagged_ns") > 0)
+        /* nothing is called bound where memory could not saturate */
+        if (num(r, "flagged_ns") > 0 &&
+            !cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "bandwidth"), "saturable")))
             fprintf(f, ", bound %.1f%%",
                     num(r, "measured_ns") > 0 ? 100 * num(r, "flagged_ns") / num(r, "measured_ns")
                                               : 0);
@@ -942,35 +964,9 @@ static void render_text(FILE *f, const cJSON *root, int top)
                           "(system calls, page faults), which no sample covers"
                         : "");
 
-    const cJSON *bw = cJSON_GetObjectItem(root, "bandwidth");
-    fprintf(f, "\nBandwidth-bound: %.1f%% of %.2f s measured (%.0f of %.0f intervals flagged)%s\n",
-            100 * num(bw, "share"), num(bw, "time_ns") / 1e9, num(bw, "flagged_intervals"),
-            num(bw, "measured_intervals"), str(bw, "note") ? "; not detectable here" : "");
-    if (str(bw, "note"))
-        fprintf(f, "  note: %s\n", str(bw, "note"));
-    fprintf(f, "  measured: the intervals with a latency reading, summed over the processes "
-               "(%.0f of %.0f intervals; processes running at once each count their own)\n",
-            num(bw, "measured_intervals"), num(bw, "intervals"));
-    if (num(bw, "uncalibrated_intervals"))
-        fprintf(f, "  note: %.0f intervals used memwatch's default threshold (no machine "
-                   "profile: run 'memwatch calibrate')\n",
-                num(bw, "uncalibrated_intervals"));
-    cJSON_ArrayForEach(r, cJSON_GetObjectItem(bw, "latency"))
-        fprintf(f, "  latency method %s: mean %.1f ns, threshold %.1f ns (%.0f intervals)\n",
-                str(r, "lat_method") ? str(r, "lat_method") : "?", num(r, "mean_latency_ns"),
-                num(r, "threshold_ns"), num(r, "intervals"));
-    cJSON_ArrayForEach(r, cJSON_GetObjectItem(bw, "mix_curves"))
-        if (str(r, "mix_curve"))
-            fprintf(f, "  threshold from the read/write curve %s\n", str(r, "mix_curve"));
-    cJSON_ArrayForEach(r, cJSON_GetObjectItem(bw, "dram"))
-        fprintf(f, "  DRAM bandwidth (%s): mean %.2f GB/s, highest interval %.2f GB/s (%.0f "
-                   "intervals)\n",
-                str(r, "bw_method") ? str(r, "bw_method") : "?", num(r, "mean_gbs"),
-                num(r, "max_gbs"), num(r, "intervals"));
-    if (num(bw, "intervals"))
-        fprintf(f, "  |%s|  (# >50%% flagged, + some, . none)\n  0 s%*s%.2f s\n",
-                str(bw, "timeline"), TIMELINE_COLS - 4, "",
-                (num(bw, "t_end") - num(bw, "t_start")) / 1e9);
+    mw_levels_text(f, cJSON_GetObjectItem(root, "bandwidth"), TIMELINE_COLS);
+    /* "Likely source: other processes ...", where the rule holds (report/load.c) */
+    mw_load_text(f, cJSON_GetObjectItem(root, "bandwidth"));
 
     text_code(f, cJSON_GetObjectItem(root, "flagged"), "Top code inside flagged intervals", top);
     text_code(f, cJSON_GetObjectItem(root, "overall"), "Top code overall", top);

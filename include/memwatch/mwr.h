@@ -55,6 +55,8 @@ enum mwr_type {
     MWR_CPU = 13,        /* mwr_cpu: the kernel's CPU time accounting of a thread or the process */
     MWR_REGION_PACKED = 14, /* mwr_region_packed + packed events: MWR_REGION's events, smaller */
     MWR_STACK = 15,      /* mwr_stack + frames: a call chain that allocation records name by id */
+    MWR_LOAD = 16,       /* mwr_load + mwr_load_proc[ntop]: the machine's load in one slot, in
+                            memwatch record's load file (.mwl; include/memwatch/mwr_load.h) */
     MWR_GPU_KERNEL = 20, /* GPU records: layouts defined in gpu/ and docs/raw-format.md */
     MWR_GPU_SAMPLE = 21,
     MWR_GPU_PC = 22,

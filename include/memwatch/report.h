@@ -100,10 +100,39 @@ MW_API int mw_report_summary(const char *db_path, FILE *out, int json, int top);
  * (report/summary_by.c). top: rows (0 = 10). -EINVAL for another view. */
 MW_API int mw_report_by(const char *db_path, FILE *out, const char *by, int top);
 
-/* Whether the machine profile at profile_path saw memory saturate when it
- * validated latency method lat_method (its "saturated"): 1 yes, 0 no (a
- * share of time bandwidth-bound is then "not detectable here"), -1 unknown. */
+/* Whether the machine profile at profile_path saw memory saturate: its
+ * "saturable" where it has one, else when it validated latency method
+ * lat_method (that method's "saturated"): 1 yes, 0 no (nothing is then
+ * called bandwidth-bound: false negatives cannot be judged), -1 unknown. */
 MW_API int mw_report_saturation_seen(const char *profile_path, const char *lat_method);
+
+/* The memory-load levels of raw files, read from the files themselves
+ * (their processes' META saturable, threshold_band_ns, lat_curve, peak_bw
+ * and their intervals; report/levels_raw.c): what memwatch record's
+ * end-of-run summary says without a report database. Times in ns of the
+ * intervals with a latency reading (MWR_IV_LAT_VALID). */
+typedef struct mw_raw_levels {
+    int yes, no;              /* processes whose META says saturable=1, =0 */
+    double measured_ns;       /* intervals with a latency reading */
+    double level_ns[4];       /* low, medium, high, bound (enum mw_level) */
+    double unknown_ns;        /* of those without a level (no curve, not flagged) */
+    double flagged_ns;        /* of those flagged (MWR_IV_BW_BOUND) */
+    double above_ns;          /* flagged, or latency above the interval's threshold */
+    uint64_t above_n;
+    int have_band;            /* some process has a band: the lowest LO, highest HI */
+    double band_lo, band_hi;
+    double band_ns, band_above_ns; /* in the band, and of those above the threshold */
+    double peak_bw;           /* the highest META peak_bw (bytes/s); 0 none */
+} mw_raw_levels;
+
+MW_API void mw_raw_levels_init(mw_raw_levels *s);
+/* Adds every process of a raw file (each segment of a shared file). 0, or
+ * the reader's error when the file cannot be opened (a damaged file adds
+ * what comes before the damage). */
+MW_API int mw_raw_levels_add(mw_raw_levels *s, const char *path);
+/* 1, 0 as the files' META saturable says (1 where any process's says 1),
+ * -1 where none says. */
+MW_API int mw_raw_levels_saturable(const mw_raw_levels *s);
 
 #ifdef __cplusplus
 }

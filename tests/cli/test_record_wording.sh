@@ -5,9 +5,10 @@
 #     normally (exit -11)";
 #   - lines that do not apply are left out: no precise-sample threshold where
 #     no precise sample was taken, no "0 threads";
-#   - a machine profile whose calibration could not saturate memory makes
-#     the bandwidth-bound share "not detectable here" (text and JSON); one
-#     that did saturate does not;
+#   - a machine profile whose calibration could not saturate memory: nothing
+#     is called bandwidth-bound (record's summary, the report's text, JSON
+#     and HTML: the memory load instead, and why); one that did saturate
+#     gives the bandwidth-bound share without that caveat;
 #   - an argument holding terminal escape codes prints escaped (no ESC byte
 #     reaches the terminal), and non-UTF-8 arguments give valid UTF-8 JSON.
 set -u
@@ -44,7 +45,7 @@ else
 fi
 grep -q " 0 threads" segv.txt && bad "'0 threads' printed"
 
-# not detectable here: a profile whose validation saw no saturation
+# nothing called bandwidth-bound: a profile whose validation saw no saturation
 for sat in false true; do
   printf '%s\n' '{"schema": "memwatch-profile", "version": 1, "identity": "mw-test-machine",' \
     '"created": "2026-01-01T00:00:00Z", "tsc_hz": 2e9, "peak_bw": 5e10,' \
@@ -54,31 +55,38 @@ for sat in false true; do
   MEMWATCH_MACHINE=mw-test-machine "$mw" record -o "sat$sat" --profile "$tmp/prof.json" -- \
     /bin/sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done' 2>"sat$sat.rec" || bad "record with profile ($sat)"
   if [ $sat = false ]; then
-    grep -q "bandwidth-bound .*; not detectable here" "sat$sat.rec" && echo "ok: record's summary: not detectable here" ||
-      bad "record's summary without the caveat: $(grep bandwidth-bound "sat$sat.rec")"
+    grep -q "^  memory load .*nothing is called bandwidth-bound" "sat$sat.rec" &&
+      ! grep -q "bandwidth-bound [0-9]" "sat$sat.rec" && echo "ok: record's summary: nothing called bandwidth-bound" ||
+      bad "record's summary: $(grep -E 'bandwidth-bound|memory load' "sat$sat.rec")"
   else
-    grep -q "not detectable" "sat$sat.rec" && bad "record's summary: caveat with a saturated profile"
+    grep -q "^  bandwidth-bound [0-9.]* % of the measured time" "sat$sat.rec" &&
+      ! grep -q "nothing is called" "sat$sat.rec" && echo "ok: record's summary: the bound share" ||
+      bad "record's summary with a saturated profile: $(grep -E 'bandwidth-bound|memory load' "sat$sat.rec")"
   fi
   "$mw" report "sat$sat" >"sat$sat.txt" 2>/dev/null
   "$mw" report "sat$sat" --json >"sat$sat.json" 2>/dev/null
-  d=$(jget "sat$sat.json" "d['bandwidth'].get('detectable')")
+  d=$(jget "sat$sat.json" "(d['bandwidth'].get('detectable'), d['bandwidth'].get('saturable'))")
   if [ $sat = false ]; then
-    grep -q "^Bandwidth-bound: .*; not detectable here" "sat$sat.txt" && [ "$d" = False ] &&
-      echo "ok: unsaturated profile: not detectable here" || bad "unsaturated profile: detectable=$d: $(grep -A1 '^Bandwidth' "sat$sat.txt")"
+    grep -q "^Memory load.*nothing is called bandwidth-bound" "sat$sat.txt" &&
+      ! grep -q "^Bandwidth-bound" "sat$sat.txt" && [ "$d" = "(False, False)" ] &&
+      echo "ok: unsaturated profile: nothing called bandwidth-bound" ||
+      bad "unsaturated profile: detectable, saturable=$d: $(grep -E -A1 '^(Bandwidth|Memory)' "sat$sat.txt")"
   else
-    ! grep -q "not detectable" "sat$sat.txt" && [ "$d" = True ] &&
-      echo "ok: saturated profile: no caveat" || bad "saturated profile: detectable=$d"
+    grep -q "^Bandwidth-bound: " "sat$sat.txt" && ! grep -q "nothing is called" "sat$sat.txt" &&
+      [ "$d" = "(True, True)" ] && echo "ok: saturated profile: no caveat" ||
+      bad "saturated profile: detectable, saturable=$d"
   fi
   "$mw" report "sat$sat" --db "sat$sat.db" --html "sat$sat.html" >/dev/null 2>&1 || bad "report --html ($sat)"
   if [ $sat = false ]; then
-    grep -q "id=detectable>Not detectable here" "sat$sat.html" && echo "ok: HTML: not detectable here" ||
+    grep -q "id=detectable>Nothing is called bandwidth-bound here" "sat$sat.html" &&
+      ! grep -q "id=verdict>Bandwidth-bound" "sat$sat.html" && echo "ok: HTML: nothing called bandwidth-bound" ||
       bad "HTML report without the caveat"
     if [ "$np" = 0 ]; then
       ! grep -q "precise-sample threshold" "sat$sat.html" && echo "ok: HTML: no precise-sample line without precise samples" ||
         bad "HTML: precise-sample threshold shown without precise samples"
     fi
   else
-    ! grep -q "Not detectable here" "sat$sat.html" && echo "ok: HTML: no caveat with a saturated profile" ||
+    ! grep -q "Nothing is called bandwidth-bound" "sat$sat.html" && echo "ok: HTML: no caveat with a saturated profile" ||
       bad "HTML report: caveat with a saturated profile"
   fi
 done

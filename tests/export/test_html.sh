@@ -85,7 +85,8 @@ check("the timeline draws latency and threshold" if has_rd else "no interval wit
       p["timeline_paths"] >= 2 and all(c in p["lane_draw"][0]["classes"] for c in ("lat", "thr")) if has_rd
       else not any("lat" in d["classes"] for d in p["lane_draw"]), str(p["timeline_paths"]))
 check("no horizontal scroll in a 1400 px window", p["scroll_width_1400"] <= 1400, "scrollWidth %d" % p["scroll_width_1400"])
-cls = {"fl": "fl", "lat": "lat", "thr": "thr", "bw": "bw", "gpu": "gpustrip", "nord": "nord", "none": "none", "rgn": "rgn"}
+cls = {"fl": "fl", "lat": "lat", "thr": "thr", "bw": "bw", "gpu": "gpustrip", "nord": "nord", "none": "none", "rgn": "rgn",
+       "lvl": "lvl", "band": "inband"}
 drawn = {k for k, c in cls.items() if any(c in d["classes"] for d in p["lane_draw"])}
 check("the legend lists what the timeline draws and nothing else", set(p["legend"]) == drawn,
       "legend %s, drawn %s" % (sorted(p["legend"]), sorted(drawn)))

@@ -72,7 +72,8 @@ if nproc > 1:
     check("at most 13 lanes, the others' processes add up to the run's", 2 <= len(lanes) <= 13 and
           sum(l["n"] for l in lanes[1:]) == nproc, "%d lanes: %s" % (len(lanes), [(l["name"], l["n"]) for l in lanes]))
 # the legend names exactly what the lanes draw
-cls = {"fl": "fl", "lat": "lat", "thr": "thr", "bw": "bw", "gpu": "gpustrip", "nord": "nord", "none": "none", "rgn": "rgn"}
+cls = {"fl": "fl", "lat": "lat", "thr": "thr", "bw": "bw", "gpu": "gpustrip", "nord": "nord", "none": "none", "rgn": "rgn",
+       "lvl": "lvl", "band": "inband"}
 drawn = {k for k, c in cls.items() if any(c in d["classes"] for d in p["lane_draw"])}
 check("the legend lists what is drawn and nothing else", set(p["legend"]) == drawn and len(p["legend"]) == len(set(p["legend"])),
       "legend %s, drawn %s" % (sorted(p["legend"]), sorted(drawn)))
