@@ -837,7 +837,10 @@ static unsigned rec_summary(const char *dir, const char *run, const struct rec_s
         fprintf(stderr, "  bandwidth-bound %.1f %% of the measured time (%llu of %llu intervals)%s\n",
                 s.ns_measured > 0 ? 100.0 * s.ns_bound / s.ns_measured : 0.0,
                 (unsigned long long)s.iv_bound, (unsigned long long)s.iv_lat,
-                s.uncalibrated ? "; uncalibrated threshold: run 'memwatch calibrate'" : "");
+                s.uncalibrated && !lv.note[0] ? "; uncalibrated threshold: run 'memwatch calibrate'"
+                : s.uncalibrated ? "; uncalibrated threshold (see the threshold note)" : "");
+    if (lv.note[0])
+        fprintf(stderr, "  threshold note  %s\n", lv.note);
     if (s.iv_lat && lv.have_band && lv.measured_ns > 0)
         fprintf(stderr, "  %s %.1f %% of the measured time (latency within the threshold's "
                         "uncertainty band %.1f-%.1f ns; %.1f %% of them above the threshold)\n",

@@ -40,7 +40,7 @@ int mw_raw_levels_saturable(const mw_raw_levels *s)
 }
 
 /* The levels' keys of one META record's "key=value" lines. */
-static void take_meta(raw_proc *p, const char *t, size_t n)
+static void take_meta(mw_raw_levels *s, raw_proc *p, const char *t, size_t n)
 {
     for (size_t i = 0; i < n;) {
         const char *nl = memchr(t + i, '\n', n - i);
@@ -54,6 +54,8 @@ static void take_meta(raw_proc *p, const char *t, size_t n)
             memcpy(val, eq + 1, l - kl - 1);
             val[l - kl - 1] = 0;
             (void)mw_lvl_meta_set(&p->m, key, val); /* malformed: left out */
+            if (!strcmp(key, "threshold_note") && !s->note[0])
+                snprintf(s->note, sizeof s->note, "%.239s", val);
         }
         i += l + 1;
     }
@@ -123,7 +125,7 @@ int mw_raw_levels_add(mw_raw_levels *s, const char *path)
             const char *t;
             size_t n;
             if (rec.type == MWR_META && mw_rec_text(&rec, &t, &n) == 0)
-                take_meta(&p, t, n);
+                take_meta(s, &p, t, n);
             else if (rec.type == MWR_INTERVAL && mw_rec_interval(&rec, &iv) == 0)
                 rc = keep_iv(&p, &iv);
         }

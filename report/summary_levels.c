@@ -421,11 +421,13 @@ void mw_levels_text(FILE *f, const cJSON *bw, int ncols)
             "  measured: the intervals with a latency reading, summed over the processes "
             "(%.0f of %.0f intervals; processes running at once each count their own)\n",
             num(bw, "measured_intervals"), num(bw, "intervals"));
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(bw, "threshold_notes");
     if (num(bw, "uncalibrated_intervals"))
-        fprintf(f,
-                "  note: %.0f intervals used memwatch's default threshold (no machine "
-                "profile: run 'memwatch calibrate')\n",
-                num(bw, "uncalibrated_intervals"));
+        fprintf(f, "  note: %.0f intervals used memwatch's default threshold (%s)\n",
+                num(bw, "uncalibrated_intervals"),
+                cJSON_GetArraySize(notes) > 0
+                    ? "the machine profile has none for this method: see the threshold note"
+                    : "no machine profile: run 'memwatch calibrate'");
     text_methods(f, bw);
     text_timelines(f, bw, ncols);
 }

@@ -123,6 +123,7 @@ typedef struct mw_raw_levels {
     double band_lo, band_hi;
     double band_ns, band_above_ns; /* in the band, and of those above the threshold */
     double peak_bw;           /* the highest META peak_bw (bytes/s); 0 none */
+    char note[240];           /* the first META threshold_note ("" none) */
 } mw_raw_levels;
 
 MW_API void mw_raw_levels_init(mw_raw_levels *s);

@@ -1274,6 +1274,13 @@ claims)
             [ "$(m threshold_note)" = "threshold_note=probe_lat judged noisy (test)" ] || fail "no threshold_note: '$(m threshold_note)'"
             m threshold_source | grep -q "^threshold_source=uncalibrated default" || fail "$(m threshold_source)"
             [ -z "$(m saturable)" ] || fail "an uncalibrated threshold claims '$(m saturable)'"
+            # record's summary and the report print the reason
+            "$MW" report "$OUT" 2>&1 | grep -qxF "  threshold note: probe_lat judged noisy (test)" ||
+                fail "the report does not print the threshold note"
+            MEMWATCH_MACHINE=mwp-test-machine MEMWATCH_PROFILE=$T/prof.json \
+                "$MW" record -o "$T/rec_none" -- "$STORE" 1 0.3 16 >/dev/null 2>"$T/rec_err"
+            grep -qxF "  threshold note  probe_lat judged noisy (test)" "$T/rec_err" ||
+                fail "memwatch record does not print the threshold note: $(cat "$T/rec_err")"
             continue ;;
         esac
         [ "$(m threshold_ns)" = "threshold_ns=1.000" ] || fail "the shapes' threshold is not in force: $(m threshold_ns)"
