@@ -363,11 +363,18 @@ static void text_methods(FILE *f, const cJSON *bw)
                 num(r, "threshold_ns"), num(r, "intervals"));
     cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(bw, "threshold_notes"))
         fprintf(f, "  threshold note: %s\n", esc(r, a, sizeof a));
-    cJSON_ArrayForEach(
-        r, cJSON_GetObjectItemCaseSensitive(
-               bw, "mix_curves")) if (cJSON_IsString(cJSON_GetObjectItem(r, "mix_curve")))
-        fprintf(f, "  threshold from the read/write curve %s\n",
-                esc(cJSON_GetObjectItem(r, "mix_curve"), a, sizeof a));
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(bw, "mix_curves"))
+    {
+        const cJSON *mc = cJSON_GetObjectItem(r, "mix_curve");
+        if (!cJSON_IsString(mc))
+            continue;
+        const char *t = esc(mc, a, sizeof a);
+        /* META mix_curve "shapes: ..." (docs/saturation.md) or a curve's name */
+        if (!strncmp(t, "shapes:", 7))
+            fprintf(f, "  threshold from the load shapes:%s\n", t + 7);
+        else
+            fprintf(f, "  threshold from the read/write curve %s\n", t);
+    }
     cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(bw, "dram"))
         fprintf(f,
                 "  DRAM bandwidth (%s): mean %.2f GB/s, highest interval %.2f GB/s (%.0f "

@@ -1291,7 +1291,9 @@ claims)
         [ "$(m saturable)" = "saturable=$([ $sat = true ] && echo 1 || echo 0)" ] || fail "$(m saturable)"
         command -v sqlite3 >/dev/null || continue
         rm -f "$T/claims.db"
-        "$MW" report --db "$T/claims.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
+        "$MW" report --db "$T/claims.db" "$OUT" >"$T/claims_rep" 2>&1 || fail "memwatch report failed"
+        grep -q "^  threshold from the load shapes: placed on read, copy, triad" "$T/claims_rep" ||
+            fail "the report does not say the threshold came from the load shapes"
         q=$(sq "select count(*), coalesce(sum(bw_bound), 0) from intervals where latency_ns > 1")
         echo "intervals above 1 ns, flagged: $q"
         n=${q%%|*}
