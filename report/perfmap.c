@@ -120,7 +120,6 @@ int mw_perfmap_open(const char *raw_path, long pid, uint64_t start_real_ns, mw_p
 }
 
 const char *mw_perfmap_path(const mw_perfmap *m) { return m->path; }
-size_t mw_perfmap_size(const mw_perfmap *m) { return m->n; }
 
 const char *mw_perfmap_find(const mw_perfmap *m, uint64_t addr)
 {

@@ -23,7 +23,6 @@ int mw_perfmap_open(const char *raw_path, long pid, uint64_t start_real_ns, mw_p
 /* The name of the code at addr, NULL when the map has none. */
 const char *mw_perfmap_find(const mw_perfmap *m, uint64_t addr);
 const char *mw_perfmap_path(const mw_perfmap *m);
-size_t mw_perfmap_size(const mw_perfmap *m);
 void mw_perfmap_free(mw_perfmap *m);
 /* A name_notes row about a process's code in no loaded object: anon distinct
  * addresses, named of them from the map m (NULL: none found, why says why).

@@ -44,7 +44,6 @@ int64_t mwv_scalar(sqlite3 *db, const char *sql);
  * intervals), made by one scan of samples the first time it is asked for;
  * the views' code rankings read it instead of scanning samples again. */
 int mwv_pcc(sqlite3 *db);
-double mwv_scalar_f(sqlite3 *db, const char *sql);
 
 /* The label of a process for lanes and tracks: "rank 3 @ host (pid 1234)",
  * "pid 1234 @ host exe". */
