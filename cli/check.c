@@ -164,6 +164,82 @@ static int real_in(const char *v, double lo_excl, double hi)
     return end == v || *end || !(d > lo_excl) || d > hi ? -1 : 0;
 }
 
+/* One of the values in list (NULL-terminated): 0, else -1. */
+static int one_of(const char *v, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(v, *list))
+            return 0;
+    return -1;
+}
+
+/* The unwinding, inline, mix, TSC and probe variables, with the rules of
+ * preload/config.c and counters/probe_lat.c (mw_cli_check_env's contract). */
+static int check_env_more(const char *var, const char *v, const char **expect)
+{
+    uint64_t u;
+    if (!strcmp(var, "MEMWATCH_UNWIND")) {
+        static const char *const ok[] = {"auto", "dwarf", "fp", NULL};
+        *expect = "auto, dwarf or fp";
+        return one_of(v, ok);
+    }
+    if (!strcmp(var, "MEMWATCH_UNWIND_STACK")) {
+        static const char *const suf[] = {"b", "k", "kib", "kb", NULL};
+        static const uint64_t mul[] = {1, 1024, 1024, 1024};
+        *expect = "512 to 32768 bytes (K allowed)";
+        return mw_env_scaled(v, suf, mul, 1, &u) || u < 512 || u > 32768 ? -1 : 0;
+    }
+    if (!strcmp(var, "MEMWATCH_INLINE")) {
+        static const char *const suf[] = {"ms", "s", NULL};
+        static const uint64_t mul[] = {1000000, 1000000000};
+        size_t l = strlen(v);
+        *expect = "0, 1, always or a CPU time of 10ms or more, e.g. 5s";
+        if (!strcmp(v, "always") || !boolean(v))
+            return 0;
+        return l > 1 && v[l - 1] == 's' && !mw_env_scaled(v, suf, mul, 0, &u) && u >= 10000000ull
+                   ? 0
+                   : -1;
+    }
+    if (!strcmp(var, "MEMWATCH_MIX")) {
+        static const char *const ok[] = {"reads100", "reads75", "reads50", "nt50", "100",
+                                         "75",       "50",      "nt",      NULL};
+        *expect = "reads100, reads75, reads50 or nt50";
+        return one_of(v, ok);
+    }
+    if (!strcmp(var, "MEMWATCH_TSC")) {
+        char *end;
+        errno = 0;
+        double d = strtod(v, &end);
+        *expect = "a frequency in Hz (1e6..1e11), a space, and how it was determined";
+        return end != v && d >= 1e6 && d <= 1e11 && *end == ' ' && end[1] && !strchr(end, '\n')
+                   ? 0
+                   : -1;
+    }
+    if (!strcmp(var, "MEMWATCH_PROBE_LINES")) {
+        *expect = "2 to 4096 cache lines";
+        return uint_in(v, 2, 4096);
+    }
+    if (!strcmp(var, "MEMWATCH_PROBE_BURSTS")) {
+        *expect = "1 to 1000 bursts";
+        return uint_in(v, 1, 1000);
+    }
+    if (!strcmp(var, "MEMWATCH_PROBE_WINDOW")) {
+        *expect = "0 (off) to 10000 ms";
+        return uint_in(v, 0, 10000);
+    }
+    if (!strcmp(var, "MEMWATCH_SYSFS") || !strcmp(var, "MEMWATCH_PROC")) {
+        struct stat st;
+        *expect = "an existing directory";
+        return stat(v, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+    }
+    if (!strcmp(var, "MEMWATCH_PROBE_LAYOUT")) {
+        static const char *const ok[] = {"small", "huge", NULL};
+        *expect = "small or huge";
+        return one_of(v, ok);
+    }
+    return 1;
+}
+
 /* 0 when val is valid for var, else -1 with what was expected in *expect;
  * 1 when memwatch does not check var here. */
 int mw_cli_check_env(const char *var, const char *v, const char **expect)
@@ -251,7 +327,7 @@ int mw_cli_check_env(const char *var, const char *v, const char **expect)
         *expect = "0, 1 or an absolute directory";
         return v[0] == '/' || !boolean(v) ? 0 : -1;
     }
-    return 1;
+    return check_env_more(var, v, expect);
 }
 
 int mw_cli_check_environment(const char *cmd)

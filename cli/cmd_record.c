@@ -1188,8 +1188,9 @@ int mw_cmd_record(int argc, char **argv)
         int e = access(prof, R_OK) ? -errno : mw_profile_load(prof, 0, &pf);
         mw_set_log(NULL, NULL, MW_LOG_WARN);
         if (e < 0) {
-            fprintf(stderr, "memwatch record: machine profile %s: %s\n", prof,
-                    rec_logged[0] ? rec_logged : mw_strerror(e));
+            fprintf(stderr, "memwatch record: machine profile %s: %s (MEMWATCH_PROFILE or "
+                            "--profile)\n",
+                    prof, rec_logged[0] ? rec_logged : mw_strerror(e));
             return 2;
         }
     }
