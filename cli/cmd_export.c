@@ -18,23 +18,31 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* A format's usage lines from its row (report/export.c): the name, its
+ * aliases, then each help line indented under it. */
+static void usage_format(FILE *f, const mw_export_format *x)
+{
+    fprintf(f, "    %-10s ", x->name);
+    for (const char *h = x->help; *h;) {
+        const char *nl = strchr(h, '\n');
+        int len = nl ? (int)(nl - h) : (int)strlen(h);
+        fprintf(f, "%s%.*s\n", h == x->help ? "" : "               ", len, h);
+        h += len + (nl != NULL);
+    }
+    if (x->aliases[0])
+        fprintf(f, "               (also: %s)\n", x->aliases);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: memwatch export RUN --format FMT -o FILE [options]\n"
             "  RUN: a report database, a directory of raw .mwr files (its memwatch.db,\n"
             "  made by 'memwatch report' when missing or older than the raw files), or\n"
-            "  raw files. Formats (docs/export.md):\n"
-            "    pprof      gzipped profile.proto: samples, flagged samples, latency;\n"
-            "               labels source, pid, rank, host, region\n"
-            "    perfetto   Chrome trace-event JSON (Perfetto UI, speedscope): latency,\n"
-            "               threshold and bandwidth counters, bandwidth-bound slices,\n"
-            "               GPU kernels, per process (rank, host) and thread; region\n"
-            "               slices on their threads' tracks\n"
-            "    folded     folded stacks 'outer;...;inner COUNT' for flame-graph tools\n"
-            "    csv        intervals (--table intervals), source lines (--table lines)\n"
-            "               or regions (--table regions)\n"
-            "    html       the HTML report (docs/html.md), as memwatch report --html\n"
+            "  raw files. Formats (docs/export.md):\n");
+    for (const mw_export_format *x = mw_export_format_list; x->name; x++)
+        usage_format(f, x);
+    fprintf(f,
             "options:\n"
             "  -f, --format FMT    one of the formats above\n"
             "  -o, --output FILE   where to write (replaced only when complete)\n"
@@ -149,17 +157,15 @@ int mw_cmd_export(int argc, char **argv)
     if (!format || !out || ninputs == 0) {
         fprintf(stderr, "memwatch export: %s\n",
                 ninputs == 0 ? "which run? (a directory, a database or raw files)"
-                : !format    ? "--format FMT is required (pprof, perfetto, folded, csv, html)"
+                : !format    ? "--format FMT is required (see the formats below)"
                              : "-o FILE is required");
         usage(stderr);
         return 2;
     }
-    int known = 0;
-    for (int i = 0; mw_export_formats[i]; i++)
-        known |= !strcmp(format, mw_export_formats[i]);
-    if (!known) {
-        fprintf(stderr, "memwatch export: unknown format '%s' (pprof, perfetto, folded, csv, html)\n",
-                format);
+    if (!mw_export_format_find(format)) {
+        char names[128];
+        fprintf(stderr, "memwatch export: unknown format '%s' (%s)\n", format,
+                mw_export_format_names(names, sizeof names));
         return 2;
     }
     /* find or make the database */

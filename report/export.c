@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const mw_export_formats[] = {"pprof", "perfetto", "folded", "csv", "html", NULL};
 
 /* The WHERE clause (on samples s) of the samples an export covers. */
 void mwx_sample_where(const mw_export_opts *o, char *buf, size_t n)
@@ -658,33 +657,66 @@ static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
     return 0;
 }
 
+/* The formats (include/memwatch/views.h): one row each. */
+const mw_export_format mw_export_format_list[] = {
+    {"pprof", "", "gzipped profile.proto: samples, flagged samples, latency;\n"
+                  "labels source, pid, rank, host, region\n", mwx_pprof},
+    {"perfetto", "trace chrome",
+     "Chrome trace-event JSON (Perfetto UI, speedscope): latency,\n"
+     "threshold and bandwidth counters, load levels, bandwidth-bound slices,\n"
+     "GPU kernels, per process (rank, host) and thread; region\n"
+     "slices on their threads' tracks\n",
+     export_trace},
+    {"folded", "", "folded stacks 'outer;...;inner COUNT' for flame-graph tools\n",
+     export_folded},
+    {"csv", "", "intervals (--table intervals), source lines (--table lines)\n"
+                "or regions (--table regions)\n", export_csv},
+    {"html", "", "the HTML report (docs/html.md), as memwatch report --html\n", NULL},
+    {NULL, NULL, NULL, NULL},
+};
+
+const mw_export_format *mw_export_format_find(const char *name)
+{
+    for (const mw_export_format *x = mw_export_format_list; name && x->name; x++) {
+        if (!strcmp(name, x->name))
+            return x;
+        size_t l = strlen(name);
+        for (const char *a = x->aliases; l && (a = strstr(a, name)); a += l)
+            if ((a == x->aliases || a[-1] == ' ') && (a[l] == ' ' || !a[l]))
+                return x;
+    }
+    return NULL;
+}
+
+const char *mw_export_format_names(char *buf, size_t n)
+{
+    size_t k = 0;
+    if (n)
+        buf[0] = 0;
+    for (const mw_export_format *x = mw_export_format_list; x->name && k < n; x++) {
+        int w = snprintf(buf + k, n - k, "%s%s", k ? ", " : "", x->name);
+        k += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
+
 int mw_export(const char *db_path, const char *format, const char *out_path,
               const mw_export_opts *opts)
 {
     static const mw_export_opts none;
     const mw_export_opts *o = opts ? opts : &none;
-    int (*fn)(sqlite3 *, FILE *, const mw_export_opts *) = NULL;
-    if (format && !strcmp(format, "html")) {
+    const mw_export_format *x = mw_export_format_find(format);
+    if (!x) {
+        char names[128];
+        mw_log(MW_LOG_ERROR, "unknown export format '%s' (%s)", format ? format : "",
+               mw_export_format_names(names, sizeof names));
+        return MW_ERR_PARSE;
+    }
+    if (!x->write) {
         mw_html_opts ho = {o->filter, o->top, NULL};
         return mw_report_html(db_path, out_path, &ho);
     }
-    if (!format) {
-        fn = NULL;
-    } else if (!strcmp(format, "pprof")) {
-        fn = mwx_pprof;
-    } else if (!strcmp(format, "perfetto") || !strcmp(format, "trace") ||
-               !strcmp(format, "chrome")) {
-        fn = export_trace;
-    } else if (!strcmp(format, "folded")) {
-        fn = export_folded;
-    } else if (!strcmp(format, "csv")) {
-        fn = export_csv;
-    }
-    if (!fn) {
-        mw_log(MW_LOG_ERROR, "unknown export format '%s' (pprof, perfetto, folded, csv, html)",
-               format ? format : "");
-        return MW_ERR_PARSE;
-    }
+    int (*fn)(sqlite3 *, FILE *, const mw_export_opts *) = x->write;
     if (o->table && strcmp(o->table, "intervals") && strcmp(o->table, "lines") &&
         strcmp(o->table, "regions")) {
         mw_log(MW_LOG_ERROR, "unknown csv table '%s' (intervals, lines, regions)", o->table);

@@ -6,7 +6,7 @@ _memwatch()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "probe calibrate record report prefetch --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "probe calibrate record report export prefetch --help --version" -- "$cur"))
         return
     fi
     cmd=${COMP_WORDS[1]}
@@ -32,6 +32,18 @@ _memwatch()
     *:--profile | *:--json | report:--db | report:-o)
         COMPREPLY=($(compgen -f -- "$cur"))
         return ;;
+    export:-f | export:--format)
+        COMPREPLY=($(compgen -W "pprof perfetto folded csv html" -- "$cur"))
+        return ;;
+    export:--table)
+        COMPREPLY=($(compgen -W "intervals lines regions" -- "$cur"))
+        return ;;
+    export:--source)
+        COMPREPLY=($(compgen -W "timer fault precise" -- "$cur"))
+        return ;;
+    export:-o | export:--output)
+        COMPREPLY=($(compgen -f -- "$cur"))
+        return ;;
     calibrate:--bench)
         COMPREPLY=($(compgen -W "triad sweep ladder loaded mlp all" -- "$cur"))
         return ;;
@@ -54,6 +66,8 @@ _memwatch()
                   -v --verbose --help --" ;;
     report) opts="--db --json --top --by --sort --callers --callees --run --all-runs --precise-threshold --profile --debug-dir
                   --no-symbols --no-wait --group-readable -q --quiet --help" ;;
+    export) opts="-f --format -o --output --flagged --source --table --region-root --top --rank
+                  --host --pid --group-readable --help" ;;
     prefetch) opts="--show --off --on --restore --msr-dir --state --uarch --help" ;;
     esac
     if [[ "$cur" == -* ]]; then

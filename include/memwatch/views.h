@@ -41,8 +41,25 @@ typedef struct mw_export_opts {
     int region_root;    /* folded: each stack under its regions ("region:NAME" frames) */
 } mw_export_opts;
 
-/* The export formats, NULL-terminated: "pprof", "perfetto", "folded", "csv", "html". */
-MW_API extern const char *const mw_export_formats[];
+/* One export format: a row of report/export.c's table. Adding a format is
+ * one row there plus its writer (docs/architecture.md, "Worked examples");
+ * `memwatch export --format` takes its name or an alias and its usage text
+ * comes from the row. */
+struct sqlite3;
+typedef struct mw_export_format {
+    const char *name;    /* as --format takes it */
+    const char *aliases; /* other names --format takes, space-separated ("" none) */
+    const char *help;    /* usage: the lines after the name, each ending in "\n" */
+    /* the writer; NULL: the HTML report, written from the database's path */
+    int (*write)(struct sqlite3 *db, FILE *f, const struct mw_export_opts *o);
+} mw_export_format;
+
+/* The formats, ended by a row whose name is NULL. */
+MW_API extern const mw_export_format mw_export_format_list[];
+/* The format called name, or whose aliases hold it; NULL when none. */
+MW_API const mw_export_format *mw_export_format_find(const char *name);
+/* "pprof, perfetto, folded, csv, html": the names, into buf. */
+MW_API const char *mw_export_format_names(char *buf, size_t n);
 
 /* Write the database's run in a format. Errors (unknown format, unreadable
  * database, unwritable destination, nothing to export) are logged with

@@ -52,6 +52,15 @@ c=$(bash -c 'source "$1"; COMP_WORDS=(memwatch report --all); COMP_CWORD=2; _mem
 c=$(bash -c 'source "$1"; COMP_WORDS=(memwatch record -m probe); COMP_CWORD=3; _memwatch; echo "${COMPREPLY[*]}"' _ \
     "$S/share/bash-completion/completions/memwatch")
 [ "$c" = probe_lat ] && echo "ok: bash completes record -m probe" || bad "bash completion of '-m probe': '$c'"
+# every export format (the registry, as export --help lists it) is completed
+fmts=$("$mw" export --help | sed -n '/Formats/,/^options:/s/^    \([a-z]\+\) .*/\1/p' | tr '\n' ' ')
+c=$(bash -c 'source "$1"; COMP_WORDS=(memwatch export --format ""); COMP_CWORD=3; _memwatch; echo "${COMPREPLY[*]} "' _ \
+    "$S/share/bash-completion/completions/memwatch")
+[ -n "$fmts" ] && [ "$c" = "$fmts" ] && echo "ok: bash completes export --format: $c" ||
+  bad "bash completion of 'export --format': '$c', export --help lists '$fmts'"
+for f in $fmts; do
+  grep -q "\[format\]:format:(.*\b$f\b" "$S/share/zsh/vendor-completions/_memwatch" || bad "zsh completion lacks export format $f"
+done
 if command -v zsh >/dev/null; then
   zsh -n "$S/share/zsh/vendor-completions/_memwatch" && echo "ok: zsh completion parses" || bad "zsh completion syntax"
 else
