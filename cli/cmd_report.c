@@ -370,12 +370,10 @@ int mw_cmd_report(int argc, char **argv)
             o.debug_dirs = argv[++i];
         } else if (!strcmp(a, "--sort")) {
             view.sort = argv[++i];
-            if (strcmp(view.sort, "comm") && strcmp(view.sort, "dso") &&
-                strcmp(view.sort, "function") && strcmp(view.sort, "line") &&
-                strcmp(view.sort, "object")) {
-                fprintf(stderr, "memwatch report: --sort '%s' is invalid: expected comm, dso, "
-                                "function, line or object\n",
-                        view.sort);
+            if (!mw_report_sort_known(view.sort)) {
+                char keys[128];
+                fprintf(stderr, "memwatch report: --sort '%s' is invalid: expected one of %s\n",
+                        view.sort, mw_report_sort_names(keys, sizeof keys));
                 rc = 2;
                 goto done;
             }

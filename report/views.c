@@ -528,34 +528,75 @@ static int view_comm(sqlite3 *db, FILE *f, cJSON *js, int top)
     return rc;
 }
 
-/* --sort dso|line|object: one query each, grouped per code address first. */
-static int view_query(sqlite3 *db, FILE *f, cJSON *js, const char *what, int top)
+/* A --sort key: a function of its own, or a query (rows of key, detail and
+ * samples) with its title and the samples it counts. */
+typedef struct view_sort {
+    const char *name;
+    int (*fn)(sqlite3 *db, FILE *f, cJSON *js, int top); /* NULL: the query below */
+    const char *title, *where, *sql;
+    const char *noun;   /* "timer" or "addressed" samples */
+    const char *detail; /* before a row's detail ("allocated in ") */
+    int base;           /* the key is a path: print its base name */
+} view_sort;
+
+static int view_query(sqlite3 *db, FILE *f, cJSON *js, const view_sort *v, int top);
+
+/* The sort keys: one row each (docs/architecture.md). */
+static const view_sort view_sorts[] = {
+    {"comm", view_comm, NULL, NULL, NULL, NULL, NULL, 0},
+    {"dso", NULL, "Modules", "source = 'timer'",
+     "SELECT COALESCE(m.path, '[unknown]') AS k, '' AS k2, SUM(x.n) AS n FROM"
+     " (SELECT pc_id, COUNT(*) AS n FROM samples WHERE source = 'timer' GROUP BY pc_id) x"
+     " JOIN pcs p ON p.id = x.pc_id LEFT JOIN modules m ON m.id = p.module_id"
+     " GROUP BY m.path ORDER BY n DESC LIMIT ?",
+     "timer", "", 1},
+    {"function", view_functions, NULL, NULL, NULL, NULL, NULL, 0},
+    {"line", NULL, "Source lines", "source = 'timer'",
+     "SELECT COALESCE(p.file || ':' || p.line, '(no line info)') AS k,"
+     " COALESCE(p.function, p.symbol, '?') AS k2, SUM(x.n) AS n FROM"
+     " (SELECT pc_id, COUNT(*) AS n FROM samples WHERE source = 'timer' GROUP BY pc_id) x"
+     " JOIN pcs p ON p.id = x.pc_id GROUP BY p.file, p.line, k2 ORDER BY n DESC LIMIT ?",
+     "timer", "", 0},
+    {"object", NULL, "Data objects", "object_id IS NOT NULL",
+     "SELECT o.kind || ' ' || COALESCE(o.name, '?') AS k,"
+     " COALESCE(ps.function, '') AS k2, SUM(x.n) AS n FROM"
+     " (SELECT object_id, COUNT(*) AS n FROM samples WHERE object_id IS NOT NULL"
+     " GROUP BY object_id) x JOIN objects o ON o.id = x.object_id"
+     " LEFT JOIN pcs ps ON ps.id = o.site_pc_id"
+     " GROUP BY o.kind, o.name, ps.function ORDER BY n DESC LIMIT ?",
+     "addressed", "allocated in ", 0},
+};
+#define VIEW_NSORTS (sizeof view_sorts / sizeof view_sorts[0])
+
+static const view_sort *view_sort_find(const char *key)
 {
-    const char *sql, *title, *where;
-    if (!strcmp(what, "dso")) {
-        title = "Modules";
-        where = "source = 'timer'";
-        sql = "SELECT COALESCE(m.path, '[unknown]') AS k, '' AS k2, SUM(x.n) AS n FROM"
-              " (SELECT pc_id, COUNT(*) AS n FROM samples WHERE source = 'timer' GROUP BY pc_id) x"
-              " JOIN pcs p ON p.id = x.pc_id LEFT JOIN modules m ON m.id = p.module_id"
-              " GROUP BY m.path ORDER BY n DESC LIMIT ?";
-    } else if (!strcmp(what, "line")) {
-        title = "Source lines";
-        where = "source = 'timer'";
-        sql = "SELECT COALESCE(p.file || ':' || p.line, '(no line info)') AS k,"
-              " COALESCE(p.function, p.symbol, '?') AS k2, SUM(x.n) AS n FROM"
-              " (SELECT pc_id, COUNT(*) AS n FROM samples WHERE source = 'timer' GROUP BY pc_id) x"
-              " JOIN pcs p ON p.id = x.pc_id GROUP BY p.file, p.line, k2 ORDER BY n DESC LIMIT ?";
-    } else {
-        title = "Data objects";
-        where = "object_id IS NOT NULL";
-        sql = "SELECT o.kind || ' ' || COALESCE(o.name, '?') AS k,"
-              " COALESCE(ps.function, '') AS k2, SUM(x.n) AS n FROM"
-              " (SELECT object_id, COUNT(*) AS n FROM samples WHERE object_id IS NOT NULL"
-              " GROUP BY object_id) x JOIN objects o ON o.id = x.object_id"
-              " LEFT JOIN pcs ps ON ps.id = o.site_pc_id"
-              " GROUP BY o.kind, o.name, ps.function ORDER BY n DESC LIMIT ?";
+    for (size_t i = 0; key && i < VIEW_NSORTS; i++)
+        if (!strcmp(key, view_sorts[i].name))
+            return &view_sorts[i];
+    return NULL;
+}
+
+int mw_report_sort_known(const char *key)
+{
+    return view_sort_find(key) != NULL;
+}
+
+const char *mw_report_sort_names(char *buf, size_t n)
+{
+    size_t k = 0;
+    if (n)
+        buf[0] = 0;
+    for (size_t i = 0; i < VIEW_NSORTS && k < n; i++) {
+        int w = snprintf(buf + k, n - k, "%s%s", k ? ", " : "", view_sorts[i].name);
+        k += w > 0 ? (size_t)w : 0;
     }
+    return buf;
+}
+
+/* A query's key: one query each, grouped per code address or object first. */
+static int view_query(sqlite3 *db, FILE *f, cJSON *js, const view_sort *v, int top)
+{
+    const char *sql = v->sql, *title = v->title, *where = v->where;
     char q[200];
     snprintf(q, sizeof q, "SELECT COUNT(*) FROM samples WHERE %s", where);
     double total = (double)mwv_scalar(db, q);
@@ -565,16 +606,15 @@ static int view_query(sqlite3 *db, FILE *f, cJSON *js, const char *what, int top
     sqlite3_bind_int(s, 1, top);
     cJSON *arr = cJSON_AddArrayToObject(js, "rows");
     cJSON_AddNumberToObject(js, "samples", total);
-    fprintf(f, "%s (%s samples: %.0f)\n", title, strcmp(what, "object") ? "timer" : "addressed",
-            total);
+    fprintf(f, "%s (%s samples: %.0f)\n", title, v->noun, total);
     int any = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
         const char *k = (const char *)sqlite3_column_text(s, 0);
         const char *k2 = (const char *)sqlite3_column_text(s, 1);
         double n = (double)sqlite3_column_int64(s, 2);
         pct(f, n, total);
-        fprintf(f, "  %s%s%s%s\n", strcmp(what, "dso") ? k : mwv_base(k), k2 && *k2 ? "  " : "",
-                k2 && *k2 ? (strcmp(what, "object") ? "" : "allocated in ") : "", k2 ? k2 : "");
+        fprintf(f, "  %s%s%s%s\n", v->base ? mwv_base(k) : k, k2 && *k2 ? "  " : "",
+                k2 && *k2 ? v->detail : "", k2 ? k2 : "");
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "key", k ? k : "");
         cJSON_AddStringToObject(o, "detail", k2 ? k2 : "");
@@ -605,15 +645,8 @@ int mw_report_view_print(const char *db_path, FILE *out, const mw_report_view *v
     if (v->sort) {
         cJSON *js = cJSON_AddObjectToObject(root, "sort");
         cJSON_AddStringToObject(js, "by", v->sort);
-        if (!strcmp(v->sort, "comm"))
-            rc = view_comm(db, f, js, top);
-        else if (!strcmp(v->sort, "function"))
-            rc = view_functions(db, f, js, top);
-        else if (!strcmp(v->sort, "dso") || !strcmp(v->sort, "line") ||
-                 !strcmp(v->sort, "object"))
-            rc = view_query(db, f, js, v->sort, top);
-        else
-            rc = -EINVAL;
+        const view_sort *vs = view_sort_find(v->sort);
+        rc = !vs ? -EINVAL : vs->fn ? vs->fn(db, f, js, top) : view_query(db, f, js, vs, top);
     }
     if (!rc && v->callers) {
         if (v->sort)

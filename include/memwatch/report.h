@@ -90,6 +90,11 @@ typedef struct mw_report_view {
 /* Print the views asked for. 0, -EINVAL for an unknown sort key, -EIO when the
  * database cannot be read. */
 MW_API int mw_report_view_print(const char *db_path, FILE *out, const mw_report_view *v);
+/* Whether --sort takes key: a row of report/views.c's table of sort keys,
+ * where adding a key is one row plus its query or function. */
+MW_API int mw_report_sort_known(const char *key);
+/* "comm, dso, function, line, object": the keys, into buf. */
+MW_API const char *mw_report_sort_names(char *buf, size_t n);
 
 /* Write the summary of a database: text (json = 0) or JSON (json = 1).
  * top: rows per table (0 = 10). */
