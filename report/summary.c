@@ -270,11 +270,17 @@ static const char *code_source(sqlite3 *db, int flagged)
     return nprec ? "precise" : "timer";
 }
 
+/* flagged: 1 the samples inside flagged intervals (hybrid selection), 2
+ * those inside high-load intervals (where nothing is flagged: a machine
+ * whose calibration could not saturate memory), 0 all. */
 static void add_code(sqlite3 *db, cJSON *root, const char *key, int flagged, int top)
 {
-    const char *src = code_source(db, flagged);
-    char where[160], sql[600];
-    snprintf(where, sizeof where, "s.source = '%s'%s", src, flagged ? " AND s.selected = 1" : "");
+    const char *src = code_source(db, flagged == 1);
+    char where[200], sql[640];
+    snprintf(where, sizeof where, "s.source = '%s'%s", src,
+             flagged == 1   ? " AND s.selected = 1"
+             : flagged == 2 ? " AND s.interval_id IN (SELECT id FROM intervals WHERE level = 'high')"
+                            : "");
     cJSON *o = cJSON_AddObjectToObject(root, key);
     cJSON_AddStringToObject(o, "source", src);
     snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM samples s WHERE %s", where);
@@ -575,6 +581,8 @@ static cJSON *collect(sqlite3 *db, int top)
                                top));
 
     add_code(db, root, "flagged", 1, top);
+    if (mwv_saturation_seen(db) == 0)
+        add_code(db, root, "high_load", 2, top);
     add_code(db, root, "overall", 0, top);
 
     cJSON_AddItemToObject(
@@ -968,7 +976,14 @@ static void render_text(FILE *f, const cJSON *root, int top)
     /* "Likely source: other processes ...", where the rule holds (report/load.c) */
     mw_load_text(f, cJSON_GetObjectItem(root, "bandwidth"));
 
-    text_code(f, cJSON_GetObjectItem(root, "flagged"), "Top code inside flagged intervals", top);
+    if (cJSON_GetObjectItem(root, "high_load"))
+        text_code(f, cJSON_GetObjectItem(root, "high_load"),
+                  "Top code in high-load intervals (at least 80 % of the bandwidth the "
+                  "calibration reached; nothing is called bandwidth-bound here)",
+                  top);
+    else
+        text_code(f, cJSON_GetObjectItem(root, "flagged"), "Top code inside flagged intervals",
+                  top);
     text_code(f, cJSON_GetObjectItem(root, "overall"), "Top code overall", top);
 
     fprintf(f, "\nTop data objects (%.0f samples with a data address, %.0f unattributed; most "
