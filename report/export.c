@@ -222,7 +222,12 @@ static int export_folded(sqlite3 *db, FILE *f, const mw_export_opts *o)
     if (rc)
         return rc;
     char where[256], sql[1400];
-    mwx_sample_where(o, where, sizeof where);
+    /* CPU samples unless --source asks for another kind: page faults are
+     * not CPU time and carry no stack of their own (docs/export.md) */
+    mw_export_opts cpu = *o;
+    if (!cpu.source)
+        cpu.source = "timer";
+    mwx_sample_where(&cpu, where, sizeof where);
     int rg = o->region_root && mwx_region_sets(db, 1);
     snprintf(sql, sizeof sql,
              "SELECT COALESCE(s.stack_id, -1), COALESCE(s.pc_id, -1), COUNT(*), %s FROM samples s"

@@ -5,9 +5,13 @@
  * length-delimited fields, packed repeated integers: all profile.proto uses)
  * and zlib.
  *
- * Samples are grouped by process, sample source and call stack. Values:
- * samples (count), flagged_samples (count, inside flagged intervals) and,
- * where precise samples exist, latency (cycles, the sum of their weights).
+ * Samples are grouped by process, sample source and call stack. Values,
+ * each sample's in the column of its source (docs/export.md):
+ * cpu_samples (count: cpu-clock samples), flagged_cpu_samples (those inside
+ * flagged intervals), fault_samples (page-fault samples: not CPU time) and,
+ * where precise samples exist, precise_samples and latency (cycles, the sum
+ * of their weights). The default sample type is flagged_cpu_samples where
+ * any exist, else cpu_samples.
  * Labels: source, pid, rank, host, and a "region" label for each region
  * the samples were taken in. Locations are code addresses (pcs) with
  * their inline chains as lines; mappings are modules.
@@ -369,7 +373,8 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
     }
     str_id(&P.st, ""); /* string 0 is "" */
     int precise = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE source = 'precise'") > 0;
-    int64_t nflag = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE in_flagged = 1");
+    int64_t nflag = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE in_flagged = 1 AND"
+                                   " source = 'timer'");
     /* processes */
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(db, "SELECT id, pid, rank, hostname FROM processes ORDER BY id", -1, &s,
@@ -437,9 +442,12 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
             locs[nl++] = location_id(&P, pc);
         sm.n = 0;
         pb_packed(&sm, 1, locs, nl, &lab);
-        int64_t vals[3] = {sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5),
-                           sqlite3_column_int64(s, 6)};
-        pb_packed(&sm, 2, vals, precise ? 3 : 2, &lab);
+        int64_t n = sqlite3_column_int64(s, 4);
+        int timer = src && !strcmp(src, "timer"), fault = src && !strcmp(src, "fault");
+        int prec = src && !strcmp(src, "precise");
+        int64_t vals[5] = {timer ? n : 0, timer ? sqlite3_column_int64(s, 5) : 0, fault ? n : 0,
+                           prec ? n : 0, prec ? sqlite3_column_int64(s, 6) : 0};
+        pb_packed(&sm, 2, vals, precise ? 5 : 3, &lab);
         label(&sm, &P.st, "source", src ? src : "?", 0, &lab);
         if (cur_pi >= npi || pi[cur_pi].id != pid_db)
             for (cur_pi = 0; cur_pi < npi && pi[cur_pi].id != pid_db; cur_pi++)
@@ -489,10 +497,13 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
         sqlite3_finalize(s);
     }
     /* the Profile message */
-    value_type(&prof_pb, 1, &P.st, "samples", "count", &lab);
-    value_type(&prof_pb, 1, &P.st, "flagged_samples", "count", &lab);
-    if (precise)
+    value_type(&prof_pb, 1, &P.st, "cpu_samples", "count", &lab);
+    value_type(&prof_pb, 1, &P.st, "flagged_cpu_samples", "count", &lab);
+    value_type(&prof_pb, 1, &P.st, "fault_samples", "count", &lab);
+    if (precise) {
+        value_type(&prof_pb, 1, &P.st, "precise_samples", "count", &lab);
         value_type(&prof_pb, 1, &P.st, "latency", "cycles", &lab);
+    }
     pb_raw(&prof_pb, samples.b, samples.n);
     pb_raw(&prof_pb, P.mappings.b, P.mappings.n);
     pb_raw(&prof_pb, P.locations.b, P.locations.n);
@@ -534,7 +545,7 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
     pb_int(&prof_pb, 12, period);
     int64_t cmt = str_id(&P.st, "memwatch export: bandwidth-bound samples are those inside "
                                 "intervals whose loaded latency crossed the threshold");
-    int64_t def = str_id(&P.st, nflag ? "flagged_samples" : "samples");
+    int64_t def = str_id(&P.st, nflag ? "flagged_cpu_samples" : "cpu_samples");
     for (uint32_t i = 0; i < P.st.n; i++) /* string_table: 6 */
         pb_bytes(&prof_pb, 6, P.st.s[i], strlen(P.st.s[i]));
     pb_int(&prof_pb, 9, t0);

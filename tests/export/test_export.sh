@@ -47,10 +47,14 @@ q() { sqlite3 "$1" "$2"; }
 node "$JS/pprof_decode.js" "$tmp/p.pb.gz" >"$tmp/p.json" 2>"$tmp/p.err"
 check "pprof decoded by pprof-format" $(( $? == 0 )) || cat "$tmp/p.err"
 J() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
-check "pprof sample types samples,flagged_samples" \
-  $([ "$(J "$tmp/p.json" '",".join(t["type"] for t in d["sample_types"])')" = "samples,flagged_samples" ] && echo 1 || echo 0)
-eq "pprof samples total = report's samples" "$(J "$tmp/p.json" 'd["totals"][0]')" "$(q "$db" 'SELECT COUNT(*) FROM samples')"
-eq "pprof flagged total = samples in flagged intervals" "$(J "$tmp/p.json" 'd["totals"][1]')" "$(q "$db" 'SELECT SUM(in_flagged) FROM samples')"
+check "pprof sample types cpu_samples,flagged_cpu_samples,fault_samples" \
+  $([ "$(J "$tmp/p.json" '",".join(t["type"] for t in d["sample_types"])')" = "cpu_samples,flagged_cpu_samples,fault_samples" ] && echo 1 || echo 0)
+check "pprof default sample type flagged_cpu_samples" \
+  $([ "$(J "$tmp/p.json" 'd["default_sample_type"]')" = flagged_cpu_samples ] && echo 1 || echo 0)
+eq "pprof cpu total = report's timer samples" "$(J "$tmp/p.json" 'd["totals"][0]')" "$(q "$db" "SELECT COUNT(*) FROM samples WHERE source='timer'")"
+eq "pprof flagged total = timer samples in flagged intervals" "$(J "$tmp/p.json" 'd["totals"][1]')" "$(q "$db" "SELECT SUM(in_flagged) FROM samples WHERE source='timer'")"
+eq "pprof fault total = report's fault samples, apart" "$(J "$tmp/p.json" 'd["totals"][2]')" "$(q "$db" "SELECT COUNT(*) FROM samples WHERE source='fault'")"
+check "  the fixture has fault samples" $([ "$(q "$db" "SELECT COUNT(*) FROM samples WHERE source='fault'")" -gt 0 ] && echo 1 || echo 0)
 top=$("$mw" report "$tmp/one" --db "$tmp/s.db" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); l=d["flagged"]["lines"][0]; print(l["file"].split("/")[-1]+":"+str(l["line"])+" "+l["function"])')
 check "pprof top flagged line is the report's ($top)" \
   $([ "$(J "$tmp/p.json" 'd["top"][1][0]')" = "$top" ] && echo 1 || echo 0)
@@ -71,9 +75,11 @@ eq "pprof --source timer total" "$(J "$tmp/pt.json" 'd["totals"][0]')" "$(q "$db
 
 # ---- folded ----
 "$mw" export "$tmp/one" --format folded -o "$tmp/f.txt"; check "folded export" $(( $? == 0 ))
-eq "folded stacks sum to the report's samples" "$(awk '{s+=$NF} END {print s+0}' "$tmp/f.txt")" "$(q "$db" 'SELECT COUNT(*) FROM samples')"
+eq "folded stacks sum to the report's timer (CPU) samples" "$(awk '{s+=$NF} END {print s+0}' "$tmp/f.txt")" "$(q "$db" "SELECT COUNT(*) FROM samples WHERE source='timer'")"
 "$mw" export "$tmp/one" --format folded --flagged -o "$tmp/ff.txt"
-eq "folded --flagged sums to the flagged samples" "$(awk '{s+=$NF} END {print s+0}' "$tmp/ff.txt")" "$(q "$db" 'SELECT SUM(in_flagged) FROM samples')"
+eq "folded --flagged sums to the flagged timer samples" "$(awk '{s+=$NF} END {print s+0}' "$tmp/ff.txt")" "$(q "$db" "SELECT SUM(in_flagged) FROM samples WHERE source='timer'")"
+"$mw" export "$tmp/one" --format folded --source fault -o "$tmp/fflt.txt"
+eq "folded --source fault sums to the fault samples" "$(awk '{s+=$NF} END {print s+0}' "$tmp/fflt.txt")" "$(q "$db" "SELECT COUNT(*) FROM samples WHERE source='fault'")"
 check "folded lines are 'frames COUNT'" $(grep -cvE '^[^ ].* [0-9]+$' "$tmp/f.txt" | grep -qx 0 && echo 1 || echo 0)
 nodup() { [ -s "$1" ] && [ -z "$(sed 's/ [0-9]*$//' "$1" | sort | uniq -d)" ] && echo 1 || echo 0; }
 check "folded: no stack twice" $(nodup "$tmp/f.txt")
@@ -123,7 +129,7 @@ check "  passes the trace-event format check (slices nest per track)" $(( $? == 
 check "pprof export with regions, decoded" $(( $? == 0 ))
 "$mw" export "$tmp/rg" --format folded --region-root -o "$tmp/rg.folded"; check "folded --region-root" $(( $? == 0 ))
 "$mw" export "$tmp/rg" --format folded -o "$tmp/rg.plain.folded"
-sqlite3 -separator ' ' "$rdb" "SELECT r.name, COUNT(*) FROM sample_regions sr JOIN regions r ON r.id = sr.region_id GROUP BY r.name" >"$tmp/rg.counts"
+sqlite3 -separator ' ' "$rdb" "SELECT r.name, COUNT(*) FROM sample_regions sr JOIN regions r ON r.id = sr.region_id JOIN samples s ON s.id = sr.sample_id WHERE s.source = 'timer' GROUP BY r.name" >"$tmp/rg.counts"
 python3 - "$tmp/rg.json" "$tmp/rg.csv" "$tmp/rg.tc.json" "$tmp/rg.pprof.json" "$tmp/rg.folded" "$tmp/rg.plain.folded" "$tmp/rg.counts" <<'PY' || fail=1
 import csv, json, sys
 s = json.load(open(sys.argv[1]))
@@ -187,7 +193,7 @@ PY
 
 # ---- narrowing ----
 "$mw" export "$tmp/job" --format folded --rank 1 -o "$tmp/r1.txt"
-eq "--rank 1 covers one process's samples" "$(awk '{s+=$NF} END {print s+0}' "$tmp/r1.txt")" "$(q "$jdb" 'SELECT COUNT(*) FROM samples s JOIN processes p ON p.id=s.process_id WHERE p.rank=1')"
+eq "--rank 1 covers one process's samples" "$(awk '{s+=$NF} END {print s+0}' "$tmp/r1.txt")" "$(q "$jdb" "SELECT COUNT(*) FROM samples s JOIN processes p ON p.id=s.process_id WHERE p.rank=1 AND s.source='timer'")"
 "$mw" export "$tmp/job" --format csv --host fixturB -o "$tmp/h.csv"
 check "--host keeps that host's intervals only" $(cut -d, -f5 "$tmp/h.csv" | tail -n +2 | sort -u | grep -qx fixturB && echo 1 || echo 0)
 out=$("$mw" export "$tmp/job" --format csv --pid 4242 -o "$tmp/none.csv" 2>&1); rc=$?
@@ -215,6 +221,6 @@ out=$("$mw" export "$tmp/bad" --format folded -o "$tmp/bad.txt" 2>&1); rc=$?
 check "damaged file: export succeeds ($rc)" $(( rc == 0 ))
 grep -q "damaged" <<<"$out"; check "  and says a file was damaged" $(( $? == 0 ))
 bdb=$tmp/bad/memwatch.db
-eq "  covering what was readable" "$(awk '{s+=$NF} END {print s+0}' "$tmp/bad.txt")" "$(q "$bdb" 'SELECT COUNT(*) FROM samples')"
+eq "  covering what was readable" "$(awk '{s+=$NF} END {print s+0}' "$tmp/bad.txt")" "$(q "$bdb" "SELECT COUNT(*) FROM samples WHERE source='timer'")"
 check "  and the status names the damage" $(q "$bdb" "SELECT status FROM processes WHERE file LIKE '%cut.mwr'" | grep -qv '^ok$' && echo 1 || echo 0)
 exit $fail

@@ -66,7 +66,8 @@ done
 "$mw" export "$tmp/run" --format csv --table regions -o "$tmp/rg.csv"; check "export csv --table regions" $(( $? == 0 ))
 python3 "$S/tests/export/trace_check.py" "$tmp/t.json" >"$tmp/tc.json"
 check "trace passes the trace-event format check (strict UTF-8)" $(( $? == 0 ))
-sqlite3 -separator ' ' "$db" "SELECT COUNT(*), (SELECT SUM(in_flagged) FROM samples), (SELECT sample_rate FROM (SELECT CAST(value AS INTEGER) AS sample_rate FROM meta WHERE key='sample_rate') LIMIT 1) FROM samples" >"$tmp/n.txt"
+# the folded stacks hold the CPU (timer) samples
+sqlite3 -separator ' ' "$db" "SELECT COUNT(*), (SELECT SUM(in_flagged) FROM samples WHERE source = 'timer'), (SELECT sample_rate FROM (SELECT CAST(value AS INTEGER) AS sample_rate FROM meta WHERE key='sample_rate') LIMIT 1) FROM samples WHERE source = 'timer'" >"$tmp/n.txt"
 sqlite3 -separator ' ' "$db" "SELECT p.pid, i.threshold_ns, COALESCE(i.latency_ns, 'NULL') FROM intervals i JOIN processes p ON p.id = i.process_id WHERE i.id = (SELECT MAX(id) FROM intervals j WHERE j.process_id = i.process_id)" >"$tmp/last.txt"
 sqlite3 "$db" "SELECT MAX(threshold_ns) FROM intervals" >"$tmp/thr.txt"
 NODE_PATH=$JS/node_modules node -e '
