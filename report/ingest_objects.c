@@ -267,8 +267,13 @@ int64_t ing_objects_of(ing_objects *o, uint64_t addr, uint64_t time, uint64_t sp
     const ing_pmod *pm = ing_code_find(c, addr);
     if (pm) {
         ing_gmod *g = &c->gmods.v[pm->gi];
-        const char *name;
+        const char *name, *base = g->path ? strrchr(g->path, '/') : NULL;
         uint64_t start, size;
+        /* memwatch's own data (its signal buffers, region slots) is not the
+         * program's: such addresses stay unattributed */
+        base = base ? base + 1 : g->path;
+        if (base && !strncmp(base, "libmemwatch", 11))
+            return 0;
         if (g->sm && mw_symmod_data_symbol(g->sm, addr - pm->base, &name, &start, &size)) {
             int64_t *hit = ing_hmap_get(&o->statics, pm->gi, start);
             if (hit)

@@ -182,6 +182,16 @@ int main(void)
     mwb_meta(&w, "pid=4242\nexe=/bin/synthetic\nhostname=testhost\n");
     mwb_meta(&w, "tsc_hz=2000000000\nbaseline_ns=100\nprofile=none: /nonexistent: no profile\n");
     mwb_module(&w, exe, me.base, me.start, me.end);
+    /* memwatch's own data: a copy of this program named as libmemwatch.so's
+     * file, mapped elsewhere; a fault in its mw_static_table is not the
+     * program's object */
+    const uint64_t OWN = 0x100000000000ull;
+    char own[4200];
+    snprintf(own, sizeof own, "/tmp/libmemwatch-ingest-test-%d.so", (int)getpid());
+    char cp[8500];
+    snprintf(cp, sizeof cp, "cp '%s' '%s'", exe, own);
+    MW_CHECK_INT(system(cp), 0);
+    mwb_module(&w, own, me.base + OWN, me.start + OWN, me.end + OWN);
     const uint64_t st_timer = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                               PERF_SAMPLE_CALLCHAIN;
     const uint64_t st_fault = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
@@ -259,7 +269,8 @@ int main(void)
     struct {
         uint64_t t, addr;
     } faults[] = {{5 * MS, X + 4096}, {5 * MS + 1, Y + 100}, {25 * MS, Y + (1 << 20) + 8},
-                  {12 * MS, X + 8192}, {22 * MS, stat}, {23 * MS, 0x7e0000000000ull}};
+                  {12 * MS, X + 8192}, {22 * MS, stat}, {23 * MS, 0x7e0000000000ull},
+                  {24 * MS, stat + OWN}};
     n = 0;
     for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
         mwb_sample s = {ipA, faults[i].t, faults[i].addr, 0, 0, 4242, 4242, NULL, 0};
@@ -339,7 +350,7 @@ int main(void)
     MW_CHECK_INT(mw_report_ingest(files, 1, &o, &st), 0);
     MW_CHECK_INT(st.files, 1);
     MW_CHECK_INT(st.files_damaged, 0);
-    MW_CHECK_INT(st.samples, expect_timer + 6 + 4 + 1);
+    MW_CHECK_INT(st.samples, expect_timer + 7 + 4 + 1);
     MW_CHECK_INT(st.intervals, 4);
 
     sqlite3 *d;
@@ -399,6 +410,11 @@ int main(void)
                  "mw_static_table");
     MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples WHERE time_ns=23000000 AND source='fault' AND object_id IS NULL"),
                  1);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM samples WHERE time_ns=24000000 AND source='fault' AND object_id IS NULL"),
+                 1);
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM objects o JOIN modules m ON m.id = o.module_id WHERE"
+                       " m.path LIKE '%libmemwatch%'"),
+                 0);
     MW_CHECK_INT(q1(d, "SELECT t_free FROM allocations WHERE addr=536870912 ORDER BY t_alloc"
                        " LIMIT 1"),
                  15 * MS);
@@ -474,7 +490,7 @@ int main(void)
     const char *cfiles[] = {cut};
     MW_CHECK_INT(mw_report_ingest(cfiles, 1, &o, &st), 0);
     MW_CHECK_INT(st.files_damaged, 1);
-    MW_CHECK_INT(st.samples, expect_timer + 6 + 4 + 1);
+    MW_CHECK_INT(st.samples, expect_timer + 7 + 4 + 1);
     MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
     MW_CHECK(strstr(qs(d, "SELECT status FROM processes", buf, sizeof buf), "truncated at byte"),
              "status: %s", buf);
@@ -488,7 +504,7 @@ int main(void)
     MW_CHECK_INT(mw_report_ingest(cfiles, 1, &o, &st), 0);
     o.threshold = 300;
     MW_CHECK_INT(st.files_damaged, 1);
-    MW_CHECK_INT(st.samples, expect_timer + 6 + 4);
+    MW_CHECK_INT(st.samples, expect_timer + 7 + 4);
     MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
     MW_CHECK_INT(q1(d, "SELECT CAST(threshold AS INTEGER) FROM processes"), 200);
     MW_CHECK(strstr(qs(d, "SELECT threshold_source FROM processes", buf, sizeof buf),
@@ -502,11 +518,11 @@ int main(void)
     const char *two[] = {file, file};
     MW_CHECK_INT(mw_report_ingest(two, 2, &o, &st), 0);
     MW_CHECK_INT(st.files, 2);
-    MW_CHECK_INT(st.samples, 2 * (expect_timer + 6 + 4 + 1));
+    MW_CHECK_INT(st.samples, 2 * (expect_timer + 7 + 4 + 1));
     MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
     MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM processes"), 2);
     MW_CHECK_INT(q1(d, "SELECT COUNT(DISTINCT process_id) FROM samples"), 2);
-    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM modules"), 1); /* one file, symbolized once */
+    MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM modules"), 2); /* two files, symbolized once */
     sqlite3_close(d);
 
     /* random byte flips through the whole ingest (decode, symbolize, unwind,
@@ -543,5 +559,6 @@ int main(void)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     MW_CHECK_INT(system(cmd), 0);
     free(w.b);
+    unlink(own);
     return mw_test_done();
 }
