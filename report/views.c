@@ -558,12 +558,15 @@ static const view_sort view_sorts[] = {
      " JOIN pcs p ON p.id = x.pc_id GROUP BY p.file, p.line, k2 ORDER BY n DESC LIMIT ?",
      "timer", "", 0},
     {"object", NULL, "Data objects", "object_id IS NOT NULL",
+     /* one row per allocation site (never across two sites: three
+      * malloc(256 MiB) of one function are three arrays) */
      "SELECT o.kind || ' ' || COALESCE(o.name, '?') AS k,"
-     " COALESCE(ps.function, '') AS k2, SUM(x.n) AS n FROM"
+     " COALESCE(ps.function || COALESCE(' (' || ps.file || ':' || ps.line || ')', ''), '') AS k2,"
+     " SUM(x.n) AS n FROM"
      " (SELECT object_id, COUNT(*) AS n FROM samples WHERE object_id IS NOT NULL"
      " GROUP BY object_id) x JOIN objects o ON o.id = x.object_id"
      " LEFT JOIN pcs ps ON ps.id = o.site_pc_id"
-     " GROUP BY o.kind, o.name, ps.function ORDER BY n DESC LIMIT ?",
+     " GROUP BY o.kind, o.name, ps.function, ps.file, ps.line ORDER BY n DESC LIMIT ?",
      "addressed", "allocated in ", 0},
 };
 #define VIEW_NSORTS (sizeof view_sorts / sizeof view_sorts[0])

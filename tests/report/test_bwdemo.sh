@@ -105,6 +105,10 @@ echo "page-fault samples: $faults, $named on arrays allocated at lines $allocs (
 check "page-fault samples exist" $(( faults > 0 ))
 check "all three arrays named by their malloc lines" $(( sites == 3 ))
 check ">= 90% of page-fault samples on the arrays" $(( faults > 0 && named * 10 >= faults * 9 ))
+# --sort object: one row per allocation site, the three arrays apart
+"$B/memwatch" report "$tmp/raw" --db "$tmp/db" --sort object >"$tmp/objects.txt" 2>/dev/null
+rows=$(grep -cE "malloc\([0-9]+\)  allocated in main \(.*bwdemo\.c:($(echo "$allocs" | tr , '|'))\)" "$tmp/objects.txt")
+check "--sort object lists the three arrays apart ($rows rows)" $(( rows == 3 ))
 
 # flagged intervals: the same selection the summary uses (selected = 1).
 # The ranking is asserted only where flagging follows the phases (the triad
