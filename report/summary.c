@@ -505,10 +505,16 @@ static cJSON *collect(sqlite3 *db, int top)
                                " 'fp%' THEN 'fp' ELSE value END AS method, COUNT(*) AS processes"
                                " FROM meta WHERE key = 'unwind' GROUP BY method ORDER BY method",
                                top));
-    cJSON_AddNumberToObject(stk, "samples", (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples"));
+    /* page-fault samples carry their leaf frame only: not counted as stacks */
     cJSON_AddNumberToObject(
-        stk, "samples_truncated",
-        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE truncated = 1"));
+        stk, "samples",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE source != 'fault'"));
+    cJSON_AddNumberToObject(stk, "samples_truncated",
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE truncated"
+                                                   " = 1 AND source != 'fault'"));
+    cJSON_AddNumberToObject(
+        stk, "leaf_only",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE source = 'fault'"));
     cJSON_AddNumberToObject(stk, "allocations",
                             (double)mwv_scalar(db, "SELECT COUNT(*) FROM allocations"));
     cJSON_AddNumberToObject(
@@ -947,9 +953,13 @@ static void render_text(FILE *f, const cJSON *root, int top)
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(stk, "unwind"))
         fprintf(f, " %s in %.0f process%s,", str(r, "method") ? str(r, "method") : "?",
                 num(r, "processes"), num(r, "processes") == 1 ? "" : "es");
-    fprintf(f, " %.0f of %.0f sample stacks and %.0f of %.0f allocation stacks truncated\n",
+    fprintf(f, " %.0f of %.0f sample stacks and %.0f of %.0f allocation stacks truncated",
             num(stk, "samples_truncated"), num(stk, "samples"),
             num(stk, "allocations_truncated"), num(stk, "allocations"));
+    if (num(stk, "leaf_only") > 0)
+        fprintf(f, "; %.0f page-fault samples carry their leaf frame only",
+                num(stk, "leaf_only"));
+    fprintf(f, "\n");
     if (num(stk, "samples_truncated") + num(stk, "allocations_truncated") > 0)
         fprintf(f, "    (cut short before the program's or thread's entry: deeper than the "
                    "stack copy or the frame limit, or a frame without unwind information; "

@@ -105,6 +105,10 @@ echo "page-fault samples: $faults, $named on arrays allocated at lines $allocs (
 check "page-fault samples exist" $(( faults > 0 ))
 check "all three arrays named by their malloc lines" $(( sites == 3 ))
 check ">= 90% of page-fault samples on the arrays" $(( faults > 0 && named * 10 >= faults * 9 ))
+# stacks: the timer samples' stacks; page faults (leaf frame only) apart
+nst=$(q "SELECT COUNT(*) FROM samples WHERE source != 'fault'")
+check "summary counts $nst sample stacks and the page faults as leaf-only" \
+  $(grep -qE "of $nst sample stacks .*; $faults page-fault samples carry their leaf frame only" "$tmp/summary.txt" && echo 1 || echo 0)
 # --sort object: one row per allocation site, the three arrays apart
 "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --sort object >"$tmp/objects.txt" 2>/dev/null
 rows=$(grep -cE "malloc\([0-9]+\)  allocated in main \(.*bwdemo\.c:($(echo "$allocs" | tr , '|'))\)" "$tmp/objects.txt")
