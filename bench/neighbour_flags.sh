@@ -16,16 +16,7 @@ out=${2:-$(mktemp -d /tmp/mw-neighbour-XXXXXX)}
 ncal=${3:-3}
 secs=${SHAPE_SECONDS:-4}
 mkdir -p "$out"
-src=$(cd "$(dirname "$0")/.." && pwd)
-[ -d "$bin/../lib" ] && export LD_LIBRARY_PATH=$bin/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-mw=$bin/memwatch
-shapes=$out/shapes
-cc -O2 -pthread -o "$shapes" "$src/bench/shapes.c" || exit 1
-prof=${XDG_DATA_HOME:-$HOME/.local/share}/memwatch/profile.json
-saved=""
-if [ -f "$prof" ]; then saved=$out/profile-before.json; cp -p "$prof" "$saved"; fi
-restore() { if [ -n "$saved" ]; then cp -p "$saved" "$prof"; else rm -f "$prof"; fi; }
-trap restore EXIT
+. "$(dirname "$0")/shapes_setup.sh"
 for i in $(seq "$ncal"); do
   "$mw" calibrate --quick >"$out/cal-$i.txt" 2>&1 || { tail -5 "$out/cal-$i.txt"; exit 1; }
   cp "$prof" "$out/profile-$i.json"

@@ -21,16 +21,7 @@ bin=$(cd "${1:?usage: bench/shape_flags.sh BIN_DIR [OUTDIR]}" && pwd)
 out=${2:-$(mktemp -d /tmp/mw-shapes-XXXXXX)}
 mkdir -p "$out"
 secs=${SHAPE_SECONDS:-3}
-src=$(cd "$(dirname "$0")/.." && pwd)
-[ -d "$bin/../lib" ] && export LD_LIBRARY_PATH=$bin/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-mw=$bin/memwatch
-shapes=$out/shapes
-cc -O2 -pthread -o "$shapes" "$src/bench/shapes.c" || exit 1
-prof=${XDG_DATA_HOME:-$HOME/.local/share}/memwatch/profile.json
-saved=""
-if [ -f "$prof" ]; then saved=$out/profile-before.json; cp -p "$prof" "$saved"; fi
-restore() { if [ -n "$saved" ]; then cp -p "$saved" "$prof"; else rm -f "$prof"; fi; }
-trap restore EXIT
+. "$(dirname "$0")/shapes_setup.sh"
 for c in quick full; do
   opt=""; [ $c = quick ] && opt=--quick
   echo "shape_flags: memwatch calibrate $opt" >&2
