@@ -18,7 +18,7 @@ secs=${SHAPE_SECONDS:-4}
 mkdir -p "$out"
 . "$(dirname "$0")/shapes_setup.sh"
 for i in $(seq "$ncal"); do
-  "$mw" calibrate --quick >"$out/cal-$i.txt" 2>&1 || { tail -5 "$out/cal-$i.txt"; exit 1; }
+  "$mw" calibrate --quick --json "$out/cal-$i.json" >"$out/cal-$i.txt" 2>&1 || { tail -5 "$out/cal-$i.txt"; exit 1; }
   cp "$prof" "$out/profile-$i.json"
   python3 - "$out/profile-$i.json" "$i" <<'PY'
 import json, sys
