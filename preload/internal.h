@@ -447,9 +447,10 @@ void mwp_writer_batch(int on);
  * until an interval in progress has written what it gathered. */
 int mwp_writer_gather(int on);
 void mwp_writer_gather_wait(void);
-/* argc/argv as the loader handed them to the constructor (NULL if not) */
-extern int mwp_argc;
-extern char **mwp_argv;
+/* Keep a copy of the command line as the program was started (writer.c):
+ * META cmdline says that, not what the program made of argv later (GNU
+ * getopt permutes it, head rewrites "-5"). Constructor only; no system call. */
+void mwp_writer_cmdline(int argc, char **argv);
 void mwp_meta_note(const char *key, const char *val); /* later META record */
 /* Where a fault that ends the process happened (preload/signals.c), empty
  * otherwise: its record's META "fault". */

@@ -825,8 +825,6 @@ static void ctor_alloc_note(void)
     mwp_say(2, "allocations ", why, NULL);
 }
 
-int mwp_argc;
-char **mwp_argv;
 
 /* glibc calls ELF constructors with (argc, argv, envp). */
 /* MEMWATCH_ENABLE says no (0, no, false, off): the constructor returns
@@ -904,8 +902,6 @@ __attribute__((noinline)) static void ctor_dir_absolute(void)
 MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv, char **envp)
 {
     (void)envp;
-    mwp_argc = argc;
-    mwp_argv = argv;
     if (getauxval(AT_SECURE))
         return; /* setuid/setgid or otherwise secure execution: never profile */
     mwp_env_scan(); /* the environment in one pass (env.c) */
@@ -913,6 +909,7 @@ MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv,
         mwp_env_unfollow_self(); /* children do not even load the library */
         return;
     }
+    mwp_writer_cmdline(argc, argv);
     /* The interposed functions resolve their next definitions one by one as
      * they are first called (MWP_NEED); the whole table at mwp_begin. */
     mwp_env_lookup_on(1);

@@ -1067,26 +1067,38 @@ void mwp_meta_note(const char *key, const char *val)
 
 /* ---- the META text ---- */
 
-/* The command line: from the argument vector the loader handed to the
- * constructor (mwp_argc/mwp_argv, process.c), which costs no system call;
- * /proc/self/cmdline only where no vector was handed over. Both show what the
- * program has made of its argv by now (a fork child's META is built later). */
+/* The command line: a copy of the argument vector the loader handed to the
+ * constructor (mwp_writer_cmdline), which costs no system call, so that it
+ * is the command as started, however the program rewrites argv later (a fork
+ * child inherits its parent's: the same command); /proc/self/cmdline only
+ * where no vector was handed over. */
+static char wr_cmdline[4096]; /* the argument vector at the constructor */
+static ssize_t wr_cmdline_n = -1;
+
+MWP_HOT void mwp_writer_cmdline(int argc, char **argv)
+{
+    ssize_t n = 0;
+    for (int i = 0; argv && i < argc && argv[i]; i++) {
+        size_t l = strlen(argv[i]) + 1;
+        if ((size_t)n + l > sizeof wr_cmdline) {
+            l = sizeof wr_cmdline - (size_t)n;
+            memcpy(wr_cmdline + n, argv[i], l);
+            n += (ssize_t)l;
+            break;
+        }
+        memcpy(wr_cmdline + n, argv[i], l);
+        n += (ssize_t)l;
+    }
+    wr_cmdline_n = argv && argc > 0 ? n : -1;
+}
+
 MWP_HOT static void meta_cmdline(struct mwp_str *s)
 {
     char buf[4096];
     ssize_t n = 0;
-    if (mwp_argv && mwp_argc > 0) {
-        for (int i = 0; i < mwp_argc && mwp_argv[i]; i++) {
-            size_t l = strlen(mwp_argv[i]) + 1;
-            if ((size_t)n + l > sizeof buf) {
-                l = sizeof buf - (size_t)n;
-                memcpy(buf + n, mwp_argv[i], l);
-                n += (ssize_t)l;
-                break;
-            }
-            memcpy(buf + n, mwp_argv[i], l);
-            n += (ssize_t)l;
-        }
+    if (wr_cmdline_n >= 0) {
+        n = wr_cmdline_n;
+        memcpy(buf, wr_cmdline, (size_t)n);
     } else {
         int fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
         if (fd >= 0) {

@@ -1238,6 +1238,17 @@ mixstore)
         fi
     done
     ;;
+argv)
+    # META cmdline is the command as started: head rewrites its "-5" while
+    # parsing it, and the command line used to be read when META was written
+    # at exit ("head head")
+    command -v head >/dev/null || skip "no head"
+    run /bin/sh -c 'echo hi | head -5' >"$T/argv_out"; expect_rc $? 0
+    [ "$(cat "$T/argv_out")" = hi ] || fail "the pipeline printed '$(cat "$T/argv_out")'"
+    got=$(for f in "$OUT"/*.mwr; do texts "$f" | grep -a "^cmdline="; done | sort -u | paste -sd"|" -)
+    echo "cmdlines: $got"
+    case "|$got|" in *"|cmdline=head -5|"*) ;; *) fail "no process recorded as 'head -5': $got" ;; esac
+    ;;
 claims)
     # What a profile claims reaches every interval (docs/saturation.md): a
     # threshold placed on the load shapes is in force without MEMWATCH_MIX,
