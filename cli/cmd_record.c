@@ -126,9 +126,10 @@ static int rec_find_program(const char *name, char *out, size_t n)
     return -ENOENT;
 }
 
-enum rec_kind { REC_DYNAMIC, REC_STATIC, REC_SCRIPT, REC_UNKNOWN };
+enum rec_kind { REC_DYNAMIC, REC_STATIC, REC_SCRIPT, REC_ELF32, REC_UNKNOWN };
 
-/* Dynamic (has PT_INTERP), static, a script (#!), or unknown. */
+/* Dynamic (has PT_INTERP), static, a script (#!), a 32-bit ELF file, or
+ * unknown. */
 static enum rec_kind rec_elf_kind(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -139,6 +140,9 @@ static enum rec_kind rec_elf_kind(const char *path)
     ssize_t r = pread(fd, &eh, sizeof eh, 0);
     if (r >= 2 && ((char *)&eh)[0] == '#' && ((char *)&eh)[1] == '!') {
         k = REC_SCRIPT;
+    } else if (r >= EI_NIDENT && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+               eh.e_ident[EI_CLASS] == ELFCLASS32) {
+        k = REC_ELF32;
     } else if (r == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
                eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) &&
                eh.e_phnum < 256) {
@@ -1215,6 +1219,7 @@ int mw_cmd_record(int argc, char **argv)
     /* The run directory: -o (or MEMWATCH_DIR) as given, else a new
      * memwatch-YYYYMMDD-HHMMSS[-N] in the current directory, one per run. */
     char dir[PATH_MAX], made[64] = "";
+    int dir_made = 0; /* record created the run directory: removed again if nothing is recorded */
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);
@@ -1249,9 +1254,11 @@ int mw_cmd_record(int argc, char **argv)
             return 2;
         }
         out = made;
+        dir_made = 1;
     } else {
         if (mw_cli_check_out_dir("record", "output directory", out))
             return 2;
+        dir_made = access(out, F_OK) != 0;
         if (rec_mkdirs(out) < 0 && access(out, F_OK)) {
             fprintf(stderr, "memwatch record: cannot create %s: %s\n", out, strerror(errno));
             return 2;
@@ -1293,8 +1300,6 @@ int mw_cmd_record(int argc, char **argv)
                 "command); running the program unprofiled\n",
                 lib);
         profile = 0;
-    } else {
-        rec_keep_lib(dir, lib);
     }
     struct stat st;
     if (profile && stat(exe, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) &&
@@ -1312,6 +1317,15 @@ int mw_cmd_record(int argc, char **argv)
                 exe);
     }
     enum rec_kind kind = rec_elf_kind(exe);
+    if (profile && kind == REC_ELF32) {
+        /* LD_PRELOAD of a 64-bit library would make a 32-bit loader print
+         * "wrong ELF class" on the program's stderr */
+        fprintf(stderr,
+                "memwatch record: %s is a 32-bit program; libmemwatch.so is 64-bit only, so it "
+                "runs unprofiled, its child processes too\n",
+                exe);
+        profile = 0;
+    }
     if (profile && kind == REC_STATIC) {
         fprintf(stderr,
                 "memwatch record: %s is statically linked (no PT_INTERP program header): no "
@@ -1321,6 +1335,7 @@ int mw_cmd_record(int argc, char **argv)
         profile = 0;
     }
     if (profile) {
+        rec_keep_lib(dir, lib);
         rec_hooks_hold();
         rec_baseline();
         rec_tsc();
@@ -1424,6 +1439,8 @@ int mw_cmd_record(int argc, char **argv)
             fprintf(stderr, "memwatch: 'memwatch report %s' turns them into a report\n", dir);
         if (!quiet)
             rec_wrote(dir, run);
+    } else if (dir_made) {
+        rmdir(dir); /* nothing recorded: no empty run directory left (if still empty) */
     }
     return ret;
 }
