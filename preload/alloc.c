@@ -4,7 +4,9 @@
  * mmap64, munmap and mremap; allocations of at least MEMWATCH_ALLOC_THRESHOLD
  * bytes become MWR_ALLOC records (address, size, time, thread, the calling
  * return addresses, each distinct chain written once per process: the
- * stack table below), their release MWR_FREE.
+ * stack table below), their release MWR_FREE. Under churn a site's
+ * allocations beyond its first few are sampled and counted per site, and
+ * only recorded blocks get a FREE (alloc_sites.c).
  *
  * Safety: before the next allocator is known (dlsym itself allocates) the
  * requests are served from a small static arena whose blocks are never
@@ -294,13 +296,27 @@ static int alloc_emit_ref(mwr_alloc *a, const uint64_t *fr)
     return 1;
 }
 
-__attribute__((noinline)) static void alloc_record(uint16_t kind, const void *p, size_t n)
+/* Record allocation p of n bytes, or only count it (alloc_sites.c: a site's
+ * first MWP_SITE_FULL allocations are recorded, later ones sampled; force:
+ * record anyway, for a recorded block that realloc grew or moved). mmap
+ * regions are always recorded: munmap may release any part of one. */
+__attribute__((noinline)) static void alloc_record(uint16_t kind, const void *p, size_t n,
+                                                   int force)
 {
-    if (kind != MWR_A_MMAP && kind != MWR_A_MREMAP)
-        big_mark(p); /* before the record: a free racing with it still looks */
     mwp_in_hook++;
     int saved = errno;
     uint64_t frames[64];
+    if (kind != MWR_A_MMAP && kind != MWR_A_MREMAP) {
+        uint64_t site = 0;
+        /* directly from here: the walk skips this frame and the hook's */
+        if (!force && !mwp_alloc_site_take(alloc_frames(&site, 1) ? site : 0, n)) {
+            errno = saved;
+            mwp_in_hook--;
+            return; /* counted in its site's totals only */
+        }
+        big_mark(p); /* before the record: a free racing with it still looks */
+        mwp_alloc_live_add(p);
+    }
     mwr_alloc a;
     a.time_ns = mwp_now_ns();
     a.addr = (uint64_t)(uintptr_t)p;
@@ -367,7 +383,7 @@ __attribute__((noinline)) static void *malloc_slow(size_t n)
     NEED(malloc);
     void *p = mwp_real.malloc(n);
     if (p && alloc_on(n))
-        alloc_record(MWR_A_MALLOC, p, n);
+        alloc_record(MWR_A_MALLOC, p, n, 0);
     return p;
 boot:
     return boot_alloc(n, 16);
@@ -398,7 +414,7 @@ __attribute__((noinline)) static void *calloc_slow(size_t k, size_t n)
     NEED(calloc);
     void *p = mwp_real.calloc(k, n);
     if (p && n && k <= SIZE_MAX / n && alloc_on(k * n))
-        alloc_record(MWR_A_CALLOC, p, k * n);
+        alloc_record(MWR_A_CALLOC, p, k * n, 0);
     return p;
 boot:
     if (n && k > SIZE_MAX / n)
@@ -431,7 +447,8 @@ __attribute__((noinline)) static void free_slow(void *p)
     if (!p || boot_owns(p))
         return;
     NEED(free);
-    if (free_maybe_recorded(p) && alloc_on(mwp_cfg.alloc_threshold)) {
+    /* a FREE only for a recorded block (alloc_sites.c's live table) */
+    if (free_maybe_recorded(p) && alloc_on(mwp_cfg.alloc_threshold) && mwp_alloc_live_take(p)) {
         size_t u = usable_of(p);
         if (u >= mwp_cfg.alloc_threshold)
             free_record(1, p, u);
@@ -471,10 +488,13 @@ __attribute__((noinline)) static void *realloc_slow(void *p, size_t n)
     void *q = mwp_real.realloc(p, n);
     if (!q && n)
         return q;
-    if (p && old >= mwp_cfg.alloc_threshold && (q != p || !n))
+    /* a recorded block leaves the live table here; grown or moved, it
+     * stays recorded (force) */
+    int was = p && old >= mwp_cfg.alloc_threshold && mwp_alloc_live_take(p);
+    if (was && (q != p || !n))
         free_record(3, p, old);
     if (q && alloc_on(n))
-        alloc_record(MWR_A_REALLOC, q, n);
+        alloc_record(MWR_A_REALLOC, q, n, was);
     return q;
 boot:
     return boot_alloc(n, 16);
@@ -495,7 +515,7 @@ MWP_EXPORT int posix_memalign(void **out, size_t align, size_t n)
     NEED(posix_memalign);
     int rc = mwp_real.posix_memalign(out, align, n);
     if (rc == 0 && alloc_on(n))
-        alloc_record(MWR_A_POSIX_MEMALIGN, *out, n);
+        alloc_record(MWR_A_POSIX_MEMALIGN, *out, n, 0);
     return rc;
 boot:
     *out = boot_alloc(n, align);
@@ -507,7 +527,7 @@ MWP_EXPORT void *aligned_alloc(size_t align, size_t n)
     NEED(aligned_alloc);
     void *p = mwp_real.aligned_alloc(align, n);
     if (p && alloc_on(n))
-        alloc_record(MWR_A_ALIGNED_ALLOC, p, n);
+        alloc_record(MWR_A_ALIGNED_ALLOC, p, n, 0);
     return p;
 boot:
     return boot_alloc(n, align);
@@ -518,7 +538,7 @@ MWP_EXPORT void *memalign(size_t align, size_t n)
     NEED(memalign);
     void *p = mwp_real.memalign(align, n);
     if (p && alloc_on(n))
-        alloc_record(MWR_A_MEMALIGN, p, n);
+        alloc_record(MWR_A_MEMALIGN, p, n, 0);
     return p;
 boot:
     return boot_alloc(n, align);
@@ -529,7 +549,7 @@ MWP_EXPORT void *valloc(size_t n)
     NEED(valloc);
     void *p = mwp_real.valloc(n);
     if (p && alloc_on(n))
-        alloc_record(MWR_A_VALLOC, p, n);
+        alloc_record(MWR_A_VALLOC, p, n, 0);
     return p;
 boot:
     return boot_alloc(n, 4096);
@@ -540,7 +560,7 @@ MWP_EXPORT void *pvalloc(size_t n)
     NEED(pvalloc);
     void *p = mwp_real.pvalloc(n);
     if (p && alloc_on(n))
-        alloc_record(MWR_A_PVALLOC, p, n);
+        alloc_record(MWR_A_PVALLOC, p, n, 0);
     return p;
 boot:
     return boot_alloc((n + 4095) & ~(size_t)4095, 4096);
@@ -551,7 +571,7 @@ MWP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
     mwp_resolve_one((void **)&mwp_real.mmap, "mmap");
     void *p = mwp_real.mmap(addr, len, prot, flags, fd, off);
     if (p != MAP_FAILED && alloc_on(len))
-        alloc_record(MWR_A_MMAP, p, len);
+        alloc_record(MWR_A_MMAP, p, len, 0);
     return p;
 }
 
@@ -584,7 +604,7 @@ MWP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ..
         if (alloc_on(old_len) && (p != old || new_len < old_len))
             free_record(3, old, old_len);
         if (alloc_on(new_len))
-            alloc_record(MWR_A_MREMAP, p, new_len);
+            alloc_record(MWR_A_MREMAP, p, new_len, 0);
     }
     return p;
 }

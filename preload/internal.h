@@ -400,6 +400,19 @@ void mwp_env_unfollow_self(void);
 /* 1 when the allocator behind the hooks is glibc's (set in the constructor) */
 extern int mwp_alloc_glibc;
 
+/* ---- alloc_sites.c: allocation churn (alloc.c's helper) ---- */
+/* Every allocation of a site up to MWP_SITE_FULL is recorded; later ones 1 in
+ * mwp_alloc_sample_period(ordinal), at most 1 in MWP_SITE_MAXPER. */
+#define MWP_SITE_FULL 32u
+#define MWP_SITE_MAXPER 1024u
+uint64_t mwp_alloc_sample_period(uint64_t n);      /* pure */
+int mwp_alloc_sample_rule(uint64_t key, uint64_t n); /* pure; 1: record */
+int mwp_alloc_site_take(uint64_t pc, size_t n);    /* count; 1: record. AS-safe */
+void mwp_alloc_sites_emit(void);                   /* MWR_ALLOC_SITE records (mwp_finish). AS-safe */
+void mwp_alloc_live_add(const void *p);            /* a recorded block. AS-safe */
+int mwp_alloc_live_take(const void *p);            /* 1: write its FREE. AS-safe */
+extern _Atomic int mwp_alloc_live_overflow;
+
 /* ---- writer.c ---- */
 /* When the file is created: on the first record written directly (fork
  * children), or later (the constructor of a process started by exec: its

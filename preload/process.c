@@ -94,6 +94,7 @@ MWP_HOT void mwp_finish(int32_t status, const char *how, int in_signal)
         mwp_say(3, "finishing (", how, b);
     }
     mwp_in_hook++;
+    mwp_alloc_sites_emit(); /* sampled allocation sites' totals (alloc_sites.c), buffered */
     if (!atomic_load(&mwp_begun) && mwp_lazy_end(status, how, in_signal)) {
         atomic_store(&mwp_state, MWP_ENDED);
         mwp_in_hook--;

@@ -261,6 +261,7 @@ typedef struct ing_alloc {
     uint64_t regs_mask;
     uint32_t stack_size;
     int truncated;
+    uint64_t first_pc;            /* innermost frame outside memwatch (an MWR_ALLOC_SITE's pc) */
 } ing_alloc;
 
 typedef struct ing_free {
@@ -273,6 +274,7 @@ typedef struct ing_objects {
     int64_t proc;
     ING_VEC(ing_alloc) allocs;
     ING_VEC(ing_free) frees;
+    ING_VEC(mwr_alloc_site) sites; /* sampled sites' totals (MWR_ALLOC_SITE), last per pc */
     uint64_t *prefix_end;         /* max end of allocs[0..i] (after ing_objects_finish) */
     ing_hmap statics;             /* (gmod index, symbol start) -> object id */
     ing_hmap stack_objs;          /* tid -> object id */
@@ -285,6 +287,9 @@ int64_t ing_db_alloc_id(ing_db *d, int64_t proc, const ing_alloc *a, const char 
 int ing_objects_alloc(ing_objects *o, const mwr_alloc *a, const void *frames,
                       const mwr_alloc_stack *stack, const void *regs, const void *copy);
 int ing_objects_free(ing_objects *o, const mwr_free *f);
+int ing_objects_site(ing_objects *o, const mwr_alloc_site *s);
+/* an alloc_sites row: a sampled site's totals (site: its pcs id) */
+int ing_db_alloc_site(ing_db *d, int64_t proc, const mwr_alloc_site *s, int64_t site);
 /* Lifetimes closed, allocations rows written with their stacks and sites. */
 int ing_objects_finish(ing_objects *o);
 /* objects row of a sampled data address (0 none, -1 error) */

@@ -510,6 +510,27 @@ int64_t ing_db_alloc_id(ing_db *d, int64_t proc, const ing_alloc *a, const char 
     return sqlite3_last_insert_rowid(d->db);
 }
 
+/* A few rows per process: prepared each time. */
+int ing_db_alloc_site(ing_db *d, int64_t proc, const mwr_alloc_site *a, int64_t site)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(d->db,
+                           "INSERT INTO alloc_sites(process_id,site_pc_id,pc,count,bytes,recorded,"
+                           "period) VALUES(?,?,?,?,?,?,?)",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -EIO;
+    sqlite3_bind_int64(s, 1, proc);
+    ing_bind_id(s, 2, site);
+    ing_bind_u64(s, 3, a->pc);
+    ing_bind_u64(s, 4, a->count);
+    ing_bind_u64(s, 5, a->bytes);
+    ing_bind_u64(s, 6, a->recorded);
+    sqlite3_bind_int64(s, 7, a->period);
+    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
+    sqlite3_finalize(s);
+    return rc;
+}
+
 /* Every column is bound on every row (NULL where the event does not sample
  * it), so the statements are only reset. */
 int ing_db_sample(ing_db *d, int64_t proc, const ing_sample_row *r)

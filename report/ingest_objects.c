@@ -19,7 +19,7 @@ int ing_objects_alloc(ing_objects *o, const mwr_alloc *a, const void *frames,
                       const mwr_alloc_stack *stack, const void *regs, const void *copy)
 {
     ing_alloc e = {a->addr, a->size, a->time_ns, UINT64_MAX, frames, a->tid, a->nframes,
-                   (uint16_t)(a->kind & ~MWR_A_STACK), 0, 0, 0, NULL, NULL, 0, 0, 0};
+                   (uint16_t)(a->kind & ~MWR_A_STACK), 0, 0, 0, NULL, NULL, 0, 0, 0, 0};
     if (stack) {
         e.regs = regs;
         e.stack = copy;
@@ -33,6 +33,36 @@ int ing_objects_free(ing_objects *o, const mwr_free *f)
 {
     ing_free e = {f->addr, f->time_ns};
     return ING_VEC_PUSH(o->frees, e);
+}
+
+/* A sampled site's totals: a later record of the same pc replaces one. */
+int ing_objects_site(ing_objects *o, const mwr_alloc_site *s)
+{
+    for (size_t i = 0; i < o->sites.n; i++)
+        if (o->sites.v[i].pc == s->pc) {
+            o->sites.v[i] = *s;
+            return 0;
+        }
+    return ING_VEC_PUSH(o->sites, *s);
+}
+
+/* alloc_sites rows: each sampled site under the site of its recorded
+ * allocations (those whose innermost frame outside memwatch is the site's
+ * pc), else the pc's own line. After insert_allocations. */
+static int insert_sites(ing_objects *o)
+{
+    for (size_t i = 0; i < o->sites.n; i++) {
+        const mwr_alloc_site *s = &o->sites.v[i];
+        int64_t site = 0;
+        for (size_t k = 0; k < o->allocs.n && !site; k++)
+            if (o->allocs.v[k].first_pc == s->pc)
+                site = o->allocs.v[k].site_pc;
+        if (!site)
+            site = ing_code_pc(o->code, s->pc, 1);
+        if (site < 0 || ing_db_alloc_site(o->db, o->proc, s, site))
+            return -EIO;
+    }
+    return 0;
 }
 
 static int alloc_cmp(const void *a, const void *b)
@@ -193,6 +223,7 @@ static int insert_allocations(ing_objects *o)
             n -= skip;
         }
         c->st->truncated += a->truncated;
+        a->first_pc = n ? fr[0] : 0;
         int64_t leaf = 0, sid = n ? ing_code_stack(c, fr, n, 0, &leaf) : 0;
         if (sid < 0)
             return -EIO;
@@ -218,6 +249,8 @@ int ing_objects_finish(ing_objects *o)
 {
     close_lifetimes(o);
     int rc = insert_allocations(o);
+    if (!rc)
+        rc = insert_sites(o);
     if (rc || !o->allocs.n)
         return rc;
     o->prefix_end = malloc(o->allocs.n * sizeof *o->prefix_end);
@@ -291,6 +324,7 @@ void ing_objects_end_process(ing_objects *o)
 {
     ING_VEC_FREE(o->allocs);
     ING_VEC_FREE(o->frees);
+    ING_VEC_FREE(o->sites);
     free(o->prefix_end);
     o->prefix_end = NULL;
     ing_hmap_free(&o->stack_objs);

@@ -309,6 +309,12 @@ int ing_file_record(ing_file *f, const mw_record *rec)
             return MW_ERR_CORRUPT;
         return ing_objects_free(f->objs, &fr);
     }
+    case MWR_ALLOC_SITE: {
+        mwr_alloc_site as;
+        if (mw_rec_alloc_site(rec, &as))
+            return MW_ERR_CORRUPT;
+        return ing_objects_site(f->objs, &as);
+    }
     case MWR_MODULE: {
         mwr_module m;
         const char *path;

@@ -439,6 +439,12 @@ int mw_rec_free(const mw_record *rec, mwr_free *out)
     return rec->type == MWR_FREE ? copy_fixed(rec, out, sizeof *out, sizeof *out) : -EINVAL;
 }
 
+int mw_rec_alloc_site(const mw_record *rec, mwr_alloc_site *out)
+{
+    return rec->type == MWR_ALLOC_SITE ? copy_fixed(rec, out, sizeof *out, sizeof *out)
+                                       : -EINVAL;
+}
+
 int mw_rec_module(const mw_record *rec, mwr_module *out, const char **path)
 {
     if (rec->type != MWR_MODULE)

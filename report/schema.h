@@ -55,6 +55,10 @@ static const char mw_report_schema[] =
     "CREATE TABLE allocations(id INTEGER PRIMARY KEY, process_id INTEGER, tid INTEGER,\n"
     "  kind TEXT, addr INTEGER, size INTEGER, t_alloc INTEGER, t_free INTEGER,\n"
     "  stack_id INTEGER, site_pc_id INTEGER, truncated INTEGER);\n"
+    /* sampled allocation sites (MWR_ALLOC_SITE): every allocation of the site,
+     * of which `recorded` have allocations rows; 1 in `period` at the end */
+    "CREATE TABLE alloc_sites(process_id INTEGER, site_pc_id INTEGER, pc INTEGER,\n"
+    "  count INTEGER, bytes INTEGER, recorded INTEGER, period INTEGER);\n"
     "CREATE TABLE objects(id INTEGER PRIMARY KEY, process_id INTEGER, kind TEXT, name TEXT,\n"
     "  addr INTEGER, size INTEGER, allocation_id INTEGER, module_id INTEGER,\n"
     "  site_pc_id INTEGER);\n"

@@ -601,6 +601,20 @@ static cJSON *collect(sqlite3 *db, int top)
              " LEFT JOIN pcs ps ON ps.id = o.site_pc_id"
              " GROUP BY o.id ORDER BY in_flagged DESC, samples DESC, o.id LIMIT ?",
              top));
+    /* Sites whose allocations were sampled (MWR_ALLOC_SITE, format 1.2): all
+     * their allocations, of which `recorded` are in allocations; databases
+     * of older reports have no such table */
+    if (mwv_scalar(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'alloc_sites'") > 0)
+        cJSON_AddItemToObject(
+            root, "allocation_sites",
+            rows(db,
+                 "SELECT ps.function AS site_function, ps.file AS site_file,"
+                 " ps.line AS site_line, SUM(a.count) AS allocations, SUM(a.bytes) AS bytes,"
+                 " SUM(a.recorded) AS recorded, MAX(a.period) AS period,"
+                 " COUNT(DISTINCT a.process_id) AS processes FROM alloc_sites a"
+                 " LEFT JOIN pcs ps ON ps.id = a.site_pc_id GROUP BY a.site_pc_id"
+                 " ORDER BY allocations DESC LIMIT ?",
+                 top));
     cJSON_AddNumberToObject(
         root, "addressed_samples",
         (double)mwv_scalar(db,
@@ -713,6 +727,31 @@ static void few_note(FILE *f, double n)
         fprintf(f, "  too few samples (%.0f, fewer than %d): these shares are noise; the 95%% "
                    "interval of each is in brackets\n",
                 n, MW_FEW_SAMPLES);
+}
+
+/* The sampled allocation sites (docs/raw-format.md, ALLOC_SITE): how many
+ * allocations each made and how many of them the report holds; samples in
+ * the others are unattributed. */
+static void text_alloc_sites(FILE *f, const cJSON *sites)
+{
+    if (cJSON_GetArraySize(sites) <= 0)
+        return;
+    fprintf(f, "\nSampled allocation sites (a site's first 32 allocations are recorded, later "
+               "ones sampled; data samples in unrecorded ones are unattributed)\n");
+    const cJSON *r;
+    cJSON_ArrayForEach(r, sites)
+    {
+        char sz[32], site[300];
+        mwv_human_bytes(num(r, "bytes"), sz, sizeof sz);
+        if (str(r, "site_file"))
+            snprintf(site, sizeof site, "%s:%.0f (%s)", mwv_base(str(r, "site_file")),
+                     num(r, "site_line"), str(r, "site_function") ? str(r, "site_function") : "?");
+        else
+            snprintf(site, sizeof site, "%s",
+                     str(r, "site_function") ? str(r, "site_function") : "?");
+        fprintf(f, "  %s: %.0f allocations of this site (%s), %.0f recorded (sampled 1 in %.0f)\n",
+                site, num(r, "allocations"), sz, num(r, "recorded"), num(r, "period"));
+    }
 }
 
 static void text_code(FILE *f, const cJSON *o, const char *title, int top)
@@ -1021,6 +1060,7 @@ static void render_text(FILE *f, const cJSON *root, int top)
             fprintf(f, ", %.0f in flagged intervals", num(r, "in_flagged"));
         fprintf(f, "%s\n", share_ci(num(r, "samples"), addressed, ci, sizeof ci));
     }
+    text_alloc_sites(f, cJSON_GetObjectItem(root, "allocation_sites"));
     const cJSON *ml = cJSON_GetObjectItem(root, "memory_levels");
     if (cJSON_GetArraySize(ml) > 0) {
         fprintf(f, "\nPrecise loads by memory level (data_src)\n");

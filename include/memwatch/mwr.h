@@ -23,7 +23,7 @@
 
 #define MWR_MAGIC "MEMWATCH"   /* 8 bytes, no terminator */
 #define MWR_VERSION_MAJOR 1
-#define MWR_VERSION_MINOR 1 /* 1.1: MWR_STACK and MWR_A_STACKREF (1.0 files read alike) */
+#define MWR_VERSION_MINOR 2 /* 1.1: MWR_STACK and MWR_A_STACKREF; 1.2: MWR_ALLOC_SITE (older files read alike) */
 
 typedef struct mwr_file_header {
     char magic[8];            /* "MEMWATCH" */
@@ -57,6 +57,8 @@ enum mwr_type {
     MWR_STACK = 15,      /* mwr_stack + frames: a call chain that allocation records name by id */
     MWR_LOAD = 16,       /* mwr_load + mwr_load_proc[ntop]: the machine's load in one slot, in
                             memwatch record's load file (.mwl; include/memwatch/mwr_load.h) */
+    MWR_ALLOC_SITE = 17, /* mwr_alloc_site: an allocation site's totals where not every
+                            allocation of it was recorded (format 1.2) */
     MWR_GPU_KERNEL = 20, /* GPU records: layouts defined in gpu/ and docs/raw-format.md */
     MWR_GPU_SAMPLE = 21,
     MWR_GPU_PC = 22,
@@ -140,6 +142,21 @@ typedef struct mwr_alloc_ref {
     uint32_t stack_id;        /* mwr_stack.id */
     uint32_t pad;
 } mwr_alloc_ref;
+
+/* MWR_ALLOC_SITE (format 1.2): the totals of one allocation site (the return
+ * address in the caller of the allocation function, as mwr_alloc's frames[0])
+ * whose allocations were not all recorded: count and bytes of every
+ * allocation of at least the threshold, how many were written as MWR_ALLOC,
+ * and the sampling period in force at the last one (1 in period). A later
+ * record of the same pc in the process replaces an earlier one. */
+typedef struct mwr_alloc_site {
+    uint64_t pc;
+    uint64_t count;
+    uint64_t bytes;
+    uint64_t recorded;
+    uint32_t period;
+    uint32_t pad;
+} mwr_alloc_site;
 
 /* A call chain written once per process and named by allocation records
  * (MWR_A_STACKREF): ids count from 1 in the order the process met the

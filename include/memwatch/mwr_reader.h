@@ -88,6 +88,7 @@ MW_API int mw_rec_stack(const mw_record *rec, mwr_stack *out, const void **frame
 MW_API int mw_rec_alloc_stack(const mw_record *rec, const mwr_alloc *a, mwr_alloc_stack *out,
                               const void **regs, const void **stack);
 MW_API int mw_rec_free(const mw_record *rec, mwr_free *out);
+MW_API int mw_rec_alloc_site(const mw_record *rec, mwr_alloc_site *out); /* format 1.2 */
 MW_API int mw_rec_cpu(const mw_record *rec, mwr_cpu *out);
 MW_API int mw_rec_module(const mw_record *rec, mwr_module *out, const char **path);
 MW_API int mw_rec_counters(const mw_record *rec, mwr_counters *out, const void **values);

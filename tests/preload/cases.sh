@@ -229,6 +229,42 @@ setuid)
     MEMWATCH_DIR=$OUT LD_PRELOAD=${MW_SAN_PRELOAD:+$MW_SAN_PRELOAD:}$LIB "$T/suid_app" _exit; expect_rc $? 5
     [ "$(nfiles)" = 0 ] || fail "a set-user-ID program was profiled"
     ;;
+churn)
+    # issue 39: 50,000 malloc(100 KiB)/free pairs from one site write less
+    # than 5 MB (67 MB when every one was recorded with its stack), the
+    # report counts all 50,000 at their site, and an 8 MiB array allocated
+    # after the churn from another site is still recorded and its samples
+    # attributed to it
+    [ -n "${MW_SAN_PRELOAD:-}" ] &&
+        skip "sanitized build: the sanitizer's allocator is first, memwatch sees no allocation"
+    "$MW" record -q -o "$OUT" -- "$APP" churn 50000 300; expect_rc $? 0
+    all_ok 1
+    b=$(du -sb "$OUT" | cut -f1)
+    a=$(val memwatch- allocs); f=$(val memwatch- frees)
+    echo "churn: $b bytes of raw files, $a allocation records, $f frees"
+    [ "$b" -lt 5000000 ] || fail "50,000 churning allocations wrote $b bytes, expected < 5 MB"
+    [ "$a" -le 1000 ] || fail "$a allocation records for 50,000 churning allocations, expected <= 1000"
+    [ "$f" -le "$a" ] || fail "$f frees written for $a recorded allocations"
+    "$MW" report --json -o "$T/c.db" "$OUT" >"$T/c.json" 2>"$T/c.err" || { cat "$T/c.err"; fail "memwatch report failed"; }
+    python3 - "$T/c.json" <<'EOF' || fail "the churn's site is not counted in the report"
+import json, sys
+j = json.load(open(sys.argv[1]))
+sites = j.get("allocation_sites", [])
+print("allocation_sites:", sites)
+s = [x for x in sites if x.get("site_function") == "mode_churn"]
+assert s and s[0]["allocations"] == 50000, "no site mode_churn with 50000 allocations"
+assert 32 <= s[0]["recorded"] < 1000 and s[0]["period"] > 1, s[0]
+EOF
+    if command -v sqlite3 >/dev/null; then
+        big=$(sqlite3 "$T/c.db" "select count(*) from allocations where size = 8388608")
+        [ "$big" = 1 ] || fail "the long-lived 8 MiB array: $big allocation records, expected 1"
+        sam=$(sqlite3 "$T/c.db" "select count(*) from samples s join objects o on o.id = s.object_id where o.size = 8388608")
+        echo "samples in the 8 MiB array: $sam"
+    fi
+    "$MW" report "$OUT" 2>/dev/null | grep '50000 allocations of this site' ||
+        fail "the text report does not name the churn's site with its 50000 allocations"
+    ;;
+
 alloc)
     [ -n "${MW_SAN_PRELOAD:-}" ] &&
         skip "sanitized build: the sanitizer's allocator is first, memwatch sees no allocation (case allocnote)"

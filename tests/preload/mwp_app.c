@@ -335,6 +335,36 @@ static void *thr_worker(void *arg)
     return NULL;
 }
 
+/* Allocation churn: n malloc(100 KiB)/free pairs from one site, then one
+ * long-lived 8 MiB array from another, worked on for ms of CPU time. */
+__attribute__((noinline)) static int mode_churn(int n, int ms)
+{
+    for (int i = 0; i < n; i++) {
+        volatile char *p = malloc(100 * 1024);
+        if (!p)
+            return 1;
+        p[0] = 1;
+        free((void *)p);
+    }
+    size_t len = 8u << 20;
+    volatile char *a = malloc(len);
+    if (!a)
+        return 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    double t, end = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + ms / 1000.0;
+    unsigned s = 0;
+    do {
+        for (size_t i = 0; i < len; i += 64)
+            s += a[i]++;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    } while (t < end);
+    sink = s;
+    free((void *)a);
+    return 0;
+}
+
 static int mode_alloc(int ms)
 {
     void *p[8];
@@ -513,6 +543,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(m, "alloc"))
         return mode_alloc(arg);
+    if (!strcmp(m, "churn"))
+        return mode_churn(arg, argc > 3 ? atoi(argv[3]) : 0);
     if (!strcmp(m, "cancel")) {
         pthread_t t;
         pthread_create(&t, NULL, thr_sleepy, NULL);
