@@ -277,15 +277,86 @@ static void rec_keep_lib(const char *dir, const char *lib)
         unlink(tmp);
 }
 
-/* The program ended by a signal memwatch does not catch (SIGKILL): none of
- * its own code wrote its end, and where it had not begun recording it wrote
+/* Did the program (pid) write its end itself? Its newest file of its own
+ * (memwatch-HOST-RANK-PID[.N].mwr in dir) ends in a trailer, or, without
+ * one, the run's shared file of short processes holds a segment of its pid
+ * that ends in one. */
+static int rec_program_ended(const char *dir, const char *run, pid_t pid)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 1; /* nothing can be said: write nothing */
+    char own[PATH_MAX + 320] = "", shortf[PATH_MAX + 320] = "", tail[64], tail0[48], sfx[96];
+    snprintf(tail0, sizeof tail0, "-%ld.mwr", (long)pid);
+    snprintf(sfx, sizeof sfx, "-%s-short.mwr", run);
+    long best = -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name), sl = strlen(sfx);
+        if (strncmp(e->d_name, "memwatch-", 9) || strstr(e->d_name, "-reaped-"))
+            continue;
+        if (l > sl && !strcmp(e->d_name + l - sl, sfx)) {
+            snprintf(shortf, sizeof shortf, "%s/%s", dir, e->d_name);
+            continue;
+        }
+        for (long n = 0; n < 100; n++) { /* the image's suffix: none, .1 .. .99 */
+            if (n)
+                snprintf(tail, sizeof tail, "-%ld.%ld.mwr", (long)pid, n);
+            size_t tl = strlen(n ? tail : tail0);
+            if (l > tl && !strcmp(e->d_name + l - tl, n ? tail : tail0)) {
+                if (n > best) {
+                    best = n;
+                    snprintf(own, sizeof own, "%s/%s", dir, e->d_name);
+                }
+                break;
+            }
+        }
+    }
+    closedir(d);
+    const char *path = own[0] ? own : shortf;
+    int fd = path[0] ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || st.st_size < (off_t)sizeof(mwr_file_header)) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    size_t len = (size_t)st.st_size;
+    const unsigned char *b = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (b == MAP_FAILED)
+        return 0;
+    char want[32];
+    int wl = snprintf(want, sizeof want, "\npid=%ld\n", (long)pid);
+    int mine = own[0], ended = 0;
+    for (size_t off = sizeof(mwr_file_header); off + sizeof(mwr_rec_hdr) <= len;) {
+        mwr_rec_hdr r;
+        memcpy(&r, b + off, sizeof r);
+        if (r.size < sizeof r || (r.size & 7) || r.size > len - off)
+            break; /* cut short */
+        if (!own[0] && r.type == MWR_META)
+            mine = memmem(b + off + sizeof r, r.size - sizeof r, want, (size_t)wl) != NULL;
+        if (r.type == MWR_TRAILER)
+            ended = own[0] ? 1 : ended || mine;
+        else if (own[0])
+            ended = 0; /* own file: only a trailer at the end counts */
+        off += r.size;
+    }
+    munmap((void *)b, len);
+    return ended;
+}
+
+/* The program's own code wrote no end: a signal memwatch does not catch
+ * (SIGKILL) ended it, or it exited by a raw exit_group system call (Go
+ * programs), past libc's exit; where it had not begun recording it wrote
  * nothing at all. memwatch record, its parent, writes what a recorded
  * parent writes for such a child (preload/reap.c), and more, since it
  * started it: its command line and start. A file of its own,
  * memwatch-HOST-RUN-reaped-PID.mwr: META (reported_by=parent), the CPU time
- * wait4 returned, a trailer with minus the signal as its status. Where the
- * program began, the report makes it the end of the program's own file. */
-static void rec_write_reaped(const char *dir, const char *run, pid_t pid, int sig,
+ * wait4 returned, a trailer with the exit status or minus the signal
+ * (status < 0) as its status. Where the program began, the report makes it
+ * the end of the program's own file. */
+static void rec_write_reaped(const char *dir, const char *run, pid_t pid, int32_t status,
                              const struct rusage *ru, uint64_t start_ns, uint64_t end_ns,
                              const char *exe, char *const prog[])
 {
@@ -305,11 +376,14 @@ static void rec_write_reaped(const char *dir, const char *run, pid_t pid, int si
     int n = snprintf(meta, sizeof meta,
                      "format=%u.%u\nmemwatch_version=%s\nwriter=memwatch record\nclock=CLOCK_MONOTONIC\n"
                      "start_monotonic_ns=%llu\npid=%ld\nppid=%ld\nrank=0\nhost=%s\nexe=%s\n"
-                     "run_id=%s\nend=signal\nreported_by=parent\nnote=killed by a signal memwatch "
-                     "does not catch; written by memwatch record, which started it, when it "
-                     "reaped it\ncmdline=",
+                     "run_id=%s\nend=%s\nreported_by=parent\nnote=%s; written by memwatch "
+                     "record, which started it, when it reaped it\ncmdline=",
                      MWR_VERSION_MAJOR, MWR_VERSION_MINOR, MW_VERSION, (unsigned long long)start_ns,
-                     (long)pid, (long)getpid(), host, exe_l, run);
+                     (long)pid, (long)getpid(), host, exe_l, run, status < 0 ? "signal" : "exit",
+                     status < 0 ? "killed by a signal memwatch does not catch"
+                                : "exited without memwatch's exit path (a raw exit_group system "
+                                  "call, as Go programs end, or a last image libmemwatch.so was "
+                                  "not loaded into)");
     n = n > 0 && (size_t)n < sizeof meta ? n : 0;
     /* the arguments apart by spaces, newlines as spaces, as the library
      * writes a command line */
@@ -340,7 +414,7 @@ static void rec_write_reaped(const char *dir, const char *run, pid_t pid, int si
     mwr_trailer t;
     memset(&t, 0, sizeof t);
     t.time_ns = end_ns;
-    t.exit_status = -sig;
+    t.exit_status = status;
     t.records = 2;
     t.bytes = mwr_rec_size((size_t)n) + mwr_rec_size(sizeof c);
     static char buf[sizeof meta + 512];
@@ -1432,9 +1506,11 @@ int mw_cmd_record(int argc, char **argv)
                         WTERMSIG(status), wall);
         }
         uint64_t t0_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
+        uint64_t t1_ns = (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec;
         if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-            rec_write_reaped(dir, run, pid, WTERMSIG(status), &ru, t0_ns,
-                             (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec, exe, prog);
+            rec_write_reaped(dir, run, pid, -WTERMSIG(status), &ru, t0_ns, t1_ns, exe, prog);
+        else if (WIFEXITED(status) && !rec_program_ended(dir, run, pid))
+            rec_write_reaped(dir, run, pid, WEXITSTATUS(status), &ru, t0_ns, t1_ns, exe, prog);
         if (rec_summary(dir, run, &fail, t0_ns, quiet) && !quiet)
             fprintf(stderr, "memwatch: 'memwatch report %s' turns them into a report\n", dir);
         if (!quiet)

@@ -14,6 +14,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,12 +86,72 @@ struct env_copy {
     char forked[80];
 };
 
-static char *const *env_for_child(char *const *envp, struct env_copy *c)
+/* ---- 32-bit programs ----
+ * libmemwatch.so is 64-bit only: a 32-bit program's loader cannot load it
+ * and prints "ERROR: ld.so: object ... cannot be preloaded (wrong ELF class:
+ * ELFCLASS64): ignored." on the program's stderr. So a child image that is a
+ * 32-bit ELF file gets an environment without libmemwatch.so in LD_PRELOAD
+ * (as with MEMWATCH_FOLLOW=0): it, and what it starts, runs unprofiled, and
+ * its stderr is its own. Found by reading the file's ELF class (the 5th
+ * byte) before the exec: an open, a read and a close; a name without a '/'
+ * for execvp, execvpe and posix_spawnp is searched in PATH as they search it
+ * (the first that opens). A script's interpreter (#!) is not followed. System
+ * calls only, on the caller's stack: vfork children run this. */
+static int exec_elf32_fd(int fd)
+{
+    unsigned char h[5];
+    return mwp_syscall(SYS_pread64, fd, h, sizeof h, 0) == (long)sizeof h && h[0] == 0x7f &&
+           h[1] == 'E' && h[2] == 'L' && h[3] == 'F' && h[4] == 1 /* ELFCLASS32 */;
+}
+
+static int exec_elf32_at(int dirfd, const char *path)
+{
+    /* O_NONBLOCK: a FIFO by that name must not hold the exec up */
+    int fd = (int)mwp_syscall(SYS_openat, dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    int r = exec_elf32_fd(fd);
+    mwp_sys_close(fd);
+    return r;
+}
+
+/* path as execve takes it; search: look a name without '/' up in PATH */
+static int exec_elf32(const char *path, int search)
+{
+    if (!path || !*path)
+        return 0;
+    if (!search || strchr(path, '/'))
+        return exec_elf32_at(AT_FDCWD, path) > 0;
+    const char *dirs = getenv("PATH");
+    if (!dirs)
+        dirs = "/bin:/usr/bin"; /* glibc's default */
+    size_t pl = strlen(path);
+    for (const char *d = dirs;; d++) {
+        const char *e = strchr(d, ':');
+        size_t dl = e ? (size_t)(e - d) : strlen(d);
+        char buf[4096];
+        if (dl + pl + 2 <= sizeof buf) {
+            memcpy(buf, d, dl);
+            size_t k = dl;
+            if (k)
+                buf[k++] = '/'; /* an empty element: the current directory */
+            memcpy(buf + k, path, pl + 1);
+            int r = exec_elf32_at(AT_FDCWD, buf);
+            if (r >= 0)
+                return r;
+        }
+        if (!e)
+            return 0;
+        d = e;
+    }
+}
+
+static char *const *env_for_child(char *const *envp, struct env_copy *c, int elf32)
 {
     if (!envp)
         return envp;
     double base = mwp_engine_baseline();
-    int strip = !mwp_cfg.follow;
+    int strip = !mwp_cfg.follow || elf32;
     size_t n = 0;
     int have_preload = 0, have_base = 0, have_machine = 0, have_tsc = 0, have_forked = 0;
     for (; envp[n]; n++) {
@@ -106,7 +167,7 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c)
             have_forked = 1;
     }
     /* What to hand down to a recorded child (only when it is recorded). */
-    int follow = mwp_cfg.follow && have_preload;
+    int follow = mwp_cfg.follow && have_preload && !elf32;
     int add_base = follow && base > 0 && !have_base;
     int add_machine = follow && !have_machine && mwp_identity[0] && strcmp(mwp_identity, "unknown");
     const char *tsc_src = atomic_load(&mwp_tsc_src);
@@ -163,12 +224,24 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c)
 
 /* ---- exec ---- */
 
+/* Is the class of the child's file worth reading: the child's environment
+ * would preload libmemwatch.so (no file is opened otherwise). */
+static int exec_child_elf32(char *const *envp)
+{
+    if (!envp || !mwp_cfg.follow)
+        return 0;
+    for (size_t i = 0; envp[i]; i++)
+        if (!strncmp(envp[i], "LD_PRELOAD=", 11))
+            return strstr(envp[i] + 11, "libmemwatch.so") != NULL;
+    return 0;
+}
+
 /* The exec wrappers: the child's environment (env, for call), this image's
  * file finished before the call and taken up again where the exec fails. */
-#define EXEC_WITH(envp, call)                                                                      \
+#define EXEC_WITH(envp, elf32, call)                                                               \
     do {                                                                                           \
         struct env_copy c_;                                                                        \
-        char *const *env = env_for_child(envp, &c_);                                               \
+        char *const *env = env_for_child(envp, &c_, exec_child_elf32(envp) && (elf32));           \
         int did_ = exec_pre();                                                                     \
         int rc_ = call;                                                                            \
         int err_ = errno;                                                                          \
@@ -209,7 +282,7 @@ static void exec_failed(int did, int err)
 MWP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     MWP_NEED(execve, "execve");
-    EXEC_WITH(envp, mwp_real.execve(path, argv, env));
+    EXEC_WITH(envp, exec_elf32(path, 0), mwp_real.execve(path, argv, env));
 }
 
 MWP_EXPORT int execv(const char *path, char *const argv[])
@@ -220,7 +293,7 @@ MWP_EXPORT int execv(const char *path, char *const argv[])
 MWP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     MWP_NEED(execvpe, "execvpe");
-    EXEC_WITH(envp, mwp_real.execvpe(file, argv, env));
+    EXEC_WITH(envp, exec_elf32(file, 1), mwp_real.execvpe(file, argv, env));
 }
 
 MWP_EXPORT int execvp(const char *file, char *const argv[])
@@ -281,14 +354,17 @@ MWP_EXPORT int execle(const char *path, const char *arg, ...)
 MWP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     MWP_NEED(fexecve, "fexecve");
-    EXEC_WITH(envp, mwp_real.fexecve(fd, argv, env));
+    EXEC_WITH(envp, exec_elf32_fd(fd), mwp_real.fexecve(fd, argv, env));
 }
 
 MWP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
                         int flags)
 {
     MWP_NEED(execveat, "execveat");
-    EXEC_WITH(envp, mwp_real.execveat(dirfd, path, argv, env, flags));
+    EXEC_WITH(envp,
+              (flags & AT_EMPTY_PATH) && !*path ? exec_elf32_fd(dirfd)
+                                                           : exec_elf32_at(dirfd, path) > 0,
+              mwp_real.execveat(dirfd, path, argv, env, flags));
 }
 
 MWP_EXPORT int posix_spawn(pid_t *pid, const char *path, const void *fa, const void *at,
@@ -296,7 +372,8 @@ MWP_EXPORT int posix_spawn(pid_t *pid, const char *path, const void *fa, const v
 {
     MWP_NEED(posix_spawn, "posix_spawn");
     struct env_copy c;
-    return mwp_real.posix_spawn(pid, path, fa, at, argv, env_for_child(envp, &c));
+    int e32 = exec_child_elf32(envp) && exec_elf32(path, 0);
+    return mwp_real.posix_spawn(pid, path, fa, at, argv, env_for_child(envp, &c, e32));
 }
 
 MWP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const void *fa, const void *at,
@@ -304,5 +381,6 @@ MWP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const void *fa, const 
 {
     MWP_NEED(posix_spawnp, "posix_spawnp");
     struct env_copy c;
-    return mwp_real.posix_spawnp(pid, file, fa, at, argv, env_for_child(envp, &c));
+    int e32 = exec_child_elf32(envp) && exec_elf32(file, 1);
+    return mwp_real.posix_spawnp(pid, file, fa, at, argv, env_for_child(envp, &c, e32));
 }

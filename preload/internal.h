@@ -430,9 +430,23 @@ int mwp_writer_dir_check(void);
  * or none), its CPU record and the trailer, written with one system call. */
 void mwp_writer_summary(int32_t status, const char *how, const struct iovec *recs, int nv,
                         uint64_t nrecs);
-/* A child that a signal memwatch does not catch (SIGKILL) ended before it
- * began recording: its parent, reaping it, writes its segment (reap.c). */
-void mwp_writer_reaped(pid_t child, int sig, int core, const struct rusage *ru);
+/* META signals_blocked (process.c): where the program's signal mask kept
+ * memwatch's timer signal from it (or, before the lazy start, was not the
+ * mask it started with), the signals and what that cost, into out; its
+ * length, 0 where nothing was kept. begun 0: a process that never began,
+ * with its CPU time (below one lazy delay no system call is made). */
+size_t mwp_lazy_blocked(char *out, size_t cap, uint64_t cpu_ns, int begun);
+/* A child whose own code wrote no end: a signal memwatch does not catch
+ * (SIGKILL) ended it (status -signal), or it exited (status 0..255) by a raw
+ * exit_group system call that bypasses libc's exit (Go programs). Its
+ * parent, reaping it, writes its segment (reap.c). Not signal-safe-relevant:
+ * called from the parent's wait, outside any handler. */
+void mwp_writer_reaped(pid_t child, int32_t status, int core, const struct rusage *ru);
+/* 1 where the child wrote its end itself: the newest file of its own ends
+ * in a trailer, or (no file of its own) one of the last 8 segments of the
+ * shared file of short processes is its (pid and this process as ppid).
+ * 0 otherwise, also where that cannot be read. System calls only. */
+int mwp_writer_child_ended(pid_t child);
 /* Create the file if it is still to come (the interval thread's first act). */
 void mwp_writer_create_now(void);
 /* Wait while another thread creates the file (its descriptor is briefly a
@@ -515,6 +529,9 @@ void mwp_threads_child(void);         /* fork child: only the calling thread rem
 /* Drain every live thread; reap dead ones when reap is set (engine only).
  * Returns the live threads and adds to the samples and lost counts. */
 unsigned mwp_threads_drain(int reap, int in_signal, uint64_t *samples, uint64_t *lost);
+/* META samples_short_threads at the end: the samples threads shorter than
+ * one sampling period never got (threads.c). Async-signal-safe. */
+void mwp_threads_short_note(void);
 void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev);
 /* MWR_CPU: the calling thread's CPU time (whole = 0) or the process image's
  * since mwp_cpu_base (whole = 1). Async-signal-safe. */

@@ -135,6 +135,10 @@ MWP_HOT void mwp_finish(int32_t status, const char *how, int in_signal)
     struct iovec v = {&iv, sizeof iv};
     if (iv.t_start_ns && iv.t_end_ns > iv.t_start_ns)
         mwp_write(MWR_INTERVAL, &v, 1);
+    mwp_threads_short_note();
+    char blk[400];
+    if (mwp_lazy_blocked(blk, sizeof blk, 0, 1))
+        mwp_meta_note("signals_blocked", blk);
     mwp_cpu_emit(0);
     mwp_cpu_emit(1);
     mwp_writer_trailer(status, how);
@@ -264,6 +268,107 @@ static int lz_attrs_done;
 static int lazy_sig(void)
 {
     return SIGRTMAX - 3;
+}
+
+/* ---- a program that blocks memwatch's signal ----
+ * The lazy start and inline intervals come by one signal (lazy_sig) of a
+ * CPU-time timer. A program that blocks it (sigprocmask of every signal)
+ * leaves it pending: a process that never began stays unrecorded (no
+ * samples, no intervals), a begun one with inline intervals gets no more
+ * intervals, and its rings fill. A program whose mask no longer is the one
+ * it started with never reaches a point where the lazy start may begin
+ * (lazy_safe). Neither can be helped from inside the program's threads;
+ * its record says which signals were blocked and what that cost (META
+ * signals_blocked). */
+static const char *const sig_names[32] = {
+    "0", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT", "SIGBUS",
+    "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM",
+    "SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG",
+    "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO", "SIGPWR", "SIGSYS"};
+
+static void blocked_name(struct mwp_str *s, int sig)
+{
+    if (sig < 32) {
+        mwp_s_str(s, sig_names[sig]);
+    } else if (sig > (SIGRTMIN + SIGRTMAX) / 2) {
+        mwp_s_str(s, "SIGRTMAX-");
+        mwp_s_u64(s, (uint64_t)(SIGRTMAX - sig));
+    } else {
+        mwp_s_str(s, "SIGRTMIN+");
+        mwp_s_u64(s, (uint64_t)(sig - SIGRTMIN));
+    }
+}
+
+/* The signals the mask m blocks, by name: "all 62 that can be" or a list */
+static void blocked_list(struct mwp_str *s, const sigset_t *m)
+{
+    int n = 0, all = 0;
+    for (int i = 1; i < _NSIG; i++)
+        if (i != SIGKILL && i != SIGSTOP && (i < 32 || i >= SIGRTMIN)) {
+            all++;
+            n += sigismember(m, i) == 1;
+        }
+    if (n == all) {
+        mwp_s_str(s, "all ");
+        mwp_s_u64(s, (uint64_t)n);
+        mwp_s_str(s, " signals a program can block");
+        return;
+    }
+    int k = 0;
+    for (int i = 1; i < _NSIG; i++) {
+        if (sigismember(m, i) != 1 || (i >= 32 && i < SIGRTMIN))
+            continue;
+        if (k++ == 12) {
+            mwp_s_str(s, " ...");
+            break;
+        }
+        if (k > 1)
+            mwp_s_str(s, " ");
+        blocked_name(s, i);
+    }
+}
+
+/* The value of META signals_blocked into out (NUL-terminated), its length;
+ * 0 where memwatch's signal was not kept from it. A process that never
+ * began (begun 0) is looked at only where it ran one lazy delay of CPU time
+ * (cpu_ns), so that short processes pay no system call; a begun one only
+ * with inline intervals. System calls only: async-signal-safe. */
+size_t mwp_lazy_blocked(char *out, size_t cap, uint64_t cpu_ns, int begun)
+{
+    if (lz_timer < 0 || (!begun && cpu_ns < lazy_delay()) || (begun && !mwp_engine_inline()))
+        return 0;
+    sigset_t pend, cur;
+    sigemptyset(&pend);
+    sigemptyset(&cur);
+    if (mwp_syscall(SYS_rt_sigpending, &pend, _NSIG / 8) != 0 ||
+        mwp_syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, _NSIG / 8) != 0)
+        return 0;
+    int pending = sigismember(&pend, lazy_sig()) == 1 && sigismember(&cur, lazy_sig()) == 1;
+    int moved = 0; /* the mask is not the start's: the lazy start never finds a safe point */
+    for (int i = 1; !begun && i < _NSIG; i++)
+        moved |= i != lazy_sig() && sigismember(&cur, i) != sigismember(&lz_mask, i);
+    if (!pending && !moved)
+        return 0;
+    struct mwp_str s = {out, cap - 1, 0};
+    blocked_list(&s, &cur);
+    mwp_s_str(&s, " were blocked (the program's signal mask at its end)");
+    if (pending) {
+        mwp_s_str(&s, ", memwatch's ");
+        blocked_name(&s, lazy_sig());
+        mwp_s_str(&s, " (its CPU-time timer) among them");
+    }
+    if (!begun) {
+        mwp_s_str(&s, ": recording never began (lazy start) in ");
+        mwp_s_dbl(&s, (double)cpu_ns / 1e6);
+        mwp_s_str(&s, " ms of CPU time: no samples, no intervals");
+        if (!pending)
+            mwp_s_str(&s, " (memwatch begins only where the mask is the one the program started with)");
+    } else {
+        mwp_s_str(&s, ": inline intervals (on that signal) stopped while it was blocked: no intervals, "
+                      "and samples only as far as the rings held them");
+    }
+    out[s.len] = 0;
+    return s.len;
 }
 
 static int lz_own_alloc; /* the program's malloc is not memwatch's (its executable's, or an

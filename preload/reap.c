@@ -12,6 +12,13 @@
  * shared file of short processes (writer.c, mwp_writer_reaped): its pid, its
  * parent, the signal, and its CPU time where the wait returned it.
  *
+ * A child that exits by a raw exit_group system call (Go programs: no
+ * libc exit, no destructor) writes no end either. Where the child exited
+ * (WIFEXITED) the parent looks whether it wrote its end (the trailer of its
+ * own file, or its segment among the last of the shared file:
+ * mwp_writer_child_ended, 4 to 6 system calls per reaped child) and writes
+ * the exit status and CPU time for it where it did not.
+ *
  * waitpid, wait and wait3 go to the next wait4 (glibc's own are the same
  * system call), so that the child's accounting comes with every reaping at
  * no cost; cancellation and errno stay the next definition's. What the
@@ -22,9 +29,13 @@
 
 #include <sys/wait.h>
 
+/* Called after the wait returned, in the caller's context (not in a signal
+ * handler of memwatch's; the program may wait in its own handler: system
+ * calls only, no allocation). */
 static void reap_seen(pid_t pid, int status, const struct rusage *ru)
 {
-    if (pid <= 0 || !WIFSIGNALED(status) || mwp_signal_caught(WTERMSIG(status)))
+    if (pid <= 0 || !(WIFEXITED(status) || WIFSIGNALED(status)) ||
+        (WIFSIGNALED(status) && mwp_signal_caught(WTERMSIG(status))))
         return;
     if (atomic_load(&mwp_state) != MWP_RUNNING || !mwp_cfg.follow || mwp_in_hook)
         return;
@@ -32,7 +43,10 @@ static void reap_seen(pid_t pid, int status, const struct rusage *ru)
         return; /* a vfork child, or a clone memwatch does not know */
     int e = errno;
     mwp_in_hook++;
-    mwp_writer_reaped(pid, WTERMSIG(status), WCOREDUMP(status), ru);
+    if (WIFSIGNALED(status))
+        mwp_writer_reaped(pid, -WTERMSIG(status), WCOREDUMP(status), ru);
+    else if (!mwp_writer_child_ended(pid))
+        mwp_writer_reaped(pid, WEXITSTATUS(status), 0, ru);
     mwp_in_hook--;
     errno = e;
 }
@@ -89,5 +103,7 @@ MWP_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int opt)
     if (rc == 0 && !(opt & WNOWAIT) && si->si_pid > 0 &&
         (si->si_code == CLD_KILLED || si->si_code == CLD_DUMPED))
         reap_seen(si->si_pid, (si->si_status & 0x7f) | (si->si_code == CLD_DUMPED ? 0x80 : 0), NULL);
+    else if (rc == 0 && !(opt & WNOWAIT) && si->si_pid > 0 && si->si_code == CLD_EXITED)
+        reap_seen(si->si_pid, (si->si_status & 0xff) << 8, NULL);
     return rc;
 }

@@ -641,11 +641,6 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct io
     if (atomic_load(&w_state) != W_NONE)
         return;
     mwp_meta_build();
-    struct mwp_str ms = {meta_buf, sizeof meta_buf, meta_len};
-    mwp_s_kv(&ms, "end", how);
-    if (mwp_fault_text[0])
-        mwp_s_kv(&ms, "fault", mwp_fault_text);
-    meta_len = ms.len;
     mwr_trailer t;
     memset(&t, 0, sizeof t);
     t.time_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
@@ -656,6 +651,14 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct io
     /* its CPU time and page faults, as a longer process's end writes them */
     mwr_cpu c;
     int have_cpu = mwp_cpu_fill(1, t.time_ns, &c) == 0;
+    struct mwp_str ms = {meta_buf, sizeof meta_buf, meta_len};
+    mwp_s_kv(&ms, "end", how);
+    if (mwp_fault_text[0])
+        mwp_s_kv(&ms, "fault", mwp_fault_text);
+    char blk[400]; /* a process that ran a lazy delay and never began: was it kept from it? */
+    if (have_cpu && mwp_lazy_blocked(blk, sizeof blk, c.user_ns + c.system_ns, 0))
+        mwp_s_kv(&ms, "signals_blocked", blk);
+    meta_len = ms.len;
     int rc = short_append(meta_buf, meta_len, recs, nv, nrecs, have_cpu ? &c : NULL, &t);
     if (rc < 0) {
         writer_short_name(w_path, sizeof w_path, NULL);
@@ -666,17 +669,19 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct io
     atomic_store(&w_state, W_CLOSED);
 }
 
-/* A child that ended by a signal memwatch does not catch (SIGKILL: no code
- * of its own ran) wrote no end: before it began recording, no record at
- * all; after, a file without trailer. Its parent, reaping it, appends one
- * for it to the shared file of short processes: META with the child's pid,
- * this process as its parent, how it ended and who wrote it
- * (reported_by=parent; no command line, executable or start, which only the
- * child knew), the kernel's accounting of its CPU time where the wait
- * returned it, and a trailer with the signal as its status (the end's time
- * is the reaping's). The report makes it the end of the child's own file
- * where there is one (report/ingest.c, merge_reaped). */
-void mwp_writer_reaped(pid_t child, int sig, int core, const struct rusage *ru)
+/* A child whose own code wrote no end: a signal memwatch does not catch
+ * (SIGKILL: no code of its own ran) ended it, or it left by a raw
+ * exit_group system call, past libc's exit and memwatch's destructor (Go
+ * programs end so). Before it began recording it wrote no record at all;
+ * after, a file without trailer. Its parent, reaping it, appends one for it
+ * to the shared file of short processes: META with the child's pid, this
+ * process as its parent, how it ended and who wrote it (reported_by=parent;
+ * no command line, executable or start, which only the child knew), the
+ * kernel's accounting of its CPU time where the wait returned it, and a
+ * trailer with the exit status or minus the signal (the end's time is the
+ * reaping's). The report makes it the end of the child's own file where
+ * there is one (report/ingest.c, merge_reaped). */
+void mwp_writer_reaped(pid_t child, int32_t status, int core, const struct rusage *ru)
 {
     char path[PATH_MAX];
     writer_name_of(path, sizeof path, child, 0);
@@ -689,19 +694,26 @@ void mwp_writer_reaped(pid_t child, int sig, int core, const struct rusage *ru)
     mwp_s_kvu(&s, "rank", (uint64_t)mwp_rank);
     mwp_s_kv(&s, "host", mwp_host);
     mwp_s_kv(&s, "run_id", mwp_cfg.run_id);
-    mwp_s_kv(&s, "end", "signal");
+    mwp_s_kv(&s, "end", status < 0 ? "signal" : "exit");
     mwp_s_kv(&s, "reported_by", "parent");
-    mwp_s_kv(&s, "note",
-             began ? "killed by a signal memwatch does not catch, after it began recording (its file has "
-                     "no trailer); written by its parent when it reaped it"
-                   : "killed by a signal memwatch does not catch, before memwatch recorded it; written by "
-                     "its parent when it reaped it");
+    static const char *const note[2][2] = {
+        {"killed by a signal memwatch does not catch, before memwatch recorded it; written by "
+         "its parent when it reaped it",
+         "killed by a signal memwatch does not catch, after it began recording (its file has "
+         "no trailer); written by its parent when it reaped it"},
+        {"exited without memwatch's exit path (a raw exit_group system call, as Go programs end, "
+         "or a last image libmemwatch.so was not loaded into), before memwatch recorded it; "
+         "written by its parent when it reaped it",
+         "exited without memwatch's exit path (a raw exit_group system call, as Go programs end, "
+         "or a last image libmemwatch.so was not loaded into), after it began recording (its "
+         "file has no trailer); written by its parent when it reaped it"}};
+    mwp_s_kv(&s, "note", note[status >= 0][began]);
     if (core)
         mwp_s_kv(&s, "core_dumped", "1");
     mwr_trailer t;
     memset(&t, 0, sizeof t);
     t.time_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
-    t.exit_status = -sig;
+    t.exit_status = status;
     mwr_cpu c;
     memset(&c, 0, sizeof c);
     c.time_ns = t.time_ns;
@@ -709,6 +721,83 @@ void mwp_writer_reaped(pid_t child, int sig, int core, const struct rusage *ru)
         mwr_cpu_from_rusage(ru, &c);
     /* a directory that cannot be written: the parent's own records say so */
     (void)short_append(meta, s.len, NULL, 0, 0, ru ? &c : NULL, &t);
+}
+
+/* The trailer that ends a file or segment at byte end of fd, if that is
+ * one: 1 and *t, else 0. */
+static int writer_trailer_at(int fd, uint64_t end, mwr_trailer *t)
+{
+    unsigned char b[sizeof(mwr_rec_hdr) + sizeof(mwr_trailer)];
+    if (end < sizeof(mwr_file_header) + sizeof b ||
+        mwp_syscall(SYS_pread64, fd, b, sizeof b, (off_t)(end - sizeof b)) != (long)sizeof b)
+        return 0;
+    mwr_rec_hdr h;
+    memcpy(&h, b, sizeof h);
+    if (h.type != MWR_TRAILER || h.size != sizeof b)
+        return 0;
+    memcpy(t, b + sizeof h, sizeof *t);
+    return 1;
+}
+
+/* Is one of the last 8 segments of the shared file of short processes the
+ * child's (its META's "pid=CHILD" followed by "ppid=" this process)? Each
+ * segment ends in a trailer whose bytes field is the segment's size before
+ * it, so the walk goes back from the end with two reads per segment. */
+static int writer_short_has(pid_t child)
+{
+    char path[PATH_MAX], want[64];
+    writer_short_name(path, sizeof path, NULL);
+    struct mwp_str w = {want, sizeof want, 0};
+    mwp_s_str(&w, "\npid=");
+    mwp_s_i64(&w, child);
+    mwp_s_str(&w, "\nppid=");
+    mwp_s_i64(&w, mwp_pid);
+    mwp_s_str(&w, "\n");
+    int fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    int found = 0;
+    uint64_t end = mwp_syscall(SYS_fstat, fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    for (int k = 0; k < 8 && !found; k++) {
+        mwr_trailer t;
+        if (!writer_trailer_at(fd, end, &t))
+            break;
+        uint64_t tr = end - sizeof(mwr_rec_hdr) - sizeof t;
+        if (t.bytes > tr - sizeof(mwr_file_header))
+            break;
+        end = tr - t.bytes; /* the segment's first record: its META */
+        char m[768];
+        long n = (long)mwp_syscall(SYS_pread64, fd, m, sizeof m, (off_t)end);
+        for (long i = 0; n > (long)w.len && i + (long)w.len <= n && !found; i++)
+            found = !memcmp(m + i, want, w.len);
+    }
+    mwp_sys_close(fd);
+    return found;
+}
+
+int mwp_writer_child_ended(pid_t child)
+{
+    char path[PATH_MAX];
+    writer_name_of(path, sizeof path, child, 0);
+    if (mwp_syscall(SYS_faccessat, AT_FDCWD, path, F_OK) != 0)
+        return writer_short_has(child); /* it never began: a segment or nothing */
+    /* it began: its newest image's file (an exec'ed image's comes next) */
+    for (unsigned seq = 1; seq < 100; seq++) {
+        char next[PATH_MAX];
+        writer_name_of(next, sizeof next, child, seq);
+        if (mwp_syscall(SYS_faccessat, AT_FDCWD, next, F_OK) != 0)
+            break;
+        memcpy(path, next, sizeof path);
+    }
+    int fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    mwr_trailer t;
+    int ended = mwp_syscall(SYS_fstat, fd, &st) == 0 && writer_trailer_at(fd, (uint64_t)st.st_size, &t);
+    mwp_sys_close(fd);
+    return ended;
 }
 
 void mwp_writer_create_now(void)

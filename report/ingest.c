@@ -351,10 +351,25 @@ out:
  * before the reaping takes its exit status and, where its own end did not
  * give them, the CPU time and page faults the wait returned, and the note
  * who reported it; the parent's record is then not a process of its own. A
- * child that never began keeps the parent's record as its only one. */
+ * child that never began keeps the parent's record as its only one.
+ * A parent's record of an exit (status >= 0: a raw exit_group, preload/reap.c)
+ * is dropped where the child wrote its end itself after all (a process of the
+ * same host, pid and parent with a trailer, not ended by exec, that ended by
+ * the reaping): the parent looks only at the last segments of the shared file. */
 static int merge_reaped(ingest *g)
 {
     static const char sql[] =
+        "CREATE TEMP TABLE reaped_dup AS SELECT p.id AS rid FROM processes p"
+        " JOIN meta m ON m.process_id = p.id AND m.key = 'reported_by' AND m.value = 'parent'"
+        " WHERE p.exit_status >= 0 AND EXISTS (SELECT 1 FROM processes q WHERE q.run_id = p.run_id"
+        "   AND q.pid = p.pid AND q.hostname IS p.hostname AND q.ppid IS p.ppid AND q.id != p.id"
+        "   AND q.clean_exit = 1 AND q.t_end <= p.t_end"
+        "   AND NOT EXISTS (SELECT 1 FROM meta e WHERE e.process_id = q.id"
+        "     AND ((e.key = 'end' AND e.value = 'exec') OR e.key = 'reported_by')));"
+        "DELETE FROM meta WHERE process_id IN (SELECT rid FROM reaped_dup);"
+        "DELETE FROM logs WHERE process_id IN (SELECT rid FROM reaped_dup);"
+        "DELETE FROM processes WHERE id IN (SELECT rid FROM reaped_dup);"
+        "DROP TABLE reaped_dup;"
         "CREATE TEMP TABLE reaped AS SELECT p.id AS rid, p.exit_status AS st, p.user_ns AS u,"
         " p.system_ns AS sy, p.minflt AS mi, p.majflt AS ma,"
         " (SELECT q.id FROM processes q WHERE q.run_id = p.run_id AND q.pid = p.pid"

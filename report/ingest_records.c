@@ -237,6 +237,14 @@ int ing_file_record(ing_file *f, const mw_record *rec)
             if (dropped)
                 e = loss(f, 0, 0, 0, "size_cap", dropped);
         }
+        /* samples threads shorter than one sampling period never got
+         * (preload/threads.c): a loss of that many samples */
+        k = rec->type == MWR_META ? memmem(t, n, "samples_short_threads=", 22) : NULL;
+        if (!e && k && (k == t || k[-1] == '\n')) {
+            unsigned long long missed = strtoull(k + 22, NULL, 10);
+            if (missed)
+                e = loss(f, 0, 0, 0, "short_threads", missed);
+        }
         return e;
     }
     case MWR_LOG: {
@@ -410,7 +418,6 @@ static int insert_samples(ing_file *f)
                 truncated = !complete;
             }
         }
-        f->st->truncated += truncated;
         if (n == 0 || chain[0] != x->ip) {
             /* the chain starts at the caller: put the sample ip in front */
             if (n == 128)
@@ -419,6 +426,9 @@ static int insert_samples(ing_file *f)
             chain[0] = x->ip;
             n++;
         }
+        /* memwatch's frames out; a frame in no code ends the chain (truncated) */
+        n = ing_code_trim(f->code, chain, n, 1, &truncated);
+        f->st->truncated += truncated;
         ing_sample_row row = {0};
         row.truncated = truncated;
         row.stack = ing_code_stack(f->code, chain, n, 1, &row.pc);

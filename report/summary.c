@@ -389,6 +389,11 @@ static cJSON *collect(sqlite3 *db, int top)
     sqlite3_stmt *rq = NULL;
     sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE process_id = ? AND key = 'reported_by'",
                        -1, &rq, NULL);
+    sqlite3_stmt *bq = NULL;
+    sqlite3_prepare_v2(db,
+                       "SELECT value FROM meta WHERE process_id = ? AND key = 'signals_blocked'"
+                       " ORDER BY rowid DESC LIMIT 1",
+                       -1, &bq, NULL);
     cJSON_ArrayForEach(pr, cJSON_GetObjectItem(root, "processes"))
     {
         cJSON *p = (cJSON *)pr;
@@ -401,6 +406,15 @@ static cJSON *collect(sqlite3 *db, int top)
                 fault = (const char *)sqlite3_column_text(fq, 0);
             if (fault)
                 cJSON_AddStringToObject(p, "fault", fault);
+        }
+        /* a program that kept memwatch's timer signal blocked (META
+         * signals_blocked, preload/process.c): which, and what it cost */
+        if (bq) {
+            sqlite3_reset(bq);
+            sqlite3_bind_int64(bq, 1, (sqlite3_int64)num(p, "id"));
+            if (sqlite3_step(bq) == SQLITE_ROW && sqlite3_column_text(bq, 0))
+                cJSON_AddStringToObject(p, "signals_blocked",
+                                        (const char *)sqlite3_column_text(bq, 0));
         }
         int by_parent = 0;
         if (rq) {
@@ -421,6 +435,18 @@ static cJSON *collect(sqlite3 *db, int top)
             cJSON_AddStringToObject(p, "ended", e);
             cJSON_AddNumberToObject(p, "signal", sig);
             cJSON_AddStringToObject(p, "signal_name", signame(sig));
+        } else if (by_parent && num(p, "exit_status") >= 0) {
+            /* a raw exit_group (Go programs): no trailer of its own */
+            char e[400];
+            snprintf(e, sizeof e,
+                     "exited with status %.0f without memwatch's exit path (a raw exit_group, "
+                     "as Go programs end, or a last image without libmemwatch.so), %s; its "
+                     "parent, pid %.0f, reported its status and CPU time when it reaped it",
+                     num(p, "exit_status"),
+                     num(p, "clean_exit") ? "before memwatch recorded it"
+                                          : "after it began recording (its file has no trailer)",
+                     num(p, "ppid"));
+            cJSON_AddStringToObject(p, "ended", e);
         } else if (!num(p, "clean_exit")) {
             cJSON_AddStringToObject(p, "ended", "no trailer: killed (SIGKILL), cut short or "
                                                 "still running");
@@ -446,6 +472,7 @@ static cJSON *collect(sqlite3 *db, int top)
     }
     sqlite3_finalize(fq);
     sqlite3_finalize(rq);
+    sqlite3_finalize(bq);
     cJSON_AddItemToObject(root, "commands", commands(cJSON_GetObjectItem(root, "processes")));
     cJSON_AddNumberToObject(root, "precise_samples",
                             (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE"
@@ -949,6 +976,8 @@ static void render_text(FILE *f, const cJSON *root, int top)
         const char *st = str(r, "status");
         if (st && strcmp(st, "ok"))
             fprintf(f, "    %s: %s\n", mwv_base(str(r, "file")), st);
+        if (str(r, "signals_blocked"))
+            fprintf(f, "    signals blocked: %s\n", str(r, "signals_blocked"));
         /* every thread of the program, busiest first (memwatch's own left out) */
         const cJSON *t;
         int nt = 0, more = 0;
@@ -1073,9 +1102,12 @@ static void render_text(FILE *f, const cJSON *root, int top)
     int any = 0;
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "losses"))
     {
-        fprintf(f, "  %-16s %.0f (%.0f records)\n", str(r, "kind") ? str(r, "kind") : "?",
-                num(r, "count"),
-                num(r, "records"));
+        const char *kind = str(r, "kind") ? str(r, "kind") : "?";
+        fprintf(f, "  %-16s %.0f (%.0f records)%s\n", kind, num(r, "count"), num(r, "records"),
+                !strcmp(kind, "short_threads")
+                    ? ": samples never taken, threads shorter than one sampling period of CPU "
+                      "time (META samples_short_threads)"
+                    : "");
         any = 1;
     }
     if (!any)

@@ -44,6 +44,17 @@ for p in $progs; do
   [ "$(grep -v "memwatch record:" err)" = "hi from 32" ] && echo "ok: $p: its stderr unchanged" || bad "$p: stderr '$(cat err)'"
   [ -e "$tmp/run-${p#./}" ] && bad "$p: an empty run directory was left: $(ls -A "$tmp/run-${p#./}")"
 done
+# children of a recorded 64-bit program that exec a 32-bit one (execve from
+# the shell, execvp's PATH search from env, and the last command exec'ed):
+# libmemwatch.so is left out of their LD_PRELOAD (preload/exec.c), so no
+# loader error reaches their stderr
+if [ -x m32 ] && ./m32 2>/dev/null; [ $? = 3 ]; then
+  "$mw" record -o "$tmp/run-kids" -- /bin/sh -c "./m32; PATH=$tmp:\$PATH env m32; exec ./m32" 2>err >out; rc=$?
+  [ $rc = 3 ] || bad "children: exit status $rc, expected 3"
+  grep -q "wrong ELF class\|ld.so" err && bad "children: the 32-bit loader's error reached stderr: $(grep "ld.so" err)"
+  [ "$(grep -c "^hi from 32$" err)" = 3 ] && echo "ok: children: three 32-bit children, their stderr unchanged" ||
+    bad "children: stderr '$(cat err)'"
+fi
 if [ -x "$B/mwp_static" ]; then
   "$mw" record -o "$tmp/run-static" -- "$B/mwp_static" _exit 2>err; rc=$?
   grep -q "statically linked" err && echo "ok: static: record says why" || bad "static: $(cat err)"

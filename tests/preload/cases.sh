@@ -1285,6 +1285,82 @@ argv)
     echo "cmdlines: $got"
     case "|$got|" in *"|cmdline=head -5|"*) ;; *) fail "no process recorded as 'head -5': $got" ;; esac
     ;;
+shortthreads)
+    # Threads shorter than one sampling period (4 ms of CPU at 250/s) are
+    # never sampled: the kernel starts each thread's period anew. The loss is
+    # named with its size (META samples_short_threads, the report's Losses);
+    # threads longer than a period are sampled and name none.
+    K=$B/mwp_kinds
+    [ -x "$K" ] || skip "mwp_kinds not built"
+    export MEMWATCH_RUN_ID=shortthreads-$$
+    run "$K" threads 1000 400; expect_rc $? 0
+    note=$(for f in "$OUT"/*.mwr; do texts "$f"; done | grep "^samples_short_threads=")
+    echo "$note"
+    n=$(echo "$note" | sed -n 's/^samples_short_threads=\([0-9]*\) samples not taken: \([0-9]*\) threads.*/\1 \2/p')
+    set -- $n
+    [ "${2:-0}" -ge 900 ] || fail "short threads counted: ${2:-none}, expected about 1000: $note"
+    # 1000 x 0.4 ms of CPU at 250/s: about 100 samples (each thread spins
+    # 0.4 ms of its own CPU time; a loaded machine adds a little)
+    [ "${1:-0}" -ge 80 ] && [ "${1:-0}" -le 1000 ] || fail "samples not taken: ${1:-none}, expected about 100: $note"
+    "$MW" report "$OUT" >"$T/rep" 2>&1 || fail "report failed: $(tail -3 "$T/rep")"
+    grep -q "^  short_threads *$1 (1 records): samples never taken" "$T/rep" || fail "report: $(sed -n '/^Losses/,+3p' "$T/rep")"
+    fresh_out
+    run "$K" threads 3 30000; expect_rc $? 0
+    for f in "$OUT"/*.mwr; do texts "$f"; done | grep "^samples_short_threads=" &&
+        fail "threads longer than a period named as a loss"
+    ;;
+blocksig)
+    # A program that blocks every signal keeps memwatch's CPU-time timer
+    # signal from it: before the lazy start nothing is recorded, after it
+    # inline intervals stop. Its record says so (META signals_blocked), and
+    # the report names the signals and the cost. A program that blocks
+    # nothing, or ends before the timer, gets no such note.
+    K=$B/mwp_kinds
+    [ -x "$K" ] || skip "mwp_kinds not built"
+    export MEMWATCH_RUN_ID=blocksig-$$ # one run for the report
+    run "$K" blocksig 40; expect_rc $? 0
+    run "$K" blocksig 40 30; expect_rc $? 0
+    run "$K" blocksig 0; expect_rc $? 0
+    run "$K" rawexit 40 >/dev/null; expect_rc $? 3
+    notes=$(for f in "$OUT"/*.mwr; do texts "$f"; done | grep "^signals_blocked=")
+    echo "$notes"
+    [ "$(echo "$notes" | grep -c .)" = 2 ] || fail "$(echo "$notes" | grep -c .) notes, expected 2"
+    echo "$notes" | grep -q "all 60 signals a program can block.*SIGRTMAX-3.*recording never began (lazy start) in [0-9.]* ms of CPU time: no samples, no intervals" ||
+        fail "no note for the process that never began"
+    echo "$notes" | grep -q "SIGRTMAX-3.*inline intervals (on that signal) stopped" ||
+        fail "no note for the process whose inline intervals stopped"
+    "$MW" report "$OUT" >"$T/rep" 2>&1 || fail "report failed: $(tail -3 "$T/rep")"
+    [ "$(grep -c "^    signals blocked: all 60 signals" "$T/rep")" = 2 ] || fail "report: $(cat "$T/rep")"
+    ;;
+rawexit)
+    # A child that leaves by a raw exit_group (no libc exit, no destructor:
+    # as Go programs end) still gets its end: its recorded parent, reaping
+    # it, writes the exit status and CPU time (preload/reap.c). Before it
+    # began recording (0 ms) and after (60 ms of CPU: a file of its own, cut
+    # short). A child that ended normally gets no such record.
+    K=$B/mwp_kinds
+    [ -x "$K" ] || skip "mwp_kinds not built"
+    o=$(run /bin/sh -c "$K rawexit 0; echo a=\$?; $K rawexit 60; echo b=\$?; /bin/true")
+    [ "$(echo $o)" = "a=3 b=3" ] || fail "the shell saw '$o'"
+    facts
+    n=$(facts | grep -c "end=exit.*exe=- ")
+    [ "$n" = 2 ] || fail "$n segments written by the parent for the two raw exits, expected 2"
+    [ "$(facts | grep -c "status=3 end=exit.*exe=- ")" = 2 ] || fail "not both with status 3"
+    [ "$(facts | grep "exe=raw\|exe=mwp_kinds" | grep -c "trailer=0")" = 1 ] ||
+        fail "the 60 ms child has no file of its own without a trailer"
+    for f in "$OUT"/*.mwr; do texts "$f"; done | grep -q "^note=exited without memwatch's exit path (a raw exit_group" ||
+        fail "no note that says how it ended"
+    [ "$(for f in "$OUT"/*.mwr; do texts "$f"; done | grep -c "^reported_by=parent")" = 2 ] ||
+        fail "a child that ended normally was reported by its parent too"
+    # the report: the status, and the CPU time the wait returned
+    "$MW" report "$OUT" >"$T/rep" 2>&1 || fail "report failed: $(tail -3 "$T/rep")"
+    grep "mwp_kinds rawexit 60" "$T/rep" | grep -q "exited with status 3 without memwatch's exit path" ||
+        fail "report: $(grep -i "rawexit\|unknown" "$T/rep")"
+    cpu=$(grep "mwp_kinds rawexit 60" "$T/rep" | sed -n 's/.*CPU user \([0-9.]*\) s, system \([0-9.]*\) s.*/\1 \2/p')
+    awk -v c="$cpu" 'BEGIN { split(c, a, " "); exit !(a[1] + a[2] >= 0.04) }' ||
+        fail "report: not the child's CPU time ('$cpu'): $(grep rawexit "$T/rep")"
+    [ "$(grep -c "exited with status 3 without memwatch's exit path" "$T/rep")" = 2 ] || fail "report: $(cat "$T/rep")"
+    ;;
 claims)
     # What a profile claims reaches every interval (docs/saturation.md): a
     # threshold placed on the load shapes is in force without MEMWATCH_MIX,

@@ -1,0 +1,73 @@
+/*
+ * tests/preload/mwp_kinds.c: programs memwatch used to record wrongly
+ * (issue 37, "Programs"), for tests/preload/cases.sh:
+ *
+ *   mwp_kinds rawexit MS       MS ms of CPU, then a raw exit_group(3) system
+ *                              call: no libc exit, no destructor (as Go
+ *                              programs end)
+ *   mwp_kinds blocksig MS [PRE]  PRE ms of CPU (default 0), then every
+ *                              signal blocked (sigprocmask), MS ms of CPU,
+ *                              then exit(0)
+ *   mwp_kinds threads N US     N threads one after another, each US us of
+ *                              CPU, then exit(0)
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static double cpu_us(clockid_t c)
+{
+    struct timespec t;
+    clock_gettime(c, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+/* us microseconds of this thread's CPU time */
+static void spin(double us)
+{
+    volatile unsigned long x = 0;
+    double t0 = cpu_us(CLOCK_THREAD_CPUTIME_ID);
+    while (cpu_us(CLOCK_THREAD_CPUTIME_ID) - t0 < us)
+        for (int i = 0; i < 2000; i++)
+            x += (unsigned long)i;
+}
+
+static void *thr(void *a)
+{
+    spin(*(double *)a);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && !strcmp(argv[1], "rawexit")) {
+        spin(atof(argv[2]) * 1e3);
+        syscall(SYS_exit_group, 3);
+    } else if (argc >= 3 && !strcmp(argv[1], "blocksig")) {
+        sigset_t all;
+        spin(argc >= 4 ? atof(argv[3]) * 1e3 : 0);
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, NULL);
+        spin(atof(argv[2]) * 1e3);
+        return 0;
+    } else if (argc >= 4 && !strcmp(argv[1], "threads")) {
+        int n = atoi(argv[2]);
+        double us = atof(argv[3]);
+        for (int i = 0; i < n; i++) {
+            pthread_t t;
+            if (pthread_create(&t, NULL, thr, &us)) {
+                perror("pthread_create");
+                return 1;
+            }
+            pthread_join(t, NULL);
+        }
+        return 0;
+    }
+    fprintf(stderr, "usage: mwp_kinds rawexit MS | blocksig MS [PRE] | threads N US\n");
+    return 2;
+}
