@@ -164,7 +164,7 @@ int ing_db_thread(ing_db *d, int64_t proc, const ing_thr *t);
 int ing_db_module_id(ing_db *d, const char *path, const char *build_id_hex,
                      const char *debug_file, int quality, int64_t *id);
 int ing_db_pc(ing_db *d, int64_t id, int64_t module_id, uint64_t rel, const mw_sym_result *r,
-              const char *function);
+              const char *function, const char *nearest);
 int ing_db_frame(ing_db *d, int64_t pc, unsigned depth, const mw_sym_frame *f,
                  const char *function);
 int ing_db_stack(ing_db *d, int64_t id, int64_t parent, int64_t pc, int64_t depth);
@@ -239,6 +239,15 @@ void ing_code_sort(ing_code *c);  /* once the process's records were read */
 const ing_pmod *ing_code_find(const ing_code *c, uint64_t addr); /* code mapping or NULL */
 /* pcs row of a runtime code address (`ret`: a return address), -1 on error */
 int64_t ing_code_pc(ing_code *c, uint64_t addr, int ret);
+/* The frames a report keeps of a call chain (innermost first, in place; the
+ * new count): memwatch's own frames (libmemwatch*.so: the interposers,
+ * mwp_main) are dropped and their callers kept; a frame in no executable
+ * mapping of the process that no perf map names ends the chain there and
+ * sets *cut (a word of a damaged stack taken for a return address). The
+ * sampled address (addrs[0] when exact0) is kept wherever it lies: the CPU
+ * ran there (JIT code). A chain of memwatch's frames only (its own thread)
+ * is kept as it is. */
+size_t ing_code_trim(ing_code *c, uint64_t *addrs, size_t n, int exact0, int *cut);
 /* stacks row of addresses innermost first (addrs[0] exact when exact0) */
 int64_t ing_code_stack(ing_code *c, const uint64_t *addrs, size_t n, int exact0,
                        int64_t *leaf_pc);

@@ -141,16 +141,21 @@ int64_t ing_code_pc(ing_code *c, uint64_t addr, int ret)
         }
     }
     if (!fn) {
+        /* a module that could not be read: module@0xADDR, as perf names unknown code */
         snprintf(fallback, sizeof fallback, "%s+0x%llx", g ? "" : "[unknown]",
                  (unsigned long long)rel);
         if (g) {
             const char *b = strrchr(g->path, '/');
-            snprintf(fallback, sizeof fallback, "%.40s+0x%llx", b ? b + 1 : g->path,
+            snprintf(fallback, sizeof fallback, "%.40s@0x%llx", b ? b + 1 : g->path,
                      (unsigned long long)rel);
         }
         fn = fallback;
     }
-    if (ing_db_pc(c->db, id, g ? g->db_id : 0, rel, &r, ing_code_demangle(c, fn)))
+    char nearest[600];
+    if (r.nearest)
+        snprintf(nearest, sizeof nearest, "%s", ing_code_demangle(c, r.nearest));
+    if (ing_db_pc(c->db, id, g ? g->db_id : 0, rel, &r, ing_code_demangle(c, fn),
+                  r.nearest ? nearest : NULL))
         return -1;
     for (unsigned i = 0; i < r.nframes; i++)
         if (ing_db_frame(c->db, id, i, &r.frames[i], ing_code_demangle(c, r.frames[i].function)))
@@ -158,6 +163,40 @@ int64_t ing_code_pc(ing_code *c, uint64_t addr, int ret)
     ing_hmap_put(&c->pcs, key_mod, rel, id);
     c->st->pcs++;
     return id;
+}
+
+/* libmemwatch.so (or a copy named so): memwatch's own code */
+static int is_memwatch(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return !strncmp(b ? b + 1 : path, "libmemwatch", 11);
+}
+
+size_t ing_code_trim(ing_code *c, uint64_t *a, size_t n, int exact0, int *cut)
+{
+    size_t keep = 0, own = 0, end = n;
+    for (size_t k = 0; k < n; k++) {
+        const ing_pmod *pm = ing_code_find(c, a[k]);
+        if (pm) {
+            own += is_memwatch(c->gmods.v[pm->gi].path);
+            keep += !is_memwatch(c->gmods.v[pm->gi].path);
+        } else if ((k == 0 && exact0) || (a[k] >> 63) || jit_name(c, a[k] - 1)) {
+            keep++; /* the sampled address, the kernel, or code a perf map names */
+        } else {
+            end = k; /* no code there: a word of a damaged stack */
+            *cut = 1;
+            break;
+        }
+    }
+    if (!keep && own)
+        return end; /* memwatch's own thread: nothing of the program's to name */
+    size_t out = 0;
+    for (size_t k = 0; k < end; k++) {
+        const ing_pmod *pm = ing_code_find(c, a[k]);
+        if (!pm || !is_memwatch(c->gmods.v[pm->gi].path))
+            a[out++] = a[k];
+    }
+    return out;
 }
 
 int64_t ing_code_stack(ing_code *c, const uint64_t *addrs, size_t n, int exact0,

@@ -138,7 +138,7 @@ static int prepare_all(ing_db *d)
         Q(s_mem, "INSERT INTO sample_mem(sample_id,phys_addr,data_src,mem_op,mem_level,mem_hit,"
                  "mem_remote,mem_hops,mem_tlb,mem_snoop,mem_lock) VALUES(?,?,?,?,?,?,?,?,?,?,?)"),
         Q(s_pc, "INSERT INTO pcs(id,module_id,rel_addr,symbol,symbol_offset,function,file,line,"
-                "quality) VALUES(?,?,?,?,?,?,?,?,?)"),
+                "quality,nearest_symbol) VALUES(?,?,?,?,?,?,?,?,?,?)"),
         Q(s_frame, "INSERT INTO frames(pc_id,depth,function,file,line,column,inlined) "
                    "VALUES(?,?,?,?,?,?,?)"),
         Q(s_stack, "INSERT INTO stacks(id,parent_id,pc_id,depth) VALUES(?,?,?,?)"),
@@ -599,7 +599,7 @@ static const char *quality_name(int q)
 
 /* pcs row of one code address (symbolizer result r, first frame's place). */
 int ing_db_pc(ing_db *d, int64_t id, int64_t module_id, uint64_t rel, const mw_sym_result *r,
-              const char *function)
+              const char *function, const char *nearest)
 {
     const mw_sym_frame *f0 = r->nframes ? &r->frames[0] : NULL;
     sqlite3_stmt *s = d->s_pc;
@@ -614,6 +614,7 @@ int ing_db_pc(ing_db *d, int64_t id, int64_t module_id, uint64_t rel, const mw_s
     if (f0 && f0->line)
         sqlite3_bind_int(s, 8, f0->line);
     ing_bind_text(s, 9, quality_name(r->quality));
+    ing_bind_text(s, 10, nearest);
     return ing_db_step(d, s);
 }
 

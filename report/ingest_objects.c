@@ -222,6 +222,8 @@ static int insert_allocations(ing_objects *o)
             memmove(fr, fr + skip, (n - skip) * sizeof *fr);
             n -= skip;
         }
+        /* memwatch's frames out; a frame in no code ends the chain (truncated) */
+        n = ing_code_trim(c, fr, n, 0, &a->truncated);
         c->st->truncated += a->truncated;
         a->first_pc = n ? fr[0] : 0;
         int64_t leaf = 0, sid = n ? ing_code_stack(c, fr, n, 0, &leaf) : 0;

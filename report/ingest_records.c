@@ -418,7 +418,6 @@ static int insert_samples(ing_file *f)
                 truncated = !complete;
             }
         }
-        f->st->truncated += truncated;
         if (n == 0 || chain[0] != x->ip) {
             /* the chain starts at the caller: put the sample ip in front */
             if (n == 128)
@@ -427,6 +426,9 @@ static int insert_samples(ing_file *f)
             chain[0] = x->ip;
             n++;
         }
+        /* memwatch's frames out; a frame in no code ends the chain (truncated) */
+        n = ing_code_trim(f->code, chain, n, 1, &truncated);
+        f->st->truncated += truncated;
         ing_sample_row row = {0};
         row.truncated = truncated;
         row.stack = ing_code_stack(f->code, chain, n, 1, &row.pc);

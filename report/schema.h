@@ -6,8 +6,9 @@
 #ifndef MW_REPORT_SCHEMA_H
 #define MW_REPORT_SCHEMA_H
 
-/* 2: intervals.bw_share, level, in_band (the memory-load levels) */
-#define MW_REPORT_SCHEMA_VERSION 2
+/* 2: intervals.bw_share, level, in_band (the memory-load levels)
+ * 3: pcs.nearest_symbol (a hint for code no symbol covers) */
+#define MW_REPORT_SCHEMA_VERSION 3
 
 static const char mw_report_schema[] =
     "CREATE TABLE schema(version INTEGER NOT NULL);\n"
@@ -36,7 +37,7 @@ static const char mw_report_schema[] =
     "  start INTEGER, end INTEGER, time_ns INTEGER);\n"
     "CREATE TABLE pcs(id INTEGER PRIMARY KEY, module_id INTEGER, rel_addr INTEGER,\n"
     "  symbol TEXT, symbol_offset INTEGER, function TEXT, file TEXT, line INTEGER,\n"
-    "  quality TEXT);\n"
+    "  quality TEXT, nearest_symbol TEXT);\n"
     "CREATE TABLE frames(pc_id INTEGER, depth INTEGER, function TEXT, file TEXT,\n"
     "  line INTEGER, column INTEGER, inlined INTEGER);\n"
     "CREATE TABLE stacks(id INTEGER PRIMARY KEY, parent_id INTEGER, pc_id INTEGER,\n"

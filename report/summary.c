@@ -256,7 +256,8 @@ static const char q_lines[] =
     " JOIN pcs p ON p.id = x.pc_id"
     " GROUP BY p.file, p.line, p.function ORDER BY samples DESC LIMIT ?";
 static const char q_funcs[] =
-    "SELECT p.function AS function, m.path AS module, SUM(x.n) AS samples"
+    "SELECT p.function AS function, m.path AS module, SUM(x.n) AS samples,"
+    " MAX(p.nearest_symbol) AS nearest_symbol" /* a hint for module@0x... names (JSON) */
     " FROM (SELECT s.pc_id, COUNT(*) AS n FROM samples s WHERE %s GROUP BY s.pc_id) x"
     " JOIN pcs p ON p.id = x.pc_id LEFT JOIN modules m ON m.id = p.module_id"
     " GROUP BY p.function, m.path ORDER BY samples DESC LIMIT ?";

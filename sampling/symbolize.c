@@ -45,8 +45,8 @@ typedef struct asym {
 } asym;
 
 typedef struct fnear {
-    uint64_t start;               /* a function's start, from the CFI (or its nearest symbol) */
-    char *name;                   /* "sym+0xoff" or "module@0xaddr" */
+    uint64_t start;               /* a function's start (its FDE's), or the address */
+    char *name;                   /* "module@0xstart" */
 } fnear;
 
 struct mw_symmod {
@@ -70,9 +70,10 @@ struct mw_symmod {
     size_t nasyms;
     uint64_t asym_maxsize;
     int asyms_loaded;
-    uint64_t *fde;                /* function starts from .eh_frame_hdr's table, sorted */
-    size_t nfde;
+    uint64_t *fde;                /* FDE ranges [start, end) as pairs, sorted by start */
+    size_t nfde, capfde;
     int fde_loaded;
+    char hint[512];               /* the nearest symbol for the last unnamed address */
 };
 
 struct mw_symbolizer {
@@ -341,89 +342,218 @@ static void load_fsyms(mw_symmod *m)
     qsort(m->fsyms, m->nfsyms, sizeof *m->fsyms, dsym_cmp);
 }
 
-/* Function starts from the binary search table of .eh_frame_hdr (kept by
- * strip): each FDE's initial location. Only the table encoding GNU ld writes
- * (DW_EH_PE_datarel | DW_EH_PE_sdata4, relative to the section) is read; with
- * another, or none, the caller falls back to the CFI row holding the address. */
-static void load_fde(mw_symmod *m)
+/* ---- functions by call frame information ----
+ * Each FDE of .eh_frame (kept by strip) and of .debug_frame (in the debug
+ * file, where there is one) covers one function's code, [start, end): an
+ * address that no symbol covers is named after the FDE that holds it, and a
+ * sizeless symbol names only the addresses of its own FDE. */
+
+/* An encoded pointer (DW_EH_PE_*) at *p, moving *p past it; pcrel is taken
+ * relative to the field's address (at: its address in the module). 0 when
+ * the encoding is one this reader does not take (then the FDE is skipped). */
+static int read_enc(const uint8_t **p, const uint8_t *end, uint8_t enc, int addr_size,
+                    uint64_t at, int apply, uint64_t *out)
 {
-    m->fde_loaded = 1;
-    GElf_Addr bias = 0;
-    Elf *e = dwfl_module_getelf(m->mod, &bias);
+    const uint8_t *q = *p;
+    uint64_t v = 0;
+    int64_t sv = 0;
+    int is_signed = 0;
+    size_t n = 0;
+    switch (enc & 0x0f) {
+    case 0x00: n = (size_t)addr_size; break;
+    case 0x02: n = 2; break;
+    case 0x03: n = 4; break;
+    case 0x04: n = 8; break;
+    case 0x0a: n = 2; is_signed = 1; break;
+    case 0x0b: n = 4; is_signed = 1; break;
+    case 0x0c: n = 8; is_signed = 1; break;
+    case 0x01: case 0x09: { /* uleb128 / sleb128 */
+        unsigned shift = 0;
+        uint8_t b = 0x80;
+        while (q < end && (b & 0x80) && shift < 64) {
+            b = *q++;
+            v |= (uint64_t)(b & 0x7f) << shift;
+            shift += 7;
+        }
+        if ((enc & 0x0f) == 0x09 && shift < 64 && (b & 0x40))
+            v |= ~0ull << shift;
+        break;
+    }
+    default: return 0;
+    }
+    if (n) {
+        if ((size_t)(end - q) < n)
+            return 0;
+        uint64_t u = 0;
+        memcpy(&u, q, n); /* x86-64 and the host share byte order */
+        q += n;
+        if (is_signed && n < 8 && (u >> (8 * n - 1) & 1))
+            sv = (int64_t)(u | (~0ull << (8 * n)));
+        else
+            sv = (int64_t)u;
+        v = (uint64_t)sv;
+    }
+    if (apply && (enc & 0x70) == 0x10)
+        v += at;
+    else if (apply && (enc & 0x70) != 0)
+        return 0; /* textrel/datarel/funcrel: not used for FDEs by GNU tools */
+    *p = q;
+    *out = v;
+    return 1;
+}
+
+/* The FDE pointer encoding of a CIE: its 'R' augmentation, or absolute. */
+static uint8_t cie_fde_enc(const Dwarf_CIE *c)
+{
+    const char *a = c->augmentation;
+    const uint8_t *d = c->augmentation_data, *e = d ? d + c->augmentation_data_size : NULL;
+    if (!a || a[0] != 'z' || !d)
+        return 0x00;
+    for (a++; *a && d < e; a++) {
+        if (*a == 'R')
+            return *d;
+        if (*a == 'L')
+            d++;
+        else if (*a == 'P') {
+            uint8_t penc = *d++;
+            uint64_t dummy;
+            if (!read_enc(&d, e, penc & 0x7f, 8, 0, 0, &dummy))
+                return 0x00;
+        }
+    }
+    return 0x00;
+}
+
+static int frng_cmp(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* Every FDE of one CFI section (eh: .eh_frame format) into m->fde as
+ * [start, end) pairs; bias is added (the debug file's addresses). */
+static void add_fdes(mw_symmod *m, Elf *e, Elf_Scn *scn, int eh, uint64_t bias)
+{
+    GElf_Shdr sh;
+    Elf_Data *d = elf_getdata(scn, NULL);
+    const unsigned char *ident = (const unsigned char *)elf_getident(e, NULL);
+    if (!d || !d->d_buf || !ident || !gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+        return;
+    int asz = ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
+    struct cie_enc {
+        Dwarf_Off off;
+        uint8_t enc;
+    } cies[64];
+    size_t ncies = 0;
+    for (Dwarf_Off off = 0, next;; off = next) {
+        Dwarf_CFI_Entry ent;
+        int rc = dwarf_next_cfi(ident, d, eh, off, &next, &ent);
+        if (rc > 0 || (rc < 0 && next == (Dwarf_Off)-1) || next <= off)
+            break;
+        if (rc < 0)
+            continue;
+        if (dwarf_cfi_cie_p(&ent)) {
+            if (ncies < 64)
+                cies[ncies++] = (struct cie_enc){off, eh ? cie_fde_enc(&ent.cie) : 0x00};
+            continue;
+        }
+        uint8_t enc = 0x00;
+        for (size_t i = 0; i < ncies; i++)
+            if (cies[i].off == ent.fde.CIE_pointer)
+                enc = cies[i].enc;
+        if (eh && ncies == 64) { /* more CIEs than kept: parse the one named */
+            Dwarf_Off cn;
+            Dwarf_CFI_Entry ce;
+            if (dwarf_next_cfi(ident, d, eh, ent.fde.CIE_pointer, &cn, &ce) == 0 &&
+                dwarf_cfi_cie_p(&ce))
+                enc = cie_fde_enc(&ce.cie);
+        }
+        const uint8_t *p = ent.fde.start, *pe = ent.fde.end;
+        uint64_t start, len;
+        uint64_t at = sh.sh_addr + (uint64_t)(p - (const uint8_t *)d->d_buf);
+        if (!read_enc(&p, pe, enc, asz, at, 1, &start) ||
+            !read_enc(&p, pe, enc & 0x0f, asz, 0, 0, &len) || len == 0)
+            continue;
+        if (m->nfde == m->capfde) {
+            size_t nc = m->capfde ? m->capfde * 2 : 256;
+            uint64_t *v = realloc(m->fde, nc * 2 * sizeof *v);
+            if (!v)
+                return;
+            m->fde = v;
+            m->capfde = nc;
+        }
+        m->fde[2 * m->nfde] = start + bias;
+        m->fde[2 * m->nfde + 1] = start + bias + len;
+        m->nfde++;
+    }
+}
+
+static void add_fde_section(mw_symmod *m, Elf *e, const char *want, int eh, uint64_t bias)
+{
     size_t shstr;
     if (!e || elf_getshdrstrndx(e, &shstr) != 0)
         return;
     for (Elf_Scn *scn = elf_nextscn(e, NULL); scn; scn = elf_nextscn(e, scn)) {
         GElf_Shdr sh;
         const char *nm;
-        if (!gelf_getshdr(scn, &sh) || !(nm = elf_strptr(e, shstr, sh.sh_name)) ||
-            strcmp(nm, ".eh_frame_hdr"))
-            continue;
-        Elf_Data *d = elf_getdata(scn, NULL);
-        if (!d || !d->d_buf || d->d_size < 12)
-            return;
-        const unsigned char *b = d->d_buf;
-        /* version 1; eh_frame_ptr_enc; fde_count_enc udata4; table_enc datarel|sdata4 */
-        if (b[0] != 1 || b[2] != 0x03 || b[3] != 0x3b)
-            return;
-        size_t off = 4 + ((b[1] & 0x0f) == 0x0b || (b[1] & 0x0f) == 0x03 ? 4 : 8);
-        if (off + 4 > d->d_size)
-            return;
-        uint32_t n;
-        memcpy(&n, b + off, 4);
-        off += 4;
-        if (n == 0 || (d->d_size - off) / 8 < n)
-            return;
-        m->fde = malloc(n * sizeof *m->fde);
-        if (!m->fde)
-            return;
-        for (uint32_t i = 0; i < n; i++) {
-            int32_t loc;
-            memcpy(&loc, b + off + 8 * (size_t)i, 4);
-            m->fde[m->nfde++] = sh.sh_addr + (int64_t)loc;
-        }
-        return; /* sorted by the linker (a binary search table) */
+        if (gelf_getshdr(scn, &sh) && (nm = elf_strptr(e, shstr, sh.sh_name)) &&
+            !strcmp(nm, want))
+            add_fdes(m, e, scn, eh, bias);
     }
 }
 
-/* The name of the function that holds a, for an address no symbol covers
- * (a stripped library's internal function): one name per function, so that
- * its addresses make one row. The function's start comes from the call frame
- * information (.eh_frame, kept by strip); it is named after the nearest code
- * symbol before it, "sym+0xoff", or "module@0xstart" where none is. */
-static const char *nearest_name(mw_symmod *m, uint64_t a)
+/* The FDE ranges of the module (.eh_frame of the file, .debug_frame of the
+ * file or of its debug file), sorted by start. */
+static void load_fde(mw_symmod *m)
 {
-    uint64_t start = a;
-    int have_start = 0;
+    m->fde_loaded = 1;
+    GElf_Addr bias = 0;
+    Elf *e = dwfl_module_getelf(m->mod, &bias);
+    add_fde_section(m, e, ".eh_frame", 1, bias);
+    add_fde_section(m, e, ".debug_frame", 0, bias);
+    Dwarf_Addr dbias = 0;
+    Dwarf *dw = dwfl_module_getdwarf(m->mod, &dbias);
+    Elf *de = dw ? dwarf_getelf(dw) : NULL;
+    if (de && de != e)
+        add_fde_section(m, de, ".debug_frame", 0, dbias);
+    if (m->nfde > 1)
+        qsort(m->fde, m->nfde, 2 * sizeof *m->fde, frng_cmp);
+}
+
+/* The FDE that covers a: 1 and its [start, end), else 0. */
+static int fde_at(mw_symmod *m, uint64_t a, uint64_t *start, uint64_t *end)
+{
     if (!m->fde_loaded)
         load_fde(m);
-    if (m->nfde) {
-        size_t lo = 0, hi = m->nfde;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (m->fde[mid] <= a)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo) {
-            start = m->fde[lo - 1];
-            have_start = 1;
-        }
+    size_t lo = 0, hi = m->nfde;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->fde[2 * mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    Dwarf_Addr bias = 0;
-    Dwarf_CFI *cfi = have_start ? NULL : dwfl_module_eh_cfi(m->mod, &bias);
-    Dwarf_Frame *fr = NULL;
-    if (!cfi && !have_start)
-        cfi = dwfl_module_dwarf_cfi(m->mod, &bias);
-    if (cfi && dwarf_cfi_addrframe(cfi, a - bias, &fr) == 0) {
-        Dwarf_Addr s0 = 0, e0 = 0;
-        if (dwarf_frame_info(fr, &s0, &e0, NULL) >= 0 && s0 + bias <= a) {
-            start = s0 + bias;
-            have_start = 1;
+    /* FDEs do not overlap in linked code; look at a few before in case */
+    for (size_t k = lo, tries = 0; k > 0 && tries < 4; k--, tries++)
+        if (a < m->fde[2 * (k - 1) + 1]) {
+            *start = m->fde[2 * (k - 1)];
+            *end = m->fde[2 * (k - 1) + 1];
+            return 1;
         }
-        free(fr);
-    }
+    return 0;
+}
+
+/* The name of the function that holds a, for an address no symbol covers
+ * (a stripped library's internal function): "module@0xSTART", START the
+ * start of the FDE that covers a (one name per function, so that its
+ * addresses make one row), or "module@0xADDR" where no FDE covers it. Never
+ * another function's name: the nearest code symbol before START is only a
+ * hint (m->hint, "sym+0xoff"; "" where none), which mw_symmod_lookup passes on
+ * as r->nearest. */
+static const char *unnamed_name(mw_symmod *m, uint64_t a)
+{
+    uint64_t start = a, fend;
+    fde_at(m, a, &start, &fend);
     if (!m->fsyms_loaded)
         load_fsyms(m);
     size_t lo = 0, hi = m->nfsyms;
@@ -435,8 +565,11 @@ static const char *nearest_name(mw_symmod *m, uint64_t a)
             hi = mid;
     }
     const dsym *near = lo ? &m->fsyms[lo - 1] : NULL;
-    if (!have_start && near)
-        start = near->start; /* no CFI: the nearest symbol's addresses make one row */
+    if (near && start > near->start)
+        snprintf(m->hint, sizeof m->hint, "%s+0x%llx", near->name,
+                 (unsigned long long)(start - near->start));
+    else
+        snprintf(m->hint, sizeof m->hint, "%s", near ? near->name : "");
     lo = 0;
     hi = m->nfn;
     while (lo < hi) {
@@ -449,15 +582,8 @@ static const char *nearest_name(mw_symmod *m, uint64_t a)
     if (lo < m->nfn && m->fn[lo].start == start)
         return m->fn[lo].name;
     char buf[512];
-    if (near && start > near->start)
-        snprintf(buf, sizeof buf, "%s+0x%llx", near->name,
-                 (unsigned long long)(start - near->start));
-    else if (near)
-        snprintf(buf, sizeof buf, "%s", near->name);
-    else {
-        const char *b = strrchr(m->path, '/');
-        snprintf(buf, sizeof buf, "%s@0x%llx", b ? b + 1 : m->path, (unsigned long long)start);
-    }
+    const char *b = strrchr(m->path, '/');
+    snprintf(buf, sizeof buf, "%s@0x%llx", b ? b + 1 : m->path, (unsigned long long)start);
     if (m->nfn == m->capfn) {
         size_t nc = m->capfn ? m->capfn * 2 : 16;
         fnear *v = realloc(m->fn, nc * sizeof *v);
@@ -537,7 +663,7 @@ static int asym_better(const asym *c, const asym *s)
  * code symbols are weighed: an address inside a data object (a frame read
  * from a damaged stack) gets no name here where libdw would name the
  * object. */
-static const char *symbol_at(mw_symmod *m, uint64_t a, GElf_Off *off)
+static const char *symbol_at(mw_symmod *m, uint64_t a, GElf_Off *off, uint64_t *size)
 {
     if (!m->asyms_loaded)
         load_asyms(m);
@@ -583,6 +709,7 @@ static const char *symbol_at(mw_symmod *m, uint64_t a, GElf_Off *off)
             if (asym_better(best, cand[k][j]))
                 best = cand[k][j];
         *off = a - best->start;
+        *size = best->size;
         return best->name;
     }
     /* No sized symbol holds A: a sizeless one at or above the end of every
@@ -591,7 +718,21 @@ static const char *symbol_at(mw_symmod *m, uint64_t a, GElf_Off *off)
         return NULL;
 libdw:;
     GElf_Sym sym;
-    return dwfl_module_addrinfo(m->mod, a, off, &sym, NULL, NULL, NULL);
+    const char *n = dwfl_module_addrinfo(m->mod, a, off, &sym, NULL, NULL, NULL);
+    *size = n ? sym.st_size : 0;
+    return n;
+}
+
+/* Whether the symbol found for a (at a - off, of the given size) covers it:
+ * within its size, or, sizeless (hand-written assembly, labels), in the same
+ * function by CFI: the FDE that covers a also covers the symbol's address.
+ * Anything else is another function's name, never given. */
+static int symbol_covers(mw_symmod *m, uint64_t a, uint64_t off, uint64_t size)
+{
+    if (size)
+        return off < size;
+    uint64_t fs, fe;
+    return fde_at(m, a, &fs, &fe) && fs <= a - off;
 }
 
 int mw_symmod_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
@@ -600,7 +741,10 @@ int mw_symmod_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
     if (!m || !m->mod)
         return MW_SYMQ_NONE;
     GElf_Off off = 0;
-    const char *sname = symbol_at(m, a, &off);
+    uint64_t ssize = 0;
+    const char *sname = symbol_at(m, a, &off, &ssize);
+    if (sname && !symbol_covers(m, a, off, ssize))
+        sname = NULL;
     if (sname) {
         r->symbol = sname;
         r->symbol_offset = off;
@@ -667,6 +811,13 @@ int mw_symmod_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
             r->frames[0].column = col;
             r->nframes = 1;
         }
+        /* a C++ function that DWARF names without its linkage name (gcc's
+         * functions of anonymous namespaces: "kernel"): the covering ELF
+         * symbol's mangled name, which says its namespace and parameters */
+        mw_sym_frame *outer = r->nframes ? &r->frames[r->nframes - 1] : NULL;
+        if (outer && !outer->inlined && sname && !strncmp(sname, "_Z", 2) &&
+            outer->function && strncmp(outer->function, "_Z", 2))
+            outer->function = sname;
         if (r->nframes)
             r->quality = MW_SYMQ_DWARF;
     }
@@ -675,10 +826,11 @@ int mw_symmod_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
         r->nframes = 1;
     }
     if (r->nframes == 0 && !sname) {
-        const char *nn = nearest_name(m, a);
+        const char *nn = unnamed_name(m, a);
         if (nn) {
             r->frames[0].function = nn;
             r->nframes = 1;
+            r->nearest = m->hint[0] ? m->hint : NULL;
         }
     }
     return r->quality;
@@ -770,12 +922,42 @@ int mw_sym_demangler(const char **why)
     return dm_fn != NULL;
 }
 
+static const char *demangle_whole(const char *name, char **buf, size_t *cap);
+
+/* A mangled name with an offset ("_Z3fooi+0x30"): the name demangled, the
+ * offset kept after it. */
 const char *mw_sym_demangle(const char *name, char **buf, size_t *cap)
 {
     if (!name || name[0] != '_' || name[1] != 'Z')
         return name;
     if (!mw_sym_demangler(NULL))
         return name;
+    const char *plus = strstr(name, "+0x");
+    if (!plus || !plus[3] || strspn(plus + 3, "0123456789abcdefABCDEF") != strlen(plus + 3))
+        return demangle_whole(name, buf, cap);
+    char base[4096];
+    size_t bl = (size_t)(plus - name), sl = strlen(plus);
+    if (bl >= sizeof base)
+        return name;
+    memcpy(base, name, bl);
+    base[bl] = 0;
+    const char *d = demangle_whole(base, buf, cap);
+    if (d == base)
+        return name;
+    size_t dl = strlen(d);
+    if (dl + sl + 1 > *cap) {
+        char *nb = realloc(*buf, dl + sl + 1);
+        if (!nb)
+            return name;
+        *buf = nb;
+        *cap = dl + sl + 1;
+    }
+    memcpy(*buf + dl, plus, sl + 1);
+    return *buf;
+}
+
+static const char *demangle_whole(const char *name, char **buf, size_t *cap)
+{
     size_t len = *buf ? *cap : 0;
     int status = -1;
     char *out = dm_fn(name, *buf, *buf ? &len : NULL, &status);

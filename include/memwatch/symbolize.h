@@ -9,9 +9,15 @@
  * .gnu_debuglink, or under <debug dir>/.build-id/xx/yyyy.debug (default
  * /usr/lib/debug). When the file on disk has another build-id than the one
  * recorded, only a debug file with the recorded build-id is used; otherwise
- * the answer is module + address. Stripped binaries give symbol + offset from
- * .dynsym, or module + address. Nothing here crashes on a bad file: a module
- * that cannot be opened answers with the module name and the address.
+ * the answer is module + address. A function name is given only where a
+ * symbol covers the address: within its size, or, for a sizeless symbol, in
+ * the same function by CFI (the FDE of .eh_frame/.debug_frame that covers the
+ * address covers the symbol's address too); DWARF subprograms cover their
+ * ranges. An address no symbol covers is "module@0xSTART", START the start of
+ * its FDE (module-relative), or "module@0xADDR" where no FDE covers it; the
+ * nearest code symbol before it is a hint only (mw_sym_result.nearest).
+ * Nothing here crashes on a bad file: a module that cannot be opened answers
+ * with the module name and the address.
  *
  * Strings returned stay valid until mw_symbolizer_free().
  * Threading: a symbolizer is used by one thread at a time.
@@ -46,11 +52,13 @@ enum mw_sym_quality {
 
 typedef struct mw_sym_result {
     int quality;            /* enum mw_sym_quality */
-    const char *symbol;     /* ELF symbol containing the address (NULL if none) */
+    const char *symbol;     /* ELF symbol covering the address (NULL if none) */
     uint64_t symbol_offset; /* address - symbol start */
     unsigned nframes;       /* 0 unless quality == MW_SYMQ_DWARF (or a symbol gave 1; or,
-                               with MW_SYMQ_NONE, 1 named after the nearest code symbol
-                               before the function that holds the address) */
+                               with MW_SYMQ_NONE, 1 named "module@0xSTART") */
+    const char *nearest;    /* MW_SYMQ_NONE with a module@ name: the nearest code symbol
+                               before the function, "sym+0xoff" (a hint, never the name);
+                               valid until the next lookup in the module. Else NULL. */
     mw_sym_frame frames[MW_SYM_MAX_FRAMES];
 } mw_sym_result;
 
@@ -81,7 +89,8 @@ MW_API int mw_symmod_data_symbol(mw_symmod *m, uint64_t rel_addr, const char **n
 
 /* A name for display: C++ names (and Rust's legacy ones, which use the same
  * scheme) demangled through the C++ runtime's __cxa_demangle, loaded from
- * libstdc++.so.6 on the first mangled name; any other name, a name that does
+ * libstdc++.so.6 on the first mangled name, with or without an offset
+ * ("_Z3fooi+0x30" -> "foo(int)+0x30"); any other name, a name that does
  * not demangle, or no C++ runtime: the name itself. *buf (malloc'ed, *cap
  * bytes; NULL and 0 to begin) is reused and grown across calls, freed by the
  * caller; the result is valid until the next call with the same buffer.

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # tests/names/test_names.sh: names for code that has no symbol of its own.
 # NAMES_CASE=nearest: libmwhot.so stripped (only .dynsym): its hot static
-#   function hot_loop is one row of the report, named after the nearest
-#   dynamic symbol before it ("hot_before+0x..."), not one row per address;
-#   with the unstripped library the same row is hot_loop with its lines.
+#   function hot_loop is one row of the report, named libmwhot.so@0xSTART with
+#   START hot_loop's start (its FDE), never after hot_before, the exported
+#   symbol before it, which is a hint in the JSON only (nearest_symbol); the
+#   report says what would name the library (a debug file by build-id); with
+#   the unstripped library the same row is hot_loop with its lines.
 # NAMES_CASE=minidebuginfo: the stripped library with .gnu_debugdata (the
 #   function symbols, xz-compressed, as Fedora ships them): the row is hot_loop.
 # NAMES_CASE=debuginfod: the stripped library's debug file served by Debian's
@@ -14,6 +16,17 @@
 #   map the report says it was expected but missing.
 # NAMES_PYTHON=python3.12 (NAMES_CASE=pyperf): python -X perf names the
 #   Python function (py_hot_loop); skipped where Python is older than 3.12.
+# NAMES_CASE=cxx: the same in C++ (libmwcxxhot.so): unstripped, the hot
+#   function demangled (hotns::(anonymous namespace)::kernel(...)); stripped,
+#   libmwcxxhot.so@0x... with the hint demangled with its offset
+#   (hotns::before(double)+0x...); no name anywhere left mangled.
+# NAMES_CASE=symtab: every function name in the JSON of recorded runs (the
+#   stripped libmwhot.so, and Debian's stripped sort) checked against the
+#   modules' symbol tables by check_names.py: a name covers its address, or
+#   is module@0x....
+# NAMES_CASE=stacks: no stack holds a libmemwatch.so frame (mwp_main, the
+#   interposers), --callers main names main's real caller, and no caller
+#   frame lies in no module (such frames end the stack).
 set -u
 [ -n "${MW_SAN_PRELOAD:-}" ] && export LD_PRELOAD=$MW_SAN_PRELOAD
 B=${MW_BUILD_DIR:?}
@@ -59,17 +72,137 @@ nearest)
     strip_lib "$tmp/stripped.so"
     run_hot "$tmp/stripped.so"
     rows >"$tmp/rows.txt"; cat "$tmp/rows.txt"
-    # hot_loop's addresses all fold into one "hot_before+0x..." row (not one
-    # row per address); hot_run, an exported function, may own a sample of
-    # its own (the clock calls around the loop) and is a row of its own.
-    n=$(grep -c '^hot_before+' "$tmp/rows.txt")
+    # hot_loop's start in the unstripped library: the name the row must have
+    start=$(nm "$lib" | awk '$3 == "hot_loop" { print $1 }' | python3 -c 'import sys; print(hex(int(sys.stdin.read(), 16)))')
+    n=$(grep -c '^hot_before' "$tmp/rows.txt")
+    check "the exported symbol before the static function names none of its addresses ($n rows hot_before...)" $(( n == 0 ))
     top=$(head -1 "$tmp/rows.txt" | cut -d' ' -f1)
-    check "stripped library: one row for its hot function ($n rows named hot_before+...)" $(( n == 1 ))
-    case $top in hot_before+0x*) r=1 ;; *) r=0 ;; esac
-    check "named after the nearest dynamic symbol before it ($top)" $r
+    check "the hot static function is libmwhot.so@$start ($top)" $([ "$top" = "libmwhot.so@$start" ] && echo 1 || echo 0)
+    n=$(grep -c '^libmwhot.so@' "$tmp/rows.txt")
+    check "one row for it, not one per address ($n rows libmwhot.so@...)" $(( n == 1 ))
+    python3 - "$tmp/sum.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = [x for x in d["overall"]["functions"] if x.get("function", "").startswith("libmwhot.so@")]
+hint = f[0].get("nearest_symbol", "") if f else ""
+ok = hint.startswith("hot_before+0x")
+print(("ok" if ok else "FAILED") + ": the nearest symbol is a hint in the JSON (%s)" % hint)
+m = [x for x in d.get("module_names", []) if x["module"].endswith("libmwhot.so")]
+ok2 = bool(m) and "build-id" in m[0]["would_name_it"]
+print(("ok" if ok2 else "FAILED") + ": the report says what would name it: %s" % (m[0]["would_name_it"] if m else "nothing"))
+sys.exit(not (ok and ok2))
+EOF
+    [ $? = 0 ] || fail=1
+    "$B/memwatch" report "$tmp/raw" -o "$tmp/db" --top 20 >"$tmp/sum.txt" 2>&1
+    grep -q "libmwhot.so@$start" "$tmp/sum.txt"; check "the text report prints libmwhot.so@$start" $(( $? == 0 ))
+    grep -q "hot_before" "$tmp/sum.txt"; check "the text report never prints hot_before" $(( $? != 0 ))
     run_hot "$lib"
     rows >"$tmp/rows2.txt"; cat "$tmp/rows2.txt"
     grep -q "^hot_loop " "$tmp/rows2.txt"; check "unstripped library: hot_loop" $(( $? == 0 ))
+    ;;
+cxx)
+    cxlib=$(find "$B" -name libmwcxxhot.so -type f | head -1)
+    cxapp=$(find "$B" -name mwcxxapp -type f -perm -u+x | head -1)
+    [ -n "$cxlib" ] && [ -n "$cxapp" ] || { echo "SKIP: mwcxxapp not built: no C++ compiler found by CMake"; exit 77; }
+    tool strip "binutils"
+    # run_cxx LIB OUT: record mwcxxapp with LIB, the report's JSON into OUT
+    # and the --sort function view's into OUT.fn
+    run_cxx() {
+        rm -rf "$tmp/app" "$tmp/raw" "$tmp/db"; mkdir -p "$tmp/app"
+        cp "$cxapp" "$tmp/app/mwcxxapp"; cp "$1" "$tmp/app/libmwcxxhot.so"
+        LD_LIBRARY_PATH=$tmp/app "$B/memwatch" record -q -o "$tmp/raw" -- "$tmp/app/mwcxxapp" 1 >/dev/null ||
+            { echo "FAILED: memwatch record mwcxxapp"; exit 1; }
+        "$B/memwatch" report "$tmp/raw" -o "$tmp/db" --json --top 20 >"$2" 2>"$tmp/err.txt" ||
+            { echo "FAILED: memwatch report"; cat "$tmp/err.txt"; exit 1; }
+        "$B/memwatch" report "$tmp/raw" -o "$tmp/db" --sort function --json --top 200 >"$2.fn" 2>/dev/null
+    }
+    run_cxx "$cxlib" "$tmp/full.json"
+    strip --strip-all -o "$tmp/stripped.so" "$cxlib"
+    run_cxx "$tmp/stripped.so" "$tmp/bare.json"
+    python3 - "$tmp/full.json" "$tmp/bare.json" "$tmp/full.json.fn" "$tmp/bare.json.fn" <<'EOF'
+import json, sys
+full, bare = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+def mod_rows(d):
+    return [x for x in d["overall"]["functions"] if (x.get("module") or "").endswith("libmwcxxhot.so")]
+def all_names(o, out):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k in ("function", "nearest_symbol") and isinstance(v, str):
+                out.append(v)
+            else:
+                all_names(v, out)
+    elif isinstance(o, list):
+        for v in o:
+            all_names(v, out)
+    return out
+fail = 0
+def check(what, ok):
+    global fail
+    print(("ok" if ok else "FAILED") + ": " + what)
+    fail |= not ok
+top = mod_rows(full)[0]["function"] if mod_rows(full) else ""
+check("unstripped: the hot function demangled, no offset (%s)" % top,
+      top == "hotns::(anonymous namespace)::kernel(double*, unsigned long)")
+b = mod_rows(bare)[0] if mod_rows(bare) else {}
+check("stripped: libmwcxxhot.so@0x... (%s)" % b.get("function"),
+      b.get("function", "").startswith("libmwcxxhot.so@0x"))
+hint = b.get("nearest_symbol", "")
+check("stripped: the hint demangled with its offset (%s)" % hint, hint.startswith("hotns::before(double)+0x"))
+names = all_names([json.load(open(a)) for a in sys.argv[1:]], [])
+mangled = [n for n in names if n.startswith("_Z")]
+check("no name left mangled among %d (%s)" % (len(names), mangled[:3]), not mangled)
+sys.exit(fail)
+EOF
+    [ $? = 0 ] || fail=1
+    ;;
+symtab)
+    tool nm "binutils"
+    strip_lib "$tmp/stripped.so"
+    run_hot "$tmp/stripped.so"
+    "$B/memwatch" report "$tmp/raw" -o "$tmp/db" --sort function --json --top 1000 >"$tmp/fn.json" 2>/dev/null
+    python3 "$S/tests/names/check_names.py" "$tmp/db" "$tmp/sum.json" "$tmp/fn.json"
+    check "every name of the stripped library's run covers its address or is module@0x..." $(( $? == 0 ))
+    # Debian's sort: stripped, without frame pointers, its own functions unnamed
+    python3 -c 'import random; r = random.Random(1); print("\n".join(str(r.random()) for _ in range(600000)))' >"$tmp/lines"
+    "$B/memwatch" record -q -o "$tmp/raw2" -- sort -n "$tmp/lines" -o /dev/null >/dev/null ||
+        { echo "FAILED: memwatch record sort"; exit 1; }
+    "$B/memwatch" report "$tmp/raw2" -o "$tmp/db2" --json --top 1000 >"$tmp/sum2.json" 2>/dev/null
+    "$B/memwatch" report "$tmp/raw2" -o "$tmp/db2" --sort function --json --top 1000 >"$tmp/fn2.json" 2>/dev/null
+    python3 "$S/tests/names/check_names.py" "$tmp/db2" "$tmp/sum2.json" "$tmp/fn2.json"
+    check "every name of sort's run covers its address or is module@0x..." $(( $? == 0 ))
+    ;;
+stacks)
+    command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 is not installed (the stacks are read from the database)"; exit 77; }
+    run_hot "$lib"
+    own=$(sqlite3 "$tmp/db" "SELECT COUNT(*) FROM stacks s JOIN pcs p ON p.id = s.pc_id JOIN modules m ON m.id = p.module_id WHERE m.path LIKE '%libmemwatch%'")
+    check "no stack frame in libmemwatch.so ($own)" $(( own == 0 ))
+    nomod=$(sqlite3 "$tmp/db" "SELECT COUNT(*) FROM stacks s JOIN pcs p ON p.id = s.pc_id WHERE p.module_id IS NULL AND p.quality IS NOT 'perf-map' AND s.id IN (SELECT parent_id FROM stacks)")
+    check "no caller frame in no module ($nomod)" $(( nomod == 0 ))
+    "$B/memwatch" report "$tmp/raw" -o "$tmp/db" --callers main --json >"$tmp/callers.json" 2>/dev/null
+    "$B/memwatch" report "$tmp/raw" -o "$tmp/db" --callers main >"$tmp/callers.txt" 2>/dev/null
+    cat "$tmp/callers.txt"
+    python3 - "$tmp/callers.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+def names(o, out):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k == "function" and isinstance(v, str):
+                out.append(v)
+            else:
+                names(v, out)
+    elif isinstance(o, list):
+        for v in o:
+            names(v, out)
+    return out
+n = names(d, [])
+callers = [x["function"] for x in d.get("callers", {}).get("callers", [])]
+ok = bool(callers) and not any(c.startswith("mwp_") for c in n) and \
+    any(c in ("__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl") for c in callers)
+print(("ok" if ok else "FAILED") + ": --callers main names libc's entry, no memwatch frame: %s" % callers)
+sys.exit(not ok)
+EOF
+    [ $? = 0 ] || fail=1
     ;;
 minidebuginfo)
     tool objcopy "binutils"; tool nm "binutils"; tool xz "xz-utils"

@@ -185,7 +185,9 @@ static void saturable_case(const char *prof)
     MW_CHECK_INT(ingest(file, db), 0);
     sqlite3 *d;
     MW_CHECK_INT(sqlite3_open(db, &d), SQLITE_OK);
-    MW_CHECK_INT(qd(d, "SELECT version FROM schema"), 2);
+    /* the levels' columns came with version 2 (3 added pcs.nearest_symbol) */
+    MW_CHECK(qd(d, "SELECT version FROM schema") >= 2, "schema version %g",
+             (double)qd(d, "SELECT version FROM schema"));
     static const struct {
         int id;
         double share;

@@ -10,7 +10,9 @@
  *     without a crash and are marked truncated; a 20-frame chain is not;
  *   - a DWARF stack (registers and a stack copy) of a recursion 300 deep,
  *     built without frame pointers, unwinds to the 128-frame limit and is
- *     marked truncated.
+ *     marked truncated;
+ *   - a chain through a word in no code ends there (truncated, no JIT note);
+ *     a sampled ip in no module is kept (and the JIT note given).
  */
 #include "mw_test.h"
 #include "mwr_build.h"
@@ -205,6 +207,48 @@ int main(void)
                  "deep_rec frames: %lld",
                  (long long)q1(d, "SELECT COUNT(*) FROM stacks s JOIN pcs p ON p.id = s.pc_id"
                                   " WHERE p.function = 'deep_rec'"));
+        sqlite3_close(d);
+    }
+
+    /* 4. a chain through a word that lies in no code (ASCII taken for a
+     * return address): it ends there, truncated, and is no caller; no JIT
+     * note. A sampled ip in no module (anonymous executable memory) is
+     * kept, and then the note is given. */
+    {
+        mwb w;
+        mwb_init(&w);
+        mwb_meta(&w, "pid=4243\nexe=/bin/junk\nunwind=fp\n");
+        mwb_module(&w, exe, me.base, me.start, me.end);
+        const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                            PERF_SAMPLE_CALLCHAIN;
+        mwb_attr(&w, 1, "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, st);
+        static unsigned char recs[4096];
+        uint64_t junk[6] = {ip, ra, ra, 0x202020005153414eull, ra, ra};
+        mwb_sample s = {ip, MS, 0, 0, 0, 4243, 4243, junk, 6};
+        size_t n = mwb_kernel_sample(recs, st, &s);
+        mwb_perf_data(&w, 1, 4243, 2 * MS, recs, n);
+        mwb_trailer(&w, 3 * MS, 0);
+        sqlite3 *d = ingest(&w, dir, "junk");
+        MW_CHECK_INT(q1(d, "SELECT s.depth + 1 FROM samples x JOIN stacks s ON s.id = x.stack_id"),
+                     3);
+        MW_CHECK_INT(q1(d, "SELECT truncated FROM samples"), 1);
+        MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM pcs WHERE module_id IS NULL"), 0);
+        MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM name_notes WHERE note LIKE '%JIT%'"), 0);
+        sqlite3_close(d);
+
+        mwb_init(&w);
+        mwb_meta(&w, "pid=4244\nexe=/bin/jit\nunwind=fp\n");
+        mwb_module(&w, exe, me.base, me.start, me.end);
+        mwb_attr(&w, 1, "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, st);
+        uint64_t anon[3] = {0x7f0000001000ull, ra, ra};
+        mwb_sample s2 = {anon[0], MS, 0, 0, 0, 4244, 4244, anon, 3};
+        n = mwb_kernel_sample(recs, st, &s2);
+        mwb_perf_data(&w, 1, 4244, 2 * MS, recs, n);
+        mwb_trailer(&w, 3 * MS, 0);
+        d = ingest(&w, dir, "anon");
+        MW_CHECK_INT(q1(d, "SELECT s.depth + 1 FROM samples x JOIN stacks s ON s.id = x.stack_id"),
+                     3);
+        MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM name_notes WHERE note LIKE '%JIT%'"), 1);
         sqlite3_close(d);
     }
     char cmd[400];

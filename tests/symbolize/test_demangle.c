@@ -1,7 +1,8 @@
 /*
  * tests/symbolize/test_demangle.c: names for display (mw_sym_demangle): C++
  * names demangled through the C++ runtime, everything else left as it is,
- * one caller-owned buffer reused and grown across calls. Skipped, with the
+ * with or without an offset ("+0x30a0", kept after the name), one
+ * caller-owned buffer reused and grown across calls. Skipped, with the
  * reason, where no C++ runtime (libstdc++.so.6) can be loaded.
  */
 #include <memwatch/symbolize.h>
@@ -42,6 +43,14 @@ int main(void)
     /* a data symbol (a static member) and a Rust legacy name */
     CHECK_NAME("_ZN6mwtest4Grid5cellsE", "mwtest::Grid::cells");
     CHECK_NAME("_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write::h0123456789abcdef");
+    /* with an offset (a nearest-symbol hint, perf-map names): demangled, offset kept */
+    CHECK_NAME("_Z14debug_df_chainP7df_link+0x30a0", "debug_df_chain(df_link*)+0x30a0");
+    CHECK_NAME("_ZN2ns3hotEi+0x10", "ns::hot(int)+0x10");
+    const char *badoff = "_Z_not_a_name+0x10";
+    MW_CHECK(mw_sym_demangle(badoff, &buf, &cap) == badoff,
+             "an invalid name with offset was changed");
+    const char *notoff = "_ZN2ns3hotEi+0xzz";
+    MW_CHECK(mw_sym_demangle(notoff, &buf, &cap) == notoff, "a name with a bad offset was changed");
     /* "_Z" that is not a valid mangled name: the string itself, nothing lost */
     const char *bad = "_Z_not_a_name";
     MW_CHECK(mw_sym_demangle(bad, &buf, &cap) == bad, "an invalid name was changed");

@@ -206,6 +206,37 @@ int main(void)
         }
     }
 
+    /* a sizeless symbol names only its own function (by CFI): the static
+     * function after it, in the stripped copy, is module@0x..., never
+     * mw_sizeless+off */
+    snprintf(path, sizeof path, "%s/libmwsym_sizeless.so", MW_BUILD_DIR);
+    void *hs = dlopen(path, RTLD_NOW);
+    MW_CHECK(hs != NULL, "dlopen: %s", dlerror());
+    if (hs) {
+        void *(*addr)(void) = (void *(*)(void))dlsym(hs, "mw_sl_static_addr");
+        void *sz = dlsym(hs, "mw_sizeless");
+        struct findlib fs = {"libmwsym_sizeless.so", "", 0};
+        dl_iterate_phdr(lib_cb, &fs);
+        MW_CHECK(addr && sz && fs.path[0], "dlsym mw_sl_static_addr, mw_sizeless");
+        snprintf(path, sizeof path, "%s/libmwsym_sizeless.stripped.so", MW_BUILD_DIR);
+        mw_symmod *sm;
+        if (addr && sz && fs.path[0] && mw_symbolizer_module(s, path, NULL, 0, &sm) == 0) {
+            mw_sym_result r;
+            uint64_t in_static = (uint64_t)(uintptr_t)addr() - fs.bias + 2;
+            mw_symmod_lookup(sm, in_static, &r);
+            const char *f = r.nframes ? r.frames[0].function : NULL;
+            MW_CHECK(!r.symbol && f && !strncmp(f, "libmwsym_sizeless.stripped.so@0x", 32),
+                     "static function after a sizeless symbol: %s (symbol %s)", f ? f : "(none)",
+                     r.symbol ? r.symbol : "none");
+            MW_CHECK(r.nearest && !strncmp(r.nearest, "mw_sizeless+0x", 14),
+                     "the sizeless symbol is the hint: %s", r.nearest ? r.nearest : "(none)");
+            mw_symmod_lookup(sm, (uint64_t)(uintptr_t)sz - fs.bias + 2, &r);
+            f = r.nframes ? r.frames[0].function : NULL;
+            MW_CHECK(f && !strcmp(f, "mw_sizeless") && r.symbol_offset == 2,
+                     "inside the sizeless symbol's own function: %s", f ? f : "(none)");
+        }
+    }
+
     /* this PIE test program: a static data object */
     char exe[4096];
     ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -231,15 +262,16 @@ int main(void)
              mw_symmod_debug_file(m) ? mw_symmod_debug_file(m) : "(null)");
 
     /* stripped, no debug file anywhere: no symbol, never a crash; the
-     * function is named after the nearest code symbol before it (or
-     * module@0xstart), one name for all its addresses */
+     * function is module@0xSTART (its FDE's start), never another
+     * function's symbol, one name for all its addresses */
     snprintf(path, sizeof path, "%s/mwsym_helper.stripped", MW_BUILD_DIR);
     mw_symmod *bare;
     mw_symbolizer_module(s, path, NULL, 0, &bare);
     mw_sym_result r;
     int q = mw_symmod_lookup(bare, pie.target + 4, &r);
     MW_CHECK(q == MW_SYMQ_NONE && !r.symbol && r.nframes == 1 && r.frames[0].function &&
-                 (strstr(r.frames[0].function, "+0x") || strstr(r.frames[0].function, "@0x")),
+                 !strncmp(r.frames[0].function, "mwsym_helper.stripped@0x", 24) &&
+                 !strchr(r.frames[0].function, '+'),
              "stripped without debug: quality %d, %u frames, %s", q, r.nframes,
              r.nframes && r.frames[0].function ? r.frames[0].function : "(none)");
     if (r.nframes == 1 && r.frames[0].function) {
