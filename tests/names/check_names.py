@@ -22,21 +22,10 @@ import sqlite3
 import subprocess
 import sys
 
+from json_names import json_names
+
 db = sqlite3.connect(sys.argv[1])
 docs = [json.load(open(a)) for a in sys.argv[2:]]
-
-
-def names(o, out):
-    if isinstance(o, dict):
-        for k, v in o.items():
-            if k == "function" and isinstance(v, str):
-                out.add(v)
-            else:
-                names(v, out)
-    elif isinstance(o, list):
-        for v in o:
-            names(v, out)
-    return out
 
 
 symcache = {}
@@ -71,7 +60,7 @@ def symtab(path):
 fails = []
 checked = 0
 npcs = 0
-for fn in sorted(names(docs, set())):
+for fn in sorted(set(json_names(docs))):
     if fn.startswith("_Z"):
         fails.append("mangled name in the report: %s" % fn)
     rows = db.execute(

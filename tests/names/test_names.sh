@@ -121,20 +121,10 @@ cxx)
     run_cxx "$tmp/stripped.so" "$tmp/bare.json"
     python3 - "$tmp/full.json" "$tmp/bare.json" "$tmp/full.json.fn" "$tmp/bare.json.fn" <<'EOF'
 import json, sys
+import os; sys.path.insert(0, os.path.join(os.environ["MW_SOURCE_DIR"], "tests/names")); from json_names import json_names
 full, bare = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 def mod_rows(d):
     return [x for x in d["overall"]["functions"] if (x.get("module") or "").endswith("libmwcxxhot.so")]
-def all_names(o, out):
-    if isinstance(o, dict):
-        for k, v in o.items():
-            if k in ("function", "nearest_symbol") and isinstance(v, str):
-                out.append(v)
-            else:
-                all_names(v, out)
-    elif isinstance(o, list):
-        for v in o:
-            all_names(v, out)
-    return out
 fail = 0
 def check(what, ok):
     global fail
@@ -148,7 +138,7 @@ check("stripped: libmwcxxhot.so@0x... (%s)" % b.get("function"),
       b.get("function", "").startswith("libmwcxxhot.so@0x"))
 hint = b.get("nearest_symbol", "")
 check("stripped: the hint demangled with its offset (%s)" % hint, hint.startswith("hotns::before(double)+0x"))
-names = all_names([json.load(open(a)) for a in sys.argv[1:]], [])
+names = json_names([json.load(open(a)) for a in sys.argv[1:]], ("function", "nearest_symbol"))
 mangled = [n for n in names if n.startswith("_Z")]
 check("no name left mangled among %d (%s)" % (len(names), mangled[:3]), not mangled)
 sys.exit(fail)
@@ -183,19 +173,9 @@ stacks)
     cat "$tmp/callers.txt"
     python3 - "$tmp/callers.json" <<'EOF'
 import json, sys
+import os; sys.path.insert(0, os.path.join(os.environ["MW_SOURCE_DIR"], "tests/names")); from json_names import json_names
 d = json.load(open(sys.argv[1]))
-def names(o, out):
-    if isinstance(o, dict):
-        for k, v in o.items():
-            if k == "function" and isinstance(v, str):
-                out.append(v)
-            else:
-                names(v, out)
-    elif isinstance(o, list):
-        for v in o:
-            names(v, out)
-    return out
-n = names(d, [])
+n = json_names(d)
 callers = [x["function"] for x in d.get("callers", {}).get("callers", [])]
 ok = bool(callers) and not any(c.startswith("mwp_") for c in n) and \
     any(c in ("__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl") for c in callers)
