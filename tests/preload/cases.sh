@@ -1001,8 +1001,9 @@ deferred)
     # 1. single-threaded: the main thread opens nothing, its samples come all
     # the same (with an interval thread: inline intervals open the samplers
     # on the program's thread, the "inline" case)
-    # (600 ms: a loaded machine's CPU-time timer may begin recording 200 ms late)
-    MEMWATCH_INLINE=0 MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" cpuwork 600 2>"$T/err"; expect_rc $? 0
+    # (the program works until recording began, then 600 ms: a loaded
+    # machine's CPU-time timer begins recording late)
+    MEMWATCH_INLINE=0 MEMWATCH_RATE=1000 spyrun mwp_syscallspy "$APP" begunwork 600 2>"$T/err"; expect_rc $? 0
     all_ok 1
     grep "syscallspy:" "$T/err" | sort | uniq -c
     grep -q "thread=main" "$T/err" && fail "the main thread opened a perf event itself: $(grep -m2 'thread=main' "$T/err" | tr '\n' ';')"
@@ -1029,12 +1030,12 @@ deferred)
     if grep -q "create-file thread=memwatch" "$T/err"; then fail "a short process started an interval thread"; fi
     # ... and one that lives longer than that records as before
     fresh_out
-    # (250 ms of CPU time: a loaded machine's timer may come 200 ms late)
-    spyrun mwp_syscallspy "$APP" cpuwork 250 2>"$T/err"; expect_rc $? 0
+    # (until recording began, then 250 ms of CPU time)
+    spyrun mwp_syscallspy "$APP" begunwork 250 2>"$T/err"; expect_rc $? 0
     all_ok 1
     grep -q "thread=main target=self cpu=-1" "$T/err" || fail "the program's thread opened no sampler of its own at its first inline interval"
     fresh_out
-    MEMWATCH_INLINE=0 spyrun mwp_syscallspy "$APP" cpuwork 250 2>"$T/err"; expect_rc $? 0
+    MEMWATCH_INLINE=0 spyrun mwp_syscallspy "$APP" begunwork 250 2>"$T/err"; expect_rc $? 0
     all_ok 1
     grep -q "thread=memwatch target=main cpu=-1" "$T/err" || fail "the interval thread opened no sampler on the main thread"
     # 2. the same with the opens 300 ms slow: the program does not wait for them
@@ -1050,8 +1051,9 @@ deferred)
     done
     echo "100 ms of work with 300 ms slow opens: $ms ms"
     all_ok 1
-    [ "$ms" -lt 350 ] || fail "the program took $ms ms: it waited for the interval thread's opens"
-    # it ended before the interval thread's set-up: META says why it has no threshold
+    # It ended before the interval thread's set-up, which it would not have
+    # had it waited for the opens (a wall time would judge the machine's
+    # load too): META says why it has no threshold
     texts | grep -aq "^threshold_source=none: the process ended before memwatch's interval thread" ||
         fail "META does not say that the program ended before the set-up: $(texts | grep -a '^threshold' | tr '\n' ';')"
     # 3. 300 ms slow and the program's first thread started at once: the main
@@ -1319,7 +1321,7 @@ blocksig)
     [ -x "$K" ] || skip "mwp_kinds not built"
     export MEMWATCH_RUN_ID=blocksig-$$ # one run for the report
     run "$K" blocksig 40; expect_rc $? 0
-    run "$K" blocksig 40 30; expect_rc $? 0
+    run "$K" blocksig 40 begun; expect_rc $? 0
     run "$K" blocksig 0; expect_rc $? 0
     run "$K" rawexit 40 >/dev/null; expect_rc $? 3
     notes=$(for f in "$OUT"/*.mwr; do texts "$f"; done | grep "^signals_blocked=")

@@ -5,9 +5,12 @@
  *   mwp_kinds rawexit MS       MS ms of CPU, then a raw exit_group(3) system
  *                              call: no libc exit, no destructor (as Go
  *                              programs end)
- *   mwp_kinds blocksig MS [PRE]  PRE ms of CPU (default 0), then every
- *                              signal blocked (sigprocmask), MS ms of CPU,
- *                              then exit(0)
+ *   mwp_kinds blocksig MS [PRE]  PRE ms of CPU (default 0; "begun": as
+ *                              long as memwatch has not begun recording),
+ *                              then every signal blocked (sigprocmask), MS
+ *                              ms of CPU and on while no signal is pending
+ *                              (a loaded machine's CPU-time timers fire
+ *                              late), then exit(0)
  *   mwp_kinds threads N US     N threads one after another, each US us of
  *                              CPU, then exit(0)
  */
@@ -19,6 +22,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "mwp_begun.h"
 
 static double cpu_us(clockid_t c)
 {
@@ -49,11 +54,26 @@ int main(int argc, char **argv)
         spin(atof(argv[2]) * 1e3);
         syscall(SYS_exit_group, 3);
     } else if (argc >= 3 && !strcmp(argv[1], "blocksig")) {
-        sigset_t all;
-        spin(argc >= 4 ? atof(argv[3]) * 1e3 : 0);
+        sigset_t all, pend;
+        if (argc >= 4 && !strcmp(argv[3], "begun")) {
+            for (int i = 0; i < 1000 && !recording_begun(); i++)
+                spin(5e3);
+        } else {
+            spin(argc >= 4 ? atof(argv[3]) * 1e3 : 0);
+        }
         sigfillset(&all);
         sigprocmask(SIG_BLOCK, &all, NULL);
         spin(atof(argv[2]) * 1e3);
+        for (int i = 0; atof(argv[2]) > 0 && i < 1000; i++) {
+            int any = 0;
+            sigemptyset(&pend);
+            sigpending(&pend);
+            for (int k = 1; k < NSIG; k++) /* (glibc's sigisemptyset sees no real-time signal) */
+                any |= sigismember(&pend, k) == 1;
+            if (any)
+                break;
+            spin(5e3);
+        }
         return 0;
     } else if (argc >= 4 && !strcmp(argv[1], "threads")) {
         int n = atoi(argv[2]);
