@@ -572,6 +572,11 @@ MWP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
     void *p = mwp_real.mmap(addr, len, prot, flags, fd, off);
     if (p != MAP_FAILED && alloc_on(len))
         alloc_record(MWR_A_MMAP, p, len, 0);
+    /* a file mapped as data: named by its path in the report's objects */
+    if (p != MAP_FAILED && fd >= 0 && !(flags & MAP_ANONYMOUS) && !(prot & PROT_EXEC) &&
+        !mwp_in_hook && atomic_load_explicit(&mwp_state, memory_order_relaxed) == MWP_RUNNING &&
+        atomic_load(&mwp_begun)) /* (before, the start's scan of the maps sees it) */
+        mwp_maps_note(fd, p, len, (long)off);
     return p;
 }
 

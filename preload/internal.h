@@ -493,6 +493,7 @@ struct mwp_thr {
     mw_ring ring[3];              /* 0 cpu-clock, 1 page-faults, 2 precise loads */
     int aux_fd;                   /* precise-load group leader (mem-loads-aux) or -1 */
     uintptr_t stk_lo, stk_hi;
+    uint64_t fs_base;             /* the thread's FS base (its TLS), 0: not known */
     void *(*start)(void *);
     void *arg;
     char *abuf;                   /* allocation records (SPSC ring), abuf_size bytes */
@@ -617,6 +618,11 @@ extern uint64_t mwp_iv_last_end;
 /* ---- modules.c ---- */
 void mwp_modules_scan(int force);   /* not AS-safe (dl_iterate_phdr) */
 long mwp_modules_collect(char *buf, size_t cap, uint64_t *nrec); /* not AS-safe either */
+/* Files mapped as data (MWR_MODULE_DATA_FILE records), for the report's
+ * data objects: every one in /proc/self/maps (at the start of recording),
+ * and one that mmap just mapped (fd, its address, length and offset). */
+void mwp_maps_scan(void);
+void mwp_maps_note(int fd, const void *addr, size_t len, long off);
 void mwp_modules_child(void);
 /* The path of the loaded object that holds addr ("" for the program), or
  * NULL: dladdr's answer without its walk of that object's symbol table

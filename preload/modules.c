@@ -14,6 +14,7 @@
 #include "internal.h"
 
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
@@ -148,12 +149,18 @@ static int mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+static int maps_done; /* this image's files mapped as data were listed */
+
 void mwp_modules_scan(int force)
 {
     if (pthread_mutex_trylock(&mod_lock))
         return; /* another scan is under way */
     struct mod_ctx c = {force, 1, 0, NULL, 0, 0, 0, 0};
     dl_iterate_phdr(mod_cb, &c);
+    if (!maps_done && atomic_load(&mwp_begun)) { /* (records are written from then on) */
+        maps_done = 1;
+        mwp_maps_scan();
+    }
     pthread_mutex_unlock(&mod_lock);
 }
 
@@ -172,12 +179,136 @@ long mwp_modules_collect(char *buf, size_t cap, uint64_t *nrec)
     return c.full ? -1 : (long)c.len;
 }
 
+/* ---- files mapped as data ---- */
+
+static void data_file_emit(uint64_t start, uint64_t end, uint64_t off, const char *path, size_t n)
+{
+    mwr_module m;
+    memset(&m, 0, sizeof m);
+    m.time_ns = mwp_now_ns();
+    m.start = start;
+    m.end = end;
+    m.base = start - off;
+    m.flags = MWR_MODULE_DATA_FILE;
+    m.path_len = (uint32_t)n;
+    struct iovec v[2] = {{&m, sizeof m}, {(void *)path, n}};
+    mwp_write(MWR_MODULE, v, 2);
+}
+
+static uint64_t hex_field(const char **p, const char *end)
+{
+    uint64_t v = 0;
+    for (; *p < end; (*p)++) {
+        char c = **p;
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            break;
+        v = v << 4 | (uint64_t)d;
+    }
+    return v;
+}
+
+/* One line of /proc/self/maps: "start-end perms offset dev inode   path" */
+struct maps_line {
+    uint64_t start, end, off;
+    int exec;
+    const char *path;
+    size_t plen;
+};
+
+static int maps_parse(const char *l, const char *end, struct maps_line *o)
+{
+    o->start = hex_field(&l, end);
+    if (l >= end || *l++ != '-')
+        return 0;
+    o->end = hex_field(&l, end);
+    if (l < end && *l == ' ')
+        l++;
+    if (l + 5 > end)
+        return 0;
+    o->exec = l[2] == 'x';
+    l += 5;
+    o->off = hex_field(&l, end);
+    for (int field = 0; field < 2 && l < end; field++) { /* dev, inode */
+        while (l < end && *l == ' ')
+            l++;
+        while (l < end && *l != ' ')
+            l++;
+    }
+    while (l < end && *l == ' ')
+        l++;
+    o->path = l;
+    o->plen = (size_t)(end - l);
+    return 1;
+}
+
+void mwp_maps_scan(void)
+{
+    enum { CAP = 1 << 20, NX = 512 };
+    long p = mwp_syscall(SYS_mmap, NULL, CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                         -1, 0);
+    if (p < 0 && p > -4096)
+        return;
+    char *buf = (char *)p;
+    int fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    size_t len = 0;
+    if (fd >= 0) {
+        long n;
+        while (len < CAP && (n = mwp_syscall(SYS_read, fd, buf + len, CAP - len)) > 0)
+            len += (size_t)n;
+        mwp_syscall(SYS_close, fd);
+    }
+    /* the files that are mapped executable somewhere are loaded objects:
+     * their data segments are the modules' (statics), not data files */
+    uint64_t xh[NX];
+    unsigned nx = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < len;) {
+            size_t j = i;
+            while (j < len && buf[j] != '\n')
+                j++;
+            struct maps_line ml;
+            if (maps_parse(buf + i, buf + j, &ml) && ml.plen && ml.path[0] == '/') {
+                uint64_t h = 1469598103934665603ull;
+                for (size_t k = 0; k < ml.plen; k++)
+                    h = (h ^ (unsigned char)ml.path[k]) * 1099511628211ull;
+                if (pass == 0 && ml.exec && nx < NX) {
+                    xh[nx++] = h;
+                } else if (pass == 1 && !ml.exec) {
+                    int loaded = 0;
+                    for (unsigned k = 0; k < nx && !loaded; k++)
+                        loaded = xh[k] == h;
+                    if (!loaded)
+                        data_file_emit(ml.start, ml.end, ml.off, ml.path, ml.plen);
+                }
+            }
+            i = j + 1;
+        }
+    }
+    mwp_syscall(SYS_munmap, buf, CAP);
+}
+
+void mwp_maps_note(int fd, const void *addr, size_t len, long off)
+{
+    char link[40], path[512];
+    struct mwp_str s = {link, sizeof link - 1, 0};
+    mwp_s_str(&s, "/proc/self/fd/");
+    mwp_s_u64(&s, (uint64_t)fd);
+    link[s.len] = 0;
+    long n = mwp_syscall(SYS_readlinkat, AT_FDCWD, link, path, sizeof path);
+    if (n <= 0 || path[0] != '/')
+        return;
+    data_file_emit((uint64_t)(uintptr_t)addr, (uint64_t)(uintptr_t)addr + len, (uint64_t)off, path,
+                   (size_t)n);
+}
+
 void mwp_modules_child(void)
 {
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     memcpy(&mod_lock, &fresh, sizeof fresh);
     mod_n = 0;
     mod_adds = ~0ull;
+    maps_done = 0;
 }
 
 /* ---- which object holds an address ---- */

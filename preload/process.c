@@ -894,6 +894,8 @@ MWP_HOT static void ctor_attrs(void)
         mw_attr_cpu_clock(&a, mwp_cfg.rate, mwp_cfg.stack_depth);
         if (mwp_cfg.unwind == MWP_UNWIND_DWARF)
             mw_attr_user_stack(&a, mwp_cfg.unwind_stack);
+        else
+            mw_attr_user_regs(&a); /* data addresses of decoded samples */
         memcpy(mwp_attr_bytes[0], &a, sizeof a);
     }
     if (mwp_cfg.fault_period) {

@@ -259,6 +259,13 @@ extern void *__libc_stack_end;
 
 MWP_HOT static void thr_stack_bounds(struct mwp_thr *t)
 {
+#if defined(__x86_64__)
+    /* the TLS base, so that the report can compute fs-relative data
+     * addresses of decoded samples (docs/data-addresses.md) */
+    unsigned long fs = 0;
+    if (mwp_syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, &fs) == 0)
+        t->fs_base = fs;
+#endif
     if (t->tid == mwp_pid && __libc_stack_end) {
         struct rlimit rl;
         uintptr_t hi = (uintptr_t)__libc_stack_end;
@@ -296,6 +303,7 @@ void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev)
     r.time_ns = ev == MWR_THREAD_START && t && t->start_ns ? t->start_ns : mwp_now_ns();
     r.tid = (uint32_t)(t ? t->tid : mwp_gettid());
     r.event = ev;
+    r.fs_base = t ? t->fs_base : 0;
     prctl(PR_GET_NAME, r.name, 0, 0, 0);
     struct iovec v = {&r, sizeof r};
     mwp_write(MWR_THREAD, &v, 1);

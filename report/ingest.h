@@ -85,7 +85,7 @@ typedef struct ing_db {
     sqlite3 *db;
     sqlite3_stmt *s_sample, *s_mem, *s_pc, *s_frame, *s_stack, *s_alloc, *s_obj, *s_loss, *s_iv,
         *s_meta, *s_thread, *s_event, *s_module, *s_pmod, *s_counter, *s_log, *s_gk, *s_gs,
-        *s_gp;
+        *s_gp, *s_acc;
     /* The rows of the process being ingested come after these rowids (one
      * file at a time, in one transaction): its per-process queries start
      * there instead of scanning every earlier process's rows. */
@@ -180,8 +180,13 @@ typedef struct ing_sample_row {   /* one samples row (+ sample_mem) */
     uint32_t tid, cpu;            /* cpu UINT32_MAX: not sampled */
     int flagged, selected;
     int truncated;                /* the call chain was cut short */
+    const char *addr_source;      /* "precise", "decoded", "fault" or NULL: how addr came */
+    int at_memory;                /* 1 at a memory instruction, 0 not, -1 not decoded */
 } ing_sample_row;
 int ing_db_sample(ing_db *d, int64_t proc, const ing_sample_row *r);
+/* a sample_accesses row: one data access of a decoded timer sample */
+int ing_db_sample_access(ing_db *d, int64_t sample, uint64_t addr, int64_t object, double share,
+                         int write);
 
 /* ---- ing_code: the code index (ingest_code.c) ---- */
 typedef struct ing_gmod {         /* one module file (global across processes) */
@@ -229,6 +234,7 @@ typedef struct ing_code {
     int leaf_only;                /* mw_report_opts.leaf_only: no unwinding */
     uint64_t unw_calls, unw_timed; /* ing_code_unwind calls, those timed (every 8th) */
     double unw_timed_s;           /* their CPU time */
+    struct ing_decoder *dec;      /* timer samples' data addresses (ingest_decode.c), lazily */
 } ing_code;
 
 /* The module file of (path, build id): found or added (a modules row). */
@@ -277,6 +283,12 @@ typedef struct ing_free {
     uint64_t addr, time;
 } ing_free;
 
+typedef struct ing_dfile {        /* a file mapped as data in this process */
+    uint64_t start, end, time;
+    char *path;
+    int64_t object_id;            /* 0 until a sample hits it */
+} ing_dfile;
+
 typedef struct ing_objects {
     ing_db *db;
     ing_code *code;
@@ -287,6 +299,11 @@ typedef struct ing_objects {
     uint64_t *prefix_end;         /* max end of allocs[0..i] (after ing_objects_finish) */
     ing_hmap statics;             /* (gmod index, symbol start) -> object id */
     ing_hmap stack_objs;          /* tid -> object id */
+    ing_hmap tls_objs;            /* (symbol start + 1 or 0, 0) -> object id */
+    ING_VEC(ing_dfile) dfiles;    /* files mapped as data (MWR_MODULE_DATA_FILE) */
+    int tls_state;                /* 0 not looked at, 1 the program's TLS block known, -1 none */
+    size_t tls_gi;                /* the program's module */
+    uint64_t tls_block;           /* its TLS block's size below the thread pointer */
 } ing_objects;
 
 int64_t ing_db_alloc_id(ing_db *d, int64_t proc, const ing_alloc *a, const char *kind,
@@ -303,8 +320,10 @@ int ing_db_alloc_site(ing_db *d, int64_t proc, const mwr_alloc_site *s, int64_t 
 int ing_objects_finish(ing_objects *o);
 /* objects row of a sampled data address (0 none, -1 error) */
 int64_t ing_objects_of(ing_objects *o, uint64_t addr, uint64_t time, uint64_t sp,
-                       uint32_t tid);
+                       uint32_t tid, uint64_t fs_base);
 void ing_objects_end_process(ing_objects *o);
+/* a file mapped as data (MWR_MODULE with MWR_MODULE_DATA_FILE): 0 or -ENOMEM */
+int ing_objects_data_file(ing_objects *o, const mwr_module *m, const char *path, size_t plen);
 
 /* ---- ing_file: the records of one file (ingest_records.c) ---- */
 typedef struct ing_attr {
@@ -318,6 +337,7 @@ typedef struct ing_smp {
     uint64_t time, ip, addr, weight, data_src, period, phys, sp;
     const void *chain;
     const void *regs, *stack;     /* REGS_USER / STACK_USER, into the mapped file */
+    uint32_t regs_nr;             /* values at regs (popcount of the attribute's mask) */
     uint32_t chain_nr, tid, cpu, attr_idx;
     uint32_t stack_size;
 } ing_smp;
@@ -328,6 +348,7 @@ struct ing_thr {
     uint64_t t_start, t_end;
     int have_cpu;                 /* user_ns, system_ns from its MWR_CPU record */
     uint64_t user_ns, system_ns;
+    uint64_t fs_base;             /* its TLS base (MWR_THREAD, format 1.3), 0: not known */
 };
 
 typedef struct ing_file {
@@ -347,6 +368,30 @@ typedef struct ing_file {
     mwr_cpu cpu;                  /* the process image's CPU time (MWR_CPU, tid 0) */
     int have_cpu;
 } ing_file;
+
+/* ---- ing_decode: timer samples' data addresses (ingest_decode.c) ---- */
+typedef struct ing_decoder ing_decoder;
+ing_decoder *ing_decoder_new(void);
+void ing_decoder_free(ing_decoder *d);
+enum ing_addr_how {
+    ING_ADDR_NONE = 0,            /* not decoded: no registers, no code bytes, no decoder */
+    ING_ADDR_NOMEM = 1,           /* in a run of instructions without memory operands */
+    ING_ADDR_DECODED = 2,         /* in a run with memory operands, some addresses computed */
+    ING_ADDR_UNKNOWN = 3,         /* in a run with memory operands, no address computed */
+};
+#define ING_DEC_MAX 32
+typedef struct ing_decoded {
+    int how;                      /* enum ing_addr_how */
+    unsigned nmem;                /* memory operands of the sample's run: each has 1/nmem */
+    unsigned n;                   /* those whose address was computed */
+    struct {
+        uint64_t addr;
+        int write;
+    } acc[ING_DEC_MAX];
+} ing_decoded;
+/* The data address of timer sample x (fs_base: its thread's, 0 unknown):
+ * 0 (out filled), or -ENOMEM. */
+int ing_decode(ing_file *f, const ing_smp *x, uint64_t fs_base, ing_decoded *out);
 
 /* One record: 0, MW_ERR_CORRUPT (malformed, skipped) or an error. */
 int ing_file_record(ing_file *f, const mw_record *rec);

@@ -310,6 +310,8 @@ void ing_code_free(ing_code *c)
     ing_code_end_process(c);
     mw_unwinder_free(c->unw);
     c->unw = NULL;
+    ing_decoder_free(c->dec);
+    c->dec = NULL;
     free(c->dm_buf);
     c->dm_buf = NULL;
 }

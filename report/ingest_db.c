@@ -134,7 +134,7 @@ static int prepare_all(ing_db *d)
 #define Q(f, s) {offsetof(ing_db, f), s}
         Q(s_sample, "INSERT INTO samples(process_id,event_id,source,tid,time_ns,cpu,period,ip,"
                     "pc_id,stack_id,addr,weight,interval_id,in_flagged,selected,object_id,"
-                    "truncated) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
+                    "truncated,addr_source,at_memory) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"),
         Q(s_mem, "INSERT INTO sample_mem(sample_id,phys_addr,data_src,mem_op,mem_level,mem_hit,"
                  "mem_remote,mem_hops,mem_tlb,mem_snoop,mem_lock) VALUES(?,?,?,?,?,?,?,?,?,?,?)"),
         Q(s_pc, "INSERT INTO pcs(id,module_id,rel_addr,symbol,symbol_offset,function,file,line,"
@@ -170,6 +170,8 @@ static int prepare_all(ing_db *d)
                 "VALUES(?,?,?,?,?,?,?,?,?)"),
         Q(s_gp, "INSERT INTO gpu_pcs(process_id,correlation,file,function,line,pc_offset,"
                 "samples,stall_memory,stalls) VALUES(?,?,?,?,?,?,?,?,?)"),
+        Q(s_acc, "INSERT INTO sample_accesses(sample_id,addr,object_id,share,write) "
+                 "VALUES(?,?,?,?,?)"),
 #undef Q
     };
     for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
@@ -225,7 +227,7 @@ void ing_db_close(ing_db *d)
     sqlite3_stmt **all[] = {&d->s_sample, &d->s_mem,    &d->s_pc,      &d->s_frame, &d->s_stack,
                             &d->s_alloc,  &d->s_obj,    &d->s_loss,    &d->s_iv,    &d->s_meta,
                             &d->s_thread, &d->s_event,  &d->s_module,  &d->s_pmod,  &d->s_counter,
-                            &d->s_log,    &d->s_gk,     &d->s_gs,      &d->s_gp};
+                            &d->s_log,    &d->s_gk,     &d->s_gs,      &d->s_gp, &d->s_acc};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         sqlite3_finalize(*all[i]);
         *all[i] = NULL;
@@ -533,6 +535,21 @@ int ing_db_alloc_site(ing_db *d, int64_t proc, const mwr_alloc_site *a, int64_t 
 
 /* Every column is bound on every row (NULL where the event does not sample
  * it), so the statements are only reset. */
+int ing_db_sample_access(ing_db *d, int64_t sample, uint64_t addr, int64_t object, double share,
+                         int write)
+{
+    sqlite3_stmt *s = d->s_acc;
+    sqlite3_bind_int64(s, 1, sample);
+    ing_bind_u64(s, 2, addr);
+    if (object > 0)
+        sqlite3_bind_int64(s, 3, object);
+    else
+        sqlite3_bind_null(s, 3);
+    sqlite3_bind_double(s, 4, share);
+    sqlite3_bind_int(s, 5, write);
+    return ing_db_step_all_bound(d, s);
+}
+
 int ing_db_sample(ing_db *d, int64_t proc, const ing_sample_row *r)
 {
     sqlite3_stmt *s = d->s_sample;
@@ -554,13 +571,18 @@ int ing_db_sample(ing_db *d, int64_t proc, const ing_sample_row *r)
     ing_bind_u64(s, 8, r->ip);
     sqlite3_bind_int64(s, 9, r->pc);
     sqlite3_bind_int64(s, 10, r->stack);
-    BIND_IF(11, st & PERF_SAMPLE_ADDR, r->addr);
+    BIND_IF(11, r->addr_source || (st & PERF_SAMPLE_ADDR), r->addr);
     BIND_IF(12, st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT), r->weight);
     BIND_IF(13, r->interval_id > 0, r->interval_id);
     sqlite3_bind_int(s, 14, r->flagged);
     sqlite3_bind_int(s, 15, r->selected);
     BIND_IF(16, r->object > 0, r->object);
     sqlite3_bind_int(s, 17, r->truncated);
+    if (r->addr_source)
+        sqlite3_bind_text(s, 18, r->addr_source, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, 18);
+    BIND_IF(19, r->at_memory >= 0, r->at_memory);
     int rc = ing_db_step_all_bound(d, s);
     if (rc)
         return rc;

@@ -267,11 +267,94 @@ int ing_objects_finish(ing_objects *o)
     return 0;
 }
 
-int64_t ing_objects_of(ing_objects *o, uint64_t addr, uint64_t time, uint64_t sp, uint32_t tid)
+/* The main program's TLS block (x86-64, variant II: right below the thread
+ * pointer, its size rounded up to its alignment), once per process */
+static void tls_find(ing_objects *o)
+{
+    o->tls_state = -1;
+    ing_code *c = o->code;
+    for (size_t i = 0; i < c->pmods.n; i++) {
+        if (c->pmods.v[i].is_stack)
+            continue;
+        ing_gmod *g = &c->gmods.v[c->pmods.v[i].gi];
+        uint64_t memsz, align;
+        int main_program;
+        if (g->sm && mw_symmod_tls_segment(g->sm, &memsz, &align, &main_program) &&
+            main_program) {
+            o->tls_state = 1;
+            o->tls_gi = c->pmods.v[i].gi;
+            o->tls_block = (memsz + align - 1) / align * align;
+            return;
+        }
+    }
+}
+
+/* Thread-local storage: the main program's variables by name, the rest of
+ * the static TLS area (libraries' blocks, the thread control block) as one
+ * object. 0 where addr is not in it. */
+static int64_t tls_object(ing_objects *o, uint64_t addr, uint64_t fs_base)
+{
+    if (!fs_base || addr >= fs_base + 4096 || addr + (1u << 20) < fs_base)
+        return 0;
+    if (!o->tls_state)
+        tls_find(o);
+    uint64_t key = 0, start = 0, size = 0;
+    const char *name = NULL;
+    if (o->tls_state > 0 && addr < fs_base && addr >= fs_base - o->tls_block) {
+        ing_gmod *g = &o->code->gmods.v[o->tls_gi];
+        if (mw_symmod_tls_symbol(g->sm, addr - (fs_base - o->tls_block), &name, &start, &size))
+            key = start + 1;
+    }
+    int64_t *hit = ing_hmap_get(&o->tls_objs, key, 0);
+    if (hit)
+        return *hit;
+    char buf[300];
+    if (key)
+        snprintf(buf, sizeof buf, "%s (thread-local)", ing_code_demangle(o->code, name));
+    else
+        snprintf(buf, sizeof buf, "thread-local storage");
+    int64_t id = ing_db_object_id(o->db, o->proc, "tls", buf, 0, key ? size : 0, 0,
+                                  key ? o->code->gmods.v[o->tls_gi].db_id : 0, 0);
+    ing_hmap_put(&o->tls_objs, key, 0, id);
+    return id;
+}
+
+int ing_objects_data_file(ing_objects *o, const mwr_module *m, const char *path, size_t plen)
+{
+    ing_dfile d = {m->start, m->end, m->time_ns, strndup(path, plen), 0};
+    if (!d.path || ING_VEC_PUSH(o->dfiles, d)) {
+        free(d.path);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* The file mapped as data at addr (the latest mapping there before time) */
+static int64_t data_file_object(ing_objects *o, uint64_t addr, uint64_t time)
+{
+    ing_dfile *best = NULL;
+    for (size_t i = 0; i < o->dfiles.n; i++) {
+        ing_dfile *d = &o->dfiles.v[i];
+        if (addr >= d->start && addr < d->end && (!best || (d->time <= time && d->time > best->time)))
+            best = d;
+    }
+    if (!best)
+        return 0;
+    if (!best->object_id)
+        best->object_id = ing_db_object_id(o->db, o->proc, "file", best->path, best->start,
+                                           best->end - best->start, 0, 0, 0);
+    return best->object_id;
+}
+
+int64_t ing_objects_of(ing_objects *o, uint64_t addr, uint64_t time, uint64_t sp, uint32_t tid,
+                       uint64_t fs_base)
 {
     if (!addr)
         return 0;
     ing_code *c = o->code;
+    int64_t file = o->dfiles.n ? data_file_object(o, addr, time) : 0;
+    if (file)
+        return file;
     long ai = o->allocs.n ? alloc_find(o, addr, time) : -1;
     if (ai >= 0) {
         ing_alloc *a = &o->allocs.v[ai];
@@ -284,6 +367,10 @@ int64_t ing_objects_of(ing_objects *o, uint64_t addr, uint64_t time, uint64_t sp
         }
         return a->object_id;
     }
+    /* thread-local storage (a thread's, above its stack) */
+    int64_t tls = tls_object(o, addr, fs_base);
+    if (tls)
+        return tls;
     /* stack: near the sampled stack pointer, or inside a [stack] mapping */
     int on_stack = sp && addr + 65536 >= sp && addr < sp + (8u << 20);
     for (size_t i = 0; !on_stack && i < c->pmods.n; i++)
@@ -330,6 +417,11 @@ void ing_objects_end_process(ing_objects *o)
     free(o->prefix_end);
     o->prefix_end = NULL;
     ing_hmap_free(&o->stack_objs);
+    ing_hmap_free(&o->tls_objs);
+    o->tls_state = 0;
+    for (size_t i = 0; i < o->dfiles.n; i++)
+        free(o->dfiles.v[i].path);
+    ING_VEC_FREE(o->dfiles);
     /* statics are keyed by module and address: only valid within a process */
     ing_hmap_free(&o->statics);
 }

@@ -73,11 +73,13 @@ static int on_sample(ing_file *f, const ing_attr *a, const mwr_perf_data *pd, co
         unsigned idx = (unsigned)__builtin_popcountll(a->fmt.regs_user_mask & 0x7f);
         if (idx < s->regs_user_nr)
             x.sp = mw_u64_at(s->regs_user, idx);
-        if (s->stack_user_dyn_size &&
-            s->regs_user_nr == (uint32_t)__builtin_popcountll(a->fmt.regs_user_mask)) {
+        if (s->regs_user_nr == (uint32_t)__builtin_popcountll(a->fmt.regs_user_mask)) {
             x.regs = s->regs_user;
-            x.stack = s->stack_user;
-            x.stack_size = (uint32_t)s->stack_user_dyn_size;
+            x.regs_nr = s->regs_user_nr;
+            if (s->stack_user_dyn_size) {
+                x.stack = s->stack_user;
+                x.stack_size = (uint32_t)s->stack_user_dyn_size;
+            }
         }
     }
     return ING_VEC_PUSH(f->smps, x);
@@ -205,12 +207,16 @@ static int on_thread(ing_file *f, const mwr_thread *t)
         th->t_end = t->time_ns;
     if (t->name[0])
         snprintf(th->name, sizeof th->name, "%s", t->name);
+    if (t->fs_base)
+        th->fs_base = t->fs_base;
     return 0;
 }
 
 static int on_module(ing_file *f, const mwr_module *m, const char *path)
 {
     size_t plen = strnlen(path, m->path_len);
+    if (m->flags & MWR_MODULE_DATA_FILE)
+        return ing_objects_data_file(f->objs, m, path, plen);
     size_t gi;
     int rc = ing_code_module(f->code, path, plen, m->build_id, m->build_id_size, &gi);
     if (rc)
@@ -439,7 +445,51 @@ static int insert_samples(ing_file *f)
         long ivi = mw_hybrid_find(f->ivs.v, f->ivs.n, x->time);
         row.flagged = ivi >= 0 && (f->ivs.v[ivi].flags & MWR_IV_BW_BOUND);
         row.selected = mw_hybrid_keep(a->source, row.flagged, x->weight, f->threshold);
-        row.object = ing_objects_of(f->objs, x->addr, x->time, x->sp, x->tid);
+        /* the data address: the event's (precise, fault), else decoded
+         * from the timer sample's instruction and registers */
+        uint64_t addr = x->addr;
+        row.at_memory = -1;
+        if (a->source == MW_SRC_PRECISE && (a->fmt.sample_type & PERF_SAMPLE_ADDR))
+            row.addr_source = "precise";
+        else if (a->source == MW_SRC_FAULT)
+            row.addr_source = "fault";
+        uint64_t fs_base = 0;
+        int64_t *ti = ing_hmap_get(&f->thr_idx, x->tid, 0);
+        if (ti)
+            fs_base = f->thrs.v[*ti].fs_base;
+        ing_decoded dd;
+        dd.how = ING_ADDR_NONE;
+        dd.n = 0;
+        if (a->source == MW_SRC_TIMER && x->regs) {
+            if (!f->code->dec && !(f->code->dec = ing_decoder_new())) {
+                rc = -ENOMEM;
+                break;
+            }
+            if ((rc = ing_decode(f, x, fs_base, &dd)) != 0)
+                break;
+            if (dd.how != ING_ADDR_NONE) {
+                row.at_memory = dd.how != ING_ADDR_NOMEM;
+                f->st->decoded++;
+                f->st->decoded_mem += (uint64_t)row.at_memory;
+            }
+            if (dd.how == ING_ADDR_DECODED) {
+                addr = dd.acc[0].addr;
+                row.addr_source = "decoded";
+                f->st->decoded_addr++;
+            }
+        }
+        int64_t objs[ING_DEC_MAX];
+        for (unsigned k = 0; k < dd.n; k++)
+            if ((objs[k] = ing_objects_of(f->objs, dd.acc[k].addr, x->time, x->sp, x->tid,
+                                          fs_base)) < 0) {
+                rc = -EIO;
+                break;
+            }
+        if (rc)
+            break;
+        row.object = dd.n ? objs[0]
+                   : row.addr_source ? ing_objects_of(f->objs, addr, x->time, x->sp, x->tid, fs_base)
+                                     : 0;
         if (row.object < 0) {
             rc = -EIO;
             break;
@@ -451,7 +501,7 @@ static int insert_samples(ing_file *f)
         row.time = x->time;
         row.period = x->period;
         row.ip = x->ip;
-        row.addr = x->addr;
+        row.addr = addr;
         row.weight = x->weight;
         row.phys = x->phys;
         row.data_src = x->data_src;
@@ -459,6 +509,14 @@ static int insert_samples(ing_file *f)
         row.cpu = x->cpu;
         if ((rc = ing_db_sample(f->db, f->proc, &row)) != 0)
             break;
+        if (dd.n) {
+            int64_t sid = sqlite3_last_insert_rowid(f->db->db);
+            for (unsigned k = 0; k < dd.n && !rc; k++)
+                rc = ing_db_sample_access(f->db, sid, dd.acc[k].addr, objs[k], 1.0 / dd.nmem,
+                                          dd.acc[k].write);
+            if (rc)
+                break;
+        }
         f->st->samples++;
         if (f->o->progress && (i & 0xffff) == 0xffff)
             f->o->progress(f->cur_base + f->cur_size / 5 +

@@ -309,7 +309,9 @@ int mw_rec_interval(const mw_record *rec, mwr_interval *out)
 
 int mw_rec_thread(const mw_record *rec, mwr_thread *out)
 {
-    int rc = rec->type == MWR_THREAD ? copy_fixed(rec, out, sizeof *out, sizeof *out) : -EINVAL;
+    int rc = rec->type == MWR_THREAD
+                 ? copy_fixed(rec, out, offsetof(mwr_thread, fs_base), sizeof *out)
+                 : -EINVAL;
     if (rc == 0)
         out->name[sizeof out->name - 1] = 0;
     return rc;

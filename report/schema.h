@@ -7,8 +7,9 @@
 #define MW_REPORT_SCHEMA_H
 
 /* 2: intervals.bw_share, level, in_band (the memory-load levels)
- * 3: pcs.nearest_symbol (a hint for code no symbol covers) */
-#define MW_REPORT_SCHEMA_VERSION 3
+ * 3: pcs.nearest_symbol (a hint for code no symbol covers)
+ * 4: samples.addr_source, at_memory (timer samples' decoded data addresses) */
+#define MW_REPORT_SCHEMA_VERSION 4
 
 static const char mw_report_schema[] =
     "CREATE TABLE schema(version INTEGER NOT NULL);\n"
@@ -48,7 +49,10 @@ static const char mw_report_schema[] =
     "CREATE TABLE samples(id INTEGER PRIMARY KEY, process_id INTEGER, event_id INTEGER,\n"
     "  source TEXT, tid INTEGER, time_ns INTEGER, cpu INTEGER, period INTEGER, ip INTEGER,\n"
     "  pc_id INTEGER, stack_id INTEGER, addr INTEGER, weight INTEGER, interval_id INTEGER,\n"
-    "  in_flagged INTEGER, selected INTEGER, object_id INTEGER, truncated INTEGER);\n"
+    "  in_flagged INTEGER, selected INTEGER, object_id INTEGER, truncated INTEGER,\n"
+    "  addr_source TEXT, at_memory INTEGER);\n"
+    "CREATE TABLE sample_accesses(sample_id INTEGER, addr INTEGER, object_id INTEGER,\n"
+    "  share REAL, write INTEGER);\n"
     "CREATE TABLE sample_mem(sample_id INTEGER PRIMARY KEY, phys_addr INTEGER,\n"
     "  data_src INTEGER, mem_op INTEGER, mem_level INTEGER, mem_hit INTEGER,\n"
     "  mem_remote INTEGER, mem_hops INTEGER, mem_tlb INTEGER, mem_snoop INTEGER,\n"
@@ -115,6 +119,11 @@ static const char mw_report_indexes[] =
     "  LEFT JOIN pcs p ON p.id = s.pc_id LEFT JOIN modules m ON m.id = p.module_id;\n"
     "CREATE VIEW samples_mem AS SELECT s.*, x.phys_addr, x.data_src, x.mem_op, x.mem_level,\n"
     "  x.mem_hit, x.mem_remote, x.mem_hops, x.mem_tlb, x.mem_snoop, x.mem_lock FROM samples s\n"
-    "  LEFT JOIN sample_mem x ON x.sample_id = s.id;\n";
+    "  LEFT JOIN sample_mem x ON x.sample_id = s.id;\n"
+    "CREATE VIEW sample_objects AS\n"
+    "  SELECT a.sample_id, a.object_id, a.share, 'decoded' AS addr_source FROM sample_accesses a\n"
+    "  WHERE a.object_id IS NOT NULL UNION ALL\n"
+    "  SELECT s.id, s.object_id, 1.0, s.addr_source FROM samples s\n"
+    "  WHERE s.object_id IS NOT NULL AND s.addr_source IN ('precise', 'fault');\n";
 
 #endif

@@ -8,6 +8,7 @@
  * May call: SQLite, cJSON, libc. Writes only to the stream it is given.
  * Threading: reentrant; opens its own read-only connection.
  */
+#include <memwatch/insn.h>
 #include <memwatch/report.h>
 
 #include "jobview_int.h"
@@ -251,8 +252,10 @@ static void derive_main_cpu(sqlite3 *db, cJSON *thr)
 /* Counted per code address first (integer grouping), then per line or
  * function: about three times faster than grouping the joined rows. */
 static const char q_lines[] =
-    "SELECT p.file AS file, p.line AS line, p.function AS function, SUM(x.n) AS samples"
-    " FROM (SELECT s.pc_id, COUNT(*) AS n FROM samples s WHERE %s GROUP BY s.pc_id) x"
+    "SELECT p.file AS file, p.line AS line, p.function AS function, SUM(x.n) AS samples,"
+    " SUM(x.m) AS at_memory, SUM(x.d) AS decoded"
+    " FROM (SELECT s.pc_id, COUNT(*) AS n, SUM(s.at_memory = 1) AS m,"
+    " SUM(s.at_memory IS NOT NULL) AS d FROM samples s WHERE %s GROUP BY s.pc_id) x"
     " JOIN pcs p ON p.id = x.pc_id"
     " GROUP BY p.file, p.line, p.function ORDER BY samples DESC LIMIT ?";
 static const char q_funcs[] =
@@ -290,6 +293,19 @@ static void add_code(sqlite3 *db, cJSON *root, const char *key, int flagged, int
     cJSON_AddItemToObject(o, "lines", rows(db, sql, top));
     snprintf(sql, sizeof sql, q_funcs, where);
     cJSON_AddItemToObject(o, "functions", rows(db, sql, top));
+    /* timer samples decoded at code without memory accesses: compute that
+     * ran beside the load, shown apart (docs/data-addresses.md) */
+    if (!strcmp(src, "timer")) {
+        char w2[260];
+        snprintf(w2, sizeof w2, "%s AND s.at_memory = 0", where);
+        snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM samples s WHERE %s", w2);
+        cJSON_AddNumberToObject(o, "no_memory", (double)mwv_scalar(db, sql));
+        snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM samples s WHERE %s AND s.at_memory IS NOT"
+                                  " NULL", where);
+        cJSON_AddNumberToObject(o, "decoded", (double)mwv_scalar(db, sql));
+        snprintf(sql, sizeof sql, q_lines, w2);
+        cJSON_AddItemToObject(o, "no_memory_lines", rows(db, sql, 3));
+    }
 }
 
 static int cmp_command(const void *a, const void *b)
@@ -622,12 +638,24 @@ static cJSON *collect(sqlite3 *db, int top)
     cJSON_AddItemToObject(
         root, "objects",
         rows(db,
+             /* samples: the shares of decoded timer samples and precise
+              * samples (docs/data-addresses.md); page-fault samples (first
+              * touch) are counted apart, never added to them */
              "SELECT o.kind AS kind, o.name AS name, o.size AS size, o.addr AS addr,"
              " ps.function AS site_function, ps.file AS site_file, ps.line AS site_line,"
-             " COUNT(*) AS samples, SUM(s.in_flagged) AS in_flagged, SUM(s.selected) AS selected"
-             " FROM samples s JOIN objects o ON o.id = s.object_id"
-             " LEFT JOIN pcs ps ON ps.id = o.site_pc_id"
-             " GROUP BY o.id ORDER BY in_flagged DESC, samples DESC, o.id LIMIT ?",
+             " COALESCE(SUM(CASE WHEN x.addr_source != 'fault' THEN x.share END), 0) AS samples,"
+             " COALESCE(SUM(CASE WHEN x.addr_source != 'fault' THEN x.share * s.in_flagged END),"
+             " 0) AS in_flagged,"
+             " COALESCE(SUM(CASE WHEN x.addr_source != 'fault' THEN x.share * s.selected END),"
+             " 0) AS selected,"
+             " COALESCE(SUM(CASE WHEN x.addr_source = 'decoded' THEN x.share END), 0) AS decoded,"
+             " COALESCE(SUM(CASE WHEN x.addr_source = 'precise' THEN x.share END), 0) AS precise,"
+             " SUM(x.addr_source = 'fault') AS faults,"
+             " SUM(x.addr_source = 'fault' AND s.in_flagged) AS faults_in_flagged"
+             " FROM sample_objects x JOIN samples s ON s.id = x.sample_id"
+             " JOIN objects o ON o.id = x.object_id LEFT JOIN pcs ps ON ps.id = o.site_pc_id"
+             " GROUP BY o.id ORDER BY in_flagged DESC, samples DESC, faults_in_flagged DESC, faults DESC,"
+             " o.id LIMIT ?",
              top));
     /* Sites whose allocations were sampled (MWR_ALLOC_SITE, format 1.2): all
      * their allocations, of which `recorded` are in allocations; databases
@@ -643,14 +671,40 @@ static cJSON *collect(sqlite3 *db, int top)
                  " LEFT JOIN pcs ps ON ps.id = a.site_pc_id GROUP BY a.site_pc_id"
                  " ORDER BY allocations DESC LIMIT ?",
                  top));
+    /* samples with a data address: decoded timer samples and precise ones
+     * (the data their code accessed); fault samples apart */
     cJSON_AddNumberToObject(
         root, "addressed_samples",
-        (double)mwv_scalar(db,
-                           "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND addr != 0"));
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr_source IN ('decoded',"
+                               " 'precise')"));
     cJSON_AddNumberToObject(
         root, "unattributed_addresses",
-        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr IS NOT NULL AND addr != 0"
-                               " AND object_id IS NULL"));
+        mwv_scalar_real(db, "SELECT (SELECT COUNT(*) FROM samples WHERE addr_source IN ("
+                            "'decoded', 'precise')) - COALESCE((SELECT SUM(share) FROM"
+                            " sample_objects WHERE addr_source != 'fault'), 0)"));
+    cJSON_AddNumberToObject(
+        root, "decoded_samples",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr_source = 'decoded'"));
+    cJSON_AddNumberToObject(
+        root, "timer_at_memory",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE at_memory = 1"));
+    cJSON_AddNumberToObject(
+        root, "timer_decoded",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE at_memory IS NOT NULL"));
+    /* why timer samples name no data, where none was decoded */
+    if (mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE source = 'timer'") > 0 &&
+        mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE at_memory IS NOT NULL") == 0) {
+        const char *why = NULL;
+        cJSON_AddStringToObject(
+            root, "decode_note",
+            !mw_insn_available(&why)
+                ? why
+                : "the timer samples carry no user registers (recorded by a memwatch before "
+                  "format 1.3, or their code is in no module file the report can read)");
+    }
+    cJSON_AddNumberToObject(
+        root, "fault_samples",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr_source = 'fault'"));
     cJSON_AddItemToObject(
         root, "memory_levels",
         rows(db,
@@ -805,9 +859,28 @@ static void text_code(FILE *f, const cJSON *o, const char *title, int top)
             snprintf(loc, sizeof loc, "%s:%.0f", mwv_base(str(r, "file")), num(r, "line"));
         else
             snprintf(loc, sizeof loc, "(no line info)");
-        fprintf(f, "  %5.1f%%  %-40s %s%s\n", 100 * num(r, "samples") / total, loc,
+        char mem[48] = "";
+        if (num(r, "decoded") > 0)
+            snprintf(mem, sizeof mem, " (at memory accesses: %.0f%%)",
+                     100 * num(r, "at_memory") / num(r, "decoded"));
+        fprintf(f, "  %5.1f%%  %-40s %s%s%s\n", 100 * num(r, "samples") / total, loc,
                 str(r, "function") ? str(r, "function") : "?",
-                share_ci(num(r, "samples"), total, ci, sizeof ci));
+                share_ci(num(r, "samples"), total, ci, sizeof ci), mem);
+    }
+    if (num(o, "no_memory") > 0) {
+        fprintf(f, "  %.0f of %.0f decoded samples here were at code without memory accesses "
+                   "(compute beside the load), kept apart; most at:",
+                num(o, "no_memory"), num(o, "decoded"));
+        const cJSON *nl;
+        int first = 1;
+        cJSON_ArrayForEach(nl, cJSON_GetObjectItem(o, "no_memory_lines"))
+        {
+            fprintf(f, "%s %s:%.0f (%.0f)", first ? "" : ",",
+                    str(nl, "file") ? mwv_base(str(nl, "file")) : "?", num(nl, "line"),
+                    num(nl, "samples"));
+            first = 0;
+        }
+        fprintf(f, "\n");
     }
     k = 0;
     fprintf(f, "  %6s  %s\n", "share", "function (module)");
@@ -1065,11 +1138,23 @@ static void render_text(FILE *f, const cJSON *root, int top)
                   top);
     text_code(f, cJSON_GetObjectItem(root, "overall"), "Top code overall", top);
 
-    fprintf(f, "\nTop data objects (%.0f samples with a data address, %.0f unattributed; most "
-               "samples inside flagged intervals first)\n",
-            num(root, "addressed_samples"), num(root, "unattributed_addresses"));
+    fprintf(f, "\nTop data objects (%.0f samples with a data address, %.0f of them decoded from "
+               "timer samples; %.0f unattributed; most samples inside flagged intervals first)\n",
+            num(root, "addressed_samples"), num(root, "decoded_samples"),
+            num(root, "unattributed_addresses"));
     double addressed = num(root, "addressed_samples");
-    few_note(f, addressed);
+    if (num(root, "timer_decoded") > 0)
+        fprintf(f, "  (%.0f of %.0f decoded timer samples in code that accesses memory; a sample is "
+                   "shared among the accesses around it: docs/data-addresses.md)\n",
+                num(root, "timer_at_memory"), num(root, "timer_decoded"));
+    if (str(root, "decode_note"))
+        fprintf(f, "  (timer samples' data addresses not decoded: %s)\n", str(root, "decode_note"));
+    if (num(root, "fault_samples") > 0)
+        fprintf(f, "  (%.0f page-fault samples name data where it was first touched; counted "
+                   "apart, as \"first touched\")\n",
+                num(root, "fault_samples"));
+    double faults = num(root, "fault_samples");
+    few_note(f, addressed > 0 ? addressed : faults);
     int ko = 0;
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "objects"))
     {
@@ -1083,12 +1168,23 @@ static void render_text(FILE *f, const cJSON *root, int top)
                      num(r, "site_line"), str(r, "site_function") ? str(r, "site_function") : "?");
         else if (str(r, "site_function"))
             snprintf(site, sizeof site, " allocated in %s", str(r, "site_function"));
-        fprintf(f, "  %5.1f%%  %-6s %-22s %10s%s",
-                addressed > 0 ? 100 * num(r, "samples") / addressed : 0, str(r, "kind"),
-                str(r, "name") ? str(r, "name") : "?", sz, site);
+        if (num(r, "samples") > 0)
+            fprintf(f, "  %5.1f%%  ", addressed > 0 ? 100 * num(r, "samples") / addressed : 0);
+        else
+            fprintf(f, "  %6s  ", "-");
+        fprintf(f, "%-6s %-22s %10s%s", str(r, "kind"), str(r, "name") ? str(r, "name") : "?", sz,
+                site);
         if (num(r, "in_flagged") > 0)
-            fprintf(f, ", %.0f in flagged intervals", num(r, "in_flagged"));
-        fprintf(f, "%s\n", share_ci(num(r, "samples"), addressed, ci, sizeof ci));
+            fprintf(f, ", %.1f in flagged intervals", num(r, "in_flagged"));
+        if (num(r, "faults") > 0) {
+            fprintf(f, "%sfirst touched: %.0f fault samples", num(r, "samples") > 0 ? "; " : ", ",
+                    num(r, "faults"));
+            if (num(r, "faults_in_flagged") > 0)
+                fprintf(f, ", %.0f in flagged intervals", num(r, "faults_in_flagged"));
+        }
+        fprintf(f, "%s\n",
+                num(r, "samples") > 0 ? share_ci(num(r, "samples"), addressed, ci, sizeof ci)
+                                      : share_ci(num(r, "faults"), faults, ci, sizeof ci));
     }
     text_alloc_sites(f, cJSON_GetObjectItem(root, "allocation_sites"));
     const cJSON *ml = cJSON_GetObjectItem(root, "memory_levels");

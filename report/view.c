@@ -43,6 +43,14 @@ int64_t mwv_scalar(sqlite3 *db, const char *sql)
     return v;
 }
 
+double mwv_scalar_real(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *s = first_row(db, sql);
+    double v = s ? sqlite3_column_double(s, 0) : 0;
+    sqlite3_finalize(s);
+    return v;
+}
+
 static int table_exists(sqlite3 *db, const char *name)
 {
     sqlite3_stmt *s;

@@ -27,6 +27,7 @@
 int mwv_open(const char *db_path, const mw_view_filter *f, sqlite3 **db);
 
 int64_t mwv_scalar(sqlite3 *db, const char *sql);
+double mwv_scalar_real(sqlite3 *db, const char *sql); /* the first column as a real */
 
 /* SQL to put before a query on gpu_kernels: devname(process_id, device,
  * name), each process's CUDA devices with their names (a device's gpu.name

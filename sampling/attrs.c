@@ -85,6 +85,12 @@ MW_API void mw_attr_user_stack(struct perf_event_attr *a, unsigned stack_bytes)
     a->sample_stack_user = n;
 }
 
+MW_API void mw_attr_user_regs(struct perf_event_attr *a)
+{
+    a->sample_type |= PERF_SAMPLE_REGS_USER;
+    a->sample_regs_user = MW_UNWIND_REGS_MASK;
+}
+
 MW_API void mw_attr_page_faults(struct perf_event_attr *a, unsigned long period)
 {
     attr_common(a);

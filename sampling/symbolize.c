@@ -73,6 +73,10 @@ struct mw_symmod {
     uint64_t *fde;                /* FDE ranges [start, end) as pairs, sorted by start */
     size_t nfde, capfde;
     int fde_loaded;
+    int code_ok;                  /* the file opened is the recorded module (its code bytes) */
+    dsym *tsyms;                  /* STT_TLS symbols by offset in the TLS block */
+    size_t ntsyms;
+    int tsyms_loaded;
     char hint[512];               /* the nearest symbol for the last unnamed address */
 };
 
@@ -133,6 +137,7 @@ void mw_symbolizer_free(mw_symbolizer *s)
         free(m->path);
         free(m->debug_file);
         free(m->dsyms);
+        free(m->tsyms);
         free(m->fsyms);
         free(m->asyms);
         free(m->fde);
@@ -261,6 +266,7 @@ static int open_module(mw_symbolizer *s, mw_symmod *m)
         m->dwfl = NULL;
         return MW_ERR_CORRUPT;
     }
+    m->code_ok = file == m->path;
     Dwarf_Addr bias;
     if (dwfl_module_getdwarf(m->mod, &bias))
         m->quality = MW_SYMQ_DWARF;
@@ -888,6 +894,114 @@ int mw_symmod_data_symbol(mw_symmod *m, uint64_t a, const char **name, uint64_t 
             return 1;
         }
     }
+    return 0;
+}
+
+/* The loaded segment of e that holds a (p_vaddr based), executable ones
+ * only where exec: 1 and *ph, else 0 */
+static int segment_of(Elf *e, uint64_t a, int exec, GElf_Phdr *ph)
+{
+    size_t np = 0;
+    if (!e || elf_getphdrnum(e, &np) != 0)
+        return 0;
+    for (size_t i = 0; i < np; i++)
+        if (gelf_getphdr(e, (int)i, ph) && ph->p_type == PT_LOAD &&
+            (!exec || (ph->p_flags & PF_X)) && a >= ph->p_vaddr &&
+            a - ph->p_vaddr < ph->p_filesz)
+            return 1;
+    return 0;
+}
+
+size_t mw_symmod_code(mw_symmod *m, uint64_t a, uint8_t *buf, size_t cap, uint64_t *fstart)
+{
+    if (fstart)
+        *fstart = a;
+    if (!m || !m->mod || !m->code_ok)
+        return 0;
+    GElf_Addr bias = 0;
+    Elf *e = dwfl_module_getelf(m->mod, &bias);
+    GElf_Phdr ph;
+    if (!segment_of(e, a, 1, &ph))
+        return 0;
+    uint64_t off = ph.p_offset + (a - ph.p_vaddr);
+    size_t n = cap, left = (size_t)(ph.p_filesz - (a - ph.p_vaddr));
+    if (n > left)
+        n = left;
+    size_t fsize = 0;
+    const char *raw = elf_rawfile(e, &fsize);
+    if (raw && off < fsize) {
+        if (n > fsize - off)
+            n = (size_t)(fsize - off);
+        memcpy(buf, raw + off, n);
+    } else {
+        Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)off, n, ELF_T_BYTE);
+        if (!d || !d->d_buf)
+            return 0;
+        memcpy(buf, d->d_buf, n);
+    }
+    if (fstart) {
+        GElf_Off so = 0;
+        uint64_t ssize = 0, fs, fe;
+        const char *sname = symbol_at(m, a, &so, &ssize);
+        if (sname && symbol_covers(m, a, so, ssize))
+            *fstart = a - so;
+        else if (fde_at(m, a, &fs, &fe))
+            *fstart = fs;
+    }
+    return n;
+}
+
+int mw_symmod_tls_segment(mw_symmod *m, uint64_t *memsz, uint64_t *align, int *main_program)
+{
+    *main_program = 0;
+    if (!m || !m->mod)
+        return 0;
+    GElf_Addr bias = 0;
+    Elf *e = dwfl_module_getelf(m->mod, &bias);
+    size_t np = 0;
+    if (!e || elf_getphdrnum(e, &np) != 0)
+        return 0;
+    GElf_Phdr ph;
+    int tls = 0;
+    for (size_t i = 0; i < np; i++) {
+        if (!gelf_getphdr(e, (int)i, &ph))
+            continue;
+        if (ph.p_type == PT_INTERP)
+            *main_program = 1;
+        if (ph.p_type == PT_TLS) {
+            *memsz = ph.p_memsz;
+            *align = ph.p_align ? ph.p_align : 1;
+            tls = 1;
+        }
+    }
+    return tls;
+}
+
+int mw_symmod_tls_symbol(mw_symmod *m, uint64_t off, const char **name, uint64_t *start,
+                         uint64_t *size)
+{
+    if (!m || !m->mod)
+        return 0;
+    if (!m->tsyms_loaded) {
+        m->tsyms_loaded = 1;
+        int n = dwfl_module_getsymtab(m->mod);
+        if (n > 0 && (m->tsyms = calloc((size_t)n, sizeof *m->tsyms))) {
+            for (int i = 1; i < n; i++) {
+                GElf_Sym sym;
+                const char *nm = dwfl_module_getsym(m->mod, i, &sym, NULL);
+                if (nm && GELF_ST_TYPE(sym.st_info) == STT_TLS && sym.st_size &&
+                    sym.st_shndx != SHN_UNDEF)
+                    m->tsyms[m->ntsyms++] = (dsym){sym.st_value, sym.st_size, nm};
+            }
+        }
+    }
+    for (size_t i = 0; i < m->ntsyms; i++)
+        if (off >= m->tsyms[i].start && off - m->tsyms[i].start < m->tsyms[i].size) {
+            *name = m->tsyms[i].name;
+            *start = m->tsyms[i].start;
+            *size = m->tsyms[i].size;
+            return 1;
+        }
     return 0;
 }
 

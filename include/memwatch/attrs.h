@@ -67,6 +67,11 @@ MW_API void mw_attr_cpu_clock(struct perf_event_attr *a, unsigned long rate,
  * MW_UNWIND_STACK_MAX) of user stack to a sampler's attribute. */
 MW_API void mw_attr_user_stack(struct perf_event_attr *a, unsigned stack_bytes);
 
+/* Add the user registers alone (MW_UNWIND_REGS_MASK, 136 bytes a sample):
+ * the report decodes the sampled instruction and computes its data
+ * address from them (memwatch/insn.h, docs/data-addresses.md). */
+MW_API void mw_attr_user_regs(struct perf_event_attr *a);
+
 /* Page-fault sampling of one thread, one sample every `period` faults. */
 MW_API void mw_attr_page_faults(struct perf_event_attr *a, unsigned long period);
 

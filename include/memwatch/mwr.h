@@ -23,7 +23,8 @@
 
 #define MWR_MAGIC "MEMWATCH"   /* 8 bytes, no terminator */
 #define MWR_VERSION_MAJOR 1
-#define MWR_VERSION_MINOR 2 /* 1.1: MWR_STACK and MWR_A_STACKREF; 1.2: MWR_ALLOC_SITE (older files read alike) */
+#define MWR_VERSION_MINOR 3 /* 1.1: MWR_STACK and MWR_A_STACKREF; 1.2: MWR_ALLOC_SITE;
+                              1.3: mwr_thread.fs_base, mwr_module.flags (older files read alike) */
 
 typedef struct mwr_file_header {
     char magic[8];            /* "MEMWATCH" */
@@ -112,6 +113,8 @@ typedef struct mwr_thread {
     uint32_t tid;
     uint32_t event;           /* enum mwr_thread_event */
     char name[16];            /* comm, as the kernel holds it */
+    /* format 1.3: */
+    uint64_t fs_base;         /* the thread's FS base (x86-64 TLS), 0: not known */
 } mwr_thread;
 
 enum mwr_alloc_kind {
@@ -204,10 +207,17 @@ typedef struct mwr_module {
     uint64_t start, end;      /* lowest and highest mapped address of its PT_LOAD segments */
     uint8_t build_id_size;
     uint8_t build_id[20];
-    uint8_t pad[3];
+    uint8_t flags;            /* enum mwr_module_flag (format 1.3; 0 before) */
+    uint8_t pad[2];
     uint32_t path_len;        /* bytes of path that follow, without terminator */
     /* char path[path_len] */
 } mwr_module;
+
+enum mwr_module_flag {
+    /* a file mapped as data (mmap of a file, not a loaded object): start,
+     * end and base (start - file offset) say where; no code, no symbols */
+    MWR_MODULE_DATA_FILE = 1u << 0,
+};
 
 typedef struct mwr_counters {
     uint64_t time_ns;

@@ -51,6 +51,9 @@ typedef struct mw_report_stats {
     uint64_t pcs;                /* distinct code addresses symbolized */
     uint64_t unwound;            /* stacks unwound from sampled registers and stack (DWARF) */
     uint64_t truncated;          /* sample and allocation stacks cut short */
+    uint64_t decoded;            /* timer samples whose instruction was decoded */
+    uint64_t decoded_mem;        /* ... at a memory instruction */
+    uint64_t decoded_addr;       /* ... whose data address was computed */
     double unwind_seconds;       /* thread CPU time spent in those unwinds */
     double seconds;              /* wall time of the ingest */
 } mw_report_stats;

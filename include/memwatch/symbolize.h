@@ -87,6 +87,27 @@ MW_API int mw_symmod_lookup(mw_symmod *m, uint64_t rel_addr, mw_sym_result *out)
 MW_API int mw_symmod_data_symbol(mw_symmod *m, uint64_t rel_addr, const char **name,
                                  uint64_t *start, uint64_t *size);
 
+/* The code bytes at rel_addr, from the module's own file (not a debug
+ * file, not another build): up to cap of them into buf, their number; 0
+ * where the file is not the recorded one or the address is in no
+ * executable segment. *fstart (may be NULL): the start of the function
+ * that holds rel_addr (the symbol covering it, else its FDE), or rel_addr
+ * where neither is known. */
+MW_API size_t mw_symmod_code(mw_symmod *m, uint64_t rel_addr, uint8_t *buf, size_t cap,
+                             uint64_t *fstart);
+
+/* The module's TLS segment (PT_TLS): 1 with its memory size and alignment,
+ * else 0. *main_program: 1 when the file names a program interpreter
+ * (PT_INTERP: a program, whose TLS block sits right below the thread
+ * pointer), else 0. */
+MW_API int mw_symmod_tls_segment(mw_symmod *m, uint64_t *memsz, uint64_t *align,
+                                 int *main_program);
+
+/* The STT_TLS symbol that holds offset off of the module's TLS block: 1
+ * with name/start/size, else 0. */
+MW_API int mw_symmod_tls_symbol(mw_symmod *m, uint64_t off, const char **name, uint64_t *start,
+                                uint64_t *size);
+
 /* A name for display: C++ names (and Rust's legacy ones, which use the same
  * scheme) demangled through the C++ runtime's __cxa_demangle, loaded from
  * libstdc++.so.6 on the first mangled name, with or without an offset

@@ -1,0 +1,191 @@
+/*
+ * sampling/insn.c: memwatch/insn.h, the data address of a sampled
+ * instruction, decoded with Zydis (Debian's libzydis-dev). Without Zydis at
+ * build time every entry says so (mw_insn_available) and decodes nothing.
+ */
+#include <memwatch/insn.h>
+
+#include <string.h>
+
+void mw_insn_regs_from(mw_insn_regs *r, uint64_t mask, const void *values, uint32_t n)
+{
+    memset(r, 0, sizeof *r);
+    const unsigned char *p = values;
+    uint32_t k = 0;
+    for (unsigned i = 0; i < 24 && k < n; i++)
+        if (mask >> i & 1) {
+            memcpy(&r->v[i], p + 8 * k, 8);
+            r->mask |= 1u << i;
+            k++;
+        }
+}
+
+#ifdef MW_HAVE_ZYDIS
+#include <Zydis/Zydis.h>
+
+int mw_insn_available(const char **why)
+{
+    if (why)
+        *why = NULL;
+    return 1;
+}
+
+/* perf_event's x86-64 register number of a general-purpose register (any
+ * width), or -1 */
+static int perf_reg(ZydisRegister reg)
+{
+    static const ZydisRegister order[24] = {
+        ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RBX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX,
+        ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_RBP, ZYDIS_REGISTER_RSP,
+        ZYDIS_REGISTER_RIP, ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE,
+        ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE, ZYDIS_REGISTER_NONE,
+        ZYDIS_REGISTER_R8,  ZYDIS_REGISTER_R9,  ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11,
+        ZYDIS_REGISTER_R12, ZYDIS_REGISTER_R13, ZYDIS_REGISTER_R14, ZYDIS_REGISTER_R15};
+    if (reg == ZYDIS_REGISTER_NONE)
+        return -1;
+    ZydisRegister big = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
+    for (int i = 0; i < 24; i++)
+        if (order[i] != ZYDIS_REGISTER_NONE && order[i] == big)
+            return i;
+    return -1;
+}
+
+/* The value of a general-purpose register r names (its width), 0 and
+ * *ok = 0 where it was not sampled */
+static uint64_t reg_value(const mw_insn_regs *r, ZydisRegister reg, int *ok)
+{
+    int i = perf_reg(reg);
+    if (i < 0 || !r || !(r->mask >> i & 1)) {
+        *ok = 0;
+        return 0;
+    }
+    uint64_t v = r->v[i];
+    switch (ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, reg)) {
+    case 32:
+        return v & 0xffffffffu;
+    case 16:
+        return v & 0xffffu;
+    default:
+        return v;
+    }
+}
+
+static int ends_flow(ZydisMnemonic m)
+{
+    return m == ZYDIS_MNEMONIC_JMP || m == ZYDIS_MNEMONIC_RET || m == ZYDIS_MNEMONIC_UD2 ||
+           m == ZYDIS_MNEMONIC_HLT || m == ZYDIS_MNEMONIC_IRETQ || m == ZYDIS_MNEMONIC_SYSRET;
+}
+
+unsigned mw_insn_decode(const uint8_t *code, size_t len, uint64_t ip, const mw_insn_regs *r,
+                        mw_insn *out)
+{
+    static __thread int ready;
+    static __thread ZydisDecoder dec;
+    memset(out, 0, sizeof *out);
+    if (!ready) {
+        if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)))
+            return 0;
+        ready = 1;
+    }
+    ZydisDecodedInstruction in;
+    ZydisDecodedOperand op[ZYDIS_MAX_OPERAND_COUNT];
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &in, op)))
+        return 0;
+    out->length = in.length;
+    out->ends_flow = ends_flow(in.mnemonic);
+    out->branch = in.meta.category == ZYDIS_CATEGORY_COND_BR ||
+                  in.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
+                  in.meta.category == ZYDIS_CATEGORY_CALL || in.meta.category == ZYDIS_CATEGORY_RET ||
+                  in.meta.category == ZYDIS_CATEGORY_SYSCALL || out->ends_flow;
+    for (unsigned i = 0; i < in.operand_count; i++) {
+        const ZydisDecodedOperand *o = &op[i];
+        if (o->type == ZYDIS_OPERAND_TYPE_REGISTER && (o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)) {
+            int w = perf_reg(o->reg.value);
+            if (w >= 0 && w != 8) /* a jump's RIP is no data register */
+                out->writes |= 1u << w;
+        }
+        if (out->branch && o->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && o->imm.is_relative) {
+            out->has_target = 1;
+            out->target = ip + in.length + (uint64_t)o->imm.value.s;
+        }
+    }
+    const ZydisDecodedOperand *m = NULL;
+    for (unsigned i = 0; i < in.operand_count && !m; i++) {
+        const ZydisDecodedOperand *o = &op[i];
+        if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || o->mem.type == ZYDIS_MEMOP_TYPE_AGEN ||
+            o->mem.type == ZYDIS_MEMOP_TYPE_MIB)
+            continue;
+        /* the stack slots of push, pop, call and ret are the stack's own
+         * traffic, not the program's data; a string instruction's hidden
+         * operands are */
+        if (o->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN &&
+            perf_reg(o->mem.base) == 7 /* SP */)
+            continue;
+        m = o;
+    }
+    if (!m)
+        return out->length;
+    out->kind = MW_INSN_MEM;
+    out->size = m->size / 8;
+    out->write = (m->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
+    out->gather = m->mem.type == ZYDIS_MEMOP_TYPE_VSIB;
+    /* does the instruction write a register its address is made of? */
+    int bi = perf_reg(m->mem.base), xi = out->gather ? -1 : perf_reg(m->mem.index);
+    if (bi >= 0 && bi != 8) /* RIP-relative: the instruction's own address */
+        out->addr_regs |= 1u << bi;
+    if (xi >= 0)
+        out->addr_regs |= 1u << xi;
+    for (unsigned i = 0; i < in.operand_count; i++) {
+        const ZydisDecodedOperand *o = &op[i];
+        if (o->type == ZYDIS_OPERAND_TYPE_REGISTER &&
+            (o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)) {
+            int w = perf_reg(o->reg.value);
+            out->clobbers |= w >= 0 && (w == bi || w == xi);
+        }
+    }
+    int ok = 1;
+    uint64_t a = (uint64_t)m->mem.disp.value;
+    if (m->mem.base == ZYDIS_REGISTER_RIP)
+        a += ip + in.length;
+    else if (m->mem.base != ZYDIS_REGISTER_NONE)
+        a += reg_value(r, m->mem.base, &ok);
+    if (!out->gather && m->mem.index != ZYDIS_REGISTER_NONE)
+        a += reg_value(r, m->mem.index, &ok) * (m->mem.scale ? m->mem.scale : 1);
+    if (m->mem.segment == ZYDIS_REGISTER_FS) {
+        if (r && r->have_fs_base)
+            a += r->fs_base;
+        else
+            ok = 0;
+    } else if (m->mem.segment == ZYDIS_REGISTER_GS) {
+        ok = 0; /* user space GS base: not known */
+    }
+    if (!r)
+        ok = 0;
+    if (ok)
+        out->addr = a;
+    else
+        out->kind = MW_INSN_MEM_UNKNOWN;
+    return out->length;
+}
+
+#else /* !MW_HAVE_ZYDIS */
+
+int mw_insn_available(const char **why)
+{
+    if (why)
+        *why = "this memwatch was built without Zydis (libzydis-dev), which decodes the "
+               "sampled instructions";
+    return 0;
+}
+
+unsigned mw_insn_decode(const uint8_t *code, size_t len, uint64_t ip, const mw_insn_regs *r,
+                        mw_insn *out)
+{
+    (void)code;
+    (void)len;
+    (void)ip;
+    (void)r;
+    memset(out, 0, sizeof *out);
+    return 0;
+}
+#endif
