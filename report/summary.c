@@ -677,11 +677,16 @@ static cJSON *collect(sqlite3 *db, int top)
         root, "addressed_samples",
         (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr_source IN ('decoded',"
                                " 'precise')"));
+    /* (shares summed in floating point: a total that is all of them may
+     * come out a hair below 0) */
     cJSON_AddNumberToObject(
         root, "unattributed_addresses",
-        mwv_scalar_real(db, "SELECT (SELECT COUNT(*) FROM samples WHERE addr_source IN ("
-                            "'decoded', 'precise')) - COALESCE((SELECT SUM(share) FROM"
-                            " sample_objects WHERE addr_source != 'fault'), 0)"));
+        fmax(0, round(mwv_scalar_real(db, "SELECT (SELECT COUNT(*) FROM samples WHERE"
+                                          " addr_source IN ('decoded', 'precise')) -"
+                                          " COALESCE((SELECT SUM(share) FROM sample_objects"
+                                          " WHERE addr_source != 'fault'), 0)") *
+                      10) /
+                    10));
     cJSON_AddNumberToObject(
         root, "decoded_samples",
         (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr_source = 'decoded'"));
