@@ -26,9 +26,11 @@ fi
 "$mw" record -o "$out/rec" -- "$out/dataaddr_mt" "$t" 2 "${DATAADDR_SECONDS:-4}" >"$out/record.txt" 2>&1
 tail -3 "$out/record.txt"
 "$mw" report --db "$out/rec.db" "$out/rec" >"$out/report.txt" 2>&1
-sed -n '/^Bandwidth-bound/,/^  latency/p;/^Top code inside flagged/,/^  share  function/p;/^Top data objects/,/^$/p' "$out/report.txt"
+sed -n '/^Bandwidth-bound/,/^  latency/p' "$out/report.txt"
+sed -n '/^Top code inside flagged/,/^  share  function/p' "$out/report.txt"
+sed -n '/^Top data objects/,/^$/p' "$out/report.txt"
 # the acceptance: each array has samples in flagged intervals; the compute
 # function has none at memory accesses
-arrays=$(sed -n '/^Top data objects/,/^$/p' "$out/report.txt" | grep -c "malloc(268435456).*in flagged intervals")
+arrays=$(sed -n '/^Top data objects/,/^$/p' "$out/report.txt" | grep -cE "(m|c)alloc\(268435456\).*in flagged intervals")
 echo "dataaddr_flags: arrays named in flagged intervals: $arrays of 3"
 grep -q "compute_regs" "$out/report.txt" && sed -n '/^Top code overall/,/^$/p' "$out/report.txt" | grep "compute_regs\|triad_slice"
