@@ -268,64 +268,63 @@ static void code_tables(FILE *f, sqlite3 *db, int flagged, int top, const char *
 
 static void objects_table(FILE *f, sqlite3 *db, int top, int multi)
 {
-    int64_t addressed = 0, unattr = 0;
-    sqlite3_stmt *c;
-    if (sqlite3_prepare_v2(db, "SELECT COUNT(*), COALESCE(SUM(object_id IS NULL), 0) FROM samples"
-                               " WHERE addr IS NOT NULL AND addr != 0",
-                           -1, &c, NULL) == SQLITE_OK) {
-        if (sqlite3_step(c) == SQLITE_ROW) {
-            addressed = sqlite3_column_int64(c, 0);
-            unattr = sqlite3_column_int64(c, 1);
-        }
-        sqlite3_finalize(c);
-    }
+    int64_t addressed = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr_source IN"
+                                       " ('decoded', 'precise')");
+    int64_t faults = mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE addr_source = 'fault'");
+    double unattr = mwv_scalar_real(db, "SELECT (SELECT COUNT(*) FROM samples WHERE addr_source"
+                                        " IN ('decoded', 'precise')) - COALESCE((SELECT"
+                                        " SUM(share) FROM sample_objects WHERE addr_source !="
+                                        " 'fault'), 0)");
     fputs("<h2 id=objects>Data objects</h2>\n", f);
-    if (addressed == 0) {
-        fputs("<p class=muted>No sample carried a data address (page-fault samples do; precise "
-              "load samples do where the hardware has them).</p>\n",
+    if (addressed == 0 && faults == 0) {
+        fputs("<p class=muted>No sample carried a data address (timer samples do where their "
+              "instructions could be decoded: docs/data-addresses.md; precise load samples do "
+              "where the hardware has them; page faults name where data was first touched).</p>\n",
               f);
         return;
     }
-    fprintf(f, "<p class=muted>%lld samples with a data address (page faults, precise loads), "
-               "%lld not inside any known object. Share of all addressed samples; the flagged "
-               "column counts those inside bandwidth-bound intervals, and the objects with the "
-               "most of those come first.</p>\n",
-            (long long)addressed, (long long)unattr);
-    char sql[900];
-    snprintf(sql, sizeof sql,
-             "SELECT o.kind, o.name, o.size, ps.function, ps.file, ps.line, COUNT(*) AS n,"
-             " SUM(s.in_flagged), (SELECT CASE WHEN q.rank IS NOT NULL THEN 'rank ' || q.rank"
-             " ELSE 'pid ' || q.pid END FROM processes q WHERE q.id = o.process_id)"
-             " FROM samples s JOIN objects o ON o.id = s.object_id LEFT JOIN pcs"
-             " ps ON ps.id = o.site_pc_id GROUP BY o.id ORDER BY SUM(s.in_flagged) DESC, n DESC,"
-             " o.id LIMIT %d",
-             top);
+    fprintf(f, "<p class=muted>%lld samples with a data address (decoded from timer samples, "
+               "precise loads; a decoded sample is shared among the accesses around it), %.0f "
+               "not inside any known object. Share of them; the flagged column counts those "
+               "inside bandwidth-bound intervals, and the objects with the most of those come "
+               "first. %lld page-fault samples, where data was first touched, are counted "
+               "apart. An object found in several processes (its allocation site, variable or "
+               "file) is one row.</p>\n",
+            (long long)addressed, unattr > 0 ? unattr : 0, (long long)faults);
     sqlite3_stmt *s;
-    fprintf(f, "<table><tr><th>share</th><th>samples</th><th>in flagged</th>%s<th>kind</th>"
-               "<th>object</th><th>size</th><th>allocated at</th></tr>\n",
+    fprintf(f, "<table><tr><th>share</th><th>samples</th><th>in flagged</th><th>first touched"
+               "</th>%s<th>kind</th><th>object</th><th>size</th><th>allocated at</th></tr>\n",
             multi ? "<th>process</th>" : "");
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, mwv_q_objects, -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int(s, 1, top);
         while (sqlite3_step(s) == SQLITE_ROW) {
-            int64_t n = sqlite3_column_int64(s, 6);
+            double n = sqlite3_column_double(s, 7);
             char sz[32];
             mwv_human_bytes((double)sqlite3_column_int64(s, 2), sz, sizeof sz);
             fputs("<tr>", f);
-            share_cell(f, (double)n / (double)addressed);
-            fprintf(f, "<td class=n>%lld</td><td class=n>%lld</td><td>", (long long)n,
-                    sqlite3_column_int64(s, 7));
+            share_cell(f, addressed > 0 ? n / (double)addressed : 0);
+            fprintf(f, "<td class=n>%.1f</td><td class=n>%.1f</td><td class=n>%lld</td><td>", n,
+                    sqlite3_column_double(s, 8), sqlite3_column_int64(s, 12));
             if (multi) {
-                h(f, col_text(s, 8));
+                char who[96];
+                if (sqlite3_column_int64(s, 14) > 1)
+                    snprintf(who, sizeof who, "%lld processes (%s .. %s)",
+                             sqlite3_column_int64(s, 14), col_text(s, 16) ? col_text(s, 16) : "?",
+                             col_text(s, 17) ? col_text(s, 17) : "?");
+                else
+                    snprintf(who, sizeof who, "%s", col_text(s, 16) ? col_text(s, 16) : "?");
+                h(f, who);
                 fputs("</td><td>", f);
             }
             h(f, col_text(s, 0));
             fputs("</td><td>", f);
             h(f, col_text(s, 1) ? col_text(s, 1) : "?");
             fprintf(f, "</td><td class=n>%s</td><td>", sz);
-            if (col_text(s, 4)) {
-                h(f, mwv_base(col_text(s, 4)));
-                fprintf(f, ":%lld ", sqlite3_column_int64(s, 5));
+            if (col_text(s, 5)) {
+                h(f, mwv_base(col_text(s, 5)));
+                fprintf(f, ":%lld ", sqlite3_column_int64(s, 6));
             }
-            h(f, col_text(s, 3) ? col_text(s, 3) : "");
+            h(f, col_text(s, 4) ? col_text(s, 4) : "");
             fputs("</td></tr>\n", f);
         }
         sqlite3_finalize(s);

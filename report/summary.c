@@ -635,28 +635,7 @@ static cJSON *collect(sqlite3 *db, int top)
         add_code(db, root, "high_load", 2, top);
     add_code(db, root, "overall", 0, top);
 
-    cJSON_AddItemToObject(
-        root, "objects",
-        rows(db,
-             /* samples: the shares of decoded timer samples and precise
-              * samples (docs/data-addresses.md); page-fault samples (first
-              * touch) are counted apart, never added to them */
-             "SELECT o.kind AS kind, o.name AS name, o.size AS size, o.addr AS addr,"
-             " ps.function AS site_function, ps.file AS site_file, ps.line AS site_line,"
-             " COALESCE(SUM(CASE WHEN x.addr_source != 'fault' THEN x.share END), 0) AS samples,"
-             " COALESCE(SUM(CASE WHEN x.addr_source != 'fault' THEN x.share * s.in_flagged END),"
-             " 0) AS in_flagged,"
-             " COALESCE(SUM(CASE WHEN x.addr_source != 'fault' THEN x.share * s.selected END),"
-             " 0) AS selected,"
-             " COALESCE(SUM(CASE WHEN x.addr_source = 'decoded' THEN x.share END), 0) AS decoded,"
-             " COALESCE(SUM(CASE WHEN x.addr_source = 'precise' THEN x.share END), 0) AS precise,"
-             " SUM(x.addr_source = 'fault') AS faults,"
-             " SUM(x.addr_source = 'fault' AND s.in_flagged) AS faults_in_flagged"
-             " FROM sample_objects x JOIN samples s ON s.id = x.sample_id"
-             " JOIN objects o ON o.id = x.object_id LEFT JOIN pcs ps ON ps.id = o.site_pc_id"
-             " GROUP BY o.id ORDER BY in_flagged DESC, samples DESC, faults_in_flagged DESC, faults DESC,"
-             " o.id LIMIT ?",
-             top));
+    cJSON_AddItemToObject(root, "objects", rows(db, mwv_q_objects, top));
     /* Sites whose allocations were sampled (MWR_ALLOC_SITE, format 1.2): all
      * their allocations, of which `recorded` are in allocations; databases
      * of older reports have no such table */
@@ -1179,6 +1158,12 @@ static void render_text(FILE *f, const cJSON *root, int top)
             fprintf(f, "  %6s  ", "-");
         fprintf(f, "%-6s %-22s %10s%s", str(r, "kind"), str(r, "name") ? str(r, "name") : "?", sz,
                 site);
+        if (num(r, "objects") > 1 && num(r, "processes") <= 1)
+            fprintf(f, ", %.0f allocations", num(r, "objects"));
+        if (num(r, "processes") > 1) /* one row for the same object in many processes */
+            fprintf(f, ", in %.0f processes (%s .. %s)", num(r, "processes"),
+                    str(r, "first_process") ? str(r, "first_process") : "?",
+                    str(r, "last_process") ? str(r, "last_process") : "?");
         if (num(r, "in_flagged") > 0)
             fprintf(f, ", %.1f in flagged intervals", num(r, "in_flagged"));
         if (num(r, "faults") > 0) {

@@ -51,6 +51,41 @@ double mwv_scalar_real(sqlite3 *db, const char *sql)
     return v;
 }
 
+const char mwv_q_objects[] =
+    "SELECT g.kind, g.name, g.size, g.min_size, g.site_function, g.site_file, g.site_line,"
+    " g.samples, g.in_flagged, g.selected, g.decoded, g.precise, g.faults, g.faults_in_flagged,"
+    " g.processes, g.objects,"
+    " (SELECT CASE WHEN q.rank IS NOT NULL THEN 'rank ' || q.rank ELSE 'pid ' || q.pid END"
+    " FROM processes q WHERE q.id = g.p0) AS first_process,"
+    " (SELECT CASE WHEN q.rank IS NOT NULL THEN 'rank ' || q.rank ELSE 'pid ' || q.pid END"
+    " FROM processes q WHERE q.id = g.p1) AS last_process FROM ("
+    "SELECT MIN(o.kind) AS kind,"
+    " CASE WHEN MIN(o.size) != MAX(o.size) AND instr(MIN(o.name), '(') > 0"
+    " THEN substr(MIN(o.name), 1, instr(MIN(o.name), '(')) || MIN(o.size) || '..' || MAX(o.size)"
+    " || ')' ELSE MIN(o.name) END AS name, MAX(o.size) AS size,"
+    " MIN(o.size) AS min_size, MIN(ps.function) AS site_function, MIN(ps.file) AS site_file,"
+    " MIN(ps.line) AS site_line,"
+    " COALESCE(SUM(CASE WHEN x.addr_source != 'fault' THEN x.share END), 0) AS samples,"
+    " COALESCE(SUM(CASE WHEN x.addr_source != 'fault' THEN x.share * s.in_flagged END), 0)"
+    " AS in_flagged,"
+    " COALESCE(SUM(CASE WHEN x.addr_source != 'fault' THEN x.share * s.selected END), 0)"
+    " AS selected,"
+    " COALESCE(SUM(CASE WHEN x.addr_source = 'decoded' THEN x.share END), 0) AS decoded,"
+    " COALESCE(SUM(CASE WHEN x.addr_source = 'precise' THEN x.share END), 0) AS precise,"
+    " SUM(x.addr_source = 'fault') AS faults,"
+    " SUM(x.addr_source = 'fault' AND s.in_flagged) AS faults_in_flagged,"
+    " COUNT(DISTINCT o.process_id) AS processes, COUNT(DISTINCT o.id) AS objects,"
+    " MIN(o.process_id) AS p0,"
+    " MAX(o.process_id) AS p1, MIN(o.id) AS o0"
+    " FROM sample_objects x JOIN samples s ON s.id = x.sample_id"
+    " JOIN objects o ON o.id = x.object_id LEFT JOIN pcs ps ON ps.id = o.site_pc_id"
+    " GROUP BY CASE WHEN o.site_pc_id IS NOT NULL THEN 'site ' || o.kind || ' ' || o.site_pc_id"
+    " WHEN o.kind IN ('static', 'tls') THEN o.kind || ' ' || COALESCE(o.module_id, 0) || ' '"
+    " || o.name WHEN o.kind = 'file' THEN 'file ' || o.name ELSE 'object ' || o.id END"
+    " ORDER BY in_flagged DESC, samples DESC, faults_in_flagged DESC, faults DESC, o0"
+    " LIMIT ?) g"
+    " ORDER BY g.in_flagged DESC, g.samples DESC, g.faults_in_flagged DESC, g.faults DESC, g.o0";
+
 static int table_exists(sqlite3 *db, const char *name)
 {
     sqlite3_stmt *s;

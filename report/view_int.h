@@ -29,6 +29,19 @@ int mwv_open(const char *db_path, const mw_view_filter *f, sqlite3 **db);
 int64_t mwv_scalar(sqlite3 *db, const char *sql);
 double mwv_scalar_real(sqlite3 *db, const char *sql); /* the first column as a real */
 
+/* The data objects the samples name, one row per object merged across the
+ * processes by what it is (a heap object by its allocation site, a static
+ * or thread-local variable by module and name, a file by path; a stack per
+ * thread), never across different sites; ? binds the row limit. Columns:
+ * kind, name, size (largest), min_size, site_function, site_file,
+ * site_line, samples (decoded and precise shares), in_flagged, selected,
+ * decoded, precise, faults (page-fault samples: first touch), faults_in_flagged,
+ * processes, objects (the objects merged: allocations of one site...), first_process
+ * ("rank R" or "pid P"), last_process; a name of allocations of several sizes
+ * gives their range ("malloc(4096..8192)"). Most
+ * samples in flagged intervals first (docs/data-addresses.md). */
+extern const char mwv_q_objects[];
+
 /* SQL to put before a query on gpu_kernels: devname(process_id, device,
  * name), each process's CUDA devices with their names (a device's gpu.name
  * follows its gpu.device line in the META, docs/gpu.md); at most one row per

@@ -31,7 +31,17 @@ q() { sqlite3 "$T/$1.db" "$2"; }
 rec triad triad 1500
 if grep -q "not decoded: .*Zydis" "$T/triad.rep"; then
     echo "no decoder in this memwatch, and the report says so: $(grep -m1 'not decoded' "$T/triad.rep")"
-    exit $fail
+    
+# the same arrays in two processes: one row per allocation site, with the
+# processes named, never one row per process
+"$MW" record -q -o "$T/two" -- sh -c "'$D' triad 800 & '$D' triad 800; wait" >"$T/two.out" 2>&1 ||
+    bad "record two: $(tail -3 "$T/two.out")"
+"$MW" report --db "$T/two.db" "$T/two" >"$T/two.rep" 2>&1 || bad "report two: $(tail -3 "$T/two.rep")"
+rows=$(sed -n '/^Top data objects/,/^$/p' "$T/two.rep" | grep -c "alloc(33554432)")
+merged=$(sed -n '/^Top data objects/,/^$/p' "$T/two.rep" | grep -c "alloc(33554432).*in 2 processes (pid [0-9]* .. pid [0-9]*)")
+echo "two processes: $rows rows for the arrays, $merged of them naming both processes"
+[ "$rows" = 3 ] && [ "$merged" = 3 ] || bad "arrays of two processes: $(sed -n '/^Top data objects/,/^$/p' "$T/two.rep")"
+exit $fail
 fi
 mem=$(q triad "SELECT COUNT(*) FROM sample_lines WHERE function = 'triad' AND at_memory = 1")
 echo "triad: $mem samples of the loop at memory accesses"
@@ -78,4 +88,14 @@ nf=$(q kinds "SELECT COUNT(*) FROM samples WHERE addr_source = 'fault'")
 na=$(grep -o "^Top data objects ([0-9]*" "$T/kinds.rep" | grep -o "[0-9]*$")
 nd=$(q kinds "SELECT COUNT(*) FROM samples WHERE addr_source = 'decoded'")
 [ "$na" = "$nd" ] || bad "the report counts $na samples with a data address, the database $nd decoded ($nf fault samples)"
+
+# the same arrays in two processes: one row per allocation site, with the
+# processes named, never one row per process
+"$MW" record -q -o "$T/two" -- sh -c "'$D' triad 800 & '$D' triad 800; wait" >"$T/two.out" 2>&1 ||
+    bad "record two: $(tail -3 "$T/two.out")"
+"$MW" report --db "$T/two.db" "$T/two" >"$T/two.rep" 2>&1 || bad "report two: $(tail -3 "$T/two.rep")"
+rows=$(sed -n '/^Top data objects/,/^$/p' "$T/two.rep" | grep -c "alloc(33554432)")
+merged=$(sed -n '/^Top data objects/,/^$/p' "$T/two.rep" | grep -c "alloc(33554432).*in 2 processes (pid [0-9]* .. pid [0-9]*)")
+echo "two processes: $rows rows for the arrays, $merged of them naming both processes"
+[ "$rows" = 3 ] && [ "$merged" = 3 ] || bad "arrays of two processes: $(sed -n '/^Top data objects/,/^$/p' "$T/two.rep")"
 exit $fail

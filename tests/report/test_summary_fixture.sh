@@ -31,14 +31,16 @@ grep -qE "^    thread worker +tid 78 +10 samples, CPU user 0\.30 s, system 0\.00
 sed -n '/^By thread/,$p' "$T/by"
 grep -qE "^  77 threaded \(tid 77\) +0\.750 s" "$T/by" || bad "--by thread main row: $(grep 'tid 77)' "$T/by")"
 sed -n '/^By thread/,$p' "$T/by" | grep -q "memwatch" && bad "--by thread lists memwatch's own thread"
-# objects: B (4 fault samples, all inside flagged intervals) before A (12,
-# none); fault samples name data where it was first touched, counted apart
+# objects: A (12 fault samples, none in flagged intervals) and B (4, all
+# inside) come from one allocation site: one row, the sizes' range and both;
+# fault samples name data where it was first touched, counted apart
 objs=$(sed -n '/^Top data objects/,/^$/p' "$T/rep")
 first=$(echo "$objs" | grep -m1 'malloc(')
-echo "$first" | grep -q "malloc(4194304).*first touched: 4 fault samples, 4 in flagged intervals" || bad "the flagged object is not first: $objs"
+echo "$first" | grep -q "malloc(4194304..8388608) .*, 2 allocations, first touched: 16 fault samples, 4 in flagged intervals" || bad "the site's row: $objs"
+[ "$(echo "$objs" | grep -c 'malloc(')" = 1 ] || bad "one site, more than one row: $objs"
 echo "$objs" | grep -q "^Top data objects (0 samples with a data address" || bad "fault samples counted as data addresses: $objs"
 echo "$objs" | grep -q "too few samples (16, fewer than 20)" || bad "16 fault samples not marked too few"
-echo "$first" | grep -q "\[4 of 16, 95% CI 10.2-49.5%, too few samples\]" || bad "object row's interval: $first"
+echo "$first" | grep -q "\[16 of 16, 95% CI 80.6-100.0%, too few samples\]" || bad "object row's interval: $first"
 # code inside flagged intervals: 20 samples, each share with its count and interval
 grep -A3 "^Top code inside flagged intervals (timer samples: 20)" "$T/rep" | grep -q "fixture_main_work  \[16 of 20, 95% CI 58.4-91.9%\]" ||
     bad "flagged code shares: $(grep -A4 '^Top code inside' "$T/rep")"
