@@ -900,7 +900,7 @@ MWP_HOT static void ctor_attrs(void)
     }
     if (mwp_cfg.fault_period) {
         struct perf_event_attr a;
-        mw_attr_page_faults(&a, mwp_cfg.fault_period);
+        mw_attr_page_faults(&a, mwp_cfg.fault_period, mwp_cfg.stack_depth);
         memcpy(mwp_attr_bytes[1], &a, sizeof a);
     }
     mwp_precise_setup();

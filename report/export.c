@@ -223,7 +223,7 @@ static int export_folded(sqlite3 *db, FILE *f, const mw_export_opts *o)
         return rc;
     char where[256], sql[1400];
     /* CPU samples unless --source asks for another kind: page faults are
-     * not CPU time and carry no stack of their own (docs/export.md) */
+     * not CPU time (docs/export.md) */
     mw_export_opts cpu = *o;
     if (!cpu.source)
         cpu.source = "timer";

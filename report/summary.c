@@ -549,16 +549,22 @@ static cJSON *collect(sqlite3 *db, int top)
                                " 'fp%' THEN 'fp' ELSE value END AS method, COUNT(*) AS processes"
                                " FROM meta WHERE key = 'unwind' GROUP BY method ORDER BY method",
                                top));
-    /* page-fault samples carry their leaf frame only: not counted as stacks */
+    /* page-fault samples of recordings before their call chains were taken
+     * (the event samples no PERF_SAMPLE_CALLCHAIN, 1 << 5) carry their leaf
+     * frame only: not counted as stacks */
     cJSON_AddNumberToObject(
         stk, "samples",
-        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE source != 'fault'"));
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples s JOIN events e ON e.id ="
+                               " s.event_id WHERE s.source != 'fault' OR e.sample_type & 32"));
     cJSON_AddNumberToObject(stk, "samples_truncated",
-                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE truncated"
-                                                   " = 1 AND source != 'fault'"));
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples s JOIN events e"
+                                                   " ON e.id = s.event_id WHERE s.truncated = 1"
+                                                   " AND (s.source != 'fault' OR e.sample_type"
+                                                   " & 32)"));
     cJSON_AddNumberToObject(
         stk, "leaf_only",
-        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE source = 'fault'"));
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples s JOIN events e ON e.id ="
+                               " s.event_id WHERE s.source = 'fault' AND NOT e.sample_type & 32"));
     cJSON_AddNumberToObject(stk, "allocations",
                             (double)mwv_scalar(db, "SELECT COUNT(*) FROM allocations"));
     cJSON_AddNumberToObject(

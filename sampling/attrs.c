@@ -91,13 +91,16 @@ MW_API void mw_attr_user_regs(struct perf_event_attr *a)
     a->sample_regs_user = MW_UNWIND_REGS_MASK;
 }
 
-MW_API void mw_attr_page_faults(struct perf_event_attr *a, unsigned long period)
+MW_API void mw_attr_page_faults(struct perf_event_attr *a, unsigned long period,
+                                unsigned max_stack)
 {
     attr_common(a);
     a->type = PERF_TYPE_SOFTWARE;
     a->config = PERF_COUNT_SW_PAGE_FAULTS;
     a->sample_period = period ? period : 1;
     a->sample_type = MW_FAULT_SAMPLE_TYPE;
+    a->exclude_callchain_kernel = 1;
+    a->sample_max_stack = (uint16_t)max_stack;
 }
 
 /* Where precise load latency lives, by PMU. */

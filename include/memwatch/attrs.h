@@ -34,9 +34,12 @@ extern "C" {
     (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |                 \
      PERF_SAMPLE_CALLCHAIN)
 /* No PERF_SAMPLE_PERIOD for page faults: with it the kernel samples every
- * software event regardless of sample_period (perf_swevent_event). */
+ * software event regardless of sample_period (perf_swevent_event). Their
+ * call chain (user space, frame pointers) says which code first touched
+ * the data. */
 #define MW_FAULT_SAMPLE_TYPE                                                                    \
-    (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR)
+    (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |                   \
+     PERF_SAMPLE_CALLCHAIN)
 #define MW_LOAD_SAMPLE_TYPE                                                                     \
     (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |                   \
      PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PERIOD)
@@ -72,8 +75,11 @@ MW_API void mw_attr_user_stack(struct perf_event_attr *a, unsigned stack_bytes);
  * address from them (memwatch/insn.h, docs/data-addresses.md). */
 MW_API void mw_attr_user_regs(struct perf_event_attr *a);
 
-/* Page-fault sampling of one thread, one sample every `period` faults. */
-MW_API void mw_attr_page_faults(struct perf_event_attr *a, unsigned long period);
+/* Page-fault sampling of one thread, one sample every `period` faults,
+ * with its user call chain (at most max_stack frames, 0: the kernel's
+ * default). */
+MW_API void mw_attr_page_faults(struct perf_event_attr *a, unsigned long period,
+                                unsigned max_stack);
 
 /* Precise load sampling. Fills up to *n attributes (a group leader first) for
  * loads slower than ldlat_cycles, sets *n and returns 0; else returns

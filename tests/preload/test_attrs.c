@@ -68,10 +68,13 @@ static void unit(void)
     MW_CHECK_INT(a.sample_max_stack, 32);
     MW_CHECK_INT(a.size, sizeof a);
 
-    mw_attr_page_faults(&a, 16);
+    mw_attr_page_faults(&a, 16, 24);
     MW_CHECK_INT(a.config, PERF_COUNT_SW_PAGE_FAULTS);
     MW_CHECK_INT(a.sample_period, 16);
     MW_CHECK(a.sample_type & PERF_SAMPLE_ADDR, "page faults without data addresses");
+    MW_CHECK(a.sample_type & PERF_SAMPLE_CALLCHAIN, "page faults without their call chain");
+    MW_CHECK_INT(a.exclude_callchain_kernel, 1);
+    MW_CHECK_INT(a.sample_max_stack, 24);
 
     int c = -1;
     MW_CHECK_INT(mw_attr_clamp_rate(200000, 100000, &c), 100000);
