@@ -29,11 +29,11 @@
 #define WALK_MAX (256u << 10) /* a function longer than this is not walked from its start */
 
 typedef struct ing_dpc {
-    uint64_t start;               /* rel address of bytes[0] */
+    uint64_t start;               /* rel address of the run's first instruction */
     uint16_t off[RUN_BEFORE + RUN_AFTER + 1]; /* instruction i: bytes [off[i], off[i+1]) */
     uint8_t n, at;                /* instructions; index of the sampled one */
     uint8_t loop;                 /* the run ends in a jump back to its start */
-    uint8_t bytes[RUN_BYTES];
+    mw_insn *ins;                 /* the n instructions, decoded once (n of them) */
 } ing_dpc;
 
 struct ing_decoder {
@@ -49,8 +49,10 @@ void ing_decoder_free(ing_decoder *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->pcs.n; i++)
+    for (size_t i = 0; i < d->pcs.n; i++) {
+        free(d->pcs.v[i]->ins);
         free(d->pcs.v[i]);
+    }
     ING_VEC_FREE(d->pcs);
     ing_hmap_free(&d->idx);
     free(d->walk);
@@ -138,9 +140,17 @@ static void run_build(ing_decoder *d, mw_symmod *sm, uint64_t rel, ing_dpc *p)
             p->start = fstart + s;
         }
     }
-    p->n = (uint8_t)k;
     p->off[k] = (uint16_t)(off - s);
-    memcpy(p->bytes, d->walk + s, off - s);
+    if (!(p->ins = calloc(k, sizeof *p->ins)))
+        return;
+    for (unsigned i = 0; i < k; i++)
+        if (!mw_insn_decode(d->walk + s + p->off[i], (size_t)(p->off[i + 1] - p->off[i]),
+                            fstart + s + p->off[i], NULL, &p->ins[i])) {
+            free(p->ins);
+            p->ins = NULL;
+            return;
+        }
+    p->n = (uint8_t)k;
 }
 
 static const ing_dpc *dpc_get(ing_decoder *d, ing_gmod *g, size_t gi, uint64_t rel)
@@ -184,15 +194,13 @@ int ing_decode(ing_file *f, const ing_smp *x, uint64_t fs_base, ing_decoded *out
         r.fs_base = fs_base;
     }
     uint64_t base = pm->base + p->start; /* runtime address of the run */
-    mw_insn in[RUN_BEFORE + RUN_AFTER];
-    for (unsigned i = 0; i < p->n; i++)
-        if (!mw_insn_decode(p->bytes + p->off[i], (size_t)(p->off[i + 1] - p->off[i]),
-                            base + p->off[i], &r, &in[i]))
-            return 0;
+    const mw_insn *in = p->ins;
     out->how = ING_ADDR_NOMEM;
     for (unsigned i = 0; i < p->n; i++) {
         if (in[i].kind == MW_INSN_NO_MEM)
             continue;
+        uint64_t addr = 0;
+        int kind = mw_insn_address(&in[i], base + p->off[i], &r, &addr);
         out->nmem++;
         /* the registers written between the operand's execution and the
          * sample: before the sampled one, from it on (its own writes
@@ -201,8 +209,8 @@ int ing_decode(ing_file *f, const ing_smp *x, uint64_t fs_base, ing_decoded *out
         unsigned lo = i < p->at ? i : p->at, hi = i < p->at ? p->at : i;
         for (unsigned k = lo; k < hi; k++)
             w |= in[k].writes;
-        int ok = in[i].kind == MW_INSN_MEM && !(in[i].addr_regs & w);
-        if (!ok && in[i].kind == MW_INSN_MEM && i < p->at && p->loop) {
+        int ok = kind == MW_INSN_MEM && !(in[i].addr_regs & w);
+        if (!ok && kind == MW_INSN_MEM && i < p->at && p->loop) {
             /* the next iteration's: from the sampled one to the run's end,
              * then from its start to the operand */
             w = 0;
@@ -213,7 +221,7 @@ int ing_decode(ing_file *f, const ing_smp *x, uint64_t fs_base, ing_decoded *out
             ok = !(in[i].addr_regs & w);
         }
         if (ok && out->n < ING_DEC_MAX) {
-            out->acc[out->n].addr = in[i].addr;
+            out->acc[out->n].addr = addr;
             out->acc[out->n].write = in[i].write;
             out->n++;
         }

@@ -20,6 +20,39 @@ void mw_insn_regs_from(mw_insn_regs *r, uint64_t mask, const void *values, uint3
         }
 }
 
+static uint64_t width(uint64_t v, unsigned bits)
+{
+    return bits == 32 ? v & 0xffffffffu : bits == 16 ? v & 0xffffu : v;
+}
+
+int mw_insn_address(const mw_insn *in, uint64_t ip, const mw_insn_regs *r, uint64_t *addr)
+{
+    if (in->kind == MW_INSN_NO_MEM)
+        return MW_INSN_NO_MEM;
+    uint64_t a = (uint64_t)in->disp;
+    if (in->base == 8) {
+        a += ip + in->length;
+    } else if (in->base >= 0) {
+        if (!r || !(r->mask >> in->base & 1))
+            return MW_INSN_MEM_UNKNOWN;
+        a += width(r->v[in->base], in->base_bits);
+    }
+    if (in->index >= 0) {
+        if (!r || !(r->mask >> in->index & 1))
+            return MW_INSN_MEM_UNKNOWN;
+        a += width(r->v[in->index], in->index_bits) * (in->scale ? in->scale : 1);
+    }
+    if (in->seg == 1) {
+        if (!r || !r->have_fs_base)
+            return MW_INSN_MEM_UNKNOWN;
+        a += r->fs_base;
+    } else if (in->seg == 2) {
+        return MW_INSN_MEM_UNKNOWN; /* user space GS base: not known */
+    }
+    *addr = a;
+    return MW_INSN_MEM;
+}
+
 #ifdef MW_HAVE_ZYDIS
 #include <Zydis/Zydis.h>
 
@@ -48,26 +81,6 @@ static int perf_reg(ZydisRegister reg)
         if (order[i] != ZYDIS_REGISTER_NONE && order[i] == big)
             return i;
     return -1;
-}
-
-/* The value of a general-purpose register r names (its width), 0 and
- * *ok = 0 where it was not sampled */
-static uint64_t reg_value(const mw_insn_regs *r, ZydisRegister reg, int *ok)
-{
-    int i = perf_reg(reg);
-    if (i < 0 || !r || !(r->mask >> i & 1)) {
-        *ok = 0;
-        return 0;
-    }
-    uint64_t v = r->v[i];
-    switch (ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, reg)) {
-    case 32:
-        return v & 0xffffffffu;
-    case 16:
-        return v & 0xffffu;
-    default:
-        return v;
-    }
 }
 
 static int ends_flow(ZydisMnemonic m)
@@ -143,28 +156,18 @@ unsigned mw_insn_decode(const uint8_t *code, size_t len, uint64_t ip, const mw_i
             out->clobbers |= w >= 0 && (w == bi || w == xi);
         }
     }
-    int ok = 1;
-    uint64_t a = (uint64_t)m->mem.disp.value;
-    if (m->mem.base == ZYDIS_REGISTER_RIP)
-        a += ip + in.length;
-    else if (m->mem.base != ZYDIS_REGISTER_NONE)
-        a += reg_value(r, m->mem.base, &ok);
-    if (!out->gather && m->mem.index != ZYDIS_REGISTER_NONE)
-        a += reg_value(r, m->mem.index, &ok) * (m->mem.scale ? m->mem.scale : 1);
-    if (m->mem.segment == ZYDIS_REGISTER_FS) {
-        if (r && r->have_fs_base)
-            a += r->fs_base;
-        else
-            ok = 0;
-    } else if (m->mem.segment == ZYDIS_REGISTER_GS) {
-        ok = 0; /* user space GS base: not known */
-    }
-    if (!r)
-        ok = 0;
-    if (ok)
+    out->base = (int8_t)(m->mem.base == ZYDIS_REGISTER_RIP ? 8 : bi);
+    out->index = (int8_t)xi;
+    out->base_bits = (uint8_t)(bi >= 0 ? ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, m->mem.base) : 0);
+    out->index_bits =
+        (uint8_t)(xi >= 0 ? ZydisRegisterGetWidth(ZYDIS_MACHINE_MODE_LONG_64, m->mem.index) : 0);
+    out->scale = m->mem.scale;
+    out->seg = m->mem.segment == ZYDIS_REGISTER_FS ? 1 : m->mem.segment == ZYDIS_REGISTER_GS ? 2 : 0;
+    out->disp = m->mem.disp.value;
+    uint64_t a = 0;
+    out->kind = r ? mw_insn_address(out, ip, r, &a) : MW_INSN_MEM_UNKNOWN;
+    if (out->kind == MW_INSN_MEM)
         out->addr = a;
-    else
-        out->kind = MW_INSN_MEM_UNKNOWN;
     return out->length;
 }
 

@@ -57,7 +57,22 @@ typedef struct mw_insn {
     uint32_t writes;          /* the general-purpose registers it writes (perf_event
                                  numbering, bit i: v[i]) */
     uint32_t addr_regs;       /* those its memory operand's address is made of */
+    /* the memory operand's recipe, for mw_insn_address: disp + base + index
+     * x scale (+ the FS base) */
+    int8_t base, index;       /* perf_event register numbers, -1: none; base 8: RIP-relative
+                                 (the address of the instruction after it) */
+    uint8_t base_bits, index_bits; /* their width: 64, 32 or 16 */
+    uint8_t scale;
+    uint8_t seg;              /* 0 none, 1 FS, 2 GS */
+    int64_t disp;
 } mw_insn;
+
+/* The address of a decoded instruction's memory operand (in: from
+ * mw_insn_decode, at runtime address ip) under the registers r: its kind
+ * (MW_INSN_MEM: *addr set; MW_INSN_MEM_UNKNOWN: a register not sampled, an
+ * unknown FS or GS base; MW_INSN_NO_MEM). Arithmetic only: a report
+ * decodes an instruction once and computes this for every sample at it. */
+MW_API int mw_insn_address(const mw_insn *in, uint64_t ip, const mw_insn_regs *r, uint64_t *addr);
 
 /* 1 when this memwatch decodes instructions, else 0 and *why. */
 MW_API int mw_insn_available(const char **why);
