@@ -330,6 +330,55 @@ int mw_cli_check_env(const char *var, const char *v, const char **expect)
     return check_env_more(var, v, expect);
 }
 
+#include "mw_env_known.h"
+
+/* edit distance of a and b (short names), for "did you mean" */
+static size_t env_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[64];
+    if (la >= 63 || lb >= 63)
+        return 99;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* A MEMWATCH_* name that no part of memwatch reads (docs/config.md lists
+ * them all): a typo would be ignored without a word. Warns, naming the
+ * closest known name. */
+static void env_unknown(const char *cmd, const char *var)
+{
+    size_t n = sizeof mw_env_known / sizeof mw_env_known[0], best = 99;
+    const char *near = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(var, mw_env_known[i]))
+            return;
+        size_t d = env_distance(var + 9, mw_env_known[i] + 9);
+        if (d < best) {
+            best = d;
+            near = mw_env_known[i];
+        }
+    }
+    fprintf(stderr, "memwatch %s: warning: %s is not a memwatch variable and is ignored%s%s%s "
+                    "(docs/config.md lists them)\n",
+            cmd, var, near && best <= 3 ? "; did you mean " : "", near && best <= 3 ? near : "",
+            near && best <= 3 ? "?" : "");
+}
+
 int mw_cli_check_environment(const char *cmd)
 {
     extern char **environ;
@@ -346,6 +395,7 @@ int mw_cli_check_environment(const char *cmd)
             continue;
         memcpy(var, *e, l);
         var[l] = 0;
+        env_unknown(cmd, var);
         const char *expect = "";
         if (mw_cli_check_env(var, eq + 1, &expect) < 0) {
             char shown[200];

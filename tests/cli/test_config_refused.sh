@@ -80,4 +80,27 @@ for var in "${!value[@]}"; do
   grep -qx "$var" <<<"$vars" || bad "$var has a bad value here but docs/config.md's table does not list it"
 done
 echo "$n documented variables refused with a bad value"
+
+# A MEMWATCH_* name nobody reads (a typo) is named with the closest known
+# one, and the program runs; a documented one, set to a good value, gets no
+# such warning
+rm -f "$tmp/marker"
+out=$(MEMWATCH_OUT="$tmp" "$mw" record -q -o "$tmp/out2" -- touch "$tmp/marker" 2>&1); rc=$?
+if [ $rc = 0 ] && [ -e "$tmp/marker" ] &&
+   grep -q "warning: MEMWATCH_OUT is not a memwatch variable and is ignored; did you mean MEMWATCH_DIR?" <<<"$out"; then
+  echo "ok: MEMWATCH_OUT: $out"
+else
+  bad "MEMWATCH_OUT: rc $rc: $out"
+fi
+out=$(MEMWATCH_RATE=100 MEMWATCH_GPU_PM=0 "$mw" record -q -o "$tmp/out3" -- true 2>&1)
+grep -q "not a memwatch variable" <<<"$out" && bad "documented variables called unknown: $out"
+# every MEMWATCH_* name memwatch's sources read is documented (the list
+# record knows is made from the docs)
+src=${MW_SOURCE_DIR:?}
+for name in $(grep -rhoE '"MEMWATCH_[A-Z0-9_]+[A-Z0-9]"' --include=*.c --include=*.h --include=*.cu \
+              "$src/preload" "$src/counters" "$src/cli" "$src/gpu" "$src/calibrate" "$src/report" \
+              "$src/sampling" | tr -d '"' | sort -u); do
+  out=$(env "$name=1" "$mw" record -q -o "$tmp/out4" -- true 2>&1)
+  grep -q "$name is not a memwatch variable" <<<"$out" && bad "$name is read by memwatch but not documented"
+done
 exit $fail
