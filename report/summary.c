@@ -389,6 +389,10 @@ static cJSON *collect(sqlite3 *db, int top)
              " (SELECT COUNT(*) FROM threads t WHERE t.process_id = p.id AND NOT (" MW_OWN_THREAD
              ")) AS threads,"
              " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id) AS samples,"
+             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id AND s.at_memory IS NOT"
+             " NULL) AS decoded,"
+             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id AND s.at_memory = 1)"
+             " AS at_memory,"
              " COALESCE(iv.tot, 0) AS measured_ns, COALESCE(iv.fl, 0) AS flagged_ns"
              " FROM processes p LEFT JOIN (SELECT process_id,"
              "  SUM(CASE WHEN flags & 2 THEN t_end - t_start ELSE 0 END) AS tot,"
@@ -1030,6 +1034,8 @@ static void render_text(FILE *f, const cJSON *root, int top)
         if (cJSON_GetObjectItem(r, "user_ns"))
             fprintf(f, ", CPU user %.2f s, system %.2f s", num(r, "user_ns") / 1e9,
                     num(r, "system_ns") / 1e9);
+        if (num(r, "decoded") > 0) /* docs/data-addresses.md */
+            fprintf(f, ", at memory accesses %.0f%%", 100 * num(r, "at_memory") / num(r, "decoded"));
         /* nothing is called bound where memory could not saturate */
         if (num(r, "flagged_ns") > 0 &&
             !cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "bandwidth"), "saturable")))
