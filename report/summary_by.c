@@ -8,6 +8,8 @@
  */
 #include <memwatch/report.h>
 
+#include "jobview_int.h"
+
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -129,6 +131,14 @@ int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
         return 0;
     }
     sqlite3_bind_int(s, 1, top > 0 ? top : 10);
+    /* where the calibration never saw memory saturate nothing is called
+     * bound: the column would only print 0 (docs/saturation.md) */
+    int sat = mwv_saturation_seen(db) != 0;
+    if (!sat)
+        fprintf(out, "\nBy %s (no bound column: the machine profile's calibration never saw "
+                     "memory saturate, so nothing is called bandwidth-bound)\n",
+                title);
+    else
     fprintf(out, "\nBy %s (bound: share of the measured time in bandwidth-bound intervals;"
                  " for threads, share of their timer samples in them; %s)\n",
             title,
@@ -136,7 +146,7 @@ int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
                 ? "time: CPU time, a main thread's without its own record derived as the "
                   "process's less its other threads'; most samples in flagged intervals first"
                 : !strcmp(by, "process") ? "most bound time first" : "longest first");
-    fprintf(out, "  %-30s %11s %7s %8s  %-28s %s\n", title, "time", "bound", "samples",
+    fprintf(out, "  %-30s %11s %7s %8s  %-28s %s\n", title, "time", sat ? "bound" : "", "samples",
             "top function", "top object");
     int rows = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
@@ -169,6 +179,8 @@ int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
             snprintf(bs, sizeof bs, "%.1f%%", 100 * fl);
         else
             snprintf(bs, sizeof bs, "-");
+        if (!sat)
+            bs[0] = 0;
         snprintf(ts, sizeof ts, "%.3f s", t / 1e9);
         fprintf(out, "  %-30.30s %11s %7s %8.0f  %-28.28s %s\n", name, ts, bs, n,
                 fn[0] ? fn : "-", obj[0] ? obj : "-");

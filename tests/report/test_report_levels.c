@@ -327,6 +327,17 @@ static void unsaturable_case(char *db, size_t dbn, char *file, size_t fn)
     MW_CHECK_NEAR(jpath(j, "possibly_bound_ns", NULL), 20e6, 1e-9);
     cJSON_Delete(j);
     free(t);
+    /* --by process: no bound column where nothing is called bound */
+    char p[300];
+    snprintf(p, sizeof p, "%s/by.out", dir);
+    FILE *f = fopen(p, "w");
+    MW_CHECK_INT(mw_report_by(db, f, "process", 10), 0);
+    fclose(f);
+    t = slurp(p);
+    MW_CHECK(t && strstr(t, "no bound column: the machine profile's calibration never saw memory "
+                            "saturate") && !strstr(t, "bound  samples") && !strstr(t, "%"),
+             "--by process where memory could not saturate:\n%s", t);
+    free(t);
 }
 
 /* Garbage META: nothing crashes, the columns stay NULL; without saturable
