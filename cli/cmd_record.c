@@ -5,9 +5,11 @@
  * in LD_PRELOAD and the options turned into MEMWATCH_* variables, returns the
  * program's exit status (128 + signal when a signal ended it), then prints
  * where the raw files are and a three-line summary read from them: duration,
- * share of time bandwidth-bound, samples and losses. A statically linked or
- * setuid program cannot be profiled through the dynamic loader: record says
- * why and runs it unprofiled.
+ * share of time bandwidth-bound, samples and losses. A setuid program cannot
+ * be profiled through the dynamic loader: record says why and runs it
+ * unprofiled. A statically linked one (or any, with --external) is sampled
+ * from outside by the external sampler (cli/attach.c), as running processes
+ * are with -p and --all (docs/attach.md).
  *
  * Calls: libc; counters for the idle probe baseline and the held perf event
  * (mw_perf_group_open). The raw files are read with a minimal reader of its
@@ -24,6 +26,7 @@
  */
 #include "cli.h"
 #include "neighbours.h" /* the load sampler: whose load is it */
+#include "attach.h"     /* the external sampler: -p, --all, static programs */
 #include "envval.h" /* counters/: what MEMWATCH_METHOD asks for */
 #include "tsc.h"    /* counters/: the TSC frequency handed to the program */
 #include "../preload/jobid.h" /* the run id of an MPI or Slurm job's rank */
@@ -66,6 +69,8 @@ static void rec_usage(FILE *f)
 {
     fprintf(f,
             "usage: memwatch record [-o DIR] [options] -- program [args...]\n"
+            "       memwatch record [-o DIR] [options] -p PID[,PID...] [--duration T]\n"
+            "       memwatch record [-o DIR] [options] --all [--duration T]\n"
             "\n"
             "Runs the program under libmemwatch.so: one raw file per process in DIR\n"
             "(default: a new memwatch-YYYYMMDD-HHMMSS directory, one per run), then a short\n"
@@ -82,6 +87,12 @@ static void rec_usage(FILE *f)
             "      --group-readable    raw files readable by their group (default: owner only)\n"
             "      --max-size SIZE     stop writing samples once the run's raw files reach SIZE\n"
             "                          (e.g. 500M, 2G); intervals and process ends go on\n"
+            "  -p, --pid PID[,PID...]  attach to running processes (external sampler, no\n"
+            "                          LD_PRELOAD; docs/attach.md) until they end or Ctrl-C\n"
+            "      --all               attach to every process you may sample\n"
+            "      --duration T        with -p or --all: detach after T (e.g. 10s)\n"
+            "      --external          sample the program from outside, as -p does, even where\n"
+            "                          LD_PRELOAD would work (static programs always are)\n"
             "  -q, --quiet             no summary\n"
             "  -v, --verbose           libmemwatch.so reports more on stderr\n"
             "\n"
@@ -1156,10 +1167,82 @@ static int rec_setenv_opt(const char *var, const char *val)
     return 0;
 }
 
+/* The signal mask a program started by the external sampler gets, and
+ * the moment record learns its pid (cli/attach.c calls it back). */
+static sigset_t rec_omask;
+static const char *rec_ext_dir, *rec_ext_run;
+static mw_nb *rec_ext_nb; /* the load sampler of the program's tree */
+static pid_t rec_ext_pid;
+static void rec_ext_started(pid_t pid)
+{
+    rec_child = pid;
+    rec_ext_pid = pid;
+    rec_ext_nb = mw_nb_start(rec_ext_dir, rec_ext_run, pid, rec_group_readable() ? 0640 : 0600);
+    if (rec_pending)
+        (void)kill(rec_own_group ? -pid : pid, (int)rec_pending);
+    pthread_sigmask(SIG_SETMASK, &rec_omask, NULL);
+}
+
+/* -p PID[,PID...] and --all: the external sampler (cli/attach.c) on running
+ * processes, then the summary of the files it wrote. --all without the
+ * privilege of sampling every user's processes takes the caller's own. */
+static int rec_attach_run(const char *dir, const char *run, int dir_made, int quiet,
+                          const pid_t *pids, size_t n, int all, uint64_t duration_ns)
+{
+    mw_attach_opts o = {dir, run, duration_ns, quiet, rec_group_readable(), all};
+    pid_t *list = NULL;
+    if (all) {
+        mw_privs pv;
+        memset(&pv, 0, sizeof pv);
+        pv.paranoid = MW_PARANOID_UNKNOWN;
+        (void)mw_privs_read(NULL, &pv);
+        int every = pv.is_root || pv.cap_perfmon || pv.cap_sys_admin;
+        if (!every && !quiet)
+            fprintf(stderr,
+                    "memwatch record --all: sampling other users' processes needs CAP_PERFMON "
+                    "(or root); per-CPU sampling of the whole machine also needs "
+                    "kernel.perf_event_paranoid <= 0 (it is %d here); recording your own "
+                    "processes instead\n",
+                    pv.paranoid);
+        list = calloc(4096, sizeof *list);
+        if (!list)
+            return 1;
+        n = mw_attach_list_pids(list, 4096, every);
+        pids = list;
+        if (!n) {
+            fprintf(stderr, "memwatch record --all: no process to attach to\n");
+            free(list);
+            if (dir_made)
+                rmdir(dir);
+            return 1;
+        }
+    }
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = mw_attach_pids(pids, n, &o);
+    free(list);
+    if (rc) {
+        if (dir_made)
+            rmdir(dir);
+        return rc;
+    }
+    struct rec_status fail = {0};
+    uint64_t t0_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
+    if (rec_summary(dir, run, &fail, t0_ns, quiet) && !quiet)
+        fprintf(stderr, "memwatch: 'memwatch report %s' turns them into a report\n", dir);
+    if (!quiet)
+        rec_wrote(dir, run);
+    return 0;
+}
+
 int mw_cmd_record(int argc, char **argv)
 {
     const char *out = NULL;
     int quiet = 0, i;
+    pid_t att_pids[256];
+    size_t att_n = 0;
+    int att_all = 0, att_external = 0;
+    uint64_t att_duration = 0;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1183,6 +1266,49 @@ int mw_cmd_record(int argc, char **argv)
         }
         if (!strcmp(a, "--no-follow")) {
             rec_setenv_opt("MEMWATCH_FOLLOW", "0");
+            continue;
+        }
+        if (!strcmp(a, "-p") || !strcmp(a, "--pid")) {
+            if (!v) {
+                fprintf(stderr, "memwatch record: %s needs a value\n", a);
+                return 2;
+            }
+            for (const char *c = v; *c;) {
+                char *end;
+                errno = 0;
+                long p = strtol(c, &end, 10);
+                if (end == c || errno || p <= 0 || p > INT_MAX || (*end && *end != ',') ||
+                    att_n >= sizeof att_pids / sizeof att_pids[0]) {
+                    char shown[200];
+                    mw_cli_escape(v, shown, sizeof shown);
+                    fprintf(stderr, "memwatch record: %s '%s' is invalid: expected process ids "
+                                    "separated by commas (at most 256)\n", a, shown);
+                    return 2;
+                }
+                att_pids[att_n++] = (pid_t)p;
+                c = *end ? end + 1 : end;
+            }
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--all")) {
+            att_all = 1;
+            continue;
+        }
+        if (!strcmp(a, "--external")) {
+            att_external = 1;
+            continue;
+        }
+        if (!strcmp(a, "--duration")) {
+            static const char *const suf[] = {"ns", "us", "ms", "s", "m", "min", "h", NULL};
+            static const uint64_t mul[] = {1, 1000, 1000000, 1000000000, 60000000000ull,
+                                           60000000000ull, 3600000000000ull};
+            if (!v || mw_env_scaled(v, suf, mul, 1000000000, &att_duration) || !att_duration) {
+                fprintf(stderr, "memwatch record: %s needs a time above 0, e.g. 10s or 500ms\n",
+                        a);
+                return 2;
+            }
+            i++;
             continue;
         }
         if (!strcmp(a, "--group-readable")) {
@@ -1247,7 +1373,22 @@ int mw_cmd_record(int argc, char **argv)
             return 2;
         }
     }
-    if (i >= argc) {
+    int att_mode = att_n || att_all;
+    if (att_mode && i < argc) {
+        fprintf(stderr, "memwatch record: %s and a program to run exclude each other\n",
+                att_all ? "--all" : "-p");
+        return 2;
+    }
+    if (att_n && att_all) {
+        fprintf(stderr, "memwatch record: -p and --all exclude each other\n");
+        return 2;
+    }
+    if (att_duration && !att_mode) {
+        fprintf(stderr, "memwatch record: --duration goes with -p or --all (a program runs until "
+                        "it ends)\n");
+        return 2;
+    }
+    if (i >= argc && !att_mode) {
         fprintf(stderr, "memwatch record: no program given (memwatch record [options] -- program "
                         "[args...])\n");
         return 2;
@@ -1273,9 +1414,9 @@ int mw_cmd_record(int argc, char **argv)
         }
     }
 
-    char self[PATH_MAX], lib[PATH_MAX + 64], exe[PATH_MAX];
-    int profile = 1;
-    int fe = rec_find_program(prog[0], exe, sizeof exe);
+    char self[PATH_MAX], lib[PATH_MAX + 64], exe[PATH_MAX] = "";
+    int profile = 1, ext = 0; /* ext: the external sampler (a static program) */
+    int fe = att_mode ? 0 : rec_find_program(prog[0], exe, sizeof exe);
     if (fe == -ENOENT) {
         char shown[PATH_MAX];
         mw_cli_escape(prog[0], shown, sizeof shown);
@@ -1359,6 +1500,8 @@ int mw_cmd_record(int argc, char **argv)
         snprintf(run, sizeof run, "%s-%ld", stamp, (long)getpid());
         rec_setenv_opt("MEMWATCH_RUN_ID", run);
     }
+    if (att_mode)
+        return rec_attach_run(dir, run, dir_made, quiet, att_pids, att_n, att_all, att_duration);
     /* from here on a signal to record reaches the program, or, before it
      * runs, stops record without running it (no stray status file) */
     rec_signals_catch();
@@ -1400,15 +1543,24 @@ int mw_cmd_record(int argc, char **argv)
                 exe);
         profile = 0;
     }
-    if (profile && kind == REC_STATIC) {
-        fprintf(stderr,
-                "memwatch record: %s is statically linked (no PT_INTERP program header): no "
-                "dynamic loader runs, so LD_PRELOAD cannot load libmemwatch.so into it; running "
-                "it unprofiled (link it dynamically to profile it)\n",
-                exe);
-        profile = 0;
+    if (profile && att_external && kind != REC_STATIC) {
+        if (!quiet)
+            fprintf(stderr, "memwatch: sampling %s from outside (--external: no LD_PRELOAD; no "
+                            "allocation sites, regions or child processes; docs/attach.md)\n",
+                    exe);
+        ext = 1;
     }
-    if (profile) {
+    if (profile && kind == REC_STATIC) {
+        if (!quiet)
+            fprintf(stderr,
+                    "memwatch: %s is statically linked (no PT_INTERP program header): no dynamic "
+                    "loader runs, so LD_PRELOAD cannot load libmemwatch.so into it; sampling it "
+                    "from outside instead (external sampler: no allocation sites, regions or "
+                    "child processes; docs/attach.md)\n",
+                    exe);
+        ext = 1;
+    }
+    if (profile && !ext) {
         rec_keep_lib(dir, lib);
         rec_hooks_hold();
         rec_baseline();
@@ -1460,7 +1612,32 @@ int mw_cmd_record(int argc, char **argv)
         sflags |= POSIX_SPAWN_SETPGROUP;
     }
     posix_spawnattr_setflags(&sa, sflags);
-    int rc = posix_spawn(&pid, exe, NULL, &sa, prog, environ);
+    int status = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    int rc = 0;
+    if (ext) {
+        posix_spawnattr_destroy(&sa);
+        rec_omask = omask;
+        mw_attach_opts ao = {dir, run, 0, quiet, rec_group_readable(), 0};
+        rec_ext_dir = dir;
+        rec_ext_run = run;
+        int ar = mw_attach_spawn(exe, prog, &ao, rec_ext_started, &omask, rec_own_group,
+                                 &status, &ru);
+        mw_nb_stop(rec_ext_nb);
+        rec_signals_restore();
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (ar < 0) {
+            if (status_path[0])
+                unlink(status_path);
+            return 126;
+        }
+        pid = rec_ext_pid;
+        if (ar > 0)
+            profile = 0;
+        goto ended;
+    }
+    rc = posix_spawn(&pid, exe, NULL, &sa, prog, environ);
     posix_spawnattr_destroy(&sa);
     if (rc) {
         pthread_sigmask(SIG_SETMASK, &omask, NULL);
@@ -1475,14 +1652,12 @@ int mw_cmd_record(int argc, char **argv)
     pthread_sigmask(SIG_SETMASK, &omask, NULL);
     /* who else loads the machine meanwhile (cli/neighbours.c) */
     mw_nb *nb = profile ? mw_nb_start(dir, run, pid, rec_group_readable() ? 0640 : 0600) : NULL;
-    int status = 0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
         ;
     mw_nb_stop(nb);
     rec_signals_restore();
     clock_gettime(CLOCK_MONOTONIC, &t1);
+ended:
     mw_perf_group_close(rec_hooks);
     mw_perf_group_close(rec_swfaults);
     int ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -387,6 +387,51 @@ MW_API int mw_profile_mix_choose(const mw_profile *p, const char *forced, double
     return -1;
 }
 
+MW_API double mw_profile_lat_threshold(const mw_profile *p, const char *lat_method,
+                                      const char *mix, int *in_ns, char *why, size_t whylen)
+{
+    char dummy[8];
+    if (!why || !whylen) {
+        why = dummy;
+        whylen = sizeof dummy;
+    }
+    why[0] = 0;
+    *in_ns = 1;
+    if (!lat_method || !lat_method[0])
+        return 0;
+    /* the load shapes' threshold transfers across read, copy, triad and
+     * non-temporal loads; MEMWATCH_MIX still picks a read/write curve */
+    if (p->from_shapes && !(mix && mix[0]) && !strcmp(p->lat_method, lat_method) &&
+        p->lat_threshold_ns > 0) {
+        snprintf(why, whylen,
+                 "shapes: placed on read, copy, triad and non-temporal loads "
+                 "(MEMWATCH_MIX chooses a read/write curve instead)");
+        return p->lat_threshold_ns;
+    }
+    if (!p->n_mixes) {
+        snprintf(why, whylen,
+                 "reads100: the machine profile has no read/write curves (calibrated before "
+                 "they existed)");
+    } else if (!mw_method_is(lat_method, MW_Q_LATENCY, MW_HOW_PROBE)) {
+        snprintf(why, whylen,
+                 "reads100: the read/write curves are measured for probe_lat only, not %.15s",
+                 lat_method);
+    } else {
+        int k = mw_profile_mix_choose(p, mix, 0, 0, 0, why, whylen);
+        if (k >= 0 && p->mixes[k].threshold_ns > 0)
+            return p->mixes[k].threshold_ns;
+    }
+    double t = 0;
+    for (unsigned i = 0; i < p->n_methods && i < MW_PROFILE_MAX_METHODS; i++)
+        if (!strcmp(p->methods[i].name, lat_method) && p->methods[i].threshold > 0 &&
+            (p->methods[i].vd == MW_VERDICT_ACCURATE || p->methods[i].vd == MW_VERDICT_BIASED))
+            t = p->methods[i].threshold; /* only a threshold its validation passed */
+    if (t <= 0 && !strcmp(p->lat_method, lat_method))
+        t = p->lat_threshold_ns;
+    *in_ns = 0;
+    return t > 0 ? t : 0;
+}
+
 /* What the flag can claim (optional keys: docs/profile-format.md):
  * "saturable", "threshold_band_ns", "threshold_from", "curve",
  * "threshold_note". */

@@ -88,31 +88,9 @@ static void eng_note_num(const char *k, double v)
     mwp_meta_note(k, b);
 }
 
-/* Which read/write curve of the profile (docs/saturation.md, "Read/write
- * mixes") sets the threshold, and why (mw_profile_mix_choose): MEMWATCH_MIX,
- * else the curve nearest the measured read share, else none (the method's
- * own threshold, reads100's). No method memwatch reads today splits the
- * traffic into reads and writes (the probe reads a latency, the bandwidth
- * methods count all DRAM bytes), so no split is passed: without MEMWATCH_MIX
- * it is reads100, and META mix_curve says so. */
+/* Why the threshold is the one it is (META mix_curve): the words of
+ * mw_profile_lat_threshold (docs/saturation.md, "Read/write mixes"). */
 static char eng_mix_note[200];
-static double eng_mix_threshold(const mw_profile *prof)
-{
-    if (!prof->n_mixes) {
-        snprintf(eng_mix_note, sizeof eng_mix_note,
-                 "reads100: the machine profile has no read/write curves (calibrated before "
-                 "they existed)");
-        return 0;
-    }
-    if (!mw_method_is(eng_lat_method, MW_Q_LATENCY, MW_HOW_PROBE)) {
-        snprintf(eng_mix_note, sizeof eng_mix_note,
-                 "reads100: the read/write curves are measured for probe_lat only, not %.15s",
-                 eng_lat_method);
-        return 0;
-    }
-    int k = mw_profile_mix_choose(prof, mwp_cfg.mix, 0, 0, 0, eng_mix_note, sizeof eng_mix_note);
-    return k >= 0 ? prof->mixes[k].threshold_ns : 0;
-}
 
 /* The profile's claims for the threshold in force (docs/saturation.md):
  * saturable, the band, the curve for levels and the note, as META keys
@@ -151,39 +129,19 @@ static void eng_note_claims(const mw_profile *prof)
         mwp_meta_note("threshold_note", prof->threshold_note);
 }
 
-/* Threshold from the machine profile for the latency method in use. */
+/* Threshold from the machine profile for the latency method in use
+ * (mw_profile_lat_threshold: the rule memwatch record's external sampler
+ * shares). */
 static int eng_threshold_from_profile(const mw_profile *prof, int have_prof)
 {
     if (mwp_cfg.threshold_ns > 0 || !have_prof || !eng_lat_method[0])
         return 0;
-    /* the load shapes' threshold transfers across read, copy, triad and
-     * non-temporal loads; MEMWATCH_MIX still picks a read/write curve */
-    if (prof->from_shapes && !mwp_cfg.mix[0] &&
-        !strcmp(prof->lat_method, eng_lat_method) && prof->lat_threshold_ns > 0) {
-        snprintf(eng_mix_note, sizeof eng_mix_note,
-                 "shapes: placed on read, copy, triad and non-temporal loads "
-                 "(MEMWATCH_MIX chooses a read/write curve instead)");
-        eng_threshold = prof->lat_threshold_ns;
-        eng_calibrated = 1;
-        return 1;
-    }
-    double t = eng_mix_threshold(prof);
-    if (t > 0) {
-        eng_threshold = t;
-        eng_calibrated = 1;
-        return 1;
-    }
-    t = 0;
-    for (unsigned i = 0; i < prof->n_methods && i < MW_PROFILE_MAX_METHODS; i++)
-        if (!strcmp(prof->methods[i].name, eng_lat_method) && prof->methods[i].threshold > 0 &&
-            (prof->methods[i].vd == MW_VERDICT_ACCURATE ||
-             prof->methods[i].vd == MW_VERDICT_BIASED))
-            t = prof->methods[i].threshold; /* only a threshold its validation passed */
-    if (t <= 0 && !strcmp(prof->lat_method, eng_lat_method))
-        t = prof->lat_threshold_ns;
+    int in_ns = 1;
+    double t = mw_profile_lat_threshold(prof, eng_lat_method, mwp_cfg.mix, &in_ns, eng_mix_note,
+                                        sizeof eng_mix_note);
     if (t <= 0)
         return 0;
-    if (eng_lat_rd)
+    if (!in_ns && eng_lat_rd)
         t *= eng_cyc_ns; /* counting methods' thresholds are in core cycles per miss */
     eng_threshold = t;
     eng_calibrated = 1;

@@ -6,7 +6,9 @@
  * Owns: a remote libunwind address space whose accessors read registers from
  * the sampled register set, memory from the sampled stack copy or from the
  * module files on disk (PT_LOAD segments), and unwind tables from each
- * module's .eh_frame_hdr (PT_GNU_EH_FRAME); the vDSO's from this process's
+ * module's .eh_frame_hdr (PT_GNU_EH_FRAME), or, in a file linked without one
+ * (gcc links static programs without --eh-frame-hdr), from a search table
+ * built here from its .eh_frame section's FDEs; the vDSO's from this process's
  * own vDSO (mw_vdso_image), which the ingest takes only when its build-id is
  * the recorded one. x86-64 only.
  * May call: libunwind (remote API), libc. Prints nothing. Defines
@@ -17,6 +19,7 @@
 #include <memwatch/symbolize.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +72,7 @@ typedef struct image {
     uint64_t hdr_vaddr;   /* .eh_frame_hdr */
     uint64_t fde_count;
     const unsigned char *tbl; /* its search table in the mapped file, or NULL */
+    int32_t *own_tbl;     /* the table built from .eh_frame (no .eh_frame_hdr), or NULL */
     const Elf64_Phdr *last_load; /* the PT_LOAD segment image_read found last */
     int ok;               /* has a usable .eh_frame_hdr */
 } image;
@@ -90,12 +94,19 @@ typedef struct uw_arg {
     uint64_t sp;
     const mw_unwind_module *last_mod; /* the module image_of found last */
     image *last_im;
+    unsigned char own_entry[8]; /* the entry of an own table libunwind reads at UW_OWN_ENTRY */
 } uw_arg;
+
+/* Where libunwind reads the one search-table entry of a module whose table
+ * was built here (no file holds it): an address no user module or stack
+ * has (non-canonical on x86-64), served by access_mem from own_entry. */
+#define UW_OWN_ENTRY 0xfff0000000000000ull
 
 static void image_free(image *im)
 {
     if (im->map && im->mapped)
         munmap((void *)im->map, im->len);
+    free(im->own_tbl);
     free(im->path);
     free(im);
 }
@@ -113,6 +124,207 @@ static int read_enc4(const unsigned char *p, unsigned enc, uint64_t at, uint64_t
     case 0x1b: *out = at + (uint64_t)(int64_t)s; return 0; /* pcrel sdata4 */
     default: return -1;
     }
+}
+
+/* ---- a search table from .eh_frame, for files without .eh_frame_hdr ---- */
+
+static uint64_t eh_uleb(const unsigned char **p, const unsigned char *end)
+{
+    uint64_t v = 0;
+    unsigned sh = 0;
+    while (*p < end) {
+        unsigned char b = *(*p)++;
+        if (sh < 64)
+            v |= (uint64_t)(b & 0x7f) << sh;
+        sh += 7;
+        if (!(b & 0x80))
+            break;
+    }
+    return v;
+}
+
+/* A DW_EH_PE encoded pointer at p (file image; at: its vaddr), absolute or
+ * pc-relative; 0 and -1 for the encodings .eh_frame pointers do not use. */
+static int eh_ptr(const unsigned char **p, const unsigned char *end, unsigned enc, uint64_t at,
+                  uint64_t *out)
+{
+    uint64_t v;
+    size_t n;
+    switch (enc & 0x0f) {
+    case 0x00: case 0x04: case 0x0c: n = 8; break; /* absptr, udata8, sdata8 */
+    case 0x03: case 0x0b: n = 4; break;            /* udata4, sdata4 */
+    case 0x02: case 0x0a: n = 2; break;            /* udata2, sdata2 */
+    default: return -1;
+    }
+    if ((size_t)(end - *p) < n)
+        return -1;
+    if (n == 8) {
+        memcpy(&v, *p, 8);
+    } else if (n == 4) {
+        int32_t s;
+        uint32_t u;
+        memcpy(&s, *p, 4);
+        memcpy(&u, *p, 4);
+        v = enc & 0x08 ? (uint64_t)(int64_t)s : u;
+    } else {
+        int16_t s;
+        uint16_t u;
+        memcpy(&s, *p, 2);
+        memcpy(&u, *p, 2);
+        v = enc & 0x08 ? (uint64_t)(int64_t)s : u;
+    }
+    *p += n;
+    switch (enc & 0x70) {
+    case 0x00: break;
+    case 0x10: v += at; break; /* pcrel */
+    default: return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The FDE pointer encoding of the CIE at c (its length field), 0 (absptr)
+ * where its augmentation has no 'R', -1 where it cannot be read. */
+static int eh_cie_enc(const unsigned char *c, const unsigned char *end)
+{
+    uint32_t len32;
+    if (end - c < 9)
+        return -1;
+    memcpy(&len32, c, 4);
+    const unsigned char *p = c + (len32 == 0xffffffffu ? 12 : 4) + 4; /* past the CIE id */
+    if (len32 == 0xffffffffu)
+        p += 4; /* the 64-bit CIE id */
+    if (p >= end)
+        return -1;
+    unsigned version = *p++;
+    const char *aug = (const char *)p;
+    while (p < end && *p)
+        p++;
+    if (p >= end)
+        return -1;
+    p++;
+    if (strstr(aug, "eh"))
+        p += 8;
+    eh_uleb(&p, end); /* code alignment */
+    eh_uleb(&p, end); /* data alignment (sleb: only skipped) */
+    if (version == 1)
+        p++;
+    else
+        eh_uleb(&p, end); /* return address register */
+    if (aug[0] != 'z')
+        return 0;
+    eh_uleb(&p, end); /* augmentation data length */
+    for (const char *a = aug + 1; *a && p < end; a++) {
+        if (*a == 'R')
+            return *p;
+        if (*a == 'L') {
+            p++;
+        } else if (*a == 'P') {
+            unsigned pe = *p++;
+            uint64_t dummy;
+            if (eh_ptr(&p, end, pe & 0x7f, 0, &dummy))
+                return -1;
+        } else if (*a != 'S' && *a != 'B' && *a != 'G') {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int eh_cmp(const void *x, const void *y)
+{
+    int32_t a, b;
+    memcpy(&a, x, 4);
+    memcpy(&b, y, 4);
+    return (a > b) - (a < b);
+}
+
+/* Build im's search table from its .eh_frame section: (initial location,
+ * FDE address) pairs relative to the section's address, sorted, as in a
+ * .eh_frame_hdr. Leaves im unchanged where the file has no such section. */
+static void image_own_table(image *im)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->map;
+    if (!eh->e_shoff || eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > im->len ||
+        (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > im->len - eh->e_shoff ||
+        eh->e_shstrndx >= eh->e_shnum)
+        return;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(im->map + eh->e_shoff);
+    const Elf64_Shdr *str = &sh[eh->e_shstrndx], *ef = NULL;
+    for (unsigned i = 0; i < eh->e_shnum; i++) {
+        if (str->sh_offset > im->len || sh[i].sh_name >= str->sh_size ||
+            str->sh_size > im->len - str->sh_offset)
+            continue;
+        const char *nm = (const char *)im->map + str->sh_offset + sh[i].sh_name;
+        if (sh[i].sh_type == SHT_PROGBITS && !strncmp(nm, ".eh_frame", 10) &&
+            memchr(nm, 0, str->sh_size - sh[i].sh_name))
+            ef = &sh[i];
+    }
+    if (!ef || ef->sh_offset > im->len || ef->sh_size > im->len - ef->sh_offset ||
+        ef->sh_size < 8)
+        return;
+    const unsigned char *base = im->map + ef->sh_offset, *end = base + ef->sh_size;
+    size_t cap = 0, n = 0;
+    int32_t *t = NULL;
+    const unsigned char *last_cie = NULL;
+    int last_enc = -1;
+    for (const unsigned char *p = base; end - p >= 8;) {
+        uint32_t len32;
+        memcpy(&len32, p, 4);
+        if (!len32)
+            break; /* the terminator */
+        uint64_t len = len32;
+        size_t hl = 4;
+        if (len32 == 0xffffffffu) {
+            if (end - p < 16)
+                break;
+            memcpy(&len, p + 4, 8);
+            hl = 12;
+        }
+        if (len > (uint64_t)(end - p) - hl)
+            break;
+        const unsigned char *body = p + hl, *next = body + len;
+        uint32_t id;
+        memcpy(&id, body, 4);
+        if (id && (uint64_t)(body - base) >= id) {
+            const unsigned char *cie = body - id;
+            if (cie != last_cie) {
+                last_cie = cie;
+                last_enc = eh_cie_enc(cie, end);
+            }
+            const unsigned char *q = body + 4;
+            uint64_t pc;
+            uint64_t at = ef->sh_addr + (uint64_t)(q - base);
+            if (last_enc >= 0 && eh_ptr(&q, next, (unsigned)last_enc & 0x7f, at, &pc) == 0) {
+                int64_t lo = (int64_t)(pc - ef->sh_addr);
+                int64_t fo = (int64_t)(p - base);
+                if (lo >= INT32_MIN && lo <= INT32_MAX) {
+                    if (n == cap) {
+                        size_t c = cap ? 2 * cap : 256;
+                        int32_t *nt = realloc(t, c * 2 * sizeof *t);
+                        if (!nt)
+                            break;
+                        t = nt;
+                        cap = c;
+                    }
+                    t[2 * n] = (int32_t)lo;
+                    t[2 * n + 1] = (int32_t)fo;
+                    n++;
+                }
+            }
+        }
+        p = next;
+    }
+    if (!n) {
+        free(t);
+        return;
+    }
+    qsort(t, n, 2 * sizeof *t, eh_cmp);
+    im->own_tbl = t;
+    im->tbl = (const unsigned char *)t;
+    im->hdr_vaddr = ef->sh_addr;
+    im->fde_count = n;
+    im->ok = 1;
 }
 
 static image *image_get(mw_unwinder *u, const char *path)
@@ -170,6 +382,8 @@ static image *image_get(mw_unwinder *u, const char *path)
         /* the table is in the file (count checked against p_filesz above) */
         im->tbl = count ? h + 12 : NULL;
     }
+    if (!im->ok)
+        image_own_table(im);
     return im;
 }
 
@@ -260,6 +474,10 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
     di.end_ip = m->end;
     di.u.rti.segbase = m->base + im->hdr_vaddr;
     di.u.rti.table_data = m->base + im->hdr_vaddr + 12 + (tbl ? idx * 8 : 0);
+    if (im->own_tbl) { /* no file holds this table: access_mem serves the entry */
+        memcpy(a->own_entry, tbl + idx * 8, 8);
+        di.u.rti.table_data = UW_OWN_ENTRY;
+    }
     di.u.rti.table_len = (tbl ? 1 : im->fde_count) * 8 / sizeof(unw_word_t);
     return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
 }
@@ -286,6 +504,10 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
     uw_arg *a = arg;
     if (write)
         return -UNW_EINVAL;
+    if (addr == UW_OWN_ENTRY) {
+        memcpy(val, a->own_entry, 8);
+        return 0;
+    }
     if (addr >= a->sp && addr - a->sp + 8 <= a->stack_size) {
         memcpy(val, a->stack + (addr - a->sp), 8);
         return 0;
@@ -441,7 +663,7 @@ int mw_unwind_sample(mw_unwinder *u, const mw_unwind_module *mods, size_t nmods,
                      uint64_t regs_mask, const void *regs, const void *stack, size_t stack_size,
                      uint64_t *pcs, size_t max)
 {
-    uw_arg a = {u, mods, nmods, regs_mask, regs, stack, stack_size, 0, NULL, NULL};
+    uw_arg a = {u, mods, nmods, regs_mask, regs, stack, stack_size, 0, NULL, NULL, {0}};
     uint64_t ip;
     if (!u || !regs || max == 0 || reg_value(&a, 7, &a.sp) || reg_value(&a, 8, &ip))
         return MW_ERR_NODATA;

@@ -51,7 +51,7 @@ _memwatch()
         COMPREPLY=($(compgen -W "auto avx512 avx2 sse2 scalar" -- "$cur"))
         return ;;
     record:-i | record:--interval | record:-F | record:--rate | record:-a | \
-    record:--alloc-threshold | record:--threshold-ns | report:--top | report:--threshold | \
+    record:--alloc-threshold | record:--threshold-ns | record:--duration | report:--top | report:--threshold | \
     report:--run | calibrate:--threads | calibrate:--repeats | calibrate:--duration)
         return ;;
     esac
@@ -63,7 +63,7 @@ _memwatch()
                      --progress --no-progress --profile --no-validate --gpu --help" ;;
     record) opts="-o --output -i --interval -F --rate -m --method -a --alloc-threshold
                   --threshold-ns --profile --no-follow --group-readable -q --quiet
-                  -v --verbose --help --" ;;
+                  -v --verbose -p --pid --all --duration --external --help --" ;;
     report) opts="--db --json --top --by --sort --callers --callees --run --all-runs --precise-threshold --profile --debug-dir
                   --no-symbols --no-wait --group-readable -q --quiet --help" ;;
     export) opts="-f --format -o --output --flagged --source --table --region-root --top --rank

@@ -113,6 +113,19 @@ MW_API int mw_profile_mix_find(const mw_profile *p, const char *name);
 MW_API int mw_profile_mix_choose(const mw_profile *p, const char *forced, double read_bytes,
                                  double write_bytes, int nontemporal, char *why, size_t whylen);
 
+/* The saturation threshold the profile gives the latency method lat_method
+ * (docs/saturation.md), 0 when it gives none: the load shapes' threshold
+ * (unless mix, MEMWATCH_MIX, names a curve), else the read/write curve
+ * mw_profile_mix_choose picks (probe_lat only), else the threshold the
+ * method's validation passed, else the profile's lat_threshold_ns where
+ * lat_method is the profile's own. *in_ns is 1 where the value is in ns
+ * (shapes, curves) and 0 where it is in the method's own unit (a counting
+ * method's core cycles per miss). why (may be NULL) gets META mix_curve's
+ * words. Pure; shared by the preload engine and memwatch record's external
+ * sampler. */
+MW_API double mw_profile_lat_threshold(const mw_profile *p, const char *lat_method,
+                                      const char *mix, int *in_ns, char *why, size_t whylen);
+
 /* This machine's identity: CPU model, microcode, kernel release, cores, memory.
  * proc_root/sys_root may be NULL for "/proc" and "/sys". */
 MW_API int mw_machine_identity(const char *proc_root, const char *sys_root, char *buf, size_t n);

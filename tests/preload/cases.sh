@@ -211,7 +211,9 @@ static)
     "$MW" record -o "$OUT" -- "$B/mwp_static" _exit 2>"$T/err"; rc=$?
     expect_rc $rc 5
     grep -q "statically linked" "$T/err" || { cat "$T/err"; fail "no explanation for the static program"; }
-    [ "$(nfiles)" = 0 ] || fail "a static program cannot have produced a file"
+    # sampled from outside (cli/attach.c, docs/attach.md): one file, META mode=attach
+    [ "$(nfiles)" = 1 ] || fail "the external sampler should have written one file, not $(nfiles)"
+    texts | grep -qx "mode=attach" || fail "the static program's file does not say mode=attach"
     ;;
 setuid)
     [ "$(id -u)" = 0 ] || skip "needs root to make a set-user-ID copy owned by another user"

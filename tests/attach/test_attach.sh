@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# tests/attach/test_attach.sh: memwatch record -p (cli/attach.c, docs/attach.md).
+#  1. A running program (mwa_target: two threads spinning) gets attached,
+#     a thread it starts afterwards is sampled too, a second memwatch on the
+#     same pid is refused, Ctrl-C (SIGINT) detaches; the program runs on and
+#     ends with the output of a run without memwatch. In the report: every
+#     sample is timed after the attach (META start_monotonic_ns, itself
+#     after the program printed its start), samples of the main thread and
+#     of the late thread, META mode=attach, the program's own lines named.
+#  2. --duration 1s detaches by itself; the file ends with end=detach.
+#  3. A target that ends first: record returns 0 once it has gone, end=exit.
+#  4. Errors, each with a non-zero status and its message: a pid of no
+#     process, a process that has ended (a zombie), a pid given twice,
+#     another user's process (as nobody, where this runs as root).
+# Every wait is for a fact (a line printed, a file), never a fixed time.
+set -u
+B=${MW_BUILD_DIR:?}
+mw=$B/memwatch
+tgt=$(find "$B" -name mwa_target -type f -perm -u+x | head -1)
+[ -x "$mw" ] && [ -n "$tgt" ] || { echo "SKIP: memwatch or mwa_target not built"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
+tmp=$(mktemp -d /tmp/mw_attach.XXXXXX)
+pids=()
+trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+fail=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAILED: $*"; fail=1; }
+# wait_for FILE REGEX: until a line of FILE matches (at most 120 s: a hang guard only)
+wait_for() {
+    local i
+    for ((i = 0; i < 2400; i++)); do
+        grep -qE "$2" "$1" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    echo "FAILED: waited in vain for '$2' in $1: $(cat "$1" 2>/dev/null)"
+    return 1
+}
+# the output of a run without memwatch (go exists from the start)
+mkdir -p "$tmp/ref"
+touch "$tmp/ref/go"
+"$tgt" "$tmp/ref" >"$tmp/ref.out" || { echo "FAILED: the reference run"; exit 1; }
+want=$(grep '^result' "$tmp/ref.out")
+[ -n "$want" ] || { echo "FAILED: no result line in the reference run"; exit 1; }
+
+# start_target NAME: runs mwa_target with its own folder; sets T (pid) and TD
+start_target() {
+    TD=$tmp/$1
+    mkdir -p "$TD"
+    "$tgt" "$TD" >"$TD/out" 2>"$TD/err" &
+    T=$!
+    pids+=("$T")
+    wait_for "$TD/out" '^ready ' || exit 1
+}
+# finish_target: lets it end, checks its status and output
+finish_target() {
+    touch "$TD/go"
+    wait "$T"; local rc=$?
+    [ $rc = 0 ] && ok "$1: the program ended with status 0" || bad "$1: the program ended with status $rc"
+    [ "$(grep '^result' "$TD/out")" = "$want" ] && ok "$1: its output is unchanged ($want)" ||
+        bad "$1: output '$(cat "$TD/out")', expected '$want'"
+}
+
+# ---- 1. attach, a late thread, twice, Ctrl-C ----
+start_target one
+ready_ns=$(awk '/^ready/ {print $3}' "$TD/out")
+"$mw" record -o "$tmp/raw1" -p "$T" 2>"$tmp/rec1.err" >"$tmp/rec1.out" &
+M=$!
+pids+=("$M")
+wait_for "$tmp/rec1.err" "attached to pid $T" || exit 1
+touch "$TD/more"
+wait_for "$TD/out" '^late ' || exit 1
+late=$(awk '/^late/ {print $2}' "$TD/out")
+"$mw" record -o "$tmp/raw-twice" -p "$T" 2>"$tmp/twice.err"; rc=$?
+[ $rc != 0 ] && grep -q "already attached" "$tmp/twice.err" &&
+    ok "twice: refused with status $rc: $(head -1 "$tmp/twice.err")" ||
+    bad "twice: status $rc, '$(cat "$tmp/twice.err")'"
+[ -e "$tmp/raw-twice" ] && bad "twice: the refused run left its directory" || ok "twice: no directory left"
+kill -INT "$M"
+wait "$M"; rc=$?
+[ $rc = 0 ] && ok "Ctrl-C: memwatch record returned 0" || bad "Ctrl-C: memwatch record returned $rc: $(cat "$tmp/rec1.err")"
+grep -q "detached" "$tmp/rec1.err" && ok "Ctrl-C: it says it detached" || bad "Ctrl-C: '$(cat "$tmp/rec1.err")'"
+kill -0 "$T" 2>/dev/null && ok "the program still runs after the detach" || bad "the program did not survive the detach"
+finish_target attach
+"$mw" report "$tmp/raw1" --db "$tmp/one.db" --json >"$tmp/one.json" 2>"$tmp/one.rep.err" ||
+    { bad "report: $(cat "$tmp/one.rep.err")"; }
+python3 - "$tmp/one.db" "$tmp/one.json" "$T" "$late" "$ready_ns" <<'PY' || fail=1
+import json, sqlite3, sys
+db, js, pid, late, ready = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+c = sqlite3.connect(db)
+meta = dict(c.execute("SELECT key, value FROM meta"))
+bad = 0
+def check(what, cond, detail=""):
+    global bad
+    print(("ok: " if cond else "FAILED: ") + what + (": " + detail if detail else ""))
+    bad |= not cond
+check("META mode=attach", meta.get("mode") == "attach", str(meta.get("mode")))
+check("META says what the external mode cannot give", "allocation sites" in meta.get("attach_missing", ""))
+start = int(meta.get("start_monotonic_ns", "0"))
+check("the attach came after the program's start", start > ready, f"{start} vs {ready}")
+n, tmin = c.execute("SELECT count(*), min(time_ns) FROM samples").fetchone()
+check("samples were taken", n > 0, f"{n}")
+check("every sample is from after the attach", n > 0 and tmin >= start, f"first {tmin}, attach {start}")
+tids = {r[0]: r[1] for r in c.execute("SELECT tid, count(*) FROM samples GROUP BY tid")}
+check("the main thread was sampled", tids.get(pid, 0) > 0, str(tids))
+check("the thread started after the attach was sampled", tids.get(late, 0) > 0, str(tids))
+check("at least three threads were sampled", len(tids) >= 3, str(tids))
+iv = c.execute("SELECT count(*) FROM intervals").fetchone()[0]
+check("intervals were written", iv > 0, str(iv))
+d = json.load(open(js))
+files = {l.get("file", "").rsplit("/", 1)[-1] for l in d["overall"]["lines"]}
+check("the report names the program's lines", "attach_target.c" in files, str(files))
+sys.exit(bad)
+PY
+
+# ---- 2. --duration ----
+start_target two
+"$mw" record -q -o "$tmp/raw2" -p "$T" --duration 1s 2>"$tmp/rec2.err"; rc=$?
+[ $rc = 0 ] && ok "--duration 1s: returned 0 by itself" || bad "--duration: status $rc: $(cat "$tmp/rec2.err")"
+kill -0 "$T" 2>/dev/null && ok "--duration: the program still runs" || bad "--duration: the program is gone"
+tr -c '[:print:]' '\n' <"$(ls "$tmp"/raw2/*.mwr | head -1)" | grep -qx "end=detach" &&
+    ok "--duration: the file ends with end=detach" || bad "--duration: no end=detach in the file"
+finish_target duration
+
+# ---- 3. the target ends first ----
+start_target three
+"$mw" record -o "$tmp/raw3" -p "$T" 2>"$tmp/rec3.err" &
+M=$!
+pids+=("$M")
+wait_for "$tmp/rec3.err" "attached to pid $T" || exit 1
+finish_target "ends first"
+wait "$M"; rc=$?
+[ $rc = 0 ] && ok "ends first: memwatch record returned 0 after the program ended" ||
+    bad "ends first: status $rc: $(cat "$tmp/rec3.err")"
+tr -c '[:print:]' '\n' <"$(ls "$tmp"/raw3/*.mwr | head -1)" | grep -qx "end=exit" &&
+    ok "ends first: the file ends with end=exit" || bad "ends first: no end=exit in the file"
+
+# ---- 4. errors ----
+sh -c 'exit 0' & gone=$!
+wait "$gone"
+if kill -0 "$gone" 2>/dev/null; then
+    echo "note: pid $gone was reused at once; the no-such-process case is skipped"
+else
+    "$mw" record -o "$tmp/raw4" -p "$gone" 2>"$tmp/e1"; rc=$?
+    [ $rc != 0 ] && grep -q "no such process" "$tmp/e1" && ok "no such process: status $rc: $(cat "$tmp/e1")" ||
+        bad "no such process: status $rc, '$(cat "$tmp/e1")'"
+    [ -e "$tmp/raw4" ] && bad "no such process: a directory was left" || ok "no such process: no directory left"
+fi
+# a zombie: a child that has exited, which its parent never reaps
+python3 -c 'import os, sys, time
+p = os.fork()
+if p == 0:
+    os._exit(0)
+print(p, flush=True)
+time.sleep(600)' >"$tmp/z.out" &
+zp=$!
+pids+=("$zp")
+wait_for "$tmp/z.out" '^[0-9]+$' || exit 1
+z=$(cat "$tmp/z.out")
+for ((i = 0; i < 2400; i++)); do
+    [ "$(sed 's/.*) //' "/proc/$z/stat" 2>/dev/null | cut -c1)" = Z ] && break
+    sleep 0.05
+done
+"$mw" record -o "$tmp/raw5" -p "$z" 2>"$tmp/e2"; rc=$?
+[ $rc != 0 ] && grep -qE "ended|no such process" "$tmp/e2" && ok "ended during the attach: status $rc: $(cat "$tmp/e2")" ||
+    bad "ended during the attach: status $rc, '$(cat "$tmp/e2")'"
+kill "$zp" 2>/dev/null
+"$mw" record -o "$tmp/raw6" -p "$$,$$" 2>"$tmp/e3"; rc=$?
+[ $rc != 0 ] && grep -q "twice" "$tmp/e3" && ok "a pid given twice: status $rc" || bad "a pid given twice: status $rc, '$(cat "$tmp/e3")'"
+"$mw" record -o "$tmp/raw7" -p "$$" -- true 2>"$tmp/e4"; rc=$?
+[ $rc = 2 ] && ok "-p with a program: status 2" || bad "-p with a program: status $rc"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    start_target four
+    mkdir -m 777 "$tmp/nobody"
+    chmod 755 "$tmp"
+    (cd "$tmp/nobody" && setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+        "$mw" record -o "$tmp/nobody/raw" -p "$T") 2>"$tmp/e5"; rc=$?
+    [ $rc != 0 ] && grep -q "CAP_PERFMON" "$tmp/e5" && ok "another user's process: status $rc: $(cat "$tmp/e5")" ||
+        bad "another user's process: status $rc, '$(cat "$tmp/e5")'"
+    kill -0 "$T" 2>/dev/null && ok "another user's process: it runs on" || bad "another user's process: it is gone"
+    finish_target "another user"
+else
+    echo "note: another user's process not tried (needs root and setpriv to become nobody)"
+fi
+exit $fail
