@@ -16,6 +16,11 @@
  * ranges. An address no symbol covers is "module@0xSTART", START the start of
  * its FDE (module-relative), or "module@0xADDR" where no FDE covers it; the
  * nearest code symbol before it is a hint only (mw_sym_result.nearest).
+ * Go code is named from the module's own function table (.gopclntab, kept
+ * by strip and by -ldflags='-s -w'; Go 1.16 and later), before DWARF: the
+ * function as Go prints it ("main.hotLoop"), file, line and inlined calls,
+ * quality MW_SYMQ_DWARF, the function also as the symbol; a Go function
+ * covers its entry up to the end of its line table, not the padding after.
  * Nothing here crashes on a bad file: a module that cannot be opened answers
  * with the module name and the address.
  *

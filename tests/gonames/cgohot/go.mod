@@ -1,0 +1,3 @@
+module memwatch.test/cgohot
+
+go 1.19

@@ -1,0 +1,3 @@
+module memwatch.test/hot
+
+go 1.19
