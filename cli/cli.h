@@ -9,6 +9,7 @@ int mw_cmd_record(int argc, char **argv);
 int mw_cmd_report(int argc, char **argv);
 int mw_cmd_prefetch(int argc, char **argv);
 int mw_cmd_export(int argc, char **argv);
+int mw_cmd_monitor(int argc, char **argv); /* cli/cmd_monitor.c */
 
 /* A whole decimal number (no trailing text); 0, or -1 when it is not one. */
 int mw_parse_long(const char *s, long *v);

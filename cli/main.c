@@ -23,6 +23,8 @@ static const struct mw_cmd {
     {"export", mw_cmd_export,
      "write a report's run as pprof, Perfetto/Chrome trace JSON, folded stacks or CSV"},
     {"prefetch", mw_cmd_prefetch, "show, switch or restore the hardware prefetchers"},
+    {"monitor", mw_cmd_monitor,
+     "node agent: judge memory load every interval, serve it to Prometheus"},
 };
 
 static void usage(FILE *f)

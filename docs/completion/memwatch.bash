@@ -6,7 +6,7 @@ _memwatch()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "probe calibrate record report export prefetch --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "probe calibrate record report export prefetch monitor --help --version" -- "$cur"))
         return
     fi
     cmd=${COMP_WORDS[1]}
@@ -50,6 +50,9 @@ _memwatch()
     calibrate:--isa)
         COMPREPLY=($(compgen -W "auto avx512 avx2 sse2 scalar" -- "$cur"))
         return ;;
+    monitor:--listen | monitor:-i | monitor:--interval | monitor:--max-connections | \
+    monitor:--max-per-ip | monitor:--http-timeout)
+        return ;;
     record:-i | record:--interval | record:-F | record:--rate | record:-a | \
     record:--alloc-threshold | record:--threshold-ns | record:--duration | report:--top | report:--threshold | \
     report:--run | calibrate:--threads | calibrate:--repeats | calibrate:--duration)
@@ -69,6 +72,8 @@ _memwatch()
     export) opts="-f --format -o --output --flagged --source --table --region-root --top --rank
                   --host --pid --group-readable --help" ;;
     prefetch) opts="--show --off --on --restore --msr-dir --state --uarch --help" ;;
+    monitor) opts="--listen -i --interval --profile --max-connections --max-per-ip --http-timeout
+                   -v --verbose --help" ;;
     esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

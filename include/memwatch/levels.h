@@ -73,6 +73,15 @@ MW_API mw_iv_level mw_lvl_interval(const mw_lvl_meta *m, int has_lat, double lat
 /* "low", "medium", "high", "bound"; NULL for MW_LEVEL_NONE. */
 MW_API const char *mw_level_name(mw_level l);
 
+/* The META values the preload engine writes for a machine profile
+ * (preload/engine.c eng_note_claims), taken from the profile directly:
+ * saturable where known, the band where it has one, the curve (bytes/s ->
+ * GB/s) and peak_bw (the curve's last point). For readers of the live
+ * probe that hold a profile but no raw file (memwatch monitor).
+ * Implemented in report/levels_profile.c. Pure. */
+struct mw_profile;
+MW_API void mw_lvl_meta_from_profile(mw_lvl_meta *m, const struct mw_profile *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,316 @@
+/*
+ * cli/monitor_procs.c: memwatch monitor's processes (cli/monitor.h): the
+ * CPU time each process used during bound intervals, read from /proc.
+ *
+ While intervals are bound the loop reads /proc/PID/stat of every process
+ * (utime + stime, start time, name) about once a second (MON_SCAN_EVERY_S),
+ * and once more at the end of the bound phase: each process's CPU time
+ * since the previous read, times the share of that time that was bound,
+ * counts as used in bound intervals. The first read of a phase (no read in
+ * the MON_SCAN_GAP_S before) is only the baseline. Outside bound phases
+ * /proc is not read at all, so an idle or merely busy machine costs nothing
+ * here. What is counted is CPU time spent
+ * while memory was saturated, not memory instructions: a process that
+ * computes beside a streaming one is counted too.
+ *
+ * Bounded: a table of MON_PROCS_MAX processes allocated once, indexed by a
+ * hash of the pid rebuilt after each read; a process that finds the table
+ * full of live processes is not remembered (counted in dropped); an exited
+ * process stays MON_PROC_KEEP_S seconds, then makes room.
+ *
+ * May call: libc. Threading: called with the state's lock held.
+ */
+#include "monitor.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define IDX_SLOTS 4096 /* hash slots, > 2 x MON_PROCS_MAX; -1 empty */
+
+static int16_t procs_idx[IDX_SLOTS];
+
+static unsigned idx_hash(int32_t pid)
+{
+    return ((uint32_t)pid * 2654435761u) >> 20; /* 12 bits */
+}
+
+static void idx_rebuild(const mon_procs *p)
+{
+    memset(procs_idx, 0xff, sizeof procs_idx);
+    for (size_t i = 0; i < p->n; i++) {
+        unsigned h = idx_hash(p->v[i].pid);
+        while (procs_idx[h] >= 0)
+            h = (h + 1) % IDX_SLOTS;
+        procs_idx[h] = (int16_t)i;
+    }
+}
+
+static mon_proc *idx_find(mon_procs *p, int32_t pid)
+{
+    for (unsigned h = idx_hash(pid);; h = (h + 1) % IDX_SLOTS) {
+        int k = procs_idx[h];
+        if (k < 0)
+            return NULL;
+        if (p->v[k].pid == pid)
+            return &p->v[k];
+    }
+}
+
+int mon_procs_init(mon_procs *p)
+{
+    memset(p, 0, sizeof *p);
+    p->v = calloc(MON_PROCS_MAX, sizeof *p->v);
+    p->hz = sysconf(_SC_CLK_TCK);
+    if (p->hz <= 0)
+        p->hz = 100;
+    idx_rebuild(p);
+    return p->v ? 0 : -1;
+}
+
+void mon_procs_free(mon_procs *p)
+{
+    free(p->v);
+    p->v = NULL;
+    p->n = 0;
+}
+
+/* /proc/PID/stat: name, utime + stime and start time; 0, or -1 when the
+ * process is gone or the line is not one. */
+static int read_stat(int dfd, const char *pid, char *comm, uint64_t *ticks, uint64_t *start)
+{
+    char path[300], b[1024];
+    snprintf(path, sizeof path, "%s/stat", pid);
+    int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, b, sizeof b - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    b[n] = 0;
+    char *l = strchr(b, '('), *r = strrchr(b, ')');
+    if (!l || !r || r < l)
+        return -1;
+    size_t cl = (size_t)(r - l - 1);
+    if (cl > 15)
+        cl = 15;
+    memcpy(comm, l + 1, cl);
+    comm[cl] = 0;
+    /* fields after the name: 3 state ... 14 utime, 15 stime ... 22 starttime */
+    char *s = r + 1, *e;
+    uint64_t ut = 0, st = 0, t0 = 0;
+    for (int f = 3; f <= 22; f++) {
+        while (*s == ' ')
+            s++;
+        if (!*s)
+            return -1;
+        if (f == 14 || f == 15 || f == 22) {
+            unsigned long long v = strtoull(s, &e, 10);
+            if (e == s)
+                return -1;
+            if (f == 14)
+                ut = v;
+            else if (f == 15)
+                st = v;
+            else
+                t0 = v;
+        }
+        while (*s && *s != ' ')
+            s++;
+    }
+    *ticks = ut + st;
+    *start = t0;
+    return 0;
+}
+
+/* The process's cgroup: the unified hierarchy's path ("0::/..."), else the
+ * first line's; "" when unreadable. */
+static void read_cgroup(int dfd, const char *pid, char *out, size_t n)
+{
+    char path[300], b[2048];
+    out[0] = 0;
+    snprintf(path, sizeof path, "%s/cgroup", pid);
+    int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t r = read(fd, b, sizeof b - 1);
+    close(fd);
+    if (r <= 0)
+        return;
+    b[r] = 0;
+    char *line = b, *pick = NULL;
+    while (line && *line) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        if (!pick || !strncmp(line, "0::", 3))
+            pick = line;
+        line = nl ? nl + 1 : NULL;
+    }
+    char *c = pick ? strchr(pick, ':') : NULL;
+    c = c ? strchr(c + 1, ':') : NULL;
+    if (c)
+        snprintf(out, n, "%s", c + 1);
+}
+
+/* A user's name, from a small cache (the lookup may ask a directory
+ * service: once per uid, not once per process). */
+static void user_name(uint32_t uid, char *out, size_t n)
+{
+    static struct {
+        uint32_t uid;
+        int used;
+        char name[32];
+    } cache[16];
+    static unsigned next;
+    for (size_t i = 0; i < sizeof cache / sizeof cache[0]; i++)
+        if (cache[i].used && cache[i].uid == uid) {
+            snprintf(out, n, "%s", cache[i].name);
+            return;
+        }
+    struct passwd pw, *res = NULL;
+    char buf[1024];
+    unsigned k = next++ % (sizeof cache / sizeof cache[0]);
+    if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res && res->pw_name)
+        snprintf(cache[k].name, sizeof cache[k].name, "%s", res->pw_name);
+    else
+        snprintf(cache[k].name, sizeof cache[k].name, "%u", uid);
+    cache[k].uid = uid;
+    cache[k].used = 1;
+    snprintf(out, n, "%s", cache[k].name);
+}
+
+/* A slot for a new process: a free one, else the exited process that used
+ * the least bound time; NULL when every slot holds a live process. */
+static mon_proc *slot_new(mon_procs *p)
+{
+    if (p->n < MON_PROCS_MAX)
+        return &p->v[p->n++];
+    mon_proc *best = NULL;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i].gone > 0 && (!best || p->v[i].bound < best->bound))
+            best = &p->v[i];
+    return best;
+}
+
+void mon_procs_scan(mon_procs *p, double share, double now_s)
+{
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    int consecutive = share > 0 && p->scan > 0;
+    if (share > 1)
+        share = 1;
+    uint64_t prev = p->scan, cur = p->scan + 1;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    int dfd = dirfd(d);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid > INT32_MAX)
+            continue;
+        char comm[16];
+        uint64_t ticks, start;
+        if (read_stat(dfd, e->d_name, comm, &ticks, &start))
+            continue;
+        mon_proc *q = idx_find(p, (int32_t)pid);
+        if (q && q->start == start) {
+            if (consecutive && q->seen == prev && ticks >= q->last)
+                q->bound += (double)(ticks - q->last) * share;
+            q->last = ticks;
+            q->seen = cur;
+            q->gone = 0;
+            if (strcmp(q->comm, comm)) /* exec */
+                memcpy(q->comm, comm, sizeof q->comm);
+            continue;
+        }
+        /* not known (or its pid was reused: the exited process's slot is
+         * the new one's): this read is its baseline; idle processes are not
+         * worth a slot while the table is full */
+        int fresh = !q;
+        if (!q && p->n >= MON_PROCS_MAX && ticks == 0)
+            continue;
+        if (!q) {
+            size_t n0 = p->n;
+            q = slot_new(p);
+            if (!q) {
+                p->dropped++;
+                continue;
+            }
+            fresh = p->n > n0; /* appended: only the index needs it */
+            if (!fresh)
+                q->pid = 0; /* a reused slot: its old pid leaves the index below */
+        }
+        memset(q, 0, sizeof *q);
+        q->pid = (int32_t)pid;
+        q->start = start;
+        q->last = ticks;
+        q->seen = cur;
+        memcpy(q->comm, comm, sizeof q->comm);
+        struct stat st;
+        q->uid = fstatat(dfd, e->d_name, &st, 0) == 0 ? st.st_uid : (uint32_t)-1;
+        if (q->uid != (uint32_t)-1)
+            user_name(q->uid, q->user, sizeof q->user);
+        read_cgroup(dfd, e->d_name, q->cgroup, sizeof q->cgroup);
+        if (fresh) {
+            unsigned h = idx_hash(q->pid);
+            while (procs_idx[h] >= 0)
+                h = (h + 1) % IDX_SLOTS;
+            procs_idx[h] = (int16_t)(q - p->v);
+        } else {
+            idx_rebuild(p);
+        }
+    }
+    closedir(d);
+    /* processes this read did not see have exited; those gone long ago
+     * make room */
+    for (size_t i = 0; i < p->n;) {
+        mon_proc *q = &p->v[i];
+        if (q->seen != cur && q->gone == 0)
+            q->gone = now_s;
+        if (q->gone > 0 && (now_s - q->gone > MON_PROC_KEEP_S || q->bound == 0)) {
+            p->v[i] = p->v[--p->n];
+            continue;
+        }
+        i++;
+    }
+    idx_rebuild(p);
+    p->scan = cur;
+    p->scan_t = now_s;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    p->scan_cpu_s += (double)(c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
+}
+
+size_t mon_procs_top(const mon_procs *p, mon_proc *top)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const mon_proc *q = &p->v[i];
+        if (!q->bound)
+            continue;
+        size_t k = n < MON_TOP ? n++ : MON_TOP;
+        if (k == MON_TOP) {
+            if (q->bound <= top[MON_TOP - 1].bound)
+                continue;
+            k = MON_TOP - 1;
+        }
+        while (k > 0 && top[k - 1].bound < q->bound) {
+            top[k] = top[k - 1];
+            k--;
+        }
+        top[k] = *q;
+    }
+    return n;
+}
