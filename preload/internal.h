@@ -173,6 +173,20 @@ static inline void mwp_sigfill(sigset_t *set)
     memset(set, 0xff, sizeof *set);
     set->__val[0] &= ~((1ul << 31) | (1ul << 32));
 }
+/* The lower-case hex number at *p (before end), *p moved past it: the
+ * fields of /proc/self/maps. Async-signal-safe. */
+static inline uint64_t mwp_parse_hex(const char **p, const char *end)
+{
+    uint64_t v = 0;
+    for (; *p < end; (*p)++) {
+        char c = **p;
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            break;
+        v = v << 4 | (uint64_t)d;
+    }
+    return v;
+}
 static inline int mwp_has_char(const char *s, char c)
 {
     for (; *s; s++)

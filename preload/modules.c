@@ -195,19 +195,6 @@ static void data_file_emit(uint64_t start, uint64_t end, uint64_t off, const cha
     mwp_write(MWR_MODULE, v, 2);
 }
 
-static uint64_t hex_field(const char **p, const char *end)
-{
-    uint64_t v = 0;
-    for (; *p < end; (*p)++) {
-        char c = **p;
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (d < 0)
-            break;
-        v = v << 4 | (uint64_t)d;
-    }
-    return v;
-}
-
 /* One line of /proc/self/maps: "start-end perms offset dev inode   path" */
 struct maps_line {
     uint64_t start, end, off;
@@ -218,17 +205,17 @@ struct maps_line {
 
 static int maps_parse(const char *l, const char *end, struct maps_line *o)
 {
-    o->start = hex_field(&l, end);
+    o->start = mwp_parse_hex(&l, end);
     if (l >= end || *l++ != '-')
         return 0;
-    o->end = hex_field(&l, end);
+    o->end = mwp_parse_hex(&l, end);
     if (l < end && *l == ' ')
         l++;
     if (l + 5 > end)
         return 0;
     o->exec = l[2] == 'x';
     l += 5;
-    o->off = hex_field(&l, end);
+    o->off = mwp_parse_hex(&l, end);
     for (int field = 0; field < 2 && l < end; field++) { /* dev, inode */
         while (l < end && *l == ' ')
             l++;

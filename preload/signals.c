@@ -65,19 +65,6 @@ static int sig_install_ours(int sig, const struct sigaction *app)
 MWP_COLD char mwp_fault_text[320];
 MWP_COLD static char fault_maps[4096];
 
-static uint64_t parse_hex(const char **p, const char *end)
-{
-    uint64_t v = 0;
-    for (; *p < end; (*p)++) {
-        char c = **p;
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (d < 0)
-            break;
-        v = v << 4 | (uint64_t)d;
-    }
-    return v;
-}
-
 /* The mapping of /proc/self/maps that holds pc: its path's last part and
  * pc's offset in the file. 0 when none was found. */
 static int fault_module(uint64_t pc, struct mwp_str *s)
@@ -95,9 +82,9 @@ static int fault_module(uint64_t pc, struct mwp_str *s)
         const char *ln = fault_maps, *end = fault_maps + have, *nl;
         while (!found && (nl = memchr(ln, '\n', (size_t)(end - ln)))) {
             const char *q = ln;
-            uint64_t lo = parse_hex(&q, nl);
+            uint64_t lo = mwp_parse_hex(&q, nl);
             q++;
-            uint64_t hi = parse_hex(&q, nl);
+            uint64_t hi = mwp_parse_hex(&q, nl);
             if (pc >= lo && pc < hi) {
                 /* perms, offset, dev, inode, path */
                 int field = 0;
@@ -106,7 +93,7 @@ static int fault_module(uint64_t pc, struct mwp_str *s)
                     while (q < nl && *q == ' ')
                         q++;
                     if (++field == 2)
-                        off = parse_hex(&q, nl);
+                        off = mwp_parse_hex(&q, nl);
                     if (field == 5)
                         break;
                     while (q < nl && *q != ' ')

@@ -20,10 +20,11 @@ fail=0
 bad() { echo "FAILED: $*"; fail=1; }
 command -v sqlite3 >/dev/null || { echo "SKIP: the sqlite3 command is not installed"; exit 77; }
 
-rec() { # rec NAME ARGS...: records mwd_data ARGS into $T/NAME
+rec() { # rec NAME ARGS...: records mwd_data ARGS (or, after -c, the command ARGS) into $T/NAME
     local name=$1
     shift
-    "$MW" record -q -o "$T/$name" -- "$D" "$@" >"$T/$name.out" 2>&1 || bad "record $name: $(tail -3 "$T/$name.out")"
+    if [ "$1" = -c ]; then shift; else set -- "$D" "$@"; fi
+    "$MW" record -q -o "$T/$name" -- "$@" >"$T/$name.out" 2>&1 || bad "record $name: $(tail -3 "$T/$name.out")"
     "$MW" report --db "$T/$name.db" "$T/$name" >"$T/$name.rep" 2>&1 || bad "report $name: $(tail -3 "$T/$name.rep")"
 }
 q() { sqlite3 "$T/$1.db" "$2"; }
@@ -31,17 +32,7 @@ q() { sqlite3 "$T/$1.db" "$2"; }
 rec triad triad 1500
 if grep -q "not decoded: .*Zydis" "$T/triad.rep"; then
     echo "no decoder in this memwatch, and the report says so: $(grep -m1 'not decoded' "$T/triad.rep")"
-    
-# the same arrays in two processes: one row per allocation site, with the
-# processes named, never one row per process
-"$MW" record -q -o "$T/two" -- sh -c "'$D' triad 800 & '$D' triad 800; wait" >"$T/two.out" 2>&1 ||
-    bad "record two: $(tail -3 "$T/two.out")"
-"$MW" report --db "$T/two.db" "$T/two" >"$T/two.rep" 2>&1 || bad "report two: $(tail -3 "$T/two.rep")"
-rows=$(sed -n '/^Top data objects/,/^$/p' "$T/two.rep" | grep -c "alloc(33554432)")
-merged=$(sed -n '/^Top data objects/,/^$/p' "$T/two.rep" | grep -c "alloc(33554432).*in 2 processes (pid [0-9]* .. pid [0-9]*)")
-echo "two processes: $rows rows for the arrays, $merged of them naming both processes"
-[ "$rows" = 3 ] && [ "$merged" = 3 ] || bad "arrays of two processes: $(sed -n '/^Top data objects/,/^$/p' "$T/two.rep")"
-exit $fail
+    exit $fail
 fi
 mem=$(q triad "SELECT COUNT(*) FROM sample_lines WHERE function = 'triad' AND at_memory = 1")
 echo "triad: $mem samples of the loop at memory accesses"
@@ -91,9 +82,7 @@ nd=$(q kinds "SELECT COUNT(*) FROM samples WHERE addr_source = 'decoded'")
 
 # the same arrays in two processes: one row per allocation site, with the
 # processes named, never one row per process
-"$MW" record -q -o "$T/two" -- sh -c "'$D' triad 800 & '$D' triad 800; wait" >"$T/two.out" 2>&1 ||
-    bad "record two: $(tail -3 "$T/two.out")"
-"$MW" report --db "$T/two.db" "$T/two" >"$T/two.rep" 2>&1 || bad "report two: $(tail -3 "$T/two.rep")"
+rec two -c sh -c "'$D' triad 800 & '$D' triad 800; wait"
 rows=$(sed -n '/^Top data objects/,/^$/p' "$T/two.rep" | grep -c "alloc(33554432)")
 merged=$(sed -n '/^Top data objects/,/^$/p' "$T/two.rep" | grep -c "alloc(33554432).*in 2 processes (pid [0-9]* .. pid [0-9]*)")
 echo "two processes: $rows rows for the arrays, $merged of them naming both processes"
