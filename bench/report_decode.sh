@@ -14,7 +14,7 @@ set -euo pipefail
 new=$(cd "${1:?usage: bench/report_decode.sh NEW_BIN_DIR [OLD_BIN_DIR]}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d /tmp/mw-rdec-XXXXXX)
-trap 'git -C "$src" worktree remove --force "$tmp/old-src" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'git -C "$src" worktree remove --force "$tmp/old-src" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 if [ -n "${2:-}" ]; then
   old=$(cd "$2" && pwd)
 else
@@ -22,10 +22,21 @@ else
   echo "report_decode: building memwatch $ref (the reference)" >&2
   git -C "$src" worktree add -q --detach "$tmp/old-src" "$ref"
   cmake -S "$tmp/old-src" -B "$tmp/old" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$tmp/old" -j"$(nproc)" --target memwatch >/dev/null
+  cmake --build "$tmp/old" -j"$(nproc)" --target memwatch memwatch_preload >/dev/null
   old=$tmp/old
 fi
 cc -O2 -g -o "$tmp/mwd_data" "$src/tests/dataaddr/mwd_data.c"
+rec_cost() { # BIN -> "cpu_seconds raw_bytes" of one recording of the triad
+  local f=$tmp/rtime.$$
+  rm -rf "$tmp/r"
+  /usr/bin/time -f "%U %S" -o "$f" "$1/memwatch" record -q -o "$tmp/r" -- "$tmp/mwd_data" triad 1500 >/dev/null 2>&1
+  awk -v b="$(cat "$tmp"/r/*.mwr | wc -c)" '{ printf "%.3f %d\n", $1 + $2, b }' "$f"
+}
+: >"$tmp/r-new"; : >"$tmp/r-old"
+for i in 1 2 3 4 5; do
+  rec_cost "$new" >>"$tmp/r-new"
+  rec_cost "$old" >>"$tmp/r-old"
+done
 MEMWATCH_RATE=4000 "$new/memwatch" record -q -o "$tmp/rec" -- "$tmp/mwd_data" triad 3000 >/dev/null
 raw=$(ls "$tmp"/rec/*.mwr | grep -v short | head -1)
 python3 - "$raw" "$tmp/big.mwr" <<'PY'
@@ -75,6 +86,11 @@ for i in 1 2 3; do
 done
 nc=$(cut -d' ' -f1 "$tmp/t-new" | med); oc=$(cut -d' ' -f1 "$tmp/t-old" | med)
 nm=$(cut -d' ' -f2 "$tmp/t-new" | med); om=$(cut -d' ' -f2 "$tmp/t-old" | med)
+rn=$(cut -d' ' -f1 "$tmp/r-new" | med); ro=$(cut -d' ' -f1 "$tmp/r-old" | med)
+bn=$(cut -d' ' -f2 "$tmp/r-new" | med); bo=$(cut -d' ' -f2 "$tmp/r-old" | med)
+awk -v rn="$rn" -v ro="$ro" -v bn="$bn" -v bo="$bo" 'BEGIN {
+  printf "report_decode: recording the triad, CPU time of the tree new/old %.3fx (%.3f s / %.3f s), raw bytes new/old %.2fx (%d / %d)\n",
+         rn / ro, rn, ro, bn / bo, bn, bo }'
 awk -v nc="$nc" -v oc="$oc" -v nm="$nm" -v om="$om" 'BEGIN {
   printf "report_decode: CPU time new/old %.2fx (%.2f s / %.2f s), peak RSS new/old %.2fx (%d / %d KiB)\n",
          nc / oc, nc, oc, nm / om, nm, om }'
