@@ -16,7 +16,9 @@
 # error); every level counter is monotone over the run; the levels sum to
 # the measured seconds, which match the agent's lifetime; the panel's and
 # the alert rule's expressions evaluate. Where idle and streaming readings
-# separate: bound seconds rise by at least 40 % of the streaming phase and
+# separate by 10 ns or more (a streaming load that nears saturation; a
+# 2-core VM's raises the latency by a few ns, which the host's other load
+# blurs): bound seconds rise by at least 40 % of the streaming phase and
 # by at most 15 % of the compute phase (and less than a third of the
 # streaming rise), and the streaming process tops the processes.
 set -u
@@ -92,7 +94,7 @@ i50=$(pct 0.5 <<<"$idle"); i90=$(pct 0.9 <<<"$idle"); i99=$(pct 0.99 <<<"$idle")
 s10=$(pct 0.1 <<<"$strm"); s50=$(pct 0.5 <<<"$strm")
 bw=$(sed -n 's/.*(\([0-9.]*\) GB\/s).*/\1/p' "$tmp/cal.out")
 echo "readings idle: median $i50, p90 $i90, p99 $i99 ns ($(wc -w <<<"$idle") readings); streaming (${bw:-?} GB/s): p10 $s10, median $s50 ns ($(wc -w <<<"$strm") readings)"
-if awk -v i="$i90" -v s="$s10" 'BEGIN { exit !(s - i >= 3) }'; then
+if awk -v i="$i90" -v s="$s10" 'BEGIN { exit !(s - i >= 10) }'; then
   sep=1
   # nearer the idle end: a streaming phase reads lower than its start when
   # the host's other load takes some of its bandwidth
@@ -101,7 +103,7 @@ if awk -v i="$i90" -v s="$s10" 'BEGIN { exit !(s - i >= 3) }'; then
 else
   sep=0
   thr=$(awk -v i="$i50" -v s="$s50" 'BEGIN { printf "%.1f", (i + s) / 2 }')
-  echo "note: idle and streaming readings overlap here (idle p90 $i90 >= streaming p10 $s10 - 3 ns):" \
+  echo "note: idle and streaming readings overlap here (idle p90 $i90 >= streaming p10 $s10 - 10 ns):" \
        "only the mechanics are checked; the saturation judgement is left to bench/monitor_loads.sh" \
        "on a larger machine (threshold $thr ns)"
 fi
@@ -150,7 +152,7 @@ phases() {
   done
   top=$(curl -sS "$api/query" --data-urlencode 'query=topk(3, memwatch_process_bound_cpu_seconds_total{job="memwatch"})' \
     --data-urlencode "time=$t5" | python3 -c 'import json, sys
-  for r in json.load(sys.stdin)["data"]["result"]: print(r["metric"].get("pid"), r["metric"].get("comm"), r["value"][1])')
+for r in json.load(sys.stdin)["data"]["result"]: print(r["metric"].get("pid"), r["metric"].get("comm"), r["value"][1])')
   echo "top processes by CPU time in bound intervals:"; sed 's/^/  /' <<<"$top"
 }
 judged() { # 0 where this pair of phases shows what a saturating host shows
