@@ -597,6 +597,222 @@ static int check_outputs(const struct calib_opts *o)
     return 0;
 }
 
+/* The files asked for: the raw figures as JSON, the plots, the HTML page; status, or 1
+ * where one could not be written (status kept when it is not 0). */
+static int cal_write_outputs(const struct calib_opts *o, mw_calib_results *r, int json_stdout,
+                             int status)
+{
+    int rc;
+    if (!o->no_json) {
+        const char *path = o->json ? o->json : "memwatch-calibrate.json";
+        rc = mw_calib_results_write_json(r, json_stdout ? NULL : path);
+        if (rc < 0) {
+            fprintf(stderr, "memwatch calibrate: cannot write %s: %s\n", path, mw_strerror(rc));
+            status = status ? status : 1;
+        } else if (!json_stdout) {
+            printf("\nraw figures: %s\n", path);
+        }
+    }
+    if (o->plot_dir) {
+        rc = mw_calib_results_write_plots(r, o->plot_dir);
+        if (rc < 0) {
+            fprintf(stderr, "memwatch calibrate: cannot write plots into %s: %s\n", o->plot_dir,
+                    mw_strerror(rc));
+            status = status ? status : 1;
+        } else if (!json_stdout) {
+            printf("plots: %s/{sweep,loaded,mlp,ladder%s}.svg\n", o->plot_dir,
+                   o->no_validate ? "" : ",mixes");
+        }
+    }
+    if (o->html) {
+        /* the plots into --plot's folder, or a temporary one, inlined */
+        char tmpdir[] = "/tmp/memwatch-calib-html.XXXXXX", prof[4096] = "";
+        const char *dir = o->plot_dir;
+        if (!dir && mkdtemp(tmpdir) && mw_calib_results_write_plots(r, tmpdir) >= 0)
+            dir = tmpdir;
+        if (o->profile)
+            snprintf(prof, sizeof prof, "%s", o->profile);
+        else
+            mw_profile_default_path(prof, sizeof prof);
+        rc = mw_calib_html(o->html, o->no_validate ? NULL : prof, dir);
+        if (!o->plot_dir) {
+            static const char *const names[] = {"sweep.svg",    "loaded.svg",
+                                                "mlp.svg",      "ladder.svg",
+                                                "prefetch.svg", "prefetch_distance.svg",
+                                                "tlb.svg",      "assoc.svg"};
+            for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+                char p[sizeof tmpdir + 16];
+                snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
+                unlink(p);
+            }
+            rmdir(tmpdir);
+        }
+        if (rc < 0) {
+            fprintf(stderr, "memwatch calibrate: cannot write %s: %s\n", o->html, mw_strerror(rc));
+            status = status ? status : 1;
+        } else if (!json_stdout) {
+            printf("HTML: %s\n", o->html);
+        }
+    }
+    return status;
+}
+
+/* The time each part took, and the total since t0. */
+static void cal_print_times(const mw_calib_results *r, double t0)
+{
+    static const char *const names[6] = {"triad", "sweep", "ladder", "loaded", "mlp",
+                                         "validation"};
+    printf("\ntime per part:");
+    for (int i = 0; i < 6; i++)
+        if (r->part_s[i] > 0) {
+            printf(" %s %.1f s,", names[i], r->part_s[i]);
+        }
+    if (r->struct_s > 0)
+        printf(" structure %.1f s,", r->struct_s);
+    printf(" total %.1f s\n", now_s() - t0);
+}
+
+/* The latency benchmarks, each timed into r->part_s: the ladder, loaded latency, memory-
+ * level parallelism, the structure probes; 0, or the status of the first that failed. */
+static int cal_run_latency(const struct calib_opts *o, mw_calib_results *r,
+                           struct progress *pg, const int *cpus, double *tp)
+{
+    int status = 0, rc;
+    double tpart = *tp;
+    if ((o->what & MW_CALIB_LADDER) && status == 0) {
+        progress_begin(pg, "ladder");
+        /* --quick: to 2x the last-level cache (at least 128 MiB), past it
+         * far enough for the memory plateau, 3 footprints an octave instead
+         * of 4; the largest footprints cost most */
+        mw_ladder_config c = {.max_bytes = o->ladder_max,
+                              .llc_times = o->quick ? 2 : 4,
+                              .steps_per_octave = o->quick ? 3 : 4,
+                              .repeats = o->quick ? 2 : 3,
+                              .min_loads = (uint64_t)1 << 17,
+                              .cpu = cpus[0],
+                              .progress = progress_cb,
+                              .user = pg};
+        rc = mw_bench_ladder(&c, &r->ladder);
+        if (rc < 0)
+            status = bench_failed("latency ladder", rc);
+        else
+            r->ran |= MW_CALIB_LADDER;
+        progress_end(pg);
+        r->part_s[2] = now_s() - tpart;
+        tpart = now_s();
+    }
+    if ((o->what & MW_CALIB_LOADED) && status == 0) {
+        progress_begin(pg, "loaded");
+        mw_loaded_config c = {.load_threads = r->threads > 1 ? r->threads - 1 : 0,
+                              .max_delay = o->max_delay,
+                              .duration_s = o->duration > 0 ? o->duration : (o->quick ? 0.15 : 0.3),
+                              .progress = progress_cb,
+                              .user = pg};
+        rc = mw_bench_loaded_latency(&c, &r->loaded);
+        if (rc == MW_ERR_UNSUPPORTED)
+            fprintf(stderr, "memwatch calibrate: loaded latency skipped: it needs two CPUs\n");
+        else if (rc < 0)
+            status = bench_failed("loaded latency", rc);
+        else
+            r->ran |= MW_CALIB_LOADED;
+        progress_end(pg);
+        r->part_s[3] = now_s() - tpart;
+        tpart = now_s();
+    }
+    if ((o->what & MW_CALIB_MLP) && status == 0) {
+        progress_begin(pg, "mlp");
+        /* --quick: the cycle over 2x the last-level cache (at least 128
+         * MiB) instead of 4x: its serial shuffle costs most */
+        mw_mlp_config c = {.max_chains = o->mlp_chains,
+                           .llc_times = o->quick ? 2 : 4,
+                           .loads = o->quick ? ((uint64_t)1 << 18) : 0,
+                           .cpu = cpus[0],
+                           .progress = progress_cb,
+                           .user = pg};
+        rc = mw_bench_mlp(&c, &r->mlp);
+        if (rc < 0)
+            status = bench_failed("memory-level parallelism", rc);
+        else
+            r->ran |= MW_CALIB_MLP;
+        progress_end(pg);
+        r->part_s[4] = now_s() - tpart;
+        tpart = now_s();
+    }
+
+    if ((o->what & MW_CALIB_STRUCT) && status == 0) {
+        progress_begin(pg, "struct");
+        mw_struct_config c = {.cpu = cpus[0], .quick = o->quick};
+        rc = mw_bench_struct(&c, &r->structure);
+        if (rc == MW_ERR_UNSUPPORTED)
+            fprintf(stderr, "memwatch calibrate: structure probes skipped: they need x86-64\n");
+        else if (rc < 0)
+            status = bench_failed("structure probes", rc);
+        else
+            r->ran |= MW_CALIB_STRUCT;
+        progress_end(pg);
+        r->struct_s = now_s() - tpart;
+        tpart = now_s();
+    }
+    *tp = tpart;
+return status;
+}
+
+/* The bandwidth benchmarks, each timed into r->part_s: the triad (cached and non-temporal
+ * stores), the read sweep; 0, or the status of the first that failed. */
+static int cal_run_bandwidth(const struct calib_opts *o, mw_calib_results *r,
+                             struct progress *pg, double *tp)
+{
+    int status = 0, rc;
+    double tpart = *tp;
+    if (o->what & MW_CALIB_TRIAD) {
+        progress_begin(pg, "triad");
+        for (int s = 0; s < 2 && status == 0; s++) {
+            mw_triad_config c = {.threads = r->threads,
+                                 .elems = o->triad_bytes / sizeof(double),
+                                 .repeats = o->repeats,
+                                 .store = (mw_triad_store)s,
+                                 .isa = o->isa,
+                                 .free_running = o->free_running};
+            rc = mw_bench_triad(&c, &r->triad[s]);
+            if (rc == MW_ERR_UNSUPPORTED && s == MW_TRIAD_NT) {
+                fprintf(stderr, "memwatch calibrate: triad: no non-temporal kernel for ISA '%s'\n",
+                        o->isa ? o->isa : "auto");
+                continue;
+            }
+            if (rc < 0)
+                status = bench_failed("triad", rc);
+            progress_cb(pg, (unsigned)s + 1, 2);
+        }
+        if (status == 0)
+            r->ran |= MW_CALIB_TRIAD;
+        progress_end(pg);
+        r->part_s[0] = now_s() - tpart;
+        tpart = now_s();
+    }
+    if ((o->what & MW_CALIB_SWEEP) && status == 0) {
+        progress_begin(pg, "sweep");
+        mw_sweep_config c = {.max_threads = r->threads,
+                             .max_delay = o->max_delay,
+                             .duration_s = o->duration > 0 ? o->duration : (o->quick ? 0.02 : 0.04),
+                             .windows = o->quick ? 3 : 5,
+                             .delay_stride = o->quick ? 2 : 0,
+                             .min_windows = 2,
+                             .cv_target = 0.02,
+                             .progress = progress_cb,
+                             .user = pg};
+        rc = mw_bench_read_sweep(&c, &r->sweep);
+        if (rc < 0)
+            status = bench_failed("read sweep", rc);
+        else
+            r->ran |= MW_CALIB_SWEEP;
+        progress_end(pg);
+        r->part_s[1] = now_s() - tpart;
+        tpart = now_s();
+    }
+    *tp = tpart;
+return status;
+}
+
 int mw_cmd_calibrate(int argc, char **argv)
 {
     struct calib_opts o;
@@ -646,125 +862,9 @@ int mw_cmd_calibrate(int argc, char **argv)
                         "a 32 MiB last-level cache\n");
 
     double tpart = now_s();
-    if (o.what & MW_CALIB_TRIAD) {
-        progress_begin(&pg, "triad");
-        for (int s = 0; s < 2 && status == 0; s++) {
-            mw_triad_config c = {.threads = r->threads,
-                                 .elems = o.triad_bytes / sizeof(double),
-                                 .repeats = o.repeats,
-                                 .store = (mw_triad_store)s,
-                                 .isa = o.isa,
-                                 .free_running = o.free_running};
-            rc = mw_bench_triad(&c, &r->triad[s]);
-            if (rc == MW_ERR_UNSUPPORTED && s == MW_TRIAD_NT) {
-                fprintf(stderr, "memwatch calibrate: triad: no non-temporal kernel for ISA '%s'\n",
-                        o.isa ? o.isa : "auto");
-                continue;
-            }
-            if (rc < 0)
-                status = bench_failed("triad", rc);
-            progress_cb(&pg, (unsigned)s + 1, 2);
-        }
-        if (status == 0)
-            r->ran |= MW_CALIB_TRIAD;
-        progress_end(&pg);
-        r->part_s[0] = now_s() - tpart;
-        tpart = now_s();
-    }
-    if ((o.what & MW_CALIB_SWEEP) && status == 0) {
-        progress_begin(&pg, "sweep");
-        mw_sweep_config c = {.max_threads = r->threads,
-                             .max_delay = o.max_delay,
-                             .duration_s = o.duration > 0 ? o.duration : (o.quick ? 0.02 : 0.04),
-                             .windows = o.quick ? 3 : 5,
-                             .delay_stride = o.quick ? 2 : 0,
-                             .min_windows = 2,
-                             .cv_target = 0.02,
-                             .progress = progress_cb,
-                             .user = &pg};
-        rc = mw_bench_read_sweep(&c, &r->sweep);
-        if (rc < 0)
-            status = bench_failed("read sweep", rc);
-        else
-            r->ran |= MW_CALIB_SWEEP;
-        progress_end(&pg);
-        r->part_s[1] = now_s() - tpart;
-        tpart = now_s();
-    }
-    if ((o.what & MW_CALIB_LADDER) && status == 0) {
-        progress_begin(&pg, "ladder");
-        /* --quick: to 2x the last-level cache (at least 128 MiB), past it
-         * far enough for the memory plateau, 3 footprints an octave instead
-         * of 4; the largest footprints cost most */
-        mw_ladder_config c = {.max_bytes = o.ladder_max,
-                              .llc_times = o.quick ? 2 : 4,
-                              .steps_per_octave = o.quick ? 3 : 4,
-                              .repeats = o.quick ? 2 : 3,
-                              .min_loads = (uint64_t)1 << 17,
-                              .cpu = cpus[0],
-                              .progress = progress_cb,
-                              .user = &pg};
-        rc = mw_bench_ladder(&c, &r->ladder);
-        if (rc < 0)
-            status = bench_failed("latency ladder", rc);
-        else
-            r->ran |= MW_CALIB_LADDER;
-        progress_end(&pg);
-        r->part_s[2] = now_s() - tpart;
-        tpart = now_s();
-    }
-    if ((o.what & MW_CALIB_LOADED) && status == 0) {
-        progress_begin(&pg, "loaded");
-        mw_loaded_config c = {.load_threads = r->threads > 1 ? r->threads - 1 : 0,
-                              .max_delay = o.max_delay,
-                              .duration_s = o.duration > 0 ? o.duration : (o.quick ? 0.15 : 0.3),
-                              .progress = progress_cb,
-                              .user = &pg};
-        rc = mw_bench_loaded_latency(&c, &r->loaded);
-        if (rc == MW_ERR_UNSUPPORTED)
-            fprintf(stderr, "memwatch calibrate: loaded latency skipped: it needs two CPUs\n");
-        else if (rc < 0)
-            status = bench_failed("loaded latency", rc);
-        else
-            r->ran |= MW_CALIB_LOADED;
-        progress_end(&pg);
-        r->part_s[3] = now_s() - tpart;
-        tpart = now_s();
-    }
-    if ((o.what & MW_CALIB_MLP) && status == 0) {
-        progress_begin(&pg, "mlp");
-        /* --quick: the cycle over 2x the last-level cache (at least 128
-         * MiB) instead of 4x: its serial shuffle costs most */
-        mw_mlp_config c = {.max_chains = o.mlp_chains,
-                           .llc_times = o.quick ? 2 : 4,
-                           .loads = o.quick ? ((uint64_t)1 << 18) : 0,
-                           .cpu = cpus[0],
-                           .progress = progress_cb,
-                           .user = &pg};
-        rc = mw_bench_mlp(&c, &r->mlp);
-        if (rc < 0)
-            status = bench_failed("memory-level parallelism", rc);
-        else
-            r->ran |= MW_CALIB_MLP;
-        progress_end(&pg);
-        r->part_s[4] = now_s() - tpart;
-        tpart = now_s();
-    }
-
-    if ((o.what & MW_CALIB_STRUCT) && status == 0) {
-        progress_begin(&pg, "struct");
-        mw_struct_config c = {.cpu = cpus[0], .quick = o.quick};
-        rc = mw_bench_struct(&c, &r->structure);
-        if (rc == MW_ERR_UNSUPPORTED)
-            fprintf(stderr, "memwatch calibrate: structure probes skipped: they need x86-64\n");
-        else if (rc < 0)
-            status = bench_failed("structure probes", rc);
-        else
-            r->ran |= MW_CALIB_STRUCT;
-        progress_end(&pg);
-        r->struct_s = now_s() - tpart;
-        tpart = now_s();
-    }
+    status = cal_run_bandwidth(&o, r, &pg, &tpart);
+    if (status == 0)
+        status = cal_run_latency(&o, r, &pg, cpus, &tpart);
     r->loadavg_after = mw_bench_loadavg();
     int json_stdout = o.json && !strcmp(o.json, "-");
     if (!json_stdout)
@@ -777,70 +877,10 @@ int mw_cmd_calibrate(int argc, char **argv)
         mw_validate_calibrate_mixes(r, o.profile, o.quick, pg.on, o.mixes, o.plot_dir,
                                     &r->part_s[5], json_stdout ? stderr : stdout, stderr) < 0)
         status = status ? status : 1; /* runs even after a benchmark failed: it measures its own */
-    if (!json_stdout) {
-        static const char *const names[6] = {"triad", "sweep", "ladder", "loaded", "mlp",
-                                             "validation"};
-        printf("\ntime per part:");
-        for (int i = 0; i < 6; i++)
-            if (r->part_s[i] > 0) {
-                printf(" %s %.1f s,", names[i], r->part_s[i]);
-            }
-        if (r->struct_s > 0)
-            printf(" structure %.1f s,", r->struct_s);
-        printf(" total %.1f s\n", now_s() - pg.t0);
-    }
+    if (!json_stdout)
+        cal_print_times(r, pg.t0);
 
-    if (!o.no_json) {
-        const char *path = o.json ? o.json : "memwatch-calibrate.json";
-        rc = mw_calib_results_write_json(r, json_stdout ? NULL : path);
-        if (rc < 0) {
-            fprintf(stderr, "memwatch calibrate: cannot write %s: %s\n", path, mw_strerror(rc));
-            status = status ? status : 1;
-        } else if (!json_stdout) {
-            printf("\nraw figures: %s\n", path);
-        }
-    }
-    if (o.plot_dir) {
-        rc = mw_calib_results_write_plots(r, o.plot_dir);
-        if (rc < 0) {
-            fprintf(stderr, "memwatch calibrate: cannot write plots into %s: %s\n", o.plot_dir,
-                    mw_strerror(rc));
-            status = status ? status : 1;
-        } else if (!json_stdout) {
-            printf("plots: %s/{sweep,loaded,mlp,ladder%s}.svg\n", o.plot_dir,
-                   o.no_validate ? "" : ",mixes");
-        }
-    }
-    if (o.html) {
-        /* the plots into --plot's folder, or a temporary one, inlined */
-        char tmpdir[] = "/tmp/memwatch-calib-html.XXXXXX", prof[4096] = "";
-        const char *dir = o.plot_dir;
-        if (!dir && mkdtemp(tmpdir) && mw_calib_results_write_plots(r, tmpdir) >= 0)
-            dir = tmpdir;
-        if (o.profile)
-            snprintf(prof, sizeof prof, "%s", o.profile);
-        else
-            mw_profile_default_path(prof, sizeof prof);
-        rc = mw_calib_html(o.html, o.no_validate ? NULL : prof, dir);
-        if (!o.plot_dir) {
-            static const char *const names[] = {"sweep.svg",    "loaded.svg",
-                                                "mlp.svg",      "ladder.svg",
-                                                "prefetch.svg", "prefetch_distance.svg",
-                                                "tlb.svg",      "assoc.svg"};
-            for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-                char p[sizeof tmpdir + 16];
-                snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
-                unlink(p);
-            }
-            rmdir(tmpdir);
-        }
-        if (rc < 0) {
-            fprintf(stderr, "memwatch calibrate: cannot write %s: %s\n", o.html, mw_strerror(rc));
-            status = status ? status : 1;
-        } else if (!json_stdout) {
-            printf("HTML: %s\n", o.html);
-        }
-    }
+    status = cal_write_outputs(&o, r, json_stdout, status);
     if (pg.on)
         fprintf(stderr, "memwatch calibrate: done in %.1f s\n", now_s() - pg.t0);
     free(r);

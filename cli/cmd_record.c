@@ -1235,14 +1235,188 @@ static int rec_attach_run(const char *dir, const char *run, int dir_made, int qu
     return 0;
 }
 
-int mw_cmd_record(int argc, char **argv)
+/* What record's command line asked for (rec_parse_opts fills it). */
+struct rec_args {
+    const char *out;      /* -o, or NULL */
+    int quiet;            /* -q */
+    pid_t att_pids[256];  /* -p PID[,PID...] */
+    size_t att_n;
+    int att_all;          /* --all */
+    int att_external;     /* --external */
+    uint64_t att_duration; /* --duration in ns; 0: none */
+    int prog;             /* argv index of the program to run */
+};
+
+/* One run of a program under record: what the phases after parsing share. */
+struct rec_run {
+    const struct rec_args *ra;
+    char **prog;
+    char exe[PATH_MAX];
+    char lib[PATH_MAX + 64];
+    char dir[PATH_MAX];
+    char run[64];
+    char status_path[PATH_MAX + 64];
+    int dir_made; /* record created the run directory: removed again if nothing is recorded */
+    int profile;  /* LD_PRELOAD or the external sampler records the program */
+    int ext;      /* ext: the external sampler (a static program) */
+    pid_t pid;
+    int status;
+    struct rusage ru;
+    struct timespec t0, t1;
+};
+
+/* -p PID[,PID...]: the process ids into ra; 0, or 2 on a bad list. */
+static int rec_opt_pids(const char *a, const char *v, struct rec_args *ra)
 {
-    const char *out = NULL;
-    int quiet = 0, i;
-    pid_t att_pids[256];
-    size_t att_n = 0;
-    int att_all = 0, att_external = 0;
-    uint64_t att_duration = 0;
+    if (!v) {
+        fprintf(stderr, "memwatch record: %s needs a value\n", a);
+        return 2;
+    }
+    for (const char *c = v; *c;) {
+        char *end;
+        errno = 0;
+        long p = strtol(c, &end, 10);
+        if (end == c || errno || p <= 0 || p > INT_MAX || (*end && *end != ',') ||
+            ra->att_n >= sizeof ra->att_pids / sizeof ra->att_pids[0]) {
+            char shown[200];
+            mw_cli_escape(v, shown, sizeof shown);
+            fprintf(stderr, "memwatch record: %s '%s' is invalid: expected process ids "
+                            "separated by commas (at most 256)\n", a, shown);
+            return 2;
+        }
+        ra->att_pids[ra->att_n++] = (pid_t)p;
+        c = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+/* The options that take a value and need no more than a check: -o and the
+ * ones that set a MEMWATCH_* variable. *done tells whether a matched; 0, or
+ * 2 on a missing or bad value. */
+static int rec_opt_valued(const char *a, const char *v, struct rec_args *ra, int *done)
+{
+    static const struct {
+        const char *s, *l, *var;
+    } opts[] = {
+        {"-o", "--output", NULL},
+        {"-i", "--interval", "MEMWATCH_INTERVAL"},
+        {"-F", "--rate", "MEMWATCH_RATE"},
+        {"-m", "--method", "MEMWATCH_METHOD"},
+        {"-a", "--alloc-threshold", "MEMWATCH_ALLOC_THRESHOLD"},
+        {"", "--threshold-ns", "MEMWATCH_THRESHOLD_NS"},
+        {"", "--profile", "MEMWATCH_PROFILE"},
+    };
+    *done = 0;
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        if (strcmp(a, opts[k].s) && strcmp(a, opts[k].l))
+            continue;
+        if (!v) {
+            fprintf(stderr, "memwatch record: %s needs a value\n", a);
+            return 2;
+        }
+        if (opts[k].var) {
+            const char *expect = "";
+            if (mw_cli_check_env(opts[k].var, v, &expect) < 0) {
+                char shown[200];
+                mw_cli_escape(v, shown, sizeof shown);
+                fprintf(stderr, "memwatch record: %s '%s' is invalid: expected %s\n", a,
+                        shown, expect);
+                return 2;
+            }
+            if (rec_setenv_opt(opts[k].var, v))
+                return 2;
+        } else {
+            ra->out = v;
+        }
+        *done = 1;
+        break;
+    }
+    return 0;
+}
+
+/* One option a at argv[*i] (v: the next argument, or NULL); *i moves past a
+ * value taken. -1 to go on, else the exit status (0 after --help). */
+static int rec_opt_one(const char *a, const char *v, int *i, struct rec_args *ra)
+{
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        rec_usage(stdout);
+        return 0;
+    }
+    if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+        ra->quiet = 1;
+        return -1;
+    }
+    if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+        rec_setenv_opt("MEMWATCH_VERBOSE", "2");
+        return -1;
+    }
+    if (!strcmp(a, "--no-follow")) {
+        rec_setenv_opt("MEMWATCH_FOLLOW", "0");
+        return -1;
+    }
+    if (!strcmp(a, "-p") || !strcmp(a, "--pid")) {
+        if (rec_opt_pids(a, v, ra))
+            return 2;
+        (*i)++;
+        return -1;
+    }
+    if (!strcmp(a, "--all")) {
+        ra->att_all = 1;
+        return -1;
+    }
+    if (!strcmp(a, "--external")) {
+        ra->att_external = 1;
+        return -1;
+    }
+    if (!strcmp(a, "--duration")) {
+        static const char *const suf[] = {"ns", "us", "ms", "s", "m", "min", "h", NULL};
+        static const uint64_t mul[] = {1, 1000, 1000000, 1000000000, 60000000000ull,
+                                       60000000000ull, 3600000000000ull};
+        if (!v || mw_env_scaled(v, suf, mul, 1000000000, &ra->att_duration) ||
+            !ra->att_duration) {
+            fprintf(stderr, "memwatch record: %s needs a time above 0, e.g. 10s or 500ms\n",
+                    a);
+            return 2;
+        }
+        (*i)++;
+        return -1;
+    }
+    if (!strcmp(a, "--group-readable")) {
+        rec_setenv_opt("MEMWATCH_GROUP_READABLE", "1");
+        return -1;
+    }
+    if (!strcmp(a, "--max-size")) {
+        if (!v) {
+            fprintf(stderr, "memwatch record: %s needs a value\n", a);
+            return 2;
+        }
+        if (rec_parse_size(v, &rec_max_size)) {
+            char shown[200];
+            mw_cli_escape(v, shown, sizeof shown);
+            fprintf(stderr, "memwatch record: %s '%s' is invalid: expected a size of 64K or "
+                            "more, e.g. 500M or 2G\n", a, shown);
+            return 2;
+        }
+        (*i)++;
+        return -1;
+    }
+    int done;
+    if (rec_opt_valued(a, v, ra, &done))
+        return 2;
+    if (!done) {
+        fprintf(stderr, "memwatch record: unknown option '%s' ('memwatch record --help' lists "
+                        "them)\n", a);
+        return 2;
+    }
+    (*i)++;
+    return -1;
+}
+
+/* The options before the program, and the rules between them: -1 to go on
+ * (ra->prog the program's index), else the exit status. */
+static int rec_parse_opts(int argc, char **argv, struct rec_args *ra)
+{
+    int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -1252,138 +1426,21 @@ int mw_cmd_record(int argc, char **argv)
         }
         if (a[0] != '-')
             break;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            rec_usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
-            continue;
-        }
-        if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-            rec_setenv_opt("MEMWATCH_VERBOSE", "2");
-            continue;
-        }
-        if (!strcmp(a, "--no-follow")) {
-            rec_setenv_opt("MEMWATCH_FOLLOW", "0");
-            continue;
-        }
-        if (!strcmp(a, "-p") || !strcmp(a, "--pid")) {
-            if (!v) {
-                fprintf(stderr, "memwatch record: %s needs a value\n", a);
-                return 2;
-            }
-            for (const char *c = v; *c;) {
-                char *end;
-                errno = 0;
-                long p = strtol(c, &end, 10);
-                if (end == c || errno || p <= 0 || p > INT_MAX || (*end && *end != ',') ||
-                    att_n >= sizeof att_pids / sizeof att_pids[0]) {
-                    char shown[200];
-                    mw_cli_escape(v, shown, sizeof shown);
-                    fprintf(stderr, "memwatch record: %s '%s' is invalid: expected process ids "
-                                    "separated by commas (at most 256)\n", a, shown);
-                    return 2;
-                }
-                att_pids[att_n++] = (pid_t)p;
-                c = *end ? end + 1 : end;
-            }
-            i++;
-            continue;
-        }
-        if (!strcmp(a, "--all")) {
-            att_all = 1;
-            continue;
-        }
-        if (!strcmp(a, "--external")) {
-            att_external = 1;
-            continue;
-        }
-        if (!strcmp(a, "--duration")) {
-            static const char *const suf[] = {"ns", "us", "ms", "s", "m", "min", "h", NULL};
-            static const uint64_t mul[] = {1, 1000, 1000000, 1000000000, 60000000000ull,
-                                           60000000000ull, 3600000000000ull};
-            if (!v || mw_env_scaled(v, suf, mul, 1000000000, &att_duration) || !att_duration) {
-                fprintf(stderr, "memwatch record: %s needs a time above 0, e.g. 10s or 500ms\n",
-                        a);
-                return 2;
-            }
-            i++;
-            continue;
-        }
-        if (!strcmp(a, "--group-readable")) {
-            rec_setenv_opt("MEMWATCH_GROUP_READABLE", "1");
-            continue;
-        }
-        if (!strcmp(a, "--max-size")) {
-            if (!v) {
-                fprintf(stderr, "memwatch record: %s needs a value\n", a);
-                return 2;
-            }
-            if (rec_parse_size(v, &rec_max_size)) {
-                char shown[200];
-                mw_cli_escape(v, shown, sizeof shown);
-                fprintf(stderr, "memwatch record: %s '%s' is invalid: expected a size of 64K or "
-                                "more, e.g. 500M or 2G\n", a, shown);
-                return 2;
-            }
-            i++;
-            continue;
-        }
-        static const struct {
-            const char *s, *l, *var;
-        } opts[] = {
-            {"-o", "--output", NULL},
-            {"-i", "--interval", "MEMWATCH_INTERVAL"},
-            {"-F", "--rate", "MEMWATCH_RATE"},
-            {"-m", "--method", "MEMWATCH_METHOD"},
-            {"-a", "--alloc-threshold", "MEMWATCH_ALLOC_THRESHOLD"},
-            {"", "--threshold-ns", "MEMWATCH_THRESHOLD_NS"},
-            {"", "--profile", "MEMWATCH_PROFILE"},
-        };
-        int done = 0;
-        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
-            if (strcmp(a, opts[k].s) && strcmp(a, opts[k].l))
-                continue;
-            if (!v) {
-                fprintf(stderr, "memwatch record: %s needs a value\n", a);
-                return 2;
-            }
-            if (opts[k].var) {
-                const char *expect = "";
-                if (mw_cli_check_env(opts[k].var, v, &expect) < 0) {
-                    char shown[200];
-                    mw_cli_escape(v, shown, sizeof shown);
-                    fprintf(stderr, "memwatch record: %s '%s' is invalid: expected %s\n", a,
-                            shown, expect);
-                    return 2;
-                }
-                if (rec_setenv_opt(opts[k].var, v))
-                    return 2;
-            } else {
-                out = v;
-            }
-            i++;
-            done = 1;
-            break;
-        }
-        if (!done) {
-            fprintf(stderr, "memwatch record: unknown option '%s' ('memwatch record --help' lists "
-                            "them)\n", a);
-            return 2;
-        }
+        int r = rec_opt_one(a, v, &i, ra);
+        if (r >= 0)
+            return r;
     }
-    int att_mode = att_n || att_all;
+    int att_mode = ra->att_n || ra->att_all;
     if (att_mode && i < argc) {
         fprintf(stderr, "memwatch record: %s and a program to run exclude each other\n",
-                att_all ? "--all" : "-p");
+                ra->att_all ? "--all" : "-p");
         return 2;
     }
-    if (att_n && att_all) {
+    if (ra->att_n && ra->att_all) {
         fprintf(stderr, "memwatch record: -p and --all exclude each other\n");
         return 2;
     }
-    if (att_duration && !att_mode) {
+    if (ra->att_duration && !att_mode) {
         fprintf(stderr, "memwatch record: --duration goes with -p or --all (a program runs until "
                         "it ends)\n");
         return 2;
@@ -1393,12 +1450,14 @@ int mw_cmd_record(int argc, char **argv)
                         "[args...])\n");
         return 2;
     }
-    char **prog = argv + i;
+    ra->prog = i;
+    return -1;
+}
 
-    /* Everything is checked before the program starts: a bad value exits 2
-     * here instead of a warning in every process of the tree. */
-    if (mw_cli_check_environment("record"))
-        return 2;
+/* MEMWATCH_PROFILE (or --profile), when set, names a profile that loads;
+ * 0, or 2 with the reason. */
+static int rec_check_profile(void)
+{
     const char *prof = getenv("MEMWATCH_PROFILE");
     if (prof && *prof) {
         mw_profile pf;
@@ -1413,13 +1472,17 @@ int mw_cmd_record(int argc, char **argv)
             return 2;
         }
     }
+    return 0;
+}
 
-    char self[PATH_MAX], lib[PATH_MAX + 64], exe[PATH_MAX] = "";
-    int profile = 1, ext = 0; /* ext: the external sampler (a static program) */
-    int fe = att_mode ? 0 : rec_find_program(prog[0], exe, sizeof exe);
+/* The program to run, found in PATH into exe: 0, else the exit status
+ * (127 not found, 126 not runnable). */
+static int rec_check_program(const char *prog0, char *exe, size_t n)
+{
+    int fe = rec_find_program(prog0, exe, n);
     if (fe == -ENOENT) {
         char shown[PATH_MAX];
-        mw_cli_escape(prog[0], shown, sizeof shown);
+        mw_cli_escape(prog0, shown, sizeof shown);
         fprintf(stderr, "memwatch record: %s: command not found\n", shown);
         return 127;
     }
@@ -1430,14 +1493,15 @@ int mw_cmd_record(int argc, char **argv)
                 fe == -EACCES ? "permission denied (not an executable file)" : mw_strerror(fe));
         return 126;
     }
+    return 0;
+}
 
-    /* The run directory: -o (or MEMWATCH_DIR) as given, else a new
-     * memwatch-YYYYMMDD-HHMMSS[-N] in the current directory, one per run. */
-    char dir[PATH_MAX], made[64] = "";
-    int dir_made = 0; /* record created the run directory: removed again if nothing is recorded */
-    time_t now = time(NULL);
-    struct tm tm;
-    localtime_r(&now, &tm);
+/* The run directory into r->dir: out (-o or MEMWATCH_DIR) as given, else a
+ * new memwatch-YYYYMMDD-HHMMSS[-N] in the current directory, one per run;
+ * 0, or 2. */
+static int rec_make_dir(const char *out, const struct tm *tm, struct rec_run *r)
+{
+    char made[64] = "";
     if (out && !*out) {
         fprintf(stderr, "memwatch record: -o: an empty name is not a directory\n");
         return 2;
@@ -1446,7 +1510,7 @@ int mw_cmd_record(int argc, char **argv)
         out = getenv("MEMWATCH_DIR");
     if (!out || !*out) {
         char stamp[32];
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", tm);
         if (mw_cli_check_out_dir("record", "the current directory", "."))
             return 2;
         for (int k = 1; k < 1000; k++) {
@@ -1469,120 +1533,153 @@ int mw_cmd_record(int argc, char **argv)
             return 2;
         }
         out = made;
-        dir_made = 1;
+        r->dir_made = 1;
     } else {
         if (mw_cli_check_out_dir("record", "output directory", out))
             return 2;
-        dir_made = access(out, F_OK) != 0;
+        r->dir_made = access(out, F_OK) != 0;
         if (rec_mkdirs(out) < 0 && access(out, F_OK)) {
             fprintf(stderr, "memwatch record: cannot create %s: %s\n", out, strerror(errno));
             return 2;
         }
     }
-    if (!realpath(out, dir)) {
+    if (!realpath(out, r->dir)) {
         fprintf(stderr, "memwatch record: %s: %s\n", out, strerror(errno));
         return 2;
     }
-    rec_setenv_opt("MEMWATCH_DIR", dir);
-    /* The run's name, in every raw file (META run_id): the summary and
-     * report tell this run's files from others in the same directory. */
-    char run[64];
+    return 0;
+}
+
+/* The run's name into r->run, in every raw file (META run_id): the summary
+ * and report tell this run's files from others in the same directory. */
+static void rec_name_run(const struct tm *tm, struct rec_run *r)
+{
     const char *given = getenv("MEMWATCH_RUN_ID");
     if (given && *given) {
-        snprintf(run, sizeof run, "%s", given);
-    } else if (mw_job_run_id(run, sizeof run)) {
+        snprintf(r->run, sizeof r->run, "%s", given);
+    } else if (mw_job_run_id(r->run, sizeof r->run)) {
         /* one record per rank (mpirun -np N memwatch record -- ./app): the
          * job's identity names the run, the same in every rank */
-        rec_setenv_opt("MEMWATCH_RUN_ID", run);
+        rec_setenv_opt("MEMWATCH_RUN_ID", r->run);
     } else {
         char stamp[32];
-        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-        snprintf(run, sizeof run, "%s-%ld", stamp, (long)getpid());
-        rec_setenv_opt("MEMWATCH_RUN_ID", run);
+        strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", tm);
+        snprintf(r->run, sizeof r->run, "%s-%ld", stamp, (long)getpid());
+        rec_setenv_opt("MEMWATCH_RUN_ID", r->run);
     }
-    if (att_mode)
-        return rec_attach_run(dir, run, dir_made, quiet, att_pids, att_n, att_all, att_duration);
-    /* from here on a signal to record reaches the program, or, before it
-     * runs, stops record without running it (no stray status file) */
-    rec_signals_catch();
-    char status_path[PATH_MAX + 64] = "";
-    if (rec_status_create(dir, status_path, sizeof status_path) == 0)
-        rec_setenv_opt("MEMWATCH_STATUS", status_path);
-    else
-        status_path[0] = 0;
+}
 
-    if (rec_find_lib(lib, sizeof lib, self, sizeof self) < 0) {
+/* Whether and how the program can be profiled: the library beside memwatch,
+ * set-ID programs, 32-bit ones, static ones and --external decide
+ * r->profile and r->ext, each said on stderr. */
+static void rec_choose_way(struct rec_run *r)
+{
+    char self[PATH_MAX];
+    int quiet = r->ra->quiet;
+    if (rec_find_lib(r->lib, sizeof r->lib, self, sizeof self) < 0) {
         fprintf(stderr,
                 "memwatch record: %s is missing (it is built and installed beside the memwatch "
                 "command); running the program unprofiled\n",
-                lib);
-        profile = 0;
+                r->lib);
+        r->profile = 0;
     }
     struct stat st;
-    if (profile && stat(exe, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) &&
+    if (r->profile && stat(r->exe, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)) &&
         (st.st_uid != geteuid() || ((st.st_mode & S_ISGID) && st.st_gid != getegid()))) {
         fprintf(stderr,
                 "memwatch record: %s is set-user-ID or set-group-ID: the dynamic loader ignores "
                 "LD_PRELOAD for such programs (secure execution) and libmemwatch.so refuses to "
                 "run in them, so memwatch cannot profile it; running it unprofiled\n",
-                exe);
-        profile = 0;
-    } else if (profile && stat(exe, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID))) {
+                r->exe);
+        r->profile = 0;
+    } else if (r->profile && stat(r->exe, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID))) {
         fprintf(stderr,
                 "memwatch record: %s is set-user-ID or set-group-ID; it runs in secure-execution "
                 "mode only when that changes its identity (not for you), so it is profiled\n",
-                exe);
+                r->exe);
     }
-    enum rec_kind kind = rec_elf_kind(exe);
-    if (profile && kind == REC_ELF32) {
+    enum rec_kind kind = rec_elf_kind(r->exe);
+    if (r->profile && kind == REC_ELF32) {
         /* LD_PRELOAD of a 64-bit library would make a 32-bit loader print
          * "wrong ELF class" on the program's stderr */
         fprintf(stderr,
                 "memwatch record: %s is a 32-bit program; libmemwatch.so is 64-bit only, so it "
                 "runs unprofiled, its child processes too\n",
-                exe);
-        profile = 0;
+                r->exe);
+        r->profile = 0;
     }
-    if (profile && att_external && kind != REC_STATIC) {
+    if (r->profile && r->ra->att_external && kind != REC_STATIC) {
         if (!quiet)
             fprintf(stderr, "memwatch: sampling %s from outside (--external: no LD_PRELOAD; no "
                             "allocation sites, regions or child processes; docs/attach.md)\n",
-                    exe);
-        ext = 1;
+                    r->exe);
+        r->ext = 1;
     }
-    if (profile && kind == REC_STATIC) {
+    if (r->profile && kind == REC_STATIC) {
         if (!quiet)
             fprintf(stderr,
                     "memwatch: %s is statically linked (no PT_INTERP program header): no dynamic "
                     "loader runs, so LD_PRELOAD cannot load libmemwatch.so into it; sampling it "
                     "from outside instead (external sampler: no allocation sites, regions or "
                     "child processes; docs/attach.md)\n",
-                    exe);
-        ext = 1;
+                    r->exe);
+        r->ext = 1;
     }
-    if (profile && !ext) {
-        rec_keep_lib(dir, lib);
-        rec_hooks_hold();
-        rec_baseline();
-        rec_tsc();
-        rec_hooks_wait();
-        const char *old = getenv("LD_PRELOAD");
-        char pre[2 * PATH_MAX + 64];
-        size_t san = rec_sanitizer_prefix(old);
-        if (san) /* a sanitizer runtime must stay first: libmemwatch.so goes after it */
-            snprintf(pre, sizeof pre, "%.*s:%s%s%s", (int)san, old, lib, old[san] ? ":" : "",
-                     old[san] ? old + san + 1 : "");
-        else if (old && *old)
-            snprintf(pre, sizeof pre, "%s:%s", lib, old);
-        else
-            snprintf(pre, sizeof pre, "%s", lib);
-        rec_setenv_opt("LD_PRELOAD", pre);
-    }
+}
 
-    if (profile)
-        rec_size_page_create(dir);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+/* Before an LD_PRELOAD run: the library kept in the run directory, the
+ * measurements taken before the program starts, and LD_PRELOAD set (after
+ * a sanitizer runtime, which must stay first). */
+static void rec_preload_prepare(struct rec_run *r)
+{
+    rec_keep_lib(r->dir, r->lib);
+    rec_hooks_hold();
+    rec_baseline();
+    rec_tsc();
+    rec_hooks_wait();
+    const char *old = getenv("LD_PRELOAD");
+    char pre[2 * PATH_MAX + 64];
+    size_t san = rec_sanitizer_prefix(old);
+    if (san) /* a sanitizer runtime must stay first: libmemwatch.so goes after it */
+        snprintf(pre, sizeof pre, "%.*s:%s%s%s", (int)san, old, r->lib, old[san] ? ":" : "",
+                 old[san] ? old + san + 1 : "");
+    else if (old && *old)
+        snprintf(pre, sizeof pre, "%s:%s", r->lib, old);
+    else
+        snprintf(pre, sizeof pre, "%s", r->lib);
+    rec_setenv_opt("LD_PRELOAD", pre);
+}
+
+/* The program under the external sampler, until it ends: -1 to go on to the
+ * summary, else the exit status. */
+static int rec_run_external(struct rec_run *r, posix_spawnattr_t *sa, sigset_t *omask)
+{
+    posix_spawnattr_destroy(sa);
+    rec_omask = *omask;
+    mw_attach_opts ao = {r->dir, r->run, 0, r->ra->quiet, rec_group_readable(), 0};
+    rec_ext_dir = r->dir;
+    rec_ext_run = r->run;
+    int ar = mw_attach_spawn(r->exe, r->prog, &ao, rec_ext_started, omask, rec_own_group,
+                             &r->status, &r->ru);
+    mw_nb_stop(rec_ext_nb);
+    rec_signals_restore();
+    clock_gettime(CLOCK_MONOTONIC, &r->t1);
+    if (ar < 0) {
+        if (r->status_path[0])
+            unlink(r->status_path);
+        return 126;
+    }
+    r->pid = rec_ext_pid;
+    if (ar > 0)
+        r->profile = 0;
+    return -1;
+}
+
+/* The program started and waited for, signals passed on meanwhile: -1 to go
+ * on to the summary, else the exit status (the program did not run). */
+static int rec_run_program(struct rec_run *r)
+{
+    clock_gettime(CLOCK_MONOTONIC, &r->t0);
     pid_t pid;
     /* The signals passed on are held from the last look at rec_pending
      * until the program's pid is known; the program starts with record's
@@ -1599,8 +1696,8 @@ int mw_cmd_record(int argc, char **argv)
         fprintf(stderr, "memwatch record: stopped by SIG%s before the program started; it did "
                         "not run\n",
                 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
-        if (status_path[0])
-            unlink(status_path);
+        if (r->status_path[0])
+            unlink(r->status_path);
         return 128 + sig;
     }
     posix_spawnattr_t sa;
@@ -1612,38 +1709,17 @@ int mw_cmd_record(int argc, char **argv)
         sflags |= POSIX_SPAWN_SETPGROUP;
     }
     posix_spawnattr_setflags(&sa, sflags);
-    int status = 0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    int rc = 0;
-    if (ext) {
-        posix_spawnattr_destroy(&sa);
-        rec_omask = omask;
-        mw_attach_opts ao = {dir, run, 0, quiet, rec_group_readable(), 0};
-        rec_ext_dir = dir;
-        rec_ext_run = run;
-        int ar = mw_attach_spawn(exe, prog, &ao, rec_ext_started, &omask, rec_own_group,
-                                 &status, &ru);
-        mw_nb_stop(rec_ext_nb);
-        rec_signals_restore();
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (ar < 0) {
-            if (status_path[0])
-                unlink(status_path);
-            return 126;
-        }
-        pid = rec_ext_pid;
-        if (ar > 0)
-            profile = 0;
-        goto ended;
-    }
-    rc = posix_spawn(&pid, exe, NULL, &sa, prog, environ);
+    r->status = 0;
+    memset(&r->ru, 0, sizeof r->ru);
+    if (r->ext)
+        return rec_run_external(r, &sa, &omask);
+    int rc = posix_spawn(&pid, r->exe, NULL, &sa, r->prog, environ);
     posix_spawnattr_destroy(&sa);
     if (rc) {
         pthread_sigmask(SIG_SETMASK, &omask, NULL);
-        fprintf(stderr, "memwatch record: cannot run %s: %s\n", exe, strerror(rc));
-        if (status_path[0])
-            unlink(status_path);
+        fprintf(stderr, "memwatch record: cannot run %s: %s\n", r->exe, strerror(rc));
+        if (r->status_path[0])
+            unlink(r->status_path);
         return 126;
     }
     rec_child = pid;
@@ -1651,26 +1727,36 @@ int mw_cmd_record(int argc, char **argv)
         (void)kill(rec_own_group ? -pid : pid, (int)rec_pending);
     pthread_sigmask(SIG_SETMASK, &omask, NULL);
     /* who else loads the machine meanwhile (cli/neighbours.c) */
-    mw_nb *nb = profile ? mw_nb_start(dir, run, pid, rec_group_readable() ? 0640 : 0600) : NULL;
-    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+    mw_nb *nb = r->profile ? mw_nb_start(r->dir, r->run, pid, rec_group_readable() ? 0640 : 0600)
+                           : NULL;
+    while (wait4(pid, &r->status, 0, &r->ru) < 0 && errno == EINTR)
         ;
     mw_nb_stop(nb);
     rec_signals_restore();
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-ended:
+    clock_gettime(CLOCK_MONOTONIC, &r->t1);
+    r->pid = pid;
+    return -1;
+}
+
+/* After the program: how it ended, its reaped record where its library
+ * could not write one, the summary; returns the program's exit status. */
+static int rec_finish(struct rec_run *r)
+{
+    int quiet = r->ra->quiet, status = r->status;
     mw_perf_group_close(rec_hooks);
     mw_perf_group_close(rec_swfaults);
     int ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     struct rec_status fail = {0};
-    if (status_path[0]) {
-        rec_status_read(status_path, &fail);
-        unlink(status_path);
+    if (r->status_path[0]) {
+        rec_status_read(r->status_path, &fail);
+        unlink(r->status_path);
     }
-    if (profile) {
+    if (r->profile) {
         if (!quiet) {
             char shown[PATH_MAX];
-            mw_cli_escape(prog[0], shown, sizeof shown);
-            double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+            mw_cli_escape(r->prog[0], shown, sizeof shown);
+            double wall = (double)(r->t1.tv_sec - r->t0.tv_sec) +
+                          (double)(r->t1.tv_nsec - r->t0.tv_nsec) / 1e9;
             if (WIFEXITED(status))
                 fprintf(stderr, "memwatch: %s exited with status %d after %.3f s wall time\n",
                         shown, WEXITSTATUS(status), wall);
@@ -1680,18 +1766,72 @@ ended:
                         shown, sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
                         WTERMSIG(status), wall);
         }
-        uint64_t t0_ns = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
-        uint64_t t1_ns = (uint64_t)t1.tv_sec * 1000000000ull + (uint64_t)t1.tv_nsec;
+        uint64_t t0_ns = (uint64_t)r->t0.tv_sec * 1000000000ull + (uint64_t)r->t0.tv_nsec;
+        uint64_t t1_ns = (uint64_t)r->t1.tv_sec * 1000000000ull + (uint64_t)r->t1.tv_nsec;
         if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-            rec_write_reaped(dir, run, pid, -WTERMSIG(status), &ru, t0_ns, t1_ns, exe, prog);
-        else if (WIFEXITED(status) && !rec_program_ended(dir, run, pid))
-            rec_write_reaped(dir, run, pid, WEXITSTATUS(status), &ru, t0_ns, t1_ns, exe, prog);
-        if (rec_summary(dir, run, &fail, t0_ns, quiet) && !quiet)
-            fprintf(stderr, "memwatch: 'memwatch report %s' turns them into a report\n", dir);
+            rec_write_reaped(r->dir, r->run, r->pid, -WTERMSIG(status), &r->ru, t0_ns, t1_ns,
+                             r->exe, r->prog);
+        else if (WIFEXITED(status) && !rec_program_ended(r->dir, r->run, r->pid))
+            rec_write_reaped(r->dir, r->run, r->pid, WEXITSTATUS(status), &r->ru, t0_ns, t1_ns,
+                             r->exe, r->prog);
+        if (rec_summary(r->dir, r->run, &fail, t0_ns, quiet) && !quiet)
+            fprintf(stderr, "memwatch: 'memwatch report %s' turns them into a report\n", r->dir);
         if (!quiet)
-            rec_wrote(dir, run);
-    } else if (dir_made) {
-        rmdir(dir); /* nothing recorded: no empty run directory left (if still empty) */
+            rec_wrote(r->dir, r->run);
+    } else if (r->dir_made) {
+        rmdir(r->dir); /* nothing recorded: no empty run directory left (if still empty) */
     }
     return ret;
+}
+
+int mw_cmd_record(int argc, char **argv)
+{
+    struct rec_args ra;
+    struct rec_run r;
+    memset(&ra, 0, sizeof ra);
+    memset(&r, 0, sizeof r);
+    int rc = rec_parse_opts(argc, argv, &ra);
+    if (rc >= 0)
+        return rc;
+    int att_mode = ra.att_n || ra.att_all;
+    r.ra = &ra;
+    r.prog = argv + ra.prog;
+    r.profile = 1;
+
+    /* Everything is checked before the program starts: a bad value exits 2
+     * here instead of a warning in every process of the tree. */
+    if (mw_cli_check_environment("record"))
+        return 2;
+    if (rec_check_profile())
+        return 2;
+    if (!att_mode && (rc = rec_check_program(r.prog[0], r.exe, sizeof r.exe)))
+        return rc;
+
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    if (rec_make_dir(ra.out, &tm, &r))
+        return 2;
+    rec_setenv_opt("MEMWATCH_DIR", r.dir);
+    rec_name_run(&tm, &r);
+    if (att_mode)
+        return rec_attach_run(r.dir, r.run, r.dir_made, ra.quiet, ra.att_pids, ra.att_n,
+                              ra.att_all, ra.att_duration);
+    /* from here on a signal to record reaches the program, or, before it
+     * runs, stops record without running it (no stray status file) */
+    rec_signals_catch();
+    if (rec_status_create(r.dir, r.status_path, sizeof r.status_path) == 0)
+        rec_setenv_opt("MEMWATCH_STATUS", r.status_path);
+    else
+        r.status_path[0] = 0;
+
+    rec_choose_way(&r);
+    if (r.profile && !r.ext)
+        rec_preload_prepare(&r);
+    if (r.profile)
+        rec_size_page_create(r.dir);
+    rc = rec_run_program(&r);
+    if (rc >= 0)
+        return rc;
+    return rec_finish(&r);
 }

@@ -256,22 +256,159 @@ static void progress(uint64_t done, uint64_t total, const char *file, void *user
     fflush(stderr);
 }
 
-int mw_cmd_report(int argc, char **argv)
+/* What report's command line asked for (rep_parse fills it). */
+struct rep_args {
+    const char *out, *html; /* --db, --html */
+    int json, top, quiet, wait, group, all_runs;
+    const char *run_sel; /* --run */
+    const char *by;      /* --by */
+    mw_report_opts o;
+    mw_view_filter filter;
+    mw_report_view view;
+    char **files; /* the raw files to report */
+    size_t n;
+    unsigned refused; /* files named .mwr in a directory that are not raw files */
+    const char *dirarg; /* the first directory given */
+};
+
+/* An input on the command line: a directory's raw files, or a raw file. -1
+ * to go on, else the exit status. */
+static int rep_input(const char *a, struct rep_args *ra)
 {
-    const char *out = NULL, *html = NULL;
-    int json = 0, top = 10, quiet = 0, rc = 1, wait = 1, group = 0, all_runs = 0;
-    const char *run_sel = NULL;
-    char run[64] = "", inputs[PATH_MAX + 96];
-    const char *by = NULL;
-    mw_report_opts o = {0};
-    mw_view_filter filter = {0};
-    mw_report_view view = {0};
-    char **files = NULL;
-    size_t n = 0;
-    unsigned refused = 0;
-    char dbbuf[PATH_MAX];
-    mw_db_swap sw = {.lock_fd = -1};
-    const char *dirarg = NULL;
+    struct stat st;
+    if (stat(a, &st) < 0) {
+        fprintf(stderr, "memwatch report: %s: %s\n", esc(a), strerror(errno));
+        return 2;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        size_t before = ra->n;
+        unsigned ref0 = ra->refused;
+        add_dir(a, &ra->files, &ra->n, &ra->refused, 0);
+        if (ra->n == before) {
+            fprintf(stderr, "memwatch report: %s holds no %s.mwr files\n", esc(a),
+                    ra->refused > ref0 ? "usable " : "");
+            return 2;
+        }
+        if (!ra->dirarg)
+            ra->dirarg = a;
+        if (!ra->o.inputs)
+            ra->o.inputs = a;
+    } else {
+        char why[160];
+        if (mw_raw_check(a, why, sizeof why)) {
+            fprintf(stderr, "memwatch report: %s: %s\n", esc(a), why);
+            return 2;
+        }
+        char **nf = realloc(ra->files, (ra->n + 1) * sizeof *ra->files);
+        if (!nf)
+            return 1;
+        ra->files = nf;
+        ra->files[ra->n++] = strdup(a);
+    }
+    return -1;
+}
+
+/* One option a at argv[*i] (its value, where it takes one, at argv[*i + 1],
+ * checked present); *i moves past a value taken. -1 to go on, else the exit
+ * status (0 after --help). */
+static int rep_opt(const char *a, char **argv, int *i, struct rep_args *ra)
+{
+    const char *val = argv[*i + 1];
+    double d;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        usage(stdout);
+        return 0;
+    } else if (!strcmp(a, "--json")) {
+        ra->json = 1;
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+        ra->quiet = 1;
+    } else if (!strcmp(a, "--no-symbols")) {
+        ra->o.no_symbols = 1;
+    } else if (!strcmp(a, "--no-wait")) {
+        ra->wait = 0;
+    } else if (!strcmp(a, "--group-readable")) {
+        ra->group = 1;
+    } else if (!strcmp(a, "--all-runs")) {
+        ra->all_runs = 1;
+    } else if (!strcmp(a, "--run")) {
+        ra->run_sel = argv[++*i];
+    } else if (!strcmp(a, "--db")) {
+        ra->out = argv[++*i];
+        if (!*ra->out) {
+            fprintf(stderr, "memwatch report: --db: an empty file name\n");
+            return 2;
+        }
+    } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+        /* the old spelling: -o is a directory for record, so report's
+         * database is --db now */
+        fprintf(stderr,
+                "memwatch report: %s is spelled --db now (the database to write; the "
+                "summary goes to standard output); writing the database to %s\n",
+                a, val);
+        ra->out = argv[++*i];
+    } else if (!strcmp(a, "--by")) {
+        ra->by = argv[++*i];
+        if (strcmp(ra->by, "process") && strcmp(ra->by, "thread") && strcmp(ra->by, "region")) {
+            fprintf(stderr, "memwatch report: --by %s: expected process, thread or region\n",
+                    ra->by);
+            return 2;
+        }
+    } else if (!strcmp(a, "--top")) {
+        if (num_opt(a, argv[++*i], 1, 1000000, 1, &d))
+            return 2;
+        ra->top = (int)d;
+    } else if (!strcmp(a, "--precise-threshold") || !strcmp(a, "--threshold")) {
+        if (num_opt(a, argv[++*i], 1e-3, 1e9, 0, &d))
+            return 2;
+        ra->o.threshold = d;
+    } else if (!strcmp(a, "--profile")) {
+        ra->o.profile_path = argv[++*i];
+        if (*ra->o.profile_path && access(ra->o.profile_path, R_OK)) {
+            fprintf(stderr, "memwatch report: --profile %s: %s\n", ra->o.profile_path,
+                    strerror(errno));
+            return 2;
+        }
+    } else if (!strcmp(a, "--rank") || !strcmp(a, "--pid")) {
+        long v;
+        if (mw_parse_long(argv[++*i], &v) < 0 || v < 0) {
+            fprintf(stderr, "memwatch report: %s '%s' is invalid: expected a whole number\n",
+                    a, argv[*i]);
+            return 2;
+        }
+        if (!strcmp(a, "--rank"))
+            ra->filter.has_rank = 1, ra->filter.rank = v;
+        else
+            ra->filter.has_pid = 1, ra->filter.pid = v;
+    } else if (!strcmp(a, "--host")) {
+        ra->filter.host = argv[++*i];
+    } else if (!strcmp(a, "--html")) {
+        ra->html = argv[++*i];
+    } else if (!strcmp(a, "--debug-dir")) {
+        ra->o.debug_dirs = argv[++*i];
+    } else if (!strcmp(a, "--sort")) {
+        ra->view.sort = argv[++*i];
+        if (!mw_report_sort_known(ra->view.sort)) {
+            char keys[128];
+            fprintf(stderr, "memwatch report: --sort '%s' is invalid: expected one of %s\n",
+                    ra->view.sort, mw_report_sort_names(keys, sizeof keys));
+            return 2;
+        }
+    } else if (!strcmp(a, "--callers") || !strcmp(a, "--callees")) {
+        ra->view.callers = argv[++*i];
+    } else if (a[0] == '-' && a[1]) {
+        fprintf(stderr, "memwatch report: unknown option '%s' ('memwatch report --help' lists "
+                        "them)\n", esc(a));
+        return 2;
+    } else {
+        return rep_input(a, ra);
+    }
+    return -1;
+}
+
+/* The command line into ra, and the rules between its options: -1 to go on,
+ * else the exit status. */
+static int rep_parse(int argc, char **argv, struct rep_args *ra)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -285,277 +422,185 @@ int mw_cmd_report(int argc, char **argv)
                     !strcmp(a, "--callees");
         if (takes && !val) {
             fprintf(stderr, "memwatch report: %s needs a value\n", a);
-            rc = 2;
-            goto done;
+            return 2;
         }
-        double d;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            rc = 0;
-            goto done;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
-        } else if (!strcmp(a, "--no-symbols")) {
-            o.no_symbols = 1;
-        } else if (!strcmp(a, "--no-wait")) {
-            wait = 0;
-        } else if (!strcmp(a, "--group-readable")) {
-            group = 1;
-        } else if (!strcmp(a, "--all-runs")) {
-            all_runs = 1;
-        } else if (!strcmp(a, "--run")) {
-            run_sel = argv[++i];
-        } else if (!strcmp(a, "--db")) {
-            out = argv[++i];
-            if (!*out) {
-                fprintf(stderr, "memwatch report: --db: an empty file name\n");
-                rc = 2;
-                goto done;
-            }
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            /* the old spelling: -o is a directory for record, so report's
-             * database is --db now */
-            fprintf(stderr,
-                    "memwatch report: %s is spelled --db now (the database to write; the "
-                    "summary goes to standard output); writing the database to %s\n",
-                    a, val);
-            out = argv[++i];
-        } else if (!strcmp(a, "--by")) {
-            by = argv[++i];
-            if (strcmp(by, "process") && strcmp(by, "thread") && strcmp(by, "region")) {
-                fprintf(stderr, "memwatch report: --by %s: expected process, thread or region\n",
-                        by);
-                rc = 2;
-                goto done;
-            }
-        } else if (!strcmp(a, "--top")) {
-            if (num_opt(a, argv[++i], 1, 1000000, 1, &d)) {
-                rc = 2;
-                goto done;
-            }
-            top = (int)d;
-        } else if (!strcmp(a, "--precise-threshold") || !strcmp(a, "--threshold")) {
-            if (num_opt(a, argv[++i], 1e-3, 1e9, 0, &d)) {
-                rc = 2;
-                goto done;
-            }
-            o.threshold = d;
-        } else if (!strcmp(a, "--profile")) {
-            o.profile_path = argv[++i];
-            if (*o.profile_path && access(o.profile_path, R_OK)) {
-                fprintf(stderr, "memwatch report: --profile %s: %s\n", o.profile_path,
-                        strerror(errno));
-                rc = 2;
-                goto done;
-            }
-        } else if (!strcmp(a, "--rank") || !strcmp(a, "--pid")) {
-            long v;
-            if (mw_parse_long(argv[++i], &v) < 0 || v < 0) {
-                fprintf(stderr, "memwatch report: %s '%s' is invalid: expected a whole number\n",
-                        a, argv[i]);
-                rc = 2;
-                goto done;
-            }
-            if (!strcmp(a, "--rank"))
-                filter.has_rank = 1, filter.rank = v;
-            else
-                filter.has_pid = 1, filter.pid = v;
-        } else if (!strcmp(a, "--host")) {
-            filter.host = argv[++i];
-        } else if (!strcmp(a, "--html")) {
-            html = argv[++i];
-        } else if (!strcmp(a, "--debug-dir")) {
-            o.debug_dirs = argv[++i];
-        } else if (!strcmp(a, "--sort")) {
-            view.sort = argv[++i];
-            if (!mw_report_sort_known(view.sort)) {
-                char keys[128];
-                fprintf(stderr, "memwatch report: --sort '%s' is invalid: expected one of %s\n",
-                        view.sort, mw_report_sort_names(keys, sizeof keys));
-                rc = 2;
-                goto done;
-            }
-        } else if (!strcmp(a, "--callers") || !strcmp(a, "--callees")) {
-            view.callers = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "memwatch report: unknown option '%s' ('memwatch report --help' lists "
-                            "them)\n", esc(a));
-            rc = 2;
-            goto done;
-        } else {
-            struct stat st;
-            if (stat(a, &st) < 0) {
-                fprintf(stderr, "memwatch report: %s: %s\n", esc(a), strerror(errno));
-                rc = 2;
-                goto done;
-            }
-            if (S_ISDIR(st.st_mode)) {
-                size_t before = n;
-                unsigned ref0 = refused;
-                add_dir(a, &files, &n, &refused, 0);
-                if (n == before) {
-                    fprintf(stderr, "memwatch report: %s holds no %s.mwr files\n", esc(a),
-                            refused > ref0 ? "usable " : "");
-                    rc = 2;
-                    goto done;
-                }
-                if (!dirarg)
-                    dirarg = a;
-                if (!o.inputs)
-                    o.inputs = a;
-            } else {
-                char why[160];
-                if (mw_raw_check(a, why, sizeof why)) {
-                    fprintf(stderr, "memwatch report: %s: %s\n", esc(a), why);
-                    rc = 2;
-                    goto done;
-                }
-                char **nf = realloc(files, (n + 1) * sizeof *files);
-                if (!nf)
-                    goto done;
-                files = nf;
-                files[n++] = strdup(a);
-            }
-        }
+        int r = rep_opt(a, argv, &i, ra);
+        if (r >= 0)
+            return r;
     }
-    if (n == 0) {
+    if (ra->n == 0) {
         usage(stderr);
-        rc = 2;
-        goto done;
+        return 2;
     }
-    if (run_sel && all_runs) {
+    if (ra->run_sel && ra->all_runs) {
         fprintf(stderr, "memwatch report: --run and --all-runs contradict each other\n");
-        rc = 2;
-        goto done;
+        return 2;
     }
-    if ((rc = pick_run(files, &n, run_sel, all_runs, run, sizeof run))) 
-        goto done;
-    rc = 1;
-    if (run[0]) {
-        snprintf(inputs, sizeof inputs, "%s (run %s)", o.inputs ? o.inputs : files[0], run);
-        o.inputs = inputs;
-    }
-    if (!out) {
-        char tmp[PATH_MAX];
-        if (dirarg) {
-            snprintf(dbbuf, sizeof dbbuf, "%s/memwatch.db", dirarg);
-        } else {
-            snprintf(tmp, sizeof tmp, "%s", files[0]);
-            snprintf(dbbuf, sizeof dbbuf, "%s/memwatch.db", dirname(tmp));
-        }
-        out = dbbuf;
-    }
-    {
-        char why[256];
-        int e = mw_db_swap_begin(&sw, out, wait, quiet ? NULL : waiting, why, sizeof why);
-        if (e) {
-            fprintf(stderr, "memwatch report: %s: %s\n", out, why);
-            rc = e == -EWOULDBLOCK ? 1 : 2; /* busy; else the database named is unusable */
-            goto done;
-        }
-    }
+    return -1;
+}
+
+/* What the ingest did, on stderr (the counts, damaged files, files left out). */
+static void rep_stats_print(const mw_report_stats *st, const struct rep_args *ra)
+{
+    if (!ra->quiet)
+        fprintf(stderr,
+                "memwatch: %llu file(s), %llu records, %llu samples, %llu code addresses in "
+                "%.2f s -> %s\n",
+                (unsigned long long)st->files, (unsigned long long)st->records,
+                (unsigned long long)st->samples, (unsigned long long)st->pcs, st->seconds,
+                ra->out);
+    if (!ra->quiet && st->unwound)
+        fprintf(stderr, "memwatch: %llu stacks unwound from DWARF (%.1f us of CPU each), %llu "
+                        "stacks truncated\n",
+                (unsigned long long)st->unwound, 1e6 * st->unwind_seconds / (double)st->unwound,
+                (unsigned long long)st->truncated);
+    if (st->files_damaged)
+        fprintf(stderr,
+                "memwatch: %llu file(s) damaged or unreadable: read up to the damage (see the "
+                "processes table, column status)\n",
+                (unsigned long long)st->files_damaged);
+    if (st->files_no_trailer)
+        fprintf(stderr, "memwatch: %llu file(s) without trailer: those processes did not end "
+                        "normally\n",
+                (unsigned long long)st->files_no_trailer);
+    if (ra->refused)
+        fprintf(stderr, "memwatch: %u file(s) named .mwr left out: not raw files (see above)\n",
+                ra->refused);
+}
+
+/* The database ra->out made from the raw files, through sw, unless it holds
+ * them already with the same options: 0, or 1 with the reason said. */
+static int rep_ingest(struct rep_args *ra, mw_db_swap *sw)
+{
+    mw_report_opts *o = &ra->o;
+    const char *out = ra->out;
     /* files this command creates: the owner's only, or the group's too */
-    umask(group ? 027 : 077);
+    umask(ra->group ? 027 : 077);
     char okey[3 * PATH_MAX], fkey[3 * PATH_MAX], defprof[PATH_MAX];
-    const char *kprof = o.profile_path;
+    const char *kprof = o->profile_path;
     if (!kprof && mw_profile_default_path(defprof, sizeof defprof) == 0)
         kprof = defprof;
     /* --sort comm alone needs no stacks: the ingest skips the offline
      * unwinding, and a database with whole stacks serves it as well */
-    o.leaf_only = view.sort && !strcmp(view.sort, "comm") && !view.callers && !html;
-    if (mw_report_sources_key(okey, sizeof okey, &o, kprof && *kprof ? kprof : NULL))
+    o->leaf_only =
+        ra->view.sort && !strcmp(ra->view.sort, "comm") && !ra->view.callers && !ra->html;
+    if (mw_report_sources_key(okey, sizeof okey, o, kprof && *kprof ? kprof : NULL))
         okey[0] = 0; /* no key: never read as it is */
-    mw_report_opts full = o;
+    mw_report_opts full = *o;
     full.leaf_only = 0;
     fkey[0] = 0;
-    if (o.leaf_only &&
+    if (o->leaf_only &&
         mw_report_sources_key(fkey, sizeof fkey, &full, kprof && *kprof ? kprof : NULL))
         fkey[0] = 0;
-    if (((okey[0] && mw_report_sources_match(out, (const char *const *)files, n, okey)) ||
-         (fkey[0] && mw_report_sources_match(out, (const char *const *)files, n, fkey))) &&
-        mw_db_swap_keep(&sw, group ? 0640 : 0600) == 0) {
+    const char *const *files = (const char *const *)ra->files;
+    if (((okey[0] && mw_report_sources_match(out, files, ra->n, okey)) ||
+         (fkey[0] && mw_report_sources_match(out, files, ra->n, fkey))) &&
+        mw_db_swap_keep(sw, ra->group ? 0640 : 0600) == 0) {
         /* the same raw files, unchanged, the same options: nothing to ingest */
-        if (!quiet)
+        if (!ra->quiet)
             fprintf(stderr, "memwatch: %s already holds these %zu file(s), unchanged: not "
                             "ingested again\n",
-                    out, n);
-        rc = 0;
-        goto show;
+                    out, ra->n);
+        return 0;
     }
-    o.db_path = sw.tmp;
-    if (!quiet && isatty(STDERR_FILENO))
-        o.progress = progress;
+    o->db_path = sw->tmp;
+    if (!ra->quiet && isatty(STDERR_FILENO))
+        o->progress = progress;
     mw_report_stats st;
-    int e = mw_report_ingest((const char *const *)files, n, &o, &st);
-    if (!e && mw_report_sources_write(sw.tmp, (const char *const *)files, n, okey))
+    int e = mw_report_ingest(files, ra->n, o, &st);
+    if (!e && mw_report_sources_write(sw->tmp, files, ra->n, okey))
         fprintf(stderr, "memwatch report: could not note the inputs in the database: the next "
                         "report ingests them again\n");
     if (e) {
         fprintf(stderr, "memwatch report: %s; %s left as it was\n", mw_strerror(e), out);
-        mw_db_swap_abort(&sw);
+        mw_db_swap_abort(sw);
+        return 1;
+    }
+    char why[256];
+    if (mw_db_swap_commit(sw, ra->group ? 0640 : 0600, why, sizeof why)) {
+        fprintf(stderr, "memwatch report: cannot put the new database in place as %s: %s\n",
+                out, why);
+        return 1;
+    }
+    rep_stats_print(&st, ra);
+    return 0;
+}
+
+/* What the database shows: the summary or a view, the --by table and the
+ * HTML report; 0, or 1 when one of them failed. */
+static int rep_show(struct rep_args *ra)
+{
+    int rc = 0;
+    const char *out = ra->out;
+    if (!ra->quiet && (ra->view.sort || ra->view.callers)) {
+        ra->view.top = ra->top;
+        ra->view.json = ra->json;
+        ra->view.filter = &ra->filter;
+        if (mw_report_view_print(out, stdout, &ra->view) != 0)
+            rc = 1;
+    } else if (!ra->quiet &&
+               mw_report_summary_view(out, stdout, ra->json, ra->top, &ra->filter) != 0) {
+        rc = 1;
+    }
+    if (!ra->quiet && !ra->json && ra->by && mw_report_by(out, stdout, ra->by, ra->top) != 0)
+        rc = 1;
+    if (ra->html) {
+        mw_html_opts ho = {ra->filter, ra->top > 10 ? ra->top : 0, ra->o.profile_path};
+        int he = mw_report_html(out, ra->html, &ho);
+        if (he) {
+            fprintf(stderr, "memwatch report: cannot write the HTML report %s: %s\n", ra->html,
+                    mw_strerror(he));
+            rc = 1;
+        } else if (!ra->quiet) {
+            fprintf(stderr, "memwatch: HTML report -> %s\n", ra->html);
+        }
+    }
+    return rc;
+}
+
+int mw_cmd_report(int argc, char **argv)
+{
+    struct rep_args ra = {.top = 10, .wait = 1};
+    int rc;
+    char run[64] = "", inputs[PATH_MAX + 96];
+    char dbbuf[PATH_MAX];
+    mw_db_swap sw = {.lock_fd = -1};
+    if ((rc = rep_parse(argc, argv, &ra)) >= 0)
         goto done;
+    if ((rc = pick_run(ra.files, &ra.n, ra.run_sel, ra.all_runs, run, sizeof run)))
+        goto done;
+    rc = 1;
+    if (run[0]) {
+        snprintf(inputs, sizeof inputs, "%s (run %s)", ra.o.inputs ? ra.o.inputs : ra.files[0],
+                 run);
+        ra.o.inputs = inputs;
+    }
+    if (!ra.out) {
+        char tmp[PATH_MAX];
+        if (ra.dirarg) {
+            snprintf(dbbuf, sizeof dbbuf, "%s/memwatch.db", ra.dirarg);
+        } else {
+            snprintf(tmp, sizeof tmp, "%s", ra.files[0]);
+            snprintf(dbbuf, sizeof dbbuf, "%s/memwatch.db", dirname(tmp));
+        }
+        ra.out = dbbuf;
     }
     {
         char why[256];
-        if (mw_db_swap_commit(&sw, group ? 0640 : 0600, why, sizeof why)) {
-            fprintf(stderr, "memwatch report: cannot put the new database in place as %s: %s\n",
-                    out, why);
+        int e = mw_db_swap_begin(&sw, ra.out, ra.wait, ra.quiet ? NULL : waiting, why,
+                                 sizeof why);
+        if (e) {
+            fprintf(stderr, "memwatch report: %s: %s\n", ra.out, why);
+            rc = e == -EWOULDBLOCK ? 1 : 2; /* busy; else the database named is unusable */
             goto done;
         }
     }
-    if (!quiet)
-        fprintf(stderr,
-                "memwatch: %llu file(s), %llu records, %llu samples, %llu code addresses in "
-                "%.2f s -> %s\n",
-                (unsigned long long)st.files, (unsigned long long)st.records,
-                (unsigned long long)st.samples, (unsigned long long)st.pcs, st.seconds, out);
-    if (!quiet && st.unwound)
-        fprintf(stderr, "memwatch: %llu stacks unwound from DWARF (%.1f us of CPU each), %llu "
-                        "stacks truncated\n",
-                (unsigned long long)st.unwound, 1e6 * st.unwind_seconds / (double)st.unwound,
-                (unsigned long long)st.truncated);
-    if (st.files_damaged)
-        fprintf(stderr,
-                "memwatch: %llu file(s) damaged or unreadable: read up to the damage (see the "
-                "processes table, column status)\n",
-                (unsigned long long)st.files_damaged);
-    if (st.files_no_trailer)
-        fprintf(stderr, "memwatch: %llu file(s) without trailer: those processes did not end "
-                        "normally\n",
-                (unsigned long long)st.files_no_trailer);
-    if (refused)
-        fprintf(stderr, "memwatch: %u file(s) named .mwr left out: not raw files (see above)\n",
-                refused);
-    rc = 0;
-show:
-    if (!quiet && (view.sort || view.callers)) {
-        view.top = top;
-        view.json = json;
-        view.filter = &filter;
-        if (mw_report_view_print(out, stdout, &view) != 0)
-            rc = 1;
-    } else if (!quiet && mw_report_summary_view(out, stdout, json, top, &filter) != 0) {
-        rc = 1;
-    }
-    if (!quiet && !json && by && mw_report_by(out, stdout, by, top) != 0)
-        rc = 1;
-    if (html) {
-        mw_html_opts ho = {filter, top > 10 ? top : 0, o.profile_path};
-        int he = mw_report_html(out, html, &ho);
-        if (he) {
-            fprintf(stderr, "memwatch report: cannot write the HTML report %s: %s\n", html,
-                    mw_strerror(he));
-            rc = 1;
-        } else if (!quiet) {
-            fprintf(stderr, "memwatch: HTML report -> %s\n", html);
-        }
-    }
+    if (rep_ingest(&ra, &sw) == 0)
+        rc = rep_show(&ra);
 done:
     mw_db_swap_end(&sw);
-    for (size_t i = 0; i < n; i++)
-        free(files[i]);
-    free(files);
+    for (size_t i = 0; i < ra.n; i++)
+        free(ra.files[i]);
+    free(ra.files);
     return rc;
 }

@@ -143,158 +143,89 @@ MWP_HOT static double cfg_strtod(const char *v, char **end)
     return (double)m / p10[frac];
 }
 
-MWP_HOT void mwp_config_load(struct mwp_config *c)
+/* The run and its files: MEMWATCH_RUN_ID (else the job's or a new one, handed to the
+ * children), _GROUP_READABLE, _STATUS. */
+MWP_HOT static void cfg_load_run(struct mwp_config *c)
 {
     const char *v;
-    /* Verbosity first so that the other warnings obey it. */
-    if ((v = mwp_env[MWP_ENV_VERBOSE]) && *v) {
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*end || n < 0 || n > 3) {
-            c->verbose = 1;
-            cfg_bad("MEMWATCH_VERBOSE", v, "expected 0..3", "1");
-        } else {
-            c->verbose = (int)n;
-        }
-    }
-    mw_set_log(cfg_log, NULL, MW_LOG_DEBUG);
-    if ((v = mwp_env[MWP_ENV_ENABLE]) && *v && mw_env_bool(v, &c->enabled)) {
-        c->enabled = 1;
-        cfg_bad("MEMWATCH_ENABLE", v, "expected 0 or 1", "1");
-    }
-    if ((v = mwp_env[MWP_ENV_DIR]) && *v) {
-        if (strlen(v) >= sizeof c->dir - 80)
-            cfg_bad("MEMWATCH_DIR", v, "path too long", "the current directory");
+    if ((v = mwp_env[MWP_ENV_RUN_ID]) && *v) {
+        size_t l = 0; /* letters, digits, '.', '_', '-' (a loop: strspn's page of libc is
+                       * one more page fault in every process) */
+        while ((v[l] >= 'a' && v[l] <= 'z') || (v[l] >= 'A' && v[l] <= 'Z') ||
+               (v[l] >= '0' && v[l] <= '9') || v[l] == '.' || v[l] == '_' || v[l] == '-')
+            l++;
+        if (v[l] || l >= sizeof c->run_id)
+            cfg_bad("MEMWATCH_RUN_ID", v, "expected up to 63 letters, digits, '.', '_', '-'",
+                    "a run id of this process tree");
         else
-            mwp_strcpy(c->dir, v);
+            mwp_strcpy(c->run_id, v);
     }
-    if ((v = mwp_env[MWP_ENV_INTERVAL]) && *v) {
-        static const char *const suf[] = {"ns", "us", "ms", "s", NULL};
-        static const uint64_t mul[] = {1, 1000, 1000000, 1000000000};
-        uint64_t ns;
-        if (mw_env_scaled(v, suf, mul, 1000000, &ns) || ns < 1000000 || ns > 60000000000ull)
-            cfg_bad("MEMWATCH_INTERVAL", v, "expected 1ms..60s, e.g. 10ms", "10ms");
-        else
-            c->interval_ns = ns;
+    if (!c->run_id[0] && c->enabled && mw_job_run_id(c->run_id, sizeof c->run_id)) {
+        /* A rank of an MPI or Slurm job: the job's identity names the run,
+         * the same in every rank (preload/jobid.h, docs/jobs.md) */
+        setenv("MEMWATCH_RUN_ID", c->run_id, 1);
+    } else if (!c->run_id[0] && c->enabled) {
+        /* The first process of a tree names the run (UTC start and pid) and
+         * hands the name to its children. */
+        time_t t = time(NULL);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        snprintf(c->run_id, sizeof c->run_id, "%04d%02d%02d-%02d%02d%02d-%ld", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)getpid());
+        setenv("MEMWATCH_RUN_ID", c->run_id, 1);
     }
-    if ((v = mwp_env[MWP_ENV_METHOD]) && *v) {
-        if (!mw_env_method_ok(v) || strlen(v) >= sizeof c->method) {
-            char expected[200] = "expected ";
-            mw_env_method_choices(expected + 9, sizeof expected - 9);
-            cfg_bad("MEMWATCH_METHOD", v, expected, "auto");
-        } else {
-            mwp_strcpy(c->method, v);
-            c->method_choice = mw_env_method(v);
-        }
+    if ((v = mwp_env[MWP_ENV_GROUP_READABLE]) && *v && mw_env_bool(v, &c->group_readable)) {
+        c->group_readable = 0;
+        cfg_bad("MEMWATCH_GROUP_READABLE", v, "expected 0 or 1", "0 (owner only)");
     }
-    if ((v = mwp_env[MWP_ENV_RATE]) && *v) {
-        static const char *const suf[] = {"hz", "khz", NULL};
-        static const uint64_t mul[] = {1, 1000};
-        uint64_t r;
-        if (mw_env_scaled(v, suf, mul, 1, &r) || r > 1000000)
-            cfg_bad("MEMWATCH_RATE", v, "expected 0 (off) .. 1000000 samples/s", "250");
-        else
-            c->rate = (unsigned long)r;
-    }
-    if ((v = mwp_env[MWP_ENV_FAULT_PERIOD]) && *v) {
-        char *end;
-        unsigned long p = strtoul(v, &end, 10);
-        if (*end || *v == '-' || p > 1000000000ul)
-            cfg_bad("MEMWATCH_FAULT_PERIOD", v, "expected 0 (off) or faults per sample", "16");
-        else
-            c->fault_period = p;
-    }
-    if ((v = mwp_env[MWP_ENV_ALLOC_THRESHOLD]) && *v) {
-        static const char *const suf[] = {"b",  "k", "kib", "kb", "m", "mib",
-                                          "mb", "g", "gib", "gb", NULL};
-        static const uint64_t mul[] = {1,       1024,    1024,    1024,    1 << 20,
-                                       1 << 20, 1 << 20, 1 << 30, 1 << 30, 1 << 30};
-        uint64_t t;
-        if (!strcasecmp(v, "off"))
-            c->alloc_threshold = UINT64_MAX;
-        else if (mw_env_scaled(v, suf, mul, 1, &t))
-            cfg_bad("MEMWATCH_ALLOC_THRESHOLD", v, "expected bytes with K/M/G, or off", "64K");
-        else
-            c->alloc_threshold = t;
-    }
-    if ((v = mwp_env[MWP_ENV_ALLOC_FRAMES]) && *v) {
-        char *end;
-        unsigned long n = strtoul(v, &end, 10);
-        if (*end || *v == '-' || n > 64)
-            cfg_bad("MEMWATCH_ALLOC_FRAMES", v, "expected 0..64", "16");
-        else
-            c->alloc_frames = (unsigned)n;
-    }
-    if ((v = mwp_env[MWP_ENV_STACK_DEPTH]) && *v) {
-        char *end;
-        unsigned long n = strtoul(v, &end, 10);
-        if (*end || *v == '-' || n < 1 || n > 127)
-            cfg_bad("MEMWATCH_STACK_DEPTH", v, "expected 1..127", "64");
-        else
-            c->stack_depth = (unsigned)n;
-    }
-    if ((v = mwp_env[MWP_ENV_UNWIND]) && *v) {
+    if ((v = mwp_env[MWP_ENV_STATUS]) && *v && v[0] == '/' && strlen(v) < sizeof c->status)
+        mwp_strcpy(c->status, v);
+}
+
+/* The hardware's parts: MEMWATCH_PRECISE, _SYSFS, _PROC, _LDLAT, _GPU. */
+MWP_HOT static void cfg_load_hardware(struct mwp_config *c)
+{
+    const char *v;
+    if ((v = mwp_env[MWP_ENV_PRECISE]) && *v) {
         if (!strcmp(v, "auto"))
-            c->unwind = MWP_UNWIND_AUTO;
-        else if (!strcmp(v, "fp"))
-            c->unwind = MWP_UNWIND_FP;
-        else if (!strcmp(v, "dwarf"))
-            c->unwind = MWP_UNWIND_DWARF;
+            c->precise = 1;
+        else if (!strcmp(v, "off"))
+            c->precise = 0;
         else
-            cfg_bad("MEMWATCH_UNWIND", v, "expected auto, dwarf or fp", "auto");
+            cfg_bad("MEMWATCH_PRECISE", v, "expected auto or off", "auto");
     }
-    if ((v = mwp_env[MWP_ENV_UNWIND_STACK]) && *v) {
-        static const char *const suf[] = {"b", "k", "kib", "kb", NULL};
-        static const uint64_t mul[] = {1, 1024, 1024, 1024};
-        uint64_t b;
-        if (mw_env_scaled(v, suf, mul, 1, &b) || b < 512 || b > MW_UNWIND_STACK_MAX)
-            cfg_bad("MEMWATCH_UNWIND_STACK", v, "expected 512..32768 bytes (K allowed)", "8192");
+    if ((v = mwp_env[MWP_ENV_SYSFS]) && *v) {
+        if (strlen(v) >= sizeof c->sysfs)
+            cfg_bad("MEMWATCH_SYSFS", v, "path too long", "/sys");
         else
-            c->unwind_stack = (unsigned)b & ~7u;
+            mwp_strcpy(c->sysfs, v);
     }
-    unwind_choose(c);
-    if ((v = mwp_env[MWP_ENV_RING_PAGES]) && *v) {
+    if ((v = mwp_env[MWP_ENV_PROC]) && *v) {
+        if (strlen(v) >= sizeof c->proc)
+            cfg_bad("MEMWATCH_PROC", v, "path too long", "/proc");
+        else
+            mwp_strcpy(c->proc, v);
+    }
+    if ((v = mwp_env[MWP_ENV_LDLAT]) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);
-        if (*end || n < 4 || n > 1024 || (n & (n - 1)))
-            cfg_bad("MEMWATCH_RING_PAGES", v, "expected a power of two in 4..1024", "8");
+        if (*end || *v == '-' || n < 3 || n > 65535)
+            cfg_bad("MEMWATCH_LDLAT", v, "expected a load latency threshold of 3..65535 cycles",
+                    "the machine profile's idle latency, else 64");
         else
-            c->ring_pages = (unsigned)n;
+            c->ldlat = (unsigned)n;
     }
-    if ((v = mwp_env[MWP_ENV_INHERIT]) && *v && mw_env_bool(v, &c->inherit)) {
-        c->inherit = 1;
-        cfg_bad("MEMWATCH_INHERIT", v, "expected 0 or 1", "1");
+    if ((v = mwp_env[MWP_ENV_GPU]) && *v && mw_env_bool(v, &c->gpu)) {
+        c->gpu = 1;
+        cfg_bad("MEMWATCH_GPU", v, "expected 0 or 1", "1");
     }
-    if ((v = mwp_env[MWP_ENV_INLINE]) && *v) {
-        static const char *const suf[] = {"ms", "s", NULL};
-        static const uint64_t mul[] = {1000000, 1000000000};
-        uint64_t ns;
-        size_t l = strlen(v);
-        if (!strcmp(v, "always")) {
-            c->inline_iv = 1;
-            c->inline_cpu_ns = 0;
-        } else if (!mw_env_bool(v, &c->inline_iv)) {
-            /* 0 or 1 (the default limit) */
-        } else if (l > 1 && (v[l - 1] == 's') && !mw_env_scaled(v, suf, mul, 0, &ns) && ns >= 10000000ull) {
-            c->inline_iv = 1;
-            c->inline_cpu_ns = ns;
-        } else {
-            c->inline_iv = 1;
-            cfg_bad("MEMWATCH_INLINE", v, "expected 0, 1, always or a CPU time of 10ms or more, e.g. 5s", "1 (2s)");
-        }
-    }
-    if ((v = mwp_env[MWP_ENV_PROBE_SHARE]) && *v) {
-        if (v[0] == '/' && strlen(v) < sizeof c->probe_share_dir) {
-            mwp_strcpy(c->probe_share_dir, v);
-        } else if (mw_env_bool(v, &c->probe_share)) {
-            c->probe_share = 1;
-            cfg_bad("MEMWATCH_PROBE_SHARE", v, "expected 0, 1 or an absolute directory", "1");
-        }
-    }
-    if ((v = mwp_env[MWP_ENV_FOLLOW]) && *v && mw_env_bool(v, &c->follow)) {
-        c->follow = 1;
-        cfg_bad("MEMWATCH_FOLLOW", v, "expected 0 or 1", "1");
-    }
+}
+
+/* What flags an interval: MEMWATCH_PROFILE, _THRESHOLD_NS, _THRESHOLD_FACTOR, _MIX,
+ * _BASELINE_NS, _TSC. */
+MWP_HOT static void cfg_load_thresholds(struct mwp_config *c)
+{
+    const char *v;
     if ((v = mwp_env[MWP_ENV_PROFILE]) && *v) {
         if (strlen(v) >= sizeof c->profile)
             cfg_bad("MEMWATCH_PROFILE", v, "path too long", "the default profile");
@@ -361,71 +292,187 @@ MWP_HOT void mwp_config_load(struct mwp_config *c)
             c->tsc_src[l] = 0;
         }
     }
-    if ((v = mwp_env[MWP_ENV_PRECISE]) && *v) {
-        if (!strcmp(v, "auto"))
-            c->precise = 1;
-        else if (!strcmp(v, "off"))
-            c->precise = 0;
-        else
-            cfg_bad("MEMWATCH_PRECISE", v, "expected auto or off", "auto");
-    }
-    if ((v = mwp_env[MWP_ENV_SYSFS]) && *v) {
-        if (strlen(v) >= sizeof c->sysfs)
-            cfg_bad("MEMWATCH_SYSFS", v, "path too long", "/sys");
-        else
-            mwp_strcpy(c->sysfs, v);
-    }
-    if ((v = mwp_env[MWP_ENV_PROC]) && *v) {
-        if (strlen(v) >= sizeof c->proc)
-            cfg_bad("MEMWATCH_PROC", v, "path too long", "/proc");
-        else
-            mwp_strcpy(c->proc, v);
-    }
-    if ((v = mwp_env[MWP_ENV_LDLAT]) && *v) {
+}
+
+/* The process and its children: MEMWATCH_RING_PAGES, _INHERIT, _INLINE, _PROBE_SHARE,
+ * _FOLLOW. */
+MWP_HOT static void cfg_load_process(struct mwp_config *c)
+{
+    const char *v;
+    if ((v = mwp_env[MWP_ENV_RING_PAGES]) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);
-        if (*end || *v == '-' || n < 3 || n > 65535)
-            cfg_bad("MEMWATCH_LDLAT", v, "expected a load latency threshold of 3..65535 cycles",
-                    "the machine profile's idle latency, else 64");
+        if (*end || n < 4 || n > 1024 || (n & (n - 1)))
+            cfg_bad("MEMWATCH_RING_PAGES", v, "expected a power of two in 4..1024", "8");
         else
-            c->ldlat = (unsigned)n;
+            c->ring_pages = (unsigned)n;
     }
-    if ((v = mwp_env[MWP_ENV_GPU]) && *v && mw_env_bool(v, &c->gpu)) {
-        c->gpu = 1;
-        cfg_bad("MEMWATCH_GPU", v, "expected 0 or 1", "1");
+    if ((v = mwp_env[MWP_ENV_INHERIT]) && *v && mw_env_bool(v, &c->inherit)) {
+        c->inherit = 1;
+        cfg_bad("MEMWATCH_INHERIT", v, "expected 0 or 1", "1");
     }
-    if ((v = mwp_env[MWP_ENV_RUN_ID]) && *v) {
-        size_t l = 0; /* letters, digits, '.', '_', '-' (a loop: strspn's page of libc is
-                       * one more page fault in every process) */
-        while ((v[l] >= 'a' && v[l] <= 'z') || (v[l] >= 'A' && v[l] <= 'Z') ||
-               (v[l] >= '0' && v[l] <= '9') || v[l] == '.' || v[l] == '_' || v[l] == '-')
-            l++;
-        if (v[l] || l >= sizeof c->run_id)
-            cfg_bad("MEMWATCH_RUN_ID", v, "expected up to 63 letters, digits, '.', '_', '-'",
-                    "a run id of this process tree");
+    if ((v = mwp_env[MWP_ENV_INLINE]) && *v) {
+        static const char *const suf[] = {"ms", "s", NULL};
+        static const uint64_t mul[] = {1000000, 1000000000};
+        uint64_t ns;
+        size_t l = strlen(v);
+        if (!strcmp(v, "always")) {
+            c->inline_iv = 1;
+            c->inline_cpu_ns = 0;
+        } else if (!mw_env_bool(v, &c->inline_iv)) {
+            /* 0 or 1 (the default limit) */
+        } else if (l > 1 && (v[l - 1] == 's') && !mw_env_scaled(v, suf, mul, 0, &ns) && ns >= 10000000ull) {
+            c->inline_iv = 1;
+            c->inline_cpu_ns = ns;
+        } else {
+            c->inline_iv = 1;
+            cfg_bad("MEMWATCH_INLINE", v, "expected 0, 1, always or a CPU time of 10ms or more, e.g. 5s", "1 (2s)");
+        }
+    }
+    if ((v = mwp_env[MWP_ENV_PROBE_SHARE]) && *v) {
+        if (v[0] == '/' && strlen(v) < sizeof c->probe_share_dir) {
+            mwp_strcpy(c->probe_share_dir, v);
+        } else if (mw_env_bool(v, &c->probe_share)) {
+            c->probe_share = 1;
+            cfg_bad("MEMWATCH_PROBE_SHARE", v, "expected 0, 1 or an absolute directory", "1");
+        }
+    }
+    if ((v = mwp_env[MWP_ENV_FOLLOW]) && *v && mw_env_bool(v, &c->follow)) {
+        c->follow = 1;
+        cfg_bad("MEMWATCH_FOLLOW", v, "expected 0 or 1", "1");
+    }
+}
+
+/* Allocations and stacks: MEMWATCH_ALLOC_THRESHOLD, _ALLOC_FRAMES, _STACK_DEPTH, _UNWIND,
+ * _UNWIND_STACK. */
+MWP_HOT static void cfg_load_stacks(struct mwp_config *c)
+{
+    const char *v;
+    if ((v = mwp_env[MWP_ENV_ALLOC_THRESHOLD]) && *v) {
+        static const char *const suf[] = {"b",  "k", "kib", "kb", "m", "mib",
+                                          "mb", "g", "gib", "gb", NULL};
+        static const uint64_t mul[] = {1,       1024,    1024,    1024,    1 << 20,
+                                       1 << 20, 1 << 20, 1 << 30, 1 << 30, 1 << 30};
+        uint64_t t;
+        if (!strcasecmp(v, "off"))
+            c->alloc_threshold = UINT64_MAX;
+        else if (mw_env_scaled(v, suf, mul, 1, &t))
+            cfg_bad("MEMWATCH_ALLOC_THRESHOLD", v, "expected bytes with K/M/G, or off", "64K");
         else
-            mwp_strcpy(c->run_id, v);
+            c->alloc_threshold = t;
     }
-    if (!c->run_id[0] && c->enabled && mw_job_run_id(c->run_id, sizeof c->run_id)) {
-        /* A rank of an MPI or Slurm job: the job's identity names the run,
-         * the same in every rank (preload/jobid.h, docs/jobs.md) */
-        setenv("MEMWATCH_RUN_ID", c->run_id, 1);
-    } else if (!c->run_id[0] && c->enabled) {
-        /* The first process of a tree names the run (UTC start and pid) and
-         * hands the name to its children. */
-        time_t t = time(NULL);
-        struct tm tm;
-        gmtime_r(&t, &tm);
-        snprintf(c->run_id, sizeof c->run_id, "%04d%02d%02d-%02d%02d%02d-%ld", tm.tm_year + 1900,
-                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)getpid());
-        setenv("MEMWATCH_RUN_ID", c->run_id, 1);
+    if ((v = mwp_env[MWP_ENV_ALLOC_FRAMES]) && *v) {
+        char *end;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*end || *v == '-' || n > 64)
+            cfg_bad("MEMWATCH_ALLOC_FRAMES", v, "expected 0..64", "16");
+        else
+            c->alloc_frames = (unsigned)n;
     }
-    if ((v = mwp_env[MWP_ENV_GROUP_READABLE]) && *v && mw_env_bool(v, &c->group_readable)) {
-        c->group_readable = 0;
-        cfg_bad("MEMWATCH_GROUP_READABLE", v, "expected 0 or 1", "0 (owner only)");
+    if ((v = mwp_env[MWP_ENV_STACK_DEPTH]) && *v) {
+        char *end;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*end || *v == '-' || n < 1 || n > 127)
+            cfg_bad("MEMWATCH_STACK_DEPTH", v, "expected 1..127", "64");
+        else
+            c->stack_depth = (unsigned)n;
     }
-    if ((v = mwp_env[MWP_ENV_STATUS]) && *v && v[0] == '/' && strlen(v) < sizeof c->status)
-        mwp_strcpy(c->status, v);
+    if ((v = mwp_env[MWP_ENV_UNWIND]) && *v) {
+        if (!strcmp(v, "auto"))
+            c->unwind = MWP_UNWIND_AUTO;
+        else if (!strcmp(v, "fp"))
+            c->unwind = MWP_UNWIND_FP;
+        else if (!strcmp(v, "dwarf"))
+            c->unwind = MWP_UNWIND_DWARF;
+        else
+            cfg_bad("MEMWATCH_UNWIND", v, "expected auto, dwarf or fp", "auto");
+    }
+    if ((v = mwp_env[MWP_ENV_UNWIND_STACK]) && *v) {
+        static const char *const suf[] = {"b", "k", "kib", "kb", NULL};
+        static const uint64_t mul[] = {1, 1024, 1024, 1024};
+        uint64_t b;
+        if (mw_env_scaled(v, suf, mul, 1, &b) || b < 512 || b > MW_UNWIND_STACK_MAX)
+            cfg_bad("MEMWATCH_UNWIND_STACK", v, "expected 512..32768 bytes (K allowed)", "8192");
+        else
+            c->unwind_stack = (unsigned)b & ~7u;
+    }
+}
+
+/* Whether, where and how often: MEMWATCH_ENABLE, _DIR, _INTERVAL, _METHOD, _RATE,
+ * _FAULT_PERIOD. */
+MWP_HOT static void cfg_load_sampling(struct mwp_config *c)
+{
+    const char *v;
+    if ((v = mwp_env[MWP_ENV_ENABLE]) && *v && mw_env_bool(v, &c->enabled)) {
+        c->enabled = 1;
+        cfg_bad("MEMWATCH_ENABLE", v, "expected 0 or 1", "1");
+    }
+    if ((v = mwp_env[MWP_ENV_DIR]) && *v) {
+        if (strlen(v) >= sizeof c->dir - 80)
+            cfg_bad("MEMWATCH_DIR", v, "path too long", "the current directory");
+        else
+            mwp_strcpy(c->dir, v);
+    }
+    if ((v = mwp_env[MWP_ENV_INTERVAL]) && *v) {
+        static const char *const suf[] = {"ns", "us", "ms", "s", NULL};
+        static const uint64_t mul[] = {1, 1000, 1000000, 1000000000};
+        uint64_t ns;
+        if (mw_env_scaled(v, suf, mul, 1000000, &ns) || ns < 1000000 || ns > 60000000000ull)
+            cfg_bad("MEMWATCH_INTERVAL", v, "expected 1ms..60s, e.g. 10ms", "10ms");
+        else
+            c->interval_ns = ns;
+    }
+    if ((v = mwp_env[MWP_ENV_METHOD]) && *v) {
+        if (!mw_env_method_ok(v) || strlen(v) >= sizeof c->method) {
+            char expected[200] = "expected ";
+            mw_env_method_choices(expected + 9, sizeof expected - 9);
+            cfg_bad("MEMWATCH_METHOD", v, expected, "auto");
+        } else {
+            mwp_strcpy(c->method, v);
+            c->method_choice = mw_env_method(v);
+        }
+    }
+    if ((v = mwp_env[MWP_ENV_RATE]) && *v) {
+        static const char *const suf[] = {"hz", "khz", NULL};
+        static const uint64_t mul[] = {1, 1000};
+        uint64_t r;
+        if (mw_env_scaled(v, suf, mul, 1, &r) || r > 1000000)
+            cfg_bad("MEMWATCH_RATE", v, "expected 0 (off) .. 1000000 samples/s", "250");
+        else
+            c->rate = (unsigned long)r;
+    }
+    if ((v = mwp_env[MWP_ENV_FAULT_PERIOD]) && *v) {
+        char *end;
+        unsigned long p = strtoul(v, &end, 10);
+        if (*end || *v == '-' || p > 1000000000ul)
+            cfg_bad("MEMWATCH_FAULT_PERIOD", v, "expected 0 (off) or faults per sample", "16");
+        else
+            c->fault_period = p;
+    }
+}
+
+MWP_HOT void mwp_config_load(struct mwp_config *c)
+{
+    const char *v;
+    /* Verbosity first so that the other warnings obey it. */
+    if ((v = mwp_env[MWP_ENV_VERBOSE]) && *v) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 0 || n > 3) {
+            c->verbose = 1;
+            cfg_bad("MEMWATCH_VERBOSE", v, "expected 0..3", "1");
+        } else {
+            c->verbose = (int)n;
+        }
+    }
+    mw_set_log(cfg_log, NULL, MW_LOG_DEBUG);
+    cfg_load_sampling(c);
+    cfg_load_stacks(c);
+    unwind_choose(c);
+    cfg_load_process(c);
+    cfg_load_thresholds(c);
+    cfg_load_hardware(c);
+    cfg_load_run(c);
     /* What the interval thread would otherwise ask the environment for. */
     if (!c->profile[0] && mw_profile_default_path(c->profile, sizeof c->profile) < 0)
         c->profile[0] = 0; /* neither XDG_DATA_HOME nor HOME: no profile */

@@ -447,73 +447,95 @@ static int export_csv(sqlite3 *db, FILE *f, const mw_export_opts *o)
 
 static void ts_us(FILE *f, int64_t ns) { fprintf(f, "%.3f", (double)ns / 1000.0); }
 
-static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
-{
-    (void)o;
-    sqlite3_stmt *s;
-    fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"memwatch ", f);
-    fputs(mw_version(), f);
-    fputs("\",\"clock\":\"ns since the job's start, hosts aligned by wall clock\"},\n"
-          "\"traceEvents\":[\n",
-          f);
-    int first = 1;
+/* Before every trace event but the first, a comma (*first: none written yet). */
 #define SEP()                                                                                  \
     do {                                                                                       \
-        if (!first)                                                                            \
+        if (!*first)                                                                           \
             fputs(",\n", f);                                                                   \
-        first = 0;                                                                             \
+        *first = 0;                                                                            \
     } while (0)
-    /* processes and threads named; sort by rank */
-    if (sqlite3_prepare_v2(db, "SELECT id, pid, rank, hostname FROM processes ORDER BY rank, pid",
-                           -1, &s, NULL) != SQLITE_OK)
-        return -EIO;
-    int order = 0;
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        char label[512];
-        int64_t id = sqlite3_column_int64(s, 0);
-        mwv_proc_label(db, id, label, sizeof label);
-        SEP();
-        fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"tid\":0,\"args\":{\"name\":",
-                (long long)id);
-        mwv_json_str(f, label);
-        fputs("}},\n", f);
-        fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%lld,\"tid\":0,"
-                   "\"args\":{\"sort_index\":%d}},\n",
-                (long long)id, order++);
-        fprintf(f, "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":%lld,\"tid\":0,"
-                   "\"args\":{\"labels\":",
-                (long long)id);
-        char lab[256];
-        if (sqlite3_column_type(s, 2) == SQLITE_INTEGER)
-            snprintf(lab, sizeof lab, "host %s, rank %lld, pid %lld",
-                     sqlite3_column_text(s, 3) ? (const char *)sqlite3_column_text(s, 3) : "?",
-                     sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 1));
-        else
-            snprintf(lab, sizeof lab, "host %s, pid %lld",
-                     sqlite3_column_text(s, 3) ? (const char *)sqlite3_column_text(s, 3) : "?",
-                     sqlite3_column_int64(s, 1));
-        mwv_json_str(f, lab);
-        fputs("}}", f);
-        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%ld,"
-                   "\"args\":{\"name\":\"memory bandwidth (memwatch intervals)\"}}",
-                (long long)id, MWX_BW_TID);
-    }
-    sqlite3_finalize(s);
-    if (sqlite3_prepare_v2(db,
-                           "SELECT t.process_id, t.tid, t.name FROM threads t JOIN processes p"
-                           " ON p.id = t.process_id WHERE t.name IS NOT NULL"
-                           " GROUP BY t.process_id, t.tid",
+
+/* Regions: a slice per span on its thread's track (nested spans nest). */
+static void trace_regions(sqlite3 *db, FILE *f, int *first)
+{
+    sqlite3_stmt *s;
+    /* regions: a slice per span on its thread's track (nested spans nest) */
+    if (mwv_scalar(db, "SELECT COUNT(*) FROM sqlite_master WHERE name='region_spans'") &&
+        sqlite3_prepare_v2(db,
+                           "SELECT sp.process_id, sp.tid, r.name, sp.t_start + c.off,"
+                           " sp.t_end - sp.t_start, sp.calls, sp.depth, sp.measured_ns,"
+                           " sp.bound_ns, sp.flags FROM region_spans sp JOIN regions r ON"
+                           " r.id = sp.region_id JOIN pclock c ON c.process_id = sp.process_id"
+                           " ORDER BY sp.process_id, sp.tid, sp.t_start, sp.depth",
                            -1, &s, NULL) == SQLITE_OK) {
         while (sqlite3_step(s) == SQLITE_ROW) {
             SEP();
-            fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,"
-                       "\"args\":{\"name\":",
-                    sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+            fputs("{\"ph\":\"X\",\"cat\":\"region\",\"name\":", f);
             mwv_json_str(f, (const char *)sqlite3_column_text(s, 2));
-            fputs("}}", f);
+            fprintf(f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", sqlite3_column_int64(s, 0),
+                    sqlite3_column_int64(s, 1));
+            ts_us(f, sqlite3_column_int64(s, 3));
+            fputs(",\"dur\":", f);
+            ts_us(f, sqlite3_column_int64(s, 4));
+            fprintf(f, ",\"args\":{\"calls\":%lld,\"depth\":%lld,\"measured_ns\":%lld,"
+                       "\"bound_ns\":%lld,\"flags\":%lld}}",
+                    sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 6),
+                    sqlite3_column_int64(s, 7), sqlite3_column_int64(s, 8),
+                    sqlite3_column_int64(s, 9));
         }
         sqlite3_finalize(s);
     }
+}
+
+/* GPU kernels: one track per device and stream, a slice per launch. */
+static void trace_gpu(sqlite3 *db, FILE *f, int *first)
+{
+    sqlite3_stmt *s;
+    /* GPU kernels: one track per device and stream */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT k.process_id, k.device, k.stream, k.start_ns + c.goff,"
+                           " k.end_ns + c.goff, k.name, k.bw_bound, k.dram_bw, k.threshold_bw"
+                           " FROM gpu_kernels k JOIN pclock c ON c.process_id = k.process_id"
+                           " ORDER BY k.process_id, k.device, k.stream, k.start_ns",
+                           -1, &s, NULL) == SQLITE_OK) {
+        int64_t lp = -1, ld = -1, ls = -1;
+        long track = 0;
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t p = sqlite3_column_int64(s, 0), d = sqlite3_column_int64(s, 1),
+                    st = sqlite3_column_int64(s, 2);
+            if (p != lp || d != ld || st != ls) {
+                track++;
+                lp = p;
+                ld = d;
+                ls = st;
+                SEP();
+                fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%ld,"
+                           "\"args\":{\"name\":\"GPU %lld stream %lld\"}}",
+                        (long long)p, 1000000000L + track, (long long)d, (long long)st);
+            }
+            SEP();
+            fprintf(f, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
+                    sqlite3_column_int(s, 6) ? "gpu,bandwidth-bound" : "gpu");
+            mwv_json_str(f, (const char *)sqlite3_column_text(s, 5));
+            fprintf(f, ",\"pid\":%lld,\"tid\":%ld,\"ts\":", (long long)p, 1000000000L + track);
+            ts_us(f, sqlite3_column_int64(s, 3));
+            fputs(",\"dur\":", f);
+            int64_t dd = sqlite3_column_int64(s, 4) - sqlite3_column_int64(s, 3);
+            ts_us(f, dd > 0 ? dd : 0);
+            fprintf(f, ",\"args\":{\"bandwidth_bound\":%d,\"dram_GBps\":%.3f,"
+                       "\"threshold_GBps\":%.3f}}",
+                    sqlite3_column_int(s, 6), sqlite3_column_double(s, 7) / 1e9,
+                    sqlite3_column_double(s, 8) / 1e9);
+        }
+        sqlite3_finalize(s);
+    }
+}
+
+/* The intervals: latency and bandwidth counters, and flagged intervals merged into
+ * "bandwidth-bound" slices; 0 or -EIO. */
+static int trace_intervals(sqlite3 *db, FILE *f, int *first)
+{
+    sqlite3_stmt *s;
     /* counters per interval, and flagged intervals merged into slices */
     if (sqlite3_prepare_v2(db,
                            "SELECT i.process_id, p.pid, i.t_start + c.off, i.t_end + c.off,"
@@ -589,75 +611,95 @@ static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
     }
     FLUSH_SLICE();
     sqlite3_finalize(s);
+#undef FLUSH_SLICE
+    return 0;
+}
+
+/* The program's threads named. */
+static void trace_threads(sqlite3 *db, FILE *f, int *first)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT t.process_id, t.tid, t.name FROM threads t JOIN processes p"
+                           " ON p.id = t.process_id WHERE t.name IS NOT NULL"
+                           " GROUP BY t.process_id, t.tid",
+                           -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            SEP();
+            fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,"
+                       "\"args\":{\"name\":",
+                    sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+            mwv_json_str(f, (const char *)sqlite3_column_text(s, 2));
+            fputs("}}", f);
+        }
+        sqlite3_finalize(s);
+    }
+}
+
+/* Processes named and labelled (host, rank, pid), sorted by rank, each with its bandwidth
+ * track; 0 or -EIO. */
+static int trace_processes(sqlite3 *db, FILE *f, int *first)
+{
+    sqlite3_stmt *s;
+    /* processes and threads named; sort by rank */
+    if (sqlite3_prepare_v2(db, "SELECT id, pid, rank, hostname FROM processes ORDER BY rank, pid",
+                           -1, &s, NULL) != SQLITE_OK)
+        return -EIO;
+    int order = 0;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+        char label[512];
+        int64_t id = sqlite3_column_int64(s, 0);
+        mwv_proc_label(db, id, label, sizeof label);
+        SEP();
+        fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"tid\":0,\"args\":{\"name\":",
+                (long long)id);
+        mwv_json_str(f, label);
+        fputs("}},\n", f);
+        fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%lld,\"tid\":0,"
+                   "\"args\":{\"sort_index\":%d}},\n",
+                (long long)id, order++);
+        fprintf(f, "{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":%lld,\"tid\":0,"
+                   "\"args\":{\"labels\":",
+                (long long)id);
+        char lab[256];
+        if (sqlite3_column_type(s, 2) == SQLITE_INTEGER)
+            snprintf(lab, sizeof lab, "host %s, rank %lld, pid %lld",
+                     sqlite3_column_text(s, 3) ? (const char *)sqlite3_column_text(s, 3) : "?",
+                     sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 1));
+        else
+            snprintf(lab, sizeof lab, "host %s, pid %lld",
+                     sqlite3_column_text(s, 3) ? (const char *)sqlite3_column_text(s, 3) : "?",
+                     sqlite3_column_int64(s, 1));
+        mwv_json_str(f, lab);
+        fputs("}}", f);
+        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%ld,"
+                   "\"args\":{\"name\":\"memory bandwidth (memwatch intervals)\"}}",
+                (long long)id, MWX_BW_TID);
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
+static int export_trace(sqlite3 *db, FILE *f, const mw_export_opts *o)
+{
+    (void)o;
+    fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"memwatch ", f);
+    fputs(mw_version(), f);
+    fputs("\",\"clock\":\"ns since the job's start, hosts aligned by wall clock\"},\n"
+          "\"traceEvents\":[\n",
+          f);
+    int first = 1;
+    if (trace_processes(db, f, &first))
+        return -EIO;
+    trace_threads(db, f, &first);
+    if (trace_intervals(db, f, &first))
+        return -EIO;
     /* the memory-load levels: a track and a counter per process */
     if (mwx_trace_levels(db, f, &first))
         return -EIO;
-    /* GPU kernels: one track per device and stream */
-    if (sqlite3_prepare_v2(db,
-                           "SELECT k.process_id, k.device, k.stream, k.start_ns + c.goff,"
-                           " k.end_ns + c.goff, k.name, k.bw_bound, k.dram_bw, k.threshold_bw"
-                           " FROM gpu_kernels k JOIN pclock c ON c.process_id = k.process_id"
-                           " ORDER BY k.process_id, k.device, k.stream, k.start_ns",
-                           -1, &s, NULL) == SQLITE_OK) {
-        int64_t lp = -1, ld = -1, ls = -1;
-        long track = 0;
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int64_t p = sqlite3_column_int64(s, 0), d = sqlite3_column_int64(s, 1),
-                    st = sqlite3_column_int64(s, 2);
-            if (p != lp || d != ld || st != ls) {
-                track++;
-                lp = p;
-                ld = d;
-                ls = st;
-                SEP();
-                fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%ld,"
-                           "\"args\":{\"name\":\"GPU %lld stream %lld\"}}",
-                        (long long)p, 1000000000L + track, (long long)d, (long long)st);
-            }
-            SEP();
-            fprintf(f, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
-                    sqlite3_column_int(s, 6) ? "gpu,bandwidth-bound" : "gpu");
-            mwv_json_str(f, (const char *)sqlite3_column_text(s, 5));
-            fprintf(f, ",\"pid\":%lld,\"tid\":%ld,\"ts\":", (long long)p, 1000000000L + track);
-            ts_us(f, sqlite3_column_int64(s, 3));
-            fputs(",\"dur\":", f);
-            int64_t dd = sqlite3_column_int64(s, 4) - sqlite3_column_int64(s, 3);
-            ts_us(f, dd > 0 ? dd : 0);
-            fprintf(f, ",\"args\":{\"bandwidth_bound\":%d,\"dram_GBps\":%.3f,"
-                       "\"threshold_GBps\":%.3f}}",
-                    sqlite3_column_int(s, 6), sqlite3_column_double(s, 7) / 1e9,
-                    sqlite3_column_double(s, 8) / 1e9);
-        }
-        sqlite3_finalize(s);
-    }
-    /* regions: a slice per span on its thread's track (nested spans nest) */
-    if (mwv_scalar(db, "SELECT COUNT(*) FROM sqlite_master WHERE name='region_spans'") &&
-        sqlite3_prepare_v2(db,
-                           "SELECT sp.process_id, sp.tid, r.name, sp.t_start + c.off,"
-                           " sp.t_end - sp.t_start, sp.calls, sp.depth, sp.measured_ns,"
-                           " sp.bound_ns, sp.flags FROM region_spans sp JOIN regions r ON"
-                           " r.id = sp.region_id JOIN pclock c ON c.process_id = sp.process_id"
-                           " ORDER BY sp.process_id, sp.tid, sp.t_start, sp.depth",
-                           -1, &s, NULL) == SQLITE_OK) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            SEP();
-            fputs("{\"ph\":\"X\",\"cat\":\"region\",\"name\":", f);
-            mwv_json_str(f, (const char *)sqlite3_column_text(s, 2));
-            fprintf(f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", sqlite3_column_int64(s, 0),
-                    sqlite3_column_int64(s, 1));
-            ts_us(f, sqlite3_column_int64(s, 3));
-            fputs(",\"dur\":", f);
-            ts_us(f, sqlite3_column_int64(s, 4));
-            fprintf(f, ",\"args\":{\"calls\":%lld,\"depth\":%lld,\"measured_ns\":%lld,"
-                       "\"bound_ns\":%lld,\"flags\":%lld}}",
-                    sqlite3_column_int64(s, 5), sqlite3_column_int64(s, 6),
-                    sqlite3_column_int64(s, 7), sqlite3_column_int64(s, 8),
-                    sqlite3_column_int64(s, 9));
-        }
-        sqlite3_finalize(s);
-    }
+    trace_gpu(db, f, &first);
+    trace_regions(db, f, &first);
     fputs("\n]}\n", f);
-#undef FLUSH_SLICE
 #undef SEP
     return 0;
 }

@@ -350,6 +350,137 @@ struct pinfo {
     char *host;
 };
 
+/* What one sample stands for (the Profile's period_type and period), by the samples
+ * exported. */
+static int64_t pp_period(sqlite3 *db, const mw_export_opts *o, const char **ptype_out,
+                         const char **punit_out)
+{
+    /* period_type and period: what one sample stands for. cpu-clock
+     * samples: the CPU time between two, 1e9 / META sample_rate ns (the
+     * rate most processes recorded with); page faults: every fault_period-th
+     * fault; precise samples alone: one sample each. */
+    const char *ptype = "cpu", *punit = "nanoseconds";
+    int64_t period = 0;
+    if (o->source && !strcmp(o->source, "fault")) {
+        ptype = "page_faults";
+        punit = "count";
+        period = mwv_scalar(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fault_period'"
+                                " GROUP BY 1 ORDER BY COUNT(*) DESC, 1 LIMIT 1");
+    } else if (o->source && !strcmp(o->source, "precise")) {
+        ptype = "samples";
+        punit = "count";
+        period = 1;
+    } else {
+        int64_t rate = mwv_scalar(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key ="
+                                      " 'sample_rate' AND CAST(value AS INTEGER) > 0 GROUP BY 1"
+                                      " ORDER BY COUNT(*) DESC, 1 LIMIT 1");
+        if (rate > 0) {
+            period = 1000000000 / rate;
+        } else { /* no cpu-clock sampling: each sample counts one */
+            ptype = "samples";
+            punit = "count";
+            period = 1;
+        }
+    }
+    if (period <= 0)
+        period = 1;
+    *ptype_out = ptype;
+*punit_out = punit;
+return period;
+}
+
+/* The Profile's mappings: one per module a location was made in. */
+static void pp_mappings(sqlite3 *db, prof *P, pb *sm)
+{
+    sqlite3_stmt *s;
+    /* mappings: 1 id, 2 memory_start, 3 memory_limit, 5 filename, 6 build_id,
+     * 7..10 has_functions, has_filenames, has_line_numbers, has_inline_frames */
+    if (sqlite3_prepare_v2(db, "SELECT id, path, build_id, symbols FROM main.modules", -1, &s,
+                           NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t mod = sqlite3_column_int64(s, 0);
+            if (mod < 0 || mod >= P->nmod || !P->map_of_mod[mod])
+                continue;
+            const char *sym = (const char *)sqlite3_column_text(s, 3);
+            int dwarf = sym && !strcmp(sym, "dwarf");
+            sm->n = 0;
+            pb_int(sm, 1, P->map_of_mod[mod]);
+            pb_int(sm, 3, P->map_limit[mod]);
+            pb_int(sm, 5, str_id(&P->st, (const char *)sqlite3_column_text(s, 1)));
+            pb_int(sm, 6, str_id(&P->st, (const char *)sqlite3_column_text(s, 2)));
+            pb_int(sm, 7, 1);
+            pb_int(sm, 8, dwarf);
+            pb_int(sm, 9, dwarf);
+            pb_int(sm, 10, dwarf);
+            pb_msg(&P->mappings, 3, sm);
+        }
+        sqlite3_finalize(s);
+    }
+}
+
+/* A sample's "region" labels, one per region id in rs ("3,7"). */
+static void pp_region_labels(pb *sm, strtab *st, pb *lab, const char *rs, char **rgname,
+                             int64_t nrg)
+{
+    while (rs && *rs) {
+        char *end;
+        long long id = strtoll(rs, &end, 10);
+        if (end == rs)
+            break;
+        if (rgname && id >= 0 && id < nrg && rgname[id])
+            label(sm, st, "region", rgname[id], 0, lab);
+        rs = *end == ',' ? end + 1 : end;
+    }
+}
+
+/* Region names by id (none where the run has no regions, rg 0); *nrg_out: the ids' bound. */
+static char **pp_region_names(sqlite3 *db, int rg, int64_t *nrg_out)
+{
+    sqlite3_stmt *s;
+    int64_t nrg;
+    char **rgname;
+    nrg = rg ? mwv_scalar(db, "SELECT COALESCE(MAX(id), 0) + 1 FROM regions") : 0;
+    rgname = nrg > 0 ? calloc((size_t)nrg, sizeof *rgname) : NULL;
+    if (rgname && sqlite3_prepare_v2(db, "SELECT id, name FROM regions", -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(s, 0);
+            const char *nm = (const char *)sqlite3_column_text(s, 1);
+            if (id >= 0 && id < nrg && !rgname[id])
+                rgname[id] = strdup(nm ? nm : "?");
+        }
+        sqlite3_finalize(s);
+    }
+    *nrg_out = nrg;
+return rgname;
+}
+
+/* The processes, by id, for the pid, rank and host labels. */
+static struct pinfo *pp_processes(sqlite3 *db, size_t *npi_out)
+{
+    sqlite3_stmt *s;
+    struct pinfo *pi = NULL;
+    size_t npi = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id, pid, rank, hostname FROM processes ORDER BY id", -1, &s,
+                           NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            struct pinfo *n = realloc(pi, (npi + 1) * sizeof *pi);
+            if (!n)
+                break;
+            pi = n;
+            pi[npi].id = sqlite3_column_int64(s, 0);
+            pi[npi].pid = sqlite3_column_int64(s, 1);
+            pi[npi].has_rank = sqlite3_column_type(s, 2) == SQLITE_INTEGER;
+            pi[npi].rank = sqlite3_column_int64(s, 2);
+            const char *h = (const char *)sqlite3_column_text(s, 3);
+            pi[npi].host = strdup(h ? h : "");
+            npi++;
+        }
+        sqlite3_finalize(s);
+    }
+    *npi_out = npi;
+return pi;
+}
+
 int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
 {
     prof P;
@@ -377,36 +508,10 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
                                    " source = 'timer'");
     /* processes */
     sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, "SELECT id, pid, rank, hostname FROM processes ORDER BY id", -1, &s,
-                           NULL) == SQLITE_OK) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            struct pinfo *n = realloc(pi, (npi + 1) * sizeof *pi);
-            if (!n)
-                break;
-            pi = n;
-            pi[npi].id = sqlite3_column_int64(s, 0);
-            pi[npi].pid = sqlite3_column_int64(s, 1);
-            pi[npi].has_rank = sqlite3_column_type(s, 2) == SQLITE_INTEGER;
-            pi[npi].rank = sqlite3_column_int64(s, 2);
-            const char *h = (const char *)sqlite3_column_text(s, 3);
-            pi[npi].host = strdup(h ? h : "");
-            npi++;
-        }
-        sqlite3_finalize(s);
-    }
+    pi = pp_processes(db, &npi);
     /* region names by id */
     int rg = mwx_region_sets(db, 0);
-    nrg = rg ? mwv_scalar(db, "SELECT COALESCE(MAX(id), 0) + 1 FROM regions") : 0;
-    rgname = nrg > 0 ? calloc((size_t)nrg, sizeof *rgname) : NULL;
-    if (rgname && sqlite3_prepare_v2(db, "SELECT id, name FROM regions", -1, &s, NULL) == SQLITE_OK) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int64_t id = sqlite3_column_int64(s, 0);
-            const char *nm = (const char *)sqlite3_column_text(s, 1);
-            if (id >= 0 && id < nrg && !rgname[id])
-                rgname[id] = strdup(nm ? nm : "?");
-        }
-        sqlite3_finalize(s);
-    }
+    rgname = pp_region_names(db, rg, &nrg);
     char where[256], sql[900];
     mwx_sample_where(o, where, sizeof where);
     snprintf(sql, sizeof sql,
@@ -461,41 +566,11 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
         }
         /* "3,7": a label per region */
         const char *rs = (const char *)sqlite3_column_text(s, 7);
-        while (rs && *rs) {
-            char *end;
-            long long id = strtoll(rs, &end, 10);
-            if (end == rs)
-                break;
-            if (rgname && id >= 0 && id < nrg && rgname[id])
-                label(&sm, &P.st, "region", rgname[id], 0, &lab);
-            rs = *end == ',' ? end + 1 : end;
-        }
+        pp_region_labels(&sm, &P.st, &lab, rs, rgname, nrg);
         pb_msg(&samples, 2, &sm);
     }
     sqlite3_finalize(s);
-    /* mappings: 1 id, 2 memory_start, 3 memory_limit, 5 filename, 6 build_id,
-     * 7..10 has_functions, has_filenames, has_line_numbers, has_inline_frames */
-    if (sqlite3_prepare_v2(db, "SELECT id, path, build_id, symbols FROM main.modules", -1, &s,
-                           NULL) == SQLITE_OK) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int64_t mod = sqlite3_column_int64(s, 0);
-            if (mod < 0 || mod >= P.nmod || !P.map_of_mod[mod])
-                continue;
-            const char *sym = (const char *)sqlite3_column_text(s, 3);
-            int dwarf = sym && !strcmp(sym, "dwarf");
-            sm.n = 0;
-            pb_int(&sm, 1, P.map_of_mod[mod]);
-            pb_int(&sm, 3, P.map_limit[mod]);
-            pb_int(&sm, 5, str_id(&P.st, (const char *)sqlite3_column_text(s, 1)));
-            pb_int(&sm, 6, str_id(&P.st, (const char *)sqlite3_column_text(s, 2)));
-            pb_int(&sm, 7, 1);
-            pb_int(&sm, 8, dwarf);
-            pb_int(&sm, 9, dwarf);
-            pb_int(&sm, 10, dwarf);
-            pb_msg(&P.mappings, 3, &sm);
-        }
-        sqlite3_finalize(s);
-    }
+    pp_mappings(db, &P, &sm);
     /* the Profile message */
     value_type(&prof_pb, 1, &P.st, "cpu_samples", "count", &lab);
     value_type(&prof_pb, 1, &P.st, "flagged_cpu_samples", "count", &lab);
@@ -512,35 +587,8 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
                                 " 'start_realtime_ns'");
     int64_t dur = mwv_scalar(db, "SELECT MAX(i.t_end + c.off) - MIN(i.t_start + c.off) FROM"
                                  " intervals i JOIN pclock c ON c.process_id = i.process_id");
-    /* period_type and period: what one sample stands for. cpu-clock
-     * samples: the CPU time between two, 1e9 / META sample_rate ns (the
-     * rate most processes recorded with); page faults: every fault_period-th
-     * fault; precise samples alone: one sample each. */
-    const char *ptype = "cpu", *punit = "nanoseconds";
-    int64_t period = 0;
-    if (o->source && !strcmp(o->source, "fault")) {
-        ptype = "page_faults";
-        punit = "count";
-        period = mwv_scalar(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'fault_period'"
-                                " GROUP BY 1 ORDER BY COUNT(*) DESC, 1 LIMIT 1");
-    } else if (o->source && !strcmp(o->source, "precise")) {
-        ptype = "samples";
-        punit = "count";
-        period = 1;
-    } else {
-        int64_t rate = mwv_scalar(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key ="
-                                      " 'sample_rate' AND CAST(value AS INTEGER) > 0 GROUP BY 1"
-                                      " ORDER BY COUNT(*) DESC, 1 LIMIT 1");
-        if (rate > 0) {
-            period = 1000000000 / rate;
-        } else { /* no cpu-clock sampling: each sample counts one */
-            ptype = "samples";
-            punit = "count";
-            period = 1;
-        }
-    }
-    if (period <= 0)
-        period = 1;
+    const char *ptype, *punit;
+    int64_t period = pp_period(db, o, &ptype, &punit);
     value_type(&prof_pb, 11, &P.st, ptype, punit, &lab);
     pb_int(&prof_pb, 12, period);
     int64_t cmt = str_id(&P.st, "memwatch export: bandwidth-bound samples are those inside "

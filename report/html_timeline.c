@@ -485,6 +485,363 @@ static int make_lanes(sqlite3 *db, cJSON *job, lane *L, int *map, int64_t maxid,
     return nl;
 }
 
+/* The timeline's geometry and what its parts share, set once by mwh_timeline
+ * and tl_geometry. */
+typedef struct tl_geom {
+    int nl;                 /* lanes */
+    double Td;              /* the run's span (ns) */
+    int sat;                /* mwv_saturation_seen: 0 where memory could not saturate */
+    double x0, pw, bwid;    /* the plot's left edge, its width and a column's */
+    double W, H;            /* the picture's size */
+    double ys[TL_MAX_LANES], ye[TL_MAX_LANES]; /* each lane's top and bottom */
+} tl_geom;
+
+/* What the timeline draws (any lane, any column): the legend names only that. */
+typedef struct tl_drawn {
+    int fl, none, nord, lat, thr, bw, gpu, lvl, band, rg;
+} tl_drawn;
+
+/* The readout's data for the page's script: rounded per-column values, -1
+ * unmeasured (fl: -1 where the column has no reading). */
+static void tl_readout(FILE *f, const lane *L, const tl_geom *tg)
+{
+    double Ts = tg->Td / 1e9;
+    fprintf(f, "<script>window.MW_TL={w:%.0f,x0:%.0f,pw:%.0f,bins:%d,T:%.6f,lanes:[", tg->W,
+            tg->x0, tg->pw, TL_BINS, Ts);
+    for (int k = 0; k < tg->nl; k++) {
+        const lane *l = &L[k];
+        fprintf(f, "%s{y0:%.1f,y1:%.1f,n:%d,name:", k ? "," : "", tg->ys[k], tg->ye[k], l->nproc);
+        mwv_json_str(f, l->name);
+        fputs(",lat:[", f);
+        for (int b = 0; b < TL_BINS; b++)
+            fprintf(f, "%s%.1f", b ? "," : "", l->latt[b] > 0 ? l->latw[b] / l->latt[b] : -1);
+        fputs("],thr:[", f);
+        for (int b = 0; b < TL_BINS; b++)
+            fprintf(f, "%s%.1f", b ? "," : "", l->cov[b] > 0 ? l->thr[b] : -1);
+        fputs("],fl:[", f);
+        for (int b = 0; b < TL_BINS; b++)
+            fprintf(f, "%s%.2f", b ? "," : "", l->rd[b] > 0 ? l->fl[b] / l->rd[b] : -1);
+        fputs("]", f);
+        if (l->has_bw) {
+            fputs(",bw:[", f);
+            for (int b = 0; b < TL_BINS; b++)
+                fprintf(f, "%s%.2f", b ? "," : "", l->bwt[b] > 0 ? l->bytes[b] / l->bwt[b] : -1);
+            fputs("]", f);
+        }
+        fputs("}", f);
+    }
+    fputs("]};</script>\n", f);
+}
+
+/* The time axis under the lanes, the cursor line, and the end of the picture. */
+static void tl_time_axis(FILE *f, const tl_geom *tg)
+{
+    double Ts = tg->Td / 1e9, step = nice_max(Ts / 8);
+    if (step > Ts / 4)
+        step /= 2;
+    fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", tg->x0,
+            tg->x0 + tg->pw, tg->H - 24, tg->H - 24);
+    for (double t = 0; t <= Ts * 1.0001; t += step) {
+        double x = tg->x0 + t / Ts * tg->pw;
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>"
+                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g s</text>\n",
+                x, x, tg->H - 24, tg->H - 20, x, tg->H - 8, round(t * 1e6) / 1e6);
+    }
+    fprintf(f, "<line id=cursor y1=\"0\" y2=\"%.0f\" stroke=\"#333\" stroke-width=\"0.8\" "
+               "visibility=\"hidden\"/>\n</svg></div>\n",
+            tg->H - 24);
+}
+
+/* A lane's GPU strips, one per device, and the note on devices not drawn. */
+static void tl_lane_gpu(FILE *f, const lane *l, double ly, double lvh, const tl_geom *tg)
+{
+    /* a strip per device: kernels busy (height: share of the column),
+     * red where a launch in the column was flagged */
+    for (int g = 0; g < l->has_gpu; g++) {
+        double gy = ly + TL_LANE_H + lvh + 4 + g * (TL_GPU_H + 4);
+        fprintf(f, "<g class=gpustrip data-device=\"%d\" data-launches=\"%lld\" "
+                   "data-flagged=\"%lld\"><title>GPU %d: %lld launches, %lld "
+                   "bandwidth-bound</title><rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
+                   "height=\"%d\" fill=\"#fafafa\" stroke=\"#e0e0e0\"/><text x=\"%.0f\" "
+                   "y=\"%.1f\" text-anchor=\"end\">GPU %d</text>",
+                l->gdev[g], (long long)l->glaunch[g], (long long)l->gflagged[g], l->gdev[g],
+                (long long)l->glaunch[g], (long long)l->gflagged[g], tg->x0, gy, tg->pw, TL_GPU_H,
+                tg->x0 - 4, gy + 13, l->gdev[g]);
+        for (int b = 0; b < TL_BINS; b++) {
+            double w_ = tg->Td / TL_BINS;
+            double busy = fmin(1, l->gbusy[g][b] / w_), fl = fmin(1, l->gflag[g][b] / w_);
+            if (busy > 0)
+                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                           "fill=\"%s\"/>",
+                        tg->x0 + b * tg->bwid, gy + TL_GPU_H * (1 - fmax(busy, 0.15)), tg->bwid,
+                        TL_GPU_H * fmax(busy, 0.15), fl > 0 ? "#d62728" : "#7f7f7f");
+        }
+        fputs("</g>\n", f);
+    }
+    if (l->gpu_more)
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#666\">%d "
+                   "more device%s: see the GPU device table</text>\n",
+                tg->x0 + tg->pw, ly + TL_LANE_H + lvh + 4 + l->has_gpu * (TL_GPU_H + 4) + 10,
+                l->gpu_more, l->gpu_more == 1 ? "" : "s");
+}
+
+/* A lane's columns: no interval grey, no reading hatched, flagged red. */
+static void tl_lane_states(FILE *f, const lane *l, double ly, const tl_geom *tg)
+{
+    /* no interval: grey; intervals without a reading: hatched (never
+     * red); flagged: red, shaded by the share of the time with a reading */
+    for (int b = 0; b < TL_BINS;) {
+        int st = col_state(l, b), e = b + 1;
+        while (e < TL_BINS && col_state(l, e) == st)
+            e++;
+        if (st == 1)
+            fprintf(f, "<rect class=none x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+                       "fill=\"#eef0f3\"/>",
+                    tg->x0 + b * tg->bwid, ly, (e - b) * tg->bwid, TL_LANE_H);
+        else if (st == 2)
+            fprintf(f, "<rect class=nord x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+                       "fill=\"url(#nord-pat)\"/>",
+                    tg->x0 + b * tg->bwid, ly, (e - b) * tg->bwid, TL_LANE_H);
+        else if (st > 3)
+            fprintf(f, "<rect class=fl x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
+                       "fill=\"#d62728\" fill-opacity=\"%.2f\"/>",
+                    tg->x0 + b * tg->bwid, ly, (e - b) * tg->bwid, TL_LANE_H,
+                    0.08 + 0.32 * (st - 3) / 10.0);
+        b = e;
+    }
+    fputc('\n', f);
+}
+
+/* A lane's group, its name and flagged share, and the plot's frame. */
+static void tl_lane_head(FILE *f, const lane *l, int k, double ly, const tl_geom *tg)
+{
+    fprintf(f, "<g class=lane data-lane=\"%d\" data-processes=\"%d\">", k, l->nproc);
+    fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-weight=\"600\">", tg->x0, tg->ys[k] + 12);
+    /* the name, cut to what fits beside the share */
+    char nm[160];
+    if (strlen(l->name) > 120)
+        snprintf(nm, sizeof nm, "%.117s...", l->name);
+    else
+        snprintf(nm, sizeof nm, "%s", l->name);
+    h(f, nm);
+    /* the share as drawn: flagged time over the time with a reading */
+    double rdt = 0, flt = 0;
+    for (int b = 0; b < TL_BINS; b++) {
+        rdt += l->rd[b];
+        flt += l->fl[b];
+    }
+    if (tg->sat == 0) /* nothing is called bound where memory could not saturate */
+        fprintf(f, "</text><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">nothing "
+                   "called bandwidth-bound: the calibration could not saturate memory"
+                   "</text>\n",
+                tg->x0 + tg->pw, tg->ys[k] + 12);
+    else
+        fprintf(f, "</text><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">"
+                   "bandwidth-bound %.1f%% of its time with a reading</text>\n",
+                tg->x0 + tg->pw, tg->ys[k] + 12, rdt > 0 ? 100 * flt / rdt : 0.0);
+    fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%d\" fill=\"#fff\" "
+               "stroke=\"%s\"/>\n",
+            tg->x0, ly, tg->pw, TL_LANE_H, k == 0 && tg->nl > 1 ? "#1d2330" : "#c9ced6");
+}
+
+/* One lane: its scales, head, columns, latency, threshold and bandwidth lines, level strip,
+ * GPU strips and region bands. */
+static void tl_lane(FILE *f, lane *L, int k, const tl_geom *tg)
+{
+    lane *l = &L[k];
+    double ly = tg->ys[k] + TL_LABEL_H;
+    double thrmax = 0;
+    for (int b = 0; b < TL_BINS; b++)
+        if (l->thr[b] > thrmax)
+            thrmax = l->thr[b];
+    double vmax = nice_max(fmax(l->maxlat, thrmax * 1.25));
+    double mean[TL_BINS], thr[TL_BINS], bw[TL_BINS], bwmax = 0;
+    for (int b = 0; b < TL_BINS; b++) {
+        mean[b] = l->latt[b] > 0 ? l->latw[b] / l->latt[b] : -1;
+        thr[b] = l->thr[b];
+        bw[b] = l->bwt[b] > 0 ? l->bytes[b] / l->bwt[b] : -1; /* bytes/ns = GB/s */
+        if (bw[b] > bwmax)
+            bwmax = bw[b];
+    }
+    bwmax = nice_max(bwmax);
+    /* the latency axis starts below the lowest value (idle latency is far
+     * from 0; from 0 the rise to the threshold would be squeezed) */
+    double lo = thrmax > 0 ? thrmax : vmax;
+    for (int b = 0; b < TL_BINS; b++)
+        if (mean[b] >= 0 && mean[b] < lo)
+            lo = mean[b];
+    double vmin = 0;
+    if (lo * 0.8 > 1) {
+        double m = pow(10, floor(log10(lo * 0.8)));
+        vmin = floor(lo * 0.8 / m) * m;
+    }
+    if (vmin >= vmax)
+        vmin = 0;
+    tl_lane_head(f, l, k, ly, tg);
+    tl_lane_states(f, l, ly, tg);
+    /* axes */
+    fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g ns</text>"
+               "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g ns</text>\n",
+            tg->x0 - 4, ly + 9, vmax, tg->x0 - 4, ly + TL_LANE_H, vmin);
+    if (l->has_bw)
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" fill=\"#2ca02c\">%g GB/s</text>\n",
+                tg->x0 + tg->pw + 4, ly + 9, bwmax);
+    path_series(f, thr, l->cov, tg->x0, ly, TL_LANE_H, vmin, vmax, "thr",
+                "fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" "
+                "stroke-dasharray=\"5 3\"");
+    if (l->has_bw)
+        path_series(f, bw, l->bwt, tg->x0, ly, TL_LANE_H, 0, bwmax, "bw",
+                    "fill=\"none\" stroke=\"#2ca02c\" stroke-width=\"1.2\"");
+    path_series(f, mean, l->latt, tg->x0, ly, TL_LANE_H, vmin, vmax, "lat",
+                "fill=\"none\" stroke=\"#1f4e9c\" stroke-width=\"1.4\"");
+    /* the level strip, right under the plot; what follows moves down */
+    double lvh = l->has_lvl || l->has_band ? TL_LVL_H + TL_BAND_H + 4 : 0;
+    if (lvh > 0)
+        draw_levels(f, l, tg->x0, ly + TL_LANE_H + 2, tg->bwid);
+    tl_lane_gpu(f, l, ly, lvh, tg);
+    mwh_rbands_draw(f, l->rb, tg->x0,
+                    ly + TL_LANE_H + lvh + l->has_gpu * (TL_GPU_H + 4) + (l->gpu_more ? 14 : 0) + 4,
+                    tg->pw, TL_RG_ROW);
+    fputs("</g>\n", f);
+    if (k == 0 && tg->nl > 1) /* the whole run apart from the lanes below */
+        fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" "
+                   "stroke-dasharray=\"2 3\"/>\n",
+                8.0, tg->W - 8, tg->ye[0] - 8, tg->ye[0] - 8);
+}
+
+/* What the lanes are, the legend of what is drawn, and the picture's start. */
+static void tl_legend(FILE *f, const tl_drawn *d, int nproc, int nother, const tl_geom *tg)
+{
+    if (tg->nl > 1)
+        fprintf(f, "<p class=muted id=tl-lanes>The first lane folds all %d processes into one "
+                   "timeline: per column, the share of the time with a reading that was flagged, "
+                   "and the mean loaded latency. Then a lane per %s%s.</p>\n",
+                nproc, "MPI rank or command (the program's file name)",
+                nother ? ", the least bound ones folded into \"other\"" : "");
+    fputs("<div class=legend id=tl-legend>", f);
+    if (d->fl)
+        fputs("<span data-k=fl><i class=sw style=\"background:rgba(214,39,40,.35)\"></i>flagged "
+              "bandwidth-bound (shade: share of the column's time with a reading)</span>",
+              f);
+    if (d->lat)
+        fputs("<span data-k=lat><i class=sw style=\"height:2px;background:#1f4e9c\"></i>loaded "
+              "latency (ns, left axis)</span>",
+              f);
+    if (d->thr)
+        fputs("<span data-k=thr><i class=sw style=\"height:0;border-top:2px dashed #d62728\"></i>"
+              "saturation threshold</span>",
+              f);
+    legend_levels(f, d->lvl, d->band, tg->sat);
+    if (d->bw)
+        fputs("<span data-k=bw><i class=sw style=\"height:2px;background:#2ca02c\"></i>DRAM "
+              "bandwidth (GB/s, right axis)</span>",
+              f);
+    if (d->gpu)
+        fputs("<span data-k=gpu><i class=sw style=\"background:#7f7f7f\"></i>GPU kernels (<b "
+              "style=\"color:#d62728\">red</b>: flagged)</span>",
+              f);
+    if (d->nord)
+        fputs("<span data-k=nord><i class=sw style=\"background:#fff;border:1px solid #c9ced6;"
+              "background-image:repeating-linear-gradient(45deg,#c9ced6 0 1px,transparent 1px 4px)"
+              "\"></i>intervals without a reading</span>",
+              f);
+    if (d->none)
+        fputs("<span data-k=none><i class=sw style=\"background:#eef0f3;border:1px solid #c9ced6\">"
+              "</i>no interval (not running)</span>",
+              f);
+    if (d->rg)
+        fputs("<span data-k=rgn><i class=sw style=\"background:#4e79a7\"></i>regions per thread (a "
+              "row per nesting level; colours as in the region table)</span>",
+              f);
+    fputs("</div>\n", f);
+    fprintf(f,
+            "<div class=card><svg id=tl xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
+            "width=\"%.0f\" height=\"%.0f\" style=\"width:100%%;height:auto\" role=img "
+            "aria-label=\"timeline\">\n",
+            tg->W, tg->H, tg->W, tg->H);
+    if (d->nord)
+        fputs("<defs><pattern id=nord-pat width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+              "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fff\"/>"
+              "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#c9ced6\" stroke-width=\"1.5\"/>"
+              "</pattern></defs>\n",
+              f);
+}
+
+/* What is drawn, over all lanes and columns, into d (zeroed by the caller). */
+static void tl_drawn_scan(const lane *L, int nl, tl_drawn *d)
+{
+    for (int k = 0; k < nl; k++) {
+        for (int b = 0; b < TL_BINS; b++) {
+            d->lvl |= L[k].has_lvl && col_level(&L[k], b) >= 0;
+            d->band |= L[k].inb[b] > 0;
+            int st = col_state(&L[k], b);
+            d->none |= st == 1;
+            d->nord |= st == 2;
+            d->fl |= st > 3;
+            d->lat |= L[k].latt[b] > 0;
+            d->thr |= L[k].cov[b] > 0 && L[k].thr[b] >= 0;
+            d->bw |= L[k].bwt[b] > 0;
+        }
+        d->gpu |= L[k].has_gpu > 0;
+    }
+}
+
+/* Each lane's region bands (a process's threads); whether any lane has one. */
+static int tl_regions_load(sqlite3 *db, lane *L, int nl, double Td)
+{
+    int any_rg = 0;
+    for (int k = 0; k < nl; k++) {
+        /* region bands are a process's threads: lanes of one process */
+        if (L[k].id >= 0 && (k > 0 || nl == 1))
+            L[k].rb = mwh_rbands_load(db, L[k].id, Td, TL_BINS, TL_RG_THREADS, TL_RG_LEVELS);
+        any_rg |= mwh_rbands_rows(L[k].rb) > 0;
+    }
+    return any_rg;
+}
+
+/* The geometry into tg (its nl set): the plot's place, each lane's top and
+ * bottom, and the picture's size. */
+static void tl_geometry(const lane *L, tl_geom *tg)
+{
+    tg->x0 = 64;
+    tg->pw = TL_W;
+    tg->bwid = tg->pw / TL_BINS;
+    double y = 8;
+    for (int k = 0; k < tg->nl; k++) {
+        int rows = mwh_rbands_rows(L[k].rb);
+        tg->ys[k] = y;
+        y += TL_LABEL_H + TL_LANE_H + (L[k].has_lvl || L[k].has_band ? TL_LVL_H + TL_BAND_H + 4 : 0) +
+             L[k].has_gpu * (TL_GPU_H + 4) + (L[k].gpu_more ? 14 : 0) +
+             (rows ? rows * TL_RG_ROW + 4 : 0) + 14 + (k == 0 && tg->nl > 1 ? 10 : 0);
+        tg->ye[k] = y;
+    }
+    tg->H = y + 28;
+    tg->W = tg->x0 + tg->pw + 64;
+}
+
+/* GPU kernels: in the lane of their process (in the whole-run lane when it is the only
+ * one). */
+static void tl_add_kernels(sqlite3 *db, lane *L, int nl, const int *map, int64_t maxid, double Td)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT k.process_id, k.start_ns + c.goff, k.end_ns + c.goff,"
+                           " k.bw_bound, k.device FROM gpu_kernels k JOIN pclock c ON"
+                           " c.process_id = k.process_id ORDER BY k.device, k.process_id",
+                           -1, &s, NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(s, 0);
+            int lk = nl == 1 ? 0 : id >= 0 && id <= maxid ? map[id] : 0;
+            if (nl > 1 && lk == 0)
+                continue;
+            lane_add_kernel(&L[lk], Td, sqlite3_column_int(s, 4),
+                            (double)sqlite3_column_int64(s, 1), (double)sqlite3_column_int64(s, 2),
+                            sqlite3_column_int(s, 3));
+        }
+        sqlite3_finalize(s);
+    }
+}
+
 void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
 {
     int64_t T = mwv_scalar(db, "SELECT MAX(e) FROM (SELECT MAX(i.t_end + c.off) AS e FROM intervals"
@@ -512,294 +869,20 @@ void mwh_timeline(FILE *f, sqlite3 *db, cJSON *job)
         for (int b = 0; b < TL_BINS; b++)
             L[k].thr[b] = -1;
     double Td = (double)T;
-    sqlite3_stmt *s;
     int sat = mwv_saturation_seen(db);
     lanes_add_intervals(db, L, map, maxid, Td, sat);
-    /* GPU kernels: in the lane of their process (in the whole-run lane when
-     * it is the only one) */
-    if (sqlite3_prepare_v2(db,
-                           "SELECT k.process_id, k.start_ns + c.goff, k.end_ns + c.goff,"
-                           " k.bw_bound, k.device FROM gpu_kernels k JOIN pclock c ON"
-                           " c.process_id = k.process_id ORDER BY k.device, k.process_id",
-                           -1, &s, NULL) == SQLITE_OK) {
-        while (sqlite3_step(s) == SQLITE_ROW) {
-            int64_t id = sqlite3_column_int64(s, 0);
-            int lk = nl == 1 ? 0 : id >= 0 && id <= maxid ? map[id] : 0;
-            if (nl > 1 && lk == 0)
-                continue;
-            lane_add_kernel(&L[lk], Td, sqlite3_column_int(s, 4),
-                            (double)sqlite3_column_int64(s, 1), (double)sqlite3_column_int64(s, 2),
-                            sqlite3_column_int(s, 3));
-        }
-        sqlite3_finalize(s);
-    }
+    tl_add_kernels(db, L, nl, map, maxid, Td);
     free(map);
-    int any_rg = 0;
-    for (int k = 0; k < nl; k++) {
-        /* region bands are a process's threads: lanes of one process */
-        if (L[k].id >= 0 && (k > 0 || nl == 1))
-            L[k].rb = mwh_rbands_load(db, L[k].id, Td, TL_BINS, TL_RG_THREADS, TL_RG_LEVELS);
-        any_rg |= mwh_rbands_rows(L[k].rb) > 0;
-    }
-    /* what is drawn: the legend names only that */
-    int any_fl = 0, any_none = 0, any_nord = 0, any_lat = 0, any_thr = 0, any_bw = 0, any_gpu = 0;
-    int any_lvl = 0, any_band = 0;
-    for (int k = 0; k < nl; k++) {
-        for (int b = 0; b < TL_BINS; b++) {
-            any_lvl |= L[k].has_lvl && col_level(&L[k], b) >= 0;
-            any_band |= L[k].inb[b] > 0;
-            int st = col_state(&L[k], b);
-            any_none |= st == 1;
-            any_nord |= st == 2;
-            any_fl |= st > 3;
-            any_lat |= L[k].latt[b] > 0;
-            any_thr |= L[k].cov[b] > 0 && L[k].thr[b] >= 0;
-            any_bw |= L[k].bwt[b] > 0;
-        }
-        any_gpu |= L[k].has_gpu > 0;
-    }
-    /* geometry */
-    const double x0 = 64, pw = TL_W, bwid = pw / TL_BINS;
-    double y = 8, ys[TL_MAX_LANES], ye[TL_MAX_LANES];
-    for (int k = 0; k < nl; k++) {
-        int rows = mwh_rbands_rows(L[k].rb);
-        ys[k] = y;
-        y += TL_LABEL_H + TL_LANE_H + (L[k].has_lvl || L[k].has_band ? TL_LVL_H + TL_BAND_H + 4 : 0) +
-             L[k].has_gpu * (TL_GPU_H + 4) + (L[k].gpu_more ? 14 : 0) +
-             (rows ? rows * TL_RG_ROW + 4 : 0) + 14 + (k == 0 && nl > 1 ? 10 : 0);
-        ye[k] = y;
-    }
-    double H = y + 28, W = x0 + pw + 64;
-    if (nl > 1)
-        fprintf(f, "<p class=muted id=tl-lanes>The first lane folds all %d processes into one "
-                   "timeline: per column, the share of the time with a reading that was flagged, "
-                   "and the mean loaded latency. Then a lane per %s%s.</p>\n",
-                nproc, "MPI rank or command (the program's file name)",
-                nother ? ", the least bound ones folded into \"other\"" : "");
-    fputs("<div class=legend id=tl-legend>", f);
-    if (any_fl)
-        fputs("<span data-k=fl><i class=sw style=\"background:rgba(214,39,40,.35)\"></i>flagged "
-              "bandwidth-bound (shade: share of the column's time with a reading)</span>",
-              f);
-    if (any_lat)
-        fputs("<span data-k=lat><i class=sw style=\"height:2px;background:#1f4e9c\"></i>loaded "
-              "latency (ns, left axis)</span>",
-              f);
-    if (any_thr)
-        fputs("<span data-k=thr><i class=sw style=\"height:0;border-top:2px dashed #d62728\"></i>"
-              "saturation threshold</span>",
-              f);
-    legend_levels(f, any_lvl, any_band, sat);
-    if (any_bw)
-        fputs("<span data-k=bw><i class=sw style=\"height:2px;background:#2ca02c\"></i>DRAM "
-              "bandwidth (GB/s, right axis)</span>",
-              f);
-    if (any_gpu)
-        fputs("<span data-k=gpu><i class=sw style=\"background:#7f7f7f\"></i>GPU kernels (<b "
-              "style=\"color:#d62728\">red</b>: flagged)</span>",
-              f);
-    if (any_nord)
-        fputs("<span data-k=nord><i class=sw style=\"background:#fff;border:1px solid #c9ced6;"
-              "background-image:repeating-linear-gradient(45deg,#c9ced6 0 1px,transparent 1px 4px)"
-              "\"></i>intervals without a reading</span>",
-              f);
-    if (any_none)
-        fputs("<span data-k=none><i class=sw style=\"background:#eef0f3;border:1px solid #c9ced6\">"
-              "</i>no interval (not running)</span>",
-              f);
-    if (any_rg)
-        fputs("<span data-k=rgn><i class=sw style=\"background:#4e79a7\"></i>regions per thread (a "
-              "row per nesting level; colours as in the region table)</span>",
-              f);
-    fputs("</div>\n", f);
-    fprintf(f,
-            "<div class=card><svg id=tl xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
-            "width=\"%.0f\" height=\"%.0f\" style=\"width:100%%;height:auto\" role=img "
-            "aria-label=\"timeline\">\n",
-            W, H, W, H);
-    if (any_nord)
-        fputs("<defs><pattern id=nord-pat width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
-              "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fff\"/>"
-              "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#c9ced6\" stroke-width=\"1.5\"/>"
-              "</pattern></defs>\n",
-              f);
-    for (int k = 0; k < nl; k++) {
-        lane *l = &L[k];
-        double ly = ys[k] + TL_LABEL_H;
-        double thrmax = 0;
-        for (int b = 0; b < TL_BINS; b++)
-            if (l->thr[b] > thrmax)
-                thrmax = l->thr[b];
-        double vmax = nice_max(fmax(l->maxlat, thrmax * 1.25));
-        double mean[TL_BINS], thr[TL_BINS], bw[TL_BINS], bwmax = 0;
-        for (int b = 0; b < TL_BINS; b++) {
-            mean[b] = l->latt[b] > 0 ? l->latw[b] / l->latt[b] : -1;
-            thr[b] = l->thr[b];
-            bw[b] = l->bwt[b] > 0 ? l->bytes[b] / l->bwt[b] : -1; /* bytes/ns = GB/s */
-            if (bw[b] > bwmax)
-                bwmax = bw[b];
-        }
-        bwmax = nice_max(bwmax);
-        /* the latency axis starts below the lowest value (idle latency is far
-         * from 0; from 0 the rise to the threshold would be squeezed) */
-        double lo = thrmax > 0 ? thrmax : vmax;
-        for (int b = 0; b < TL_BINS; b++)
-            if (mean[b] >= 0 && mean[b] < lo)
-                lo = mean[b];
-        double vmin = 0;
-        if (lo * 0.8 > 1) {
-            double m = pow(10, floor(log10(lo * 0.8)));
-            vmin = floor(lo * 0.8 / m) * m;
-        }
-        if (vmin >= vmax)
-            vmin = 0;
-        fprintf(f, "<g class=lane data-lane=\"%d\" data-processes=\"%d\">", k, l->nproc);
-        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" font-weight=\"600\">", x0, ys[k] + 12);
-        /* the name, cut to what fits beside the share */
-        char nm[160];
-        if (strlen(l->name) > 120)
-            snprintf(nm, sizeof nm, "%.117s...", l->name);
-        else
-            snprintf(nm, sizeof nm, "%s", l->name);
-        h(f, nm);
-        /* the share as drawn: flagged time over the time with a reading */
-        double rdt = 0, flt = 0;
-        for (int b = 0; b < TL_BINS; b++) {
-            rdt += l->rd[b];
-            flt += l->fl[b];
-        }
-        if (sat == 0) /* nothing is called bound where memory could not saturate */
-            fprintf(f, "</text><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">nothing "
-                       "called bandwidth-bound: the calibration could not saturate memory"
-                       "</text>\n",
-                    x0 + pw, ys[k] + 12);
-        else
-            fprintf(f, "</text><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">"
-                       "bandwidth-bound %.1f%% of its time with a reading</text>\n",
-                    x0 + pw, ys[k] + 12, rdt > 0 ? 100 * flt / rdt : 0.0);
-        fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" height=\"%d\" fill=\"#fff\" "
-                   "stroke=\"%s\"/>\n",
-                x0, ly, pw, TL_LANE_H, k == 0 && nl > 1 ? "#1d2330" : "#c9ced6");
-        /* no interval: grey; intervals without a reading: hatched (never
-         * red); flagged: red, shaded by the share of the time with a reading */
-        for (int b = 0; b < TL_BINS;) {
-            int st = col_state(l, b), e = b + 1;
-            while (e < TL_BINS && col_state(l, e) == st)
-                e++;
-            if (st == 1)
-                fprintf(f, "<rect class=none x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
-                           "fill=\"#eef0f3\"/>",
-                        x0 + b * bwid, ly, (e - b) * bwid, TL_LANE_H);
-            else if (st == 2)
-                fprintf(f, "<rect class=nord x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
-                           "fill=\"url(#nord-pat)\"/>",
-                        x0 + b * bwid, ly, (e - b) * bwid, TL_LANE_H);
-            else if (st > 3)
-                fprintf(f, "<rect class=fl x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
-                           "fill=\"#d62728\" fill-opacity=\"%.2f\"/>",
-                        x0 + b * bwid, ly, (e - b) * bwid, TL_LANE_H,
-                        0.08 + 0.32 * (st - 3) / 10.0);
-            b = e;
-        }
-        fputc('\n', f);
-        /* axes */
-        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g ns</text>"
-                   "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%g ns</text>\n",
-                x0 - 4, ly + 9, vmax, x0 - 4, ly + TL_LANE_H, vmin);
-        if (l->has_bw)
-            fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" fill=\"#2ca02c\">%g GB/s</text>\n", x0 + pw + 4,
-                    ly + 9, bwmax);
-        path_series(f, thr, l->cov, x0, ly, TL_LANE_H, vmin, vmax, "thr",
-                    "fill=\"none\" stroke=\"#d62728\" stroke-width=\"1.5\" "
-                    "stroke-dasharray=\"5 3\"");
-        if (l->has_bw)
-            path_series(f, bw, l->bwt, x0, ly, TL_LANE_H, 0, bwmax, "bw",
-                        "fill=\"none\" stroke=\"#2ca02c\" stroke-width=\"1.2\"");
-        path_series(f, mean, l->latt, x0, ly, TL_LANE_H, vmin, vmax, "lat",
-                    "fill=\"none\" stroke=\"#1f4e9c\" stroke-width=\"1.4\"");
-        /* the level strip, right under the plot; what follows moves down */
-        double lvh = l->has_lvl || l->has_band ? TL_LVL_H + TL_BAND_H + 4 : 0;
-        if (lvh > 0)
-            draw_levels(f, l, x0, ly + TL_LANE_H + 2, bwid);
-        /* a strip per device: kernels busy (height: share of the column),
-         * red where a launch in the column was flagged */
-        for (int g = 0; g < l->has_gpu; g++) {
-            double gy = ly + TL_LANE_H + lvh + 4 + g * (TL_GPU_H + 4);
-            fprintf(f, "<g class=gpustrip data-device=\"%d\" data-launches=\"%lld\" "
-                       "data-flagged=\"%lld\"><title>GPU %d: %lld launches, %lld "
-                       "bandwidth-bound</title><rect x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
-                       "height=\"%d\" fill=\"#fafafa\" stroke=\"#e0e0e0\"/><text x=\"%.0f\" "
-                       "y=\"%.1f\" text-anchor=\"end\">GPU %d</text>",
-                    l->gdev[g], (long long)l->glaunch[g], (long long)l->gflagged[g], l->gdev[g],
-                    (long long)l->glaunch[g], (long long)l->gflagged[g], x0, gy, pw, TL_GPU_H,
-                    x0 - 4, gy + 13, l->gdev[g]);
-            for (int b = 0; b < TL_BINS; b++) {
-                double w_ = Td / TL_BINS;
-                double busy = fmin(1, l->gbusy[g][b] / w_), fl = fmin(1, l->gflag[g][b] / w_);
-                if (busy > 0)
-                    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                               "fill=\"%s\"/>",
-                            x0 + b * bwid, gy + TL_GPU_H * (1 - fmax(busy, 0.15)), bwid,
-                            TL_GPU_H * fmax(busy, 0.15), fl > 0 ? "#d62728" : "#7f7f7f");
-            }
-            fputs("</g>\n", f);
-        }
-        if (l->gpu_more)
-            fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#666\">%d "
-                       "more device%s: see the GPU device table</text>\n",
-                    x0 + pw, ly + TL_LANE_H + lvh + 4 + l->has_gpu * (TL_GPU_H + 4) + 10, l->gpu_more,
-                    l->gpu_more == 1 ? "" : "s");
-        mwh_rbands_draw(f, l->rb, x0,
-                        ly + TL_LANE_H + lvh + l->has_gpu * (TL_GPU_H + 4) + (l->gpu_more ? 14 : 0) + 4, pw,
-                        TL_RG_ROW);
-        fputs("</g>\n", f);
-        if (k == 0 && nl > 1) /* the whole run apart from the lanes below */
-            fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" "
-                       "stroke-dasharray=\"2 3\"/>\n",
-                    8.0, W - 8, ye[0] - 8, ye[0] - 8);
-    }
-    /* time axis */
-    double Ts = Td / 1e9, step = nice_max(Ts / 8);
-    if (step > Ts / 4)
-        step /= 2;
-    fprintf(f, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", x0,
-            x0 + pw, H - 24, H - 24);
-    for (double t = 0; t <= Ts * 1.0001; t += step) {
-        double x = x0 + t / Ts * pw;
-        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>"
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g s</text>\n",
-                x, x, H - 24, H - 20, x, H - 8, round(t * 1e6) / 1e6);
-    }
-    fprintf(f, "<line id=cursor y1=\"0\" y2=\"%.0f\" stroke=\"#333\" stroke-width=\"0.8\" "
-               "visibility=\"hidden\"/>\n</svg></div>\n",
-            H - 24);
-    /* the readout's data: rounded per-column values, -1 unmeasured (fl: -1
-     * where the column has no reading) */
-    fprintf(f, "<script>window.MW_TL={w:%.0f,x0:%.0f,pw:%.0f,bins:%d,T:%.6f,lanes:[", W, x0, pw,
-            TL_BINS, Ts);
-    for (int k = 0; k < nl; k++) {
-        lane *l = &L[k];
-        fprintf(f, "%s{y0:%.1f,y1:%.1f,n:%d,name:", k ? "," : "", ys[k], ye[k], l->nproc);
-        mwv_json_str(f, l->name);
-        fputs(",lat:[", f);
-        for (int b = 0; b < TL_BINS; b++)
-            fprintf(f, "%s%.1f", b ? "," : "", l->latt[b] > 0 ? l->latw[b] / l->latt[b] : -1);
-        fputs("],thr:[", f);
-        for (int b = 0; b < TL_BINS; b++)
-            fprintf(f, "%s%.1f", b ? "," : "", l->cov[b] > 0 ? l->thr[b] : -1);
-        fputs("],fl:[", f);
-        for (int b = 0; b < TL_BINS; b++)
-            fprintf(f, "%s%.2f", b ? "," : "", l->rd[b] > 0 ? l->fl[b] / l->rd[b] : -1);
-        fputs("]", f);
-        if (l->has_bw) {
-            fputs(",bw:[", f);
-            for (int b = 0; b < TL_BINS; b++)
-                fprintf(f, "%s%.2f", b ? "," : "", l->bwt[b] > 0 ? l->bytes[b] / l->bwt[b] : -1);
-            fputs("]", f);
-        }
-        fputs("}", f);
-    }
-    fputs("]};</script>\n", f);
+    tl_drawn d = {0};
+    d.rg = tl_regions_load(db, L, nl, Td);
+    tl_drawn_scan(L, nl, &d);
+    tl_geom tg = {.nl = nl, .Td = Td, .sat = sat};
+    tl_geometry(L, &tg);
+    tl_legend(f, &d, nproc, nother, &tg);
+    for (int k = 0; k < nl; k++)
+        tl_lane(f, L, k, &tg);
+    tl_time_axis(f, &tg);
+    tl_readout(f, L, &tg);
     for (int k = 0; k < nl; k++) {
         mwh_rbands_note(f, L[k].rb, L[k].name);
         mwh_rbands_free(L[k].rb);

@@ -373,278 +373,61 @@ static cJSON *commands(const cJSON *procs)
     return arr;
 }
 
-static cJSON *collect(sqlite3 *db, int top)
+/* The GPU part: kernels, devices, ranks and source lines. */
+static void collect_gpu(sqlite3 *db, cJSON *root, int top)
 {
-    cJSON *root = cJSON_CreateObject();
-    cJSON *run = rows(db, "SELECT created, memwatch_version, inputs, nfiles, threshold,"
-                          " threshold_source FROM runs LIMIT 1", top);
-    cJSON_AddItemToObject(root, "run", cJSON_DetachItemFromArray(run, 0));
-    cJSON_Delete(run);
+    /* One row per kernel and device; bytes and throughput over the launches
+     * PM windows covered (flag 2, BW_VALID; 16 is PARTIAL), docs/gpu.md. */
     cJSON_AddItemToObject(
-        root, "processes",
+        root, "gpu_kernels",
         rows(db,
-             "SELECT p.id, pid, ppid, rank, hostname, exe, cmdline, file, t_start, t_end,"
-             " exit_status, clean_exit, status, threshold, threshold_source, user_ns, system_ns,"
-             " minflt, majflt,"
-             " (SELECT COUNT(*) FROM threads t WHERE t.process_id = p.id AND NOT (" MW_OWN_THREAD
-             ")) AS threads,"
-             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id) AS samples,"
-             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id AND s.at_memory IS NOT"
-             " NULL) AS decoded,"
-             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id AND s.at_memory = 1)"
-             " AS at_memory,"
-             " COALESCE(iv.tot, 0) AS measured_ns, COALESCE(iv.fl, 0) AS flagged_ns"
-             " FROM processes p LEFT JOIN (SELECT process_id,"
-             "  SUM(CASE WHEN flags & 2 THEN t_end - t_start ELSE 0 END) AS tot,"
-             "  SUM(CASE WHEN bw_bound = 1 THEN t_end - t_start ELSE 0 END) AS fl"
-             "  FROM intervals GROUP BY process_id) iv ON iv.process_id = p.id"
-             " ORDER BY COALESCE(iv.fl, 0) DESC, COALESCE(user_ns + system_ns, 0) DESC,"
-             " t_end - t_start DESC, rank, pid, p.id",
+             "SELECT device, name, COUNT(*) AS launches, SUM(end_ns - start_ns) AS time_ns,"
+             " SUM(bw_bound) AS bw_bound, SUM((flags & 2) != 0) AS measured,"
+             " SUM((flags & 16) != 0) AS partial,"
+             " AVG(end_ns - start_ns) AS time_per_launch_ns,"
+             " AVG(CASE WHEN flags & 2 THEN dram_bytes END) AS bytes_per_launch,"
+             " AVG(CASE WHEN flags & 2 THEN dram_bw END) AS mean_dram_bw,"
+             " MAX(threshold_bw) AS threshold_bw FROM gpu_kernels"
+             " GROUP BY device, name ORDER BY time_ns DESC LIMIT ?",
              top));
-    const cJSON *pr;
-    sqlite3_stmt *fq = NULL;
-    sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE process_id = ? AND key = 'fault'", -1,
-                       &fq, NULL);
-    /* a child its parent wrote on reaping it (a signal memwatch does not
-     * catch ended it before it began recording: META reported_by) */
-    sqlite3_stmt *rq = NULL;
-    sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE process_id = ? AND key = 'reported_by'",
-                       -1, &rq, NULL);
-    sqlite3_stmt *bq = NULL;
-    sqlite3_prepare_v2(db,
-                       "SELECT value FROM meta WHERE process_id = ? AND key = 'signals_blocked'"
-                       " ORDER BY rowid DESC LIMIT 1",
-                       -1, &bq, NULL);
-    cJSON_ArrayForEach(pr, cJSON_GetObjectItem(root, "processes"))
-    {
-        cJSON *p = (cJSON *)pr;
-        /* where a fault ended it (the library's META "fault") */
-        const char *fault = NULL;
-        if (fq) {
-            sqlite3_reset(fq);
-            sqlite3_bind_int64(fq, 1, (sqlite3_int64)num(p, "id"));
-            if (sqlite3_step(fq) == SQLITE_ROW)
-                fault = (const char *)sqlite3_column_text(fq, 0);
-            if (fault)
-                cJSON_AddStringToObject(p, "fault", fault);
-        }
-        /* a program that kept memwatch's timer signal blocked (META
-         * signals_blocked, preload/process.c): which, and what it cost */
-        if (bq) {
-            sqlite3_reset(bq);
-            sqlite3_bind_int64(bq, 1, (sqlite3_int64)num(p, "id"));
-            if (sqlite3_step(bq) == SQLITE_ROW && sqlite3_column_text(bq, 0))
-                cJSON_AddStringToObject(p, "signals_blocked",
-                                        (const char *)sqlite3_column_text(bq, 0));
-        }
-        int by_parent = 0;
-        if (rq) {
-            sqlite3_reset(rq);
-            sqlite3_bind_int64(rq, 1, (sqlite3_int64)num(p, "id"));
-            if (sqlite3_step(rq) == SQLITE_ROW && sqlite3_column_text(rq, 0)) {
-                cJSON_AddStringToObject(p, "reported_by", (const char *)sqlite3_column_text(rq, 0));
-                by_parent = !strcmp((const char *)sqlite3_column_text(rq, 0), "parent");
-            }
-        }
-        if (!num(p, "clean_exit") && by_parent && num(p, "exit_status") < 0) {
-            int sig = (int)-num(p, "exit_status");
-            char e[200];
-            snprintf(e, sizeof e,
-                     "killed by %s (its parent, pid %.0f, reported it when it reaped it; its file "
-                     "has no trailer)",
-                     signame(sig), num(p, "ppid"));
-            cJSON_AddStringToObject(p, "ended", e);
-            cJSON_AddNumberToObject(p, "signal", sig);
-            cJSON_AddStringToObject(p, "signal_name", signame(sig));
-        } else if (by_parent && num(p, "exit_status") >= 0) {
-            /* a raw exit_group (Go programs): no trailer of its own */
-            char e[400];
-            snprintf(e, sizeof e,
-                     "exited with status %.0f without memwatch's exit path (a raw exit_group, "
-                     "as Go programs end, or a last image without libmemwatch.so), %s; its "
-                     "parent, pid %.0f, reported its status and CPU time when it reaped it",
-                     num(p, "exit_status"),
-                     num(p, "clean_exit") ? "before memwatch recorded it"
-                                          : "after it began recording (its file has no trailer)",
-                     num(p, "ppid"));
-            cJSON_AddStringToObject(p, "ended", e);
-        } else if (!num(p, "clean_exit")) {
-            cJSON_AddStringToObject(p, "ended", "no trailer: killed (SIGKILL), cut short or "
-                                                "still running");
-        } else if (num(p, "exit_status") < 0) {
-            int sig = (int)-num(p, "exit_status");
-            char e[400];
-            if (by_parent)
-                snprintf(e, sizeof e,
-                         "killed by %s before memwatch recorded it (its parent, pid %.0f, reported "
-                         "it when it reaped it)",
-                         signame(sig), num(p, "ppid"));
-            else
-                snprintf(e, sizeof e, "killed by %s%s%s%s", signame(sig), fault ? " (" : "",
-                         fault ? fault : "", fault ? ")" : "");
-            cJSON_AddStringToObject(p, "ended", e);
-            cJSON_AddNumberToObject(p, "signal", sig);
-            cJSON_AddStringToObject(p, "signal_name", signame(sig));
-        } else {
-            char e[48];
-            snprintf(e, sizeof e, "exited with status %.0f", num(p, "exit_status"));
-            cJSON_AddStringToObject(p, "ended", e);
-        }
-    }
-    sqlite3_finalize(fq);
-    sqlite3_finalize(rq);
-    sqlite3_finalize(bq);
-    cJSON_AddItemToObject(root, "commands", commands(cJSON_GetObjectItem(root, "processes")));
-    cJSON_AddNumberToObject(root, "precise_samples",
-                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE"
-                                                   " source='precise'"));
-    /* the program's threads of processes that have more than one (the main
-     * thread included, memwatch's own interval thread left out), with their
-     * samples and CPU time; a main thread without its own CPU record gets the
-     * process's CPU time less its other threads' (derived) */
-    cJSON *thr = rows(db,
-                      "SELECT t.process_id, t.tid, t.name, t.user_ns, t.system_ns,"
-                      " t.tid = p.pid AS main,"
-                      " (SELECT COUNT(*) FROM samples s WHERE s.process_id = t.process_id AND"
-                      " s.tid = t.tid) AS samples,"
-                      " (SELECT COUNT(*) FROM samples s WHERE s.process_id = t.process_id AND"
-                      " s.tid = t.tid AND s.in_flagged = 1) AS in_flagged"
-                      " FROM threads t JOIN processes p"
-                      " ON p.id = t.process_id WHERE NOT (" MW_OWN_THREAD ") AND"
-                      " (SELECT COUNT(*) FROM threads u WHERE u.process_id = t.process_id AND"
-                      " NOT (" MW_OWN_THREAD_U ")) > 1"
-                      " ORDER BY t.process_id, in_flagged DESC, samples DESC,"
-                      " COALESCE(t.user_ns + t.system_ns, 0) DESC, t.tid",
-                      top);
-    cJSON_AddItemToObject(root, "threads", thr);
-    derive_main_cpu(db, thr);
-    cJSON_AddItemToObject(root, "samples",
-                          rows(db,
-                               "SELECT source, COUNT(*) AS samples, SUM(in_flagged) AS"
-                               " in_flagged, SUM(selected) AS selected FROM samples GROUP BY"
-                               " source ORDER BY source",
-                               top));
-    /* CPU time from the kernel's accounting (MWR_CPU), and the wall span */
-    cJSON *cpu = cJSON_AddObjectToObject(root, "cpu");
-    cJSON_AddNumberToObject(cpu, "processes",
-                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM processes"));
-    cJSON_AddNumberToObject(cpu, "accounted_processes",
-                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM processes WHERE user_ns IS"
-                                                   " NOT NULL"));
-    cJSON_AddNumberToObject(
-        cpu, "user_ns", (double)mwv_scalar(db, "SELECT COALESCE(SUM(user_ns), 0) FROM processes"));
-    cJSON_AddNumberToObject(
-        cpu, "system_ns",
-        (double)mwv_scalar(db, "SELECT COALESCE(SUM(system_ns), 0) FROM processes"));
-    cJSON_AddNumberToObject(
-        cpu, "minflt", (double)mwv_scalar(db, "SELECT COALESCE(SUM(minflt), 0) FROM processes"));
-    cJSON_AddNumberToObject(
-        cpu, "majflt", (double)mwv_scalar(db, "SELECT COALESCE(SUM(majflt), 0) FROM processes"));
-    cJSON_AddNumberToObject(cpu, "wall_ns",
-                            (double)mwv_scalar(db,
-                                               "SELECT COALESCE(MAX(t_end) - MIN(t_start), 0) FROM"
-                                               " processes WHERE t_end > 0"));
-    cJSON_AddNumberToObject(cpu, "kernel_samples", 0); /* memwatch samples user space only */
-    /* how stacks were taken (META unwind) and how many were cut short */
-    cJSON *stk = cJSON_AddObjectToObject(root, "stacks");
-    cJSON_AddItemToObject(stk, "unwind",
-                          rows(db,
-                               "SELECT CASE WHEN value LIKE 'dwarf%' THEN 'dwarf' WHEN value LIKE"
-                               " 'fp%' THEN 'fp' ELSE value END AS method, COUNT(*) AS processes"
-                               " FROM meta WHERE key = 'unwind' GROUP BY method ORDER BY method",
-                               top));
-    /* page-fault samples of recordings before their call chains were taken
-     * (the event samples no PERF_SAMPLE_CALLCHAIN, 1 << 5) carry their leaf
-     * frame only: not counted as stacks */
-    cJSON_AddNumberToObject(
-        stk, "samples",
-        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples s JOIN events e ON e.id ="
-                               " s.event_id WHERE s.source != 'fault' OR e.sample_type & 32"));
-    cJSON_AddNumberToObject(stk, "samples_truncated",
-                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples s JOIN events e"
-                                                   " ON e.id = s.event_id WHERE s.truncated = 1"
-                                                   " AND (s.source != 'fault' OR e.sample_type"
-                                                   " & 32)"));
-    cJSON_AddNumberToObject(
-        stk, "leaf_only",
-        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples s JOIN events e ON e.id ="
-                               " s.event_id WHERE s.source = 'fault' AND NOT e.sample_type & 32"));
-    cJSON_AddNumberToObject(stk, "allocations",
-                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM allocations"));
-    cJSON_AddNumberToObject(
-        stk, "allocations_truncated",
-        (double)mwv_scalar(db, "SELECT COUNT(*) FROM allocations WHERE truncated = 1"));
-    /* bandwidth-bound share */
-    cJSON *bw = cJSON_AddObjectToObject(root, "bandwidth");
-    /* the measured time: intervals with a latency reading (only those can be
-     * flagged), summed over processes, as `memwatch record` counts it */
-    int64_t tot = mwv_scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals"
-                                 " WHERE flags & 2");
-    int64_t fl = mwv_scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals WHERE"
-                                " bw_bound = 1");
-    cJSON_AddNumberToObject(bw, "intervals",
-                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM intervals"));
-    cJSON_AddNumberToObject(
-        bw, "measured_intervals",
-        (double)mwv_scalar(db, "SELECT COUNT(*) FROM intervals WHERE flags & 2"));
-    cJSON_AddNumberToObject(
-        bw, "flagged_intervals",
-        (double)mwv_scalar(db, "SELECT COUNT(*) FROM intervals WHERE bw_bound=1"));
-    cJSON_AddNumberToObject(
-        bw, "uncalibrated_intervals",
-        (double)mwv_scalar(db, "SELECT COUNT(*) FROM intervals WHERE flags & 8"));
-    cJSON_AddNumberToObject(bw, "time_ns", (double)tot);
-    cJSON_AddNumberToObject(bw, "flagged_ns", (double)fl);
-    cJSON_AddNumberToObject(bw, "share", tot > 0 ? (double)fl / (double)tot : 0);
-    /* false: the profile's calibration never saw memory saturate, so a low
-     * share cannot be told from "not bound": nothing is called
-     * bandwidth-bound, the load is given relative to the calibrated peak */
-    int seen = mwv_saturation_seen(db);
-    if (seen >= 0)
-        cJSON_AddBoolToObject(bw, "detectable", seen);
-    if (seen == 0)
-        cJSON_AddStringToObject(bw, "note",
-                                "the machine profile's calibration could not saturate memory "
-                                "here, so nothing is called bandwidth-bound (false negatives "
-                                "cannot be judged); the levels give the load relative to the "
-                                "calibrated peak");
-    int64_t t0 = mwv_scalar(db, "SELECT MIN(t_start) FROM intervals"),
-            t1 = mwv_scalar(db, "SELECT MAX(t_end) FROM intervals");
-    cJSON_AddNumberToObject(bw, "t_start", (double)t0);
-    cJSON_AddNumberToObject(bw, "t_end", (double)t1);
-    cJSON_AddItemToObject(bw, "timeline", timeline(db, t0, t1));
-    mw_levels_collect(db, bw, t0, t1, TIMELINE_COLS);
-    cJSON *lm = rows(db, "SELECT lat_method, AVG(latency_ns) AS mean_latency_ns,"
-                         " MAX(threshold_ns) AS threshold_ns, COUNT(*) AS intervals FROM intervals"
-                         " WHERE lat_method != '' AND latency_ns IS NOT NULL GROUP BY lat_method",
-                     top);
-    cJSON_AddItemToObject(bw, "latency", lm);
-    /* the machine profile's read/write curve that set the threshold, and why
-     * (META mix_curve: docs/saturation.md, "Read/write mixes") */
-    cJSON_AddItemToObject(bw, "mix_curves",
-                          rows(db,
-                               "SELECT DISTINCT value AS mix_curve FROM meta WHERE key = "
-                               "'mix_curve' ORDER BY value",
-                               top));
-    /* whose load the flagged intervals were (report/load.c) */
-    cJSON *load = mw_load_collect(db, top);
-    if (load)
-        cJSON_AddItemToObject(bw, "load", load);
-    /* DRAM bandwidth where a bandwidth method was read (bytes NULL otherwise);
-     * bytes per ns = GB/s; the mean is time-weighted over the intervals */
-    cJSON_AddItemToObject(bw, "dram",
-                          rows(db,
-                               "SELECT bw_method, SUM(bytes) / SUM(t_end - t_start) AS mean_gbs,"
-                               " MAX(bytes / (t_end - t_start)) AS max_gbs, COUNT(*) AS intervals"
-                               " FROM intervals WHERE bytes IS NOT NULL AND bw_method != ''"
-                               " AND t_end > t_start GROUP BY bw_method",
-                               top));
+    cJSON_AddItemToObject(
+        root, "gpu_devices",
+        rows(db,
+             MWV_GPU_DEVNAME_CTE
+             " SELECT p.hostname AS host, k.device, MAX(dn.name) AS name, COUNT(*) AS launches, SUM(k.bw_bound) AS bw_bound,"
+             " SUM(k.end_ns - k.start_ns) AS time_ns, SUM(CASE WHEN k.flags & 2 THEN k.dram_bytes"
+             " ELSE 0 END) AS dram_bytes, MAX(k.threshold_bw) AS threshold_bw,"
+             " MAX(k.peak_bw) AS peak_bw, MAX((k.flags & 4) != 0) AS uncalibrated,"
+             " COUNT(DISTINCT k.process_id) AS processes, GROUP_CONCAT(DISTINCT p.rank) AS ranks"
+             " FROM gpu_kernels k JOIN processes p ON p.id = k.process_id LEFT JOIN devname dn"
+             " ON dn.process_id = k.process_id AND dn.device = k.device"
+             " GROUP BY p.hostname, k.device ORDER BY p.hostname, k.device LIMIT ?",
+             top));
+    /* One row per process (MPI rank) and device it launched kernels on. */
+    cJSON_AddItemToObject(
+        root, "gpu_ranks",
+        rows(db,
+             "SELECT p.rank, p.pid, p.hostname AS host, k.device, COUNT(*) AS launches,"
+             " SUM(k.bw_bound) AS bw_bound, SUM(k.end_ns - k.start_ns) AS time_ns,"
+             " SUM(CASE WHEN k.flags & 2 THEN k.dram_bytes ELSE 0 END) AS dram_bytes,"
+             " SUM((k.flags & 2) != 0) AS measured"
+             " FROM gpu_kernels k JOIN processes p ON p.id = k.process_id"
+             " GROUP BY k.process_id, k.device ORDER BY p.rank, p.hostname, p.pid, k.device"
+             " LIMIT ?",
+             top));
+    cJSON_AddItemToObject(
+        root, "gpu_lines",
+        rows(db,
+             "SELECT file, line, function, SUM(samples) AS samples,"
+             " SUM(stall_memory) AS stall_memory, MAX(stalls) AS stalls FROM gpu_pcs"
+             " GROUP BY file, line, function ORDER BY samples DESC LIMIT ?",
+             top));
+}
 
-    add_code(db, root, "flagged", 1, top);
-    if (mwv_saturation_seen(db) == 0)
-        add_code(db, root, "high_load", 2, top);
-    add_code(db, root, "overall", 0, top);
-
+/* The data side: objects, allocation sites, data addresses and why none, memory levels of
+ * precise samples, losses. */
+static void collect_data(sqlite3 *db, cJSON *root, int top)
+{
     cJSON_AddItemToObject(root, "objects", rows(db, mwv_q_objects, top));
     /* Sites whose allocations were sampled (MWR_ALLOC_SITE, format 1.2): all
      * their allocations, of which `recorded` are in allocations; databases
@@ -712,52 +495,311 @@ static cJSON *collect(sqlite3 *db, int top)
                                "SELECT kind, SUM(count) AS count, COUNT(*) AS records FROM"
                                " losses GROUP BY kind ORDER BY kind",
                                top));
-    /* One row per kernel and device; bytes and throughput over the launches
-     * PM windows covered (flag 2, BW_VALID; 16 is PARTIAL), docs/gpu.md. */
+}
+
+/* The "bandwidth" object: flagged share of the measured time, its timeline and levels,
+ * latency, curves, load and DRAM bandwidth. */
+static void collect_bandwidth(sqlite3 *db, cJSON *root, int top)
+{
+    /* bandwidth-bound share */
+    cJSON *bw = cJSON_AddObjectToObject(root, "bandwidth");
+    /* the measured time: intervals with a latency reading (only those can be
+     * flagged), summed over processes, as `memwatch record` counts it */
+    int64_t tot = mwv_scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals"
+                                 " WHERE flags & 2");
+    int64_t fl = mwv_scalar(db, "SELECT COALESCE(SUM(t_end - t_start), 0) FROM intervals WHERE"
+                                " bw_bound = 1");
+    cJSON_AddNumberToObject(bw, "intervals",
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM intervals"));
+    cJSON_AddNumberToObject(
+        bw, "measured_intervals",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM intervals WHERE flags & 2"));
+    cJSON_AddNumberToObject(
+        bw, "flagged_intervals",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM intervals WHERE bw_bound=1"));
+    cJSON_AddNumberToObject(
+        bw, "uncalibrated_intervals",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM intervals WHERE flags & 8"));
+    cJSON_AddNumberToObject(bw, "time_ns", (double)tot);
+    cJSON_AddNumberToObject(bw, "flagged_ns", (double)fl);
+    cJSON_AddNumberToObject(bw, "share", tot > 0 ? (double)fl / (double)tot : 0);
+    /* false: the profile's calibration never saw memory saturate, so a low
+     * share cannot be told from "not bound": nothing is called
+     * bandwidth-bound, the load is given relative to the calibrated peak */
+    int seen = mwv_saturation_seen(db);
+    if (seen >= 0)
+        cJSON_AddBoolToObject(bw, "detectable", seen);
+    if (seen == 0)
+        cJSON_AddStringToObject(bw, "note",
+                                "the machine profile's calibration could not saturate memory "
+                                "here, so nothing is called bandwidth-bound (false negatives "
+                                "cannot be judged); the levels give the load relative to the "
+                                "calibrated peak");
+    int64_t t0 = mwv_scalar(db, "SELECT MIN(t_start) FROM intervals"),
+            t1 = mwv_scalar(db, "SELECT MAX(t_end) FROM intervals");
+    cJSON_AddNumberToObject(bw, "t_start", (double)t0);
+    cJSON_AddNumberToObject(bw, "t_end", (double)t1);
+    cJSON_AddItemToObject(bw, "timeline", timeline(db, t0, t1));
+    mw_levels_collect(db, bw, t0, t1, TIMELINE_COLS);
+    cJSON *lm = rows(db, "SELECT lat_method, AVG(latency_ns) AS mean_latency_ns,"
+                         " MAX(threshold_ns) AS threshold_ns, COUNT(*) AS intervals FROM intervals"
+                         " WHERE lat_method != '' AND latency_ns IS NOT NULL GROUP BY lat_method",
+                     top);
+    cJSON_AddItemToObject(bw, "latency", lm);
+    /* the machine profile's read/write curve that set the threshold, and why
+     * (META mix_curve: docs/saturation.md, "Read/write mixes") */
+    cJSON_AddItemToObject(bw, "mix_curves",
+                          rows(db,
+                               "SELECT DISTINCT value AS mix_curve FROM meta WHERE key = "
+                               "'mix_curve' ORDER BY value",
+                               top));
+    /* whose load the flagged intervals were (report/load.c) */
+    cJSON *load = mw_load_collect(db, top);
+    if (load)
+        cJSON_AddItemToObject(bw, "load", load);
+    /* DRAM bandwidth where a bandwidth method was read (bytes NULL otherwise);
+     * bytes per ns = GB/s; the mean is time-weighted over the intervals */
+    cJSON_AddItemToObject(bw, "dram",
+                          rows(db,
+                               "SELECT bw_method, SUM(bytes) / SUM(t_end - t_start) AS mean_gbs,"
+                               " MAX(bytes / (t_end - t_start)) AS max_gbs, COUNT(*) AS intervals"
+                               " FROM intervals WHERE bytes IS NOT NULL AND bw_method != ''"
+                               " AND t_end > t_start GROUP BY bw_method",
+                               top));
+}
+
+/* The "stacks" object: how stacks were taken and how many were cut short. */
+static void collect_stacks(sqlite3 *db, cJSON *root, int top)
+{
+    /* how stacks were taken (META unwind) and how many were cut short */
+    cJSON *stk = cJSON_AddObjectToObject(root, "stacks");
+    cJSON_AddItemToObject(stk, "unwind",
+                          rows(db,
+                               "SELECT CASE WHEN value LIKE 'dwarf%' THEN 'dwarf' WHEN value LIKE"
+                               " 'fp%' THEN 'fp' ELSE value END AS method, COUNT(*) AS processes"
+                               " FROM meta WHERE key = 'unwind' GROUP BY method ORDER BY method",
+                               top));
+    /* page-fault samples of recordings before their call chains were taken
+     * (the event samples no PERF_SAMPLE_CALLCHAIN, 1 << 5) carry their leaf
+     * frame only: not counted as stacks */
+    cJSON_AddNumberToObject(
+        stk, "samples",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples s JOIN events e ON e.id ="
+                               " s.event_id WHERE s.source != 'fault' OR e.sample_type & 32"));
+    cJSON_AddNumberToObject(stk, "samples_truncated",
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples s JOIN events e"
+                                                   " ON e.id = s.event_id WHERE s.truncated = 1"
+                                                   " AND (s.source != 'fault' OR e.sample_type"
+                                                   " & 32)"));
+    cJSON_AddNumberToObject(
+        stk, "leaf_only",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples s JOIN events e ON e.id ="
+                               " s.event_id WHERE s.source = 'fault' AND NOT e.sample_type & 32"));
+    cJSON_AddNumberToObject(stk, "allocations",
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM allocations"));
+    cJSON_AddNumberToObject(
+        stk, "allocations_truncated",
+        (double)mwv_scalar(db, "SELECT COUNT(*) FROM allocations WHERE truncated = 1"));
+}
+
+/* The "cpu" object: CPU time from the kernel's accounting (MWR_CPU), and the wall span. */
+static void collect_cpu(sqlite3 *db, cJSON *root)
+{
+    /* CPU time from the kernel's accounting (MWR_CPU), and the wall span */
+    cJSON *cpu = cJSON_AddObjectToObject(root, "cpu");
+    cJSON_AddNumberToObject(cpu, "processes",
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM processes"));
+    cJSON_AddNumberToObject(cpu, "accounted_processes",
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM processes WHERE user_ns IS"
+                                                   " NOT NULL"));
+    cJSON_AddNumberToObject(
+        cpu, "user_ns", (double)mwv_scalar(db, "SELECT COALESCE(SUM(user_ns), 0) FROM processes"));
+    cJSON_AddNumberToObject(
+        cpu, "system_ns",
+        (double)mwv_scalar(db, "SELECT COALESCE(SUM(system_ns), 0) FROM processes"));
+    cJSON_AddNumberToObject(
+        cpu, "minflt", (double)mwv_scalar(db, "SELECT COALESCE(SUM(minflt), 0) FROM processes"));
+    cJSON_AddNumberToObject(
+        cpu, "majflt", (double)mwv_scalar(db, "SELECT COALESCE(SUM(majflt), 0) FROM processes"));
+    cJSON_AddNumberToObject(cpu, "wall_ns",
+                            (double)mwv_scalar(db,
+                                               "SELECT COALESCE(MAX(t_end) - MIN(t_start), 0) FROM"
+                                               " processes WHERE t_end > 0"));
+    cJSON_AddNumberToObject(cpu, "kernel_samples", 0); /* memwatch samples user space only */
+}
+
+/* One process row's notes from its META: the fault that ended it, the signal it kept
+ * blocked, who reported it, and how it ended. */
+static void process_notes(cJSON *p, sqlite3_stmt *fq, sqlite3_stmt *rq, sqlite3_stmt *bq)
+{
+    /* where a fault ended it (the library's META "fault") */
+    const char *fault = NULL;
+    if (fq) {
+        sqlite3_reset(fq);
+        sqlite3_bind_int64(fq, 1, (sqlite3_int64)num(p, "id"));
+        if (sqlite3_step(fq) == SQLITE_ROW)
+            fault = (const char *)sqlite3_column_text(fq, 0);
+        if (fault)
+            cJSON_AddStringToObject(p, "fault", fault);
+    }
+    /* a program that kept memwatch's timer signal blocked (META
+     * signals_blocked, preload/process.c): which, and what it cost */
+    if (bq) {
+        sqlite3_reset(bq);
+        sqlite3_bind_int64(bq, 1, (sqlite3_int64)num(p, "id"));
+        if (sqlite3_step(bq) == SQLITE_ROW && sqlite3_column_text(bq, 0))
+            cJSON_AddStringToObject(p, "signals_blocked",
+                                    (const char *)sqlite3_column_text(bq, 0));
+    }
+    int by_parent = 0;
+    if (rq) {
+        sqlite3_reset(rq);
+        sqlite3_bind_int64(rq, 1, (sqlite3_int64)num(p, "id"));
+        if (sqlite3_step(rq) == SQLITE_ROW && sqlite3_column_text(rq, 0)) {
+            cJSON_AddStringToObject(p, "reported_by", (const char *)sqlite3_column_text(rq, 0));
+            by_parent = !strcmp((const char *)sqlite3_column_text(rq, 0), "parent");
+        }
+    }
+    if (!num(p, "clean_exit") && by_parent && num(p, "exit_status") < 0) {
+        int sig = (int)-num(p, "exit_status");
+        char e[200];
+        snprintf(e, sizeof e,
+                 "killed by %s (its parent, pid %.0f, reported it when it reaped it; its file "
+                 "has no trailer)",
+                 signame(sig), num(p, "ppid"));
+        cJSON_AddStringToObject(p, "ended", e);
+        cJSON_AddNumberToObject(p, "signal", sig);
+        cJSON_AddStringToObject(p, "signal_name", signame(sig));
+    } else if (by_parent && num(p, "exit_status") >= 0) {
+        /* a raw exit_group (Go programs): no trailer of its own */
+        char e[400];
+        snprintf(e, sizeof e,
+                 "exited with status %.0f without memwatch's exit path (a raw exit_group, "
+                 "as Go programs end, or a last image without libmemwatch.so), %s; its "
+                 "parent, pid %.0f, reported its status and CPU time when it reaped it",
+                 num(p, "exit_status"),
+                 num(p, "clean_exit") ? "before memwatch recorded it"
+                                      : "after it began recording (its file has no trailer)",
+                 num(p, "ppid"));
+        cJSON_AddStringToObject(p, "ended", e);
+    } else if (!num(p, "clean_exit")) {
+        cJSON_AddStringToObject(p, "ended", "no trailer: killed (SIGKILL), cut short or "
+                                            "still running");
+    } else if (num(p, "exit_status") < 0) {
+        int sig = (int)-num(p, "exit_status");
+        char e[400];
+        if (by_parent)
+            snprintf(e, sizeof e,
+                     "killed by %s before memwatch recorded it (its parent, pid %.0f, reported "
+                     "it when it reaped it)",
+                     signame(sig), num(p, "ppid"));
+        else
+            snprintf(e, sizeof e, "killed by %s%s%s%s", signame(sig), fault ? " (" : "",
+                     fault ? fault : "", fault ? ")" : "");
+        cJSON_AddStringToObject(p, "ended", e);
+        cJSON_AddNumberToObject(p, "signal", sig);
+        cJSON_AddStringToObject(p, "signal_name", signame(sig));
+    } else {
+        char e[48];
+        snprintf(e, sizeof e, "exited with status %.0f", num(p, "exit_status"));
+        cJSON_AddStringToObject(p, "ended", e);
+    }
+}
+
+/* The "processes" rows, each with how it ended (process_notes). */
+static void collect_processes(sqlite3 *db, cJSON *root, int top)
+{
     cJSON_AddItemToObject(
-        root, "gpu_kernels",
+        root, "processes",
         rows(db,
-             "SELECT device, name, COUNT(*) AS launches, SUM(end_ns - start_ns) AS time_ns,"
-             " SUM(bw_bound) AS bw_bound, SUM((flags & 2) != 0) AS measured,"
-             " SUM((flags & 16) != 0) AS partial,"
-             " AVG(end_ns - start_ns) AS time_per_launch_ns,"
-             " AVG(CASE WHEN flags & 2 THEN dram_bytes END) AS bytes_per_launch,"
-             " AVG(CASE WHEN flags & 2 THEN dram_bw END) AS mean_dram_bw,"
-             " MAX(threshold_bw) AS threshold_bw FROM gpu_kernels"
-             " GROUP BY device, name ORDER BY time_ns DESC LIMIT ?",
+             "SELECT p.id, pid, ppid, rank, hostname, exe, cmdline, file, t_start, t_end,"
+             " exit_status, clean_exit, status, threshold, threshold_source, user_ns, system_ns,"
+             " minflt, majflt,"
+             " (SELECT COUNT(*) FROM threads t WHERE t.process_id = p.id AND NOT (" MW_OWN_THREAD
+             ")) AS threads,"
+             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id) AS samples,"
+             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id AND s.at_memory IS NOT"
+             " NULL) AS decoded,"
+             " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id AND s.at_memory = 1)"
+             " AS at_memory,"
+             " COALESCE(iv.tot, 0) AS measured_ns, COALESCE(iv.fl, 0) AS flagged_ns"
+             " FROM processes p LEFT JOIN (SELECT process_id,"
+             "  SUM(CASE WHEN flags & 2 THEN t_end - t_start ELSE 0 END) AS tot,"
+             "  SUM(CASE WHEN bw_bound = 1 THEN t_end - t_start ELSE 0 END) AS fl"
+             "  FROM intervals GROUP BY process_id) iv ON iv.process_id = p.id"
+             " ORDER BY COALESCE(iv.fl, 0) DESC, COALESCE(user_ns + system_ns, 0) DESC,"
+             " t_end - t_start DESC, rank, pid, p.id",
              top));
-    cJSON_AddItemToObject(
-        root, "gpu_devices",
-        rows(db,
-             MWV_GPU_DEVNAME_CTE
-             " SELECT p.hostname AS host, k.device, MAX(dn.name) AS name, COUNT(*) AS launches, SUM(k.bw_bound) AS bw_bound,"
-             " SUM(k.end_ns - k.start_ns) AS time_ns, SUM(CASE WHEN k.flags & 2 THEN k.dram_bytes"
-             " ELSE 0 END) AS dram_bytes, MAX(k.threshold_bw) AS threshold_bw,"
-             " MAX(k.peak_bw) AS peak_bw, MAX((k.flags & 4) != 0) AS uncalibrated,"
-             " COUNT(DISTINCT k.process_id) AS processes, GROUP_CONCAT(DISTINCT p.rank) AS ranks"
-             " FROM gpu_kernels k JOIN processes p ON p.id = k.process_id LEFT JOIN devname dn"
-             " ON dn.process_id = k.process_id AND dn.device = k.device"
-             " GROUP BY p.hostname, k.device ORDER BY p.hostname, k.device LIMIT ?",
-             top));
-    /* One row per process (MPI rank) and device it launched kernels on. */
-    cJSON_AddItemToObject(
-        root, "gpu_ranks",
-        rows(db,
-             "SELECT p.rank, p.pid, p.hostname AS host, k.device, COUNT(*) AS launches,"
-             " SUM(k.bw_bound) AS bw_bound, SUM(k.end_ns - k.start_ns) AS time_ns,"
-             " SUM(CASE WHEN k.flags & 2 THEN k.dram_bytes ELSE 0 END) AS dram_bytes,"
-             " SUM((k.flags & 2) != 0) AS measured"
-             " FROM gpu_kernels k JOIN processes p ON p.id = k.process_id"
-             " GROUP BY k.process_id, k.device ORDER BY p.rank, p.hostname, p.pid, k.device"
-             " LIMIT ?",
-             top));
-    cJSON_AddItemToObject(
-        root, "gpu_lines",
-        rows(db,
-             "SELECT file, line, function, SUM(samples) AS samples,"
-             " SUM(stall_memory) AS stall_memory, MAX(stalls) AS stalls FROM gpu_pcs"
-             " GROUP BY file, line, function ORDER BY samples DESC LIMIT ?",
-             top));
+    const cJSON *pr;
+    sqlite3_stmt *fq = NULL;
+    sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE process_id = ? AND key = 'fault'", -1,
+                       &fq, NULL);
+    /* a child its parent wrote on reaping it (a signal memwatch does not
+     * catch ended it before it began recording: META reported_by) */
+    sqlite3_stmt *rq = NULL;
+    sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE process_id = ? AND key = 'reported_by'",
+                       -1, &rq, NULL);
+    sqlite3_stmt *bq = NULL;
+    sqlite3_prepare_v2(db,
+                       "SELECT value FROM meta WHERE process_id = ? AND key = 'signals_blocked'"
+                       " ORDER BY rowid DESC LIMIT 1",
+                       -1, &bq, NULL);
+    cJSON_ArrayForEach(pr, cJSON_GetObjectItem(root, "processes"))
+        process_notes((cJSON *)pr, fq, rq, bq);
+    sqlite3_finalize(fq);
+    sqlite3_finalize(rq);
+    sqlite3_finalize(bq);
+}
+
+static cJSON *collect(sqlite3 *db, int top)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *run = rows(db, "SELECT created, memwatch_version, inputs, nfiles, threshold,"
+                          " threshold_source FROM runs LIMIT 1", top);
+    cJSON_AddItemToObject(root, "run", cJSON_DetachItemFromArray(run, 0));
+    cJSON_Delete(run);
+    collect_processes(db, root, top);
+    cJSON_AddItemToObject(root, "commands", commands(cJSON_GetObjectItem(root, "processes")));
+    cJSON_AddNumberToObject(root, "precise_samples",
+                            (double)mwv_scalar(db, "SELECT COUNT(*) FROM samples WHERE"
+                                                   " source='precise'"));
+    /* the program's threads of processes that have more than one (the main
+     * thread included, memwatch's own interval thread left out), with their
+     * samples and CPU time; a main thread without its own CPU record gets the
+     * process's CPU time less its other threads' (derived) */
+    cJSON *thr = rows(db,
+                      "SELECT t.process_id, t.tid, t.name, t.user_ns, t.system_ns,"
+                      " t.tid = p.pid AS main,"
+                      " (SELECT COUNT(*) FROM samples s WHERE s.process_id = t.process_id AND"
+                      " s.tid = t.tid) AS samples,"
+                      " (SELECT COUNT(*) FROM samples s WHERE s.process_id = t.process_id AND"
+                      " s.tid = t.tid AND s.in_flagged = 1) AS in_flagged"
+                      " FROM threads t JOIN processes p"
+                      " ON p.id = t.process_id WHERE NOT (" MW_OWN_THREAD ") AND"
+                      " (SELECT COUNT(*) FROM threads u WHERE u.process_id = t.process_id AND"
+                      " NOT (" MW_OWN_THREAD_U ")) > 1"
+                      " ORDER BY t.process_id, in_flagged DESC, samples DESC,"
+                      " COALESCE(t.user_ns + t.system_ns, 0) DESC, t.tid",
+                      top);
+    cJSON_AddItemToObject(root, "threads", thr);
+    derive_main_cpu(db, thr);
+    cJSON_AddItemToObject(root, "samples",
+                          rows(db,
+                               "SELECT source, COUNT(*) AS samples, SUM(in_flagged) AS"
+                               " in_flagged, SUM(selected) AS selected FROM samples GROUP BY"
+                               " source ORDER BY source",
+                               top));
+    collect_cpu(db, root);
+    collect_stacks(db, root, top);
+    collect_bandwidth(db, root, top);
+
+    add_code(db, root, "flagged", 1, top);
+    if (mwv_saturation_seen(db) == 0)
+        add_code(db, root, "high_load", 2, top);
+    add_code(db, root, "overall", 0, top);
+
+    collect_data(db, root, top);
+    collect_gpu(db, root, top);
     mw_rgn_collect(db, root, top);
     mw_names_collect(db, root, top);
     return root;
@@ -988,152 +1030,146 @@ static void text_commands(FILE *f, const cJSON *cmds, int nproc, int top)
                 nc - top == 1 ? "" : "s", rest_p);
 }
 
-static void render_text(FILE *f, const cJSON *root, int top)
+/* The "GPU source lines" section (PC sampling). */
+static void text_gpu_lines(FILE *f, const cJSON *root)
 {
-    const cJSON *run = cJSON_GetObjectItem(root, "run"), *r;
-    fprintf(f, "memwatch report: %.0f file(s) from %s\n", num(run, "nfiles"),
-            str(run, "inputs") ? str(run, "inputs") : "?");
-    const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "processes"), 0);
-    const cJSON *tsrc = p0 && str(p0, "threshold_source") ? p0 : run;
-    if (num(root, "precise_samples") > 0) /* only where the machine had precise sampling */
-        fprintf(f, "precise-sample latency threshold: %.0f cycles (%s)\n", num(tsrc, "threshold"),
-                str(tsrc, "threshold_source") ? str(tsrc, "threshold_source") : "?");
-    const cJSON *procs = cJSON_GetObjectItem(root, "processes");
-    int nproc = cJSON_GetArraySize(procs), shown = 0;
-    if (nproc > top) {
-        text_commands(f, cJSON_GetObjectItem(root, "commands"), nproc, top);
-        fprintf(f, "Busiest processes (%d of %d; most flagged time, then most CPU time first)\n",
-                top, nproc);
-    } else {
-        fprintf(f, "\nProcesses (%d; most flagged time, then most CPU time first)\n", nproc);
-    }
-    cJSON_ArrayForEach(r, procs)
-    {
-        if (shown++ >= top)
-            break;
-        double dur = num(r, "t_end") - num(r, "t_start");
-        fprintf(f, "  pid %-7.0f", num(r, "pid"));
-        if (cJSON_GetObjectItem(r, "rank"))
-            fprintf(f, " rank %-4.0f", num(r, "rank"));
-        if (str(r, "hostname"))
-            fprintf(f, " %s", str(r, "hostname"));
-        const char *cmd = str(r, "cmdline") ? str(r, "cmdline") : str(r, "exe");
-        char cut[168];
-        if (nproc > top && cmd && strlen(cmd) > 160) { /* many processes: one line each */
-            snprintf(cut, sizeof cut, "%.157s...", cmd);
-            cmd = cut;
-        }
-        const cJSON *ts = cJSON_GetObjectItem(r, "t_start");
-        if (!ts || cJSON_IsNull(ts)) /* its parent reported it: when it started is not known */
-            fprintf(f, " %s  start unknown,", cmd ? cmd : "(command unknown)");
-        else
-            fprintf(f, " %s  %.2f s,", cmd ? cmd : "", dur > 0 ? dur / 1e9 : 0);
-        if (num(r, "threads") > 0)
-            fprintf(f, " %.0f thread%s,", num(r, "threads"), num(r, "threads") == 1 ? "" : "s");
-        fprintf(f, " %.0f samples, %s", num(r, "samples"), str(r, "ended") ? str(r, "ended") : "?");
-        if (cJSON_GetObjectItem(r, "user_ns"))
-            fprintf(f, ", CPU user %.2f s, system %.2f s", num(r, "user_ns") / 1e9,
-                    num(r, "system_ns") / 1e9);
-        if (num(r, "decoded") > 0) /* docs/data-addresses.md */
-            fprintf(f, ", at memory accesses %.0f%%", 100 * num(r, "at_memory") / num(r, "decoded"));
-        /* nothing is called bound where memory could not saturate */
-        if (num(r, "flagged_ns") > 0 &&
-            !cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "bandwidth"), "saturable")))
-            fprintf(f, ", bound %.1f%%",
-                    num(r, "measured_ns") > 0 ? 100 * num(r, "flagged_ns") / num(r, "measured_ns")
-                                              : 0);
-        fprintf(f, "\n");
-        const char *st = str(r, "status");
-        if (st && strcmp(st, "ok"))
-            fprintf(f, "    %s: %s\n", mwv_base(str(r, "file")), st);
-        if (str(r, "signals_blocked"))
-            fprintf(f, "    signals blocked: %s\n", str(r, "signals_blocked"));
-        /* every thread of the program, busiest first (memwatch's own left out) */
-        const cJSON *t;
-        int nt = 0, more = 0;
-        cJSON_ArrayForEach(t, cJSON_GetObjectItem(root, "threads"))
+    const cJSON *r;
+    const cJSON *gl = cJSON_GetObjectItem(root, "gpu_lines");
+    if (cJSON_GetArraySize(gl) > 0) {
+        fprintf(f, "\nGPU source lines (PC sampling; memory: samples stalled on memory)\n");
+        cJSON_ArrayForEach(r, gl)
         {
-            if (num(t, "process_id") != num(r, "id"))
-                continue;
-            if (nt++ >= top) {
-                more++;
-                continue;
-            }
-            fprintf(f, "    thread %-16s tid %-7.0f %5.0f samples",
-                    str(t, "name") ? str(t, "name") : "?", num(t, "tid"), num(t, "samples"));
-            if (cJSON_GetObjectItem(t, "user_ns"))
-                fprintf(f, ", CPU user %.2f s, system %.2f s", num(t, "user_ns") / 1e9,
-                        num(t, "system_ns") / 1e9);
-            else
-                fprintf(f, ", CPU time not recorded");
-            if (num(t, "in_flagged") > 0)
-                fprintf(f, ", %.0f samples in flagged intervals", num(t, "in_flagged"));
-            if (num(t, "main"))
-                fprintf(f, ", main thread");
-            if (cJSON_IsTrue(cJSON_GetObjectItem(t, "cpu_derived")))
-                fprintf(f, " (CPU time derived: the process's less its other threads')");
-            fprintf(f, "\n");
+            const char *st = str(r, "stalls");
+            char nm[80];
+            mw_kernel_short(str(r, "function"), nm, 30);
+            fprintf(f, "  %s:%.0f  %-30s %8.0f samples, %5.1f%% memory%s%s\n",
+                    mwv_base(str(r, "file")), num(r, "line"), nm, num(r, "samples"),
+                    num(r, "samples") > 0 ? 100 * num(r, "stall_memory") / num(r, "samples") : 0,
+                    st && *st ? "  " : "", st ? st : "");
         }
-        if (more)
-            fprintf(f, "    ... %d more thread%s (--top N shows more)\n", more,
-                    more == 1 ? "" : "s");
     }
-    if (nproc > top)
-        text_more_processes(f, procs, top);
-    fprintf(f, "  samples:");
-    cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "samples"))
-        fprintf(f, " %s %.0f (%.0f in flagged intervals, %.0f of them naming code and data)",
-                str(r, "source") ? str(r, "source") : "?", num(r, "samples"), num(r, "in_flagged"), num(r, "selected"));
-    fprintf(f, "\n");
+}
 
-    const cJSON *stk = cJSON_GetObjectItem(root, "stacks");
-    fprintf(f, "  stacks:");
-    cJSON_ArrayForEach(r, cJSON_GetObjectItem(stk, "unwind"))
-        fprintf(f, " %s in %.0f process%s,", str(r, "method") ? str(r, "method") : "?",
-                num(r, "processes"), num(r, "processes") == 1 ? "" : "es");
-    fprintf(f, " %.0f of %.0f sample stacks and %.0f of %.0f allocation stacks truncated",
-            num(stk, "samples_truncated"), num(stk, "samples"),
-            num(stk, "allocations_truncated"), num(stk, "allocations"));
-    if (num(stk, "leaf_only") > 0)
-        fprintf(f, "; %.0f page-fault samples carry their leaf frame only",
-                num(stk, "leaf_only"));
-    fprintf(f, "\n");
-    if (num(stk, "samples_truncated") + num(stk, "allocations_truncated") > 0)
-        fprintf(f, "    (cut short before the program's or thread's entry: deeper than the "
-                   "stack copy or the frame limit, or a frame without unwind information; "
-                   "their callers are missing from the caller view)\n");
+/* The "GPU kernels" table, short kernel names told apart where they collide. */
+static void text_gpu_kernels(FILE *f, const cJSON *root)
+{
+    const cJSON *r;
+    const cJSON *gk = cJSON_GetObjectItem(root, "gpu_kernels");
+    if (cJSON_GetArraySize(gk) > 0) {
+        fprintf(f, "\nGPU kernels (per launch: DRAM bytes from PM-sampling windows, each "
+                   "window's bytes shared by the launches in it by byte rate x time; "
+                   "docs/gpu.md)\n");
+        fprintf(f, "  %-3s %-44s %8s %8s %8s %11s %12s %11s\n", "dev", "kernel", "launches",
+                "flagged", "measured", "time/launch", "bytes/launch", "mean");
+        /* short names (kernel_name.c); two kernels never share one: a number
+         * tells apart the kernels whose short names collide (the same kernel
+         * on two devices keeps its name) */
+        char shorts[64][80];
+        const char *fulls[64];
+        int k = 0;
+        cJSON_ArrayForEach(r, gk)
+        {
+            char bwb[32], byb[32], nm[80];
+            const char *full = str(r, "name") ? str(r, "name") : "?";
+            mwv_human_bytes(num(r, "mean_dram_bw"), bwb, sizeof bwb);
+            mwv_human_bytes(num(r, "bytes_per_launch"), byb, sizeof byb);
+            mw_kernel_short(full, nm, 40);
+            int same = 0;
+            for (int j = 0; j < k && j < 64; j++)
+                same += !strcmp(shorts[j], nm) && strcmp(fulls[j], full);
+            if (k < 64) {
+                snprintf(shorts[k], sizeof shorts[k], "%s", nm);
+                fulls[k] = full;
+            }
+            k++;
+            if (same) {
+                size_t l = strlen(nm);
+                snprintf(nm + l, sizeof nm - l, " #%d", same + 1);
+            }
+            fprintf(f, "  %-3.0f %-44s %8.0f %8.0f %8.0f %8.3f ms %12s %9s/s\n",
+                    num(r, "device"), nm, num(r, "launches"), num(r, "bw_bound"),
+                    num(r, "measured"), num(r, "time_per_launch_ns") / 1e6, byb, bwb);
+        }
+    }
+}
 
-    const cJSON *cpu = cJSON_GetObjectItem(root, "cpu");
-    double cu = num(cpu, "user_ns") / 1e9, cs = num(cpu, "system_ns") / 1e9;
-    fprintf(f, "\nCPU time (the kernel's accounting of %.0f of %.0f processes): user %.2f s, "
-               "system %.2f s",
-            num(cpu, "accounted_processes"), num(cpu, "processes"), cu, cs);
-    if (cu + cs > 0)
-        fprintf(f, " (%.1f%% of the CPU time in the kernel)", 100 * cs / (cu + cs));
-    fprintf(f, "; %.0f minor and %.0f major page faults; wall time %.2f s\n",
-            num(cpu, "minflt"), num(cpu, "majflt"), num(cpu, "wall_ns") / 1e9);
-    if (cu + cs > 0)
-        fprintf(f, "  memwatch samples user space only (its cpu-clock events exclude the kernel):"
-                   " the code shares below are shares of the %.2f s of user time%s\n",
-                cu,
-                cs > cu ? "; most of the CPU time went to the kernel on the program's behalf "
-                          "(system calls, page faults), which no sample covers"
-                        : "");
+/* The "GPU devices" lines, and the launches per rank and device where there are several. */
+static void text_gpu_devices(FILE *f, const cJSON *root)
+{
+    const cJSON *r;
+    const cJSON *gd = cJSON_GetObjectItem(root, "gpu_devices");
+    if (cJSON_GetArraySize(gd) > 0) {
+        fprintf(f, "\nGPU devices\n");
+        cJSON_ArrayForEach(r, gd)
+        {
+            char by[32], th[32], who[160] = "";
+            mwv_human_bytes(num(r, "dram_bytes"), by, sizeof by);
+            mwv_human_bytes(num(r, "threshold_bw"), th, sizeof th);
+            if (str(r, "ranks") && strchr(str(r, "ranks"), ','))
+                snprintf(who, sizeof who, "; ranks %s", str(r, "ranks"));
+            else if (num(r, "processes") > 1)
+                snprintf(who, sizeof who, "; %.0f processes", num(r, "processes"));
+            char nm[96] = "";
+            if (str(r, "name"))
+                snprintf(nm, sizeof nm, " (%s)", str(r, "name"));
+            fprintf(f, "  %s device %.0f%s: %.0f launches, %.0f bandwidth-bound, %.3f ms, "
+                       "%s from DRAM; threshold %s/s%s%s\n",
+                    str(r, "host") ? str(r, "host") : "?", num(r, "device"), nm,
+                    num(r, "launches"), num(r, "bw_bound"),
+                    num(r, "time_ns") / 1e6, by, th,
+                    num(r, "uncalibrated") > 0 ? " (uncalibrated)" : "", who);
+        }
+    }
+    const cJSON *gr = cJSON_GetObjectItem(root, "gpu_ranks");
+    if (cJSON_GetArraySize(gr) > 1) {
+        fprintf(f, "\nGPU launches per rank (process) and device\n");
+        fprintf(f, "  %-5s %-8s %-16s %-4s %8s %8s %11s %12s\n", "rank", "pid", "host", "dev",
+                "launches", "flagged", "time", "DRAM bytes");
+        cJSON_ArrayForEach(r, gr)
+        {
+            char by[32], rk[16] = "-";
+            mwv_human_bytes(num(r, "dram_bytes"), by, sizeof by);
+            if (cJSON_IsNumber(cJSON_GetObjectItem(r, "rank")))
+                snprintf(rk, sizeof rk, "%.0f", num(r, "rank"));
+            fprintf(f, "  %-5s %-8.0f %-16.16s %-4.0f %8.0f %8.0f %8.3f ms %12s\n", rk,
+                    num(r, "pid"), str(r, "host") ? str(r, "host") : "?", num(r, "device"),
+                    num(r, "launches"), num(r, "bw_bound"), num(r, "time_ns") / 1e6, by);
+        }
+    }
+}
 
-    mw_levels_text(f, cJSON_GetObjectItem(root, "bandwidth"), TIMELINE_COLS);
-    /* "Likely source: other processes ...", where the rule holds (report/load.c) */
-    mw_load_text(f, cJSON_GetObjectItem(root, "bandwidth"));
+/* Precise loads by memory level, then the "Losses" section. */
+static void text_levels_losses(FILE *f, const cJSON *root)
+{
+    const cJSON *r;
+    const cJSON *ml = cJSON_GetObjectItem(root, "memory_levels");
+    if (cJSON_GetArraySize(ml) > 0) {
+        fprintf(f, "\nPrecise loads by memory level (data_src)\n");
+        cJSON_ArrayForEach(r, ml)
+            fprintf(f, "  %-14s %8.0f samples, %6.0f selected, mean latency %.0f cycles\n",
+                    str(r, "level") ? str(r, "level") : "?", num(r, "samples"),
+                    num(r, "selected"), num(r, "mean_weight"));
+    }
+    fprintf(f, "\nLosses\n");
+    int any = 0;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "losses"))
+    {
+        const char *kind = str(r, "kind") ? str(r, "kind") : "?";
+        fprintf(f, "  %-16s %.0f (%.0f records)%s\n", kind, num(r, "count"), num(r, "records"),
+                !strcmp(kind, "short_threads")
+                    ? ": samples never taken, threads shorter than one sampling period of CPU "
+                      "time (META samples_short_threads)"
+                    : "");
+        any = 1;
+    }
+    if (!any)
+        fprintf(f, "  none reported\n");
+}
 
-    if (cJSON_GetObjectItem(root, "high_load"))
-        text_code(f, cJSON_GetObjectItem(root, "high_load"),
-                  "Top code in high-load intervals (at least 80 % of the bandwidth the "
-                  "calibration reached; nothing is called bandwidth-bound here)",
-                  top);
-    else
-        text_code(f, cJSON_GetObjectItem(root, "flagged"), "Top code inside flagged intervals",
-                  top);
-    text_code(f, cJSON_GetObjectItem(root, "overall"), "Top code overall", top);
-
+/* The "Top data objects" section: the data samples touched, with their allocation sites. */
+static void text_objects(FILE *f, const cJSON *root, int top)
+{
+    const cJSON *r;
     fprintf(f, "\nTop data objects (%.0f samples with a data address, %.0f of them decoded from "
                "timer samples; %.0f unattributed; most samples inside flagged intervals first)\n",
             num(root, "addressed_samples"), num(root, "decoded_samples"),
@@ -1188,119 +1224,188 @@ static void render_text(FILE *f, const cJSON *root, int top)
                 num(r, "samples") > 0 ? share_ci(num(r, "samples"), addressed, ci, sizeof ci)
                                       : share_ci(num(r, "faults"), faults, ci, sizeof ci));
     }
-    text_alloc_sites(f, cJSON_GetObjectItem(root, "allocation_sites"));
-    const cJSON *ml = cJSON_GetObjectItem(root, "memory_levels");
-    if (cJSON_GetArraySize(ml) > 0) {
-        fprintf(f, "\nPrecise loads by memory level (data_src)\n");
-        cJSON_ArrayForEach(r, ml)
-            fprintf(f, "  %-14s %8.0f samples, %6.0f selected, mean latency %.0f cycles\n",
-                    str(r, "level") ? str(r, "level") : "?", num(r, "samples"),
-                    num(r, "selected"), num(r, "mean_weight"));
-    }
-    fprintf(f, "\nLosses\n");
-    int any = 0;
-    cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "losses"))
+}
+
+/* The "CPU time" lines: the kernel's accounting, and what the code shares are shares of. */
+static void text_cpu(FILE *f, const cJSON *root)
+{
+    const cJSON *cpu = cJSON_GetObjectItem(root, "cpu");
+    double cu = num(cpu, "user_ns") / 1e9, cs = num(cpu, "system_ns") / 1e9;
+    fprintf(f, "\nCPU time (the kernel's accounting of %.0f of %.0f processes): user %.2f s, "
+               "system %.2f s",
+            num(cpu, "accounted_processes"), num(cpu, "processes"), cu, cs);
+    if (cu + cs > 0)
+        fprintf(f, " (%.1f%% of the CPU time in the kernel)", 100 * cs / (cu + cs));
+    fprintf(f, "; %.0f minor and %.0f major page faults; wall time %.2f s\n",
+            num(cpu, "minflt"), num(cpu, "majflt"), num(cpu, "wall_ns") / 1e9);
+    if (cu + cs > 0)
+        fprintf(f, "  memwatch samples user space only (its cpu-clock events exclude the kernel):"
+                   " the code shares below are shares of the %.2f s of user time%s\n",
+                cu,
+                cs > cu ? "; most of the CPU time went to the kernel on the program's behalf "
+                          "(system calls, page faults), which no sample covers"
+                        : "");
+}
+
+/* The "samples:" and "stacks:" lines under the processes. */
+static void text_samples_stacks(FILE *f, const cJSON *root)
+{
+    const cJSON *r;
+    fprintf(f, "  samples:");
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(root, "samples"))
+        fprintf(f, " %s %.0f (%.0f in flagged intervals, %.0f of them naming code and data)",
+                str(r, "source") ? str(r, "source") : "?", num(r, "samples"), num(r, "in_flagged"), num(r, "selected"));
+    fprintf(f, "\n");
+
+    const cJSON *stk = cJSON_GetObjectItem(root, "stacks");
+    fprintf(f, "  stacks:");
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(stk, "unwind"))
+        fprintf(f, " %s in %.0f process%s,", str(r, "method") ? str(r, "method") : "?",
+                num(r, "processes"), num(r, "processes") == 1 ? "" : "es");
+    fprintf(f, " %.0f of %.0f sample stacks and %.0f of %.0f allocation stacks truncated",
+            num(stk, "samples_truncated"), num(stk, "samples"),
+            num(stk, "allocations_truncated"), num(stk, "allocations"));
+    if (num(stk, "leaf_only") > 0)
+        fprintf(f, "; %.0f page-fault samples carry their leaf frame only",
+                num(stk, "leaf_only"));
+    fprintf(f, "\n");
+    if (num(stk, "samples_truncated") + num(stk, "allocations_truncated") > 0)
+        fprintf(f, "    (cut short before the program's or thread's entry: deeper than the "
+                   "stack copy or the frame limit, or a frame without unwind information; "
+                   "their callers are missing from the caller view)\n");
+}
+
+/* Under a process row: every thread of the program, busiest first (memwatch's own left
+ * out). */
+static void text_threads(FILE *f, const cJSON *root, const cJSON *r, int top)
+{
+    /* every thread of the program, busiest first (memwatch's own left out) */
+    const cJSON *t;
+    int nt = 0, more = 0;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(root, "threads"))
     {
-        const char *kind = str(r, "kind") ? str(r, "kind") : "?";
-        fprintf(f, "  %-16s %.0f (%.0f records)%s\n", kind, num(r, "count"), num(r, "records"),
-                !strcmp(kind, "short_threads")
-                    ? ": samples never taken, threads shorter than one sampling period of CPU "
-                      "time (META samples_short_threads)"
-                    : "");
-        any = 1;
-    }
-    if (!any)
-        fprintf(f, "  none reported\n");
-    const cJSON *gd = cJSON_GetObjectItem(root, "gpu_devices");
-    if (cJSON_GetArraySize(gd) > 0) {
-        fprintf(f, "\nGPU devices\n");
-        cJSON_ArrayForEach(r, gd)
-        {
-            char by[32], th[32], who[160] = "";
-            mwv_human_bytes(num(r, "dram_bytes"), by, sizeof by);
-            mwv_human_bytes(num(r, "threshold_bw"), th, sizeof th);
-            if (str(r, "ranks") && strchr(str(r, "ranks"), ','))
-                snprintf(who, sizeof who, "; ranks %s", str(r, "ranks"));
-            else if (num(r, "processes") > 1)
-                snprintf(who, sizeof who, "; %.0f processes", num(r, "processes"));
-            char nm[96] = "";
-            if (str(r, "name"))
-                snprintf(nm, sizeof nm, " (%s)", str(r, "name"));
-            fprintf(f, "  %s device %.0f%s: %.0f launches, %.0f bandwidth-bound, %.3f ms, "
-                       "%s from DRAM; threshold %s/s%s%s\n",
-                    str(r, "host") ? str(r, "host") : "?", num(r, "device"), nm,
-                    num(r, "launches"), num(r, "bw_bound"),
-                    num(r, "time_ns") / 1e6, by, th,
-                    num(r, "uncalibrated") > 0 ? " (uncalibrated)" : "", who);
+        if (num(t, "process_id") != num(r, "id"))
+            continue;
+        if (nt++ >= top) {
+            more++;
+            continue;
         }
+        fprintf(f, "    thread %-16s tid %-7.0f %5.0f samples",
+                str(t, "name") ? str(t, "name") : "?", num(t, "tid"), num(t, "samples"));
+        if (cJSON_GetObjectItem(t, "user_ns"))
+            fprintf(f, ", CPU user %.2f s, system %.2f s", num(t, "user_ns") / 1e9,
+                    num(t, "system_ns") / 1e9);
+        else
+            fprintf(f, ", CPU time not recorded");
+        if (num(t, "in_flagged") > 0)
+            fprintf(f, ", %.0f samples in flagged intervals", num(t, "in_flagged"));
+        if (num(t, "main"))
+            fprintf(f, ", main thread");
+        if (cJSON_IsTrue(cJSON_GetObjectItem(t, "cpu_derived")))
+            fprintf(f, " (CPU time derived: the process's less its other threads')");
+        fprintf(f, "\n");
     }
-    const cJSON *gr = cJSON_GetObjectItem(root, "gpu_ranks");
-    if (cJSON_GetArraySize(gr) > 1) {
-        fprintf(f, "\nGPU launches per rank (process) and device\n");
-        fprintf(f, "  %-5s %-8s %-16s %-4s %8s %8s %11s %12s\n", "rank", "pid", "host", "dev",
-                "launches", "flagged", "time", "DRAM bytes");
-        cJSON_ArrayForEach(r, gr)
-        {
-            char by[32], rk[16] = "-";
-            mwv_human_bytes(num(r, "dram_bytes"), by, sizeof by);
-            if (cJSON_IsNumber(cJSON_GetObjectItem(r, "rank")))
-                snprintf(rk, sizeof rk, "%.0f", num(r, "rank"));
-            fprintf(f, "  %-5s %-8.0f %-16.16s %-4.0f %8.0f %8.0f %8.3f ms %12s\n", rk,
-                    num(r, "pid"), str(r, "host") ? str(r, "host") : "?", num(r, "device"),
-                    num(r, "launches"), num(r, "bw_bound"), num(r, "time_ns") / 1e6, by);
+    if (more)
+        fprintf(f, "    ... %d more thread%s (--top N shows more)\n", more,
+                more == 1 ? "" : "s");
+}
+
+/* The processes: by command and the busiest where there are more than top, else all; each
+ * with its threads. */
+static void text_processes(FILE *f, const cJSON *root, int top)
+{
+    const cJSON *r;
+    const cJSON *procs = cJSON_GetObjectItem(root, "processes");
+    int nproc = cJSON_GetArraySize(procs), shown = 0;
+    if (nproc > top) {
+        text_commands(f, cJSON_GetObjectItem(root, "commands"), nproc, top);
+        fprintf(f, "Busiest processes (%d of %d; most flagged time, then most CPU time first)\n",
+                top, nproc);
+    } else {
+        fprintf(f, "\nProcesses (%d; most flagged time, then most CPU time first)\n", nproc);
+    }
+    cJSON_ArrayForEach(r, procs)
+    {
+        if (shown++ >= top)
+            break;
+        double dur = num(r, "t_end") - num(r, "t_start");
+        fprintf(f, "  pid %-7.0f", num(r, "pid"));
+        if (cJSON_GetObjectItem(r, "rank"))
+            fprintf(f, " rank %-4.0f", num(r, "rank"));
+        if (str(r, "hostname"))
+            fprintf(f, " %s", str(r, "hostname"));
+        const char *cmd = str(r, "cmdline") ? str(r, "cmdline") : str(r, "exe");
+        char cut[168];
+        if (nproc > top && cmd && strlen(cmd) > 160) { /* many processes: one line each */
+            snprintf(cut, sizeof cut, "%.157s...", cmd);
+            cmd = cut;
         }
+        const cJSON *ts = cJSON_GetObjectItem(r, "t_start");
+        if (!ts || cJSON_IsNull(ts)) /* its parent reported it: when it started is not known */
+            fprintf(f, " %s  start unknown,", cmd ? cmd : "(command unknown)");
+        else
+            fprintf(f, " %s  %.2f s,", cmd ? cmd : "", dur > 0 ? dur / 1e9 : 0);
+        if (num(r, "threads") > 0)
+            fprintf(f, " %.0f thread%s,", num(r, "threads"), num(r, "threads") == 1 ? "" : "s");
+        fprintf(f, " %.0f samples, %s", num(r, "samples"), str(r, "ended") ? str(r, "ended") : "?");
+        if (cJSON_GetObjectItem(r, "user_ns"))
+            fprintf(f, ", CPU user %.2f s, system %.2f s", num(r, "user_ns") / 1e9,
+                    num(r, "system_ns") / 1e9);
+        if (num(r, "decoded") > 0) /* docs/data-addresses.md */
+            fprintf(f, ", at memory accesses %.0f%%", 100 * num(r, "at_memory") / num(r, "decoded"));
+        /* nothing is called bound where memory could not saturate */
+        if (num(r, "flagged_ns") > 0 &&
+            !cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "bandwidth"), "saturable")))
+            fprintf(f, ", bound %.1f%%",
+                    num(r, "measured_ns") > 0 ? 100 * num(r, "flagged_ns") / num(r, "measured_ns")
+                                              : 0);
+        fprintf(f, "\n");
+        const char *st = str(r, "status");
+        if (st && strcmp(st, "ok"))
+            fprintf(f, "    %s: %s\n", mwv_base(str(r, "file")), st);
+        if (str(r, "signals_blocked"))
+            fprintf(f, "    signals blocked: %s\n", str(r, "signals_blocked"));
+        text_threads(f, root, r, top);
     }
-    const cJSON *gk = cJSON_GetObjectItem(root, "gpu_kernels");
-    if (cJSON_GetArraySize(gk) > 0) {
-        fprintf(f, "\nGPU kernels (per launch: DRAM bytes from PM-sampling windows, each "
-                   "window's bytes shared by the launches in it by byte rate x time; "
-                   "docs/gpu.md)\n");
-        fprintf(f, "  %-3s %-44s %8s %8s %8s %11s %12s %11s\n", "dev", "kernel", "launches",
-                "flagged", "measured", "time/launch", "bytes/launch", "mean");
-        /* short names (kernel_name.c); two kernels never share one: a number
-         * tells apart the kernels whose short names collide (the same kernel
-         * on two devices keeps its name) */
-        char shorts[64][80];
-        const char *fulls[64];
-        int k = 0;
-        cJSON_ArrayForEach(r, gk)
-        {
-            char bwb[32], byb[32], nm[80];
-            const char *full = str(r, "name") ? str(r, "name") : "?";
-            mwv_human_bytes(num(r, "mean_dram_bw"), bwb, sizeof bwb);
-            mwv_human_bytes(num(r, "bytes_per_launch"), byb, sizeof byb);
-            mw_kernel_short(full, nm, 40);
-            int same = 0;
-            for (int j = 0; j < k && j < 64; j++)
-                same += !strcmp(shorts[j], nm) && strcmp(fulls[j], full);
-            if (k < 64) {
-                snprintf(shorts[k], sizeof shorts[k], "%s", nm);
-                fulls[k] = full;
-            }
-            k++;
-            if (same) {
-                size_t l = strlen(nm);
-                snprintf(nm + l, sizeof nm - l, " #%d", same + 1);
-            }
-            fprintf(f, "  %-3.0f %-44s %8.0f %8.0f %8.0f %8.3f ms %12s %9s/s\n",
-                    num(r, "device"), nm, num(r, "launches"), num(r, "bw_bound"),
-                    num(r, "measured"), num(r, "time_per_launch_ns") / 1e6, byb, bwb);
-        }
-    }
-    const cJSON *gl = cJSON_GetObjectItem(root, "gpu_lines");
-    if (cJSON_GetArraySize(gl) > 0) {
-        fprintf(f, "\nGPU source lines (PC sampling; memory: samples stalled on memory)\n");
-        cJSON_ArrayForEach(r, gl)
-        {
-            const char *st = str(r, "stalls");
-            char nm[80];
-            mw_kernel_short(str(r, "function"), nm, 30);
-            fprintf(f, "  %s:%.0f  %-30s %8.0f samples, %5.1f%% memory%s%s\n",
-                    mwv_base(str(r, "file")), num(r, "line"), nm, num(r, "samples"),
-                    num(r, "samples") > 0 ? 100 * num(r, "stall_memory") / num(r, "samples") : 0,
-                    st && *st ? "  " : "", st ? st : "");
-        }
-    }
+    if (nproc > top)
+        text_more_processes(f, procs, top);
+}
+
+static void render_text(FILE *f, const cJSON *root, int top)
+{
+    const cJSON *run = cJSON_GetObjectItem(root, "run");
+    fprintf(f, "memwatch report: %.0f file(s) from %s\n", num(run, "nfiles"),
+            str(run, "inputs") ? str(run, "inputs") : "?");
+    const cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "processes"), 0);
+    const cJSON *tsrc = p0 && str(p0, "threshold_source") ? p0 : run;
+    if (num(root, "precise_samples") > 0) /* only where the machine had precise sampling */
+        fprintf(f, "precise-sample latency threshold: %.0f cycles (%s)\n", num(tsrc, "threshold"),
+                str(tsrc, "threshold_source") ? str(tsrc, "threshold_source") : "?");
+    text_processes(f, root, top);
+    text_samples_stacks(f, root);
+
+    text_cpu(f, root);
+
+    mw_levels_text(f, cJSON_GetObjectItem(root, "bandwidth"), TIMELINE_COLS);
+    /* "Likely source: other processes ...", where the rule holds (report/load.c) */
+    mw_load_text(f, cJSON_GetObjectItem(root, "bandwidth"));
+
+    if (cJSON_GetObjectItem(root, "high_load"))
+        text_code(f, cJSON_GetObjectItem(root, "high_load"),
+                  "Top code in high-load intervals (at least 80 % of the bandwidth the "
+                  "calibration reached; nothing is called bandwidth-bound here)",
+                  top);
+    else
+        text_code(f, cJSON_GetObjectItem(root, "flagged"), "Top code inside flagged intervals",
+                  top);
+    text_code(f, cJSON_GetObjectItem(root, "overall"), "Top code overall", top);
+
+    text_objects(f, root, top);
+    text_alloc_sites(f, cJSON_GetObjectItem(root, "allocation_sites"));
+    text_levels_losses(f, root);
+    text_gpu_devices(f, root);
+    text_gpu_kernels(f, root);
+    text_gpu_lines(f, root);
     mw_names_text(f, root);
 }
 
