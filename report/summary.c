@@ -630,7 +630,8 @@ static void collect_cpu(sqlite3 *db, cJSON *root)
 
 /* One process row's notes from its META: the fault that ended it, the signal it kept
  * blocked, who reported it, and how it ended. */
-static void process_notes(cJSON *p, sqlite3_stmt *fq, sqlite3_stmt *rq, sqlite3_stmt *bq)
+static void process_notes(cJSON *p, sqlite3_stmt *fq, sqlite3_stmt *rq, sqlite3_stmt *bq,
+                          sqlite3_stmt *mq)
 {
     /* where a fault ended it (the library's META "fault") */
     const char *fault = NULL;
@@ -658,6 +659,31 @@ static void process_notes(cJSON *p, sqlite3_stmt *fq, sqlite3_stmt *rq, sqlite3_
         if (sqlite3_step(rq) == SQLITE_ROW && sqlite3_column_text(rq, 0)) {
             cJSON_AddStringToObject(p, "reported_by", (const char *)sqlite3_column_text(rq, 0));
             by_parent = !strcmp((const char *)sqlite3_column_text(rq, 0), "parent");
+        }
+    }
+    /* a process memwatch record -p let go of, or one it watched end that
+     * was not its child (META end and exit_status, cli/attach.c) */
+    if (mq) {
+        const char *end = NULL, *st = NULL;
+        sqlite3_reset(mq);
+        sqlite3_bind_int64(mq, 1, (sqlite3_int64)num(p, "id"));
+        while (sqlite3_step(mq) == SQLITE_ROW) {
+            const char *k = (const char *)sqlite3_column_text(mq, 0);
+            const char *v = (const char *)sqlite3_column_text(mq, 1);
+            if (k && v && !strcmp(k, "end"))
+                end = cJSON_AddStringToObject(p, "end", v)->valuestring;
+            else if (k && v && !strcmp(k, "exit_status"))
+                st = cJSON_AddStringToObject(p, "exit_status_note", v)->valuestring;
+        }
+        if (end && !strcmp(end, "detach")) {
+            cJSON_AddStringToObject(p, "ended", "detached: memwatch let go and the process ran "
+                                                "on (memwatch record -p)");
+            return;
+        }
+        if (end && !strcmp(end, "exit") && st && !strncmp(st, "unknown", 7)) {
+            cJSON_AddStringToObject(p, "ended", "ended while attached; its exit status went to "
+                                                "its parent (not memwatch's child)");
+            return;
         }
     }
     if (!num(p, "clean_exit") && by_parent && num(p, "exit_status") < 0) {
@@ -744,8 +770,14 @@ static void collect_processes(sqlite3 *db, cJSON *root, int top)
                        "SELECT value FROM meta WHERE process_id = ? AND key = 'signals_blocked'"
                        " ORDER BY rowid DESC LIMIT 1",
                        -1, &bq, NULL);
+    sqlite3_stmt *mq = NULL;
+    sqlite3_prepare_v2(db,
+                       "SELECT key, value FROM meta WHERE process_id = ? AND key IN ('end',"
+                       " 'exit_status') ORDER BY rowid",
+                       -1, &mq, NULL);
     cJSON_ArrayForEach(pr, cJSON_GetObjectItem(root, "processes"))
-        process_notes((cJSON *)pr, fq, rq, bq);
+        process_notes((cJSON *)pr, fq, rq, bq, mq);
+    sqlite3_finalize(mq);
     sqlite3_finalize(fq);
     sqlite3_finalize(rq);
     sqlite3_finalize(bq);

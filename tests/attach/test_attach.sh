@@ -119,6 +119,10 @@ start_target two
 kill -0 "$T" 2>/dev/null && ok "--duration: the program still runs" || bad "--duration: the program is gone"
 tr -c '[:print:]' '\n' <"$(ls "$tmp"/raw2/*.mwr | head -1)" | grep -qx "end=detach" &&
     ok "--duration: the file ends with end=detach" || bad "--duration: no end=detach in the file"
+"$mw" report --db "$tmp/raw2.db" "$tmp/raw2" >"$tmp/rep2" 2>&1
+grep -q "detached: memwatch let go and the process ran on" "$tmp/rep2" &&
+    ok "--duration: the report says the process was detached" ||
+    bad "--duration: report: $(grep -m1 '^  pid' "$tmp/rep2")"
 finish_target duration
 
 # ---- 3. the target ends first ----
@@ -133,6 +137,10 @@ wait "$M"; rc=$?
     bad "ends first: status $rc: $(cat "$tmp/rec3.err")"
 tr -c '[:print:]' '\n' <"$(ls "$tmp"/raw3/*.mwr | head -1)" | grep -qx "end=exit" &&
     ok "ends first: the file ends with end=exit" || bad "ends first: no end=exit in the file"
+"$mw" report --db "$tmp/raw3.db" "$tmp/raw3" >"$tmp/rep3" 2>&1
+grep -q "ended while attached; its exit status went to its parent" "$tmp/rep3" &&
+    ok "ends first: the report does not invent an exit status" ||
+    bad "ends first: report: $(grep -m1 '^  pid' "$tmp/rep3")"
 
 # ---- 4. errors ----
 sh -c 'exit 0' & gone=$!
