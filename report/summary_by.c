@@ -9,6 +9,7 @@
 #include <memwatch/report.h>
 
 #include "jobview_int.h"
+#include "view_int.h"
 
 #include <errno.h>
 #include <sqlite3.h>
@@ -16,7 +17,8 @@
 #include <string.h>
 
 /* per view: the rows (key columns, then time_ns, measured_ns, bound_ns,
- * samples), and the samples of one row (?1.. the row's keys) */
+ * samples, and for processes their samples at memory accesses in flagged
+ * intervals), and the samples of one row (?1.. the row's keys) */
 static const char q_process[] =
     "SELECT p.id, p.pid, COALESCE(p.cmdline, p.exe, CASE WHEN EXISTS (SELECT 1 FROM meta m"
     "   WHERE m.process_id = p.id AND m.key = 'reported_by') THEN '(reported by its parent)'"
@@ -26,8 +28,12 @@ static const char q_process[] =
     "   AND i.flags & 2),"
     " (SELECT COALESCE(SUM(i.t_end - i.t_start), 0) FROM intervals i WHERE i.process_id = p.id"
     "   AND i.bw_bound = 1),"
-    " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id)"
-    " FROM processes p ORDER BY 6 DESC, p.rank, p.pid, p.id LIMIT ?1";
+    " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id),"
+    /* its decoded samples at memory accesses in flagged intervals: which
+     * process's code was accessing memory while memory was saturated */
+    " (SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id AND s.at_memory = 1"
+    "   AND s.in_flagged = 1)"
+    " FROM processes p ORDER BY 6 DESC, 8 DESC, p.rank, p.pid, p.id LIMIT ?1";
 static const char w_process[] = "s.process_id = ?1";
 
 /* threads: their CPU time from the kernel (a main thread without a CPU
@@ -57,6 +63,31 @@ static const char q_region[] =
     " FROM region_spans sp JOIN regions r ON r.id = sp.region_id"
     " GROUP BY r.id ORDER BY 4 DESC LIMIT ?1";
 static const char w_region[] = "s.id IN (SELECT sample_id FROM sample_regions WHERE region_id = ?1)";
+
+/* A row's decoded timer samples (docs/data-addresses.md): *dec of them,
+ * *mem at memory accesses, *memfl of those in flagged intervals */
+static void mem_of(sqlite3 *db, const char *where, int64_t k1, int64_t k2, double *dec,
+                   double *mem, double *memfl)
+{
+    char sql[400];
+    sqlite3_stmt *s;
+    *dec = *mem = *memfl = 0;
+    snprintf(sql, sizeof sql,
+             "SELECT COUNT(*), COALESCE(SUM(s.at_memory = 1), 0), COALESCE(SUM(s.at_memory = 1"
+             " AND s.in_flagged = 1), 0) FROM samples s WHERE %s AND s.at_memory IS NOT NULL",
+             where);
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, k1);
+        if (sqlite3_bind_parameter_count(s) >= 2)
+            sqlite3_bind_int64(s, 2, k2);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            *dec = (double)sqlite3_column_int64(s, 0);
+            *mem = (double)sqlite3_column_int64(s, 1);
+            *memfl = (double)sqlite3_column_int64(s, 2);
+        }
+    }
+    sqlite3_finalize(s);
+}
 
 static void top_of(sqlite3 *db, const char *where, int64_t k1, int64_t k2, char *fn, size_t fnn,
                    char *obj, size_t objn, double *flagged_share)
@@ -146,8 +177,14 @@ int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
                 ? "time: CPU time, a main thread's without its own record derived as the "
                   "process's less its other threads'; most samples in flagged intervals first"
                 : !strcmp(by, "process") ? "most bound time first" : "longest first");
+    /* (a database of a report before decoding has no at_memory: 0) */
+    int decoded = mwv_scalar(db, "SELECT COUNT(*) FROM (SELECT 1 FROM samples WHERE at_memory IS"
+                                 " NOT NULL LIMIT 1)") > 0;
+    if (decoded)
+        fprintf(out, "  (at memory: the share of its decoded timer samples at memory accesses, and "
+                     "how many of those fell in flagged intervals; docs/data-addresses.md)\n");
     fprintf(out, "  %-30s %11s %7s %8s  %-28s %s\n", title, "time", sat ? "bound" : "", "samples",
-            "top function", "top object");
+            "top function", decoded ? "top object  [at memory]" : "top object");
     int rows = 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
         int64_t k1 = sqlite3_column_int64(s, 0), k2 = sqlite3_column_int64(s, 1);
@@ -182,8 +219,16 @@ int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
         if (!sat)
             bs[0] = 0;
         snprintf(ts, sizeof ts, "%.3f s", t / 1e9);
-        fprintf(out, "  %-30.30s %11s %7s %8.0f  %-28.28s %s\n", name, ts, bs, n,
-                fn[0] ? fn : "-", obj[0] ? obj : "-");
+        char mem[80] = "";
+        if (decoded) {
+            double dec, m, mf;
+            mem_of(db, w, k1, k2, &dec, &m, &mf);
+            if (dec > 0)
+                snprintf(mem, sizeof mem, "  [%.0f%%, %.0f in flagged intervals]", 100 * m / dec,
+                         mf);
+        }
+        fprintf(out, "  %-30.30s %11s %7s %8.0f  %-28.28s %s%s\n", name, ts, bs, n,
+                fn[0] ? fn : "-", obj[0] ? obj : "-", mem);
         rows++;
     }
     if (!rows)

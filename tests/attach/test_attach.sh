@@ -189,4 +189,35 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 else
     echo "note: another user's process not tried (needs root and setpriv to become nobody)"
 fi
+
+# ---- 5. two programs at once: which one was at memory accesses ----
+# A streaming program and a computing one attached together, every interval
+# flagged (MEMWATCH_THRESHOLD_NS=1: this VM cannot saturate memory): the
+# per-process view gives the streaming one its samples at memory accesses in
+# flagged intervals, the computing one none (docs/data-addresses.md)
+D=$B/mwd_data
+if [ -x "$D" ]; then
+    "$D" triad 60000 &
+    sp=$!
+    "$D" compute 60000 &
+    cp=$!
+    pids+=("$sp" "$cp")
+    for ((i = 0; i < 400; i++)); do # until both have run a while (CPU ticks in /proc)
+        [ "$(awk '{ print $14 }' "/proc/$sp/stat")" -ge 20 ] 2>/dev/null &&
+            [ "$(awk '{ print $14 }' "/proc/$cp/stat")" -ge 20 ] 2>/dev/null && break
+        sleep 0.05
+    done
+    MEMWATCH_THRESHOLD_NS=1 "$mw" record -q -o "$tmp/raw8" -p "$sp,$cp" --duration 2s 2>"$tmp/e8" ||
+        bad "two programs: $(cat "$tmp/e8")"
+    kill "$sp" "$cp" 2>/dev/null
+    "$mw" report --db "$tmp/raw8.db" --by process "$tmp/raw8" >"$tmp/by8" 2>&1
+    sed -n '/^By process/,$p' "$tmp/by8"
+    row() { grep -E "^  $1 " "$tmp/by8" | sed -n 's/.*\[\([0-9]*\)%, \([0-9]*\) in flagged intervals\]$/\1 \2/p'; }
+    read -r smem sfl <<<"$(row "$sp")"
+    read -r cmem cfl <<<"$(row "$cp")"
+    echo "two programs: streaming pid $sp at memory ${smem:-?}% (${sfl:-?} in flagged intervals), computing pid $cp ${cmem:-?}% (${cfl:-?})"
+    [ "${smem:-0}" -ge 80 ] && [ "${sfl:-0}" -ge 20 ] && [ "${cmem:-100}" -le 5 ] && [ "${cfl:-1}" -lt "${sfl:-0}" ] &&
+        ok "the per-process view names the streaming program as the one at memory accesses in flagged intervals" ||
+        bad "two programs: $(sed -n '/^By process/,$p' "$tmp/by8")"
+fi
 exit $fail
