@@ -192,6 +192,8 @@ struct att_tgt {
     unsigned mods_tick; /* intervals since the modules were last read */
     uint64_t *mod_seen; /* start addresses of the modules written (spawned programs) */
     size_t nmod_seen;
+    uint64_t *anon_seen; /* start addresses of the anonymous mappings written */
+    size_t nanon_seen;
     dev_t exe_dev;
     ino_t exe_ino;
     uint64_t cpu0_ticks[2], cpu_ticks[2], flt0[2], flt[2]; /* utime stime, minflt majflt */
@@ -620,6 +622,29 @@ static long long att_elf_first_vaddr(const char *path)
     return lo;
 }
 
+/* A MODULE record (MWR_MODULE_DATA_ANON) for an anonymous mapping, once
+ * per start address */
+static void att_anon(struct att_tgt *t, uint64_t now, uint64_t s, uint64_t e, const char *name)
+{
+    for (size_t i = 0; i < t->nanon_seen; i++)
+        if (t->anon_seen[i] == s)
+            return;
+    uint64_t *q = realloc(t->anon_seen, (t->nanon_seen + 1) * sizeof *q);
+    if (!q)
+        return;
+    t->anon_seen = q;
+    t->anon_seen[t->nanon_seen++] = s;
+    mwr_module r;
+    memset(&r, 0, sizeof r);
+    r.time_ns = now;
+    r.base = s;
+    r.start = s;
+    r.end = e;
+    r.flags = MWR_MODULE_DATA_ANON;
+    r.path_len = (uint32_t)strlen(name);
+    att_emit(t, MWR_MODULE, &r, sizeof r, name, r.path_len);
+}
+
 /* One MODULE record per file of /proc/PID/maps that has an executable
  * mapping: its lowest and highest address, the bias from the ELF headers,
  * its build-id. The file is opened by its path, else through
@@ -646,6 +671,11 @@ static void att_modules(struct att_tgt *t, uint64_t now)
             continue;
         char *p = line + pos;
         p[strcspn(p, "\n")] = 0;
+        /* writable anonymous memory of 1 MiB or more (the heap, large
+         * allocations): the data objects this mode can name
+         * (docs/data-addresses.md) */
+        if ((!p[0] || !strcmp(p, "[heap]")) && perm[1] == 'w' && e - s >= (1u << 20))
+            att_anon(t, now, s, e, p);
         if (p[0] != '/')
             continue;
         size_t k;
@@ -1029,6 +1059,7 @@ static void att_run_free(struct att_run *R)
     for (size_t i = 0; i < R->n; i++) {
         free(R->t[i].thr);
         free(R->t[i].mod_seen);
+        free(R->t[i].anon_seen);
         free(R->t[i].out.p);
         att_unlock(&R->t[i]);
     }

@@ -283,9 +283,10 @@ typedef struct ing_free {
     uint64_t addr, time;
 } ing_free;
 
-typedef struct ing_dfile {        /* a file mapped as data in this process */
+typedef struct ing_dfile {        /* a file mapped as data, or anonymous memory, in this process */
     uint64_t start, end, time;
     char *path;
+    int anon;                     /* MWR_MODULE_DATA_ANON: named only where no allocation is */
     int64_t object_id;            /* 0 until a sample hits it */
 } ing_dfile;
 

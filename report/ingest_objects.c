@@ -321,7 +321,8 @@ static int64_t tls_object(ing_objects *o, uint64_t addr, uint64_t fs_base)
 
 int ing_objects_data_file(ing_objects *o, const mwr_module *m, const char *path, size_t plen)
 {
-    ing_dfile d = {m->start, m->end, m->time_ns, strndup(path, plen), 0};
+    ing_dfile d = {m->start, m->end, m->time_ns, strndup(path, plen),
+                   (m->flags & MWR_MODULE_DATA_ANON) != 0, 0};
     if (!d.path || ING_VEC_PUSH(o->dfiles, d)) {
         free(d.path);
         return -ENOMEM;
@@ -329,20 +330,28 @@ int ing_objects_data_file(ing_objects *o, const mwr_module *m, const char *path,
     return 0;
 }
 
-/* The file mapped as data at addr (the latest mapping there before time) */
-static int64_t data_file_object(ing_objects *o, uint64_t addr, uint64_t time)
+/* The file mapped as data (anon 0) or the anonymous mapping (anon 1) at
+ * addr: the latest mapping there before time */
+static int64_t data_file_object(ing_objects *o, uint64_t addr, uint64_t time, int anon)
 {
     ing_dfile *best = NULL;
     for (size_t i = 0; i < o->dfiles.n; i++) {
         ing_dfile *d = &o->dfiles.v[i];
-        if (addr >= d->start && addr < d->end && (!best || (d->time <= time && d->time > best->time)))
+        if (d->anon == anon && addr >= d->start && addr < d->end &&
+            (!best || (d->time <= time && d->time > best->time)))
             best = d;
     }
     if (!best)
         return 0;
-    if (!best->object_id)
-        best->object_id = ing_db_object_id(o->db, o->proc, "file", best->path, best->start,
+    if (!best->object_id) {
+        char name[160];
+        if (anon)
+            snprintf(name, sizeof name, "%s mapping at 0x%llx",
+                     best->path[0] ? best->path : "anonymous", (unsigned long long)best->start);
+        best->object_id = ing_db_object_id(o->db, o->proc, anon ? "anon" : "file",
+                                           anon ? name : best->path, best->start,
                                            best->end - best->start, 0, 0, 0);
+    }
     return best->object_id;
 }
 
@@ -352,7 +361,7 @@ int64_t ing_objects_of(ing_objects *o, uint64_t addr, uint64_t time, uint64_t sp
     if (!addr)
         return 0;
     ing_code *c = o->code;
-    int64_t file = o->dfiles.n ? data_file_object(o, addr, time) : 0;
+    int64_t file = o->dfiles.n ? data_file_object(o, addr, time, 0) : 0;
     if (file)
         return file;
     long ai = o->allocs.n ? alloc_find(o, addr, time) : -1;
@@ -406,7 +415,9 @@ int64_t ing_objects_of(ing_objects *o, uint64_t addr, uint64_t time, uint64_t sp
             return id;
         }
     }
-    return 0;
+    /* last: anonymous memory, where no allocation record names it (the
+     * external sampler's only data objects) */
+    return o->dfiles.n ? data_file_object(o, addr, time, 1) : 0;
 }
 
 void ing_objects_end_process(ing_objects *o)

@@ -215,7 +215,7 @@ static int on_thread(ing_file *f, const mwr_thread *t)
 static int on_module(ing_file *f, const mwr_module *m, const char *path)
 {
     size_t plen = strnlen(path, m->path_len);
-    if (m->flags & MWR_MODULE_DATA_FILE)
+    if (m->flags & (MWR_MODULE_DATA_FILE | MWR_MODULE_DATA_ANON))
         return ing_objects_data_file(f->objs, m, path, plen);
     size_t gi;
     int rc = ing_code_module(f->code, path, plen, m->build_id, m->build_id_size, &gi);

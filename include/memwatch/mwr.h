@@ -217,6 +217,10 @@ enum mwr_module_flag {
     /* a file mapped as data (mmap of a file, not a loaded object): start,
      * end and base (start - file offset) say where; no code, no symbols */
     MWR_MODULE_DATA_FILE = 1u << 0,
+    /* a writable anonymous mapping (path "[heap]" or empty), as
+     * /proc/PID/maps lists it: what the external sampler, which sees no
+     * allocation, can name data by */
+    MWR_MODULE_DATA_ANON = 1u << 1,
 };
 
 typedef struct mwr_counters {

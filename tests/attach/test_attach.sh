@@ -219,5 +219,10 @@ if [ -x "$D" ]; then
     [ "${smem:-0}" -ge 80 ] && [ "${sfl:-0}" -ge 20 ] && [ "${cmem:-100}" -le 5 ] && [ "${cfl:-1}" -lt "${sfl:-0}" ] &&
         ok "the per-process view names the streaming program as the one at memory accesses in flagged intervals" ||
         bad "two programs: $(sed -n '/^By process/,$p' "$tmp/by8")"
+    # no allocation records from outside: its arrays are named by their
+    # anonymous mapping (/proc/PID/maps)
+    grep -E "^  $sp " "$tmp/by8" | grep -q "anonymous mapping at 0x" &&
+        ok "the streaming program's data: its anonymous mapping" ||
+        bad "the streaming program's data is not named: $(grep -E "^  $sp " "$tmp/by8")"
 fi
 exit $fail
