@@ -150,6 +150,86 @@ static cJSON *struct_json(const mw_struct_result *s)
     return o;
 }
 
+/* The read sweep's section: its grids, peak and least bandwidth, and points. */
+static void sweep_section(cJSON *root, const mw_sweep_result *s)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "read_sweep");
+    cJSON *tg = cJSON_AddArrayToObject(o, "thread_grid");
+    cJSON *dg = cJSON_AddArrayToObject(o, "delay_grid");
+    for (unsigned i = 0; i < s->nthreads; i++)
+        cJSON_AddItemToArray(tg, cJSON_CreateNumber(s->thread_grid[i]));
+    for (unsigned i = 0; i < s->ndelays; i++)
+        cJSON_AddItemToArray(dg, cJSON_CreateNumber(s->delay_grid[i]));
+    cJSON_AddNumberToObject(o, "line_bytes", MW_LINE);
+    cJSON_AddNumberToObject(o, "peak_bw", s->peak_bw);
+    cJSON_AddNumberToObject(o, "min_bw", s->min_bw);
+    cJSON *pts = cJSON_AddArrayToObject(o, "points");
+    for (unsigned t = 0; t < s->nthreads; t++)
+        for (unsigned d = 0; d < s->ndelays; d++)
+            cJSON_AddItemToArray(pts, sweep_point_json(&s->point[t][d]));
+}
+
+/* The latency ladder's section: points, levels, DRAM latency and, from the
+ * page-local curve, the TLB's reach and the full-random curve's levels. */
+static void ladder_section(cJSON *root, const mw_ladder_result *l)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "ladder");
+    cJSON_AddNumberToObject(o, "step_ratio", l->step_ratio);
+    cJSON_AddBoolToObject(o, "huge_pages", l->huge_pages);
+    cJSON_AddStringToObject(o, "cycles_unit", "tsc");
+    cJSON *pts = cJSON_AddArrayToObject(o, "points");
+    for (unsigned i = 0; i < l->npoints; i++) {
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddNumberToObject(p, "bytes", (double)l->point[i].bytes);
+        cJSON_AddNumberToObject(p, "ns", l->point[i].ns);
+        cJSON_AddNumberToObject(p, "cycles", l->point[i].cycles);
+        cJSON_AddNumberToObject(p, "cv", l->point[i].cv);
+        if (l->levels_from_local) {
+            cJSON_AddNumberToObject(p, "local_ns", l->point[i].local_ns);
+            cJSON_AddNumberToObject(p, "local_cycles", l->point[i].local_cycles);
+            cJSON_AddNumberToObject(p, "local_cv", l->point[i].local_cv);
+        }
+        cJSON_AddItemToArray(pts, p);
+    }
+    cJSON *lv = cJSON_AddArrayToObject(o, "levels");
+    for (unsigned i = 0; i < l->nlevels; i++) {
+        const mw_ladder_level *v = &l->level[i];
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddNumberToObject(p, "level", v->level);
+        cJSON_AddBoolToObject(p, "memory", v->is_memory);
+        cJSON_AddNumberToObject(p, "ns", v->ns);
+        cJSON_AddNumberToObject(p, "cycles", v->cycles);
+        cJSON_AddNumberToObject(p, "size", (double)v->size);
+        cJSON_AddNumberToObject(p, "plateau_end", (double)v->plateau_end);
+        cJSON_AddNumberToObject(p, "sysfs_size", (double)v->sysfs_size);
+        cJSON_AddBoolToObject(p, "within_one_step", v->within_one_step);
+        cJSON_AddNumberToObject(p, "plateau_start", (double)v->plateau_start);
+        if (l->levels_from_local)
+            cJSON_AddNumberToObject(p, "local_ns", v->local_ns);
+        cJSON_AddItemToArray(lv, p);
+    }
+    cJSON_AddNumberToObject(o, "dram_ns", l->dram_ns);
+    cJSON_AddNumberToObject(o, "dram_cycles", l->dram_cycles);
+    cJSON_AddStringToObject(o, "levels_from", l->levels_from_local ? "page_local" : "random");
+    cJSON_AddStringToObject(o, "dram_from", "random");
+    if (l->levels_from_local) {
+        cJSON_AddNumberToObject(o, "group_lines", MW_LADDER_GROUP_LINES);
+        cJSON_AddNumberToObject(o, "tlb_reach", (double)l->tlb_reach);
+        cJSON_AddNumberToObject(o, "tlb_ratio", l->tlb_ratio);
+        cJSON *fl = cJSON_AddArrayToObject(o, "random_levels");
+        for (unsigned i = 0; i < l->full_nlevels && i < MW_LADDER_MAX_LEVELS; i++) {
+            const mw_ladder_level *v = &l->full_level[i];
+            cJSON *p = cJSON_CreateObject();
+            cJSON_AddNumberToObject(p, "level", v->level);
+            cJSON_AddBoolToObject(p, "memory", v->is_memory);
+            cJSON_AddNumberToObject(p, "ns", v->ns);
+            cJSON_AddNumberToObject(p, "size", (double)v->size);
+            cJSON_AddNumberToObject(p, "plateau_end", (double)v->plateau_end);
+            cJSON_AddItemToArray(fl, p);
+        }
+    }
+}
+
 static cJSON *build(const mw_calib_results *r)
 {
     cJSON *root = cJSON_CreateObject();
@@ -194,81 +274,10 @@ static cJSON *build(const mw_calib_results *r)
         if (r->triad[MW_TRIAD_NT].repeats)
             cJSON_AddItemToObject(t, "nontemporal", triad_json(&r->triad[MW_TRIAD_NT]));
     }
-    if (r->ran & MW_CALIB_SWEEP) {
-        const mw_sweep_result *s = &r->sweep;
-        cJSON *o = cJSON_AddObjectToObject(root, "read_sweep");
-        cJSON *tg = cJSON_AddArrayToObject(o, "thread_grid");
-        cJSON *dg = cJSON_AddArrayToObject(o, "delay_grid");
-        for (unsigned i = 0; i < s->nthreads; i++)
-            cJSON_AddItemToArray(tg, cJSON_CreateNumber(s->thread_grid[i]));
-        for (unsigned i = 0; i < s->ndelays; i++)
-            cJSON_AddItemToArray(dg, cJSON_CreateNumber(s->delay_grid[i]));
-        cJSON_AddNumberToObject(o, "line_bytes", MW_LINE);
-        cJSON_AddNumberToObject(o, "peak_bw", s->peak_bw);
-        cJSON_AddNumberToObject(o, "min_bw", s->min_bw);
-        cJSON *pts = cJSON_AddArrayToObject(o, "points");
-        for (unsigned t = 0; t < s->nthreads; t++)
-            for (unsigned d = 0; d < s->ndelays; d++)
-                cJSON_AddItemToArray(pts, sweep_point_json(&s->point[t][d]));
-    }
-    if (r->ran & MW_CALIB_LADDER) {
-        const mw_ladder_result *l = &r->ladder;
-        cJSON *o = cJSON_AddObjectToObject(root, "ladder");
-        cJSON_AddNumberToObject(o, "step_ratio", l->step_ratio);
-        cJSON_AddBoolToObject(o, "huge_pages", l->huge_pages);
-        cJSON_AddStringToObject(o, "cycles_unit", "tsc");
-        cJSON *pts = cJSON_AddArrayToObject(o, "points");
-        for (unsigned i = 0; i < l->npoints; i++) {
-            cJSON *p = cJSON_CreateObject();
-            cJSON_AddNumberToObject(p, "bytes", (double)l->point[i].bytes);
-            cJSON_AddNumberToObject(p, "ns", l->point[i].ns);
-            cJSON_AddNumberToObject(p, "cycles", l->point[i].cycles);
-            cJSON_AddNumberToObject(p, "cv", l->point[i].cv);
-            if (l->levels_from_local) {
-                cJSON_AddNumberToObject(p, "local_ns", l->point[i].local_ns);
-                cJSON_AddNumberToObject(p, "local_cycles", l->point[i].local_cycles);
-                cJSON_AddNumberToObject(p, "local_cv", l->point[i].local_cv);
-            }
-            cJSON_AddItemToArray(pts, p);
-        }
-        cJSON *lv = cJSON_AddArrayToObject(o, "levels");
-        for (unsigned i = 0; i < l->nlevels; i++) {
-            const mw_ladder_level *v = &l->level[i];
-            cJSON *p = cJSON_CreateObject();
-            cJSON_AddNumberToObject(p, "level", v->level);
-            cJSON_AddBoolToObject(p, "memory", v->is_memory);
-            cJSON_AddNumberToObject(p, "ns", v->ns);
-            cJSON_AddNumberToObject(p, "cycles", v->cycles);
-            cJSON_AddNumberToObject(p, "size", (double)v->size);
-            cJSON_AddNumberToObject(p, "plateau_end", (double)v->plateau_end);
-            cJSON_AddNumberToObject(p, "sysfs_size", (double)v->sysfs_size);
-            cJSON_AddBoolToObject(p, "within_one_step", v->within_one_step);
-            cJSON_AddNumberToObject(p, "plateau_start", (double)v->plateau_start);
-            if (l->levels_from_local)
-                cJSON_AddNumberToObject(p, "local_ns", v->local_ns);
-            cJSON_AddItemToArray(lv, p);
-        }
-        cJSON_AddNumberToObject(o, "dram_ns", l->dram_ns);
-        cJSON_AddNumberToObject(o, "dram_cycles", l->dram_cycles);
-        cJSON_AddStringToObject(o, "levels_from", l->levels_from_local ? "page_local" : "random");
-        cJSON_AddStringToObject(o, "dram_from", "random");
-        if (l->levels_from_local) {
-            cJSON_AddNumberToObject(o, "group_lines", MW_LADDER_GROUP_LINES);
-            cJSON_AddNumberToObject(o, "tlb_reach", (double)l->tlb_reach);
-            cJSON_AddNumberToObject(o, "tlb_ratio", l->tlb_ratio);
-            cJSON *fl = cJSON_AddArrayToObject(o, "random_levels");
-            for (unsigned i = 0; i < l->full_nlevels && i < MW_LADDER_MAX_LEVELS; i++) {
-                const mw_ladder_level *v = &l->full_level[i];
-                cJSON *p = cJSON_CreateObject();
-                cJSON_AddNumberToObject(p, "level", v->level);
-                cJSON_AddBoolToObject(p, "memory", v->is_memory);
-                cJSON_AddNumberToObject(p, "ns", v->ns);
-                cJSON_AddNumberToObject(p, "size", (double)v->size);
-                cJSON_AddNumberToObject(p, "plateau_end", (double)v->plateau_end);
-                cJSON_AddItemToArray(fl, p);
-            }
-        }
-    }
+    if (r->ran & MW_CALIB_SWEEP)
+        sweep_section(root, &r->sweep);
+    if (r->ran & MW_CALIB_LADDER)
+        ladder_section(root, &r->ladder);
     if (r->ran & MW_CALIB_LOADED) {
         const mw_loaded_result *L = &r->loaded;
         cJSON *o = cJSON_AddObjectToObject(root, "loaded_latency");

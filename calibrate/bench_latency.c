@@ -409,34 +409,46 @@ static int ladder_point(char *buf, size_t lines, uint64_t seed, int local,
     return 0;
 }
 
-MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
-{
-    memset(out, 0, sizeof *out);
-    mw_ladder_config c = cfg ? *cfg : (mw_ladder_config){.cpu = -1};
-    if (!cfg)
-        c.cpu = -1;
-    if (!c.min_bytes)
-        c.min_bytes = 4096;
-    if (!c.max_bytes)
-        c.max_bytes = mw_bench_llc_times(c.llc_times ? c.llc_times : 4);
-    if (!c.steps_per_octave)
-        c.steps_per_octave = 4;
-    if (!c.repeats)
-        c.repeats = 3;
-    if (c.repeats > MW_BENCH_MAX_REPEATS)
-        return MW_ERR_TOOBIG;
-    if (!c.min_loads)
-        c.min_loads = (uint64_t)1 << 18;
-    if (c.min_bytes < 2 * MW_LINE || c.max_bytes < c.min_bytes)
-        return -EINVAL;
-    out->step_ratio = pow(2.0, 1.0 / c.steps_per_octave);
-    /* grid */
+/* mw_bench_ladder's run: the filled-in configuration, the footprints' grid,
+ * the buffer the chases run in and the TSC rate and timer overhead. */
+typedef struct ladder_run {
+    mw_ladder_config c;
     size_t grid[MW_LADDER_MAX_POINTS];
+    unsigned np;
+    char *buf;
+    double hz, ovh;
+} ladder_run;
+
+/* Fills in the configuration's defaults and the grid of footprints (bytes,
+ * steps_per_octave to the octave); -EINVAL or MW_ERR_TOOBIG when unusable. */
+static int ladder_setup(const mw_ladder_config *cfg, ladder_run *lr, mw_ladder_result *out)
+{
+    mw_ladder_config *c = &lr->c;
+    *c = cfg ? *cfg : (mw_ladder_config){.cpu = -1};
+    if (!cfg)
+        c->cpu = -1;
+    if (!c->min_bytes)
+        c->min_bytes = 4096;
+    if (!c->max_bytes)
+        c->max_bytes = mw_bench_llc_times(c->llc_times ? c->llc_times : 4);
+    if (!c->steps_per_octave)
+        c->steps_per_octave = 4;
+    if (!c->repeats)
+        c->repeats = 3;
+    if (c->repeats > MW_BENCH_MAX_REPEATS)
+        return MW_ERR_TOOBIG;
+    if (!c->min_loads)
+        c->min_loads = (uint64_t)1 << 18;
+    if (c->min_bytes < 2 * MW_LINE || c->max_bytes < c->min_bytes)
+        return -EINVAL;
+    out->step_ratio = pow(2.0, 1.0 / c->steps_per_octave);
+    /* grid */
+    size_t *grid = lr->grid;
     unsigned np = 0;
     for (unsigned k = 0; np < MW_LADDER_MAX_POINTS; k++) {
-        double b = (double)c.min_bytes * pow(2.0, (double)k / c.steps_per_octave);
+        double b = (double)c->min_bytes * pow(2.0, (double)k / c->steps_per_octave);
         size_t bb = ((size_t)(b + 0.5) + MW_LINE - 1) / MW_LINE * MW_LINE;
-        if (bb > c.max_bytes)
+        if (bb > c->max_bytes)
             break;
         if (np && bb == grid[np - 1])
             continue;
@@ -444,41 +456,20 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
     }
     if (np < 2)
         return -EINVAL;
-    size_t maxb = grid[np - 1];
-    size_t alloc = (maxb + MW_HUGE_ALIGN - 1) & ~(MW_HUGE_ALIGN - 1);
-    int huge = 0;
-    char *buf = mw_bench_alloc(alloc, &huge);
-    if (!buf)
-        return -ENOMEM;
-    out->huge_pages = huge;
-    struct affinity_saved sv;
-    int rc = pin_calling(c.cpu, &sv);
-    if (rc < 0) {
-        mw_bench_free(buf, alloc);
-        return rc;
-    }
-    rc = 0;
-    memset(buf, 0, alloc); /* touch every page before timing */
-    double hz = mw_bench_tsc_hz(), ovh = mw_bench_timer_overhead();
-    for (unsigned pi = 0; pi < np && rc == 0; pi++) {
-        double best, cv, lbest = 0, lcv = 0;
-        rc = ladder_point(buf, grid[pi] / MW_LINE, 0x10ca0000u + pi, 1, &c, ovh, &lbest, &lcv);
-        if (rc == 0)
-            rc = ladder_point(buf, grid[pi] / MW_LINE, 0x5eed0000u + pi, 0, &c, ovh, &best, &cv);
-        mw_ladder_point *pt = &out->point[out->npoints++];
-        pt->bytes = grid[pi];
-        pt->cycles = best;
-        pt->ns = best / hz * 1e9;
-        pt->cv = cv;
-        pt->local_cycles = lbest;
-        pt->local_ns = lbest / hz * 1e9;
-        pt->local_cv = lcv;
-        if (c.progress)
-            c.progress(c.user, pi + 1, np);
-    }
+    lr->np = np;
+    return 0;
+}
+
+/* A point above both neighbours by LADDER_SPIKE, measured again (both curves). */
+static int ladder_spikes(const ladder_run *lr, mw_ladder_result *out)
+{
+    const mw_ladder_config *c = &lr->c;
+    char *buf = lr->buf;
+    double hz = lr->hz, ovh = lr->ovh;
     /* A point above both neighbours by LADDER_SPIKE was disturbed as a whole
      * (a cache step never makes a peak): measure it again, up to twice, and
      * keep the lower figure. Both curves. */
+    int rc = 0;
     for (unsigned pass = 0; pass < 2 && rc == 0; pass++)
         for (unsigned pi = 1; pi + 1 < out->npoints && rc == 0; pi++)
             for (int local = 0; local < 2 && rc == 0; local++) {
@@ -491,7 +482,7 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
                     continue;
                 double best, cv;
                 rc = ladder_point(buf, pt->bytes / MW_LINE,
-                                  (local ? 0x10ca1000u : 0x5eed1000u) + pi + 64 * pass, local, &c,
+                                  (local ? 0x10ca1000u : 0x5eed1000u) + pi + 64 * pass, local, c,
                                   ovh, &best, &cv);
                 if (rc == 0 && best < *cyc) {
                     *cyc = best;
@@ -504,10 +495,14 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
                     }
                 }
             }
-    unpin_calling(&sv);
-    mw_bench_free(buf, alloc);
-    if (rc < 0)
-        return rc;
+    return rc;
+}
+
+/* The levels from both curves: sizes from the page-local one, latencies and
+ * the idle memory latency from the full-random one, the TLB's reach. */
+static int ladder_levels(mw_ladder_result *out)
+{
+    int rc;
     size_t bytes[MW_LADDER_MAX_POINTS];
     double ns[MW_LADDER_MAX_POINTS], cy[MW_LADDER_MAX_POINTS];
     double lns[MW_LADDER_MAX_POINTS], lcy[MW_LADDER_MAX_POINTS];
@@ -562,6 +557,60 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
     }
     free(full);
     return rc;
+}
+
+MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
+{
+    memset(out, 0, sizeof *out);
+    ladder_run lr = {0};
+    int rc = ladder_setup(cfg, &lr, out);
+    if (rc)
+        return rc;
+    const mw_ladder_config *c = &lr.c;
+    const size_t *grid = lr.grid;
+    unsigned np = lr.np;
+    size_t maxb = grid[np - 1];
+    size_t alloc = (maxb + MW_HUGE_ALIGN - 1) & ~(MW_HUGE_ALIGN - 1);
+    int huge = 0;
+    char *buf = mw_bench_alloc(alloc, &huge);
+    if (!buf)
+        return -ENOMEM;
+    out->huge_pages = huge;
+    struct affinity_saved sv;
+    rc = pin_calling(c->cpu, &sv);
+    if (rc < 0) {
+        mw_bench_free(buf, alloc);
+        return rc;
+    }
+    rc = 0;
+    memset(buf, 0, alloc); /* touch every page before timing */
+    double hz = mw_bench_tsc_hz(), ovh = mw_bench_timer_overhead();
+    for (unsigned pi = 0; pi < np && rc == 0; pi++) {
+        double best, cv, lbest = 0, lcv = 0;
+        rc = ladder_point(buf, grid[pi] / MW_LINE, 0x10ca0000u + pi, 1, c, ovh, &lbest, &lcv);
+        if (rc == 0)
+            rc = ladder_point(buf, grid[pi] / MW_LINE, 0x5eed0000u + pi, 0, c, ovh, &best, &cv);
+        mw_ladder_point *pt = &out->point[out->npoints++];
+        pt->bytes = grid[pi];
+        pt->cycles = best;
+        pt->ns = best / hz * 1e9;
+        pt->cv = cv;
+        pt->local_cycles = lbest;
+        pt->local_ns = lbest / hz * 1e9;
+        pt->local_cv = lcv;
+        if (c->progress)
+            c->progress(c->user, pi + 1, np);
+    }
+    lr.buf = buf;
+    lr.hz = hz;
+    lr.ovh = ovh;
+    if (rc == 0)
+        rc = ladder_spikes(&lr, out);
+    unpin_calling(&sv);
+    mw_bench_free(buf, alloc);
+    if (rc < 0)
+        return rc;
+    return ladder_levels(out);
 }
 
 /* ------------------------------------------------------ loaded latency */

@@ -346,36 +346,166 @@ static void *triad_worker(void *p)
     return NULL;
 }
 
+/* mw_bench_triad's run: the filled-in configuration, the kernel, the CPUs, the
+ * arrays' region and the state the workers share and stamp. */
+typedef struct triad_run {
+    mw_triad_config c;
+    const struct triad_kernel *k;
+    int cpus[MW_BENCH_MAX_CPUS];
+    int ncpus;
+    char *mem; /* the three arrays' region: total bytes, huge if on huge pages */
+    size_t total;
+    int huge;
+    struct triad_shared *sh;
+    double hz, ovh; /* TSC rate; timer overhead in cycles */
+} triad_run;
+
+/* Fills in the configuration's defaults (CPUs, threads, repeats, array size)
+ * and picks the kernel; 0, or why the run cannot be made. */
+static int triad_setup(const mw_triad_config *cfg, triad_run *tr)
+{
+    mw_triad_config *c = &tr->c;
+    *c = cfg ? *cfg : (mw_triad_config){0};
+    int ncpus = tr->ncpus = mw_bench_cpu_list(c->cpus, c->ncpus, tr->cpus, MW_BENCH_MAX_CPUS);
+    if (ncpus <= 0)
+        return ncpus < 0 ? ncpus : -ENODEV;
+    if (!c->threads)
+        c->threads = (unsigned)ncpus;
+    if (c->threads > MW_BENCH_MAX_CPUS)
+        return MW_ERR_TOOBIG;
+    if (!c->repeats)
+        c->repeats = 10;
+    if (c->repeats > MW_BENCH_MAX_REPEATS)
+        return MW_ERR_TOOBIG;
+    const struct triad_kernel *k = tr->k = pick_kernel(c->isa, c->store);
+    if (!k) {
+        mw_log(MW_LOG_ERROR, "triad: no %s kernel for ISA '%s' on this CPU",
+               c->store == MW_TRIAD_NT ? "non-temporal" : "normal", c->isa ? c->isa : "auto");
+        return MW_ERR_UNSUPPORTED;
+    }
+    if (!c->elems) {
+        mw_cache_info ci;
+        size_t llc = mw_cache_info_read(NULL, 0, &ci) == 0 ? ci.llc_size : ((size_t)32 << 20);
+        c->elems = 4 * llc / sizeof(double);
+    }
+    return 0;
+}
+
+/* Each repetition's time and bandwidth: the window of its blocks' stamps. */
+static void triad_per_rep(const triad_run *tr, mw_triad_result *out)
+{
+    const mw_triad_config *c = &tr->c;
+    const struct triad_shared *sh = tr->sh;
+    double hz = tr->hz, ovh = tr->ovh;
+    for (unsigned r = 0; r < c->repeats; r++) {
+        /* the window from the first start to the last end of the repetition's
+         * blocks. Free-running, other repetitions overlap it, so bytes/window
+         * can only understate the rate memory delivered in it (a thread's own
+         * time would overstate it once other threads share its blocks). */
+        uint64_t t0 = UINT64_MAX, t1 = 0;
+        for (unsigned t = 0; t < c->threads; t++) {
+            if (sh->start[t][r] < t0)
+                t0 = sh->start[t][r];
+            if (sh->end[t][r] > t1)
+                t1 = sh->end[t][r];
+        }
+        double cyc = (double)(t1 - t0) - ovh;
+        out->seconds[r] = cyc / hz;
+        out->bw[r] = out->seconds[r] > 0 ? out->bytes / out->seconds[r] : 0;
+    }
+}
+
+/* The whole run's figure on thread 0's clock, its cross-checks and logs. */
+static void triad_whole_run(const triad_run *tr, mw_triad_result *out)
+{
+    const mw_triad_config *c = &tr->c;
+    const struct triad_shared *sh = tr->sh;
+    double hz = tr->hz, ovh = tr->ovh;
+    /* The whole run, timed as likwid-bench times its iterations: from just
+     * before the barrier that starts the first repetition to just after the
+     * barrier that every thread reaches after its last, both read by thread 0
+     * on its own CPU.
+     * One CPU's clock: no comparison of time stamps taken on different CPUs
+     * (a guest's vCPUs need not agree on the TSC), and no thread's work can
+     * fall outside the window. The span of the threads' own stamps (first
+     * start to last end) is a cross-check (below) and an INFO figure. The first repetition is part of the run (STREAM
+     * would drop it as a warm-up; every page is touched before it anyway). */
+    uint64_t run0 = UINT64_MAX, run1 = 0, own_min = UINT64_MAX, own_max = 0;
+    for (unsigned t = 0; t < c->threads; t++) {
+        for (unsigned r = 0; r < c->repeats; r++) {
+            if (sh->start[t][r] < run0)
+                run0 = sh->start[t][r];
+            if (sh->end[t][r] > run1)
+                run1 = sh->end[t][r];
+        }
+        /* free-running: when the thread's own queue ran dry (then it helped) */
+        uint64_t own = c->free_running ? sh->own_done[t] - sh->run_t0
+                                       : sh->end[t][c->repeats - 1] - sh->start[t][0];
+        own_min = own < own_min ? own : own_min;
+        own_max = own > own_max ? own : own_max;
+    }
+    double span = ((double)(run1 - run0) - ovh) / hz;
+    out->free_running = c->free_running;
+    out->run_seconds = ((double)(sh->run_t1 - sh->run_t0) - ovh) / hz;
+    out->run_bw = out->run_seconds > 0 ? out->bytes * c->repeats / out->run_seconds : 0;
+    /* Causality puts every thread's stamps inside thread 0's window; stamps
+     * outside it mean the CPUs' time-stamp counters disagree. */
+    double outside = 0, tol = 2e-6 * hz;
+    if ((double)sh->run_t0 - (double)run0 > tol)
+        outside += ((double)sh->run_t0 - (double)run0) / hz;
+    if ((double)run1 - (double)sh->run_t1 > tol)
+        outside += ((double)run1 - (double)sh->run_t1) / hz;
+    if (outside > 0)
+        mw_log(MW_LOG_WARN,
+               "triad: other CPUs' time stamps fall %.6f s outside thread 0's %.6f s window: "
+               "the CPUs' time-stamp counters disagree (the run figure uses thread 0's clock "
+               "only; per-repetition figures compare CPUs and are off by up to that much)",
+               outside, out->run_seconds);
+    double hfrac = mw_bench_huge_fraction(tr->mem, tr->total);
+    mw_log(MW_LOG_INFO,
+           "triad %s: run %.6f s (threads' span %.6f s), own share per thread done after "
+           "%.6f..%.6f s, %u blocks run by another thread, %.1f %% of the arrays on huge "
+           "pages, TSC %.0f Hz",
+           c->store == MW_TRIAD_NT ? "NT" : "normal", out->run_seconds, span,
+           (double)own_min / hz, (double)own_max / hz, atomic_load(&sh->stolen),
+           hfrac < 0 ? -1.0 : 100 * hfrac, hz);
+    if (tr->huge && hfrac >= 0 && hfrac < 0.9)
+        mw_log(MW_LOG_WARN,
+               "triad: only %.0f %% of the arrays got huge pages (memory fragmented?): the "
+               "rest pay TLB misses and the figure varies from run to run",
+               100 * hfrac);
+}
+
+/* Checks c[] against the expected triad result; MW_ERR_CORRUPT if wrong. */
+static int triad_verify(const struct triad_shared *sh, size_t n, mw_triad_result *out)
+{
+    out->verified = 1;
+    double want = 2.0 + TRIAD_SCALAR * 1.0;
+    for (size_t i = 0; i < n; i += 4093)
+        if (sh->c[i] != want) {
+            out->verified = 0;
+            break;
+        }
+    if (sh->c[n - 1] != want)
+        out->verified = 0;
+    if (!out->verified) {
+        mw_log(MW_LOG_ERROR, "triad: wrong results in c[]");
+        return MW_ERR_CORRUPT;
+    }
+    return 0;
+}
+
 MW_API int mw_bench_triad(const mw_triad_config *cfg, mw_triad_result *out)
 {
     int rc = 0;
     memset(out, 0, sizeof *out);
-    mw_triad_config c = cfg ? *cfg : (mw_triad_config){0};
-    int cpus[MW_BENCH_MAX_CPUS];
-    int ncpus = mw_bench_cpu_list(c.cpus, c.ncpus, cpus, MW_BENCH_MAX_CPUS);
-    if (ncpus <= 0)
-        return ncpus < 0 ? ncpus : -ENODEV;
-    if (!c.threads)
-        c.threads = (unsigned)ncpus;
-    if (c.threads > MW_BENCH_MAX_CPUS)
-        return MW_ERR_TOOBIG;
-    if (!c.repeats)
-        c.repeats = 10;
-    if (c.repeats > MW_BENCH_MAX_REPEATS)
-        return MW_ERR_TOOBIG;
-    const struct triad_kernel *k = pick_kernel(c.isa, c.store);
-    if (!k) {
-        mw_log(MW_LOG_ERROR, "triad: no %s kernel for ISA '%s' on this CPU",
-               c.store == MW_TRIAD_NT ? "non-temporal" : "normal", c.isa ? c.isa : "auto");
-        return MW_ERR_UNSUPPORTED;
-    }
-    if (!c.elems) {
-        mw_cache_info ci;
-        size_t llc = mw_cache_info_read(NULL, 0, &ci) == 0 ? ci.llc_size : ((size_t)32 << 20);
-        c.elems = 4 * llc / sizeof(double);
-    }
-    size_t unit = (size_t)TRIAD_ALIGN_ELEMS * c.threads;
-    size_t n = (c.elems + unit - 1) / unit * unit;
+    triad_run run = {0};
+    if ((rc = triad_setup(cfg, &run)))
+        return rc;
+    mw_triad_config *c = &run.c;
+    const struct triad_kernel *k = run.k;
+    size_t unit = (size_t)TRIAD_ALIGN_ELEMS * c->threads;
+    size_t n = (c->elems + unit - 1) / unit * unit;
 
     /* One region; arrays offset by different amounts so that the streams do
      * not alias on 4 KiB boundaries. */
@@ -387,10 +517,10 @@ MW_API int mw_bench_triad(const mw_triad_config *cfg, mw_triad_result *out)
     if (!mem)
         return -ENOMEM;
     struct triad_shared *sh = calloc(1, sizeof *sh);
-    size_t maxblocks = n / c.threads / TRIAD_BLOCK_ELEMS + 2; /* chunks differ by 64 elements */
-    _Atomic unsigned *done = calloc((size_t)c.threads * maxblocks, sizeof *done);
-    struct triad_arg *args = calloc(c.threads, sizeof *args);
-    pthread_t *tids = calloc(c.threads, sizeof *tids);
+    size_t maxblocks = n / c->threads / TRIAD_BLOCK_ELEMS + 2; /* chunks differ by 64 elements */
+    _Atomic unsigned *done = calloc((size_t)c->threads * maxblocks, sizeof *done);
+    struct triad_arg *args = calloc(c->threads, sizeof *args);
+    pthread_t *tids = calloc(c->threads, sizeof *tids);
     if (!sh || !args || !tids || !done) {
         rc = -ENOMEM;
         goto out;
@@ -399,20 +529,20 @@ MW_API int mw_bench_triad(const mw_triad_config *cfg, mw_triad_result *out)
     sh->b = (double *)(mem + stride + 1024);
     sh->c = (double *)(mem + 2 * stride + 2048);
     sh->n = n;
-    sh->threads = c.threads;
-    sh->repeats = c.repeats;
-    sh->free_running = c.free_running;
-    sh->done_reps = c.repeats;
-    sh->steady = c.free_running ? 0 : c.steady < 0 ? 0 : c.steady > 0 ? c.steady : 0.01;
-    sh->min_repeats = c.min_repeats ? c.min_repeats : 4;
-    sh->fn = c.store == MW_TRIAD_NT ? k->nt : k->normal;
+    sh->threads = c->threads;
+    sh->repeats = c->repeats;
+    sh->free_running = c->free_running;
+    sh->done_reps = c->repeats;
+    sh->steady = c->free_running ? 0 : c->steady < 0 ? 0 : c->steady > 0 ? c->steady : 0.01;
+    sh->min_repeats = c->min_repeats ? c->min_repeats : 4;
+    sh->fn = c->store == MW_TRIAD_NT ? k->nt : k->normal;
     sh->done = done;
     sh->maxblocks = maxblocks;
-    sh->cpus = cpus;
-    sh->ncpus = ncpus;
-    mw_spin_barrier_init(&sh->bar, c.threads);
+    sh->cpus = run.cpus;
+    sh->ncpus = run.ncpus;
+    mw_spin_barrier_init(&sh->bar, c->threads);
     unsigned started = 0;
-    for (; started < c.threads; started++) {
+    for (; started < c->threads; started++) {
         args[started] = (struct triad_arg){sh, started};
         int e = pthread_create(&tids[started], NULL, triad_worker, &args[started]);
         if (e) {
@@ -432,100 +562,27 @@ MW_API int mw_bench_triad(const mw_triad_config *cfg, mw_triad_result *out)
 
     double hz = mw_bench_tsc_hz();
     double ovh = mw_bench_timer_overhead();
-    out->threads = c.threads;
+    out->threads = c->threads;
     out->elems = n;
     out->array_bytes = abytes;
-    out->store = c.store;
+    out->store = c->store;
     snprintf(out->isa, sizeof out->isa, "%s", k->isa);
-    out->bytes_per_iter = mw_triad_bytes_per_iter(c.store, 0);
+    out->bytes_per_iter = mw_triad_bytes_per_iter(c->store, 0);
     out->bytes = (double)out->bytes_per_iter * (double)n;
-    c.repeats = sh->done_reps; /* fewer where the figure was steady early */
-    out->repeats = c.repeats;
+    c->repeats = sh->done_reps; /* fewer where the figure was steady early */
+    out->repeats = c->repeats;
     out->huge_pages = huge;
-    for (unsigned r = 0; r < c.repeats; r++) {
-        /* the window from the first start to the last end of the repetition's
-         * blocks. Free-running, other repetitions overlap it, so bytes/window
-         * can only understate the rate memory delivered in it (a thread's own
-         * time would overstate it once other threads share its blocks). */
-        uint64_t t0 = UINT64_MAX, t1 = 0;
-        for (unsigned t = 0; t < c.threads; t++) {
-            if (sh->start[t][r] < t0)
-                t0 = sh->start[t][r];
-            if (sh->end[t][r] > t1)
-                t1 = sh->end[t][r];
-        }
-        double cyc = (double)(t1 - t0) - ovh;
-        out->seconds[r] = cyc / hz;
-        out->bw[r] = out->seconds[r] > 0 ? out->bytes / out->seconds[r] : 0;
-    }
-    /* The whole run, timed as likwid-bench times its iterations: from just
-     * before the barrier that starts the first repetition to just after the
-     * barrier that every thread reaches after its last, both read by thread 0
-     * on its own CPU.
-     * One CPU's clock: no comparison of time stamps taken on different CPUs
-     * (a guest's vCPUs need not agree on the TSC), and no thread's work can
-     * fall outside the window. The span of the threads' own stamps (first
-     * start to last end) is a cross-check (below) and an INFO figure. The first repetition is part of the run (STREAM
-     * would drop it as a warm-up; every page is touched before it anyway). */
-    uint64_t run0 = UINT64_MAX, run1 = 0, own_min = UINT64_MAX, own_max = 0;
-    for (unsigned t = 0; t < c.threads; t++) {
-        for (unsigned r = 0; r < c.repeats; r++) {
-            if (sh->start[t][r] < run0)
-                run0 = sh->start[t][r];
-            if (sh->end[t][r] > run1)
-                run1 = sh->end[t][r];
-        }
-        /* free-running: when the thread's own queue ran dry (then it helped) */
-        uint64_t own = c.free_running ? sh->own_done[t] - sh->run_t0
-                                      : sh->end[t][c.repeats - 1] - sh->start[t][0];
-        own_min = own < own_min ? own : own_min;
-        own_max = own > own_max ? own : own_max;
-    }
-    double span = ((double)(run1 - run0) - ovh) / hz;
-    out->free_running = c.free_running;
-    out->run_seconds = ((double)(sh->run_t1 - sh->run_t0) - ovh) / hz;
-    out->run_bw = out->run_seconds > 0 ? out->bytes * c.repeats / out->run_seconds : 0;
-    /* Causality puts every thread's stamps inside thread 0's window; stamps
-     * outside it mean the CPUs' time-stamp counters disagree. */
-    double outside = 0, tol = 2e-6 * hz;
-    if ((double)sh->run_t0 - (double)run0 > tol)
-        outside += ((double)sh->run_t0 - (double)run0) / hz;
-    if ((double)run1 - (double)sh->run_t1 > tol)
-        outside += ((double)run1 - (double)sh->run_t1) / hz;
-    if (outside > 0)
-        mw_log(MW_LOG_WARN,
-               "triad: other CPUs' time stamps fall %.6f s outside thread 0's %.6f s window: "
-               "the CPUs' time-stamp counters disagree (the run figure uses thread 0's clock "
-               "only; per-repetition figures compare CPUs and are off by up to that much)",
-               outside, out->run_seconds);
-    double hfrac = mw_bench_huge_fraction(mem, total);
-    mw_log(MW_LOG_INFO,
-           "triad %s: run %.6f s (threads' span %.6f s), own share per thread done after "
-           "%.6f..%.6f s, %u blocks run by another thread, %.1f %% of the arrays on huge "
-           "pages, TSC %.0f Hz",
-           c.store == MW_TRIAD_NT ? "NT" : "normal", out->run_seconds, span,
-           (double)own_min / hz, (double)own_max / hz, atomic_load(&sh->stolen),
-           hfrac < 0 ? -1.0 : 100 * hfrac, hz);
-    if (huge && hfrac >= 0 && hfrac < 0.9)
-        mw_log(MW_LOG_WARN,
-               "triad: only %.0f %% of the arrays got huge pages (memory fragmented?): the "
-               "rest pay TLB misses and the figure varies from run to run",
-               100 * hfrac);
+    run.sh = sh;
+    run.hz = hz;
+    run.ovh = ovh;
+    run.mem = mem;
+    run.total = total;
+    run.huge = huge;
+    triad_per_rep(&run, out);
+    triad_whole_run(&run, out);
     mw_stats_compute(out->bw, out->repeats, 1, &out->bw_stats);
     out->explicit_bw_best = out->bw_stats.best * 24.0 / out->bytes_per_iter;
-    out->verified = 1;
-    double want = 2.0 + TRIAD_SCALAR * 1.0;
-    for (size_t i = 0; i < n; i += 4093)
-        if (sh->c[i] != want) {
-            out->verified = 0;
-            break;
-        }
-    if (sh->c[n - 1] != want)
-        out->verified = 0;
-    if (!out->verified) {
-        mw_log(MW_LOG_ERROR, "triad: wrong results in c[]");
-        rc = MW_ERR_CORRUPT;
-    }
+    rc = triad_verify(sh, n, out);
 out:
     free(tids);
     free(args);

@@ -138,79 +138,78 @@ static mw_val_method *val_method_add(mw_validation *v, const char *name, int lat
     return m;
 }
 
-/* The probe_lat part: idle point, then every (threads, delay) of the grid. */
-static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *calib,
-                         const int *cpus, int ncpus, mw_validation *v, mw_val_method *m)
+/* The probe_lat part's shared state: the probe, its grids, the cost sample,
+ * the progress count and the remeasuring tallies. */
+enum { VAL_COST_CAP = 4096 };
+typedef struct {
+    const mw_validate_config *cfg;
+    const mw_calib_results *calib;
+    mw_validation *v;
+    mw_probe_lat *pl;
+    double point_s, se;
+    unsigned min_n;
+    unsigned tgrid[MW_SWEEP_MAX_THREADS], dgrid[MW_SWEEP_MAX_DELAYS], mgrid[MW_SWEEP_MAX_DELAYS];
+    unsigned nt, nd, nmd, nmix, mixes;
+    const int *lcpus; /* the read load's CPUs */
+    unsigned nl;
+    double *costs;
+    unsigned ncost;
+    unsigned used_bursts, used_lines;
+    unsigned done, total;
+    double idle_spread;
+    unsigned remeasured, retries, still;
+} val_lat_ctx;
+
+/* Sets the point length, the sample rule and the (threads, delay) and mix grids. */
+static void val_lat_grids(val_lat_ctx *c, int ncpus)
 {
-    mw_probe_lat *pl = NULL;
-    /* Validate the probe exactly as the profiler will run it: created with
-     * the defaults, which the same variables fill in both (probe_lat.h:
-     * MEMWATCH_PROBE_LINES, _BURSTS, _WINDOW, _LAYOUT). */
-    mw_probe_lat_config pc = {0};
-    int rc = mw_probe_lat_create(&pc, &pl);
-    if (rc < 0) {
-        m->available = 0;
-        snprintf(m->reason, sizeof m->reason, "the software probe cannot run here: %s",
-                 rc == MW_ERR_UNSUPPORTED ? "this CPU lacks a cache-line flush or a TSC"
-                                          : mw_strerror(rc));
-        return 0;
-    }
-    double point_s = cfg->point_s > 0 ? cfg->point_s : 0.48;
+    const mw_validate_config *cfg = c->cfg;
+    c->point_s = cfg->point_s > 0 ? cfg->point_s : 0.48;
     unsigned max_threads = cfg->max_threads;
     if (!max_threads)
         max_threads = ncpus > 1 ? (unsigned)ncpus - 1 : 1;
-    v->load_threads_max = max_threads;
-    unsigned tgrid[MW_SWEEP_MAX_THREADS], dgrid[MW_SWEEP_MAX_DELAYS];
-    unsigned nt = mw_read_sweep_thread_grid(max_threads, tgrid, MW_SWEEP_MAX_THREADS);
+    c->v->load_threads_max = max_threads;
+    c->nt = mw_read_sweep_thread_grid(max_threads, c->tgrid, MW_SWEEP_MAX_THREADS);
     unsigned max_delay = cfg->max_delay ? cfg->max_delay : 1024;
     unsigned gs = cfg->grid_stride > 1 ? cfg->grid_stride : 1;
-    unsigned nd = gs > 1 ? mw_val_mix_delay_grid(max_delay, gs, dgrid, MW_SWEEP_MAX_DELAYS)
-                         : mw_read_sweep_delay_grid(max_delay, dgrid, MW_SWEEP_MAX_DELAYS);
+    c->nd = gs > 1 ? mw_val_mix_delay_grid(max_delay, gs, c->dgrid, MW_SWEEP_MAX_DELAYS)
+                   : mw_read_sweep_delay_grid(max_delay, c->dgrid, MW_SWEEP_MAX_DELAYS);
     if (gs > 1)
-        nt = mw_val_thread_subset(tgrid, nt);
-    unsigned min_n = cfg->min_samples ? cfg->min_samples : 16;
-    double se = cfg->se_target == 0 ? 0.01 : cfg->se_target;
-    unsigned mgrid[MW_SWEEP_MAX_DELAYS], nmd = 0, nmix = 0;
-    unsigned mixes = cfg->mixes & ((1u << MW_MIX_COUNT) - 1) & ~1u;
-    if (mixes) {
-        nmd = mw_val_mix_delay_grid(max_delay, gs > 1 ? gs + 1 : 2, mgrid, MW_SWEEP_MAX_DELAYS);
-        nmix = (unsigned)__builtin_popcount(mixes);
+        c->nt = mw_val_thread_subset(c->tgrid, c->nt);
+    c->min_n = cfg->min_samples ? cfg->min_samples : 16;
+    c->se = cfg->se_target == 0 ? 0.01 : cfg->se_target;
+    c->nmd = 0;
+    c->nmix = 0;
+    c->mixes = cfg->mixes & ((1u << MW_MIX_COUNT) - 1) & ~1u;
+    if (c->mixes) {
+        c->nmd = mw_val_mix_delay_grid(max_delay, gs > 1 ? gs + 1 : 2, c->mgrid,
+                                       MW_SWEEP_MAX_DELAYS);
+        c->nmix = (unsigned)__builtin_popcount(c->mixes);
     }
-    unsigned total = 1 + nt * nd + nmix * nmd, done = 0;
-    double t_start = (double)mw_now_ns() / 1e9;
-    enum { COST_CAP = 4096 };
-    double *costs = malloc(COST_CAP * sizeof *costs);
-    unsigned ncost = 0;
-    if (!costs) {
-        mw_probe_lat_destroy(pl);
-        return -ENOMEM;
-    }
-    /* the load runs on the CPUs after the probe's (all of them when there is one) */
-    const int *lcpus = ncpus > 1 ? cpus + 1 : cpus;
-    unsigned nl = ncpus > 1 ? (unsigned)ncpus - 1 : 1;
+    c->total = 1 + c->nt * c->nd + c->nmix * c->nmd;
+    c->done = 0;
+}
 
-    mw_val_point *pt = &v->point[v->npoints++];
-    memset(pt, 0, sizeof *pt);
-    unsigned used_bursts = 0, used_lines = 0;
-    /* the idle point is every mix's reference: all its readings */
-    rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts, &used_lines, 0, -1);
-    if (calib && (calib->ran & MW_CALIB_LOADED))
-        pt->direct_ns = calib->loaded.idle_ns;
-    double idle_spread = mw_val_rel_spread(pt->ns, pt->n);
-    unsigned remeasured = 0, retries = 0, still = 0;
-    if (cfg->progress)
-        cfg->progress(cfg->user, ++done, total);
-    for (unsigned ti = 0; ti < nt && !rc; ti++) {
-        mw_read_load_config lc = {.threads = tgrid[ti], .cpus = lcpus, .ncpus = nl};
+/* The reads-only sweep: every (threads, delay) point of the grid, a disturbed
+ * point measured again. */
+static int val_lat_sweep(val_lat_ctx *c)
+{
+    const mw_validate_config *cfg = c->cfg;
+    const mw_calib_results *calib = c->calib;
+    mw_validation *v = c->v;
+    mw_val_point *pt;
+    int rc = 0;
+    for (unsigned ti = 0; ti < c->nt && !rc; ti++) {
+        mw_read_load_config lc = {.threads = c->tgrid[ti], .cpus = c->lcpus, .ncpus = c->nl};
         mw_read_load *l = NULL;
         rc = mw_read_load_create(&lc, &l);
         if (rc < 0)
             break;
-        for (unsigned di = 0; di < nd && !rc && v->npoints < MW_VAL_MAX_POINTS; di++) {
+        for (unsigned di = 0; di < c->nd && !rc && v->npoints < MW_VAL_MAX_POINTS; di++) {
             pt = &v->point[v->npoints];
             memset(pt, 0, sizeof *pt);
-            pt->threads = tgrid[ti];
-            pt->delay = dgrid[di];
+            pt->threads = c->tgrid[ti];
+            pt->delay = c->dgrid[di];
             /* a point whose readings spread far more than the idle point's
              * was disturbed by a load this run did not start: measured again,
              * the last attempt kept (validate_int.h) */
@@ -218,20 +217,20 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
             for (unsigned att = 0; att <= MW_VAL_RETRIES && !rc; att++) {
                 if (att) {
                     pt->n = 0;
-                    remeasured += att == 1;
-                    retries++;
+                    c->remeasured += att == 1;
+                    c->retries++;
                 }
-                if ((rc = mw_read_load_start(l, dgrid[di])) < 0)
+                if ((rc = mw_read_load_start(l, c->dgrid[di])) < 0)
                     break;
-                rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts,
-                                &used_lines, min_n, se);
+                rc = val_sample(c->pl, c->point_s, pt, c->costs, &c->ncost, VAL_COST_CAP,
+                                &c->used_bursts, &c->used_lines, c->min_n, c->se);
                 int src = mw_read_load_stop(l, &sp);
                 if (!rc)
                     rc = src;
-                if (rc < 0 || !mw_val_point_disturbed(pt->ns, pt->n, idle_spread))
+                if (rc < 0 || !mw_val_point_disturbed(pt->ns, pt->n, c->idle_spread))
                     break;
                 if (att == MW_VAL_RETRIES)
-                    still++;
+                    c->still++;
             }
             if (rc < 0)
                 break;
@@ -243,39 +242,46 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
                         pt->direct_ns = calib->loaded.point[k].ns;
             v->npoints++;
             if (cfg->progress)
-                cfg->progress(cfg->user, ++done, total);
+                cfg->progress(cfg->user, ++c->done, c->total);
         }
         mw_read_load_destroy(l);
     }
-    unsigned n100 = v->npoints;
-    double t_mid = (double)mw_now_ns() / 1e9;
-    /* the read/write mixes: the largest thread count over a coarser delay grid */
+    return rc;
+}
+
+/* The read/write mixes: the largest thread count over a coarser delay grid. */
+static int val_lat_mixes(val_lat_ctx *c)
+{
+    const mw_validate_config *cfg = c->cfg;
+    mw_validation *v = c->v;
+    mw_val_point *pt;
+    int rc = 0;
     for (unsigned mx = 1; mx < MW_MIX_COUNT && !rc; mx++) {
-        if (!(mixes & (1u << mx)))
+        if (!(c->mixes & (1u << mx)))
             continue;
-        mw_read_load_config lc = {.threads = tgrid[nt - 1], .cpus = lcpus, .ncpus = nl,
-                                  .mix = (mw_read_mix)mx};
+        mw_read_load_config lc = {.threads = c->tgrid[c->nt - 1], .cpus = c->lcpus,
+                                  .ncpus = c->nl, .mix = (mw_read_mix)mx};
         mw_read_load *l = NULL;
         int lrc = mw_read_load_create(&lc, &l);
         if (lrc < 0) { /* e.g. no non-temporal store: the other mixes go on */
-            done += nmd;
+            c->done += c->nmd;
             continue;
         }
         mw_val_mix *vm = &v->mix[v->nmix];
         vm->mix = (int)mx;
         vm->read_share = mw_mix_read_share((mw_read_mix)mx);
         vm->first = v->npoints;
-        for (unsigned di = 0; di < nmd && !rc && v->npoints < MW_VAL_MAX_POINTS; di++) {
+        for (unsigned di = 0; di < c->nmd && !rc && v->npoints < MW_VAL_MAX_POINTS; di++) {
             pt = &v->point[v->npoints];
             memset(pt, 0, sizeof *pt);
             pt->threads = lc.threads;
-            pt->delay = mgrid[di];
+            pt->delay = c->mgrid[di];
             pt->mix = (int)mx;
             mw_sweep_point sp;
-            if ((rc = mw_read_load_start(l, mgrid[di])) < 0)
+            if ((rc = mw_read_load_start(l, c->mgrid[di])) < 0)
                 break;
-            rc = val_sample(pl, point_s, pt, costs, &ncost, COST_CAP, &used_bursts, &used_lines,
-                            min_n, se);
+            rc = val_sample(c->pl, c->point_s, pt, c->costs, &c->ncost, VAL_COST_CAP,
+                            &c->used_bursts, &c->used_lines, c->min_n, c->se);
             int src = mw_read_load_stop(l, &sp);
             if (!rc)
                 rc = src;
@@ -288,24 +294,21 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
             v->npoints++;
             vm->n++;
             if (cfg->progress)
-                cfg->progress(cfg->user, ++done, total);
+                cfg->progress(cfg->user, ++c->done, c->total);
         }
         mw_read_load_destroy(l);
         if (vm->n)
             v->nmix++;
     }
-    v->part_s[0] = t_mid - t_start;
-    v->part_s[1] = (double)mw_now_ns() / 1e9 - t_mid;
-    v->probe_cost_ns = ncost ? mw_val_median_inplace(costs, ncost) : 0;
-    free(costs);
-    v->probe_lines = used_lines;
-    v->probe_bursts = used_bursts;
-    mw_probe_lat_destroy(pl);
-    if (rc < 0) {
-        m->available = 0;
-        snprintf(m->reason, sizeof m->reason, "the read load failed: %s", mw_strerror(rc));
-        return rc;
-    }
+    return rc;
+}
+
+/* The verdict on the reads-only curve (its first n100 points), each mix's
+ * threshold, and the method's reason with the remeasuring tallies. */
+static int val_lat_verdicts(val_lat_ctx *c, unsigned n100, mw_val_method *m)
+{
+    mw_validation *v = c->v;
+    int rc;
     mw_lat_point *lp = calloc(v->npoints, sizeof *lp);
     if (!lp)
         return -ENOMEM;
@@ -330,17 +333,80 @@ static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *
     if (rc < 0)
         return rc;
     m->available = 1;
-    if (remeasured) {
+    if (c->remeasured) {
         char buf[1024];
         snprintf(buf, sizeof buf, "%s; %u/%u points measured again (%u tries; %u still "
                                   "disturbed): spread > %.0fx idle's %.0f %%, outside load",
-                 m->lat.reason, remeasured, v->npoints - 1, retries, still,
-                 MW_VAL_DISTURBED_FACTOR, 100 * idle_spread);
+                 m->lat.reason, c->remeasured, v->npoints - 1, c->retries, c->still,
+                 MW_VAL_DISTURBED_FACTOR, 100 * c->idle_spread);
         val_copy(m->reason, sizeof m->reason, buf);
     } else {
         val_copy(m->reason, sizeof m->reason, m->lat.reason);
     }
     return 0;
+}
+
+/* The probe_lat part: idle point, then every (threads, delay) of the grid. */
+static int val_probe_lat(const mw_validate_config *cfg, const mw_calib_results *calib,
+                         const int *cpus, int ncpus, mw_validation *v, mw_val_method *m)
+{
+    val_lat_ctx c = {.cfg = cfg, .calib = calib, .v = v};
+    /* Validate the probe exactly as the profiler will run it: created with
+     * the defaults, which the same variables fill in both (probe_lat.h:
+     * MEMWATCH_PROBE_LINES, _BURSTS, _WINDOW, _LAYOUT). */
+    mw_probe_lat_config pc = {0};
+    int rc = mw_probe_lat_create(&pc, &c.pl);
+    if (rc < 0) {
+        m->available = 0;
+        snprintf(m->reason, sizeof m->reason, "the software probe cannot run here: %s",
+                 rc == MW_ERR_UNSUPPORTED ? "this CPU lacks a cache-line flush or a TSC"
+                                          : mw_strerror(rc));
+        return 0;
+    }
+    val_lat_grids(&c, ncpus);
+    double t_start = (double)mw_now_ns() / 1e9;
+    c.costs = malloc(VAL_COST_CAP * sizeof *c.costs);
+    c.ncost = 0;
+    if (!c.costs) {
+        mw_probe_lat_destroy(c.pl);
+        return -ENOMEM;
+    }
+    /* the load runs on the CPUs after the probe's (all of them when there is one) */
+    c.lcpus = ncpus > 1 ? cpus + 1 : cpus;
+    c.nl = ncpus > 1 ? (unsigned)ncpus - 1 : 1;
+
+    mw_val_point *pt = &v->point[v->npoints++];
+    memset(pt, 0, sizeof *pt);
+    c.used_bursts = 0;
+    c.used_lines = 0;
+    /* the idle point is every mix's reference: all its readings */
+    rc = val_sample(c.pl, c.point_s, pt, c.costs, &c.ncost, VAL_COST_CAP, &c.used_bursts,
+                    &c.used_lines, 0, -1);
+    if (calib && (calib->ran & MW_CALIB_LOADED))
+        pt->direct_ns = calib->loaded.idle_ns;
+    c.idle_spread = mw_val_rel_spread(pt->ns, pt->n);
+    c.remeasured = c.retries = c.still = 0;
+    if (cfg->progress)
+        cfg->progress(cfg->user, ++c.done, c.total);
+    if (!rc)
+        rc = val_lat_sweep(&c);
+    unsigned n100 = v->npoints;
+    double t_mid = (double)mw_now_ns() / 1e9;
+    if (!rc)
+        rc = val_lat_mixes(&c);
+    v->part_s[0] = t_mid - t_start;
+    v->part_s[1] = (double)mw_now_ns() / 1e9 - t_mid;
+    v->probe_cost_ns = c.ncost ? mw_val_median_inplace(c.costs, c.ncost) : 0;
+    free(c.costs);
+    v->probe_lines = c.used_lines;
+    v->probe_bursts = c.used_bursts;
+    mw_probe_lat_destroy(c.pl);
+    if (rc < 0) {
+        m->available = 0;
+        snprintf(m->reason, sizeof m->reason, "the read load failed: %s", mw_strerror(rc));
+        return rc;
+    }
+    return val_lat_verdicts(&c, n100, m);
 }
 
 /* The reads100 curve for levels (profile "curve"): point medians ordered by

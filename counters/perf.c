@@ -179,6 +179,169 @@ static const char *target_str(const mw_perf_target *t, char *buf, size_t len)
     return buf;
 }
 
+/* mw_perf_explain's facts about the failed open, shared by its per-errno helpers. */
+typedef struct perf_why {
+    int err;
+    const mw_perf_event *ev;
+    const mw_perf_target *t;
+    unsigned flags;
+    const mw_privs *p;
+    const struct mw_pmu_set *pmus;
+    const char *name, *tn;
+    const mw_pmu *pmu;
+    uint32_t type;
+    int cpu_wide, uncore, hw;
+    const char *par, *tgt, *list;
+    char *buf;
+    size_t len;
+} perf_why;
+
+/* EACCES, EPERM: which privilege is missing (paranoid level, capability, ptrace). */
+static int perf_why_denied(const perf_why *pw)
+{
+    const char *name = pw->name, *tgt = pw->tgt, *par = pw->par;
+    const mw_perf_target *t = pw->t;
+    const mw_privs *p = pw->p;
+    unsigned flags = pw->flags;
+    int cpu_wide = pw->cpu_wide, err = pw->err;
+    char *buf = pw->buf;
+    size_t len = pw->len;
+    if (p->paranoid >= 3 && !p->cap_perfmon && !p->cap_sys_admin) {
+        snprintf(buf, len,
+                 "%s on %s: permission denied: kernel.perf_event_paranoid is %s, which "
+                 "forbids perf_event_open to users without CAP_PERFMON; set "
+                 "`sysctl -w kernel.perf_event_paranoid=1` (or 0 for per-CPU counting), "
+                 "or run as root / with CAP_PERFMON",
+                 name, tgt, par);
+        return MW_ERR_PARANOID;
+    }
+    if (cpu_wide && !mw_privs_can_cpu_wide(p)) {
+        snprintf(buf, len,
+                 "%s on %s: per-CPU and system-wide counting needs perf_event_paranoid <= 0 "
+                 "or CAP_PERFMON; kernel.perf_event_paranoid is %s here and this user has "
+                 "neither CAP_PERFMON nor CAP_SYS_ADMIN: run as root, grant CAP_PERFMON "
+                 "(setcap cap_perfmon+ep), or set `sysctl -w kernel.perf_event_paranoid=0`",
+                 name, tgt, par);
+        return MW_ERR_PARANOID;
+    }
+    if (!(flags & MW_PERF_USER_ONLY) && !mw_privs_can_kernel(p)) {
+        snprintf(buf, len,
+                 "%s on %s: counting kernel mode needs perf_event_paranoid <= 1 or "
+                 "CAP_PERFMON; kernel.perf_event_paranoid is %s here: count user mode only "
+                 "(MW_PERF_USER_ONLY), or set `sysctl -w kernel.perf_event_paranoid=1`, or "
+                 "grant CAP_PERFMON",
+                 name, tgt, par);
+        return MW_ERR_PARANOID;
+    }
+    if (t && t->kind == MW_PERF_THREAD && t->tid && t->tid != getpid()) {
+        snprintf(buf, len,
+                 "%s on %s: permission denied: counting another process needs ptrace "
+                 "access to it (same user and kernel.yama.ptrace_scope 0, or "
+                 "CAP_PERFMON / CAP_SYS_PTRACE)",
+                 name, tgt);
+        return MW_ERR_PRIV;
+    }
+    snprintf(buf, len,
+             "%s on %s: permission denied (%s) although perf_event_paranoid is %s%s: a "
+             "security policy (seccomp in a container, SELinux, AppArmor, lockdown) forbids "
+             "perf_event_open; run outside the container or with CAP_PERFMON",
+             name, tgt, err == EACCES ? "EACCES" : "EPERM", par,
+             p->cap_perfmon ? " and this process has CAP_PERFMON" : "");
+    return MW_ERR_PRIV;
+}
+
+/* ENOENT, EOPNOTSUPP, ENODEV: no PMU, a per-CPU-only PMU, or an event it lacks. */
+static int perf_why_unsupported(const perf_why *pw)
+{
+    const char *name = pw->name, *tgt = pw->tgt, *tn = pw->tn, *list = pw->list;
+    const mw_perf_event *ev = pw->ev;
+    const mw_perf_target *t = pw->t;
+    const struct mw_pmu_set *pmus = pw->pmus;
+    const mw_pmu *pmu = pw->pmu;
+    uint32_t type = pw->type;
+    int cpu_wide = pw->cpu_wide, uncore = pw->uncore, hw = pw->hw, err = pw->err;
+    char *buf = pw->buf;
+    size_t len = pw->len;
+    if (hw && !mw_pmus_core(pmus)) {
+        snprintf(buf, len,
+                 "%s: %s events are not supported here: the kernel exposes no hardware PMU: "
+                 "only %s (virtual machines often hide the PMU from guests)",
+                 name, tn, list[0] ? list : "no PMU at all");
+        return MW_ERR_NOPMU;
+    }
+    if (!tn && !pmu) {
+        snprintf(buf, len, "%s: no PMU of type %u on this machine (PMUs: %s)", name,
+                 (unsigned)type, list[0] ? list : "none");
+        return MW_ERR_NOPMU;
+    }
+    if (err == EOPNOTSUPP && uncore && !cpu_wide) {
+        snprintf(buf, len,
+                 "%s: %s counts only per CPU, not per thread: open it system-wide on its "
+                 "cpumask",
+                 name, pmu->name);
+        return MW_ERR_UNSUPPORTED;
+    }
+    if (err == ENODEV && t && t->kind != MW_PERF_THREAD) {
+        snprintf(buf, len, "%s on %s: that CPU does not exist or is offline (ENODEV)", name,
+                 tgt);
+        return -ENODEV;
+    }
+    snprintf(buf, len,
+             "%s: the %s PMU does not support this event (config=0x%llx config1=0x%llx, "
+             "%s)%s",
+             name, pmu ? pmu->name : (tn ? tn : "?"),
+             (unsigned long long)(ev ? ev->config : 0),
+             (unsigned long long)(ev ? ev->config1 : 0),
+             err == ENOENT ? "ENOENT" : err == ENODEV ? "ENODEV" : "EOPNOTSUPP",
+             err == EOPNOTSUPP ? "; it may not support sampling, exclude_* bits or per-task "
+                                 "counting"
+                               : "");
+    return MW_ERR_UNSUPPORTED;
+}
+
+/* EINVAL: a per-CPU-only PMU, config bits outside its formats, or attributes in general. */
+static int perf_why_invalid(const perf_why *pw)
+{
+    const char *name = pw->name, *tgt = pw->tgt, *tn = pw->tn;
+    const mw_perf_event *ev = pw->ev;
+    const mw_pmu *pmu = pw->pmu;
+    int cpu_wide = pw->cpu_wide, uncore = pw->uncore;
+    char *buf = pw->buf;
+    size_t len = pw->len;
+    if (uncore && !cpu_wide) {
+        snprintf(buf, len,
+                 "%s: %s counts only per CPU (uncore), not per thread: open it system-wide "
+                 "on its cpumask",
+                 name, pmu->name);
+        return MW_ERR_UNSUPPORTED;
+    }
+    if (pmu && pmu->n_formats && ev) {
+        /* Bits outside every format field of the PMU name themselves. */
+        uint64_t known[3] = {0, 0, 0}, cfg[3] = {ev->config, ev->config1, ev->config2};
+        for (size_t i = 0; i < pmu->n_formats; i++)
+            if (pmu->formats[i].word < 3)
+                known[pmu->formats[i].word] |= pmu->formats[i].mask;
+        for (int w = 0; w < 3; w++)
+            if (cfg[w] & ~known[w]) {
+                snprintf(buf, len,
+                         "%s on %s: the kernel rejected the event (EINVAL): config%s bits "
+                         "0x%llx are outside every format field of the %s PMU",
+                         name, tgt, w ? (w == 1 ? "1" : "2") : "",
+                         (unsigned long long)(cfg[w] & ~known[w]), pmu->name);
+                return MW_ERR_UNSUPPORTED;
+            }
+    }
+    snprintf(buf, len,
+             "%s on %s: the kernel rejected the event's attributes (EINVAL): a config bit the "
+             "%s PMU does not support (config=0x%llx config1=0x%llx config2=0x%llx), a CPU "
+             "outside the PMU's cpumask, or an option this kernel lacks",
+             name, tgt, pmu ? pmu->name : (tn ? tn : "?"),
+             (unsigned long long)(ev ? ev->config : 0),
+             (unsigned long long)(ev ? ev->config1 : 0),
+             (unsigned long long)(ev ? ev->config2 : 0));
+    return MW_ERR_UNSUPPORTED;
+}
+
 MW_API int mw_perf_explain(int err, const mw_perf_event *ev, const mw_perf_target *t,
                            unsigned flags, const mw_privs *p, const struct mw_pmu_set *pmus,
                            char *buf, size_t len)
@@ -207,122 +370,20 @@ MW_API int mw_perf_explain(int err, const mw_perf_event *ev, const mw_perf_targe
             return -ENODEV;
         }
     }
+    perf_why w = {.err = err, .ev = ev, .t = t, .flags = flags, .p = p, .pmus = pmus,
+                  .name = name, .tn = tn, .pmu = pmu, .type = type, .cpu_wide = cpu_wide,
+                  .uncore = uncore, .hw = hw, .par = par, .tgt = tgt, .list = list,
+                  .buf = buf, .len = len};
     switch (err) {
     case EACCES:
     case EPERM:
-        if (p->paranoid >= 3 && !p->cap_perfmon && !p->cap_sys_admin) {
-            snprintf(buf, len,
-                     "%s on %s: permission denied: kernel.perf_event_paranoid is %s, which "
-                     "forbids perf_event_open to users without CAP_PERFMON; set "
-                     "`sysctl -w kernel.perf_event_paranoid=1` (or 0 for per-CPU counting), "
-                     "or run as root / with CAP_PERFMON",
-                     name, tgt, par);
-            return MW_ERR_PARANOID;
-        }
-        if (cpu_wide && !mw_privs_can_cpu_wide(p)) {
-            snprintf(buf, len,
-                     "%s on %s: per-CPU and system-wide counting needs perf_event_paranoid <= 0 "
-                     "or CAP_PERFMON; kernel.perf_event_paranoid is %s here and this user has "
-                     "neither CAP_PERFMON nor CAP_SYS_ADMIN: run as root, grant CAP_PERFMON "
-                     "(setcap cap_perfmon+ep), or set `sysctl -w kernel.perf_event_paranoid=0`",
-                     name, tgt, par);
-            return MW_ERR_PARANOID;
-        }
-        if (!(flags & MW_PERF_USER_ONLY) && !mw_privs_can_kernel(p)) {
-            snprintf(buf, len,
-                     "%s on %s: counting kernel mode needs perf_event_paranoid <= 1 or "
-                     "CAP_PERFMON; kernel.perf_event_paranoid is %s here: count user mode only "
-                     "(MW_PERF_USER_ONLY), or set `sysctl -w kernel.perf_event_paranoid=1`, or "
-                     "grant CAP_PERFMON",
-                     name, tgt, par);
-            return MW_ERR_PARANOID;
-        }
-        if (t && t->kind == MW_PERF_THREAD && t->tid && t->tid != getpid()) {
-            snprintf(buf, len,
-                     "%s on %s: permission denied: counting another process needs ptrace "
-                     "access to it (same user and kernel.yama.ptrace_scope 0, or "
-                     "CAP_PERFMON / CAP_SYS_PTRACE)",
-                     name, tgt);
-            return MW_ERR_PRIV;
-        }
-        snprintf(buf, len,
-                 "%s on %s: permission denied (%s) although perf_event_paranoid is %s%s: a "
-                 "security policy (seccomp in a container, SELinux, AppArmor, lockdown) forbids "
-                 "perf_event_open; run outside the container or with CAP_PERFMON",
-                 name, tgt, err == EACCES ? "EACCES" : "EPERM", par,
-                 p->cap_perfmon ? " and this process has CAP_PERFMON" : "");
-        return MW_ERR_PRIV;
+        return perf_why_denied(&w);
     case ENOENT:
     case EOPNOTSUPP:
     case ENODEV:
-        if (hw && !mw_pmus_core(pmus)) {
-            snprintf(buf, len,
-                     "%s: %s events are not supported here: the kernel exposes no hardware PMU: "
-                     "only %s (virtual machines often hide the PMU from guests)",
-                     name, tn, list[0] ? list : "no PMU at all");
-            return MW_ERR_NOPMU;
-        }
-        if (!tn && !pmu) {
-            snprintf(buf, len, "%s: no PMU of type %u on this machine (PMUs: %s)", name,
-                     (unsigned)type, list[0] ? list : "none");
-            return MW_ERR_NOPMU;
-        }
-        if (err == EOPNOTSUPP && uncore && !cpu_wide) {
-            snprintf(buf, len,
-                     "%s: %s counts only per CPU, not per thread: open it system-wide on its "
-                     "cpumask",
-                     name, pmu->name);
-            return MW_ERR_UNSUPPORTED;
-        }
-        if (err == ENODEV && t && t->kind != MW_PERF_THREAD) {
-            snprintf(buf, len, "%s on %s: that CPU does not exist or is offline (ENODEV)", name,
-                     tgt);
-            return -ENODEV;
-        }
-        snprintf(buf, len,
-                 "%s: the %s PMU does not support this event (config=0x%llx config1=0x%llx, "
-                 "%s)%s",
-                 name, pmu ? pmu->name : (tn ? tn : "?"),
-                 (unsigned long long)(ev ? ev->config : 0),
-                 (unsigned long long)(ev ? ev->config1 : 0),
-                 err == ENOENT ? "ENOENT" : err == ENODEV ? "ENODEV" : "EOPNOTSUPP",
-                 err == EOPNOTSUPP ? "; it may not support sampling, exclude_* bits or per-task "
-                                     "counting"
-                                   : "");
-        return MW_ERR_UNSUPPORTED;
+        return perf_why_unsupported(&w);
     case EINVAL:
-        if (uncore && !cpu_wide) {
-            snprintf(buf, len,
-                     "%s: %s counts only per CPU (uncore), not per thread: open it system-wide "
-                     "on its cpumask",
-                     name, pmu->name);
-            return MW_ERR_UNSUPPORTED;
-        }
-        if (pmu && pmu->n_formats && ev) {
-            /* Bits outside every format field of the PMU name themselves. */
-            uint64_t known[3] = {0, 0, 0}, cfg[3] = {ev->config, ev->config1, ev->config2};
-            for (size_t i = 0; i < pmu->n_formats; i++)
-                if (pmu->formats[i].word < 3)
-                    known[pmu->formats[i].word] |= pmu->formats[i].mask;
-            for (int w = 0; w < 3; w++)
-                if (cfg[w] & ~known[w]) {
-                    snprintf(buf, len,
-                             "%s on %s: the kernel rejected the event (EINVAL): config%s bits "
-                             "0x%llx are outside every format field of the %s PMU",
-                             name, tgt, w ? (w == 1 ? "1" : "2") : "",
-                             (unsigned long long)(cfg[w] & ~known[w]), pmu->name);
-                    return MW_ERR_UNSUPPORTED;
-                }
-        }
-        snprintf(buf, len,
-                 "%s on %s: the kernel rejected the event's attributes (EINVAL): a config bit the "
-                 "%s PMU does not support (config=0x%llx config1=0x%llx config2=0x%llx), a CPU "
-                 "outside the PMU's cpumask, or an option this kernel lacks",
-                 name, tgt, pmu ? pmu->name : (tn ? tn : "?"),
-                 (unsigned long long)(ev ? ev->config : 0),
-                 (unsigned long long)(ev ? ev->config1 : 0),
-                 (unsigned long long)(ev ? ev->config2 : 0));
-        return MW_ERR_UNSUPPORTED;
+        return perf_why_invalid(&w);
     case EMFILE: {
         struct rlimit rl = {0, 0};
         getrlimit(RLIMIT_NOFILE, &rl);

@@ -77,41 +77,10 @@ void mwh_profile_section(FILE *f, sqlite3 *db, const char *want)
     profile_body(f, path, how);
 }
 
-static void profile_body(FILE *f, const char *path, const char *how)
+/* The profile's latency-against-bandwidth curve as SVG, with the threshold
+ * where the latency method is the probe (a note where it has no points). */
+static void profile_curve(FILE *f, const cJSON *p, double thr, double peak, int probe)
 {
-    char *txt = path[0] ? slurp(path) : NULL;
-    cJSON *p = txt ? cJSON_Parse(txt) : NULL;
-    free(txt);
-    if (!p) {
-        fputs("<p class=note>No machine profile could be read", f);
-        if (path[0]) {
-            fputs(" (", f);
-            h(f, path);
-            fprintf(f, ", %s)", how);
-        }
-        fputs(strcmp(how, "written by this calibration")
-                  ? ": the intervals were flagged against memwatch's default threshold (a "
-                    "multiple of the idle latency measured at the start). Run <code>memwatch "
-                    "calibrate</code> on this machine for a calibrated threshold and the method "
-                    "verdicts.</p>\n"
-                  : ": the calibration did not write one (validation skipped or failed).</p>\n",
-              f);
-        return;
-    }
-    fputs("<p class=muted>", f);
-    h(f, path);
-    fprintf(f, " (%s)", how);
-    const cJSON *cr = cJSON_GetObjectItem(p, "created");
-    if (cJSON_IsString(cr)) {
-        fputs(", calibrated ", f);
-        h(f, cr->valuestring);
-    }
-    fputs("</p>\n", f);
-    double thr = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "lat_threshold_ns"));
-    double idle = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "idle_latency_ns"));
-    double peak = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "peak_bw"));
-    const cJSON *lm = cJSON_GetObjectItem(p, "lat_method");
-    int probe = cJSON_IsString(lm) && mw_method_is(lm->valuestring, MW_Q_LATENCY, MW_HOW_PROBE);
     /* the curve: probe_lat readings per grid point (median) against bandwidth */
     const cJSON *pts =
         cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(p, "evidence"), "probe_lat"),
@@ -197,11 +166,11 @@ static void profile_body(FILE *f, const char *path, const char *how)
               "(evidence.probe_lat.points) to draw.</p>\n",
               f);
     }
-    fprintf(f, "<dl><dt>idle latency</dt><dd>%.1f ns</dd><dt>peak bandwidth</dt><dd>%.2f GB/s"
-               "</dd><dt>latency method</dt><dd>",
-            idle, peak / 1e9);
-    h(f, cJSON_IsString(lm) ? lm->valuestring : "");
-    fprintf(f, " (threshold %g)</dd></dl>\n", thr);
+}
+
+/* The profile's methods and their verdicts, as a table. */
+static void profile_methods(FILE *f, const cJSON *p)
+{
     const cJSON *ms = cJSON_GetObjectItem(p, "methods"), *m;
     if (cJSON_GetArraySize(ms) > 0) {
         fputs("<table class=methods><tr><th>method</th><th>measures</th><th>verdict</th><th>why</th>"
@@ -235,6 +204,50 @@ static void profile_body(FILE *f, const char *path, const char *how)
         }
         fputs("</table>\n", f);
     }
+}
+
+static void profile_body(FILE *f, const char *path, const char *how)
+{
+    char *txt = path[0] ? slurp(path) : NULL;
+    cJSON *p = txt ? cJSON_Parse(txt) : NULL;
+    free(txt);
+    if (!p) {
+        fputs("<p class=note>No machine profile could be read", f);
+        if (path[0]) {
+            fputs(" (", f);
+            h(f, path);
+            fprintf(f, ", %s)", how);
+        }
+        fputs(strcmp(how, "written by this calibration")
+                  ? ": the intervals were flagged against memwatch's default threshold (a "
+                    "multiple of the idle latency measured at the start). Run <code>memwatch "
+                    "calibrate</code> on this machine for a calibrated threshold and the method "
+                    "verdicts.</p>\n"
+                  : ": the calibration did not write one (validation skipped or failed).</p>\n",
+              f);
+        return;
+    }
+    fputs("<p class=muted>", f);
+    h(f, path);
+    fprintf(f, " (%s)", how);
+    const cJSON *cr = cJSON_GetObjectItem(p, "created");
+    if (cJSON_IsString(cr)) {
+        fputs(", calibrated ", f);
+        h(f, cr->valuestring);
+    }
+    fputs("</p>\n", f);
+    double thr = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "lat_threshold_ns"));
+    double idle = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "idle_latency_ns"));
+    double peak = cJSON_GetNumberValue(cJSON_GetObjectItem(p, "peak_bw"));
+    const cJSON *lm = cJSON_GetObjectItem(p, "lat_method");
+    int probe = cJSON_IsString(lm) && mw_method_is(lm->valuestring, MW_Q_LATENCY, MW_HOW_PROBE);
+    profile_curve(f, p, thr, peak, probe);
+    fprintf(f, "<dl><dt>idle latency</dt><dd>%.1f ns</dd><dt>peak bandwidth</dt><dd>%.2f GB/s"
+               "</dd><dt>latency method</dt><dd>",
+            idle, peak / 1e9);
+    h(f, cJSON_IsString(lm) ? lm->valuestring : "");
+    fprintf(f, " (threshold %g)</dd></dl>\n", thr);
+    profile_methods(f, p);
     cJSON_Delete(p);
 }
 

@@ -227,32 +227,123 @@ static int on_module(ing_file *f, const mwr_module *m, const char *path)
     return ing_code_map(f->code, &pm);
 }
 
+/* META and GPU_META: the text into meta; the size cap's and short threads' losses. */
+static int on_meta(ing_file *f, const mw_record *rec)
+{
+    const char *t;
+    size_t n;
+    mw_rec_text(rec, &t, &n);
+    int e = ing_db_meta(f->db, f->proc, t, n);
+    /* samples memwatch record's size cap kept out (--max-size): a loss */
+    const char *k = rec->type == MWR_META ? memmem(t, n, "samples_dropped=", 16) : NULL;
+    if (!e && k && (k == t || k[-1] == '\n')) {
+        unsigned long long dropped = strtoull(k + 16, NULL, 10);
+        if (dropped)
+            e = loss(f, 0, 0, 0, "size_cap", dropped);
+    }
+    /* samples threads shorter than one sampling period never got
+     * (preload/threads.c): a loss of that many samples */
+    k = rec->type == MWR_META ? memmem(t, n, "samples_short_threads=", 22) : NULL;
+    if (!e && k && (k == t || k[-1] == '\n')) {
+        unsigned long long missed = strtoull(k + 22, NULL, 10);
+        if (missed)
+            e = loss(f, 0, 0, 0, "short_threads", missed);
+    }
+    return e;
+}
+
+/* An interval: its row, the threshold in force, and its place for the samples. */
+static int on_interval(ing_file *f, const mw_record *rec)
+{
+    mwr_interval iv;
+    if (mw_rec_interval(rec, &iv))
+        return MW_ERR_CORRUPT;
+    if (iv.threshold_ns <= 0 && !(iv.flags & MWR_IV_LAT_VALID) && f->ivs.n > 0 &&
+        threshold_in_force(f, f->ivs.v[f->ivs.n - 1].id, &iv))
+        return -EIO;
+    int64_t id = ing_db_interval_id(f->db, f->proc, &iv);
+    if (id < 0)
+        return -EIO;
+    mw_hybrid_iv h = {iv.t_start_ns, iv.t_end_ns, iv.flags, id};
+    f->st->intervals++;
+    return ING_VEC_PUSH(f->ivs, h);
+}
+
+/* CPU time: the process's (tid 0) or a thread's. */
+static int on_cpu(ing_file *f, const mw_record *rec)
+{
+    mwr_cpu u;
+    if (mw_rec_cpu(rec, &u))
+        return MW_ERR_CORRUPT;
+    if (u.tid == 0) {
+        f->cpu = u;
+        f->have_cpu = 1;
+        return 0;
+    }
+    ing_thr *th = thread_get(f, u.tid);
+    if (!th)
+        return -ENOMEM;
+    th->have_cpu = 1;
+    th->user_ns = u.user_ns;
+    th->system_ns = u.system_ns;
+    return 0;
+}
+
+/* An allocation, with its stack copy where recorded. */
+static int on_alloc(ing_file *f, const mw_record *rec)
+{
+    mwr_alloc a;
+    const void *fr, *regs = NULL, *copy = NULL;
+    mwr_alloc_stack as;
+    if (mw_rec_alloc(rec, &a, &fr))
+        return MW_ERR_CORRUPT;
+    if ((a.kind & MWR_A_STACK) && mw_rec_alloc_stack(rec, &a, &as, &regs, &copy))
+        return MW_ERR_CORRUPT;
+    f->st->allocations++;
+    return ing_objects_alloc(f->objs, &a, fr, regs ? &as : NULL, regs, copy);
+}
+
+/* A GPU kernel, its name stored demangled. */
+static int on_gpu_kernel(ing_file *f, const mw_record *rec)
+{
+    mwr_gpu_kernel k;
+    const char *name;
+    if (mw_rec_gpu_kernel(rec, &k, &name))
+        return MW_ERR_CORRUPT;
+    /* stored whole and demangled (C++ templates: docs/gpu.md) */
+    char *nm = strndup(name, k.name_len);
+    if (!nm)
+        return -ENOMEM;
+    const char *dn = ing_code_demangle(f->code, nm);
+    mwr_gpu_kernel k2 = k;
+    k2.name_len = (uint32_t)strlen(dn);
+    int e = ing_db_gpu_kernel(f->db, f->proc, &k2, dn);
+    free(nm);
+    return e;
+}
+
+/* A GPU source line with its top stall reasons. */
+static int on_gpu_pc(ing_file *f, const mw_record *rec)
+{
+    mwr_gpu_pc g;
+    const char *file, *func;
+    if (mw_rec_gpu_pc(rec, &g, &file, &func))
+        return MW_ERR_CORRUPT;
+    /* The line's top stall reasons follow the strings as text, up to the
+     * framing's NUL padding (include/memwatch/mwr_gpu.h). */
+    const char *stalls = func + g.func_len;
+    size_t sl = rec->payload_len - sizeof g - g.file_len - g.func_len;
+    while (sl && !stalls[sl - 1])
+        sl--;
+    return ing_db_gpu_pc(f->db, f->proc, &g, file, func, stalls, sl);
+}
+
 int ing_file_record(ing_file *f, const mw_record *rec)
 {
     switch (rec->type) {
     case MWR_META:
-    case MWR_GPU_META: {
-        const char *t;
-        size_t n;
-        mw_rec_text(rec, &t, &n);
-        int e = ing_db_meta(f->db, f->proc, t, n);
-        /* samples memwatch record's size cap kept out (--max-size): a loss */
-        const char *k = rec->type == MWR_META ? memmem(t, n, "samples_dropped=", 16) : NULL;
-        if (!e && k && (k == t || k[-1] == '\n')) {
-            unsigned long long dropped = strtoull(k + 16, NULL, 10);
-            if (dropped)
-                e = loss(f, 0, 0, 0, "size_cap", dropped);
-        }
-        /* samples threads shorter than one sampling period never got
-         * (preload/threads.c): a loss of that many samples */
-        k = rec->type == MWR_META ? memmem(t, n, "samples_short_threads=", 22) : NULL;
-        if (!e && k && (k == t || k[-1] == '\n')) {
-            unsigned long long missed = strtoull(k + 22, NULL, 10);
-            if (missed)
-                e = loss(f, 0, 0, 0, "short_threads", missed);
-        }
-        return e;
-    }
+    case MWR_GPU_META:
+        return on_meta(f, rec);
     case MWR_LOG: {
         const char *t;
         size_t n;
@@ -269,54 +360,18 @@ int ing_file_record(ing_file *f, const mw_record *rec)
             return MW_ERR_CORRUPT;
         return on_perf_data(f, &pd, d, n);
     }
-    case MWR_INTERVAL: {
-        mwr_interval iv;
-        if (mw_rec_interval(rec, &iv))
-            return MW_ERR_CORRUPT;
-        if (iv.threshold_ns <= 0 && !(iv.flags & MWR_IV_LAT_VALID) && f->ivs.n > 0 &&
-            threshold_in_force(f, f->ivs.v[f->ivs.n - 1].id, &iv))
-            return -EIO;
-        int64_t id = ing_db_interval_id(f->db, f->proc, &iv);
-        if (id < 0)
-            return -EIO;
-        mw_hybrid_iv h = {iv.t_start_ns, iv.t_end_ns, iv.flags, id};
-        f->st->intervals++;
-        return ING_VEC_PUSH(f->ivs, h);
-    }
+    case MWR_INTERVAL:
+        return on_interval(f, rec);
     case MWR_THREAD: {
         mwr_thread t;
         if (mw_rec_thread(rec, &t))
             return MW_ERR_CORRUPT;
         return on_thread(f, &t);
     }
-    case MWR_CPU: {
-        mwr_cpu u;
-        if (mw_rec_cpu(rec, &u))
-            return MW_ERR_CORRUPT;
-        if (u.tid == 0) {
-            f->cpu = u;
-            f->have_cpu = 1;
-            return 0;
-        }
-        ing_thr *th = thread_get(f, u.tid);
-        if (!th)
-            return -ENOMEM;
-        th->have_cpu = 1;
-        th->user_ns = u.user_ns;
-        th->system_ns = u.system_ns;
-        return 0;
-    }
-    case MWR_ALLOC: {
-        mwr_alloc a;
-        const void *fr, *regs = NULL, *copy = NULL;
-        mwr_alloc_stack as;
-        if (mw_rec_alloc(rec, &a, &fr))
-            return MW_ERR_CORRUPT;
-        if ((a.kind & MWR_A_STACK) && mw_rec_alloc_stack(rec, &a, &as, &regs, &copy))
-            return MW_ERR_CORRUPT;
-        f->st->allocations++;
-        return ing_objects_alloc(f->objs, &a, fr, regs ? &as : NULL, regs, copy);
-    }
+    case MWR_CPU:
+        return on_cpu(f, rec);
+    case MWR_ALLOC:
+        return on_alloc(f, rec);
     case MWR_FREE: {
         mwr_free fr;
         if (mw_rec_free(rec, &fr))
@@ -343,41 +398,16 @@ int ing_file_record(ing_file *f, const mw_record *rec)
             return MW_ERR_CORRUPT;
         return ing_db_counters(f->db, f->proc, &k, vals);
     }
-    case MWR_GPU_KERNEL: {
-        mwr_gpu_kernel k;
-        const char *name;
-        if (mw_rec_gpu_kernel(rec, &k, &name))
-            return MW_ERR_CORRUPT;
-        /* stored whole and demangled (C++ templates: docs/gpu.md) */
-        char *nm = strndup(name, k.name_len);
-        if (!nm)
-            return -ENOMEM;
-        const char *dn = ing_code_demangle(f->code, nm);
-        mwr_gpu_kernel k2 = k;
-        k2.name_len = (uint32_t)strlen(dn);
-        int e = ing_db_gpu_kernel(f->db, f->proc, &k2, dn);
-        free(nm);
-        return e;
-    }
+    case MWR_GPU_KERNEL:
+        return on_gpu_kernel(f, rec);
     case MWR_GPU_SAMPLE: {
         mwr_gpu_sample g;
         if (mw_rec_gpu_sample(rec, &g))
             return MW_ERR_CORRUPT;
         return ing_db_gpu_sample(f->db, f->proc, &g);
     }
-    case MWR_GPU_PC: {
-        mwr_gpu_pc g;
-        const char *file, *func;
-        if (mw_rec_gpu_pc(rec, &g, &file, &func))
-            return MW_ERR_CORRUPT;
-        /* The line's top stall reasons follow the strings as text, up to the
-         * framing's NUL padding (include/memwatch/mwr_gpu.h). */
-        const char *stalls = func + g.func_len;
-        size_t sl = rec->payload_len - sizeof g - g.file_len - g.func_len;
-        while (sl && !stalls[sl - 1])
-            sl--;
-        return ing_db_gpu_pc(f->db, f->proc, &g, file, func, stalls, sl);
-    }
+    case MWR_GPU_PC:
+        return on_gpu_pc(f, rec);
     default:
         return 0; /* unknown types are skipped (mwr.h compatibility rule) */
     }

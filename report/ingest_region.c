@@ -509,52 +509,67 @@ static int span_global_cmp(const void *a, const void *b)
     return x->t_start < y->t_start ? -1 : x->t_start > y->t_start;
 }
 
-int mw_rgn_file_done(mw_rgn *g, sqlite3 *db, int64_t proc_id, uint64_t t_end)
+/* mw_rgn_file_done's shared state: the recorder, the database, the process,
+ * its paired spans and its intervals sorted by start. */
+typedef struct rgn_done {
+    mw_rgn *g;
+    sqlite3 *db;
+    int64_t proc_id;
+    span_arr sp;
+    iv *ivs;
+    size_t niv, civ;
+} rgn_done;
+
+/* The image's end: the trailer, else its last interval or event. */
+static uint64_t rgn_image_end(const rgn_done *c, uint64_t t_end)
 {
-    int rc = 0;
-    span_arr sp = {0};
-    iv *ivs = NULL;
-    size_t niv = 0, civ = 0;
     sqlite3_stmt *s = NULL;
-    if (!g->evs.n && !g->names.n)
-        goto out;
-    /* the image's end: the trailer, else its last interval or event */
-    {
-        uint64_t e = t_end;
-        if (sqlite3_prepare_v2(db, "SELECT MAX(t_end) FROM intervals WHERE process_id=?", -1, &s,
-                               NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(s, 1, proc_id);
-            if (sqlite3_step(s) == SQLITE_ROW && !e)
-                e = (uint64_t)sqlite3_column_int64(s, 0);
-        }
-        sqlite3_finalize(s);
-        s = NULL;
-        t_end = e > g->last_time ? e : g->last_time;
+    uint64_t e = t_end;
+    if (sqlite3_prepare_v2(c->db, "SELECT MAX(t_end) FROM intervals WHERE process_id=?", -1, &s,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, c->proc_id);
+        if (sqlite3_step(s) == SQLITE_ROW && !e)
+            e = (uint64_t)sqlite3_column_int64(s, 0);
     }
-    qsort(g->evs.v, g->evs.n, sizeof *g->evs.v, ev_cmp);
-    if ((rc = pair(g, &sp, t_end)))
-        goto out;
-    /* intervals of the process */
-    if (sqlite3_prepare_v2(db, "SELECT t_start, t_end, flags FROM intervals WHERE process_id=?",
+    sqlite3_finalize(s);
+    return e > c->g->last_time ? e : c->g->last_time;
+}
+
+/* Reads the process's intervals into c->ivs, sorted by start. */
+static int rgn_load_intervals(rgn_done *c)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = 0;
+    if (sqlite3_prepare_v2(c->db, "SELECT t_start, t_end, flags FROM intervals WHERE process_id=?",
                            -1, &s, NULL) != SQLITE_OK) {
         rc = -EIO;
         goto out;
     }
-    sqlite3_bind_int64(s, 1, proc_id);
+    sqlite3_bind_int64(s, 1, c->proc_id);
     while (sqlite3_step(s) == SQLITE_ROW) {
-        if (grow((void **)&ivs, &civ, niv + 1, sizeof *ivs)) {
+        if (grow((void **)&c->ivs, &c->civ, c->niv + 1, sizeof *c->ivs)) {
             rc = -ENOMEM;
             goto out;
         }
-        ivs[niv++] = (iv){(uint64_t)sqlite3_column_int64(s, 0),
-                          (uint64_t)sqlite3_column_int64(s, 1), sqlite3_column_int(s, 2)};
+        c->ivs[c->niv++] = (iv){(uint64_t)sqlite3_column_int64(s, 0),
+                                (uint64_t)sqlite3_column_int64(s, 1), sqlite3_column_int(s, 2)};
     }
     sqlite3_finalize(s);
     s = NULL;
-    if (niv > 1)
-        qsort(ivs, niv, sizeof *ivs, iv_cmp);
-    /* regions and spans */
-    if (sqlite3_prepare_v2(db,
+    if (c->niv > 1)
+        qsort(c->ivs, c->niv, sizeof *c->ivs, iv_cmp);
+out:
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* Inserts each span's region and its region_spans row (measured and bound
+ * time from the intervals); sets the span's region_id and span_id. */
+static int rgn_insert_spans(rgn_done *c)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = 0;
+    if (sqlite3_prepare_v2(c->db,
                            "INSERT INTO region_spans(process_id, region_id, tid, depth, t_start,"
                            " t_end, calls, measured_ns, bound_ns, flags)"
                            " VALUES(?,?,?,?,?,?,?,?,?,?)",
@@ -562,22 +577,22 @@ int mw_rgn_file_done(mw_rgn *g, sqlite3 *db, int64_t proc_id, uint64_t t_end)
         rc = -EIO;
         goto out;
     }
-    for (size_t i = 0; i < sp.n; i++) {
-        rg_span *x = &sp.v[i];
-        const rg_name *nm = name_of(g, x->raw_id);
+    for (size_t i = 0; i < c->sp.n; i++) {
+        rg_span *x = &c->sp.v[i];
+        const rg_name *nm = name_of(c->g, x->raw_id);
         char unnamed[48];
         if (!nm) {
             snprintf(unnamed, sizeof unnamed, "(region %u, name not recorded)", x->raw_id);
-            g->n_unnamed++;
+            c->g->n_unnamed++;
         }
-        x->region_id = region_id(db, nm ? nm->name : unnamed, nm ? nm->flags : 0);
+        x->region_id = region_id(c->db, nm ? nm->name : unnamed, nm ? nm->flags : 0);
         if (x->region_id < 0) {
             rc = -EIO;
             goto out;
         }
         uint64_t meas, bound;
-        overlap(ivs, niv, x->t_start, x->t_end, &meas, &bound);
-        sqlite3_bind_int64(s, 1, proc_id);
+        overlap(c->ivs, c->niv, x->t_start, x->t_end, &meas, &bound);
+        sqlite3_bind_int64(s, 1, c->proc_id);
         sqlite3_bind_int64(s, 2, x->region_id);
         sqlite3_bind_int64(s, 3, x->tid);
         sqlite3_bind_int64(s, 4, x->depth);
@@ -592,120 +607,153 @@ int mw_rgn_file_done(mw_rgn *g, sqlite3 *db, int64_t proc_id, uint64_t t_end)
             goto out;
         }
         sqlite3_reset(s);
-        x->span_id = sqlite3_last_insert_rowid(db);
-    }
-    sqlite3_finalize(s);
-    s = NULL;
-    if (sp.n) {
-        qsort(sp.v, sp.n, sizeof *sp.v, span_start_cmp);
-        if ((rc = attribute(db,
-                            "SELECT id, tid, time_ns FROM samples WHERE process_id=?"
-                            " ORDER BY tid, time_ns",
-                            "INSERT INTO sample_regions(sample_id, region_id) VALUES(?,?)",
-                            proc_id, 0, sp.v, sp.n, 1)))
-            goto out;
-        qsort(sp.v, sp.n, sizeof *sp.v, span_global_cmp);
-        /* kernel times are CUPTI's: META gpu.clock pairs one with CLOCK_MONOTONIC */
-        int64_t off = 0;
-        if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE process_id=? AND"
-                                   " key='gpu.clock' ORDER BY rowid DESC LIMIT 1", -1, &s,
-                               NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(s, 1, proc_id);
-            unsigned long long ts = 0, mono = 0;
-            if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0) &&
-                sscanf((const char *)sqlite3_column_text(s, 0), "%llu %llu", &ts, &mono) == 2)
-                off = (int64_t)(mono - ts);
-        }
-        sqlite3_finalize(s);
-        s = NULL;
-        if ((rc = attribute(db,
-                            "SELECT id, 0, start_ns + ?2 FROM gpu_kernels WHERE process_id=?1"
-                            " ORDER BY start_ns",
-                            "INSERT INTO gpu_kernel_regions(kernel_id, region_id) VALUES(?,?)",
-                            proc_id, off, sp.v, sp.n, 0)))
-            goto out;
-    }
-    /* notes */
-    {
-        char buf[600], end[64] = "";
-        if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE process_id=? AND key='end'"
-                                   " ORDER BY rowid DESC LIMIT 1", -1, &s, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(s, 1, proc_id);
-            if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-                snprintf(end, sizeof end, "%s", (const char *)sqlite3_column_text(s, 0));
-        }
-        sqlite3_finalize(s);
-        s = NULL;
-        const rg_name *a = name_of(g, g->id_unmatched), *b = name_of(g, g->id_open);
-        if (g->n_unmatched) {
-            snprintf(buf, sizeof buf,
-                     "%llu region end(s) without an open region of that name on the thread"
-                     " (first: \"%.200s\"): ignored",
-                     (unsigned long long)g->n_unmatched, a ? a->name : "?");
-            if ((rc = note(db, proc_id, buf)))
-                goto out;
-        }
-        if (g->n_open) {
-            snprintf(buf, sizeof buf,
-                     "%llu region(s) never ended (first: \"%.200s\"): counted up to the end of"
-                     " their thread or of the process%s",
-                     (unsigned long long)g->n_open, b ? b->name : "?",
-                     !strcmp(end, "exec") ? " (it exec'ed: the new image has its own file)" : "");
-            if ((rc = note(db, proc_id, buf)))
-                goto out;
-        }
-        if (g->n_implicit) {
-            snprintf(buf, sizeof buf,
-                     "%llu region(s) ended because an enclosing region ended first",
-                     (unsigned long long)g->n_implicit);
-            if ((rc = note(db, proc_id, buf)))
-                goto out;
-        }
-        if (g->n_unnamed) {
-            snprintf(buf, sizeof buf, "%llu span(s) of regions whose name record is missing",
-                     (unsigned long long)g->n_unnamed);
-            if ((rc = note(db, proc_id, buf)))
-                goto out;
-        }
-        size_t cut = 0, ctl = 0, other = 0, fork = 0;
-        for (size_t i = 0; i < g->names.n; i++) {
-            cut += !!(g->names.v[i].flags & MWR_RGN_CUT);
-            ctl += !!(g->names.v[i].flags & MWR_RGN_CONTROL);
-            other += !!(g->names.v[i].flags & MWR_RGN_OTHER);
-        }
-        for (size_t i = 0; i < sp.n; i++)
-            fork += !!(sp.v[i].flags & SPAN_FORK);
-        if (cut) {
-            snprintf(buf, sizeof buf, "%zu region name(s) longer than 255 bytes, cut", cut);
-            if ((rc = note(db, proc_id, buf)))
-                goto out;
-        }
-        if (ctl) {
-            snprintf(buf, sizeof buf,
-                     "%zu region name(s) with control characters or bytes that are not UTF-8,"
-                     " shown with '?'", ctl);
-            if ((rc = note(db, proc_id, buf)))
-                goto out;
-        }
-        if (other) {
-            snprintf(buf, sizeof buf,
-                     "more than 4095 distinct region names: the rest are counted under"
-                     " \"(other regions)\"");
-            if ((rc = note(db, proc_id, buf)))
-                goto out;
-        }
-        if (fork) {
-            snprintf(buf, sizeof buf,
-                     "%zu region(s) were open when this process was forked: counted from the"
-                     " fork", fork);
-            if ((rc = note(db, proc_id, buf)))
-                goto out;
-        }
+        x->span_id = sqlite3_last_insert_rowid(c->db);
     }
 out:
     sqlite3_finalize(s);
-    free(sp.v);
-    free(ivs);
+    return rc;
+}
+
+/* Attributes the process's samples, then its GPU kernels, to the spans. */
+static int rgn_attribute_all(rgn_done *c)
+{
+    sqlite3_stmt *s = NULL;
+    int rc;
+    qsort(c->sp.v, c->sp.n, sizeof *c->sp.v, span_start_cmp);
+    if ((rc = attribute(c->db,
+                        "SELECT id, tid, time_ns FROM samples WHERE process_id=?"
+                        " ORDER BY tid, time_ns",
+                        "INSERT INTO sample_regions(sample_id, region_id) VALUES(?,?)",
+                        c->proc_id, 0, c->sp.v, c->sp.n, 1)))
+        return rc;
+    qsort(c->sp.v, c->sp.n, sizeof *c->sp.v, span_global_cmp);
+    /* kernel times are CUPTI's: META gpu.clock pairs one with CLOCK_MONOTONIC */
+    int64_t off = 0;
+    if (sqlite3_prepare_v2(c->db, "SELECT value FROM meta WHERE process_id=? AND"
+                                  " key='gpu.clock' ORDER BY rowid DESC LIMIT 1", -1, &s,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, c->proc_id);
+        unsigned long long ts = 0, mono = 0;
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0) &&
+            sscanf((const char *)sqlite3_column_text(s, 0), "%llu %llu", &ts, &mono) == 2)
+            off = (int64_t)(mono - ts);
+    }
+    sqlite3_finalize(s);
+    return attribute(c->db,
+                     "SELECT id, 0, start_ns + ?2 FROM gpu_kernels WHERE process_id=?1"
+                     " ORDER BY start_ns",
+                     "INSERT INTO gpu_kernel_regions(kernel_id, region_id) VALUES(?,?)",
+                     c->proc_id, off, c->sp.v, c->sp.n, 0);
+}
+
+/* The process's notes: unmatched, open, implicitly ended and unnamed regions,
+ * cut, odd and surplus names, spans open at a fork. */
+static int rgn_notes(rgn_done *c)
+{
+    mw_rgn *g = c->g;
+    sqlite3 *db = c->db;
+    int64_t proc_id = c->proc_id;
+    sqlite3_stmt *s = NULL;
+    int rc = 0;
+    char buf[600], end[64] = "";
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE process_id=? AND key='end'"
+                               " ORDER BY rowid DESC LIMIT 1", -1, &s, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, proc_id);
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+            snprintf(end, sizeof end, "%s", (const char *)sqlite3_column_text(s, 0));
+    }
+    sqlite3_finalize(s);
+    const rg_name *a = name_of(g, g->id_unmatched), *b = name_of(g, g->id_open);
+    if (g->n_unmatched) {
+        snprintf(buf, sizeof buf,
+                 "%llu region end(s) without an open region of that name on the thread"
+                 " (first: \"%.200s\"): ignored",
+                 (unsigned long long)g->n_unmatched, a ? a->name : "?");
+        if ((rc = note(db, proc_id, buf)))
+            return rc;
+    }
+    if (g->n_open) {
+        snprintf(buf, sizeof buf,
+                 "%llu region(s) never ended (first: \"%.200s\"): counted up to the end of"
+                 " their thread or of the process%s",
+                 (unsigned long long)g->n_open, b ? b->name : "?",
+                 !strcmp(end, "exec") ? " (it exec'ed: the new image has its own file)" : "");
+        if ((rc = note(db, proc_id, buf)))
+            return rc;
+    }
+    if (g->n_implicit) {
+        snprintf(buf, sizeof buf,
+                 "%llu region(s) ended because an enclosing region ended first",
+                 (unsigned long long)g->n_implicit);
+        if ((rc = note(db, proc_id, buf)))
+            return rc;
+    }
+    if (g->n_unnamed) {
+        snprintf(buf, sizeof buf, "%llu span(s) of regions whose name record is missing",
+                 (unsigned long long)g->n_unnamed);
+        if ((rc = note(db, proc_id, buf)))
+            return rc;
+    }
+    size_t cut = 0, ctl = 0, other = 0, fork = 0;
+    for (size_t i = 0; i < g->names.n; i++) {
+        cut += !!(g->names.v[i].flags & MWR_RGN_CUT);
+        ctl += !!(g->names.v[i].flags & MWR_RGN_CONTROL);
+        other += !!(g->names.v[i].flags & MWR_RGN_OTHER);
+    }
+    for (size_t i = 0; i < c->sp.n; i++)
+        fork += !!(c->sp.v[i].flags & SPAN_FORK);
+    if (cut) {
+        snprintf(buf, sizeof buf, "%zu region name(s) longer than 255 bytes, cut", cut);
+        if ((rc = note(db, proc_id, buf)))
+            return rc;
+    }
+    if (ctl) {
+        snprintf(buf, sizeof buf,
+                 "%zu region name(s) with control characters or bytes that are not UTF-8,"
+                 " shown with '?'", ctl);
+        if ((rc = note(db, proc_id, buf)))
+            return rc;
+    }
+    if (other) {
+        snprintf(buf, sizeof buf,
+                 "more than 4095 distinct region names: the rest are counted under"
+                 " \"(other regions)\"");
+        if ((rc = note(db, proc_id, buf)))
+            return rc;
+    }
+    if (fork) {
+        snprintf(buf, sizeof buf,
+                 "%zu region(s) were open when this process was forked: counted from the"
+                 " fork", fork);
+        if ((rc = note(db, proc_id, buf)))
+            return rc;
+    }
+    return 0;
+}
+
+int mw_rgn_file_done(mw_rgn *g, sqlite3 *db, int64_t proc_id, uint64_t t_end)
+{
+    int rc = 0;
+    rgn_done c = {.g = g, .db = db, .proc_id = proc_id};
+    if (!g->evs.n && !g->names.n)
+        goto out;
+    t_end = rgn_image_end(&c, t_end);
+    qsort(g->evs.v, g->evs.n, sizeof *g->evs.v, ev_cmp);
+    if ((rc = pair(g, &c.sp, t_end)))
+        goto out;
+    /* intervals of the process */
+    if ((rc = rgn_load_intervals(&c)))
+        goto out;
+    /* regions and spans */
+    if ((rc = rgn_insert_spans(&c)))
+        goto out;
+    if (c.sp.n && (rc = rgn_attribute_all(&c)))
+        goto out;
+    /* notes */
+    rc = rgn_notes(&c);
+out:
+    free(c.sp.v);
+    free(c.ivs);
     reset(g);
     return rc;
 }

@@ -73,11 +73,10 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-cJSON *mwv_jobview(sqlite3 *db)
+/* One row per process: its ids, host, measured and bound time, intervals
+ * and wall time; 0 when the query cannot be prepared. */
+static int jv_process_rows(sqlite3 *db, cJSON *procs)
 {
-    mwv_pcc(db);
-    cJSON *jv = cJSON_CreateObject();
-    cJSON *procs = cJSON_AddArrayToObject(jv, "processes");
     sqlite3_stmt *s;
     /* one pass over the intervals (no index on process_id: a subquery per
      * process would scan them once per process); the time is the measured
@@ -92,7 +91,7 @@ cJSON *mwv_jobview(sqlite3 *db)
         " ON iv.process_id = p.id"
         " ORDER BY p.rank IS NULL, p.rank, p.hostname, p.pid, p.id";
     if (sqlite3_prepare_v2(db, q, -1, &s, NULL) != SQLITE_OK)
-        return jv;
+        return 0;
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *r = cJSON_CreateObject();
         cJSON_AddNumberToObject(r, "id", (double)sqlite3_column_int64(s, 0));
@@ -113,6 +112,13 @@ cJSON *mwv_jobview(sqlite3 *db)
         cJSON_AddItemToArray(procs, r);
     }
     sqlite3_finalize(s);
+    return 1;
+}
+
+/* Each process's samples and samples in flagged intervals (0 where none). */
+static void jv_process_samples(sqlite3 *db, cJSON *procs)
+{
+    sqlite3_stmt *s;
     /* samples per process (one scan) */
     if (sqlite3_prepare_v2(db,
                            "SELECT process_id, SUM(n), SUM(fl) FROM pcc GROUP BY 1",
@@ -134,10 +140,12 @@ cJSON *mwv_jobview(sqlite3 *db)
         cJSON_AddNumberToObject(r, "samples", 0);
         cJSON_AddNumberToObject(r, "in_flagged", 0);
     }
-    top_lines(db, procs);
+}
 
-    /* hosts */
-    cJSON *hosts = cJSON_AddArrayToObject(jv, "hosts");
+/* One row per host: its processes, time, bound time, samples and largest share. */
+static void jv_host_rows(const cJSON *procs, cJSON *hosts)
+{
+    cJSON *r;
     cJSON_ArrayForEach(r, procs)
     {
         const char *h = cJSON_GetObjectItem(r, "host")->valuestring;
@@ -164,6 +172,12 @@ cJSON *mwv_jobview(sqlite3 *db)
         if (sh > cJSON_GetObjectItem(hr, "max_share")->valuedouble)
             cJSON_SetNumberValue(cJSON_GetObjectItem(hr, "max_share"), sh);
     }
+}
+
+/* Each host's share and top line. */
+static void jv_host_top_lines(sqlite3 *db, cJSON *hosts)
+{
+    sqlite3_stmt *s;
     /* per host share and top line (the host's most-sampled process top line
      * is not the host's: count again over the host's processes) */
     cJSON *hr;
@@ -199,6 +213,12 @@ cJSON *mwv_jobview(sqlite3 *db)
             sqlite3_finalize(s);
         }
     }
+}
+
+/* The imbalance of an MPI job's ranks, where there are several and one was bound. */
+static void jv_imbalance(cJSON *jv, const cJSON *procs)
+{
+    cJSON *r;
     /* imbalance: the most bound rank against the median one, among the
      * ranks of an MPI job (not the launcher, not its helpers), and only
      * where a rank was bound at all: the processes of a build or of a shell
@@ -236,6 +256,23 @@ cJSON *mwv_jobview(sqlite3 *db)
         cJSON_AddStringToObject(im, "text", text);
         free(sh);
     }
+}
+
+cJSON *mwv_jobview(sqlite3 *db)
+{
+    mwv_pcc(db);
+    cJSON *jv = cJSON_CreateObject();
+    cJSON *procs = cJSON_AddArrayToObject(jv, "processes");
+    if (!jv_process_rows(db, procs))
+        return jv;
+    jv_process_samples(db, procs);
+    top_lines(db, procs);
+
+    /* hosts */
+    cJSON *hosts = cJSON_AddArrayToObject(jv, "hosts");
+    jv_host_rows(procs, hosts);
+    jv_host_top_lines(db, hosts);
+    jv_imbalance(jv, procs);
     return jv;
 }
 
