@@ -74,7 +74,10 @@ sys.exit(0 if abs(num * scale - actual) <= digits * scale + 1 else 1)" ||
 else
   bad "the last line is not 'memwatch: wrote SIZE in N files': $last"
 fi
-[ "$uperf" -gt $((1024 * 1024)) ] ||
+# more than the capped run may write (the cap and 256 KiB more): 1.3 to
+# 2.5 MB here, 0.7 MB beside stress-ng (the kernel lowers the sampling rate
+# when its interrupts run long)
+[ "$uperf" -gt $((512 * 1024)) ] ||
   bad "the run without a cap wrote only $uperf bytes of samples: too few for the cap to show"
 
 # 2. --max-size 256K
