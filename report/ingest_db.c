@@ -541,10 +541,7 @@ int ing_db_sample_access(ing_db *d, int64_t sample, uint64_t addr, int64_t objec
     sqlite3_stmt *s = d->s_acc;
     sqlite3_bind_int64(s, 1, sample);
     ing_bind_u64(s, 2, addr);
-    if (object > 0)
-        sqlite3_bind_int64(s, 3, object);
-    else
-        sqlite3_bind_null(s, 3);
+    ing_bind_id(s, 3, object);
     sqlite3_bind_double(s, 4, share);
     sqlite3_bind_int(s, 5, write);
     return ing_db_step_all_bound(d, s);
