@@ -351,19 +351,26 @@ static void mon_interval(mon_state *s, int have, const mw_probe_lat_result *r, d
                 flagged ? " (above the threshold)" : "");
 }
 
-int mw_cmd_monitor(int argc, char **argv)
+/* memwatch monitor's command line */
+typedef struct {
+    const char *listen_spec, *prof_opt;
+    uint64_t interval_ns;
+    long max_conns, max_ip, timeout_s;
+    int verbose;
+} mon_args;
+
+/* Parse the command line into *a. Returns -1 to go on, else the exit status
+ * (0 after --help, 2 for a bad option, with its line on stderr). */
+static int mon_parse_args(int argc, char **argv, mon_args *a_out)
 {
-    const char *listen_spec = MON_DEFAULT_LISTEN, *prof_opt = NULL;
-    uint64_t interval_ns = MON_DEFAULT_INTERVAL_NS;
-    long max_conns = 64, max_ip = 8, timeout_s = 10;
-    int verbose = 0;
+    mon_args m = {MON_DEFAULT_LISTEN, NULL, MON_DEFAULT_INTERVAL_NS, 64, 8, 10, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             monitor_usage(stdout);
             return 0;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
-            verbose = 1;
+            m.verbose = 1;
         } else if (!strcmp(a, "--listen") || !strcmp(a, "--profile") || !strcmp(a, "-i") ||
                    !strcmp(a, "--interval") || !strcmp(a, "--max-connections") ||
                    !strcmp(a, "--max-per-ip") || !strcmp(a, "--http-timeout")) {
@@ -374,14 +381,14 @@ int mw_cmd_monitor(int argc, char **argv)
             i++;
             long n;
             if (!strcmp(a, "--listen")) {
-                listen_spec = v;
+                m.listen_spec = v;
             } else if (!strcmp(a, "--profile")) {
-                prof_opt = v;
+                m.prof_opt = v;
             } else if (!strcmp(a, "-i") || !strcmp(a, "--interval")) {
                 static const char *const suf[] = {"ns", "us", "ms", "s", NULL};
                 static const uint64_t mul[] = {1, 1000, 1000000, 1000000000};
-                if (mw_env_scaled(v, suf, mul, 1000000, &interval_ns) ||
-                    interval_ns < 10000000ull || interval_ns > 10000000000ull) {
+                if (mw_env_scaled(v, suf, mul, 1000000, &m.interval_ns) ||
+                    m.interval_ns < 10000000ull || m.interval_ns > 10000000000ull) {
                     fprintf(stderr, "memwatch monitor: %s needs a time from 10ms to 10s, e.g. "
                                     "100ms (a number alone is in ms)\n", a);
                     return 2;
@@ -390,17 +397,80 @@ int mw_cmd_monitor(int argc, char **argv)
                 fprintf(stderr, "memwatch monitor: %s needs a whole number from 1 to 100000\n", a);
                 return 2;
             } else if (!strcmp(a, "--max-connections")) {
-                max_conns = n;
+                m.max_conns = n;
             } else if (!strcmp(a, "--max-per-ip")) {
-                max_ip = n;
+                m.max_ip = n;
             } else {
-                timeout_s = n;
+                m.timeout_s = n;
             }
         } else {
             fprintf(stderr, "memwatch monitor: unknown option '%s' (memwatch monitor --help)\n", a);
             return 2;
         }
     }
+    *a_out = m;
+    return -1;
+}
+
+/* The interval loop: a measurement every interval, SIGHUP rereads the
+ * profile, SIGINT and SIGTERM end it. Returns the signal that ended it. */
+static int mon_loop(mon_state *s, mw_probe_lat *probe, mon_prof_src *src, const sigset_t *set,
+                    uint64_t interval_ns, int verbose)
+{
+    double t_prev = mono_s(), next = t_prev + interval_ns / 1e9, last_check = t_prev;
+    int sig = 0;
+    for (;;) {
+        double now = mono_s();
+        if (next > now) {
+            double d = next - now;
+            struct timespec to = {(time_t)d, (long)((d - floor(d)) * 1e9)};
+            siginfo_t si;
+            int g = sigtimedwait(set, &si, &to);
+            if (g == SIGHUP) {
+                mon_profile_changed(src);
+                mon_profile_apply(s, src);
+                fprintf(stderr, "memwatch monitor: SIGHUP: profile %s: %s\n",
+                        src->path[0] ? src->path : "none",
+                        s->prof_status == MON_PROF_PRESENT ? "present" : s->prof_why);
+                continue;
+            }
+            if (g == SIGINT || g == SIGTERM) {
+                sig = g;
+                break;
+            }
+            if (g < 0 && errno == EINTR)
+                continue;
+            if (mono_s() < next)
+                continue;
+        }
+        double t0 = mono_s();
+        mw_probe_lat_result r;
+        int have = mw_probe_lat_measure(probe, &r) == 0 && r.median_ns > 0 && isfinite(r.median_ns);
+        now = mono_s();
+        pthread_mutex_lock(&s->lock);
+        s->probe_s += now - t0;
+        pthread_mutex_unlock(&s->lock);
+        mon_interval(s, have, &r, now - t_prev, now, verbose);
+        t_prev = now;
+        next += interval_ns / 1e9;
+        if (next < now) /* late (suspended, overloaded): start afresh */
+            next = now + interval_ns / 1e9;
+        if (now - last_check >= MON_PROFILE_RECHECK_S) {
+            last_check = now;
+            if (mon_profile_changed(src))
+                mon_profile_apply(s, src);
+        }
+    }
+    return sig;
+}
+
+int mw_cmd_monitor(int argc, char **argv)
+{
+    mon_args a;
+    int prc0 = mon_parse_args(argc, argv, &a);
+    if (prc0 >= 0)
+        return prc0;
+    uint64_t interval_ns = a.interval_ns;
     const char *no_http = mon_http_unavailable();
     if (no_http) {
         fprintf(stderr, "memwatch monitor: not available: %s\n", no_http);
@@ -424,9 +494,9 @@ int mw_cmd_monitor(int argc, char **argv)
     mon_state *s = &st;
     pthread_mutex_init(&s->lock, NULL);
     s->interval_ns = interval_ns;
-    s->http_max_conns = (int)max_conns;
-    s->http_max_per_ip = (int)max_ip;
-    s->http_timeout_s = (int)timeout_s;
+    s->http_max_conns = (int)a.max_conns;
+    s->http_max_per_ip = (int)a.max_ip;
+    s->http_timeout_s = (int)a.timeout_s;
     s->last_share = -1;
     s->last_level = MON_LEVEL_UNKNOWN;
     if (gethostname(s->host, sizeof s->host - 1))
@@ -439,7 +509,7 @@ int mw_cmd_monitor(int argc, char **argv)
 
     mon_prof_src src = {0};
     const char *env = getenv("MEMWATCH_PROFILE");
-    const char *named = prof_opt ? prof_opt : env && *env ? env : NULL;
+    const char *named = a.prof_opt ? a.prof_opt : env && *env ? env : NULL;
     if (named && !strcmp(named, "none"))
         src.off = 1;
     else if (named)
@@ -468,7 +538,7 @@ int mw_cmd_monitor(int argc, char **argv)
     }
 
     char why[400], shown[300];
-    int fd = mon_listen(listen_spec, shown, sizeof shown, why, sizeof why);
+    int fd = mon_listen(a.listen_spec, shown, sizeof shown, why, sizeof why);
     if (fd < 0) {
         fprintf(stderr, "memwatch monitor: %s\n", why);
         mw_probe_lat_destroy(probe);
@@ -492,51 +562,7 @@ int mw_cmd_monitor(int argc, char **argv)
             s->prof_status == MON_PROF_PRESENT ? "" : s->prof_why);
     fflush(stderr);
 
-    /* The interval loop. */
-    double t_prev = mono_s(), next = t_prev + interval_ns / 1e9, last_check = t_prev;
-    int sig = 0;
-    for (;;) {
-        double now = mono_s();
-        if (next > now) {
-            double d = next - now;
-            struct timespec to = {(time_t)d, (long)((d - floor(d)) * 1e9)};
-            siginfo_t si;
-            int g = sigtimedwait(&set, &si, &to);
-            if (g == SIGHUP) {
-                mon_profile_changed(&src);
-                mon_profile_apply(s, &src);
-                fprintf(stderr, "memwatch monitor: SIGHUP: profile %s: %s\n",
-                        src.path[0] ? src.path : "none",
-                        s->prof_status == MON_PROF_PRESENT ? "present" : s->prof_why);
-                continue;
-            }
-            if (g == SIGINT || g == SIGTERM) {
-                sig = g;
-                break;
-            }
-            if (g < 0 && errno == EINTR)
-                continue;
-            if (mono_s() < next)
-                continue;
-        }
-        double t0 = mono_s();
-        mw_probe_lat_result r;
-        int have = mw_probe_lat_measure(probe, &r) == 0 && r.median_ns > 0 && isfinite(r.median_ns);
-        now = mono_s();
-        pthread_mutex_lock(&s->lock);
-        s->probe_s += now - t0;
-        pthread_mutex_unlock(&s->lock);
-        mon_interval(s, have, &r, now - t_prev, now, verbose);
-        t_prev = now;
-        next += interval_ns / 1e9;
-        if (next < now) /* late (suspended, overloaded): start afresh */
-            next = now + interval_ns / 1e9;
-        if (now - last_check >= MON_PROFILE_RECHECK_S) {
-            last_check = now;
-            if (mon_profile_changed(&src))
-                mon_profile_apply(s, &src);
-        }
-    }
+    int sig = mon_loop(s, probe, &src, &set, interval_ns, a.verbose);
     mon_http_stop(http);
     mw_probe_lat_destroy(probe);
     fprintf(stderr, "memwatch monitor: %s: stopped after %llu intervals (%.1f s bound)\n",

@@ -146,6 +146,189 @@ static void self_cost(double *cpu_s, double *rss)
     }
 }
 
+/* The machine's memory: latency histogram, threshold and band, peak and
+ * share, seconds per level, intervals and the probe's failures. */
+static void render_memory(obuf *o, int om, const mon_state *c, const char *base)
+{
+    char more[1024], b1[40];
+    fam(o, om, "memwatch_latency_seconds", F_HISTOGRAM, "seconds",
+        "Loaded memory latency read by memwatch's software latency probe, one reading per "
+        "interval (median of the bursts of the last 8 measurements).");
+    uint64_t cum = 0;
+    for (int i = 0; i <= MON_NBUCKETS; i++) {
+        cum += c->hist[i];
+        snprintf(more, sizeof more, "le=\"%s\"",
+                 i < MON_NBUCKETS ? num(b1, sizeof b1, mon_buckets_ns[i] * 1e-9) : "+Inf");
+        sample(o, "memwatch_latency_seconds_bucket", base, more, (double)cum);
+    }
+    sample(o, "memwatch_latency_seconds_count", base, "", (double)c->readings);
+    sample(o, "memwatch_latency_seconds_sum", base, "", c->lat_sum_ns * 1e-9);
+
+    if (c->last_ns > 0) {
+        fam(o, om, "memwatch_latency_last_seconds", F_GAUGE, "seconds",
+            "The last interval's loaded memory latency reading.");
+        sample(o, "memwatch_latency_last_seconds", base, "", c->last_ns * 1e-9);
+    }
+    if (c->threshold_ns > 0) {
+        fam(o, om, "memwatch_threshold_seconds", F_GAUGE, "seconds",
+            "Saturation threshold of the machine profile: an interval whose latency lies "
+            "above it is bound.");
+        sample(o, "memwatch_threshold_seconds", base, "", c->threshold_ns * 1e-9);
+    }
+    if (c->meta.have_band) {
+        fam(o, om, "memwatch_threshold_band_seconds", F_GAUGE, "seconds",
+            "The threshold's uncertainty band from the machine profile (edge low, high).");
+        sample(o, "memwatch_threshold_band_seconds", base, "edge=\"low\"", c->meta.band_lo * 1e-9);
+        sample(o, "memwatch_threshold_band_seconds", base, "edge=\"high\"", c->meta.band_hi * 1e-9);
+    }
+    if (c->meta.ncurve > 0) {
+        double peak = c->meta.peak_bw > 0 ? c->meta.peak_bw : c->meta.curve_bw[c->meta.ncurve - 1] * 1e9;
+        fam(o, om, "memwatch_bandwidth_peak_bytes_per_second", F_GAUGE, "bytes_per_second",
+            "The highest bandwidth of the machine profile's latency-bandwidth curve: the "
+            "peak that shares are relative to.");
+        sample(o, "memwatch_bandwidth_peak_bytes_per_second", base, "", peak);
+        if (c->last_share >= 0) {
+            fam(o, om, "memwatch_bandwidth_share_ratio", F_GAUGE, "ratio",
+                "Estimated share of the peak bandwidth in the last interval: its latency read "
+                "back on the profile's latency-bandwidth curve (an estimate, not a count).");
+            sample(o, "memwatch_bandwidth_share_ratio", base, "", c->last_share);
+        }
+    }
+    fam(o, om, "memwatch_level_seconds", F_COUNTER, "seconds",
+        "Seconds per memory-load level: bound (latency above the threshold, on a machine "
+        "whose memory can saturate), high (>= 80 % of the peak bandwidth), medium (>= 50 %), "
+        "low, unknown (no reading, or no profile to judge it by).");
+    for (int l = 0; l < MON_NLEVELS; l++) {
+        snprintf(more, sizeof more, "level=\"%s\"", level_names[l]);
+        sample(o, "memwatch_level_seconds_total", base, more, c->level_s[l]);
+    }
+    if (c->meta.have_band) {
+        fam(o, om, "memwatch_band_seconds", F_COUNTER, "seconds",
+            "Seconds whose latency lay within the threshold's uncertainty band (possibly bound).");
+        sample(o, "memwatch_band_seconds_total", base, "", c->band_s);
+    }
+    fam(o, om, "memwatch_measured_seconds", F_COUNTER, "seconds",
+        "Seconds the agent has judged: the sum of memwatch_level_seconds over the levels.");
+    sample(o, "memwatch_measured_seconds_total", base, "", c->measured_s);
+    fam(o, om, "memwatch_intervals", F_COUNTER, NULL, "Intervals ended.");
+    sample(o, "memwatch_intervals_total", base, "", (double)c->intervals);
+    fam(o, om, "memwatch_probe_failures", F_COUNTER, NULL,
+        "Intervals whose latency measurement failed.");
+    sample(o, "memwatch_probe_failures_total", base, "", (double)c->failures);
+    fam(o, om, "memwatch_interval_seconds", F_GAUGE, "seconds",
+        "The measurement interval (--interval).");
+    sample(o, "memwatch_interval_seconds", base, "", c->interval_ns * 1e-9);
+
+}
+
+/* The machine profile the threshold and levels come from, and the metrics
+ * left out for want of it. */
+static void render_profile(obuf *o, int om, const mon_state *c, const char *hbase)
+{
+    char more[1024];
+    fam(o, om, "memwatch_profile", F_INFO, NULL,
+        "The machine profile the threshold and levels come from: status present, missing, "
+        "unusable, foreign (another machine's) or off, and why.");
+    {
+        char path[PATH_MAX * 2], why[700], src[500];
+        esc(path, sizeof path, c->prof_path);
+        esc(why, sizeof why, c->prof_why);
+        esc(src, sizeof src, c->thr_source);
+        snprintf(more, sizeof more, "status=\"%s\",path=\"%.300s\",created=\"%.31s\","
+                 "saturable=\"%s\",threshold_source=\"%.300s\",note=\"%.300s\"",
+                 prof_names[c->prof_status], path, c->prof_created,
+                 c->saturable == 1 ? "yes" : c->saturable == 2 ? "no" : "unknown", src, why);
+        sample(o, "memwatch_profile_info", hbase, more, 1);
+    }
+    if (c->meta.ncurve <= 0 || c->last_share < 0) {
+        fam(o, om, "memwatch_omitted", F_INFO, NULL,
+            "A metric left out, and why.");
+        const char *why = c->prof_status != MON_PROF_PRESENT
+                              ? "no machine profile (see memwatch_profile_info)"
+                          : c->meta.ncurve <= 0
+                              ? "the machine profile has no latency-bandwidth curve "
+                                "(calibrated before curves existed: run memwatch calibrate)"
+                              : "no latency reading yet";
+        snprintf(more, sizeof more, "metric=\"memwatch_bandwidth_share_ratio\",reason=\"%s\"",
+                 why);
+        sample(o, "memwatch_omitted_info", hbase, more, 1);
+    }
+
+}
+
+/* The processes with the most CPU time in bound intervals, and the /proc
+ * reads behind them. */
+static void render_procs(obuf *o, int om, const mon_proc *top, size_t ntop, const mon_procs *pc,
+                         const char *hbase)
+{
+    char more[1024];
+    fam(o, om, "memwatch_process_bound_cpu_seconds", F_COUNTER, "seconds",
+        "CPU time (user + system) a process used during bound intervals, read from /proc; the "
+        "10 processes with the most. CPU time while memory was saturated, not a count of "
+        "memory instructions.");
+    for (size_t i = 0; i < ntop; i++) {
+        char comm[64], user[100], cg[400];
+        esc(comm, sizeof comm, top[i].comm);
+        esc(user, sizeof user, top[i].user);
+        esc(cg, sizeof cg, top[i].cgroup);
+        snprintf(more, sizeof more, "pid=\"%d\",comm=\"%s\",user=\"%s\",cgroup=\"%s\"",
+                 top[i].pid, comm, user, cg);
+        sample(o, "memwatch_process_bound_cpu_seconds_total", hbase, more,
+               top[i].bound / (double)pc->hz);
+    }
+    fam(o, om, "memwatch_proc_scans", F_COUNTER, NULL,
+        "Reads of /proc (about one a second while intervals are bound).");
+    sample(o, "memwatch_proc_scans_total", hbase, "", (double)pc->scan);
+    fam(o, om, "memwatch_proc_untracked", F_COUNTER, NULL,
+        "Processes not tracked because the table of 1024 was full of live ones.");
+    sample(o, "memwatch_proc_untracked_total", hbase, "", (double)pc->dropped);
+
+}
+
+/* The agent's own cost: CPU, memory, probe and /proc time, HTTP counts. */
+static void render_self(obuf *o, int om, mon_state *s, const mon_state *c, const mon_procs *pc,
+                        const char *hbase)
+{
+    double cpu_s, rss;
+    self_cost(&cpu_s, &rss);
+    fam(o, om, "process_cpu_seconds", F_COUNTER, "seconds",
+        "CPU time (user + system) of the agent itself.");
+    sample(o, "process_cpu_seconds_total", hbase, "", cpu_s);
+    fam(o, om, "process_resident_memory_bytes", F_GAUGE, "bytes",
+        "Resident memory of the agent itself.");
+    sample(o, "process_resident_memory_bytes", hbase, "", rss);
+    fam(o, om, "process_start_time_seconds", F_GAUGE, "seconds",
+        "When the agent started, seconds since the Unix epoch.");
+    sample(o, "process_start_time_seconds", hbase, "", c->start_unix);
+    fam(o, om, "memwatch_probe_seconds", F_COUNTER, "seconds",
+        "Wall time the latency measurements took.");
+    sample(o, "memwatch_probe_seconds_total", hbase, "", c->probe_s);
+    fam(o, om, "memwatch_proc_scan_cpu_seconds", F_COUNTER, "seconds",
+        "CPU time the reads of /proc took.");
+    sample(o, "memwatch_proc_scan_cpu_seconds_total", hbase, "", pc->scan_cpu_s);
+    uint64_t scrapes = atomic_load(&s->scrapes) + 1; /* this one */
+    fam(o, om, "memwatch_scrapes", F_COUNTER, NULL, "Requests of /metrics served.");
+    sample(o, "memwatch_scrapes_total", hbase, "", (double)scrapes);
+    fam(o, om, "memwatch_http_errors", F_COUNTER, NULL,
+        "Requests answered with an error: not_found (another path), method (not GET or HEAD).");
+    sample(o, "memwatch_http_errors_total", hbase, "reason=\"not_found\"",
+           (double)atomic_load(&s->not_found));
+    sample(o, "memwatch_http_errors_total", hbase, "reason=\"method\"",
+           (double)atomic_load(&s->bad_method));
+    fam(o, om, "memwatch_http_connections", F_COUNTER, NULL, "Connections accepted.");
+    sample(o, "memwatch_http_connections_total", hbase, "", (double)atomic_load(&s->conns));
+    fam(o, om, "memwatch_http_rejected_connections", F_COUNTER, NULL,
+        "Connections closed at once: limit (the agent's connection limit was reached), "
+        "per_ip (that address's limit was).");
+    sample(o, "memwatch_http_rejected_connections_total", hbase, "reason=\"limit\"",
+           (double)atomic_load(&s->rejected_limit));
+    sample(o, "memwatch_http_rejected_connections_total", hbase, "reason=\"per_ip\"",
+           (double)atomic_load(&s->rejected_ip));
+    fam(o, om, "memwatch_http_open_connections", F_GAUGE, NULL, "Connections open now.");
+    sample(o, "memwatch_http_open_connections", hbase, "",
+           (double)atomic_load(&s->open_conns));
+}
+
 size_t mon_render(mon_state *s, int om, char **out)
 {
     /* a copy of what is printed, taken under the lock */
@@ -164,173 +347,17 @@ size_t mon_render(mon_state *s, int om, char **out)
         *out = NULL;
         return 0;
     }
-    char host[600], base[700], hbase[700], more[1024], b1[40];
+    char host[600], base[700], hbase[700];
     esc(host, sizeof host, c.host);
     snprintf(hbase, sizeof hbase, "host=\"%s\"", host);
     if (c.numa >= 0)
         snprintf(base, sizeof base, "host=\"%s\",numa=\"%d\"", host, c.numa);
     else
         snprintf(base, sizeof base, "host=\"%s\"", host);
-
-    /* the machine's memory */
-    fam(&o, om, "memwatch_latency_seconds", F_HISTOGRAM, "seconds",
-        "Loaded memory latency read by memwatch's software latency probe, one reading per "
-        "interval (median of the bursts of the last 8 measurements).");
-    uint64_t cum = 0;
-    for (int i = 0; i <= MON_NBUCKETS; i++) {
-        cum += c.hist[i];
-        snprintf(more, sizeof more, "le=\"%s\"",
-                 i < MON_NBUCKETS ? num(b1, sizeof b1, mon_buckets_ns[i] * 1e-9) : "+Inf");
-        sample(&o, "memwatch_latency_seconds_bucket", base, more, (double)cum);
-    }
-    sample(&o, "memwatch_latency_seconds_count", base, "", (double)c.readings);
-    sample(&o, "memwatch_latency_seconds_sum", base, "", c.lat_sum_ns * 1e-9);
-
-    if (c.last_ns > 0) {
-        fam(&o, om, "memwatch_latency_last_seconds", F_GAUGE, "seconds",
-            "The last interval's loaded memory latency reading.");
-        sample(&o, "memwatch_latency_last_seconds", base, "", c.last_ns * 1e-9);
-    }
-    if (c.threshold_ns > 0) {
-        fam(&o, om, "memwatch_threshold_seconds", F_GAUGE, "seconds",
-            "Saturation threshold of the machine profile: an interval whose latency lies "
-            "above it is bound.");
-        sample(&o, "memwatch_threshold_seconds", base, "", c.threshold_ns * 1e-9);
-    }
-    if (c.meta.have_band) {
-        fam(&o, om, "memwatch_threshold_band_seconds", F_GAUGE, "seconds",
-            "The threshold's uncertainty band from the machine profile (edge low, high).");
-        sample(&o, "memwatch_threshold_band_seconds", base, "edge=\"low\"", c.meta.band_lo * 1e-9);
-        sample(&o, "memwatch_threshold_band_seconds", base, "edge=\"high\"", c.meta.band_hi * 1e-9);
-    }
-    if (c.meta.ncurve > 0) {
-        double peak = c.meta.peak_bw > 0 ? c.meta.peak_bw : c.meta.curve_bw[c.meta.ncurve - 1] * 1e9;
-        fam(&o, om, "memwatch_bandwidth_peak_bytes_per_second", F_GAUGE, "bytes_per_second",
-            "The highest bandwidth of the machine profile's latency-bandwidth curve: the "
-            "peak that shares are relative to.");
-        sample(&o, "memwatch_bandwidth_peak_bytes_per_second", base, "", peak);
-        if (c.last_share >= 0) {
-            fam(&o, om, "memwatch_bandwidth_share_ratio", F_GAUGE, "ratio",
-                "Estimated share of the peak bandwidth in the last interval: its latency read "
-                "back on the profile's latency-bandwidth curve (an estimate, not a count).");
-            sample(&o, "memwatch_bandwidth_share_ratio", base, "", c.last_share);
-        }
-    }
-    fam(&o, om, "memwatch_level_seconds", F_COUNTER, "seconds",
-        "Seconds per memory-load level: bound (latency above the threshold, on a machine "
-        "whose memory can saturate), high (>= 80 % of the peak bandwidth), medium (>= 50 %), "
-        "low, unknown (no reading, or no profile to judge it by).");
-    for (int l = 0; l < MON_NLEVELS; l++) {
-        snprintf(more, sizeof more, "level=\"%s\"", level_names[l]);
-        sample(&o, "memwatch_level_seconds_total", base, more, c.level_s[l]);
-    }
-    if (c.meta.have_band) {
-        fam(&o, om, "memwatch_band_seconds", F_COUNTER, "seconds",
-            "Seconds whose latency lay within the threshold's uncertainty band (possibly bound).");
-        sample(&o, "memwatch_band_seconds_total", base, "", c.band_s);
-    }
-    fam(&o, om, "memwatch_measured_seconds", F_COUNTER, "seconds",
-        "Seconds the agent has judged: the sum of memwatch_level_seconds over the levels.");
-    sample(&o, "memwatch_measured_seconds_total", base, "", c.measured_s);
-    fam(&o, om, "memwatch_intervals", F_COUNTER, NULL, "Intervals ended.");
-    sample(&o, "memwatch_intervals_total", base, "", (double)c.intervals);
-    fam(&o, om, "memwatch_probe_failures", F_COUNTER, NULL,
-        "Intervals whose latency measurement failed.");
-    sample(&o, "memwatch_probe_failures_total", base, "", (double)c.failures);
-    fam(&o, om, "memwatch_interval_seconds", F_GAUGE, "seconds",
-        "The measurement interval (--interval).");
-    sample(&o, "memwatch_interval_seconds", base, "", c.interval_ns * 1e-9);
-
-    /* the machine profile */
-    fam(&o, om, "memwatch_profile", F_INFO, NULL,
-        "The machine profile the threshold and levels come from: status present, missing, "
-        "unusable, foreign (another machine's) or off, and why.");
-    {
-        char path[PATH_MAX * 2], why[700], src[500];
-        esc(path, sizeof path, c.prof_path);
-        esc(why, sizeof why, c.prof_why);
-        esc(src, sizeof src, c.thr_source);
-        snprintf(more, sizeof more, "status=\"%s\",path=\"%.300s\",created=\"%.31s\","
-                 "saturable=\"%s\",threshold_source=\"%.300s\",note=\"%.300s\"",
-                 prof_names[c.prof_status], path, c.prof_created,
-                 c.saturable == 1 ? "yes" : c.saturable == 2 ? "no" : "unknown", src, why);
-        sample(&o, "memwatch_profile_info", hbase, more, 1);
-    }
-    if (c.meta.ncurve <= 0 || c.last_share < 0) {
-        fam(&o, om, "memwatch_omitted", F_INFO, NULL,
-            "A metric left out, and why.");
-        const char *why = c.prof_status != MON_PROF_PRESENT
-                              ? "no machine profile (see memwatch_profile_info)"
-                          : c.meta.ncurve <= 0
-                              ? "the machine profile has no latency-bandwidth curve "
-                                "(calibrated before curves existed: run memwatch calibrate)"
-                              : "no latency reading yet";
-        snprintf(more, sizeof more, "metric=\"memwatch_bandwidth_share_ratio\",reason=\"%s\"",
-                 why);
-        sample(&o, "memwatch_omitted_info", hbase, more, 1);
-    }
-
-    /* processes in bound intervals */
-    fam(&o, om, "memwatch_process_bound_cpu_seconds", F_COUNTER, "seconds",
-        "CPU time (user + system) a process used during bound intervals, read from /proc; the "
-        "10 processes with the most. CPU time while memory was saturated, not a count of "
-        "memory instructions.");
-    for (size_t i = 0; i < ntop; i++) {
-        char comm[64], user[100], cg[400];
-        esc(comm, sizeof comm, top[i].comm);
-        esc(user, sizeof user, top[i].user);
-        esc(cg, sizeof cg, top[i].cgroup);
-        snprintf(more, sizeof more, "pid=\"%d\",comm=\"%s\",user=\"%s\",cgroup=\"%s\"",
-                 top[i].pid, comm, user, cg);
-        sample(&o, "memwatch_process_bound_cpu_seconds_total", hbase, more,
-               top[i].bound / (double)pc.hz);
-    }
-    fam(&o, om, "memwatch_proc_scans", F_COUNTER, NULL,
-        "Reads of /proc (about one a second while intervals are bound).");
-    sample(&o, "memwatch_proc_scans_total", hbase, "", (double)pc.scan);
-    fam(&o, om, "memwatch_proc_untracked", F_COUNTER, NULL,
-        "Processes not tracked because the table of 1024 was full of live ones.");
-    sample(&o, "memwatch_proc_untracked_total", hbase, "", (double)pc.dropped);
-
-    /* the agent's own cost */
-    double cpu_s, rss;
-    self_cost(&cpu_s, &rss);
-    fam(&o, om, "process_cpu_seconds", F_COUNTER, "seconds",
-        "CPU time (user + system) of the agent itself.");
-    sample(&o, "process_cpu_seconds_total", hbase, "", cpu_s);
-    fam(&o, om, "process_resident_memory_bytes", F_GAUGE, "bytes",
-        "Resident memory of the agent itself.");
-    sample(&o, "process_resident_memory_bytes", hbase, "", rss);
-    fam(&o, om, "process_start_time_seconds", F_GAUGE, "seconds",
-        "When the agent started, seconds since the Unix epoch.");
-    sample(&o, "process_start_time_seconds", hbase, "", c.start_unix);
-    fam(&o, om, "memwatch_probe_seconds", F_COUNTER, "seconds",
-        "Wall time the latency measurements took.");
-    sample(&o, "memwatch_probe_seconds_total", hbase, "", c.probe_s);
-    fam(&o, om, "memwatch_proc_scan_cpu_seconds", F_COUNTER, "seconds",
-        "CPU time the reads of /proc took.");
-    sample(&o, "memwatch_proc_scan_cpu_seconds_total", hbase, "", pc.scan_cpu_s);
-    uint64_t scrapes = atomic_load(&s->scrapes) + 1; /* this one */
-    fam(&o, om, "memwatch_scrapes", F_COUNTER, NULL, "Requests of /metrics served.");
-    sample(&o, "memwatch_scrapes_total", hbase, "", (double)scrapes);
-    fam(&o, om, "memwatch_http_errors", F_COUNTER, NULL,
-        "Requests answered with an error: not_found (another path), method (not GET or HEAD).");
-    sample(&o, "memwatch_http_errors_total", hbase, "reason=\"not_found\"",
-           (double)atomic_load(&s->not_found));
-    sample(&o, "memwatch_http_errors_total", hbase, "reason=\"method\"",
-           (double)atomic_load(&s->bad_method));
-    fam(&o, om, "memwatch_http_connections", F_COUNTER, NULL, "Connections accepted.");
-    sample(&o, "memwatch_http_connections_total", hbase, "", (double)atomic_load(&s->conns));
-    fam(&o, om, "memwatch_http_rejected_connections", F_COUNTER, NULL,
-        "Connections closed at once: limit (the agent's connection limit was reached), "
-        "per_ip (that address's limit was).");
-    sample(&o, "memwatch_http_rejected_connections_total", hbase, "reason=\"limit\"",
-           (double)atomic_load(&s->rejected_limit));
-    sample(&o, "memwatch_http_rejected_connections_total", hbase, "reason=\"per_ip\"",
-           (double)atomic_load(&s->rejected_ip));
-    fam(&o, om, "memwatch_http_open_connections", F_GAUGE, NULL, "Connections open now.");
-    sample(&o, "memwatch_http_open_connections", hbase, "",
-           (double)atomic_load(&s->open_conns));
+    render_memory(&o, om, &c, base);
+    render_profile(&o, om, &c, hbase);
+    render_procs(&o, om, top, ntop, &pc, hbase);
+    render_self(&o, om, s, &c, &pc, hbase);
     if (om)
         put(&o, "# EOF\n");
     if (o.oom) {
