@@ -31,6 +31,7 @@
 #define _GNU_SOURCE
 #endif
 #include "attach.h"
+#include "procstat.h"
 #include "envval.h" /* counters/: MEMWATCH_* values, parsed as libmemwatch.so does */
 #include "tsc.h"    /* counters/: the TSC rate for META */
 
@@ -264,40 +265,22 @@ static void att_flush(struct att_tgt *t)
 static int att_stat(pid_t pid, char *state, unsigned long long *start, uint64_t ticks[2],
                     uint64_t flt[2])
 {
-    char path[64], b[1024];
+    char path[64];
+    mw_procstat ps;
     snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, b, sizeof b - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    b[n] = 0;
-    char *p = strrchr(b, ')'); /* the name may hold spaces and parentheses */
-    if (!p)
-        return -1;
-    /* fields from 3 (state): state ppid pgrp session tty tpgid flags minflt
-     * cminflt majflt cmajflt utime stime cutime cstime priority nice
-     * threads itrealvalue starttime */
-    char st = 0;
-    unsigned long long f[20] = {0};
-    if (sscanf(p + 2, "%c %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
-                      "%llu %llu %llu %llu %llu",
-               &st, &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10],
-               &f[11], &f[12], &f[13], &f[14], &f[15], &f[16], &f[17], &f[18]) < 20)
+    if (mw_procstat_read(AT_FDCWD, path, &ps))
         return -1;
     if (state)
-        *state = st;
+        *state = ps.state;
     if (start)
-        *start = f[18];
+        *start = ps.start;
     if (ticks) {
-        ticks[0] = f[10];
-        ticks[1] = f[11];
+        ticks[0] = ps.utime;
+        ticks[1] = ps.stime;
     }
     if (flt) {
-        flt[0] = f[6];
-        flt[1] = f[8];
+        flt[0] = ps.minflt;
+        flt[1] = ps.majflt;
     }
     return 0;
 }
@@ -806,18 +789,11 @@ static void att_meta_start(struct att_run *R, struct att_tgt *t, const char *how
             *p = ' ';
     char ppid[32] = "0";
     {
-        char path[64], sb[1024];
+        char path[64];
+        mw_procstat ps;
         snprintf(path, sizeof path, "/proc/%ld/stat", (long)t->pid);
-        FILE *f = fopen(path, "re");
-        if (f) {
-            if (fgets(sb, sizeof sb, f)) {
-                char *p = strrchr(sb, ')');
-                long pp;
-                if (p && sscanf(p + 2, "%*c %ld", &pp) == 1)
-                    snprintf(ppid, sizeof ppid, "%ld", pp);
-            }
-            fclose(f);
-        }
+        if (mw_procstat_read(AT_FDCWD, path, &ps) == 0)
+            snprintf(ppid, sizeof ppid, "%ld", (long)ps.ppid);
     }
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);

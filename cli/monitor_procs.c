@@ -21,6 +21,7 @@
  * May call: libc. Threading: called with the state's lock held.
  */
 #include "monitor.h"
+#include "procstat.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -86,48 +87,14 @@ void mon_procs_free(mon_procs *p)
  * process is gone or the line is not one. */
 static int read_stat(int dfd, const char *pid, char *comm, uint64_t *ticks, uint64_t *start)
 {
-    char path[300], b[1024];
+    char path[300];
+    mw_procstat ps;
     snprintf(path, sizeof path, "%s/stat", pid);
-    int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (mw_procstat_read(dfd, path, &ps))
         return -1;
-    ssize_t n = read(fd, b, sizeof b - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    b[n] = 0;
-    char *l = strchr(b, '('), *r = strrchr(b, ')');
-    if (!l || !r || r < l)
-        return -1;
-    size_t cl = (size_t)(r - l - 1);
-    if (cl > 15)
-        cl = 15;
-    memcpy(comm, l + 1, cl);
-    comm[cl] = 0;
-    /* fields after the name: 3 state ... 14 utime, 15 stime ... 22 starttime */
-    char *s = r + 1, *e;
-    uint64_t ut = 0, st = 0, t0 = 0;
-    for (int f = 3; f <= 22; f++) {
-        while (*s == ' ')
-            s++;
-        if (!*s)
-            return -1;
-        if (f == 14 || f == 15 || f == 22) {
-            unsigned long long v = strtoull(s, &e, 10);
-            if (e == s)
-                return -1;
-            if (f == 14)
-                ut = v;
-            else if (f == 15)
-                st = v;
-            else
-                t0 = v;
-        }
-        while (*s && *s != ' ')
-            s++;
-    }
-    *ticks = ut + st;
-    *start = t0;
+    memcpy(comm, ps.comm, sizeof ps.comm);
+    *ticks = ps.utime + ps.stime;
+    *start = ps.start;
     return 0;
 }
 

@@ -30,6 +30,7 @@
  * and mw_nb_stop on the thread that owns it.
  */
 #include "neighbours.h"
+#include "procstat.h"
 
 #include <memwatch/mwr.h>
 #include <memwatch/mwr_frame.h>
@@ -238,35 +239,18 @@ static int nb_read_cpu(nb_scan *s)
 }
 
 /* Parses a /proc/PID/stat line. 0, or -1 when it is not one. */
-static int nb_parse_stat(char *buf, nb_proc *p)
+static int nb_parse_stat(const char *buf, nb_proc *p)
 {
-    char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
-    if (!lp || !rp || rp < lp || rp[1] != ' ')
+    mw_procstat ps;
+    if (mw_procstat_parse(buf, &ps))
         return -1;
-    size_t cl = (size_t)(rp - lp - 1);
-    if (cl > sizeof p->comm - 1)
-        cl = sizeof p->comm - 1;
-    memset(p->comm, 0, sizeof p->comm);
-    memcpy(p->comm, lp + 1, cl);
-    p->pid = (int32_t)strtol(buf, NULL, 10);
-    /* fields from 3 (state) on */
-    unsigned long long f[23] = {0};
-    char *c = rp + 2;
-    c = strchr(c, ' '); /* past the state */
-    for (int i = 4; c && i <= 22; i++) {
-        char *end;
-        f[i] = strtoull(c, &end, 10);
-        if (end == c)
-            return -1;
-        c = end;
-    }
-    if (!c)
-        return -1;
-    p->ppid = (int32_t)f[4];
-    p->faults = f[10] + f[11] + f[12] + f[13];
-    p->cpu = f[14] + f[15];
-    p->incl = p->cpu + f[16] + f[17];
-    p->start = f[22];
+    memcpy(p->comm, ps.comm, sizeof p->comm);
+    p->pid = ps.pid;
+    p->ppid = ps.ppid;
+    p->faults = ps.minflt + ps.cminflt + ps.majflt + ps.cmajflt;
+    p->cpu = ps.utime + ps.stime;
+    p->incl = p->cpu + ps.cutime + ps.cstime;
+    p->start = ps.start;
     p->wait = 0;
     p->cls = NB_UNKNOWN;
     p->env = 0;
