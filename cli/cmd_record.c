@@ -1034,8 +1034,8 @@ static void *rec_hooks_open(void *arg)
      * the kernel allocates its per-CPU lists and patches its code (a jump
      * label, with an interrupt to every CPU) for the first such event and
      * undoes it after the last; held here, a tree of processes that each
-     * open and close one never pays that (bench/process_cost's "begun" row,
-     * docs/overhead.md) */
+     * open and close one never pays that (docs/overhead.md, "The first perf
+     * event") */
     if (mw_perf_event_generic("page-faults", &ev) == 0)
         (void)mw_perf_group_open(&ev, 1, &t, MW_PERF_USER_ONLY, &rec_swfaults);
     return NULL;

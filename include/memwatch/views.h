@@ -42,7 +42,7 @@ typedef struct mw_export_opts {
 } mw_export_opts;
 
 /* One export format: a row of report/export.c's table. Adding a format is
- * one row there plus its writer (docs/architecture.md, "Worked examples");
+ * one row there plus its writer (docs/architecture.md, "Adding an export format: a worked example");
  * `memwatch export --format` takes its name or an alias and its usage text
  * comes from the row. */
 struct sqlite3;
