@@ -12,6 +12,8 @@
 #  4. Errors, each with a non-zero status and its message: a pid of no
 #     process, a process that has ended (a zombie), a pid given twice,
 #     another user's process (as nobody, where this runs as root).
+#  5. -p on a streaming and a computing program at once, and 6. --all while
+#     they run (as root): the per-process view names the streaming one.
 # Every wait is for a fact (a line printed, a file), never a fixed time.
 set -u
 B=${MW_BUILD_DIR:?}
@@ -224,5 +226,40 @@ if [ -x "$D" ]; then
     grep -E "^  $sp " "$tmp/by8" | grep -q "anonymous mapping at 0x" &&
         ok "the streaming program's data: its anonymous mapping" ||
         bad "the streaming program's data is not named: $(grep -E "^  $sp " "$tmp/by8")"
+
+    # ---- 6. the whole machine: --all while the same two programs run ----
+    # Every process the caller may see is attached, each in its own file; the
+    # per-process view names the streaming one as above, among all the others
+    # (this test's shell, ctest, whatever else runs here; another test's
+    # streaming program may run beside it, so only the two are compared)
+    if [ "$(id -u)" = 0 ]; then
+        "$D" triad 60000 &
+        sp=$!
+        "$D" compute 60000 &
+        cp=$!
+        pids+=("$sp" "$cp")
+        for ((i = 0; i < 400; i++)); do
+            [ "$(awk '{ print $14 }' "/proc/$sp/stat")" -ge 20 ] 2>/dev/null &&
+                [ "$(awk '{ print $14 }' "/proc/$cp/stat")" -ge 20 ] 2>/dev/null && break
+            sleep 0.05
+        done
+        MEMWATCH_THRESHOLD_NS=1 "$mw" record -q -o "$tmp/raw9" --all --duration 2s 2>"$tmp/e9" ||
+            bad "--all: $(cat "$tmp/e9")"
+        kill "$sp" "$cp" 2>/dev/null
+        nf=$(ls "$tmp/raw9" | grep -c '\.mwr$')
+        "$mw" report --db "$tmp/raw9.db" --by process --top 1000 "$tmp/raw9" >"$tmp/by9" 2>&1
+        row9() { grep -E "^  $1 " "$tmp/by9" | sed -n 's/.*\[\([0-9]*\)%, \([0-9]*\) in flagged intervals\]$/\1 \2/p'; }
+        read -r smem sfl <<<"$(row9 "$sp")"
+        read -r cmem cfl <<<"$(row9 "$cp")"
+        top=$(sed -n '/^By process/,$p' "$tmp/by9" | grep -E '^  [0-9]+ ' |
+              sed -n 's/^  \([0-9]*\) .*\[[0-9]*%, \([0-9]*\) in flagged intervals\]$/\2 \1/p' | sort -rn | head -1)
+        echo "--all: $nf files; streaming pid $sp at memory ${smem:-?}% (${sfl:-?} in flagged intervals), computing pid $cp ${cmem:-?}% (${cfl:-?}); most in flagged intervals: pid ${top#* }"
+        [ "$nf" -ge 3 ] && ok "--all: $nf processes attached, each in its own file" || bad "--all: $nf raw files"
+        [ "${smem:-0}" -ge 80 ] && [ "${sfl:-0}" -ge 20 ] && [ "${cmem:-100}" -le 5 ] && [ "${cfl:-1}" -lt "${sfl:-0}" ] &&
+            ok "--all: the per-process view names the streaming program as the one at memory accesses in flagged intervals" ||
+            bad "--all: $(sed -n '/^By process/,$p' "$tmp/by9" | head -20)"
+    else
+        echo "note: --all not tried (needs root here: perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid))"
+    fi
 fi
 exit $fail
