@@ -795,6 +795,22 @@ static void att_meta_start(struct att_run *R, struct att_tgt *t, const char *how
         if (mw_procstat_read(AT_FDCWD, path, &ps) == 0)
             snprintf(ppid, sizeof ppid, "%ld", (long)ps.ppid);
     }
+    /* who it runs as and where (the report's --by user and --by cgroup) */
+    char user[64] = "", cgroup[512] = "", cgt[4096];
+    uid_t uid = att_uid_of(t->pid);
+    if (uid != (uid_t)-1)
+        mw_procstat_user((unsigned)uid, user, sizeof user);
+    {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%ld/cgroup", (long)t->pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t r = fd >= 0 ? read(fd, cgt, sizeof cgt - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        cgt[r > 0 ? r : 0] = 0;
+        if (mw_procstat_cgroup(cgt, cgroup, sizeof cgroup))
+            cgroup[0] = 0;
+    }
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
     static char m[12288];
@@ -820,6 +836,11 @@ static void att_meta_start(struct att_run *R, struct att_tgt *t, const char *how
              (long)t->pid, ppid, R->host, exe, cmd, (unsigned long long)R->cfg.interval_ns,
              R->cfg.rate, R->cfg.rate_clamped, R->cfg.stack_depth, unwind,
              R->cfg.method_none ? "none" : "auto", R->o->run);
+    size_t k = strlen(m);
+    if (uid != (uid_t)-1)
+        k += (size_t)snprintf(m + k, sizeof m - k, "uid=%u\nuser=%s\n", (unsigned)uid, user);
+    if (cgroup[0] && k < sizeof m)
+        snprintf(m + k, sizeof m - k, "cgroup=%s\n", cgroup);
     att_meta(t, m);
     mwr_perf_attr pa;
     memset(&pa, 0, sizeof pa);

@@ -36,8 +36,8 @@ static void usage(FILE *f)
             "  --json              print the summary as JSON\n"
             "  --top N             rows per table of the summary and views (default 10; the\n"
             "                      text sums up the rest in one line)\n"
-            "  --by VIEW           after the summary, a table by process, thread or region\n"
-            "                      (at most --top rows)\n"
+            "  --by VIEW           after the summary, a table by process, thread, region,\n"
+            "                      user or cgroup (at most --top rows)\n"
             "  --sort KEY          instead of the summary, the timer samples' shares by KEY:\n"
             "                      comm (command, across processes), dso (module), function\n"
             "                      (with the inclusive share), line, or object (data objects)\n"
@@ -348,9 +348,9 @@ static int rep_opt(const char *a, char **argv, int *i, struct rep_args *ra)
         ra->out = argv[++*i];
     } else if (!strcmp(a, "--by")) {
         ra->by = argv[++*i];
-        if (strcmp(ra->by, "process") && strcmp(ra->by, "thread") && strcmp(ra->by, "region")) {
-            fprintf(stderr, "memwatch report: --by %s: expected process, thread or region\n",
-                    ra->by);
+        if (!mw_report_by_known(ra->by)) {
+            fprintf(stderr, "memwatch report: --by %s: expected %s\n", ra->by,
+                    mw_report_by_names());
             return 2;
         }
     } else if (!strcmp(a, "--top")) {

@@ -1,13 +1,14 @@
 /*
  * cli/procstat.h: one reader of /proc/PID/stat for memwatch's commands (the
  * attach sampler, the neighbour sampler of record, the monitor's process
- * table). proc_pid_stat(5): "pid (comm) state ppid ...", where comm may hold
+ * table), and the owner and cgroup of a process. proc_pid_stat(5): "pid (comm) state ppid ...", where comm may hold
  * spaces and parentheses: the fields are counted from the last ')'.
  * Called from ordinary threads, never from a signal handler.
  */
 #ifndef MW_CLI_PROCSTAT_H
 #define MW_CLI_PROCSTAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
@@ -27,5 +28,15 @@ int mw_procstat_parse(const char *text, mw_procstat *o);
  * AT_FDCWD for an absolute one). 0, or -1 when the process is gone or the
  * file is not such a line. */
 int mw_procstat_read(int dirfd, const char *path, mw_procstat *o);
+
+/* The cgroup path of /proc/PID/cgroup's text (NUL-terminated): the unified
+ * hierarchy's ("0::/user.slice/..."), else the memory controller's, else
+ * another's, a path below the root before the root itself (a hybrid
+ * hierarchy leaves the unified one at "/"). 0, or -1 when it names none. */
+int mw_procstat_cgroup(const char *text, char *out, size_t n);
+
+/* The name of user uid ("root"), or "uid N" where the user database has
+ * none. */
+void mw_procstat_user(unsigned uid, char *out, size_t n);
 
 #endif

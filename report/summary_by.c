@@ -64,12 +64,88 @@ static const char q_region[] =
     " GROUP BY r.id ORDER BY 4 DESC LIMIT ?1";
 static const char w_region[] = "s.id IN (SELECT sample_id FROM sample_regions WHERE region_id = ?1)";
 
+/* users and cgroups (containers, Slurm jobs): the processes grouped by their
+ * META user and cgroup (written by memwatch record's external sampler,
+ * docs/attach.md); a row is keyed by the lowest process id of its group.
+ * GROUP_OF(X): the group of the process whose id is X */
+#define USER_OF(x)                                                                             \
+    "COALESCE((SELECT m.value FROM meta m WHERE m.process_id = " x " AND m.key = 'user'),"     \
+    " '(not recorded)')"
+#define CGROUP_OF(x)                                                                           \
+    "COALESCE((SELECT m.value FROM meta m WHERE m.process_id = " x " AND m.key = 'cgroup'),"   \
+    " '(not recorded)')"
+#define Q_GROUP(of)                                                                            \
+    "SELECT MIN(p.id), COUNT(*), g, SUM(COALESCE(p.t_end - p.t_start, 0)),"                    \
+    " SUM((SELECT COALESCE(SUM(i.t_end - i.t_start), 0) FROM intervals i"                     \
+    "   WHERE i.process_id = p.id AND i.flags & 2)),"                                          \
+    " SUM((SELECT COALESCE(SUM(i.t_end - i.t_start), 0) FROM intervals i"                     \
+    "   WHERE i.process_id = p.id AND i.bw_bound = 1)),"                                       \
+    " SUM((SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id)),"                        \
+    " SUM((SELECT COUNT(*) FROM samples s WHERE s.process_id = p.id AND s.at_memory = 1"       \
+    "   AND s.in_flagged = 1)) AS nf"                                                          \
+    " FROM (SELECT q.*, " of("q.id") " AS g FROM processes q) p"                               \
+    " GROUP BY g ORDER BY nf DESC, 6 DESC, 7 DESC, g LIMIT ?1"
+#define W_GROUP(of) "s.process_id IN (SELECT q.id FROM processes q WHERE " of("q.id") " = " of("?1") ")"
+static const char q_user[] = Q_GROUP(USER_OF), w_user[] = W_GROUP(USER_OF);
+static const char q_cgroup[] = Q_GROUP(CGROUP_OF), w_cgroup[] = W_GROUP(CGROUP_OF);
+
+/* How a row's name prints */
+enum by_label { BY_COMMAND, BY_THREAD, BY_TEXT, BY_GROUP };
+
+/* One view of --by: a row of by_views */
+struct by_view {
+    const char *name, *plural; /* --by NAME; "N more PLURAL" */
+    const char *rows, *where;  /* the rows; one row's samples (?1, ?2: its keys) */
+    const char *count;         /* all rows */
+    const char *order;         /* the header's words on the time and the order */
+    enum by_label label;
+};
+static const struct by_view by_views[] = {
+    {"process", "processes", q_process, w_process, "SELECT COUNT(*) FROM processes",
+     "most bound time first", BY_COMMAND},
+    {"thread", "threads", q_thread, w_thread,
+     "SELECT COUNT(*) FROM threads t JOIN processes p ON p.id = t.process_id"
+     " WHERE NOT (t.name = 'memwatch' AND t.tid != p.pid)",
+     "time: CPU time, a main thread's without its own record derived as the process's less its "
+     "other threads'; most samples in flagged intervals first",
+     BY_THREAD},
+    {"region", "regions", q_region, w_region, "SELECT COUNT(*) FROM regions", "longest first",
+     BY_TEXT},
+    {"user", "users", q_user, w_user, "SELECT COUNT(DISTINCT " USER_OF("q.id") ") FROM processes q",
+     "time: the sum of its processes' recorded time; most samples at memory accesses in flagged "
+     "intervals first",
+     BY_GROUP},
+    {"cgroup", "cgroups", q_cgroup, w_cgroup,
+     "SELECT COUNT(DISTINCT " CGROUP_OF("q.id") ") FROM processes q",
+     "time: the sum of its processes' recorded time; most samples at memory accesses in flagged "
+     "intervals first",
+     BY_GROUP},
+};
+
+const char *mw_report_by_names(void)
+{
+    return "process, thread, region, user or cgroup";
+}
+
+static const struct by_view *by_find(const char *by)
+{
+    for (size_t i = 0; by && i < sizeof by_views / sizeof by_views[0]; i++)
+        if (!strcmp(by, by_views[i].name))
+            return &by_views[i];
+    return NULL;
+}
+
+int mw_report_by_known(const char *by)
+{
+    return by_find(by) != NULL;
+}
+
 /* A row's decoded timer samples (docs/data-addresses.md): *dec of them,
  * *mem at memory accesses, *memfl of those in flagged intervals */
 static void mem_of(sqlite3 *db, const char *where, int64_t k1, int64_t k2, double *dec,
                    double *mem, double *memfl)
 {
-    char sql[400];
+    char sql[2048];
     sqlite3_stmt *s;
     *dec = *mem = *memfl = 0;
     snprintf(sql, sizeof sql,
@@ -92,7 +168,7 @@ static void mem_of(sqlite3 *db, const char *where, int64_t k1, int64_t k2, doubl
 static void top_of(sqlite3 *db, const char *where, int64_t k1, int64_t k2, char *fn, size_t fnn,
                    char *obj, size_t objn, double *flagged_share)
 {
-    char sql[700];
+    char sql[2048];
     sqlite3_stmt *s;
     fn[0] = obj[0] = 0;
     *flagged_share = -1;
@@ -136,20 +212,41 @@ static void top_of(sqlite3 *db, const char *where, int64_t k1, int64_t k2, char 
     sqlite3_finalize(s);
 }
 
+/* A row's name in the view's first column */
+static void by_name(const struct by_view *v, const unsigned char *label, int64_t k2, char *name,
+                    size_t n)
+{
+    const char *t = label ? (const char *)label : "";
+    if (v->label == BY_COMMAND) {
+        /* the command without its directory */
+        const char *sp = strchr(t, ' '), *sl = t;
+        for (const char *c = t; *c && (!sp || c < sp); c++)
+            if (*c == '/')
+                sl = c + 1;
+        snprintf(name, n, "%lld %.60s", (long long)k2, sl);
+    } else if (v->label == BY_THREAD) {
+        snprintf(name, n, "%.50s (tid %lld)", t, (long long)k2);
+    } else if (v->label == BY_GROUP) {
+        /* a long cgroup path: its end says the most (job, step, task) */
+        size_t l = strlen(t);
+        char cnt[24];
+        int w = snprintf(cnt, sizeof cnt, " (%lld)", (long long)k2);
+        size_t room = 30 > (size_t)w ? 30 - (size_t)w : 0;
+        if (l > room && room > 3)
+            snprintf(name, n, "...%s%s", t + l - (room - 3), cnt);
+        else
+            snprintf(name, n, "%s%s", t, cnt);
+    } else {
+        snprintf(name, n, "%.70s", t);
+    }
+}
+
 int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
 {
-    const char *q, *w, *title;
-    if (!by)
+    const struct by_view *v = by_find(by);
+    if (!v)
         return -EINVAL;
-    if (!strcmp(by, "process")) {
-        q = q_process, w = w_process, title = "process";
-    } else if (!strcmp(by, "thread")) {
-        q = q_thread, w = w_thread, title = "thread";
-    } else if (!strcmp(by, "region")) {
-        q = q_region, w = w_region, title = "region";
-    } else {
-        return -EINVAL;
-    }
+    const char *q = v->rows, *w = v->where, *title = v->name;
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         sqlite3_close(db);
@@ -170,13 +267,13 @@ int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
                      "memory saturate, so nothing is called bandwidth-bound)\n",
                 title);
     else
-    fprintf(out, "\nBy %s (bound: share of the measured time in bandwidth-bound intervals;"
-                 " for threads, share of their timer samples in them; %s)\n",
-            title,
-            !strcmp(by, "thread")
-                ? "time: CPU time, a main thread's without its own record derived as the "
-                  "process's less its other threads'; most samples in flagged intervals first"
-                : !strcmp(by, "process") ? "most bound time first" : "longest first");
+        fprintf(out, "\nBy %s (bound: share of the measured time in bandwidth-bound intervals;"
+                     " for threads, share of their timer samples in them; %s)\n",
+                title, v->order);
+    if (v->label == BY_GROUP)
+        fprintf(out, "  (%s: from each process's META %s, written by memwatch record -p and "
+                     "--all; in parentheses its processes)\n",
+                title, title);
     /* (a database of a report before decoding has no at_memory: 0) */
     int decoded = mwv_scalar(db, "SELECT COUNT(*) FROM (SELECT 1 FROM samples WHERE at_memory IS"
                                  " NOT NULL LIMIT 1)") > 0;
@@ -189,21 +286,7 @@ int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
     while (sqlite3_step(s) == SQLITE_ROW) {
         int64_t k1 = sqlite3_column_int64(s, 0), k2 = sqlite3_column_int64(s, 1);
         char name[80];
-        const unsigned char *label = sqlite3_column_text(s, 2);
-        if (!strcmp(by, "process")) {
-            /* the command without its directory */
-            const char *cmd = label ? (const char *)label : "";
-            const char *sp = strchr(cmd, ' '), *sl = cmd;
-            for (const char *c = cmd; *c && (!sp || c < sp); c++)
-                if (*c == '/')
-                    sl = c + 1;
-            snprintf(name, sizeof name, "%lld %.60s", (long long)k2, sl);
-        }
-        else if (!strcmp(by, "thread"))
-            snprintf(name, sizeof name, "%.50s (tid %lld)", label ? (const char *)label : "",
-                     (long long)k2);
-        else
-            snprintf(name, sizeof name, "%.70s", label ? (const char *)label : "");
+        by_name(v, sqlite3_column_text(s, 2), k2, name, sizeof name);
         double t = (double)sqlite3_column_int64(s, 3), meas = (double)sqlite3_column_int64(s, 4),
                bound = (double)sqlite3_column_int64(s, 5);
         double n = (double)sqlite3_column_int64(s, 6);
@@ -212,7 +295,7 @@ int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
         top_of(db, w, k1, k2, fn, sizeof fn, obj, sizeof obj, &fl);
         if (meas > 0)
             snprintf(bs, sizeof bs, "%.1f%%", 100 * bound / meas);
-        else if (!strcmp(by, "thread") && fl >= 0)
+        else if (v->label == BY_THREAD && fl >= 0)
             snprintf(bs, sizeof bs, "%.1f%%", 100 * fl);
         else
             snprintf(bs, sizeof bs, "-");
@@ -235,16 +318,11 @@ int mw_report_by(const char *db_path, FILE *out, const char *by, int top)
         fprintf(out, "  none\n");
     sqlite3_finalize(s);
     /* the rest in one line */
-    const char *qn = !strcmp(by, "process") ? "SELECT COUNT(*) FROM processes"
-                     : !strcmp(by, "thread")
-                         ? "SELECT COUNT(*) FROM threads t JOIN processes p ON p.id = t.process_id"
-                           " WHERE NOT (t.name = 'memwatch' AND t.tid != p.pid)"
-                         : "SELECT COUNT(*) FROM regions";
-    if (sqlite3_prepare_v2(db, qn, -1, &s, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, v->count, -1, &s, NULL) == SQLITE_OK) {
         long long more = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) - rows : 0;
         if (more > 0)
-            fprintf(out, "  ... %lld more %s%s (--top N shows more)\n", more, title,
-                    more == 1 ? "" : !strcmp(by, "process") ? "es" : "s");
+            fprintf(out, "  ... %lld more %s (--top N shows more)\n", more,
+                    more == 1 ? title : v->plural);
         sqlite3_finalize(s);
     }
     sqlite3_close(db);

@@ -103,10 +103,14 @@ MW_API const char *mw_report_sort_names(char *buf, size_t n);
  * top: rows per table (0 = 10). */
 MW_API int mw_report_summary(const char *db_path, FILE *out, int json, int top);
 
-/* One text table of a database by "process", "thread" or "region": per row
- * its time, share bandwidth-bound, samples, top function and top data object
- * (report/summary_by.c). top: rows (0 = 10). -EINVAL for another view. */
+/* One text table of a database by "process", "thread", "region", "user" or
+ * "cgroup": per row its time, share bandwidth-bound, samples, top function
+ * and top data object (report/summary_by.c, a row of its by_views per view).
+ * top: rows (0 = 10). -EINVAL for another view. */
 MW_API int mw_report_by(const char *db_path, FILE *out, const char *by, int top);
+/* Whether by names a view of mw_report_by; the views' names in words. */
+MW_API int mw_report_by_known(const char *by);
+MW_API const char *mw_report_by_names(void);
 
 /* Whether the machine profile at profile_path saw memory saturate: its
  * "saturable" where it has one, else when it validated latency method

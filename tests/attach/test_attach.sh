@@ -245,6 +245,7 @@ if [ -x "$D" ]; then
         done
         MEMWATCH_THRESHOLD_NS=1 "$mw" record -q -o "$tmp/raw9" --all --duration 2s 2>"$tmp/e9" ||
             bad "--all: $(cat "$tmp/e9")"
+        cat "/proc/$sp/cgroup" >"$tmp/cg9" 2>/dev/null
         kill "$sp" "$cp" 2>/dev/null
         nf=$(ls "$tmp/raw9" | grep -c '\.mwr$')
         "$mw" report --db "$tmp/raw9.db" --by process --top 1000 "$tmp/raw9" >"$tmp/by9" 2>&1
@@ -258,6 +259,28 @@ if [ -x "$D" ]; then
         [ "${smem:-0}" -ge 80 ] && [ "${sfl:-0}" -ge 20 ] && [ "${cmem:-100}" -le 5 ] && [ "${cfl:-1}" -lt "${sfl:-0}" ] &&
             ok "--all: the per-process view names the streaming program as the one at memory accesses in flagged intervals" ||
             bad "--all: $(sed -n '/^By process/,$p' "$tmp/by9" | head -20)"
+        # the same processes by user and by cgroup: every process in one row
+        # (the counts in parentheses add up), root's own row, and the
+        # streaming program's samples at memory accesses in its groups' rows
+        np=$(sqlite3 "$tmp/raw9.db" "select count(*) from processes" 2>/dev/null || echo 0)
+        for g in user cgroup; do
+            "$mw" report --db "$tmp/raw9.db" --by $g --top 1000 "$tmp/raw9" >"$tmp/g9" 2>&1
+            sum=$(sed -n "/^By $g/,\$p" "$tmp/g9" | grep -E '^  \S' | grep -v "^  $g " |
+                  sed -n 's/^  .* (\([0-9]*\)) .*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
+            gfl=$(sed -n "/^By $g/,\$p" "$tmp/g9" | sed -n 's/.*, \([0-9]*\) in flagged intervals\]$/\1/p' |
+                  sort -rn | head -1)
+            echo "--by $g: $sum of $np processes in its rows, at most ${gfl:-?} samples at memory accesses in flagged intervals in one"
+            [ "$sum" = "$np" ] && [ "$np" -ge 3 ] && ok "--by $g: every process in one row" ||
+                bad "--by $g: $sum of $np processes: $(cat "$tmp/g9")"
+            [ "${gfl:-0}" -ge "${sfl:-1}" ] && ok "--by $g: the streaming program's samples in its row" ||
+                bad "--by $g: $(cat "$tmp/g9")"
+        done
+        grep -qE '^  root \([0-9]+\) ' <("$mw" report --db "$tmp/raw9.db" --by user "$tmp/raw9" 2>&1) &&
+            ok "--by user: root's row" || bad "--by user: no row for root"
+        mcg=$(sqlite3 "$tmp/raw9.db" "select value from meta m join processes p on p.id = m.process_id where p.pid = $sp and m.key = 'cgroup'")
+        [ -n "$mcg" ] && grep -qE "^[0-9]+:[^:]*:$mcg\$" "$tmp/cg9" &&
+            ok "META cgroup: the streaming program's, one of /proc/$sp/cgroup's paths ($mcg)" ||
+            bad "META cgroup of pid $sp is '$mcg', /proc/$sp/cgroup: $(tr '\n' ' ' <"$tmp/cg9")"
     else
         echo "note: --all not tried (needs root here: perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid))"
     fi

@@ -66,5 +66,28 @@ int main(void)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         MW_CHECK(mw_procstat_parse(bad[i], &ps) == -1, "refused: '%s'", bad[i]);
+
+    /* cgroups(7): the unified hierarchy, a hybrid one, v1 only */
+    char cg[256];
+    MW_CHECK(mw_procstat_cgroup("0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n",
+                                cg, sizeof cg) == 0 &&
+                 !strcmp(cg, "/system.slice/slurmstepd.scope/job_42/step_0/user/task_0"),
+             "unified '%s'", cg);
+    MW_CHECK(mw_procstat_cgroup("9:name=systemd:/\n4:memory:/process_api/92fb\n1:cpu:/\n0::/\n",
+                                cg, sizeof cg) == 0 && !strcmp(cg, "/process_api/92fb"),
+             "hybrid '%s'", cg);
+    MW_CHECK(mw_procstat_cgroup("5:cpu,cpuacct:/a\n4:blkio,memory:/slurm/uid_0/job_7\n", cg,
+                                sizeof cg) == 0 && !strcmp(cg, "/slurm/uid_0/job_7"),
+             "v1 memory '%s'", cg);
+    MW_CHECK(mw_procstat_cgroup("0::/\n", cg, sizeof cg) == 0 && !strcmp(cg, "/"), "root '%s'", cg);
+    MW_CHECK(mw_procstat_cgroup("", cg, sizeof cg) == -1 && mw_procstat_cgroup("junk\n", cg,
+                 sizeof cg) == -1, "no cgroup line");
+    MW_CHECK(mw_procstat_cgroup("0::/a/very/long/path\n", cg, 7) == 0 && !strcmp(cg, "/a/ver"),
+             "cut '%s'", cg);
+    char u[64];
+    mw_procstat_user(0, u, sizeof u);
+    MW_CHECK(!strcmp(u, "root"), "uid 0 is '%s'", u);
+    mw_procstat_user(4000000000u, u, sizeof u);
+    MW_CHECK(!strcmp(u, "uid 4000000000"), "an unknown uid is '%s'", u);
     return mw_test_done();
 }
