@@ -207,7 +207,14 @@ struct att_run {
     const mw_attach_opts *o;
     struct perf_event_attr attr;
     struct att_tgt *t;
-    size_t n;
+    size_t n, cap;
+    /* processes a target forked since the last interval (PERF_RECORD_FORK in
+     * its rings): attached to after the interval (att_follow) */
+    struct att_fork {
+        pid_t pid, parent;
+    } *forks;
+    size_t nforks, capforks;
+    const char *thr_meta; /* the threshold META every target gets (att_probe_setup) */
     unsigned char *bounce;
     mw_probe_lat *probe;
     double threshold;
@@ -506,6 +513,37 @@ static void att_thread_rec(struct att_tgt *t, pid_t tid, uint32_t ev, uint64_t n
 }
 
 /* Drain one thread's ring into PERF_DATA records. */
+/* The new processes (FORK records whose pid is not the parent's: a thread's
+ * has both the same) that target t forked, among n bytes of kernel records
+ * at p: kept in R->forks for att_follow. */
+static void att_note_forks(struct att_run *R, const struct att_tgt *t, const unsigned char *p,
+                           size_t n)
+{
+    size_t off = 0;
+    while (off + sizeof(struct perf_event_header) <= n) {
+        struct perf_event_header h;
+        memcpy(&h, p + off, sizeof h);
+        if (h.size < sizeof h || off + h.size > n)
+            break;
+        uint32_t f[4]; /* pid, ppid, tid, ptid */
+        if (h.type == PERF_RECORD_FORK && h.size >= sizeof h + sizeof f) {
+            memcpy(f, p + off + sizeof h, sizeof f);
+            if (f[0] != f[1] && (pid_t)f[1] == t->pid) {
+                if (R->nforks == R->capforks) {
+                    size_t c = R->capforks ? 2 * R->capforks : 8;
+                    struct att_fork *q = realloc(R->forks, c * sizeof *q);
+                    if (!q)
+                        return;
+                    R->forks = q;
+                    R->capforks = c;
+                }
+                R->forks[R->nforks++] = (struct att_fork){(pid_t)f[0], t->pid};
+            }
+        }
+        off += h.size;
+    }
+}
+
 static void att_drain(struct att_run *R, struct att_tgt *t, struct att_thr *th, uint64_t now)
 {
     for (;;) {
@@ -517,6 +555,7 @@ static void att_drain(struct att_run *R, struct att_tgt *t, struct att_thr *th, 
         t->throttled += st.throttled;
         if (!got)
             break;
+        att_note_forks(R, t, R->bounce, got);
         mwr_perf_data pd = {1, (uint32_t)th->tid, now};
         att_emit(t, MWR_PERF_DATA, &pd, sizeof pd, R->bounce, got);
     }
@@ -1061,6 +1100,7 @@ static void att_run_free(struct att_run *R)
         att_unlock(&R->t[i]);
     }
     free(R->t);
+    free(R->forks);
     free(R->bounce);
     if (R->probe)
         mw_probe_lat_destroy(R->probe);
@@ -1150,8 +1190,56 @@ static int att_gone(struct att_tgt *t)
     return st == 'Z' || st == 'X' || start != t->starttime;
 }
 
+static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid, pid_t parent);
+
+/* What a failed attach left in t (its events are closed): freed, t empty. */
+static void att_target_clear(struct att_tgt *t)
+{
+    free(t->thr);
+    free(t->out.p);
+    memset(t, 0, sizeof *t);
+    t->fd = t->lock_fd = -1;
+}
+
+/* Attach to the processes the targets forked during the interval (children
+ * are followed as -p's threads are: from the interval after they started;
+ * docs/attach.md, "Children"). One that is a target already, ended at once
+ * or runs libmemwatch.so is left as it is. */
+static void att_follow(struct att_run *R)
+{
+    for (size_t i = 0; i < R->nforks; i++) {
+        pid_t c = R->forks[i].pid;
+        int known = 0;
+        for (size_t k = 0; k < R->n && !known; k++)
+            known = R->t[k].pid == c && !R->t[k].ended;
+        if (known)
+            continue;
+        if (R->n == R->cap) {
+            size_t cap = R->cap ? 2 * R->cap : 4;
+            struct att_tgt *q = realloc(R->t, cap * sizeof *q);
+            if (!q)
+                break;
+            R->t = q;
+            R->cap = cap;
+        }
+        if (att_target_attach(R, &R->t[R->n], c, R->forks[i].parent)) {
+            att_target_clear(&R->t[R->n]);
+            continue;
+        }
+        if (R->thr_meta)
+            att_meta_threshold(R, &R->t[R->n], R->thr_meta);
+        att_flush(&R->t[R->n]);
+        if (!R->o->quiet)
+            fprintf(stderr, "memwatch: pid %ld: forked by pid %ld, followed\n", (long)c,
+                    (long)R->forks[i].parent);
+        R->n++;
+    }
+    R->nforks = 0;
+}
+
 /* The loop: intervals until every target ended, the duration passed or a
- * signal came; child: the spawned program's pid (its end through waitpid). */
+ * signal came; child: the spawned program's pid (its end through waitpid:
+ * then the children it forked, followed, are let go). */
 static void att_loop(struct att_run *R, pid_t child, int *wstatus, struct rusage *ru)
 {
     uint64_t t0 = att_now(), start = t0;
@@ -1164,11 +1252,13 @@ static void att_loop(struct att_run *R, pid_t child, int *wstatus, struct rusage
             ;
         uint64_t t1 = att_now();
         att_interval(R, t0, t1);
+        att_follow(R);
         t0 = t1;
         next += R->cfg.interval_ns;
         if (next < t1) /* fell behind (a loaded machine): no burst of short intervals */
             next = t1 + R->cfg.interval_ns;
         size_t alive = 0;
+        int child_ended = 0;
         for (size_t i = 0; i < R->n; i++) {
             struct att_tgt *t = &R->t[i];
             if (t->ended)
@@ -1178,6 +1268,7 @@ static void att_loop(struct att_run *R, pid_t child, int *wstatus, struct rusage
                 if (w == child) {
                     int32_t s = WIFEXITED(*wstatus) ? WEXITSTATUS(*wstatus) : -WTERMSIG(*wstatus);
                     att_end(R, t, WIFEXITED(*wstatus) ? "exit" : "signal", s, ru, att_now());
+                    child_ended = 1;
                     continue;
                 }
             } else if (att_gone(t)) {
@@ -1190,6 +1281,8 @@ static void att_loop(struct att_run *R, pid_t child, int *wstatus, struct rusage
         }
         if (!alive)
             return;
+        if (child_ended) /* the program memwatch started has ended: its children are let go */
+            break;
         if (!child && (att_stop || (R->o->duration_ns && t1 - start >= R->o->duration_ns)))
             break;
     }
@@ -1199,26 +1292,36 @@ static void att_loop(struct att_run *R, pid_t child, int *wstatus, struct rusage
             att_end(R, &R->t[i], "detach", INT32_MIN, NULL, now);
 }
 
+#define ATT_SAY(...)                                                                            \
+    do {                                                                                        \
+        if (e)                                                                                  \
+            fprintf(e, __VA_ARGS__);                                                            \
+    } while (0)
 /* Check pid and attach to it: lock, file, start META, modules, every
- * thread's sampler. 0, or -1 after saying why (nothing of it stays open). */
-static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid)
+ * thread's sampler. parent: 0 for a process named by -p or --all, else the
+ * target that forked it (followed: nothing is said where it cannot be
+ * attached, as a child that ended at once or exec'ed a program that
+ * libmemwatch.so records). 0, or -1 after saying why on e (where not NULL);
+ * nothing of it stays open. */
+static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid, pid_t parent)
 {
+    FILE *e = parent ? NULL : stderr;
     memset(t, 0, sizeof *t);
     t->pid = pid;
     t->fd = t->lock_fd = -1;
     char st = 0;
     if (pid <= 0 || (kill(pid, 0) && errno == ESRCH) ||
         att_stat(pid, &st, &t->starttime, t->cpu0_ticks, t->flt0)) {
-        fprintf(stderr, "memwatch record: -p %ld: no such process\n", (long)pid);
+        ATT_SAY("memwatch record: -p %ld: no such process\n", (long)pid);
         return -1;
     }
     if (st == 'Z' || st == 'X') {
-        fprintf(stderr, "memwatch record: -p %ld: the process has ended (a zombie its parent has "
+        ATT_SAY("memwatch record: -p %ld: the process has ended (a zombie its parent has "
                         "not reaped); nothing to attach to\n", (long)pid);
         return -1;
     }
     if (pid == getpid()) {
-        fprintf(stderr, "memwatch record: -p %ld: that is memwatch itself\n", (long)pid);
+        ATT_SAY("memwatch record: -p %ld: that is memwatch itself\n", (long)pid);
         return -1;
     }
     memcpy(t->cpu_ticks, t->cpu0_ticks, sizeof t->cpu_ticks);
@@ -1236,7 +1339,7 @@ static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid)
     if (mf)
         fclose(mf);
     if (preloaded) {
-        fprintf(stderr, "memwatch record: -p %ld: the process is recorded already: it has "
+        ATT_SAY("memwatch record: -p %ld: the process is recorded already: it has "
                         "libmemwatch.so loaded (memwatch record -- or LD_PRELOAD); its raw files "
                         "go where that run's go\n", (long)pid);
         return -1;
@@ -1245,11 +1348,11 @@ static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid)
     int lk = att_lock(t, &holder);
     if (lk == -1) {
         if (holder > 0)
-            fprintf(stderr, "memwatch record: -p %ld: already attached: memwatch record (pid %ld) "
+            ATT_SAY("memwatch record: -p %ld: already attached: memwatch record (pid %ld) "
                             "samples it (lock %s); one external sampler per process\n",
                     (long)pid, (long)holder, t->lock_path);
         else
-            fprintf(stderr, "memwatch record: -p %ld: already attached by another memwatch "
+            ATT_SAY("memwatch record: -p %ld: already attached by another memwatch "
                             "record (lock %s)\n", (long)pid, t->lock_path);
         return -1;
     }
@@ -1260,11 +1363,11 @@ static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid)
     if (!live) {
         char why[600];
         if (att_gone(t))
-            fprintf(stderr, "memwatch record: -p %ld: the process ended during the attach\n",
+            ATT_SAY("memwatch record: -p %ld: the process ended during the attach\n",
                     (long)pid);
         else {
             att_explain(err ? -err : EPERM, pid, why, sizeof why);
-            fprintf(stderr, "memwatch record: -p %ld: cannot sample it: %s\n", (long)pid, why);
+            ATT_SAY("memwatch record: -p %ld: cannot sample it: %s\n", (long)pid, why);
         }
         for (size_t i = 0; i < t->nthr; i++)
             att_thr_close(&t->thr[i]);
@@ -1275,7 +1378,7 @@ static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid)
     if (err && !R->o->quiet) {
         char why[600];
         att_explain(-err, pid, why, sizeof why);
-        fprintf(stderr, "memwatch: pid %ld: some threads could not be sampled: %s\n", (long)pid,
+        ATT_SAY("memwatch: pid %ld: some threads could not be sampled: %s\n", (long)pid,
                 why);
     }
     /* the THREAD records of the scan come after the start META */
@@ -1290,7 +1393,13 @@ static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid)
         att_unlock(t);
         return -1;
     }
-    att_meta_start(R, t, "pid: memwatch record -p", R->t_start);
+    if (parent) {
+        char how[96];
+        snprintf(how, sizeof how, "fork: a child of pid %ld, followed from its fork", (long)parent);
+        att_meta_start(R, t, how, now);
+    } else {
+        att_meta_start(R, t, "pid: memwatch record -p", R->t_start);
+    }
     att_modules(t, now);
     if (thr.len && att_buf_room(&t->out, thr.len))
         memcpy(t->out.p + t->out.len - thr.len, thr.p, thr.len);
@@ -1299,6 +1408,7 @@ static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid)
     t->bytes += thr_bytes;
     return 0;
 }
+#undef ATT_SAY
 
 int mw_attach_pids(const pid_t *pids, size_t n, const mw_attach_opts *o)
 {
@@ -1312,6 +1422,7 @@ int mw_attach_pids(const pid_t *pids, size_t n, const mw_attach_opts *o)
         att_run_free(&R);
         return 1;
     }
+    R.cap = n;
     for (size_t i = 0; i < n; i++)
         for (size_t k = 0; k < i; k++)
             if (pids[i] == pids[k]) {
@@ -1329,11 +1440,8 @@ int mw_attach_pids(const pid_t *pids, size_t n, const mw_attach_opts *o)
     R.t_start = att_now();
     int failed = 0;
     for (size_t i = 0; i < n && !att_stop; i++) {
-        if (att_target_attach(&R, &R.t[R.n], pids[i])) {
-            free(R.t[R.n].thr); /* what the failed attach left (its events are closed) */
-            free(R.t[R.n].out.p);
-            memset(&R.t[R.n], 0, sizeof R.t[R.n]);
-            R.t[R.n].lock_fd = -1;
+        if (att_target_attach(&R, &R.t[R.n], pids[i], 0)) {
+            att_target_clear(&R.t[R.n]);
             if (o->lenient)
                 continue;
             failed = 1;
@@ -1362,6 +1470,7 @@ int mw_attach_pids(const pid_t *pids, size_t n, const mw_attach_opts *o)
     }
     char meta[8192];
     att_probe_setup(&R, meta, sizeof meta);
+    R.thr_meta = meta;
     for (size_t i = 0; i < R.n; i++) {
         att_meta_threshold(&R, &R.t[i], meta);
         att_flush(&R.t[i]);
@@ -1466,7 +1575,7 @@ int mw_attach_spawn(const char *exe, char *const argv[], const mw_attach_opts *o
     struct att_tgt *t = R.t;
     int rc = -ENOMEM;
     if (t) {
-        R.n = 1;
+        R.n = R.cap = 1;
         t->pid = pid;
         t->fd = t->lock_fd = -1;
         t->child = 1;
@@ -1528,6 +1637,7 @@ int mw_attach_spawn(const char *exe, char *const argv[], const mw_attach_opts *o
     att_thread_rec(t, pid, MWR_THREAD_START, now);
     char meta[8192];
     att_probe_setup(&R, meta, sizeof meta);
+    R.thr_meta = meta;
     att_meta_threshold(&R, t, meta);
     att_flush(t);
     /* modules from /proc/PID/maps once the exec is through (the first

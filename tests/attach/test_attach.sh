@@ -12,6 +12,8 @@
 #  4. Errors, each with a non-zero status and its message: a pid of no
 #     process, a process that has ended (a zombie), a pid given twice,
 #     another user's process (as nobody, where this runs as root).
+#  4b. A child the target forks after the attach is followed: a file of
+#     its own, META attach=fork, its work sampled and named.
 #  5. -p on a streaming and a computing program at once, and 6. --all while
 #     they run (as root): the per-process view names the streaming one.
 # Every wait is for a fact (a line printed, a file), never a fixed time.
@@ -190,6 +192,40 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     finish_target "another user"
 else
     echo "note: another user's process not tried (needs root and setpriv to become nobody)"
+fi
+
+# ---- 4b. a child forked after the attach is followed ----
+start_target forked
+"$mw" record -o "$tmp/rawf" -p "$T" 2>"$tmp/recf.err" >"$tmp/recf.out" &
+M=$!
+pids+=("$M")
+wait_for "$tmp/recf.err" "attached to pid $T" || exit 1
+touch "$TD/fork"
+wait_for "$TD/out" '^child ' || exit 1
+cpid=$(awk '/^child/ {print $2}' "$TD/out")
+wait_for "$tmp/recf.err" "pid $cpid: forked by pid $T, followed" || exit 1
+kill -INT "$M"
+wait "$M"; rc=$?
+[ $rc = 0 ] && ok "fork: memwatch record returned 0" || bad "fork: status $rc: $(cat "$tmp/recf.err")"
+finish_target fork
+cf=""
+for f in "$tmp"/rawf/*.mwr; do
+    tr -c '[:print:]' '\n' <"$f" | grep -qx "pid=$cpid" && cf=$f
+done
+[ -n "$cf" ] && tr -c '[:print:]' '\n' <"$cf" | grep -qx "attach=fork: a child of pid $T, followed from its fork" &&
+    ok "fork: the child $cpid has a file of its own, its META says it was followed from pid $T" ||
+    bad "fork: no file for the child $cpid among $(ls "$tmp/rawf")"
+if [ -n "$cf" ] && command -v sqlite3 >/dev/null; then
+    "$mw" report -q --db "$tmp/rawf.db" "$tmp/rawf" >/dev/null 2>&1
+    # its samples whose stack holds child_work (spin is the leaf)
+    cs=$(sqlite3 "$tmp/rawf.db" "WITH RECURSIVE ch(sid, id) AS (SELECT s.id, s.stack_id FROM samples s
+            JOIN processes p ON p.id = s.process_id WHERE p.pid = $cpid
+          UNION ALL SELECT ch.sid, st.parent_id FROM ch JOIN stacks st ON st.id = ch.id WHERE st.parent_id IS NOT NULL)
+        SELECT count(DISTINCT ch.sid) FROM ch JOIN stacks st ON st.id = ch.id JOIN pcs c ON c.id = st.pc_id
+        WHERE c.function = 'child_work'")
+    echo "fork: $cs samples of the child under child_work"
+    [ "${cs:-0}" -ge 5 ] && ok "fork: the child's work is sampled and named ($cs samples under child_work)" ||
+        bad "fork: ${cs:-0} samples of the child under child_work"
 fi
 
 # ---- 5. two programs at once: which one was at memory accesses ----
