@@ -61,7 +61,18 @@ typedef struct mon_proc {
     char comm[16];
     char user[32];
     char cgroup[128];
+    int16_t cg;         /* its row in mon_procs.cg; -1 none */
 } mon_proc;
+
+/* One cgroup as served: the bound CPU time of every process seen in it, kept
+ * while a process of it is tracked and MON_PROC_KEEP_S after (a counter that
+ * never falls while it is served). */
+typedef struct mon_cgroup {
+    char path[128];
+    double bound;       /* ticks */
+    double gone;        /* CLOCK_MONOTONIC s its last process left the table; 0 live */
+} mon_cgroup;
+#define MON_CGROUPS_MAX 256
 
 typedef struct mon_procs {
     mon_proc *v; /* MON_PROCS_MAX, allocated once */
@@ -71,6 +82,9 @@ typedef struct mon_procs {
     double scan_cpu_s;  /* CPU time the scans took */
     uint64_t dropped;   /* processes not remembered: the table was full */
     long hz;            /* clock ticks per second */
+    mon_cgroup cg[MON_CGROUPS_MAX];
+    size_t ncg;
+    uint64_t cg_dropped; /* processes whose cgroup found the cgroup table full */
 } mon_procs;
 
 typedef struct mon_state {
@@ -129,6 +143,8 @@ void mon_procs_scan(mon_procs *p, double share, double now_s);
 /* The n (<= MON_TOP) processes with the most bound CPU time, most first,
  * into top; returns n. Call with the lock held. */
 size_t mon_procs_top(const mon_procs *p, mon_proc *top);
+/* The n (<= MON_TOP) cgroups with the most bound CPU time, most first. */
+size_t mon_cgroups_top(const mon_procs *p, mon_cgroup *top);
 
 /* monitor_http.c. */
 typedef struct mon_http mon_http;

@@ -285,6 +285,29 @@ static void render_procs(obuf *o, int om, const mon_proc *top, size_t ntop, cons
 
 }
 
+/* The cgroups (containers, systemd units, Slurm jobs) with the most CPU time
+ * in bound intervals: every process ever seen in them, not only the top
+ * processes. */
+static void render_cgroups(obuf *o, int om, const mon_cgroup *top, size_t ntop,
+                           const mon_procs *pc, const char *hbase)
+{
+    char more[1024];
+    fam(o, om, "memwatch_cgroup_bound_cpu_seconds", F_COUNTER, "seconds",
+        "CPU time (user + system) the processes of a cgroup used during bound intervals, read "
+        "from /proc; the 10 cgroups with the most. A cgroup's series ends some minutes after "
+        "its last process.");
+    for (size_t i = 0; i < ntop; i++) {
+        char cg[400];
+        esc(cg, sizeof cg, top[i].path);
+        snprintf(more, sizeof more, "cgroup=\"%s\"", cg);
+        sample(o, "memwatch_cgroup_bound_cpu_seconds_total", hbase, more,
+               top[i].bound / (double)pc->hz);
+    }
+    fam(o, om, "memwatch_cgroup_untracked", F_COUNTER, NULL,
+        "Processes whose cgroup was not tracked because the table of 256 cgroups was full.");
+    sample(o, "memwatch_cgroup_untracked_total", hbase, "", (double)pc->cg_dropped);
+}
+
 /* The agent's own cost: CPU, memory, probe and /proc time, HTTP counts. */
 static void render_self(obuf *o, int om, mon_state *s, const mon_state *c, const mon_procs *pc,
                         const char *hbase)
@@ -334,11 +357,13 @@ size_t mon_render(mon_state *s, int om, char **out)
     /* a copy of what is printed, taken under the lock */
     mon_state c;
     mon_proc top[MON_TOP];
-    size_t ntop;
+    mon_cgroup cgtop[MON_TOP];
+    size_t ntop, ncg;
     pthread_mutex_lock(&s->lock);
     memcpy(&c, s, offsetof(mon_state, procs));
     mon_procs pc = s->procs;
     ntop = mon_procs_top(&s->procs, top);
+    ncg = mon_cgroups_top(&s->procs, cgtop);
     pthread_mutex_unlock(&s->lock);
     pc.v = NULL;
 
@@ -357,6 +382,7 @@ size_t mon_render(mon_state *s, int om, char **out)
     render_memory(&o, om, &c, base);
     render_profile(&o, om, &c, hbase);
     render_procs(&o, om, top, ntop, &pc, hbase);
+    render_cgroups(&o, om, cgtop, ncg, &pc, hbase);
     render_self(&o, om, s, &c, &pc, hbase);
     if (om)
         put(&o, "# EOF\n");

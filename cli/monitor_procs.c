@@ -26,7 +26,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,8 +97,9 @@ static int read_stat(int dfd, const char *pid, char *comm, uint64_t *ticks, uint
     return 0;
 }
 
-/* The process's cgroup: the unified hierarchy's path ("0::/..."), else the
- * first line's; "" when unreadable. */
+/* The process's cgroup, by cli/procstat.c's rule (the unified hierarchy's
+ * path, else the memory controller's, a path below the root first); "" when
+ * unreadable. */
 static void read_cgroup(int dfd, const char *pid, char *out, size_t n)
 {
     char path[300], b[2048];
@@ -110,22 +110,60 @@ static void read_cgroup(int dfd, const char *pid, char *out, size_t n)
         return;
     ssize_t r = read(fd, b, sizeof b - 1);
     close(fd);
-    if (r <= 0)
-        return;
-    b[r] = 0;
-    char *line = b, *pick = NULL;
-    while (line && *line) {
-        char *nl = strchr(line, '\n');
-        if (nl)
-            *nl = 0;
-        if (!pick || !strncmp(line, "0::", 3))
-            pick = line;
-        line = nl ? nl + 1 : NULL;
+    b[r > 0 ? r : 0] = 0;
+    if (mw_procstat_cgroup(b, out, n))
+        out[0] = 0;
+}
+
+/* The row of cgroup path in p->cg, added where new; -1 when the table is
+ * full of cgroups with live processes. */
+static int cg_row(mon_procs *p, const char *path)
+{
+    for (size_t i = 0; i < p->ncg; i++)
+        if (!strcmp(p->cg[i].path, path)) {
+            p->cg[i].gone = 0;
+            return (int)i;
+        }
+    if (p->ncg == MON_CGROUPS_MAX)
+        return -1;
+    mon_cgroup *c = &p->cg[p->ncg];
+    memset(c, 0, sizeof *c);
+    snprintf(c->path, sizeof c->path, "%s", path);
+    return (int)p->ncg++;
+}
+
+/* After a read: a cgroup none of whose processes is tracked any more is
+ * marked gone, and one gone for MON_PROC_KEEP_S leaves the table (its
+ * series ends); the processes' rows follow the moves. */
+static void cg_expire(mon_procs *p, double now_s)
+{
+    unsigned char used[MON_CGROUPS_MAX] = {0};
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i].cg >= 0)
+            used[p->v[i].cg] = 1;
+    int16_t to[MON_CGROUPS_MAX];
+    size_t k = 0;
+    for (size_t i = 0; i < p->ncg; i++) {
+        mon_cgroup *c = &p->cg[i];
+        if (!used[i] && c->gone == 0)
+            c->gone = now_s;
+        if (used[i])
+            c->gone = 0;
+        if (!used[i] && now_s - c->gone > MON_PROC_KEEP_S) {
+            to[i] = -1;
+            continue;
+        }
+        to[i] = (int16_t)k;
+        if (k != i)
+            p->cg[k] = *c;
+        k++;
     }
-    char *c = pick ? strchr(pick, ':') : NULL;
-    c = c ? strchr(c + 1, ':') : NULL;
-    if (c)
-        snprintf(out, n, "%s", c + 1);
+    if (k == p->ncg)
+        return;
+    p->ncg = k;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i].cg >= 0)
+            p->v[i].cg = to[p->v[i].cg];
 }
 
 /* A user's name, from a small cache (the lookup may ask a directory
@@ -143,13 +181,8 @@ static void user_name(uint32_t uid, char *out, size_t n)
             snprintf(out, n, "%s", cache[i].name);
             return;
         }
-    struct passwd pw, *res = NULL;
-    char buf[1024];
     unsigned k = next++ % (sizeof cache / sizeof cache[0]);
-    if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res && res->pw_name)
-        snprintf(cache[k].name, sizeof cache[k].name, "%s", res->pw_name);
-    else
-        snprintf(cache[k].name, sizeof cache[k].name, "%u", uid);
+    mw_procstat_user(uid, cache[k].name, sizeof cache[k].name);
     cache[k].uid = uid;
     cache[k].used = 1;
     snprintf(out, n, "%s", cache[k].name);
@@ -194,8 +227,12 @@ void mon_procs_scan(mon_procs *p, double share, double now_s)
             continue;
         mon_proc *q = idx_find(p, (int32_t)pid);
         if (q && q->start == start) {
-            if (consecutive && q->seen == prev && ticks >= q->last)
-                q->bound += (double)(ticks - q->last) * share;
+            if (consecutive && q->seen == prev && ticks >= q->last) {
+                double add = (double)(ticks - q->last) * share;
+                q->bound += add;
+                if (q->cg >= 0)
+                    p->cg[q->cg].bound += add;
+            }
             q->last = ticks;
             q->seen = cur;
             q->gone = 0;
@@ -231,6 +268,9 @@ void mon_procs_scan(mon_procs *p, double share, double now_s)
         if (q->uid != (uint32_t)-1)
             user_name(q->uid, q->user, sizeof q->user);
         read_cgroup(dfd, e->d_name, q->cgroup, sizeof q->cgroup);
+        q->cg = q->cgroup[0] ? (int16_t)cg_row(p, q->cgroup) : -1;
+        if (q->cgroup[0] && q->cg < 0)
+            p->cg_dropped++;
         if (fresh) {
             unsigned h = idx_hash(q->pid);
             while (procs_idx[h] >= 0)
@@ -254,6 +294,7 @@ void mon_procs_scan(mon_procs *p, double share, double now_s)
         i++;
     }
     idx_rebuild(p);
+    cg_expire(p, now_s);
     p->scan = cur;
     p->scan_t = now_s;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
@@ -278,6 +319,28 @@ size_t mon_procs_top(const mon_procs *p, mon_proc *top)
             k--;
         }
         top[k] = *q;
+    }
+    return n;
+}
+
+size_t mon_cgroups_top(const mon_procs *p, mon_cgroup *top)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->ncg; i++) {
+        const mon_cgroup *c = &p->cg[i];
+        if (!c->bound)
+            continue;
+        size_t k = n < MON_TOP ? n++ : MON_TOP;
+        if (k == MON_TOP) {
+            if (c->bound <= top[MON_TOP - 1].bound)
+                continue;
+            k = MON_TOP - 1;
+        }
+        while (k > 0 && top[k - 1].bound < c->bound) {
+            top[k] = top[k - 1];
+            k--;
+        }
+        top[k] = *c;
     }
     return n;
 }

@@ -151,6 +151,36 @@ for ((i = 0; i < 50 && ${#top} == 0; i++)); do
   top=$(mon_scrape | grep '^memwatch_process_bound_cpu_seconds_total' | head -1)
 done
 [ -n "$top" ] && ok "processes in bound intervals: ${top:0:120}" || bad "no process listed in bound intervals"
+# cgroups: every process seen in one counts, so a cgroup's counter is at
+# least what its served processes have; the counters never fall
+mon_scrape >"$tmp/m1.om"
+sleep 1.2
+mon_scrape >"$tmp/m2.om"
+python3 - "$tmp/m1.om" "$tmp/m2.om" <<'PY' && ok "cgroups in bound intervals: at least their processes' time, never falling" || bad "cgroup counters: $(grep cgroup_bound "$tmp/m2.om" | head -3)"
+import re, sys
+def parse(path):
+    cg, pr = {}, {}
+    for l in open(path):
+        m = re.match(r'memwatch_cgroup_bound_cpu_seconds_total\{.*cgroup="([^"]*)"\} (\S+)', l)
+        if m:
+            cg[m.group(1)] = float(m.group(2))
+        m = re.match(r'memwatch_process_bound_cpu_seconds_total\{.*cgroup="([^"]*)"\} (\S+)', l)
+        if m:
+            pr[m.group(1)] = pr.get(m.group(1), 0) + float(m.group(2))
+    return cg, pr
+cg1, _ = parse(sys.argv[1])
+cg2, pr2 = parse(sys.argv[2])
+ok = bool(cg2)
+for c, v in pr2.items():
+    # a cgroup among the 10 served holds at least its served processes' time
+    if c in cg2 and cg2[c] + 1e-9 < v:
+        print("cgroup %s: %g below its processes' %g" % (c, cg2[c], v)); ok = False
+for c, v in cg1.items():
+    if c in cg2 and cg2[c] + 1e-9 < v:
+        print("cgroup %s fell from %g to %g" % (c, v, cg2[c])); ok = False
+print("cgroups served: %d; %s" % (len(cg2), ", ".join("%s %.2f s" % (c[-40:], v) for c, v in sorted(cg2.items(), key=lambda x: -x[1])[:3])))
+sys.exit(0 if ok else 1)
+PY
 kill -INT "$MON_PID"; wait "$MON_PID"; rc=$?; MON_PID=""
 [ $rc -eq 0 ] && grep -q "Interrupt: stopped after" "$tmp/c.log" && ok "SIGINT: clean exit" || bad "SIGINT: rc $rc"
 
