@@ -6,6 +6,7 @@
  * docs/export.md; the writers in report/export*.c.
  */
 #include "cli.h"
+#include "opts.h"
 
 #include <memwatch/views.h>
 
@@ -33,6 +34,40 @@ static void usage_format(FILE *f, const mw_export_format *x)
         fprintf(f, "               (also: %s)\n", x->aliases);
 }
 
+enum {
+    EX_HELP,
+    EX_FORMAT,
+    EX_OUTPUT,
+    EX_FLAGGED,
+    EX_SOURCE,
+    EX_TABLE,
+    EX_REGION_ROOT,
+    EX_TOP,
+    EX_RANK,
+    EX_HOST,
+    EX_PID,
+    EX_GROUP
+};
+static const mw_opt export_opts[] = {
+    {"-f", "--format", "FMT", EX_FORMAT, "one of the formats above"},
+    {"-o", "--output", "FILE", EX_OUTPUT, "where to write (replaced only when complete)"},
+    {NULL, "--flagged", NULL, EX_FLAGGED,
+     "folded, pprof: only samples inside bandwidth-bound intervals"},
+    {NULL, "--source", "S", EX_SOURCE,
+     "folded, pprof, csv lines: only timer, fault or precise samples"},
+    {NULL, "--table", "T", EX_TABLE, "csv: intervals (default), lines or regions"},
+    {NULL, "--region-root", NULL, EX_REGION_ROOT,
+     "folded: each stack under its regions ('region:NAME' frames)"},
+    {NULL, "--top", "N", EX_TOP, "csv lines: rows (default: all); html: rows per table"},
+    {NULL, "--rank", "N", EX_RANK, "only this rank's processes"},
+    {NULL, "--host", "H", EX_HOST, "only this host's processes"},
+    {NULL, "--pid", "P", EX_PID, "only this process"},
+    {NULL, "--group-readable", NULL, EX_GROUP,
+     "the file (and a database made for it) readable by its\ngroup (default: owner only, mode "
+     "0600)"},
+    {"-h", "--help", NULL, EX_HELP, "this text"},
+};
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -42,18 +77,8 @@ static void usage(FILE *f)
             "  raw files. Formats (docs/export.md):\n");
     for (const mw_export_format *x = mw_export_format_list; x->name; x++)
         usage_format(f, x);
-    fprintf(f,
-            "options:\n"
-            "  -f, --format FMT    one of the formats above\n"
-            "  -o, --output FILE   where to write (replaced only when complete)\n"
-            "  --flagged           folded, pprof: only samples inside bandwidth-bound intervals\n"
-            "  --source S          folded, pprof, csv lines: only timer, fault or precise samples\n"
-            "  --table T           csv: intervals (default), lines or regions\n"
-            "  --region-root       folded: each stack under its regions ('region:NAME' frames)\n"
-            "  --top N             csv lines: rows (default: all); html: rows per table\n"
-            "  --rank N, --host H, --pid P   only these processes\n"
-            "  --group-readable    the file (and a database made for it) readable by its\n"
-            "                      group (default: owner only, mode 0600)\n");
+    fprintf(f, "options:\n");
+    mw_opt_usage(f, export_opts, MW_OPT_N(export_opts));
 }
 
 static int is_sqlite(const char *path)
@@ -111,47 +136,70 @@ int mw_cmd_export(int argc, char **argv)
     mw_export_opts o = {0};
     const char *inputs[256];
     int ninputs = 0, group = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        long v;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if ((!strcmp(a, "-f") || !strcmp(a, "--format")) && val) {
-            format = argv[++i];
-        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && val) {
-            out = argv[++i];
-        } else if (!strcmp(a, "--group-readable")) {
-            group = 1;
-        } else if (!strcmp(a, "--flagged")) {
-            o.flagged_only = 1;
-        } else if (!strcmp(a, "--region-root")) {
-            o.region_root = 1;
-        } else if (!strcmp(a, "--source") && val) {
-            o.source = argv[++i];
-        } else if (!strcmp(a, "--table") && val) {
-            o.table = argv[++i];
-        } else if (!strcmp(a, "--host") && val) {
-            o.filter.host = argv[++i];
-        } else if ((!strcmp(a, "--top") || !strcmp(a, "--rank") || !strcmp(a, "--pid")) && val) {
-            if (mw_parse_long(val, &v) < 0 || v < 0) {
-                fprintf(stderr, "memwatch export: %s wants a number, not '%s'\n", a, val);
-                return 2;
-            }
-            if (!strcmp(a, "--top"))
-                o.top = (int)v;
-            else if (!strcmp(a, "--rank"))
-                o.filter.has_rank = 1, o.filter.rank = v;
-            else
-                o.filter.has_pid = 1, o.filter.pid = v;
+    for (int i = 1; i < argc;) {
+        const char *val;
+        int rc;
+        const mw_opt *op =
+            mw_opt_next("export", export_opts, MW_OPT_N(export_opts), argc, argv, &i, &val, &rc);
+        if (!op && rc == -1) { /* an operand */
+            if (ninputs < (int)(sizeof inputs / sizeof inputs[0]))
+                inputs[ninputs++] = argv[i];
             i++;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "memwatch export: unknown or incomplete option '%s'\n", a);
+            continue;
+        }
+        if (!op && rc == -2) { /* "--": operands only */
+            for (i++; i < argc; i++)
+                if (ninputs < (int)(sizeof inputs / sizeof inputs[0]))
+                    inputs[ninputs++] = argv[i];
+            break;
+        }
+        if (!op) {
             usage(stderr);
             return 2;
-        } else if (ninputs < (int)(sizeof inputs / sizeof inputs[0])) {
-            inputs[ninputs++] = a;
+        }
+        long v = 0;
+        if ((op->id == EX_TOP || op->id == EX_RANK || op->id == EX_PID) &&
+            (mw_parse_long(val, &v) < 0 || v < 0)) {
+            fprintf(stderr, "memwatch export: %s wants a number, not '%s'\n", op->l, val);
+            return 2;
+        }
+        switch (op->id) {
+        case EX_HELP:
+            usage(stdout);
+            return 0;
+        case EX_FORMAT:
+            format = val;
+            break;
+        case EX_OUTPUT:
+            out = val;
+            break;
+        case EX_GROUP:
+            group = 1;
+            break;
+        case EX_FLAGGED:
+            o.flagged_only = 1;
+            break;
+        case EX_REGION_ROOT:
+            o.region_root = 1;
+            break;
+        case EX_SOURCE:
+            o.source = val;
+            break;
+        case EX_TABLE:
+            o.table = val;
+            break;
+        case EX_HOST:
+            o.filter.host = val;
+            break;
+        case EX_TOP:
+            o.top = (int)v;
+            break;
+        case EX_RANK:
+            o.filter.has_rank = 1, o.filter.rank = v;
+            break;
+        case EX_PID:
+            o.filter.has_pid = 1, o.filter.pid = v;
+            break;
         }
     }
     if (!format || !out || ninputs == 0) {

@@ -28,6 +28,7 @@
  */
 #include "cli.h"
 #include "monitor.h"
+#include "opts.h"
 
 #include <memwatch/levels.h>
 #include <memwatch/probe_lat.h>
@@ -52,26 +53,44 @@
 #define MON_WINDOW_MEASUREMENTS 8
 #define MON_PROFILE_RECHECK_S 10.0
 
+enum {
+    MO_HELP,
+    MO_VERBOSE,
+    MO_LISTEN,
+    MO_PROFILE,
+    MO_INTERVAL,
+    MO_MAX_CONNS,
+    MO_MAX_IP,
+    MO_HTTP_TIMEOUT
+};
+static const mw_opt monitor_opts[] = {
+    {NULL, "--listen", "ADDR:PORT", MO_LISTEN,
+     "where to serve (default " MON_DEFAULT_LISTEN "; [::1]:PORT\nfor IPv6; port 0: any free "
+     "port, printed at start)"},
+    {"-i", "--interval", "T", MO_INTERVAL,
+     "measurement interval, e.g. 100ms (default), 10ms..10s"},
+    {NULL, "--profile", "PATH", MO_PROFILE,
+     "machine profile (default $MEMWATCH_PROFILE, else the\none 'memwatch calibrate' writes); "
+     "none: no profile"},
+    {NULL, "--max-connections", "N", MO_MAX_CONNS, "HTTP connections at once (default 64)"},
+    {NULL, "--max-per-ip", "N", MO_MAX_IP,
+     "HTTP connections at once from one address (default 8)"},
+    {NULL, "--http-timeout", "S", MO_HTTP_TIMEOUT,
+     "close an HTTP connection idle this long (default 10)"},
+    {"-v", "--verbose", NULL, MO_VERBOSE, "one line per interval on stderr"},
+    {"-h", "--help", NULL, MO_HELP, "this text"},
+};
+
 static void monitor_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: memwatch monitor [options]\n"
-            "\n"
-            "Measures this machine's loaded memory latency once per interval, judges it\n"
-            "against the machine profile (bound, high, medium, low) and serves the result\n"
-            "for Prometheus at http://ADDR:PORT/metrics (OpenMetrics). Runs until SIGINT or\n"
-            "SIGTERM; SIGHUP reads the profile again. See docs/monitor.md.\n"
-            "\n"
-            "  --listen ADDR:PORT     where to serve (default " MON_DEFAULT_LISTEN "; [::1]:PORT\n"
-            "                         for IPv6; port 0: any free port, printed at start)\n"
-            "  -i, --interval T       measurement interval, e.g. 100ms (default), 10ms..10s\n"
-            "  --profile PATH         machine profile (default $MEMWATCH_PROFILE, else the\n"
-            "                         one 'memwatch calibrate' writes); none: no profile\n"
-            "  --max-connections N    HTTP connections at once (default 64)\n"
-            "  --max-per-ip N         HTTP connections at once from one address (default 8)\n"
-            "  --http-timeout S       close an HTTP connection idle this long (default 10)\n"
-            "  -v, --verbose          one line per interval on stderr\n"
-            "  -h, --help             this text\n");
+    fprintf(f, "usage: memwatch monitor [options]\n"
+               "\n"
+               "Measures this machine's loaded memory latency once per interval, judges it\n"
+               "against the machine profile (bound, high, medium, low) and serves the result\n"
+               "for Prometheus at http://ADDR:PORT/metrics (OpenMetrics). Runs until SIGINT or\n"
+               "SIGTERM; SIGHUP reads the profile again. See docs/monitor.md.\n"
+               "\n");
+    mw_opt_usage(f, monitor_opts, MW_OPT_N(monitor_opts));
 }
 
 static double mono_s(void)
@@ -364,48 +383,57 @@ typedef struct {
 static int mon_parse_args(int argc, char **argv, mon_args *a_out)
 {
     mon_args m = {MON_DEFAULT_LISTEN, NULL, MON_DEFAULT_INTERVAL_NS, 64, 8, 10, 0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    for (int i = 1; i < argc;) {
+        const char *v;
+        int rc;
+        const mw_opt *op = mw_opt_next("monitor", monitor_opts, MW_OPT_N(monitor_opts), argc, argv,
+                                       &i, &v, &rc);
+        if (!op) {
+            if (rc != 2)
+                fprintf(stderr, "memwatch monitor: unexpected argument '%s' (memwatch monitor "
+                                "--help)\n", argv[i]);
+            return 2;
+        }
+        const char *a = op->l;
+        long n = 0;
+        if ((op->id == MO_MAX_CONNS || op->id == MO_MAX_IP || op->id == MO_HTTP_TIMEOUT) &&
+            (mw_parse_long(v, &n) || n < 1 || n > 100000)) {
+            fprintf(stderr, "memwatch monitor: %s needs a whole number from 1 to 100000\n", a);
+            return 2;
+        }
+        switch (op->id) {
+        case MO_HELP:
             monitor_usage(stdout);
             return 0;
-        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+        case MO_VERBOSE:
             m.verbose = 1;
-        } else if (!strcmp(a, "--listen") || !strcmp(a, "--profile") || !strcmp(a, "-i") ||
-                   !strcmp(a, "--interval") || !strcmp(a, "--max-connections") ||
-                   !strcmp(a, "--max-per-ip") || !strcmp(a, "--http-timeout")) {
-            if (!v) {
-                fprintf(stderr, "memwatch monitor: %s needs a value\n", a);
+            break;
+        case MO_LISTEN:
+            m.listen_spec = v;
+            break;
+        case MO_PROFILE:
+            m.prof_opt = v;
+            break;
+        case MO_INTERVAL: {
+            static const char *const suf[] = {"ns", "us", "ms", "s", NULL};
+            static const uint64_t mul[] = {1, 1000, 1000000, 1000000000};
+            if (mw_env_scaled(v, suf, mul, 1000000, &m.interval_ns) ||
+                m.interval_ns < 10000000ull || m.interval_ns > 10000000000ull) {
+                fprintf(stderr, "memwatch monitor: %s needs a time from 10ms to 10s, e.g. "
+                                "100ms (a number alone is in ms)\n", a);
                 return 2;
             }
-            i++;
-            long n;
-            if (!strcmp(a, "--listen")) {
-                m.listen_spec = v;
-            } else if (!strcmp(a, "--profile")) {
-                m.prof_opt = v;
-            } else if (!strcmp(a, "-i") || !strcmp(a, "--interval")) {
-                static const char *const suf[] = {"ns", "us", "ms", "s", NULL};
-                static const uint64_t mul[] = {1, 1000, 1000000, 1000000000};
-                if (mw_env_scaled(v, suf, mul, 1000000, &m.interval_ns) ||
-                    m.interval_ns < 10000000ull || m.interval_ns > 10000000000ull) {
-                    fprintf(stderr, "memwatch monitor: %s needs a time from 10ms to 10s, e.g. "
-                                    "100ms (a number alone is in ms)\n", a);
-                    return 2;
-                }
-            } else if (mw_parse_long(v, &n) || n < 1 || n > 100000) {
-                fprintf(stderr, "memwatch monitor: %s needs a whole number from 1 to 100000\n", a);
-                return 2;
-            } else if (!strcmp(a, "--max-connections")) {
-                m.max_conns = n;
-            } else if (!strcmp(a, "--max-per-ip")) {
-                m.max_ip = n;
-            } else {
-                m.timeout_s = n;
-            }
-        } else {
-            fprintf(stderr, "memwatch monitor: unknown option '%s' (memwatch monitor --help)\n", a);
-            return 2;
+            break;
+        }
+        case MO_MAX_CONNS:
+            m.max_conns = n;
+            break;
+        case MO_MAX_IP:
+            m.max_ip = n;
+            break;
+        case MO_HTTP_TIMEOUT:
+            m.timeout_s = n;
+            break;
         }
     }
     *a_out = m;

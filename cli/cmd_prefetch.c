@@ -6,6 +6,7 @@
  * docs/prefetch.md. Thin: parses, calls counters/msr.c, prints.
  */
 #include "cli.h"
+#include "opts.h"
 
 #include <memwatch/catalogue.h>
 #include <memwatch/msr.h>
@@ -16,23 +17,26 @@
 #include <stdio.h>
 #include <string.h>
 
+enum { PF_HELP, PF_SHOW, PF_OFF, PF_ON, PF_RESTORE, PF_MSR_DIR, PF_STATE, PF_UARCH };
+static const mw_opt prefetch_opts[] = {
+    {NULL, "--show", NULL, PF_SHOW, "print the prefetcher control register of every CPU"},
+    {NULL, "--off", NULL, PF_OFF, "switch the known prefetchers off (originals saved first)"},
+    {NULL, "--on", NULL, PF_ON, "switch the known prefetchers on (originals saved first)"},
+    {NULL, "--restore", NULL, PF_RESTORE, "write back the values saved before the first change"},
+    {NULL, "--msr-dir", "DIR", PF_MSR_DIR, "where the N/msr devices are (default /dev/cpu)"},
+    {NULL, "--state", "FILE", PF_STATE,
+     "the saved values (default $MW_PREFETCH_STATE or\n/run/memwatch/prefetch.state)"},
+    {NULL, "--uarch", "NAME", PF_UARCH,
+     "use this microarchitecture's register (default: this CPU)"},
+    {"-h", "--help", NULL, PF_HELP, "this text"},
+};
+
 static void prefetch_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: memwatch prefetch (--show | --off | --on | --restore) [options]\n"
-            "\n"
-            "  --show           print the prefetcher control register of every CPU\n"
-            "  --off            switch the known prefetchers off (originals saved first)\n"
-            "  --on             switch the known prefetchers on (originals saved first)\n"
-            "  --restore        write back the values saved before the first change\n"
-            "\n"
-            "  --msr-dir DIR    where the N/msr devices are (default /dev/cpu)\n"
-            "  --state FILE     the saved values (default $MW_PREFETCH_STATE or\n"
-            "                   /run/memwatch/prefetch.state)\n"
-            "  --uarch NAME     use this microarchitecture's register (default: this CPU)\n"
-            "\n"
-            "Needs root and the msr driver (modprobe msr). Only the prefetcher bits the\n"
-            "catalogue knows are changed (read-modify-write). See docs/prefetch.md.\n");
+    fprintf(f, "usage: memwatch prefetch (--show | --off | --on | --restore) [options]\n\n");
+    mw_opt_usage(f, prefetch_opts, MW_OPT_N(prefetch_opts));
+    fprintf(f, "\nNeeds root and the msr driver (modprobe msr). Only the prefetcher bits the\n"
+               "catalogue knows are changed (read-modify-write). See docs/prefetch.md.\n");
 }
 
 static int prefetch_reason(const char *what, int rc)
@@ -45,27 +49,41 @@ static int prefetch_reason(const char *what, int rc)
 int mw_cmd_prefetch(int argc, char **argv)
 {
     const char *action = NULL, *dir = NULL, *state = NULL, *uarch_name = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            prefetch_usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--show") || !strcmp(a, "--off") || !strcmp(a, "--on") ||
-                   !strcmp(a, "--restore")) {
-            if (action && strcmp(action, a)) {
-                fprintf(stderr, "memwatch: prefetch: %s and %s exclude each other\n", action, a);
-                return 2;
-            }
-            action = a;
-        } else if ((!strcmp(a, "--msr-dir") || !strcmp(a, "--state") || !strcmp(a, "--uarch")) &&
-                   i + 1 < argc) {
-            const char **dst = !strcmp(a, "--msr-dir") ? &dir : !strcmp(a, "--state") ? &state
-                                                                                      : &uarch_name;
-            *dst = argv[++i];
-        } else {
-            fprintf(stderr, "memwatch: prefetch: unknown or incomplete option '%s'\n\n", a);
+    for (int i = 1; i < argc;) {
+        const char *val;
+        int rc;
+        const mw_opt *op = mw_opt_next("prefetch", prefetch_opts, MW_OPT_N(prefetch_opts), argc,
+                                       argv, &i, &val, &rc);
+        if (!op) {
+            if (rc != 2)
+                fprintf(stderr, "memwatch prefetch: unexpected argument '%s'\n", argv[i]);
             prefetch_usage(stderr);
             return 2;
+        }
+        switch (op->id) {
+        case PF_HELP:
+            prefetch_usage(stdout);
+            return 0;
+        case PF_SHOW:
+        case PF_OFF:
+        case PF_ON:
+        case PF_RESTORE:
+            if (action && strcmp(action, op->l)) {
+                fprintf(stderr, "memwatch prefetch: %s and %s exclude each other\n", action,
+                        op->l);
+                return 2;
+            }
+            action = op->l;
+            break;
+        case PF_MSR_DIR:
+            dir = val;
+            break;
+        case PF_STATE:
+            state = val;
+            break;
+        case PF_UARCH:
+            uarch_name = val;
+            break;
         }
     }
     if (!action) {

@@ -6,6 +6,7 @@
  * prints the summary. Progress goes to stderr when it is a terminal.
  */
 #include "cli.h"
+#include "opts.h"
 
 #include <memwatch/profile.h>
 #include <memwatch/report.h>
@@ -23,45 +24,66 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+enum {
+    RO_HELP, RO_JSON, RO_QUIET, RO_NO_SYMBOLS, RO_NO_WAIT, RO_GROUP, RO_ALL_RUNS, RO_RUN, RO_DB,
+    RO_OUTPUT, RO_BY, RO_TOP, RO_PRECISE, RO_PROFILE, RO_RANK, RO_PID, RO_HOST, RO_HTML,
+    RO_DEBUG_DIR, RO_SORT, RO_CALLERS
+};
+/* report's options; a row without help is an older spelling, still taken */
+static const mw_opt report_opts[] = {
+    {NULL, "--db", "FILE", RO_DB, "database to write (default: memwatch.db next to the inputs)"},
+    {NULL, "--json", NULL, RO_JSON, "print the summary as JSON"},
+    {NULL, "--top", "N", RO_TOP,
+     "rows per table of the summary and views (default 10; the\ntext sums up the rest in one "
+     "line)"},
+    {NULL, "--by", "VIEW", RO_BY,
+     "after the summary, a table by process, thread, region,\nuser or cgroup (at most --top "
+     "rows)"},
+    {NULL, "--sort", "KEY", RO_SORT,
+     "instead of the summary, the timer samples' shares by KEY:\ncomm (command, across "
+     "processes), dso (module), function\n(with the inclusive share), line, or object (data "
+     "objects)"},
+    {NULL, "--callers", "FUNCTION", RO_CALLERS,
+     "instead of the summary, FUNCTION's inclusive and exclusive\nshares, its callers and its "
+     "callees (--callees: the same)"},
+    {NULL, "--callees", "FUNCTION", RO_CALLERS, NULL},
+    {NULL, "--precise-threshold", "W", RO_PRECISE,
+     "latency above which a precise sample is selected, in the\nweight's unit (cycles); "
+     "default: from the machine profile\n(--threshold W: its older spelling, still accepted; "
+     "not\nrecord's --threshold-ns, the interval latency in ns)"},
+    {NULL, "--threshold", "W", RO_PRECISE, NULL},
+    {NULL, "--profile", "PATH", RO_PROFILE, "machine profile to take the thresholds from"},
+    {NULL, "--debug-dir", "DIRS", RO_DEBUG_DIR,
+     "':'-separated debug-info roots (default /usr/lib/debug)"},
+    {NULL, "--no-symbols", NULL, RO_NO_SYMBOLS, "skip symbolization (addresses only)"},
+    {NULL, "--run", "ID", RO_RUN,
+     "report the run named ID (raw files carry their run's name;\ndefault: the newest run "
+     "among the inputs)"},
+    {NULL, "--all-runs", NULL, RO_ALL_RUNS, "report every run among the inputs together"},
+    {NULL, "--no-wait", NULL, RO_NO_WAIT,
+     "fail (exit 1) instead of waiting for another report\nwriting in the same directory"},
+    {NULL, "--group-readable", NULL, RO_GROUP,
+     "database readable by the file's group (default: owner only)"},
+    {"-q", "--quiet", NULL, RO_QUIET, "no progress, no summary (database only)"},
+    {NULL, "--html", "FILE", RO_HTML, "also write the HTML report (docs/html.md)"},
+    {NULL, "--rank", "N", RO_RANK,
+     "summarize only this rank's processes (the database holds\nall; a job of several gets "
+     "per-rank and per-host tables)"},
+    {NULL, "--host", "H", RO_HOST, "summarize only this host's processes"},
+    {NULL, "--pid", "P", RO_PID, "summarize only this process"},
+    {"-o", "--output", "FILE", RO_OUTPUT, NULL},
+    {"-h", "--help", NULL, RO_HELP, "this text"},
+};
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: memwatch report FILES|DIR [options]\n"
-            "  Reads raw .mwr files (a directory: every *.mwr in it, and memwatch record's\n"
-            "  load files *.mwl), writes a SQLite database (schema: docs/report-schema.md)\n"
-            "  and prints a summary. The new database is written beside the old one and\n"
-            "  replaces it only when complete.\n"
-            "options:\n"
-            "  --db FILE           database to write (default: memwatch.db next to the inputs)\n"
-            "  --json              print the summary as JSON\n"
-            "  --top N             rows per table of the summary and views (default 10; the\n"
-            "                      text sums up the rest in one line)\n"
-            "  --by VIEW           after the summary, a table by process, thread, region,\n"
-            "                      user or cgroup (at most --top rows)\n"
-            "  --sort KEY          instead of the summary, the timer samples' shares by KEY:\n"
-            "                      comm (command, across processes), dso (module), function\n"
-            "                      (with the inclusive share), line, or object (data objects)\n"
-            "  --callers FUNCTION  instead of the summary, FUNCTION's inclusive and exclusive\n"
-            "                      shares, its callers and its callees (--callees: the same)\n"
-            "  --precise-threshold W\n"
-            "                      latency above which a precise sample is selected, in the\n"
-            "                      weight's unit (cycles); default: from the machine profile\n"
-            "                      (--threshold W: its older spelling, still accepted; not\n"
-            "                      record's --threshold-ns, the interval latency in ns)\n"
-            "  --profile PATH      machine profile to take the thresholds from\n"
-            "  --debug-dir DIRS    ':'-separated debug-info roots (default /usr/lib/debug)\n"
-            "  --no-symbols        skip symbolization (addresses only)\n"
-            "  --run ID            report the run named ID (raw files carry their run's name;\n"
-            "                      default: the newest run among the inputs)\n"
-            "  --all-runs          report every run among the inputs together\n"
-            "  --no-wait           fail (exit 1) instead of waiting for another report\n"
-            "                      writing in the same directory\n"
-            "  --group-readable    database readable by the file's group (default: owner only)\n"
-            "  -q, --quiet         no progress, no summary (database only)\n"
-            "  --html FILE         also write the HTML report (docs/html.md)\n"
-            "  --rank N, --host H, --pid P   summarize only these processes (the database\n"
-            "                      holds all); a job of several gets per-rank and per-host\n"
-            "                      tables\n");
+    fprintf(f, "usage: memwatch report FILES|DIR [options]\n"
+               "  Reads raw .mwr files (a directory: every *.mwr in it, and memwatch record's\n"
+               "  load files *.mwl), writes a SQLite database (schema: docs/report-schema.md)\n"
+               "  and prints a summary. The new database is written beside the old one and\n"
+               "  replaces it only when complete.\n"
+               "options:\n");
+    mw_opt_usage(f, report_opts, MW_OPT_N(report_opts));
 }
 
 /* A name as the terminal may see it (control characters escaped: a file
@@ -308,99 +330,114 @@ static int rep_input(const char *a, struct rep_args *ra)
     return -1;
 }
 
-/* One option a at argv[*i] (its value, where it takes one, at argv[*i + 1],
- * checked present); *i moves past a value taken. -1 to go on, else the exit
- * status (0 after --help). */
-static int rep_opt(const char *a, char **argv, int *i, struct rep_args *ra)
+/* One option op (its row in report_opts) with its value val. -1 to go on,
+ * else the exit status (0 after --help). */
+static int rep_opt(const mw_opt *op, const char *val, struct rep_args *ra)
 {
-    const char *val = argv[*i + 1];
+    const char *a = op->l;
     double d;
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    switch (op->id) {
+    case RO_HELP:
         usage(stdout);
         return 0;
-    } else if (!strcmp(a, "--json")) {
+    case RO_JSON:
         ra->json = 1;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+        break;
+    case RO_QUIET:
         ra->quiet = 1;
-    } else if (!strcmp(a, "--no-symbols")) {
+        break;
+    case RO_NO_SYMBOLS:
         ra->o.no_symbols = 1;
-    } else if (!strcmp(a, "--no-wait")) {
+        break;
+    case RO_NO_WAIT:
         ra->wait = 0;
-    } else if (!strcmp(a, "--group-readable")) {
+        break;
+    case RO_GROUP:
         ra->group = 1;
-    } else if (!strcmp(a, "--all-runs")) {
+        break;
+    case RO_ALL_RUNS:
         ra->all_runs = 1;
-    } else if (!strcmp(a, "--run")) {
-        ra->run_sel = argv[++*i];
-    } else if (!strcmp(a, "--db")) {
-        ra->out = argv[++*i];
+        break;
+    case RO_RUN:
+        ra->run_sel = val;
+        break;
+    case RO_DB:
+        ra->out = val;
         if (!*ra->out) {
             fprintf(stderr, "memwatch report: --db: an empty file name\n");
             return 2;
         }
-    } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+        break;
+    case RO_OUTPUT:
         /* the old spelling: -o is a directory for record, so report's
          * database is --db now */
         fprintf(stderr,
-                "memwatch report: %s is spelled --db now (the database to write; the "
-                "summary goes to standard output); writing the database to %s\n",
-                a, val);
-        ra->out = argv[++*i];
-    } else if (!strcmp(a, "--by")) {
-        ra->by = argv[++*i];
+                "memwatch report: -o and --output are spelled --db now (the database to "
+                "write; the summary goes to standard output); writing the database to %s\n",
+                esc(val));
+        ra->out = val;
+        break;
+    case RO_BY:
+        ra->by = val;
         if (!mw_report_by_known(ra->by)) {
             fprintf(stderr, "memwatch report: --by %s: expected %s\n", ra->by,
                     mw_report_by_names());
             return 2;
         }
-    } else if (!strcmp(a, "--top")) {
-        if (num_opt(a, argv[++*i], 1, 1000000, 1, &d))
+        break;
+    case RO_TOP:
+        if (num_opt(a, val, 1, 1000000, 1, &d))
             return 2;
         ra->top = (int)d;
-    } else if (!strcmp(a, "--precise-threshold") || !strcmp(a, "--threshold")) {
-        if (num_opt(a, argv[++*i], 1e-3, 1e9, 0, &d))
+        break;
+    case RO_PRECISE:
+        if (num_opt(a, val, 1e-3, 1e9, 0, &d))
             return 2;
         ra->o.threshold = d;
-    } else if (!strcmp(a, "--profile")) {
-        ra->o.profile_path = argv[++*i];
+        break;
+    case RO_PROFILE:
+        ra->o.profile_path = val;
         if (*ra->o.profile_path && access(ra->o.profile_path, R_OK)) {
             fprintf(stderr, "memwatch report: --profile %s: %s\n", ra->o.profile_path,
                     strerror(errno));
             return 2;
         }
-    } else if (!strcmp(a, "--rank") || !strcmp(a, "--pid")) {
+        break;
+    case RO_RANK:
+    case RO_PID: {
         long v;
-        if (mw_parse_long(argv[++*i], &v) < 0 || v < 0) {
-            fprintf(stderr, "memwatch report: %s '%s' is invalid: expected a whole number\n",
-                    a, argv[*i]);
+        if (mw_parse_long(val, &v) < 0 || v < 0) {
+            fprintf(stderr, "memwatch report: %s '%s' is invalid: expected a whole number\n", a,
+                    val);
             return 2;
         }
-        if (!strcmp(a, "--rank"))
+        if (op->id == RO_RANK)
             ra->filter.has_rank = 1, ra->filter.rank = v;
         else
             ra->filter.has_pid = 1, ra->filter.pid = v;
-    } else if (!strcmp(a, "--host")) {
-        ra->filter.host = argv[++*i];
-    } else if (!strcmp(a, "--html")) {
-        ra->html = argv[++*i];
-    } else if (!strcmp(a, "--debug-dir")) {
-        ra->o.debug_dirs = argv[++*i];
-    } else if (!strcmp(a, "--sort")) {
-        ra->view.sort = argv[++*i];
+        break;
+    }
+    case RO_HOST:
+        ra->filter.host = val;
+        break;
+    case RO_HTML:
+        ra->html = val;
+        break;
+    case RO_DEBUG_DIR:
+        ra->o.debug_dirs = val;
+        break;
+    case RO_SORT:
+        ra->view.sort = val;
         if (!mw_report_sort_known(ra->view.sort)) {
             char keys[128];
             fprintf(stderr, "memwatch report: --sort '%s' is invalid: expected one of %s\n",
                     ra->view.sort, mw_report_sort_names(keys, sizeof keys));
             return 2;
         }
-    } else if (!strcmp(a, "--callers") || !strcmp(a, "--callees")) {
-        ra->view.callers = argv[++*i];
-    } else if (a[0] == '-' && a[1]) {
-        fprintf(stderr, "memwatch report: unknown option '%s' ('memwatch report --help' lists "
-                        "them)\n", esc(a));
-        return 2;
-    } else {
-        return rep_input(a, ra);
+        break;
+    case RO_CALLERS:
+        ra->view.callers = val;
+        break;
     }
     return -1;
 }
@@ -409,22 +446,21 @@ static int rep_opt(const char *a, char **argv, int *i, struct rep_args *ra)
  * else the exit status. */
 static int rep_parse(int argc, char **argv, struct rep_args *ra)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = !strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "--db") ||
-                    !strcmp(a, "--run") ||
-                    !strcmp(a, "--top") || !strcmp(a, "--precise-threshold") ||
-                    !strcmp(a, "--threshold") ||
-                    !strcmp(a, "--profile") || !strcmp(a, "--debug-dir") || !strcmp(a, "--by") ||
-                    !strcmp(a, "--rank") || !strcmp(a, "--pid") || !strcmp(a, "--host") ||
-                    !strcmp(a, "--html") || !strcmp(a, "--sort") || !strcmp(a, "--callers") ||
-                    !strcmp(a, "--callees");
-        if (takes && !val) {
-            fprintf(stderr, "memwatch report: %s needs a value\n", a);
+    for (int i = 1; i < argc;) {
+        const char *val;
+        int rc;
+        const mw_opt *op = mw_opt_next("report", report_opts, MW_OPT_N(report_opts), argc, argv,
+                                       &i, &val, &rc);
+        int r;
+        if (op)
+            r = rep_opt(op, val, ra);
+        else if (rc == 2)
             return 2;
-        }
-        int r = rep_opt(a, argv, &i, ra);
+        else if (rc == -2) /* "--": inputs only */
+            for (r = -1, i++; i < argc && r < 0; i++)
+                r = rep_input(argv[i], ra);
+        else
+            r = rep_input(argv[i++], ra);
         if (r >= 0)
             return r;
     }
