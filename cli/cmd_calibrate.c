@@ -7,6 +7,7 @@
  * Single-threaded itself; the benchmarks create their own threads.
  */
 #include "cli.h"
+#include "opts.h"
 
 #include <memwatch/profile.h>
 
@@ -47,46 +48,66 @@ struct calib_opts {
     unsigned mixes;         /* read/write mixes validated (bits of mw_read_mix); 0: all */
 };
 
+enum {
+    CO_HELP, CO_QUICK, CO_BENCH, CO_THREADS, CO_TRIAD_SIZE, CO_REPEATS, CO_ISA, CO_FREE_RUNNING,
+    CO_MAX_DELAY, CO_DURATION, CO_LADDER_MAX, CO_MLP_CHAINS, CO_JSON, CO_NO_JSON, CO_PLOT,
+    CO_HTML, CO_PROGRESS, CO_NO_PROGRESS, CO_PROFILE, CO_NO_VALIDATE, CO_MIX, CO_GPU
+};
+#define CO_STR_(x) #x
+#define CO_STR(x) CO_STR_(x)
+static const mw_opt calibrate_opts[] = {
+    {NULL, "--quick", NULL, CO_QUICK, "shorter runs (a full calibration in well under a minute)"},
+    {NULL, "--bench", "LIST", CO_BENCH,
+     "benchmarks to run, comma-separated: triad, sweep, ladder,\nloaded, mlp, struct "
+     "(prefetchers, TLBs, associativity),\nall (default: all)"},
+    {NULL, "--threads", "N", CO_THREADS,
+     "threads for triad and sweep (default: every allowed CPU)"},
+    {NULL, "--triad-size", "SIZE", CO_TRIAD_SIZE,
+     "bytes per triad array, e.g. 512M (default: 4 x LLC)"},
+    {NULL, "--repeats", "N", CO_REPEATS,
+     "triad repetitions, best reported (default 10, max " CO_STR(MW_BENCH_MAX_REPEATS) ")"},
+    {NULL, "--isa", "NAME", CO_ISA, "triad kernel: auto, avx512, avx2, sse2, scalar"},
+    {NULL, "--free-running", NULL, CO_FREE_RUNNING,
+     "triad repetitions back to back without a barrier (as\nlikwid-bench); the whole-run figure "
+     "is then comparable"},
+    {NULL, "--max-delay", "N", CO_MAX_DELAY, "largest NOP delay of the read sweep (default 4096)"},
+    {NULL, "--duration", "SEC", CO_DURATION, "seconds per sweep / loaded-latency point"},
+    {NULL, "--ladder-max", "SIZE", CO_LADDER_MAX,
+     "largest ladder footprint (default: max(4 x LLC, 128M))"},
+    {NULL, "--mlp-chains", "K", CO_MLP_CHAINS,
+     "largest number of independent chains (default 32, max 64)"},
+    {NULL, "--json", "PATH", CO_JSON,
+     "where to write the JSON ('-' for stdout;\ndefault: memwatch-calibrate.json)"},
+    {NULL, "--no-json", NULL, CO_NO_JSON, "write no JSON"},
+    {NULL, "--plot", "DIR", CO_PLOT, "write sweep.svg, loaded.svg, mlp.svg, ladder.svg into DIR"},
+    {NULL, "--html", "FILE", CO_HTML,
+     "one self-contained page: the profile's latency curve,\nthreshold and method verdicts, and "
+     "the plots (docs/html.md)"},
+    {NULL, "--progress", NULL, CO_PROGRESS, "progress output on stderr, even where it is no tty"},
+    {NULL, "--no-progress", NULL, CO_NO_PROGRESS, "no progress output on stderr"},
+    {NULL, "--profile", "PATH", CO_PROFILE,
+     "machine profile to write (default:\n$XDG_DATA_HOME/memwatch/profile.json; "
+     "docs/profile-format.md)"},
+    {NULL, "--no-validate", NULL, CO_NO_VALIDATE, "skip method validation and the machine profile"},
+    {NULL, "--mix", "LIST", CO_MIX,
+     "read/write mixes whose saturation curves are measured:\nreads100, reads75, reads50, nt50 "
+     "(or 100, 75, 50, nt),\nall (default: all; reads100 is always measured)"},
+    /* cli/main.c hands --gpu to memwatch-gpu before this table is read */
+    {NULL, "--gpu", NULL, CO_GPU,
+     "the GPU calibration, memwatch-gpu's options after it\n(see docs/gpu.md)"},
+    {"-h", "--help", NULL, CO_HELP, "this text"},
+};
+
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: memwatch calibrate [options]\n"
-            "\n"
-            "Runs memwatch's ground-truth microbenchmarks (STREAM triad, delay-regulated read\n"
-            "sweep, latency ladder, loaded latency, memory-level parallelism), prints a table\n"
-            "and writes every raw figure as JSON (docs/calibrate-json.md).\n"
-            "\n"
-            "options:\n"
-            "  --quick              shorter runs (a full calibration in well under a minute)\n"
-            "  --bench LIST         benchmarks to run, comma-separated: triad, sweep, ladder,\n"
-            "                       loaded, mlp, struct (prefetchers, TLBs, associativity),\n"
-            "                       all (default: all)\n"
-            "  --threads N          threads for triad and sweep (default: every allowed CPU)\n"
-            "  --triad-size SIZE    bytes per triad array, e.g. 512M (default: 4 x LLC)\n"
-            "  --repeats N          triad repetitions, best reported (default 10, max %d)\n"
-            "  --isa NAME           triad kernel: auto, avx512, avx2, sse2, scalar\n"
-            "  --free-running       triad repetitions back to back without a barrier (as\n"
-            "                       likwid-bench); the whole-run figure is then comparable\n"
-            "  --max-delay N        largest NOP delay of the read sweep (default 4096)\n"
-            "  --duration SEC       seconds per sweep / loaded-latency point\n"
-            "  --ladder-max SIZE    largest ladder footprint (default: max(4 x LLC, 128M))\n"
-            "  --mlp-chains K       largest number of independent chains (default 32, max 64)\n"
-            "  --json PATH          where to write the JSON ('-' for stdout;\n"
-            "                       default: memwatch-calibrate.json)\n"
-            "  --no-json            write no JSON\n"
-            "  --plot DIR           write sweep.svg, loaded.svg, mlp.svg, ladder.svg into DIR\n"
-            "  --html FILE          one self-contained page: the profile's latency curve,\n"
-            "                       threshold and method verdicts, and the plots (docs/html.md)\n"
-            "  --progress, --no-progress   force progress output on stderr on or off\n"
-            "  --profile PATH       machine profile to write (default:\n"
-            "                       $XDG_DATA_HOME/memwatch/profile.json; docs/profile-format.md)\n"
-            "  --no-validate        skip method validation and the machine profile\n"
-            "  --mix LIST           read/write mixes whose saturation curves are measured:\n"
-            "                       reads100, reads75, reads50, nt50 (or 100, 75, 50, nt),\n"
-            "                       all (default: all; reads100 is always measured)\n"
-            "  --gpu ...            the GPU calibration (memwatch-gpu; see docs/gpu.md)\n"
-            "  -h, --help           this text\n",
-            MW_BENCH_MAX_REPEATS);
+    fprintf(f, "usage: memwatch calibrate [options]\n"
+               "\n"
+               "Runs memwatch's ground-truth microbenchmarks (STREAM triad, delay-regulated read\n"
+               "sweep, latency ladder, loaded latency, memory-level parallelism), prints a table\n"
+               "and writes every raw figure as JSON (docs/calibrate-json.md).\n"
+               "\n"
+               "options:\n");
+    mw_opt_usage(f, calibrate_opts, MW_OPT_N(calibrate_opts));
 }
 
 static int bad(const char *opt, const char *val, const char *want)
@@ -177,110 +198,111 @@ static int parse_opts(int argc, char **argv, struct calib_opts *o)
     memset(o, 0, sizeof *o);
     o->what = MW_CALIB_ALL;
     o->progress = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = NULL;
-        /* options taking a value accept "--opt value" and "--opt=value" */
-        static const char *const with_value[] = {"--bench",    "--threads",  "--triad-size",
-                                                 "--repeats",  "--isa",      "--max-delay",
-                                                 "--duration", "--ladder-max", "--json", "--mlp-chains",
-                                                 "--plot",     "--profile", "--html",
-                                                 "--mix"};
-        char name[32];
-        snprintf(name, sizeof name, "%s", a);
-        char *eq = strchr(name, '=');
-        if (eq && !strncmp(a, "--", 2)) {
-            *eq = 0;
-            val = a + (eq - name) + 1;
-        }
-        int needs = 0;
-        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
-            if (!strcmp(name, with_value[k]))
-                needs = 1;
-        if (needs && !val) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "memwatch calibrate: %s needs a value\n", name);
-                fprintf(stderr, "Try 'memwatch calibrate --help'.\n");
-                return 2;
-            }
-            val = argv[++i];
-        } else if (!needs && val) {
-            fprintf(stderr, "memwatch calibrate: %s takes no value\n", name);
+    for (int i = 1; i < argc;) {
+        const char *val;
+        int rc;
+        const mw_opt *op = mw_opt_next("calibrate", calibrate_opts, MW_OPT_N(calibrate_opts),
+                                       argc, argv, &i, &val, &rc);
+        if (!op) {
+            if (rc != 2)
+                fprintf(stderr, "memwatch calibrate: unexpected argument '%s'\n", argv[i]);
+            fprintf(stderr, "Try 'memwatch calibrate --help'.\n");
             return 2;
         }
-        if (!strcmp(name, "-h") || !strcmp(name, "--help")) {
+        const char *name = op->l;
+        switch (op->id) {
+        case CO_HELP:
             usage(stdout);
             return 0;
-        } else if (!strcmp(name, "--quick")) {
+        case CO_QUICK:
             o->quick = 1;
-        } else if (!strcmp(name, "--bench")) {
+            break;
+        case CO_BENCH:
             if (parse_bench_list(val, &o->what) < 0)
                 return bad(name, val, "a comma-separated list of triad, sweep, ladder, loaded, "
                                       "mlp, struct, all");
-        } else if (!strcmp(name, "--threads")) {
+            break;
+        case CO_THREADS:
             if (parse_uint(val, 1, MW_BENCH_MAX_CPUS, &o->threads) < 0)
                 return bad(name, val, "a whole number from 1 to 256");
-        } else if (!strcmp(name, "--triad-size")) {
+            break;
+        case CO_TRIAD_SIZE:
             if (parse_size(val, &o->triad_bytes) < 0)
                 return bad(name, val, "a size of at least 4096 bytes such as 512M or 2G");
-        } else if (!strcmp(name, "--repeats")) {
+            break;
+        case CO_REPEATS:
             if (parse_uint(val, 1, MW_BENCH_MAX_REPEATS, &o->repeats) < 0)
                 return bad(name, val, "a whole number from 1 to 64");
-        } else if (!strcmp(name, "--isa")) {
+            break;
+        case CO_ISA:
             if (strcmp(val, "auto") && strcmp(val, "avx512") && strcmp(val, "avx2") &&
                 strcmp(val, "sse2") && strcmp(val, "scalar"))
                 return bad(name, val, "one of auto, avx512, avx2, sse2, scalar");
             o->isa = val;
-        } else if (!strcmp(name, "--max-delay")) {
+            break;
+        case CO_MAX_DELAY:
             if (parse_uint(val, 1, 8192, &o->max_delay) < 0)
                 return bad(name, val, "a whole number from 1 to 8192");
-        } else if (!strcmp(name, "--duration")) {
+            break;
+        case CO_DURATION: {
             char *end;
             errno = 0;
             double d = strtod(val, &end);
             if (errno || end == val || *end || !(d >= 0.01 && d <= 60))
                 return bad(name, val, "seconds from 0.01 to 60");
             o->duration = d;
-        } else if (!strcmp(name, "--ladder-max")) {
+            break;
+        }
+        case CO_LADDER_MAX:
             if (parse_size(val, &o->ladder_max) < 0 || o->ladder_max < 65536)
                 return bad(name, val, "a size of at least 64K such as 256M");
-        } else if (!strcmp(name, "--mlp-chains")) {
+            break;
+        case CO_MLP_CHAINS:
             if (parse_uint(val, 2, MW_MLP_MAX_CHAINS, &o->mlp_chains) < 0)
                 return bad(name, val, "a whole number from 2 to 64");
-        } else if (!strcmp(name, "--json")) {
+            break;
+        case CO_JSON:
             if (!*val)
                 return bad(name, val, "a file name or '-'");
             o->json = val;
-        } else if (!strcmp(name, "--free-running")) {
+            break;
+        case CO_FREE_RUNNING:
             o->free_running = 1;
-        } else if (!strcmp(name, "--no-json")) {
+            break;
+        case CO_NO_JSON:
             o->no_json = 1;
-        } else if (!strcmp(name, "--plot")) {
+            break;
+        case CO_PLOT:
             if (!*val)
                 return bad(name, val, "a directory");
             o->plot_dir = val;
-        } else if (!strcmp(name, "--html")) {
+            break;
+        case CO_HTML:
             if (!*val)
                 return bad(name, val, "a file name");
             o->html = val;
-        } else if (!strcmp(name, "--profile")) {
+            break;
+        case CO_PROFILE:
             if (!*val)
                 return bad(name, val, "a file name");
             o->profile = val;
-        } else if (!strcmp(name, "--mix")) {
+            break;
+        case CO_MIX:
             if (mw_mix_parse_list(val, &o->mixes) < 0)
                 return bad(name, val, "a comma-separated list of reads100, reads75, reads50, "
                                       "nt50 (or 100, 75, 50, nt), all");
             o->mixes |= 1u << MW_MIX_R100;
-        } else if (!strcmp(name, "--no-validate")) {
+            break;
+        case CO_NO_VALIDATE:
             o->no_validate = 1;
-        } else if (!strcmp(name, "--progress")) {
+            break;
+        case CO_PROGRESS:
             o->progress = 1;
-        } else if (!strcmp(name, "--no-progress")) {
+            break;
+        case CO_NO_PROGRESS:
             o->progress = 0;
-        } else {
-            fprintf(stderr, "memwatch calibrate: unknown option '%s'\n", a);
-            fprintf(stderr, "Try 'memwatch calibrate --help'.\n");
+            break;
+        case CO_GPU: /* not reached: cli/main.c runs memwatch-gpu for it */
             return 2;
         }
     }
