@@ -3,6 +3,7 @@
  * the rest of the arguments to it. Each subcommand lives in cli/cmd_<name>.c.
  */
 #include "cli.h"
+#include "fleet.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -25,6 +26,8 @@ static const struct mw_cmd {
     {"prefetch", mw_cmd_prefetch, "show, switch or restore the hardware prefetchers"},
     {"monitor", mw_cmd_monitor,
      "node agent: judge memory load every interval, serve it to Prometheus"},
+    {"fleet", mw_cmd_fleet,
+     "compare machine profiles of many nodes, name the ones off their kind's median"},
 };
 
 static void usage(FILE *f)

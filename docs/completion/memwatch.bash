@@ -6,7 +6,7 @@ _memwatch()
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "probe calibrate record report export prefetch monitor --help --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "probe calibrate record report export prefetch monitor fleet --help --version" -- "$cur"))
         return
     fi
     cmd=${COMP_WORDS[1]}
@@ -29,7 +29,8 @@ _memwatch()
     record:-m | record:--method)
         COMPREPLY=($(compgen -W "auto probe_lat none lmrl l1_miss_lat imc_cas ocr_dram amd_umc amd_df" -- "$cur"))
         return ;;
-    *:--profile | *:--json | report:--db | report:-o)
+    *:--profile | *:--json | report:--db | report:-o | fleet:--html | fleet:--reference | \
+    fleet:--write-reference)
         COMPREPLY=($(compgen -f -- "$cur"))
         return ;;
     export:-f | export:--format)
@@ -74,11 +75,14 @@ _memwatch()
     prefetch) opts="--show --off --on --restore --msr-dir --state --uarch --help" ;;
     monitor) opts="--listen -i --interval --profile --max-connections --max-per-ip --http-timeout
                    -v --verbose --help" ;;
+    fleet) opts="--json --html --reference --write-reference --group -v --verbose --help" ;;
     esac
     if [[ "$cur" == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))
     elif [ "$cmd" = report ]; then
         COMPREPLY=($(compgen -f -X '!*.mwr' -- "$cur") $(compgen -d -- "$cur"))
+    elif [ "$cmd" = fleet ]; then
+        COMPREPLY=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
     fi
 }
 complete -F _memwatch memwatch

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/cli/test_cli_options.sh: the commands whose options are a table
-# (cli/opts.h: export, report, calibrate, prefetch, monitor). Their --help lists the rows; for
+# (cli/opts.h: export, report, calibrate, prefetch, monitor, fleet). Their --help lists the rows; for
 # every row listed, the parser agrees with the help: an option that takes a
 # value and gets none exits 2 with "--opt needs a value", a flag given a
 # value (--flag=x) exits 2 with "takes no value", --opt=VALUE is taken as
@@ -11,7 +11,7 @@ MW=$B/memwatch
 [ -x "$MW" ] || { echo "SKIP: memwatch not built"; exit 77; }
 fail=0
 bad() { echo "FAILED: $*"; fail=1; }
-for cmd in export report calibrate prefetch monitor; do
+for cmd in export report calibrate prefetch monitor fleet; do
     help=$("$MW" $cmd --help 2>&1) || { bad "$cmd --help exited $?"; continue; }
     # option lines: "  -o, --output FILE   ..." or "  --flagged   ..."
     rows=$(sed -n 's/^  \(-[a-zA-Z], \)\{0,1\}\(--[a-z-]*\)\( [A-Z][A-Z:]*\)\{0,1\}\( .*\)\{0,1\}$/\2\3/p' <<<"$help")
