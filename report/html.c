@@ -166,6 +166,50 @@ static const char *code_source(sqlite3 *db, int flagged)
                : "timer";
 }
 
+/* Where a perf map named code: the samples of the table below, each at the
+ * innermost interpreted or JIT-compiled frame of its stack (a Python or
+ * JavaScript function), with the leaf functions it ran. */
+static void interp_table(FILE *f, sqlite3 *db, const char *src, int flagged, int top, int64_t total)
+{
+    if (!mw_names_have_perfmap(db))
+        return;
+    char where[160];
+    snprintf(where, sizeof where, "s.source = '%s'%s", src, flagged ? " AND s.selected = 1" : "");
+    double with = 0;
+    cJSON *arr = mw_names_interp(db, where, top, 3, &with), *r, *l;
+    if (with > 0) {
+        fprintf(f,
+                "<p>Interpreted and JIT-compiled code (perf map): each sample at the innermost "
+                "such frame of its stack; %.0f of %lld samples have one.</p>\n",
+                with, (long long)total);
+        fputs("<table><tr><th>share</th><th>samples</th><th>function</th>"
+              "<th>running (leaf functions)</th></tr>\n",
+              f);
+        cJSON_ArrayForEach(r, arr)
+        {
+            double n = cJSON_GetNumberValue(cJSON_GetObjectItem(r, "samples"));
+            fputs("<tr>", f);
+            share_cell(f, n / (double)total);
+            fprintf(f, "<td class=n>%.0f</td><td>", n);
+            h(f, cJSON_GetStringValue(cJSON_GetObjectItem(r, "function")));
+            fputs("</td><td>", f);
+            int first = 1;
+            cJSON_ArrayForEach(l, cJSON_GetObjectItem(r, "leaves"))
+            {
+                const char *lf = cJSON_GetStringValue(cJSON_GetObjectItem(l, "function"));
+                fputs(first ? "" : ", ", f);
+                h(f, lf ? lf : "?");
+                fprintf(f, " %.0f%%",
+                        100 * cJSON_GetNumberValue(cJSON_GetObjectItem(l, "samples")) / n);
+                first = 0;
+            }
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</table>\n", f);
+    }
+    cJSON_Delete(arr);
+}
+
 static void code_tables(FILE *f, sqlite3 *db, int flagged, int top, const char *id)
 {
     const char *src = code_source(db, flagged);
@@ -189,6 +233,7 @@ static void code_tables(FILE *f, sqlite3 *db, int flagged, int top, const char *
             !strcmp(src, "precise")
                 ? "Precise load samples at or above the latency threshold (hybrid selection)."
                 : "Timer samples: where the CPU time went.");
+    interp_table(f, db, src, flagged, top, total);
     snprintf(sql, sizeof sql,
              "SELECT p.file, p.line, p.function, SUM(%s) AS n FROM pcc x JOIN pcs p ON"
              " p.id = x.pc_id WHERE %s GROUP BY p.file, p.line, p.function"

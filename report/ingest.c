@@ -308,8 +308,9 @@ next_process:
     process_threshold(g);
     if ((rc = ing_file_finish(f)) ||
         (rc = mw_rgn_file_done(g->rgn, g->db.db, f->proc, have_tr ? tr.time_ns : 0)) ||
-        (rc = mw_perfmap_note(g->db.db, f->proc, g->code.pmap, g->code.pmap_why,
-                              g->code.anon_pcs, g->code.anon_named)))
+        (rc = mw_perfmap_note(g->db.db, f->proc, g->code.pmap, g->code.pmap_why, g->code.anon_pcs,
+                              g->code.anon_named)) ||
+        (rc = mw_perfmap_cut_note(g->db.db, f->proc, g->code.cut_nocode, g->code.cut_first)))
         goto out;
     if (have_tr) {
         if (tr.dropped_records) {

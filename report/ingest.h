@@ -229,6 +229,8 @@ typedef struct ing_code {
     int pmap_tried;
     uint64_t anon_pcs, anon_named;/* such addresses; named from the map */
     char pmap_why[600];
+    uint64_t cut_nocode;             /* stacks ended at a return address in no code */
+    uint64_t cut_first;              /* the first such address */
     ING_VEC(mw_unwind_module) umods; /* pmods for the unwinder, built at its first use */
     int umods_ok;
     int leaf_only;                /* mw_report_opts.leaf_only: no unwinding */
@@ -247,9 +249,10 @@ const ing_pmod *ing_code_find(const ing_code *c, uint64_t addr); /* code mapping
 int64_t ing_code_pc(ing_code *c, uint64_t addr, int ret);
 /* The frames a report keeps of a call chain (innermost first, in place; the
  * new count): memwatch's own frames (libmemwatch*.so: the interposers,
- * mwp_main) are dropped and their callers kept; a frame in no executable
- * mapping of the process that no perf map names ends the chain there and
- * sets *cut (a word of a damaged stack taken for a return address). The
+ * mwp_main) are dropped and their callers kept; a frame in no loaded object
+ * that no perf map names, or in a loaded object's data (no executable
+ * segment of its file holds it), ends the chain there and sets *cut (a word
+ * of a damaged stack taken for a return address; counted in cut_nocode). The
  * sampled address (addrs[0] when exact0) is kept wherever it lies: the CPU
  * ran there (JIT code). A chain of memwatch's frames only (its own thread)
  * is kept as it is. */

@@ -172,11 +172,26 @@ static int is_memwatch(const char *path)
     return !strncmp(b ? b + 1 : path, "libmemwatch", 11);
 }
 
+/* A return address inside a loaded object but in none of its executable
+ * segments (its data: a pointer on the stack read as a return address) */
+static int in_data(ing_code *c, const ing_pmod *pm, uint64_t ret)
+{
+    ing_gmod *g = &c->gmods.v[pm->gi];
+    return g->sm && ret > pm->base && mw_symmod_in_code(g->sm, ret - 1 - pm->base) == 0;
+}
+
 size_t ing_code_trim(ing_code *c, uint64_t *a, size_t n, int exact0, int *cut)
 {
     size_t keep = 0, own = 0, end = n;
     for (size_t k = 0; k < n; k++) {
         const ing_pmod *pm = ing_code_find(c, a[k]);
+        if (pm && !(k == 0 && exact0) && in_data(c, pm, a[k])) {
+            end = k; /* a loaded object's data, no code: a word of a damaged stack */
+            *cut = 1;
+            if (!c->cut_nocode++)
+                c->cut_first = a[k];
+            break;
+        }
         if (pm) {
             own += is_memwatch(c->gmods.v[pm->gi].path);
             keep += !is_memwatch(c->gmods.v[pm->gi].path);
@@ -185,6 +200,8 @@ size_t ing_code_trim(ing_code *c, uint64_t *a, size_t n, int exact0, int *cut)
         } else {
             end = k; /* no code there: a word of a damaged stack */
             *cut = 1;
+            if (!c->cut_nocode++)
+                c->cut_first = a[k];
             break;
         }
     }
@@ -293,6 +310,7 @@ void ing_code_end_process(ing_code *c)
     c->pmap_tried = 0;
     c->anon_pcs = c->anon_named = 0;
     c->pmap_why[0] = 0;
+    c->cut_nocode = c->cut_first = 0;
     ING_VEC_FREE(c->umods);
     c->umods_ok = 0;
     mw_unwinder_flush(c->unw); /* another process: other code at the same addresses */

@@ -1,12 +1,13 @@
 /*
  * report/perfmap.c: names for code in anonymous executable memory (JIT
  * compilers, interpreters' trampolines) from the perf map the runtime wrote
- * (report/perfmap.h, docs/report.md "Interpreted and JIT-compiled code").
+ * (report/perfmap.h, docs/report.md "Symbolization").
  *
  * Owns: finding a process's map (perf-PID.map beside its raw file, else
  * /tmp/perf-PID.map written after the process started), parsing it ("START
  * SIZE name" lines, hexadecimal, later lines winning where code was moved or
- * replaced), lookups.
+ * replaced), lookups, and the name_notes rows about code in no loaded object
+ * and about stacks cut at a return address where no code lies.
  * May call: libc. Threading: one ingest at a time.
  */
 #include "perfmap.h"
@@ -153,6 +154,44 @@ void mw_perfmap_free(mw_perfmap *m)
     free(m);
 }
 
+static int insert_note(sqlite3 *db, int64_t proc_id, const char *note)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, "INSERT INTO name_notes(process_id, note) VALUES(?,?)", -1, &s,
+                           NULL) != SQLITE_OK)
+        return -EIO;
+    sqlite3_bind_int64(s, 1, proc_id);
+    sqlite3_bind_text(s, 2, note, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int mw_perfmap_cut_note(sqlite3 *db, int64_t proc_id, uint64_t cut, uint64_t first)
+{
+    if (!cut)
+        return 0;
+    /* a word whose bytes are printable text (0x202020005153414e: "NASQ\0   ")
+     * is said to be so: the usual such word */
+    char text[40] = "";
+    int printable = 0, zero = 0;
+    for (int i = 0; i < 8; i++) {
+        unsigned char b = (unsigned char)(first >> (8 * i));
+        printable += b >= 0x20 && b < 0x7f;
+        zero += b == 0;
+    }
+    if (printable >= 4 && printable + zero == 8)
+        snprintf(text, sizeof text, ", bytes of text");
+    char buf[1400];
+    snprintf(buf, sizeof buf,
+             "%llu stack(s) reached a return address where no code lies (in no loaded object,"
+             " and no perf map names it, or in a loaded object's data; first 0x%llx%s: a word"
+             " of the stack taken for a return address): each ends there and counts as"
+             " truncated, its outer callers unknown",
+             (unsigned long long)cut, (unsigned long long)first, text);
+    return insert_note(db, proc_id, buf);
+}
+
 int mw_perfmap_note(sqlite3 *db, int64_t proc_id, const mw_perfmap *m, const char *why,
                     uint64_t anon, uint64_t named)
 {
@@ -172,13 +211,5 @@ int mw_perfmap_note(sqlite3 *db, int64_t proc_id, const mw_perfmap *m, const cha
     else
         snprintf(buf, sizeof buf, "%llu code address(es) in no loaded object named from %.1000s",
                  (unsigned long long)anon, m->path);
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, "INSERT INTO name_notes(process_id, note) VALUES(?,?)", -1, &s,
-                           NULL) != SQLITE_OK)
-        return -EIO;
-    sqlite3_bind_int64(s, 1, proc_id);
-    sqlite3_bind_text(s, 2, buf, -1, SQLITE_TRANSIENT);
-    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
-    sqlite3_finalize(s);
-    return rc;
+    return insert_note(db, proc_id, buf);
 }

@@ -30,4 +30,10 @@ void mw_perfmap_free(mw_perfmap *m);
 int mw_perfmap_note(sqlite3 *db, int64_t proc_id, const mw_perfmap *m, const char *why,
                     uint64_t anon, uint64_t named);
 
+/* A name_notes row about a process's stacks that were cut at a return
+ * address where no code lies (in no loaded object and no perf map names it,
+ * or in a loaded object's data; cut stacks, the first such address): why
+ * they count as truncated. Nothing when cut is 0. 0 or -EIO. */
+int mw_perfmap_cut_note(sqlite3 *db, int64_t proc_id, uint64_t cut, uint64_t first);
+
 #endif

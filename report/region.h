@@ -58,5 +58,15 @@ void mw_kernel_short(const char *full, char *out, size_t width);
 /* summary_names.c: "jit_functions" (perf-map names) and "name_notes". */
 void mw_names_collect(sqlite3 *db, cJSON *root, int top);
 void mw_names_text(FILE *f, const cJSON *root);
+/* Whether a perf map named any code address (pcs.quality 'perf-map'). */
+int mw_names_have_perfmap(sqlite3 *db);
+/* Interpreted and JIT-compiled code (docs/report.md "Symbolization"): the
+ * samples that `where` selects (an SQL condition on samples AS s), each
+ * counted at the innermost perf-map frame of its stack, as an array of
+ * {function, samples, leaf_samples (in that frame's own code), leaves: the
+ * first `leaves` leaf functions under it (0: none) {function, module,
+ * samples}}, most samples first, at most top rows; *with_frame: the
+ * selected samples that have such a frame. */
+cJSON *mw_names_interp(sqlite3 *db, const char *where, int top, int leaves, double *with_frame);
 
 #endif

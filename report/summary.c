@@ -277,7 +277,7 @@ static const char *code_source(sqlite3 *db, int flagged)
 /* flagged: 1 the samples inside flagged intervals (hybrid selection), 2
  * those inside high-load intervals (where nothing is flagged: a machine
  * whose calibration could not saturate memory), 0 all. */
-static void add_code(sqlite3 *db, cJSON *root, const char *key, int flagged, int top)
+static void add_code(sqlite3 *db, cJSON *root, const char *key, int flagged, int top, int perfmap)
 {
     const char *src = code_source(db, flagged == 1);
     char where[200], sql[640];
@@ -293,6 +293,19 @@ static void add_code(sqlite3 *db, cJSON *root, const char *key, int flagged, int
     cJSON_AddItemToObject(o, "lines", rows(db, sql, top));
     snprintf(sql, sizeof sql, q_funcs, where);
     cJSON_AddItemToObject(o, "functions", rows(db, sql, top));
+    /* where a perf map named code: each sample also at the innermost
+     * interpreted or JIT-compiled frame of its stack (py::hot_loop:x.py),
+     * which heads the section, beside the interpreter's C leaf */
+    if (perfmap) {
+        double with = 0;
+        cJSON *in = mw_names_interp(db, where, top, 3, &with);
+        if (with > 0) {
+            cJSON_AddItemToObject(o, "interpreted", in);
+            cJSON_AddNumberToObject(o, "interpreted_samples", with);
+        } else {
+            cJSON_Delete(in);
+        }
+    }
     /* timer samples decoded at code without memory accesses: compute that
      * ran beside the load, shown apart (docs/data-addresses.md) */
     if (!strcmp(src, "timer")) {
@@ -825,10 +838,11 @@ static cJSON *collect(sqlite3 *db, int top)
     collect_stacks(db, root, top);
     collect_bandwidth(db, root, top);
 
-    add_code(db, root, "flagged", 1, top);
+    int perfmap = mw_names_have_perfmap(db);
+    add_code(db, root, "flagged", 1, top, perfmap);
     if (mwv_saturation_seen(db) == 0)
-        add_code(db, root, "high_load", 2, top);
-    add_code(db, root, "overall", 0, top);
+        add_code(db, root, "high_load", 2, top, perfmap);
+    add_code(db, root, "overall", 0, top, perfmap);
 
     collect_data(db, root, top);
     collect_gpu(db, root, top);
@@ -904,6 +918,42 @@ static void text_alloc_sites(FILE *f, const cJSON *sites)
     }
 }
 
+/* Interpreted and JIT-compiled code first: each sample at the innermost
+ * frame a perf map names (a Python or JavaScript function), with the leaf
+ * functions it ran (the interpreter's C code). */
+static void text_interpreted(FILE *f, const cJSON *o, double total, int top)
+{
+    const cJSON *in = cJSON_GetObjectItem(o, "interpreted"), *r, *l;
+    if (cJSON_GetArraySize(in) <= 0)
+        return;
+    char ci[96];
+    int k = 0;
+    fprintf(f,
+            "  interpreted and JIT-compiled code (perf map): each sample at the innermost such "
+            "frame of its stack; %.0f of %.0f samples have one\n",
+            num(o, "interpreted_samples"), total);
+    fprintf(f, "  %6s  %-40s %s\n", "share", "function", "running (leaf functions)");
+    cJSON_ArrayForEach(r, in)
+    {
+        if (k++ >= top)
+            break;
+        char run[400];
+        size_t n = 0;
+        run[0] = 0;
+        cJSON_ArrayForEach(l, cJSON_GetObjectItem(r, "leaves"))
+        {
+            if (n >= sizeof run - 1)
+                break;
+            n += (size_t)snprintf(run + n, sizeof run - n, "%s%s %.0f%%", n ? ", " : "",
+                                  str(l, "function") ? str(l, "function") : "?",
+                                  100 * num(l, "samples") / num(r, "samples"));
+        }
+        fprintf(f, "  %5.1f%%  %-40s %s%s\n", 100 * num(r, "samples") / total,
+                str(r, "function") ? str(r, "function") : "?", run,
+                share_ci(num(r, "samples"), total, ci, sizeof ci));
+    }
+}
+
 static void text_code(FILE *f, const cJSON *o, const char *title, int top)
 {
     double total = num(o, "samples");
@@ -917,6 +967,7 @@ static void text_code(FILE *f, const cJSON *o, const char *title, int top)
     const cJSON *r;
     char ci[96];
     int k = 0;
+    text_interpreted(f, o, total, top);
     fprintf(f, "  %6s  %-40s %s\n", "share", "source line", "function");
     cJSON_ArrayForEach(r, cJSON_GetObjectItem(o, "lines"))
     {
@@ -943,9 +994,12 @@ static void text_code(FILE *f, const cJSON *o, const char *title, int top)
         int first = 1;
         cJSON_ArrayForEach(nl, cJSON_GetObjectItem(o, "no_memory_lines"))
         {
-            fprintf(f, "%s %s:%.0f (%.0f)", first ? "" : ",",
-                    str(nl, "file") ? mwv_base(str(nl, "file")) : "?", num(nl, "line"),
-                    num(nl, "samples"));
+            if (str(nl, "file"))
+                fprintf(f, "%s %s:%.0f (%.0f)", first ? "" : ",", mwv_base(str(nl, "file")),
+                        num(nl, "line"), num(nl, "samples"));
+            else /* no line: the function (module@0xSTART where it has no symbol) */
+                fprintf(f, "%s %s (%.0f)", first ? "" : ",",
+                        str(nl, "function") ? str(nl, "function") : "?", num(nl, "samples"));
             first = 0;
         }
         fprintf(f, "\n");
@@ -1303,8 +1357,9 @@ static void text_samples_stacks(FILE *f, const cJSON *root)
     fprintf(f, "\n");
     if (num(stk, "samples_truncated") + num(stk, "allocations_truncated") > 0)
         fprintf(f, "    (cut short before the program's or thread's entry: deeper than the "
-                   "stack copy or the frame limit, or a frame without unwind information; "
-                   "their callers are missing from the caller view)\n");
+                   "stack copy or the frame limit, a frame without unwind information, or a "
+                   "return address where no code lies (counted under Names); their callers "
+                   "are missing from the caller view)\n");
 }
 
 /* Under a process row: every thread of the program, busiest first (memwatch's own left

@@ -3,9 +3,11 @@
  * the functions of interpreted and JIT-compiled code that perf maps name
  * (report/perfmap.c), counted at the innermost such frame of each sample's
  * call chain (an interpreter's C code is the leaf; the Python or JavaScript
- * function that runs it is a caller), and the notes about names (perf maps
- * expected but missing), and per module with code no symbol names what
- * would name it (module_names).
+ * function that runs it is a caller) for any selection of samples (the
+ * code sections of the summary and the HTML report begin with them), the
+ * notes about names (perf maps expected but missing, stacks cut where no
+ * code lies), and per module with code no symbol names what would name it
+ * (module_names).
  * May call: SQLite, cJSON, libc, dpkg-query (popen: which package holds a
  * module). Threading: reentrant.
  */
@@ -17,9 +19,18 @@
 #include <string.h>
 #include <unistd.h>
 
+/* One interpreted or JIT-compiled function: its samples (at it or in what it
+ * ran), those in its own code, and the leaf functions under it. */
+typedef struct jleaf {
+    char *name, *module;
+    double n;
+} jleaf;
+
 typedef struct jf {
     char *name;
     double samples, leaf;
+    jleaf *lv;
+    size_t nl, capl;
 } jf;
 
 static int jf_cmp(const void *a, const void *b)
@@ -28,62 +39,101 @@ static int jf_cmp(const void *a, const void *b)
     return x->samples < y->samples ? 1 : x->samples > y->samples ? -1 : strcmp(x->name, y->name);
 }
 
-static cJSON *jit_functions(sqlite3 *db, int top)
+static int jleaf_cmp(const void *a, const void *b)
 {
+    const jleaf *x = a, *y = b;
+    return x->n < y->n ? 1 : x->n > y->n ? -1 : strcmp(x->name, y->name);
+}
+
+int mw_names_have_perfmap(sqlite3 *db)
+{
+    sqlite3_stmt *s;
+    int have = 0;
+    if (sqlite3_prepare_v2(db, "SELECT EXISTS(SELECT 1 FROM pcs WHERE quality='perf-map')", -1, &s,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
+        have = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    return have;
+}
+
+/* Every sample the condition `where` selects (on samples AS s) that has a
+ * perf-map frame on its stack, counted at the innermost one: the stacks trie
+ * is walked once from the roots down, each node taking its own pc where a
+ * perf map names it, else its parent's. Rows: that frame's function, the
+ * sample's leaf function and module, samples, samples in the frame itself. */
+static const char q_interp[] =
+    "WITH RECURSIVE j(id, jpc) AS ("
+    " SELECT st.id, CASE WHEN st.pc_id IN (SELECT id FROM pcs WHERE quality = 'perf-map')"
+    " THEN st.pc_id ELSE 0 END FROM stacks st WHERE st.parent_id = 0 OR st.parent_id IS NULL"
+    " UNION ALL"
+    " SELECT st.id, CASE WHEN st.pc_id IN (SELECT id FROM pcs WHERE quality = 'perf-map')"
+    " THEN st.pc_id ELSE j.jpc END FROM stacks st JOIN j ON st.parent_id = j.id)"
+    " SELECT jf.function, lf.function, lm.path, COUNT(*), SUM(s.pc_id = j.jpc)"
+    " FROM samples s JOIN j ON j.id = s.stack_id JOIN pcs jf ON jf.id = j.jpc"
+    " JOIN pcs lf ON lf.id = s.pc_id LEFT JOIN modules lm ON lm.id = lf.module_id"
+    " WHERE j.jpc != 0 AND (%s) GROUP BY jf.function, lf.function, lm.path";
+
+static jf *jf_get(jf **v, size_t *n, size_t *cap, const char *name)
+{
+    for (size_t k = 0; k < *n; k++)
+        if (!strcmp((*v)[k].name, name))
+            return &(*v)[k];
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        jf *nv = realloc(*v, nc * sizeof *nv);
+        if (!nv)
+            return NULL;
+        *v = nv;
+        *cap = nc;
+    }
+    jf *e = &(*v)[*n];
+    memset(e, 0, sizeof *e);
+    if (!(e->name = strdup(name)))
+        return NULL;
+    (*n)++;
+    return e;
+}
+
+cJSON *mw_names_interp(sqlite3 *db, const char *where, int top, int leaves, double *with_frame)
+{
+    *with_frame = 0;
     cJSON *arr = cJSON_CreateArray();
-    sqlite3_stmt *q = NULL, *up = NULL, *pc = NULL;
+    char sql[sizeof q_interp + 400];
+    snprintf(sql, sizeof sql, q_interp, where);
+    sqlite3_stmt *q = NULL;
     jf *v = NULL;
     size_t n = 0, cap = 0;
-    /* which samples name code: precise ones when present, else timer ones (as the summary) */
-    if (sqlite3_prepare_v2(db,
-                           "SELECT stack_id, COUNT(*) FROM samples WHERE stack_id IS NOT NULL AND"
-                           " source = (CASE WHEN EXISTS(SELECT 1 FROM samples WHERE"
-                           " source='precise') THEN 'precise' ELSE 'timer' END)"
-                           " GROUP BY stack_id",
-                           -1, &q, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT parent_id, pc_id FROM stacks WHERE id = ?", -1, &up,
-                           NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT function FROM pcs WHERE id = ? AND quality = 'perf-map'",
-                           -1, &pc, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) {
+        mw_log(MW_LOG_WARN, "summary query failed: %s", sqlite3_errmsg(db));
         goto out;
+    }
     while (sqlite3_step(q) == SQLITE_ROW) {
-        int64_t sid = sqlite3_column_int64(q, 0);
-        double cnt = (double)sqlite3_column_int64(q, 1);
-        for (int depth = 0; sid > 0 && depth < 512; depth++) {
-            sqlite3_reset(up);
-            sqlite3_bind_int64(up, 1, sid);
-            if (sqlite3_step(up) != SQLITE_ROW)
-                break;
-            int64_t parent = sqlite3_column_int64(up, 0), pcid = sqlite3_column_int64(up, 1);
-            sqlite3_reset(pc);
-            sqlite3_bind_int64(pc, 1, pcid);
-            if (sqlite3_step(pc) == SQLITE_ROW && sqlite3_column_text(pc, 0)) {
-                const char *name = (const char *)sqlite3_column_text(pc, 0);
-                size_t k = 0;
-                while (k < n && strcmp(v[k].name, name))
-                    k++;
-                if (k == n) {
-                    if (n == cap) {
-                        size_t nc = cap ? cap * 2 : 64;
-                        jf *nv = realloc(v, nc * sizeof *nv);
-                        if (!nv)
-                            goto out;
-                        v = nv;
-                        cap = nc;
-                    }
-                    v[n].name = strdup(name);
-                    if (!v[n].name)
-                        goto out;
-                    v[n].samples = v[n].leaf = 0;
-                    n++;
-                }
-                v[k].samples += cnt;
-                if (depth == 0)
-                    v[k].leaf += cnt;
-                break;
-            }
-            sid = parent;
+        const char *name = (const char *)sqlite3_column_text(q, 0);
+        const char *lname = (const char *)sqlite3_column_text(q, 1);
+        const char *lmod = (const char *)sqlite3_column_text(q, 2);
+        double cnt = (double)sqlite3_column_int64(q, 3), own = (double)sqlite3_column_int64(q, 4);
+        jf *e = jf_get(&v, &n, &cap, name ? name : "?");
+        if (!e)
+            goto out;
+        e->samples += cnt;
+        e->leaf += own;
+        *with_frame += cnt;
+        if (e->nl == e->capl) {
+            size_t nc = e->capl ? e->capl * 2 : 8;
+            jleaf *nl = realloc(e->lv, nc * sizeof *nl);
+            if (!nl)
+                goto out;
+            e->lv = nl;
+            e->capl = nc;
         }
+        jleaf *l = &e->lv[e->nl];
+        l->name = strdup(lname ? lname : "?");
+        l->module = lmod ? strdup(lmod) : NULL;
+        l->n = cnt;
+        if (!l->name)
+            goto out;
+        e->nl++;
     }
     if (n > 1)
         qsort(v, n, sizeof *v, jf_cmp);
@@ -92,16 +142,45 @@ static cJSON *jit_functions(sqlite3 *db, int top)
         cJSON_AddStringToObject(o, "function", v[k].name);
         cJSON_AddNumberToObject(o, "samples", v[k].samples);
         cJSON_AddNumberToObject(o, "leaf_samples", v[k].leaf);
+        if (leaves) {
+            /* the code it ran: the samples' leaf functions, most first */
+            if (v[k].nl > 1)
+                qsort(v[k].lv, v[k].nl, sizeof *v[k].lv, jleaf_cmp);
+            cJSON *la = cJSON_AddArrayToObject(o, "leaves");
+            for (size_t i = 0; i < v[k].nl && (int)i < leaves; i++) {
+                cJSON *lo = cJSON_CreateObject();
+                cJSON_AddStringToObject(lo, "function", v[k].lv[i].name);
+                if (v[k].lv[i].module)
+                    cJSON_AddStringToObject(lo, "module", v[k].lv[i].module);
+                cJSON_AddNumberToObject(lo, "samples", v[k].lv[i].n);
+                cJSON_AddItemToArray(la, lo);
+            }
+        }
         cJSON_AddItemToArray(arr, o);
     }
 out:
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n; k++) {
         free(v[k].name);
+        for (size_t i = 0; i < v[k].nl; i++) {
+            free(v[k].lv[i].name);
+            free(v[k].lv[i].module);
+        }
+        free(v[k].lv);
+    }
     free(v);
     sqlite3_finalize(q);
-    sqlite3_finalize(up);
-    sqlite3_finalize(pc);
     return arr;
+}
+
+/* "jit_functions": over the samples that name code (precise ones when
+ * present, else timer ones, as the summary's overall code) */
+static cJSON *jit_functions(sqlite3 *db, int top)
+{
+    double with;
+    return mw_names_interp(db,
+                           "s.source = (CASE WHEN EXISTS(SELECT 1 FROM samples WHERE"
+                           " source='precise') THEN 'precise' ELSE 'timer' END)",
+                           top, 0, &with);
 }
 
 /* glibc's libraries, whose debug files Debian ships in libc6-dbg */
@@ -223,11 +302,7 @@ void mw_names_collect(sqlite3 *db, cJSON *root, int top)
         sqlite3_step(s) == SQLITE_ROW)
         have_notes = sqlite3_column_int(s, 0);
     sqlite3_finalize(s);
-    if (sqlite3_prepare_v2(db, "SELECT EXISTS(SELECT 1 FROM pcs WHERE quality='perf-map')", -1,
-                           &s, NULL) == SQLITE_OK &&
-        sqlite3_step(s) == SQLITE_ROW)
-        have_jit = sqlite3_column_int(s, 0);
-    sqlite3_finalize(s);
+    have_jit = mw_names_have_perfmap(db);
     if (have_jit)
         cJSON_AddItemToObject(root, "jit_functions", jit_functions(db, top));
     if (!have_notes)
@@ -249,7 +324,7 @@ void mw_names_collect(sqlite3 *db, cJSON *root, int top)
 
 void mw_names_text(FILE *f, const cJSON *root)
 {
-    const cJSON *jit = cJSON_GetObjectItem(root, "jit_functions"), *x;
+    const cJSON *x;
     const cJSON *notes = cJSON_GetObjectItem(root, "name_notes");
     const cJSON *mods = cJSON_GetObjectItem(root, "module_names");
     if (cJSON_GetArraySize(mods) > 0) {
@@ -266,20 +341,6 @@ void mw_names_text(FILE *f, const cJSON *root)
                     b ? b + 1 : path, cJSON_IsNumber(n) ? n->valuedouble : 0,
                     cJSON_IsNumber(sa) ? sa->valuedouble : 0,
                     cJSON_IsString(w) ? w->valuestring : "?");
-        }
-    }
-    if (cJSON_GetArraySize(jit) > 0) {
-        fprintf(f, "\nInterpreted and JIT-compiled code (perf maps; innermost such frame per"
-                   " sample)\n");
-        cJSON_ArrayForEach(x, jit)
-        {
-            const cJSON *nm = cJSON_GetObjectItem(x, "function"),
-                        *sa = cJSON_GetObjectItem(x, "samples"),
-                        *lf = cJSON_GetObjectItem(x, "leaf_samples");
-            fprintf(f, "  %8.0f samples (%.0f in its own code)  %s\n",
-                    cJSON_IsNumber(sa) ? sa->valuedouble : 0,
-                    cJSON_IsNumber(lf) ? lf->valuedouble : 0,
-                    cJSON_IsString(nm) ? nm->valuestring : "?");
         }
     }
     if (cJSON_GetArraySize(notes) > 0) {

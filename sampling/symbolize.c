@@ -78,6 +78,9 @@ struct mw_symmod {
     size_t nfde, capfde;
     int fde_loaded;
     int code_ok;                  /* the file opened is the recorded module (its code bytes) */
+    uint64_t xr[16][2];           /* its executable PT_LOAD segments [start, end) */
+    int nxr;                      /* their number; -1: no program headers to read */
+    int xr_loaded;
     dsym *tsyms;                  /* STT_TLS symbols by offset in the TLS block */
     size_t ntsyms;
     int tsyms_loaded;
@@ -744,6 +747,12 @@ static const char *symbol_at(mw_symmod *m, uint64_t a, GElf_Off *off, uint64_t *
 libdw:;
     GElf_Sym sym;
     const char *n = dwfl_module_addrinfo(m->mod, a, off, &sym, NULL, NULL, NULL);
+    /* libdw weighs data objects too: an address in one (a stack word read
+     * as a return address, 0xa67430 in python3.11's _PyRuntime) is no
+     * function's */
+    int t = n ? GELF_ST_TYPE(sym.st_info) : STT_NOTYPE;
+    if (t != STT_FUNC && t != STT_GNU_IFUNC && t != STT_NOTYPE)
+        n = NULL;
     *size = n ? sym.st_size : 0;
     return n;
 }
@@ -959,6 +968,42 @@ static int segment_of(Elf *e, uint64_t a, int exec, GElf_Phdr *ph)
         if (gelf_getphdr(e, (int)i, ph) && ph->p_type == PT_LOAD &&
             (!exec || (ph->p_flags & PF_X)) && a >= ph->p_vaddr &&
             a - ph->p_vaddr < ph->p_filesz)
+            return 1;
+    return 0;
+}
+
+int mw_symmod_in_code(mw_symmod *m, uint64_t a)
+{
+    if (!m || !m->mod)
+        return -1;
+    if (!m->xr_loaded) {
+        m->xr_loaded = 1;
+        GElf_Addr bias = 0;
+        Elf *e = dwfl_module_getelf(m->mod, &bias);
+        size_t np = 0;
+        GElf_Phdr ph;
+        if (!e || elf_getphdrnum(e, &np) != 0 || np == 0) {
+            m->nxr = -1;
+        } else {
+            for (size_t i = 0; i < np; i++)
+                if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+                    ph.p_memsz) {
+                    if (m->nxr == (int)(sizeof m->xr / sizeof m->xr[0])) {
+                        m->nxr = -1; /* more than memwatch keeps: unknown */
+                        break;
+                    }
+                    m->xr[m->nxr][0] = ph.p_vaddr;
+                    m->xr[m->nxr][1] = ph.p_vaddr + ph.p_memsz;
+                    m->nxr++;
+                }
+            if (m->nxr == 0)
+                m->nxr = -1; /* no executable segment at all: not a file to judge by */
+        }
+    }
+    if (m->nxr < 0)
+        return -1;
+    for (int i = 0; i < m->nxr; i++)
+        if (a >= m->xr[i][0] && a < m->xr[i][1])
             return 1;
     return 0;
 }

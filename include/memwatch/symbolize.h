@@ -101,6 +101,12 @@ MW_API int mw_symmod_data_symbol(mw_symmod *m, uint64_t rel_addr, const char **n
 MW_API size_t mw_symmod_code(mw_symmod *m, uint64_t rel_addr, uint8_t *buf, size_t cap,
                              uint64_t *fstart);
 
+/* Whether rel_addr lies in one of the module's executable segments
+ * (PT_LOAD with PF_X, its memory size): 1, 0 (its data, or outside the
+ * file's segments: no code there), -1 unknown (no file, no program
+ * headers). */
+MW_API int mw_symmod_in_code(mw_symmod *m, uint64_t rel_addr);
+
 /* The module's TLS segment (PT_TLS): 1 with its memory size and alignment,
  * else 0. *main_program: 1 when the file names a program interpreter
  * (PT_INTERP: a program, whose TLS block sits right below the thread

@@ -23,7 +23,8 @@ check() { # NAME STATUS CMD...: record, report, the status and CPU time named
   [ -n "$line" ] && echo "ok: $name: $line" || bad "$name: report: $(sed -n '/^Processes/,/^CPU time/p' "$tmp/$name.rep")"
   grep -q "no trailer: killed" "$tmp/$name.rep" && bad "$name: still reported as killed"
   echo "$line" | grep -qF "$(basename "$1") " || bad "$name: the command line is not the program's"
-  [ "$(grep -c "pid [0-9]" "$tmp/$name.rep")" = 1 ] || bad "$name: not one process: $(grep "pid [0-9]" "$tmp/$name.rep")"
+  # process rows ("pid N  host ..."), not the notes about a process ("pid N: ...")
+  [ "$(grep -cE "pid [0-9]+ " "$tmp/$name.rep")" = 1 ] || bad "$name: not one process: $(grep -E "pid [0-9]+ " "$tmp/$name.rep")"
 }
 check short 3 "$K" rawexit 0
 check long 3 "$K" rawexit 60

@@ -13,7 +13,12 @@
 #   The same program as a stripped PIE: every function's entry named.
 # GONAMES_CASE=cgo: tests/gonames/cgohot, a cgo program (dynamically
 #   linked), recorded with memwatch record: the report's top function is
-#   main.hotLoop at one of its lines marked HOT.
+#   main.hotLoop at one of its lines marked HOT; every name of the report
+#   checked against the symbol tables (tests/names/check_names.py).
+# GONAMES_CASE=recorded: tests/gonames/loop, a pure Go program stripped with
+#   -ldflags='-s -w' (static: memwatch record samples it from outside): the
+#   top function is main.hotLoop at one of its HOT lines, and every name of
+#   the report covers its address by the unstripped build's symbols.
 # Go runs offline and apart from the user's setup: GOCACHE and GOPATH under
 # the build tree, GOENV=off, GOFLAGS empty, GOTOOLCHAIN=local, GOPROXY=off.
 set -u
@@ -123,6 +128,57 @@ check("no Go function's line under a C file (gcc_mmap.c): %s" % bad[:3], not bad
 sys.exit(fail)
 EOF2
     [ $? = 0 ] || fail=1
+    "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --sort function --json --top 1000 >"$tmp/fn.json" 2>/dev/null
+    out=$(python3 "$S/tests/names/check_names.py" "$tmp/db" "$tmp/sum.json" "$tmp/fn.json"); rc=$?
+    echo "$out" | head -5
+    check "every name covers its address or is module@0x..." $(( rc == 0 ))
+    ;;
+recorded)
+    command -v python3 >/dev/null || { echo "SKIP: python3 is not installed (reads the JSON)"; exit 77; }
+    cp -r "$S/tests/gonames/loop" "$tmp/src"
+    (cd "$tmp/src" && CGO_ENABLED=0 go build -trimpath -o "$tmp/loop.full" . &&
+        CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$tmp/loop" .) ||
+        { echo "FAILED: go build"; exit 1; }
+    nsym=$(readelf -SW "$tmp/loop" | grep -c '\.symtab')
+    check "the recorded build has no symbol table" $(( nsym == 0 ))
+    hot=$(grep -n '// HOT' "$tmp/src/loop.go" | cut -d: -f1 | tr '\n' ' ')
+    # fixed work (2000 passes over 8 MiB, about a second of CPU time); a
+    # static program: memwatch record samples it from outside
+    "$B/memwatch" record -o "$tmp/raw" -- "$tmp/loop" 2000 >"$tmp/out.txt" 2>"$tmp/rec.err" ||
+        { echo "FAILED: memwatch record: $(tail -5 "$tmp/rec.err")"; exit 1; }
+    grep -q 'sampl.* from outside\|statically linked' "$tmp/rec.err" ||
+        { echo "SKIP: memwatch record did not sample the static program: $(head -3 "$tmp/rec.err")"; exit 77; }
+    "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --json --top 1000 >"$tmp/sum.json" 2>"$tmp/err.txt" ||
+        { echo "FAILED: memwatch report: $(tail -5 "$tmp/err.txt")"; exit 1; }
+    "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --sort function --json --top 1000 >"$tmp/fn.json" 2>/dev/null
+    python3 - "$tmp/sum.json" "$hot" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+hot = [int(x) for x in sys.argv[2].split()]
+fail = 0
+def check(what, ok):
+    global fail
+    print(("ok" if ok else "FAILED") + ": " + what)
+    fail |= not ok
+o = d["overall"]
+fn = o["functions"][0] if o["functions"] else {}
+check("%d timer samples, enough to rank" % o["samples"], o["samples"] >= 20)
+check("the top function is main.hotLoop (%s, %s of %d samples)"
+      % (fn.get("function"), fn.get("samples"), o["samples"]), fn.get("function") == "main.hotLoop")
+ln = o["lines"][0] if o["lines"] else {}
+check("the top line is one of hotLoop's in its Go file (%s:%s, lines %s)"
+      % (ln.get("file"), ln.get("line"), hot),
+      ln.get("function") == "main.hotLoop" and (ln.get("file") or "").endswith("loop/loop.go")
+      and ln.get("line") in hot)
+sys.exit(fail)
+EOF2
+    [ $? = 0 ] || fail=1
+    # every name against the symbols of the unstripped build (the same code
+    # at the same addresses)
+    out=$(python3 "$S/tests/names/check_names.py" --symbols "$tmp/loop=$tmp/loop.full" "$tmp/db" \
+        "$tmp/sum.json" "$tmp/fn.json"); rc=$?
+    echo "$out" | head -5
+    check "every name covers its address (the unstripped build's symbols)" $(( rc == 0 ))
     ;;
 *) echo "unknown GONAMES_CASE ${GONAMES_CASE}"; exit 2 ;;
 esac

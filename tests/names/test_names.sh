@@ -15,7 +15,10 @@
 #   the JS function (sumArray) is named from /tmp/perf-PID.map; without the
 #   map the report says it was expected but missing.
 # NAMES_PYTHON=python3.12 (NAMES_CASE=pyperf): python -X perf names the
-#   Python function (py_hot_loop); skipped where Python is older than 3.12.
+#   Python function (py_hot_loop), and it heads the summary's code section
+#   (JSON overall.interpreted, the text's first row) before the
+#   interpreter's C leaf (_PyEval_EvalFrameDefault); skipped where Python is
+#   older than 3.12 (not registered: run by hand where python3.12 exists).
 # NAMES_CASE=cxx: the same in C++ (libmwcxxhot.so): unstripped, the hot
 #   function demangled (hotns::(anonymous namespace)::kernel(...)); stripped,
 #   libmwcxxhot.so@0x... with the hint demangled with its offset
@@ -27,6 +30,20 @@
 # NAMES_CASE=stacks: no stack holds a libmemwatch.so frame (mwp_main, the
 #   interposers), --callers main names main's real caller, and no caller
 #   frame lies in no module (such frames end the stack).
+# NAMES_CASE=pyjit: mwpytramp, an interpreter in miniature that publishes
+#   its functions in /tmp/perf-PID.map as python3.12 -X perf does (a
+#   trampoline per Python function in anonymous memory, calling the C
+#   function eval_frame): the summary's code section, text, JSON and HTML,
+#   begins with the innermost interpreted frame of each sample,
+#   py::hot_loop:SCRIPT, with the C leaf it ran (eval_frame), not with
+#   eval_frame alone; folded stacks carry the frame.
+# NAMES_CASE=debian: Debian's own xz, sqlite3 and python3 (stripped, no
+#   frame pointers), recorded: every name of the JSON and every code address
+#   of the database checked against the symbol tables (check_names.py); the
+#   text names code without a line by its function, never "?:0".
+# NAMES_CASE=libcdbg: with libc6-dbg's debug file for this libc, a stripped
+#   program copying on a thread: libc's memmove (__memmove_*) is the top
+#   function, and start_thread among its callers, by their real names.
 set -u
 [ -n "${MW_SAN_PRELOAD:-}" ] && export LD_PRELOAD=$MW_SAN_PRELOAD
 B=${MW_BUILD_DIR:?}
@@ -184,6 +201,121 @@ sys.exit(not ok)
 EOF
     [ $? = 0 ] || fail=1
     ;;
+pyjit)
+    tramp=$(find "$B" -name mwpytramp -type f -perm -u+x | head -1)
+    [ -n "$tramp" ] || { echo "SKIP: mwpytramp not built (x86-64 only)"; exit 77; }
+    script=$tmp/work/x.py
+    # 1.5 s of CPU time: about 375 timer samples at 250/s, however loaded
+    "$B/memwatch" record -q -o "$tmp/raw" -- "$tramp" 1.5 "$script" >"$tmp/out.txt" ||
+        { echo "FAILED: memwatch record mwpytramp"; exit 1; }
+    map=$(head -1 "$tmp/out.txt")
+    # the map beside the raw file (read first), none left in /tmp
+    [ -f "$map" ] && mv "$map" "$tmp/raw/"
+    check "the program wrote its perf map ($map)" $([ -f "$tmp/raw/$(basename "$map")" ] && echo 1 || echo 0)
+    "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --json --top 20 >"$tmp/sum.json" 2>"$tmp/err.txt" ||
+        { echo "FAILED: memwatch report"; cat "$tmp/err.txt"; exit 1; }
+    "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --top 20 >"$tmp/sum.txt" 2>/dev/null
+    "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --html "$tmp/r.html" -q 2>/dev/null
+    "$B/memwatch" export "$tmp/raw" --format folded -o "$tmp/folded" 2>/dev/null
+    sed -n '/^Top code overall/,/^$/p' "$tmp/sum.txt"
+    SCRIPT=$script python3 - "$tmp/sum.json" <<'EOF'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+want = "py::hot_loop:" + os.environ["SCRIPT"]
+o = d["overall"]
+fail = 0
+def check(what, ok):
+    global fail
+    print(("ok" if ok else "FAILED") + ": " + what)
+    fail |= not ok
+inter = o.get("interpreted", [])
+n = o["samples"]
+check("%d timer samples, enough to rank" % n, n >= 50)
+top = inter[0] if inter else {}
+check("the interpreted function heads the code (%s)" % top.get("function"), top.get("function") == want)
+check("%s: %s of %d samples (9 of 10 calls)" % (want, top.get("samples"), n), top.get("samples", 0) >= 0.6 * n)
+leaves = [l["function"] for l in top.get("leaves", [])]
+check("the C code it ran beside it: %s" % leaves, leaves[:1] == ["eval_frame"])
+check("the second is cold_path (%s)" % [x["function"] for x in inter[1:2]],
+      len(inter) > 1 and inter[1]["function"] == "py::cold_path:" + os.environ["SCRIPT"])
+check("%s of %d samples have an interpreted frame" % (o.get("interpreted_samples"), n),
+      o.get("interpreted_samples", 0) >= 0.9 * n)
+fn = o["functions"][0]["function"] if o["functions"] else None
+check("the C leaf ranking is kept: eval_frame (%s)" % fn, fn == "eval_frame")
+sys.exit(fail)
+EOF
+    [ $? = 0 ] || fail=1
+    # the text: the first share under "Top code overall" is the Python function's
+    first=$(sed -n '/^Top code overall/,/^$/p' "$tmp/sum.txt" | grep -m1 -E '^ +[0-9.]+%')
+    check "the text's first code row: $first" $(echo "$first" | grep -qF "py::hot_loop:$script" && echo 1 || echo 0)
+    python3 - "$tmp/r.html" "py::hot_loop:$script" <<'EOF'
+import sys
+h = open(sys.argv[1]).read()
+sec = h[h.find("<h2 id=overall>"):]
+sec = sec[:sec.find("<h2", 5)]
+i, j = sec.find(sys.argv[2]), sec.find("source line")
+ok = 0 <= i < j
+print(("ok" if ok else "FAILED") + ": HTML: the interpreted function before the source lines (%d, %d)" % (i, j))
+sys.exit(not ok)
+EOF
+    [ $? = 0 ] || fail=1
+    n=$(grep -c "py::hot_loop:$script;eval_frame" "$tmp/folded")
+    check "folded stacks carry the interpreted frame ($n stacks)" $(( n > 0 ))
+    ;;
+debian)
+    tool nm "binutils"; tool sqlite3 "Debian package sqlite3"; tool xz "xz-utils"
+    [ -x /usr/bin/python3 ] || { echo "SKIP: /usr/bin/python3 (Debian's python3) is not installed"; exit 77; }
+    # xz: 4 MB of random bytes and text; sqlite3: a table, an index, a
+    # search; python3: build and parse JSON. About a second of CPU time each.
+    head -c 4000000 /dev/urandom >"$tmp/xzin"; seq 1 600000 >>"$tmp/xzin"
+    printf '%s\n' "CREATE TABLE t(a INTEGER, b TEXT);" \
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 200000) INSERT INTO t SELECT x, hex(randomblob(16)) FROM c;" \
+        "CREATE INDEX ti ON t(b);" "SELECT COUNT(*) FROM t WHERE b LIKE '%AB%';" >"$tmp/q.sql"
+    printf '%s\n' "import json" \
+        "d = [{'k': i, 'v': str(i) * 3, 'l': list(range(i % 7))} for i in range(100000)]" \
+        "print(len(json.loads(json.dumps(d))))" >"$tmp/j.py"
+    k=0
+    for cmd in "xz -6 -T1 -c $tmp/xzin" "sqlite3 -init $tmp/q.sql :memory: .quit" "/usr/bin/python3 $tmp/j.py"; do
+        k=$((k + 1))
+        # shellcheck disable=SC2086
+        "$B/memwatch" record -q -o "$tmp/raw$k" -- $cmd >/dev/null 2>"$tmp/rec$k.err" </dev/null ||
+            { echo "FAILED: memwatch record $cmd: $(tail -3 "$tmp/rec$k.err")"; fail=1; continue; }
+        "$B/memwatch" report "$tmp/raw$k" --db "$tmp/db$k" --json --top 1000 >"$tmp/sum$k.json" 2>/dev/null
+        "$B/memwatch" report "$tmp/raw$k" --db "$tmp/db$k" --sort function --json --top 1000 >"$tmp/fn$k.json" 2>/dev/null
+        out=$(python3 "$S/tests/names/check_names.py" "$tmp/db$k" "$tmp/sum$k.json" "$tmp/fn$k.json"); rc=$?
+        echo "$out" | head -5
+        check "${cmd%% *}: every name covers its address or is module@0x..." $(( rc == 0 ))
+        # code without a line is named by its function in the text too, never "?:0"
+        "$B/memwatch" report "$tmp/raw$k" --db "$tmp/db$k" >"$tmp/sum$k.txt" 2>/dev/null
+        n=$(grep -c '?:0' "$tmp/sum$k.txt")
+        check "${cmd%% *}: no code named ?:0 in the text ($n lines)" $(( n == 0 ))
+    done
+    ;;
+libcdbg)
+    mm=$(find "$B" -name mwmemmove -type f -perm -u+x | head -1)
+    [ -n "$mm" ] || { echo "FAILED: mwmemmove not built"; exit 1; }
+    libc=$(ldd "$mm" 2>/dev/null | awk '$1 ~ /^libc\.so/ { print $3 }')
+    bid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+    dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+    [ -n "$bid" ] && [ -f "$dbg" ] ||
+        { echo "SKIP: no debug file for $libc (build-id ${bid:-unknown}): install libc6-dbg"; exit 77; }
+    "$B/memwatch" record -q -o "$tmp/raw" -- "$mm" 1 >/dev/null ||
+        { echo "FAILED: memwatch record mwmemmove"; exit 1; }
+    "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --json >"$tmp/sum.json" 2>/dev/null
+    top=$(python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["overall"]["functions"]; print(f[0]["function"] if f else "")' "$tmp/sum.json")
+    check "libc's memmove by its name: $top" $(case $top in __memmove_*) echo 1 ;; *) echo 0 ;; esac)
+    "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --sort function --json --top 50 >"$tmp/fn.json" 2>/dev/null
+    python3 - "$tmp/fn.json" <<'EOF'
+import json, os, sys
+sys.path.insert(0, os.path.join(os.environ["MW_SOURCE_DIR"], "tests/names"))
+from json_names import json_names
+names = json_names(json.load(open(sys.argv[1])))
+ok = "start_thread" in names and not [n for n in names if n.startswith("libc.so.6@")]
+print(("ok" if ok else "FAILED") + ": start_thread named, no libc.so.6@0x... function: %s" % names[:8])
+sys.exit(not ok)
+EOF
+    [ $? = 0 ] || fail=1
+    ;;
 minidebuginfo)
     tool objcopy "binutils"; tool nm "binutils"; tool xz "xz-utils"
     strip_lib "$tmp/stripped.so"
@@ -261,6 +393,12 @@ perfmap|pyperf)
     fi
     "$B/memwatch" record -q -o "$tmp/raw" -- "${run[@]}" >/dev/null ||
         { echo "FAILED: memwatch record ${run[*]}"; exit 1; }
+    # the runtime's /tmp/perf-PID.map beside the raw file (read first), none
+    # left in /tmp
+    for f in "$tmp"/raw/*.mwr; do
+        pid=${f##*-}; pid=${pid%.mwr}
+        [ -f "/tmp/perf-$pid.map" ] && mv "/tmp/perf-$pid.map" "$tmp/raw/"
+    done
     "$B/memwatch" report "$tmp/raw" -o "$tmp/db" --json --top 20 >"$tmp/sum.json" 2>"$tmp/err.txt" ||
         { echo "FAILED: memwatch report"; cat "$tmp/err.txt"; exit 1; }
     "$B/memwatch" report "$tmp/raw" -o "$tmp/db2" --top 20 >"$tmp/sum.txt" 2>/dev/null
@@ -274,10 +412,23 @@ print("perf-map functions:", jit[:5])
 print("top functions:", top[:5])
 ok = any(want in f for f in jit[:3]) or any(want in f for f in top[:3])
 print(("ok" if ok else "FAILED") + ": %s named in the report" % want)
+if os.environ.get("NAMES_CASE") == "pyperf":
+    # python -X perf: the interpreter's C code is every sample's leaf; the
+    # Python function heads the code section as the innermost perf-map frame
+    inter = [f["function"] for f in d["overall"].get("interpreted", [])]
+    print("interpreted:", inter[:3])
+    ok2 = bool(inter) and want in inter[0]
+    print(("ok" if ok2 else "FAILED") + ": %s heads the summary's code" % want)
+    ok = ok and ok2
 sys.exit(not ok)
 EOF
     check "the function is named from the perf map" $(( $? == 0 ))
     grep -q "$want" "$tmp/sum.txt"; check "the text report names it" $(( $? == 0 ))
+    if [ "$NAMES_CASE" = pyperf ]; then
+        first=$(sed -n '/^Top code overall/,/^$/p' "$tmp/sum.txt" | grep -m1 -E '^ +[0-9.]+%')
+        check "the text's first code row is the Python function: $first" \
+            $(echo "$first" | grep -q "$want" && echo 1 || echo 0)
+    fi
     # the same program without the map: the report says one was expected
     rm -rf "$tmp/raw"
     "$B/memwatch" record -q -o "$tmp/raw" -- "${norun[@]}" >/dev/null

@@ -11,8 +11,11 @@
  *   - a DWARF stack (registers and a stack copy) of a recursion 300 deep,
  *     built without frame pointers, unwinds to the 128-frame limit and is
  *     marked truncated;
- *   - a chain through a word in no code ends there (truncated, no JIT note);
- *     a sampled ip in no module is kept (and the JIT note given).
+ *   - a chain through a word in no code ends there (truncated, no JIT note,
+ *     a note that says why: the stack word, text here); so does a chain
+ *     through a "return address" in the program's own data (a pointer to a
+ *     static variable), which no function is named after; a sampled ip in no
+ *     module is kept (and the JIT note given).
  */
 #include "mw_test.h"
 #include "mwr_build.h"
@@ -234,6 +237,35 @@ int main(void)
         MW_CHECK_INT(q1(d, "SELECT truncated FROM samples"), 1);
         MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM pcs WHERE module_id IS NULL"), 0);
         MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM name_notes WHERE note LIKE '%JIT%'"), 0);
+        /* the reason: one stack cut at that word, whose bytes are text */
+        MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM name_notes WHERE note LIKE '1 stack(s) reached a"
+                           " return address where no code lies%0x202020005153414e, bytes of"
+                           " text%counts as truncated%'"),
+                     1);
+        sqlite3_close(d);
+
+        /* a "return address" in the program's own data (the address of a
+         * static array, as a pointer on the stack reads): cut there, no
+         * caller named after the data object */
+        static volatile uint64_t data_word[4] = {1, 2, 3, 4};
+        const uint64_t dra = (uint64_t)(uintptr_t)&data_word[2];
+        mwb_init(&w);
+        mwb_meta(&w, "pid=4245\nexe=/bin/data\nunwind=fp\n");
+        mwb_module(&w, exe, me.base, me.start, me.end);
+        mwb_attr(&w, 1, "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, st);
+        uint64_t dchain[5] = {ip, ra, dra, ra, ra};
+        mwb_sample s3 = {ip, MS, 0, 0, 0, 4245, 4245, dchain, 5};
+        n = mwb_kernel_sample(recs, st, &s3);
+        mwb_perf_data(&w, 1, 4245, 2 * MS, recs, n);
+        mwb_trailer(&w, 3 * MS, 0);
+        d = ingest(&w, dir, "data");
+        MW_CHECK_INT(q1(d, "SELECT s.depth + 1 FROM samples x JOIN stacks s ON s.id = x.stack_id"),
+                     2);
+        MW_CHECK_INT(q1(d, "SELECT truncated FROM samples"), 1);
+        MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM pcs WHERE function LIKE '%data_word%'"), 0);
+        MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM name_notes WHERE note LIKE '1 stack(s) reached a"
+                           " return address where no code lies%'"),
+                     1);
         sqlite3_close(d);
 
         mwb_init(&w);
@@ -249,6 +281,7 @@ int main(void)
         MW_CHECK_INT(q1(d, "SELECT s.depth + 1 FROM samples x JOIN stacks s ON s.id = x.stack_id"),
                      3);
         MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM name_notes WHERE note LIKE '%JIT%'"), 1);
+        MW_CHECK_INT(q1(d, "SELECT COUNT(*) FROM name_notes WHERE note LIKE '%no code lies%'"), 0);
         sqlite3_close(d);
     }
     char cmd[400];

@@ -7,7 +7,8 @@
  * with the debug file found by .gnu_debuglink and by the .build-id path, a
  * stripped library without debug info (symbol + offset), a stripped
  * executable without any (module + address), a build-id mismatch, a missing
- * and a non-ELF file (no crash), and data symbols.
+ * and a non-ELF file (no crash), and data symbols; an address in data is
+ * in no executable segment and never named after a data object.
  */
 #include "mw_test.h"
 
@@ -251,6 +252,19 @@ int main(void)
                      !strcmp(dn, "test_static_var") && dz == sizeof test_static_var,
                  "static data symbol");
         MW_CHECK_INT(mw_symmod_data_symbol(m, 0x10, &dn, &ds, &dz), 0);
+        /* the same address as code (a pointer to it on a stack, read as a
+         * return address): in no executable segment, and no function is
+         * named after the data object (libdw, asked where a sizeless symbol
+         * such as __bss_start lies below, would name test_static_var) */
+        MW_CHECK_INT(mw_symmod_in_code(m, a), 0);
+        mw_sym_result r;
+        mw_symmod_lookup(m, a, &r);
+        const char *f = r.nframes ? r.frames[0].function : NULL;
+        MW_CHECK(!r.symbol && (!f || !strstr(f, "test_static_var")),
+                 "data named as code: %s (symbol %s)", f ? f : "(none)",
+                 r.symbol ? r.symbol : "none");
+        MW_CHECK_INT(mw_symmod_in_code(m, (uint64_t)(uintptr_t)&main - mainp.bias), 1);
+        MW_CHECK_INT(mw_symmod_in_code(NULL, 0x10), -1);
     }
 
     /* stripped, debug file through .gnu_debuglink */

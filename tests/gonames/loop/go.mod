@@ -1,0 +1,3 @@
+module memwatch.test/loop
+
+go 1.19
