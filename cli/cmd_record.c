@@ -31,6 +31,7 @@
 #include "tsc.h"    /* counters/: the TSC frequency handed to the program */
 #include "../preload/jobid.h" /* the run id of an MPI or Slurm job's rank */
 
+#include <memwatch/meta_keys.h>
 #include <memwatch/mwr.h>
 #include <memwatch/mwr_frame.h>
 #include <memwatch/perf.h>
@@ -338,7 +339,7 @@ static int rec_program_ended(const char *dir, const char *run, pid_t pid)
     if (b == MAP_FAILED)
         return 0;
     char want[32];
-    int wl = snprintf(want, sizeof want, "\npid=%ld\n", (long)pid);
+    int wl = snprintf(want, sizeof want, "\n%s=%ld\n", mw_meta_key(MW_META_PID), (long)pid);
     int mine = own[0], ended = 0;
     for (size_t off = sizeof(mwr_file_header); off + sizeof(mwr_rec_hdr) <= len;) {
         mwr_rec_hdr r;
@@ -385,16 +386,28 @@ static void rec_write_reaped(const char *dir, const char *run, pid_t pid, int32_
             *p = ' ';
     static char meta[8192];
     int n = snprintf(meta, sizeof meta,
-                     "format=%u.%u\nmemwatch_version=%s\nwriter=memwatch record\nclock=CLOCK_MONOTONIC\n"
-                     "start_monotonic_ns=%llu\npid=%ld\nppid=%ld\nrank=0\nhost=%s\nexe=%s\n"
-                     "run_id=%s\nend=%s\nreported_by=parent\nnote=%s; written by memwatch "
-                     "record, which started it, when it reaped it\ncmdline=",
-                     MWR_VERSION_MAJOR, MWR_VERSION_MINOR, MW_VERSION, (unsigned long long)start_ns,
-                     (long)pid, (long)getpid(), host, exe_l, run, status < 0 ? "signal" : "exit",
+                     "%s=%u.%u\n%s=%s\n%s=memwatch record\n%s=CLOCK_MONOTONIC\n%s=%llu\n%s=%ld\n"
+                     "%s=%ld\n%s=0\n%s=%s\n%s=%s\n%s=%s\n%s=%s\n%s=parent\n%s=%s; written by "
+                     "memwatch record, which started it, when it reaped it\n%s=",
+                     mw_meta_key(MW_META_FORMAT), MWR_VERSION_MAJOR, MWR_VERSION_MINOR,
+                     mw_meta_key(MW_META_MEMWATCH_VERSION), MW_VERSION,
+                     mw_meta_key(MW_META_WRITER),
+                     mw_meta_key(MW_META_CLOCK),
+                     mw_meta_key(MW_META_START_MONOTONIC_NS), (unsigned long long)start_ns,
+                     mw_meta_key(MW_META_PID), (long)pid,
+                     mw_meta_key(MW_META_PPID), (long)getpid(),
+                     mw_meta_key(MW_META_RANK),
+                     mw_meta_key(MW_META_HOST), host,
+                     mw_meta_key(MW_META_EXE), exe_l,
+                     mw_meta_key(MW_META_RUN_ID), run,
+                     mw_meta_key(MW_META_END), status < 0 ? "signal" : "exit",
+                     mw_meta_key(MW_META_REPORTED_BY),
+                     mw_meta_key(MW_META_NOTE),
                      status < 0 ? "killed by a signal memwatch does not catch"
                                 : "exited without memwatch's exit path (a raw exit_group system "
                                   "call, as Go programs end, or a last image libmemwatch.so was "
-                                  "not loaded into)");
+                                  "not loaded into)",
+                     mw_meta_key(MW_META_CMDLINE));
     n = n > 0 && (size_t)n < sizeof meta ? n : 0;
     /* the arguments apart by spaces, newlines as spaces, as the library
      * writes a command line */
@@ -530,13 +543,14 @@ static const char *rec_err_meaning(int e)
 /* The run_id of a META record's text ("" when it has none). */
 static void rec_meta_run(const unsigned char *p, size_t n, char *id, size_t idn)
 {
-    const char *t = (const char *)p;
+    const char *t = (const char *)p, *key = mw_meta_key(MW_META_RUN_ID);
+    size_t kl = strlen(key) + 1; /* "run_id=" */
     for (size_t i = 0; i < n;) {
         const char *nl = memchr(t + i, '\n', n - i);
         size_t l = nl ? (size_t)(nl - (t + i)) : n - i;
-        if (l > 7 && !memcmp(t + i, "run_id=", 7)) {
-            size_t k = l - 7 < idn - 1 ? l - 7 : idn - 1;
-            memcpy(id, t + i + 7, k);
+        if (l > kl && !memcmp(t + i, key, kl - 1) && t[i + kl - 1] == '=') {
+            size_t k = l - kl < idn - 1 ? l - kl : idn - 1;
+            memcpy(id, t + i + kl, k);
             id[k] = 0;
             return;
         }

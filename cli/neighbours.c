@@ -32,6 +32,7 @@
 #include "neighbours.h"
 #include "procstat.h"
 
+#include <memwatch/meta_keys.h>
 #include <memwatch/mwr.h>
 #include <memwatch/mwr_frame.h>
 #include <memwatch/mwr_load.h>
@@ -201,14 +202,23 @@ static int nb_open(mw_nb *nb)
     nb_write(nb, &fh, sizeof fh);
     char m[1024];
     int n = snprintf(m, sizeof m,
-                     "format=%u.%u\nmemwatch_version=%s\nwriter=memwatch record\ncontent=load\n"
-                     "load_version=%d\nclock=CLOCK_MONOTONIC\nhost=%s\nrun_id=%s\n"
-                     "start_monotonic_ns=%llu\nstart_realtime_ns=%llu\nrecord_pid=%ld\n"
-                     "program_pid=%ld\nperiod_ns=%llu\nncpus=%ld\nclk_tck=%ld\n",
-                     MWR_VERSION_MAJOR, MWR_VERSION_MINOR, MW_VERSION, MWR_LOAD_VERSION, host,
-                     nb->run, (unsigned long long)nb->start_mono,
-                     (unsigned long long)nb->start_real, (long)nb->self, (long)nb->root,
-                     NB_PERIOD_NS, sysconf(_SC_NPROCESSORS_ONLN), nb->tck);
+                     "%s=%u.%u\n%s=%s\n%s=memwatch record\n%s=load\n%s=%d\n%s=CLOCK_MONOTONIC\n"
+                     "%s=%s\n%s=%s\n%s=%llu\n%s=%llu\n%s=%ld\n%s=%ld\n%s=%llu\n%s=%ld\n%s=%ld\n",
+                     mw_meta_key(MW_META_FORMAT), MWR_VERSION_MAJOR, MWR_VERSION_MINOR,
+                     mw_meta_key(MW_META_MEMWATCH_VERSION), MW_VERSION,
+                     mw_meta_key(MW_META_WRITER),
+                     mw_meta_key(MW_META_CONTENT),
+                     mw_meta_key(MW_META_LOAD_VERSION), MWR_LOAD_VERSION,
+                     mw_meta_key(MW_META_CLOCK),
+                     mw_meta_key(MW_META_HOST), host,
+                     mw_meta_key(MW_META_RUN_ID), nb->run,
+                     mw_meta_key(MW_META_START_MONOTONIC_NS), (unsigned long long)nb->start_mono,
+                     mw_meta_key(MW_META_START_REALTIME_NS), (unsigned long long)nb->start_real,
+                     mw_meta_key(MW_META_RECORD_PID), (long)nb->self,
+                     mw_meta_key(MW_META_PROGRAM_PID), (long)nb->root,
+                     mw_meta_key(MW_META_PERIOD_NS), NB_PERIOD_NS,
+                     mw_meta_key(MW_META_NCPUS), sysconf(_SC_NPROCESSORS_ONLN),
+                     mw_meta_key(MW_META_CLK_TCK), nb->tck);
     nb_meta(nb, m, n > 0 && (size_t)n < sizeof m ? (size_t)n : 0);
     return nb->fd >= 0 ? 0 : -EIO;
 }
@@ -754,11 +764,13 @@ void mw_nb_stop(mw_nb *nb)
     pthread_join(nb->th, NULL);
     nb_flush(nb);
     char m[512];
-    int n = snprintf(m, sizeof m,
-                     "end_monotonic_ns=%llu\nslots=%llu\nscans=%llu\nsampler_cpu_ns=%llu\n%s%s%s",
-                     (unsigned long long)nb_now(), (unsigned long long)nb->slots,
-                     (unsigned long long)nb->scans, (unsigned long long)nb->cpu_ns,
-                     nb->note[0] ? "note=" : "", nb->note, nb->note[0] ? "\n" : "");
+    int n = snprintf(m, sizeof m, "%s=%llu\n%s=%llu\n%s=%llu\n%s=%llu\n%s%s%s%s",
+                     mw_meta_key(MW_META_END_MONOTONIC_NS), (unsigned long long)nb_now(),
+                     mw_meta_key(MW_META_SLOTS), (unsigned long long)nb->slots,
+                     mw_meta_key(MW_META_SCANS), (unsigned long long)nb->scans,
+                     mw_meta_key(MW_META_SAMPLER_CPU_NS), (unsigned long long)nb->cpu_ns,
+                     nb->note[0] ? mw_meta_key(MW_META_NOTE) : "", nb->note[0] ? "=" : "",
+                     nb->note, nb->note[0] ? "\n" : "");
     nb_meta(nb, m, n > 0 && (size_t)n < sizeof m ? (size_t)n : sizeof m - 1);
     if (nb->fd >= 0)
         close(nb->fd);

@@ -327,14 +327,16 @@ static void context_created(CUcontext ctx, uint32_t dev)
     if (g.pc_on) {
         if (pd->active) {
             /* PM sampling holds the counters (docs/gpu.md). */
-            mw_cuda_meta("gpu.pc_sampling=unavailable:PM sampling holds the GPU counters on "
+            mw_cuda_meta("%s=unavailable:PM sampling holds the GPU counters on "
                          "device %u (PC sampling cannot start beside it); run again with "
                          "MEMWATCH_GPU_PM=0 MEMWATCH_GPU_PC=1 and MEMWATCH_GPU_PC_FILTER=<a "
-                         "flagged kernel> for its source lines\n", dev);
+                         "flagged kernel> for its source lines\n",
+                         mw_meta_key(MW_META_GPU_PC_SAMPLING), dev);
         } else if (mw_pcs_context_created(ctx, g.pc_period, 1) == 0) {
-            mw_cuda_meta("gpu.pc_sampling=continuous:2^%u cycles\n", g.pc_period);
+            mw_cuda_meta("%s=continuous:2^%u cycles\n", mw_meta_key(MW_META_GPU_PC_SAMPLING),
+                         g.pc_period);
         } else {
-            mw_cuda_meta("gpu.pc_sampling=unavailable:%s\n",
+            mw_cuda_meta("%s=unavailable:%s\n", mw_meta_key(MW_META_GPU_PC_SAMPLING),
                          mw_pcs_status() ? mw_pcs_status() : "?");
         }
     }
@@ -413,29 +415,31 @@ static void finish(void)
         mw_pcs_stop_all();
         int n = mw_pcs_report(want_func, emit_pc, NULL);
         mw_pcs_counts(&tot, &drop, &pcs);
-        mw_cuda_meta("gpu.pc_summary=%d source lines; %llu PC samples, %llu dropped, %llu PCs\n",
-                     n, (unsigned long long)tot, (unsigned long long)drop,
-                     (unsigned long long)pcs);
+        mw_cuda_meta("%s=%d source lines; %llu PC samples, %llu dropped, %llu PCs\n",
+                     mw_meta_key(MW_META_GPU_PC_SUMMARY), n, (unsigned long long)tot,
+                     (unsigned long long)drop, (unsigned long long)pcs);
         mw_cuda_dbg("PC sampling: %d lines, %llu samples, %llu dropped%s%s", n,
                     (unsigned long long)tot, (unsigned long long)drop,
                     mw_pcs_status() ? "; " : "", mw_pcs_status() ? mw_pcs_status() : "");
         if (mw_pcs_status())
-            mw_cuda_meta("gpu.pc_status=%s\n", mw_pcs_status());
+            mw_cuda_meta("%s=%s\n", mw_meta_key(MW_META_GPU_PC_STATUS), mw_pcs_status());
     }
     uint64_t k = 0, f = 0, s = 0, fs = 0;
     for (uint32_t d = 0; d < MW_CUDA_MAX_DEV; d++) {
         mw_dev *pd = &g.dev[d];
         if (pd->overflowed)
-            mw_cuda_meta("gpu.status=device %u: the PM sampling buffer overflowed %d times; "
+            mw_cuda_meta("%s=device %u: the PM sampling buffer overflowed %d times; "
                          "samples were lost (raise MEMWATCH_GPU_INTERVAL_US)\n",
-                         d, pd->overflowed);
+                         mw_meta_key(MW_META_GPU_STATUS), d, pd->overflowed);
         if (pd->ga.lost)
-            mw_cuda_meta("gpu.status=device %u: %llu PM windows dropped while launch records "
-                         "were late\n", d, (unsigned long long)pd->ga.lost);
+            mw_cuda_meta("%s=device %u: %llu PM windows dropped while launch records "
+                         "were late\n",
+                         mw_meta_key(MW_META_GPU_STATUS), d, (unsigned long long)pd->ga.lost);
         if (pd->seen)
-            mw_cuda_meta("gpu.device_summary=device %u: kernels %llu, flagged %llu, "
+            mw_cuda_meta("%s=device %u: kernels %llu, flagged %llu, "
                          "without PM windows %llu, samples %llu, flagged samples %llu\n",
-                         d, (unsigned long long)pd->kernels, (unsigned long long)pd->flagged,
+                         mw_meta_key(MW_META_GPU_DEVICE_SUMMARY), d,
+                         (unsigned long long)pd->kernels, (unsigned long long)pd->flagged,
                          (unsigned long long)pd->unmeasured, (unsigned long long)pd->samples,
                          (unsigned long long)pd->flagged_samples);
         k += pd->kernels;
@@ -445,10 +449,10 @@ static void finish(void)
         mw_pm_release(d);
         mw_ga_free(&pd->ga);
     }
-    mw_cuda_meta("gpu.summary=kernels %llu, flagged %llu, samples %llu, flagged samples %llu, "
+    mw_cuda_meta("%s=kernels %llu, flagged %llu, samples %llu, flagged samples %llu, "
                  "dropped records %llu\n",
-                 (unsigned long long)k, (unsigned long long)f, (unsigned long long)s,
-                 (unsigned long long)fs, (unsigned long long)g.dropped);
+                 mw_meta_key(MW_META_GPU_SUMMARY), (unsigned long long)k, (unsigned long long)f,
+                 (unsigned long long)s, (unsigned long long)fs, (unsigned long long)g.dropped);
     mw_cuda_dbg("%llu kernels (%llu flagged), %llu samples (%llu flagged)",
                 (unsigned long long)k, (unsigned long long)f, (unsigned long long)s,
                 (unsigned long long)fs);
@@ -514,7 +518,7 @@ MW_API int InitializeInjection(void)
         (r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))) {
         mw_cupti_explain("CUPTI activity", r, why, sizeof why);
         pthread_mutex_lock(&g.mu);
-        mw_cuda_meta("gpu.status=no kernel records: %s\n", why);
+        mw_cuda_meta("%s=no kernel records: %s\n", mw_meta_key(MW_META_GPU_STATUS), why);
         pthread_mutex_unlock(&g.mu);
         mw_cuda_dbg("%s", why);
     }
@@ -527,7 +531,7 @@ MW_API int InitializeInjection(void)
                                  CUPTI_CBID_RESOURCE_MODULE_LOADED))) {
         mw_cupti_explain("cuptiSubscribe", r, why, sizeof why);
         pthread_mutex_lock(&g.mu);
-        mw_cuda_meta("gpu.sampling=unavailable:%s\n", why);
+        mw_cuda_meta("%s=unavailable:%s\n", mw_meta_key(MW_META_GPU_SAMPLING), why);
         pthread_mutex_unlock(&g.mu);
         mw_cuda_dbg("%s", why);
     }
@@ -535,9 +539,11 @@ MW_API int InitializeInjection(void)
     cuptiGetTimestamp(&ts);
     pthread_mutex_lock(&g.mu);
     if (g.profile_thr > 0)
-        mw_cuda_meta("gpu.threshold_bw=%.6g\ngpu.peak_bw=%.6g\n", g.profile_thr, g.profile_peak);
-    mw_cuda_meta("gpu.threshold_source=%s\ngpu.clock=%llu %llu\n", g.threshold_src,
-                 (unsigned long long)ts, (unsigned long long)mw_cuda_mono_ns());
+        mw_cuda_meta("%s=%.6g\n%s=%.6g\n", mw_meta_key(MW_META_GPU_THRESHOLD_BW), g.profile_thr,
+                     mw_meta_key(MW_META_GPU_PEAK_BW), g.profile_peak);
+    mw_cuda_meta("%s=%s\n%s=%llu %llu\n", mw_meta_key(MW_META_GPU_THRESHOLD_SOURCE),
+                 g.threshold_src, mw_meta_key(MW_META_GPU_CLOCK), (unsigned long long)ts,
+                 (unsigned long long)mw_cuda_mono_ns());
     pthread_mutex_unlock(&g.mu);
     g.on = 1;
     atexit(finish);

@@ -18,6 +18,7 @@
 #include <cupti_profiler_host.h>
 
 #include "attrib.h"
+#include "memwatch/meta_keys.h"
 #include "memwatch/mwr_gpu.h"
 
 #define MW_CUDA_MAX_DEV 16
@@ -90,6 +91,8 @@ extern mw_cuda g;
 /* gpu/inject_out.c */
 void mw_cuda_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void mw_cuda_emit(uint32_t type, const void *a, uint32_t alen, const void *b, uint32_t blen);
+/* An MWR_GPU_META record of "key=value\n" lines; each key written through
+ * its name, "%s=..." with mw_meta_key(MW_META_<ID>) (memwatch/meta_keys.h). */
 void mw_cuda_meta(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void mw_cuda_open_own_file(void);
 void mw_cuda_close_own_file(void);

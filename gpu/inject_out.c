@@ -128,7 +128,8 @@ void mw_cuda_open_own_file(void)
         return;
     }
     char meta[256];
-    int n = snprintf(meta, sizeof meta, "writer=libmemwatch_cuda\npid=%d\n", (int)getpid());
+    int n = snprintf(meta, sizeof meta, "%s=libmemwatch_cuda\n%s=%d\n",
+                     mw_meta_key(MW_META_WRITER), mw_meta_key(MW_META_PID), (int)getpid());
     mw_cuda_emit(MWR_META, meta, (uint32_t)n, NULL, 0);
 }
 

@@ -68,9 +68,11 @@ void mw_pm_device(uint32_t dev)
             src = why;
         }
     }
-    mw_cuda_meta("gpu.device=%u\ngpu.name=%s\ngpu.cc=%d.%d\ngpu.peak_bw=%.6g\n"
-                 "gpu.threshold_bw=%.6g\ngpu.threshold_source=%s\n",
-                 dev, pd->name, ma, mi, pd->peak_bw, pd->threshold_bw, src);
+    mw_cuda_meta("%s=%u\n%s=%s\n%s=%d.%d\n%s=%.6g\n%s=%.6g\n%s=%s\n",
+                 mw_meta_key(MW_META_GPU_DEVICE), dev, mw_meta_key(MW_META_GPU_NAME), pd->name,
+                 mw_meta_key(MW_META_GPU_CC), ma, mi, mw_meta_key(MW_META_GPU_PEAK_BW),
+                 pd->peak_bw, mw_meta_key(MW_META_GPU_THRESHOLD_BW), pd->threshold_bw,
+                 mw_meta_key(MW_META_GPU_THRESHOLD_SOURCE), src);
     mw_cuda_dbg("device %u (%s): peak %.1f GB/s, threshold %.1f GB/s", dev, pd->name,
                 pd->peak_bw / 1e9, pd->threshold_bw / 1e9);
 }
@@ -202,7 +204,7 @@ void mw_pm_start(uint32_t dev)
     if (g.pm_off) {
         pd->failed = 1;
         snprintf(pd->why, sizeof pd->why, "turned off by MEMWATCH_GPU_PM=0");
-        mw_cuda_meta("gpu.sampling=unavailable:%s\n", pd->why);
+        mw_cuda_meta("%s=unavailable:%s\n", mw_meta_key(MW_META_GPU_SAMPLING), pd->why);
         return;
     }
     if (!g.profiler_up) {
@@ -227,15 +229,16 @@ void mw_pm_start(uint32_t dev)
     if ((r = pm_enable_start(dev, &step)))
         goto fail;
     pd->active = 1;
-    mw_cuda_meta("gpu.sampling=pm:%s,%s:%llu\n", pd->set->rd, pd->set->wr,
-                 (unsigned long long)g.interval_ns);
+    mw_cuda_meta("%s=pm:%s,%s:%llu\n", mw_meta_key(MW_META_GPU_SAMPLING), pd->set->rd,
+                 pd->set->wr, (unsigned long long)g.interval_ns);
     mw_cuda_dbg("PM sampling on device %u (%s) with %s every %llu ns", dev, cn.pChipName,
                 pd->set->rd, (unsigned long long)g.interval_ns);
     return;
 fail:
     pd->failed = 1;
     mw_cupti_explain(step, r, pd->why, sizeof pd->why);
-    mw_cuda_meta("gpu.sampling=unavailable:device %u: %s\n", dev, pd->why);
+    mw_cuda_meta("%s=unavailable:device %u: %s\n", mw_meta_key(MW_META_GPU_SAMPLING), dev,
+                 pd->why);
     mw_cuda_dbg("PM sampling unavailable on device %u: %s", dev, pd->why);
     pm_disable(pd);
     free(pd->config);

@@ -17,7 +17,19 @@
  * Records go to the thread's buffer (threads.c), never to a fixed table; if
  * it is full they are written directly: nothing is dropped silently.
  */
-#include "internal.h"
+#include "alloc.h"
+
+#include "base.h"
+#include "config.h"
+#include "lazy.h"
+#include "modules.h"
+#include "process.h"
+#include "real.h"
+#include "threads.h"
+#include "util.h"
+#include "writer.h"
+
+#include <memwatch/mwr.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -80,22 +92,27 @@ static inline int big_maybe(const void *p)
     return (atomic_load_explicit(&big_filter[h / 64], memory_order_relaxed) >> (h % 64)) & 1;
 }
 
-/* Where the next allocator is glibc's (the usual case, known from the
- * constructor: mwp_alloc_glibc), its chunk header tells first: the size
- * word just before every block it hands out, flags in the low 3 bits, is at
- * least the size asked for. A block whose chunk is smaller than the
+/* Where the next allocator is glibc's (the usual case, known when the
+ * process begins: mwp_alloc_glibc_set), its chunk header tells first: the
+ * size word just before every block it hands out, flags in the low 3 bits,
+ * is at least the size asked for. A block whose chunk is smaller than the
  * threshold was never recorded, and the word lies on the cache line free()
  * itself is about to touch, where the filter's word is a line of its own.
  * In cc1 the free wrapper's share of all samples went from 0.83 % to 0.58 %
  * (docs/overhead.md). Any other allocator keeps its headers elsewhere, or
  * none: the filter. */
-int mwp_alloc_glibc;
+static int alloc_glibc;
+
+void mwp_alloc_glibc_set(void)
+{
+    alloc_glibc = 1;
+}
 
 /* A block of glibc's below the threshold, by its chunk header: never
  * recorded. Not for a bootstrap block, whose size word looks alike. */
 static inline int glibc_small(const void *p)
 {
-    return mwp_alloc_glibc && !boot_owns(p) &&
+    return alloc_glibc && !boot_owns(p) &&
            (((const size_t *)p)[-1] & ~(size_t)7) < mwp_cfg.alloc_threshold;
 }
 
@@ -111,7 +128,7 @@ static inline int free_maybe_recorded(const void *p)
 static inline int alloc_on(size_t n)
 {
     return n >= mwp_cfg.alloc_threshold && !mwp_in_hook &&
-           atomic_load_explicit(&mwp_state, memory_order_relaxed) == MWP_RUNNING;
+           atomic_load_explicit(&mwp_proc.state, memory_order_relaxed) == MWP_RUNNING;
 }
 
 __attribute__((noinline)) static unsigned alloc_frames(uint64_t *out, unsigned max)
@@ -201,9 +218,6 @@ static void alloc_record_stack(mwr_alloc *a, uintptr_t stk_hi)
 }
 #endif
 
-/* writer.c: the run's raw files reached memwatch record's --max-size */
-extern _Atomic int mwp_size_capped;
-
 /* ---- the stack table ----
  * Allocation call chains repeat (a build's recording: 19,826 distinct
  * chains per process in 52,776 allocation records; a loop that allocates
@@ -244,7 +258,7 @@ static uint64_t stk_hash_of(const uint64_t *fr, unsigned n)
 static int stk_own(void)
 {
     pid_t owner = atomic_load_explicit(&stk_pid, memory_order_acquire);
-    if (owner == mwp_pid)
+    if (owner == mwp_proc.pid)
         return 1;
     if (owner == -1 || !atomic_compare_exchange_strong(&stk_pid, &owner, -1))
         return 0;
@@ -253,7 +267,7 @@ static int stk_own(void)
         atomic_store_explicit(&stk_ids[i], 0, memory_order_relaxed);
     }
     atomic_store(&stk_next, 0);
-    atomic_store_explicit(&stk_pid, mwp_pid, memory_order_release);
+    atomic_store_explicit(&stk_pid, mwp_proc.pid, memory_order_release);
     return 1;
 }
 
@@ -327,7 +341,7 @@ __attribute__((noinline)) static void alloc_record(uint16_t kind, const void *p,
     /* past the run's size cap (writer.c) no stack copies: the frame-pointer
      * chain, written once per process */
     if (mwp_cfg.unwind == MWP_UNWIND_DWARF && mwp_cfg.alloc_frames && t && t->stk_hi &&
-        !atomic_load_explicit(&mwp_size_capped, memory_order_relaxed)) {
+        !atomic_load_explicit(&mwp_wstat.size_capped, memory_order_relaxed)) {
         alloc_record_stack(&a, t->stk_hi);
     } else {
         unsigned max = mwp_cfg.alloc_frames > 64 ? 64 : mwp_cfg.alloc_frames;
@@ -574,8 +588,9 @@ MWP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
         alloc_record(MWR_A_MMAP, p, len, 0);
     /* a file mapped as data: named by its path in the report's objects */
     if (p != MAP_FAILED && fd >= 0 && !(flags & MAP_ANONYMOUS) && !(prot & PROT_EXEC) &&
-        !mwp_in_hook && atomic_load_explicit(&mwp_state, memory_order_relaxed) == MWP_RUNNING &&
-        atomic_load(&mwp_begun)) /* (before, the start's scan of the maps sees it) */
+        !mwp_in_hook &&
+        atomic_load_explicit(&mwp_proc.state, memory_order_relaxed) == MWP_RUNNING &&
+        atomic_load(&mwp_lazy.begun)) /* (before, the start's scan of the maps sees it) */
         mwp_maps_note(fd, p, len, (long)off);
     return p;
 }

@@ -27,7 +27,13 @@
  * kept (the child may free the parent's recorded blocks: those FREEs are
  * written, as before).
  */
-#include "internal.h"
+#include "alloc.h"
+#include "base.h"
+#include "process.h"
+#include "threads.h"
+#include "writer.h"
+
+#include <memwatch/mwr.h>
 
 /* ---- the sampling rule (pure) ---- */
 
@@ -65,6 +71,10 @@ int mwp_alloc_sample_rule(uint64_t key, uint64_t n)
 
 #ifndef MWP_ALLOC_SITES_RULE_ONLY /* the unit test takes the rule alone */
 
+/* A recorded block found its bucket of the live table full (below): from
+ * then on every free of a block of at least the threshold is written. */
+static _Atomic int live_overflow;
+
 /* ---- the site table ---- */
 #define SITE_SLOTS 1024u
 #define SITE_PROBES 16u
@@ -80,7 +90,7 @@ static _Atomic pid_t site_pid; /* the process whose counts the table holds; -1: 
 static int site_own(void)
 {
     pid_t owner = atomic_load_explicit(&site_pid, memory_order_acquire);
-    if (owner == mwp_pid)
+    if (owner == mwp_proc.pid)
         return 1;
     if (owner == -1 || !atomic_compare_exchange_strong(&site_pid, &owner, -1))
         return 0;
@@ -90,7 +100,7 @@ static int site_own(void)
         atomic_store_explicit(&sites[i].bytes, 0, memory_order_relaxed);
         atomic_store_explicit(&sites[i].recorded, 0, memory_order_relaxed);
     }
-    atomic_store_explicit(&site_pid, mwp_pid, memory_order_release);
+    atomic_store_explicit(&site_pid, mwp_proc.pid, memory_order_release);
     return 1;
 }
 
@@ -134,7 +144,7 @@ int mwp_alloc_site_take(uint64_t pc, size_t n)
  * AS-safe. */
 void mwp_alloc_sites_emit(void)
 {
-    if (atomic_load_explicit(&site_pid, memory_order_acquire) != mwp_pid)
+    if (atomic_load_explicit(&site_pid, memory_order_acquire) != mwp_proc.pid)
         return;
     for (unsigned i = 0; i < SITE_SLOTS; i++) {
         struct site *s = &sites[i];
@@ -147,8 +157,8 @@ void mwp_alloc_sites_emit(void)
                             (uint32_t)(c ? mwp_alloc_sample_period(c - 1) : 1), 0};
         mwp_emit_buffered(MWR_ALLOC_SITE, &a, sizeof a, NULL, 0);
     }
-    if (atomic_load(&mwp_alloc_live_overflow))
-        mwp_meta_note("alloc_live_overflow",
+    if (atomic_load(&live_overflow))
+        mwp_meta_note(MW_META_ALLOC_LIVE_OVERFLOW,
                       "more recorded blocks were live at once than the table holds (16384): "
                       "from then on every free of a block of at least the threshold was written");
 }
@@ -157,7 +167,6 @@ void mwp_alloc_sites_emit(void)
 #define LIVE_BUCKETS 4096u
 #define LIVE_WAYS 4u
 MWP_COLD static _Atomic uint64_t live[LIVE_BUCKETS][LIVE_WAYS];
-_Atomic int mwp_alloc_live_overflow;
 
 static inline _Atomic uint64_t *live_bucket(uint64_t a)
 {
@@ -175,7 +184,7 @@ void mwp_alloc_live_add(const void *p)
             atomic_compare_exchange_strong(&b[w], &zero, a))
             return;
     }
-    atomic_store(&mwp_alloc_live_overflow, 1);
+    atomic_store(&live_overflow, 1);
 }
 
 /* 1: p was a recorded block (now forgotten): its release is written. Also 1
@@ -190,7 +199,7 @@ int mwp_alloc_live_take(const void *p)
             atomic_compare_exchange_strong(&b[w], &cur, 0))
             return 1;
     }
-    return atomic_load_explicit(&mwp_alloc_live_overflow, memory_order_relaxed);
+    return atomic_load_explicit(&live_overflow, memory_order_relaxed);
 }
 
 #endif /* MWP_ALLOC_SITES_RULE_ONLY */

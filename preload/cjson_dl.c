@@ -14,7 +14,8 @@
  * reports the profile unreadable) and the reason goes to the META and to
  * stderr once.
  */
-#include "internal.h"
+#include "util.h"
+#include "writer.h"
 
 #include <cjson/cJSON.h>
 #include <dlfcn.h>
@@ -54,7 +55,7 @@ static void cj_load(void)
         char why[300];
         snprintf(why, sizeof why, "libcjson.so.1 cannot be loaded (%s): no machine profile is read",
                  err);
-        mwp_meta_note("profile_reader", why);
+        mwp_meta_note(MW_META_PROFILE_READER, why);
         mwp_say(1, why, NULL, NULL);
     }
 }

@@ -4,11 +4,18 @@
  * invalid value gives exactly one line on stderr naming the variable, the
  * value and the default used instead. Runs in the constructor only.
  */
+#include "config.h"
+
+#include "base.h"
+#include "env.h"
+#include "sys.h"
+#include "util.h"
 #include "envval.h" /* counters/ */
-#include "internal.h"
 #include "jobid.h" /* the run id of an MPI or Slurm job */
 
 #include <memwatch/attrs.h>
+#include <memwatch/memwatch.h>
+#include <memwatch/probe_lat.h>
 #include <memwatch/profile.h>
 
 #include <ctype.h>
@@ -148,7 +155,7 @@ MWP_HOT static double cfg_strtod(const char *v, char **end)
 MWP_HOT static void cfg_load_run(struct mwp_config *c)
 {
     const char *v;
-    if ((v = mwp_env[MWP_ENV_RUN_ID]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_RUN_ID]) && *v) {
         size_t l = 0; /* letters, digits, '.', '_', '-' (a loop: strspn's page of libc is
                        * one more page fault in every process) */
         while ((v[l] >= 'a' && v[l] <= 'z') || (v[l] >= 'A' && v[l] <= 'Z') ||
@@ -174,11 +181,11 @@ MWP_HOT static void cfg_load_run(struct mwp_config *c)
                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)getpid());
         setenv("MEMWATCH_RUN_ID", c->run_id, 1);
     }
-    if ((v = mwp_env[MWP_ENV_GROUP_READABLE]) && *v && mw_env_bool(v, &c->group_readable)) {
+    if ((v = mwp_env.val[MWP_ENV_GROUP_READABLE]) && *v && mw_env_bool(v, &c->group_readable)) {
         c->group_readable = 0;
         cfg_bad("MEMWATCH_GROUP_READABLE", v, "expected 0 or 1", "0 (owner only)");
     }
-    if ((v = mwp_env[MWP_ENV_STATUS]) && *v && v[0] == '/' && strlen(v) < sizeof c->status)
+    if ((v = mwp_env.val[MWP_ENV_STATUS]) && *v && v[0] == '/' && strlen(v) < sizeof c->status)
         mwp_strcpy(c->status, v);
 }
 
@@ -186,7 +193,7 @@ MWP_HOT static void cfg_load_run(struct mwp_config *c)
 MWP_HOT static void cfg_load_hardware(struct mwp_config *c)
 {
     const char *v;
-    if ((v = mwp_env[MWP_ENV_PRECISE]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_PRECISE]) && *v) {
         if (!strcmp(v, "auto"))
             c->precise = 1;
         else if (!strcmp(v, "off"))
@@ -194,19 +201,19 @@ MWP_HOT static void cfg_load_hardware(struct mwp_config *c)
         else
             cfg_bad("MEMWATCH_PRECISE", v, "expected auto or off", "auto");
     }
-    if ((v = mwp_env[MWP_ENV_SYSFS]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_SYSFS]) && *v) {
         if (strlen(v) >= sizeof c->sysfs)
             cfg_bad("MEMWATCH_SYSFS", v, "path too long", "/sys");
         else
             mwp_strcpy(c->sysfs, v);
     }
-    if ((v = mwp_env[MWP_ENV_PROC]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_PROC]) && *v) {
         if (strlen(v) >= sizeof c->proc)
             cfg_bad("MEMWATCH_PROC", v, "path too long", "/proc");
         else
             mwp_strcpy(c->proc, v);
     }
-    if ((v = mwp_env[MWP_ENV_LDLAT]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_LDLAT]) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);
         if (*end || *v == '-' || n < 3 || n > 65535)
@@ -215,7 +222,7 @@ MWP_HOT static void cfg_load_hardware(struct mwp_config *c)
         else
             c->ldlat = (unsigned)n;
     }
-    if ((v = mwp_env[MWP_ENV_GPU]) && *v && mw_env_bool(v, &c->gpu)) {
+    if ((v = mwp_env.val[MWP_ENV_GPU]) && *v && mw_env_bool(v, &c->gpu)) {
         c->gpu = 1;
         cfg_bad("MEMWATCH_GPU", v, "expected 0 or 1", "1");
     }
@@ -226,7 +233,7 @@ MWP_HOT static void cfg_load_hardware(struct mwp_config *c)
 MWP_HOT static void cfg_load_thresholds(struct mwp_config *c)
 {
     const char *v;
-    if ((v = mwp_env[MWP_ENV_PROFILE]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_PROFILE]) && *v) {
         if (strlen(v) >= sizeof c->profile)
             cfg_bad("MEMWATCH_PROFILE", v, "path too long", "the default profile");
         else {
@@ -234,7 +241,7 @@ MWP_HOT static void cfg_load_thresholds(struct mwp_config *c)
             c->profile_set = 1;
         }
     }
-    if ((v = mwp_env[MWP_ENV_THRESHOLD_NS]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_THRESHOLD_NS]) && *v) {
         char *end;
         double d = cfg_strtod(v, &end);
         if (*end || !(d > 0) || d > 1e6)
@@ -243,7 +250,7 @@ MWP_HOT static void cfg_load_thresholds(struct mwp_config *c)
         else
             c->threshold_ns = d;
     }
-    if ((v = mwp_env[MWP_ENV_THRESHOLD_FACTOR]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_THRESHOLD_FACTOR]) && *v) {
         char *end;
         double d = cfg_strtod(v, &end);
         if (*end || !(d > 1.0) || d > 100)
@@ -251,7 +258,7 @@ MWP_HOT static void cfg_load_thresholds(struct mwp_config *c)
         else
             c->threshold_factor = d;
     }
-    if ((v = mwp_env[MWP_ENV_MIX]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_MIX]) && *v) {
         static const char *const ok[] = {"reads100", "reads75", "reads50", "nt50",
                                          "100",      "75",      "50",      "nt"};
         size_t k = 0;
@@ -263,7 +270,7 @@ MWP_HOT static void cfg_load_thresholds(struct mwp_config *c)
         else
             mwp_strcpy(c->mix, ok[k % 4]); /* at most 8 characters */
     }
-    if ((v = mwp_env[MWP_ENV_BASELINE_NS]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_BASELINE_NS]) && *v) {
         char *end;
         double d = cfg_strtod(v, &end);
         if (*end || !(d > 0) || d > 1e6)
@@ -276,7 +283,7 @@ MWP_HOT static void cfg_load_thresholds(struct mwp_config *c)
      * a recorded parent (or memwatch record), so that each process does not
      * determine it again: that takes a perf event, CPUID and, in a virtual
      * machine, /proc/cpuinfo and a 20 ms measurement on the interval thread. */
-    if ((v = mwp_env[MWP_ENV_TSC]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_TSC]) && *v) {
         char *end;
         double d = cfg_strtod(v, &end);
         if (!(d >= 1e6 && d <= 1e11) || *end != ' ' || !end[1] || mwp_has_char(end, '\n'))
@@ -299,7 +306,7 @@ MWP_HOT static void cfg_load_thresholds(struct mwp_config *c)
 MWP_HOT static void cfg_load_process(struct mwp_config *c)
 {
     const char *v;
-    if ((v = mwp_env[MWP_ENV_RING_PAGES]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_RING_PAGES]) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);
         if (*end || n < 4 || n > 1024 || (n & (n - 1)))
@@ -307,11 +314,11 @@ MWP_HOT static void cfg_load_process(struct mwp_config *c)
         else
             c->ring_pages = (unsigned)n;
     }
-    if ((v = mwp_env[MWP_ENV_INHERIT]) && *v && mw_env_bool(v, &c->inherit)) {
+    if ((v = mwp_env.val[MWP_ENV_INHERIT]) && *v && mw_env_bool(v, &c->inherit)) {
         c->inherit = 1;
         cfg_bad("MEMWATCH_INHERIT", v, "expected 0 or 1", "1");
     }
-    if ((v = mwp_env[MWP_ENV_INLINE]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_INLINE]) && *v) {
         static const char *const suf[] = {"ms", "s", NULL};
         static const uint64_t mul[] = {1000000, 1000000000};
         uint64_t ns;
@@ -329,7 +336,7 @@ MWP_HOT static void cfg_load_process(struct mwp_config *c)
             cfg_bad("MEMWATCH_INLINE", v, "expected 0, 1, always or a CPU time of 10ms or more, e.g. 5s", "1 (2s)");
         }
     }
-    if ((v = mwp_env[MWP_ENV_PROBE_SHARE]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_PROBE_SHARE]) && *v) {
         if (v[0] == '/' && strlen(v) < sizeof c->probe_share_dir) {
             mwp_strcpy(c->probe_share_dir, v);
         } else if (mw_env_bool(v, &c->probe_share)) {
@@ -337,7 +344,7 @@ MWP_HOT static void cfg_load_process(struct mwp_config *c)
             cfg_bad("MEMWATCH_PROBE_SHARE", v, "expected 0, 1 or an absolute directory", "1");
         }
     }
-    if ((v = mwp_env[MWP_ENV_FOLLOW]) && *v && mw_env_bool(v, &c->follow)) {
+    if ((v = mwp_env.val[MWP_ENV_FOLLOW]) && *v && mw_env_bool(v, &c->follow)) {
         c->follow = 1;
         cfg_bad("MEMWATCH_FOLLOW", v, "expected 0 or 1", "1");
     }
@@ -348,7 +355,7 @@ MWP_HOT static void cfg_load_process(struct mwp_config *c)
 MWP_HOT static void cfg_load_stacks(struct mwp_config *c)
 {
     const char *v;
-    if ((v = mwp_env[MWP_ENV_ALLOC_THRESHOLD]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_ALLOC_THRESHOLD]) && *v) {
         static const char *const suf[] = {"b",  "k", "kib", "kb", "m", "mib",
                                           "mb", "g", "gib", "gb", NULL};
         static const uint64_t mul[] = {1,       1024,    1024,    1024,    1 << 20,
@@ -361,7 +368,7 @@ MWP_HOT static void cfg_load_stacks(struct mwp_config *c)
         else
             c->alloc_threshold = t;
     }
-    if ((v = mwp_env[MWP_ENV_ALLOC_FRAMES]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_ALLOC_FRAMES]) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);
         if (*end || *v == '-' || n > 64)
@@ -369,7 +376,7 @@ MWP_HOT static void cfg_load_stacks(struct mwp_config *c)
         else
             c->alloc_frames = (unsigned)n;
     }
-    if ((v = mwp_env[MWP_ENV_STACK_DEPTH]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_STACK_DEPTH]) && *v) {
         char *end;
         unsigned long n = strtoul(v, &end, 10);
         if (*end || *v == '-' || n < 1 || n > 127)
@@ -377,7 +384,7 @@ MWP_HOT static void cfg_load_stacks(struct mwp_config *c)
         else
             c->stack_depth = (unsigned)n;
     }
-    if ((v = mwp_env[MWP_ENV_UNWIND]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_UNWIND]) && *v) {
         if (!strcmp(v, "auto"))
             c->unwind = MWP_UNWIND_AUTO;
         else if (!strcmp(v, "fp"))
@@ -387,7 +394,7 @@ MWP_HOT static void cfg_load_stacks(struct mwp_config *c)
         else
             cfg_bad("MEMWATCH_UNWIND", v, "expected auto, dwarf or fp", "auto");
     }
-    if ((v = mwp_env[MWP_ENV_UNWIND_STACK]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_UNWIND_STACK]) && *v) {
         static const char *const suf[] = {"b", "k", "kib", "kb", NULL};
         static const uint64_t mul[] = {1, 1024, 1024, 1024};
         uint64_t b;
@@ -403,17 +410,17 @@ MWP_HOT static void cfg_load_stacks(struct mwp_config *c)
 MWP_HOT static void cfg_load_sampling(struct mwp_config *c)
 {
     const char *v;
-    if ((v = mwp_env[MWP_ENV_ENABLE]) && *v && mw_env_bool(v, &c->enabled)) {
+    if ((v = mwp_env.val[MWP_ENV_ENABLE]) && *v && mw_env_bool(v, &c->enabled)) {
         c->enabled = 1;
         cfg_bad("MEMWATCH_ENABLE", v, "expected 0 or 1", "1");
     }
-    if ((v = mwp_env[MWP_ENV_DIR]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_DIR]) && *v) {
         if (strlen(v) >= sizeof c->dir - 80)
             cfg_bad("MEMWATCH_DIR", v, "path too long", "the current directory");
         else
             mwp_strcpy(c->dir, v);
     }
-    if ((v = mwp_env[MWP_ENV_INTERVAL]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_INTERVAL]) && *v) {
         static const char *const suf[] = {"ns", "us", "ms", "s", NULL};
         static const uint64_t mul[] = {1, 1000, 1000000, 1000000000};
         uint64_t ns;
@@ -422,7 +429,7 @@ MWP_HOT static void cfg_load_sampling(struct mwp_config *c)
         else
             c->interval_ns = ns;
     }
-    if ((v = mwp_env[MWP_ENV_METHOD]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_METHOD]) && *v) {
         if (!mw_env_method_ok(v) || strlen(v) >= sizeof c->method) {
             char expected[200] = "expected ";
             mw_env_method_choices(expected + 9, sizeof expected - 9);
@@ -432,7 +439,7 @@ MWP_HOT static void cfg_load_sampling(struct mwp_config *c)
             c->method_choice = mw_env_method(v);
         }
     }
-    if ((v = mwp_env[MWP_ENV_RATE]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_RATE]) && *v) {
         static const char *const suf[] = {"hz", "khz", NULL};
         static const uint64_t mul[] = {1, 1000};
         uint64_t r;
@@ -441,7 +448,7 @@ MWP_HOT static void cfg_load_sampling(struct mwp_config *c)
         else
             c->rate = (unsigned long)r;
     }
-    if ((v = mwp_env[MWP_ENV_FAULT_PERIOD]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_FAULT_PERIOD]) && *v) {
         char *end;
         unsigned long p = strtoul(v, &end, 10);
         if (*end || *v == '-' || p > 1000000000ul)
@@ -455,7 +462,7 @@ MWP_HOT void mwp_config_load(struct mwp_config *c)
 {
     const char *v;
     /* Verbosity first so that the other warnings obey it. */
-    if ((v = mwp_env[MWP_ENV_VERBOSE]) && *v) {
+    if ((v = mwp_env.val[MWP_ENV_VERBOSE]) && *v) {
         char *end;
         long n = strtol(v, &end, 10);
         if (*end || n < 0 || n > 3) {

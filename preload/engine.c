@@ -33,11 +33,24 @@
  * that only waits for its children never does any of it. Process exit
  * never waits for this thread (no join on the exit path).
  */
-#include "internal.h"
+#include "engine.h"
+
+#include "base.h"
+#include "config.h"
+#include "modules.h"
+#include "precise.h"
+#include "probe_share.h"
+#include "process.h"
+#include "real.h"
+#include "threads.h"
+#include "util.h"
+#include "writer.h"
 
 #include <memwatch/attrs.h>
 #include <memwatch/catalogue.h>
+#include <memwatch/memwatch.h>
 #include <memwatch/method_read.h>
+#include <memwatch/mwr.h>
 #include <memwatch/pmu.h>
 #include <memwatch/probe_lat.h>
 #include <memwatch/profile.h>
@@ -54,7 +67,16 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-uint64_t mwp_iv_last_end;
+/* The end of the last interval written (the interval thread, or the
+ * inline tick; a fork child restarts it). */
+static uint64_t eng_iv_last_end;
+/* The TSC rate, and how it was found (NULL until the set-up: children are
+ * handed MEMWATCH_TSC once it is known). */
+static double eng_tsc_hz;
+static const char *_Atomic eng_tsc_how;
+/* The machine profile used: path and state (META profile; a fork child's
+ * first META repeats it). */
+static char eng_profile_desc[PATH_MAX + 160] = "pending (see the later META record)";
 static mw_probe_lat *eng_probe;
 static int eng_setup_done;
 static double eng_threshold;
@@ -85,7 +107,7 @@ static void eng_note_num(const char *k, double v)
     char b[64];
     struct mwp_str s = {b, sizeof b, 0};
     mwp_s_dbl(&s, v);
-    mwp_meta_note(k, b);
+    mwp_meta_note_kv(k, b);
 }
 
 /* Why the threshold is the one it is (META mix_curve): the words of
@@ -100,7 +122,7 @@ static void eng_note_claims(const mw_profile *prof)
 {
     eng_saturable = prof->saturable;
     if (prof->saturable != MW_SAT_UNKNOWN)
-        mwp_meta_note("saturable", prof->saturable == MW_SAT_YES ? "1" : "0");
+        mwp_meta_note(MW_META_SATURABLE, prof->saturable == MW_SAT_YES ? "1" : "0");
     char b[1024];
     struct mwp_str s = {b, sizeof b, 0};
     if (prof->band_hi_ns > 0) {
@@ -108,7 +130,7 @@ static void eng_note_claims(const mw_profile *prof)
         mwp_s_str(&s, ",");
         mwp_s_dbl(&s, prof->band_hi_ns);
         b[s.len < sizeof b ? s.len : sizeof b - 1] = 0;
-        mwp_meta_note("threshold_band_ns", b);
+        mwp_meta_note(MW_META_THRESHOLD_BAND_NS, b);
     }
     if (prof->n_curve) {
         s.len = 0;
@@ -120,13 +142,13 @@ static void eng_note_claims(const mw_profile *prof)
             mwp_s_dbl(&s, prof->curve[i].ns);
         }
         b[s.len < sizeof b ? s.len : sizeof b - 1] = 0;
-        mwp_meta_note("lat_curve", b);
+        mwp_meta_note(MW_META_LAT_CURVE, b);
         /* levels are shares of the curve's own peak (bandwidth read back
          * from latency cannot exceed it) */
-        eng_note_num("peak_bw", prof->curve[prof->n_curve - 1].bw);
+        eng_note_num(mw_meta_key(MW_META_PEAK_BW), prof->curve[prof->n_curve - 1].bw);
     }
     if (prof->threshold_note[0])
-        mwp_meta_note("threshold_note", prof->threshold_note);
+        mwp_meta_note(MW_META_THRESHOLD_NOTE, prof->threshold_note);
 }
 
 /* Threshold from the machine profile for the latency method in use
@@ -179,16 +201,16 @@ static void eng_threshold_final(void)
     }
     eng_tsrc = tsrc;
     if (eng_baseline > 0)
-        eng_note_num("baseline_ns", eng_baseline);
-    mwp_meta_note("lat_method", eng_lat_method[0] ? eng_lat_method : "none");
-    eng_note_num("threshold_ns", eng_threshold);
-    mwp_meta_note("threshold_source", tsrc);
+        eng_note_num(mw_meta_key(MW_META_BASELINE_NS), eng_baseline);
+    mwp_meta_note(MW_META_LAT_METHOD, eng_lat_method[0] ? eng_lat_method : "none");
+    eng_note_num(mw_meta_key(MW_META_THRESHOLD_NS), eng_threshold);
+    mwp_meta_note(MW_META_THRESHOLD_SOURCE, tsrc);
     if (eng_mix_note[0] && eng_calibrated)
-        mwp_meta_note("mix_curve", eng_mix_note);
+        mwp_meta_note(MW_META_MIX_CURVE, eng_mix_note);
     if (eng_calibrated && mwp_cfg.threshold_ns <= 0)
         eng_note_claims(&eng_prof);
     else if (eng_have_prof && eng_prof.threshold_note[0])
-        mwp_meta_note("threshold_note", eng_prof.threshold_note);
+        mwp_meta_note(MW_META_THRESHOLD_NOTE, eng_prof.threshold_note);
     eng_thr_done = 1;
 }
 
@@ -197,7 +219,7 @@ static void eng_threshold_final(void)
 static void eng_share_open(void)
 {
     if (!mwp_cfg.probe_share) {
-        mwp_meta_note("probe_share", "off (MEMWATCH_PROBE_SHARE=0)");
+        mwp_meta_note(MW_META_PROBE_SHARE, "off (MEMWATCH_PROBE_SHARE=0)");
         return;
     }
     char path[400], why[600], note[700];
@@ -209,7 +231,7 @@ static void eng_share_open(void)
     } else {
         snprintf(note, sizeof note, "on: %s", path);
     }
-    mwp_meta_note("probe_share", note);
+    mwp_meta_note(MW_META_PROBE_SHARE, note);
 }
 
 /* One latency reading for an interval in which the process ran: the median
@@ -250,7 +272,7 @@ static void eng_probe_create(void)
     if (rc < 0) {
         char why[200];
         snprintf(why, sizeof why, "probe_lat unavailable: %s", mw_strerror(rc));
-        mwp_meta_note("method_note", why);
+        mwp_meta_note(MW_META_METHOD_NOTE, why);
         mwp_say(1, why, "; intervals carry no latency", NULL);
         eng_probe = NULL;
         eng_lat_method[0] = 0;
@@ -335,7 +357,7 @@ static void eng_counters_open(void)
     else if ((rc = mw_cpu_identify(mwp_cfg.proc[0] ? mwp_cfg.proc : NULL, &cpu)) < 0)
         snprintf(why, sizeof why, "cannot identify the CPU from %s/cpuinfo: %s",
                  mwp_cfg.proc[0] ? mwp_cfg.proc : "/proc", mw_strerror(rc));
-    double hz = eng_have_prof && eng_prof.tsc_hz > 0 ? eng_prof.tsc_hz : mwp_tsc_hz_val;
+    double hz = eng_have_prof && eng_prof.tsc_hz > 0 ? eng_prof.tsc_hz : eng_tsc_hz;
     if (eng_ctr_lat[0]) {
         /* only the latency method turns core cycles into ns */
         int prior = rc;
@@ -354,11 +376,11 @@ static void eng_counters_open(void)
                      "%s (%s): pending-miss cycles / misses of every thread of the process, core "
                      "cycles per miss x 1e9 / %.6g Hz (TSC rate; the threshold is converted alike)",
                      eng_ctr_lat, eng_ctr_lat_src, hz);
-            mwp_meta_note("lat_counters", note);
+            mwp_meta_note(MW_META_LAT_COUNTERS, note);
         } else {
             snprintf(note, sizeof note, "%s %s but cannot be opened here: %s; using probe_lat",
                      eng_ctr_lat, eng_ctr_lat_src, lwhy);
-            mwp_meta_note("method_note", note);
+            mwp_meta_note(MW_META_METHOD_NOTE, note);
             mwp_say(2, note, NULL, NULL);
         }
     }
@@ -373,14 +395,14 @@ static void eng_counters_open(void)
                          ? ": DRAM reads of this process's threads"
                          : ": all DRAM traffic of the machine, every process (system-wide)",
                      eng_bw_factor != 1 ? ", divided by the profile's factor" : "");
-            mwp_meta_note("bw_counters", note);
+            mwp_meta_note(MW_META_BW_COUNTERS, note);
             if (eng_bw_factor != 1)
-                eng_note_num("bw_factor", eng_bw_factor);
+                eng_note_num(mw_meta_key(MW_META_BW_FACTOR), eng_bw_factor);
         } else {
             snprintf(note, sizeof note,
                      "%s %s but cannot be opened here: %s; intervals carry no DRAM bytes",
                      eng_ctr_bw, eng_ctr_bw_src, bwhy);
-            mwp_meta_note("bw_method_note", note);
+            mwp_meta_note(MW_META_BW_METHOD_NOTE, note);
             mwp_say(2, note, NULL, NULL);
         }
     }
@@ -447,7 +469,7 @@ static void eng_reader_lost(mw_method_reader **rd, const char *key, const char *
              why[0] ? why : "reading failed", what);
     mw_method_reader_close(*rd);
     *rd = NULL;
-    mwp_meta_note(key, note);
+    mwp_meta_note_kv(key, note);
     mwp_say(1, note, NULL, NULL);
 }
 
@@ -461,15 +483,15 @@ static void eng_setup(void)
     if (mwp_cfg.tsc_hz > 0) {
         snprintf(handed, sizeof handed, "%s; handed down (MEMWATCH_TSC)", mwp_cfg.tsc_src);
         mw_tsc_seed(mwp_cfg.tsc_hz, handed);
-    } else if (mwp_tsc_mark_tsc) {
+    } else if (mwp_proc.tsc_mark) {
         /* the start's reading (the constructor's, or a fork child's) */
-        mw_tsc_reference(mwp_tsc_mark_tsc, mwp_start_mono_ns, CLOCK_MONOTONIC);
+        mw_tsc_reference(mwp_proc.tsc_mark, mwp_proc.start_mono_ns, CLOCK_MONOTONIC);
     }
     const char *src = "";
-    mwp_tsc_hz_val = mw_tsc_hz(&src);
-    mwp_tsc_src = mwp_cfg.tsc_hz > 0 ? mwp_cfg.tsc_src : src;
-    eng_note_num("tsc_hz", mwp_tsc_hz_val);
-    mwp_meta_note("tsc_source", src);
+    eng_tsc_hz = mw_tsc_hz(&src);
+    eng_tsc_how = mwp_cfg.tsc_hz > 0 ? mwp_cfg.tsc_src : src;
+    eng_note_num(mw_meta_key(MW_META_TSC_HZ), eng_tsc_hz);
+    mwp_meta_note(MW_META_TSC_SOURCE, src);
 
     /* The machine profile. */
     int have_prof = 0;
@@ -483,8 +505,8 @@ static void eng_setup(void)
          * computed or inherited (MEMWATCH_MACHINE), instead of reading
          * /proc and /sys again in every process. */
         int rc = path[0] ? mw_profile_load(path, 0, &eng_prof) : -ENOENT;
-        if (rc == 0 && (!mwp_identity[0] || !strcmp(mwp_identity, "unknown") ||
-                        strcmp(eng_prof.identity, mwp_identity))) {
+        if (rc == 0 && (!mwp_proc.identity[0] || !strcmp(mwp_proc.identity, "unknown") ||
+                        strcmp(eng_prof.identity, mwp_proc.identity))) {
             rc = MW_ERR_FOREIGN;
             memset(&eng_prof, 0, sizeof eng_prof);
         }
@@ -504,10 +526,10 @@ static void eng_setup(void)
             }
         }
     }
-    snprintf(mwp_profile_desc, PATH_MAX + 160, "%s", desc);
-    mwp_meta_note("profile", desc);
+    snprintf(eng_profile_desc, sizeof eng_profile_desc, "%s", desc);
+    mwp_meta_note(MW_META_PROFILE, desc);
     if (have_prof)
-        mwp_meta_note("profile_path", mwp_cfg.profile); /* a key for `memwatch report` */
+        mwp_meta_note(MW_META_PROFILE_PATH, mwp_cfg.profile); /* a key for `memwatch report` */
     eng_have_prof = have_prof;
 
     /* Latency and bandwidth methods. A counter method is opened at the first
@@ -536,14 +558,14 @@ static void eng_setup(void)
                      "%s is not available in the profiler (it is not a counting method); using "
                      "probe_lat",
                      want);
-            mwp_meta_note("method_note", why);
+            mwp_meta_note(MW_META_METHOD_NOTE, why);
             mwp_say(2, why, NULL, NULL);
         }
         want = "probe_lat";
     }
     snprintf(eng_lat_method, sizeof eng_lat_method, "%.15s", none ? "" : want);
     if (have_prof && eng_prof.bw_method[0])
-        mwp_meta_note("profile_bw_method", eng_prof.bw_method);
+        mwp_meta_note(MW_META_PROFILE_BW_METHOD, eng_prof.bw_method);
     eng_bw_method[0] = 0;
     eng_bw_factor = 1;
     if (!eng_ctr_bw[0] && have_prof && eng_prof.bw_method[0] && !none) {
@@ -560,13 +582,13 @@ static void eng_setup(void)
     }
 
     /* Precise load sampling: recorded, off, or why not (preload/precise.c). */
-    mwp_meta_note("precise_loads", mwp_precise_note);
-    if (atomic_load(&mwp_precise_unopened)) {
+    mwp_meta_note(MW_META_PRECISE_LOADS, mwp_precise_note());
+    if (mwp_precise_unopened()) {
         char b[24];
         struct mwp_str s = {b, sizeof b, 0};
-        mwp_s_u64(&s, atomic_load(&mwp_precise_unopened));
+        mwp_s_u64(&s, mwp_precise_unopened());
         b[s.len] = 0;
-        mwp_meta_note("precise_unopened_threads", b);
+        mwp_meta_note(MW_META_PRECISE_UNOPENED_THREADS, b);
     }
     /* The probe (a 2 MiB region whose pages are touched, then measurements)
      * is created at the first interval in which the process ran: a process
@@ -632,7 +654,7 @@ static uint64_t eng_app_cpu_delta(void)
 
 /* safe: the work that is not async-signal-safe may run (always on the
  * interval thread; in an inline interval, where the timer's handler
- * interrupted the program's own code: process.c, "lazy start") */
+ * interrupted the program's own code: lazy.h) */
 static int eng_interval_records(uint64_t t0, int safe, uint64_t cpu)
 {
     mwr_interval iv;
@@ -679,7 +701,8 @@ static int eng_interval_records(uint64_t t0, int safe, uint64_t cpu)
             iv.latency_ns = cyc * eng_cyc_ns;
             iv.flags |= MWR_IV_LAT_VALID;
         } else if (rc < 0 && rc != MW_ERR_NODATA && safe) {
-            eng_reader_lost(&eng_lat_rd, "method_note", eng_lat_method, why, "latency");
+            eng_reader_lost(&eng_lat_rd, mw_meta_key(MW_META_METHOD_NOTE), eng_lat_method, why,
+                            "latency");
         }
     } else if (eng_probe && ran) {
         double lat = 0;
@@ -696,7 +719,8 @@ static int eng_interval_records(uint64_t t0, int safe, uint64_t cpu)
             iv.bytes = b / eng_bw_factor;
             iv.flags |= MWR_IV_BW_VALID;
         } else if (rc != MW_ERR_NODATA && safe) {
-            eng_reader_lost(&eng_bw_rd, "bw_method_note", eng_bw_method, why, "DRAM bytes");
+            eng_reader_lost(&eng_bw_rd, mw_meta_key(MW_META_BW_METHOD_NOTE), eng_bw_method, why,
+                            "DRAM bytes");
         }
     }
     iv.threshold_ns = eng_threshold;
@@ -710,11 +734,11 @@ static int eng_interval_records(uint64_t t0, int safe, uint64_t cpu)
     memcpy(iv.lat_method, eng_lat_method, sizeof iv.lat_method);
     memcpy(iv.bw_method, eng_bw_method, sizeof iv.bw_method);
     iv.t_end_ns = mwp_now_ns();
-    if (atomic_load(&mwp_state) != MWP_RUNNING)
+    if (atomic_load(&mwp_proc.state) != MWP_RUNNING)
         return ran;
     struct iovec v = {&iv, sizeof iv};
     mwp_write(MWR_INTERVAL, &v, 1);
-    mwp_iv_last_end = iv.t_end_ns;
+    eng_iv_last_end = iv.t_end_ns;
     return ran;
 }
 
@@ -746,7 +770,7 @@ static void eng_sleep_until(uint64_t ns)
  * the process's start left to this moment (writer.c), the loaded objects
  * (one write), the application thread's samplers (preload/threads.c,
  * "deferred samplers"; the process has run for an interval by now: lazy
- * start, process.c) and the set-up that a fork child inherits. */
+ * start, lazy.h) and the set-up that a fork child inherits. */
 static int eng_started; /* this image did it (a fork child does it again) */
 static void eng_start_work(int gathered)
 {
@@ -759,7 +783,7 @@ static void eng_start_work(int gathered)
         mwp_writer_gather(0);
     }
     mwp_threads_open_deferred();
-    mwp_iv_last_end = mwp_now_ns();
+    eng_iv_last_end = mwp_now_ns();
     eng_app_cpu_last = 0;
     eng_app_cpu_delta(); /* what the process used before */
     if (!eng_setup_done) {
@@ -796,9 +820,9 @@ static void *eng_main(void *arg)
         eng_sleep_until(next);
         if (atomic_load(&eng_stop))
             break;
-        int st = atomic_load(&mwp_state);
+        int st = atomic_load(&mwp_proc.state);
         if (st == MWP_RUNNING)
-            idle = eng_interval(mwp_iv_last_end, 1) ? 0 : idle + 1;
+            idle = eng_interval(eng_iv_last_end, 1) ? 0 : idle + 1;
         uint64_t now = mwp_now_ns();
         /* A process that has not run for MWP_IDLE_AFTER intervals (make, a
          * shell, a compiler driver waiting for its children) is looked at
@@ -817,7 +841,7 @@ static void *eng_main(void *arg)
 
 /* ---- inline intervals ----
  * While the program has one thread, its intervals run in the handler of the
- * lazy start's timer on that thread (process.c), every interval of its CPU
+ * lazy start's timer on that thread (lazy.c), every interval of its CPU
  * time, instead of on an interval thread of their own: a second thread
  * switches glibc to its locked stdio and malloc paths for good (pthread_create
  * calls _IO_enable_locks), which a build's compilers paid on every getc and
@@ -884,7 +908,7 @@ int mwp_engine_inline(void)
 
 int mwp_engine_tick(int safe)
 {
-    if (!eng_inline || atomic_load(&mwp_state) != MWP_RUNNING)
+    if (!eng_inline || atomic_load(&mwp_proc.state) != MWP_RUNNING)
         return 1;
     if (mwp_in_hook)
         return 0; /* memwatch's own code was interrupted: soon again */
@@ -894,7 +918,7 @@ int mwp_engine_tick(int safe)
      * last interval: that time is an interval of its own without a
      * reading, and the interval measured is the CPU time just run (as the
      * interval thread's records of a waiting process carry no reading). */
-    uint64_t last = mwp_iv_last_end, ran = eng_app_cpu_delta();
+    uint64_t last = eng_iv_last_end, ran = eng_app_cpu_delta();
     if (mwp_writer_gather(1)) { /* else the process is ending: its last drain is mwp_finish's */
         if (ran != UINT64_MAX && ran && last && t0 > last + ran + mwp_cfg.interval_ns) {
             mwr_interval w;
@@ -941,7 +965,7 @@ int mwp_engine_start(void)
         mwp_threads_open_deferred(); /* nobody else will */
         mwp_say(1, "cannot start the interval thread: ", mw_strerror(-rc),
                 "; only samples and allocations are recorded");
-        mwp_meta_note("engine_error", mw_strerror(-rc));
+        mwp_meta_note(MW_META_ENGINE_ERROR, mw_strerror(-rc));
         return -rc;
     }
     return 0;
@@ -957,6 +981,17 @@ double mwp_engine_baseline(void)
     return eng_baseline > 0 ? eng_baseline : mwp_cfg.baseline_ns;
 }
 
+uint64_t mwp_engine_last_end(void)
+{
+    return eng_iv_last_end;
+}
+
+double mwp_engine_tsc_hz(const char **src)
+{
+    *src = atomic_load(&eng_tsc_how);
+    return eng_tsc_hz;
+}
+
 int mwp_engine_setting_up(void)
 {
     return eng_have && !__atomic_load_n(&eng_setup_done, __ATOMIC_ACQUIRE) &&
@@ -968,24 +1003,17 @@ MWP_HOT void mwp_engine_meta(struct mwp_str *s)
 {
     if (!eng_setup_done)
         return;
-    extern char mwp_profile_desc[];
-    mwp_s_kv(s, "profile", mwp_profile_desc);
+    mwp_s_meta(s, MW_META_PROFILE, eng_profile_desc);
     if (eng_have_prof)
-        mwp_s_kv(s, "profile_path", mwp_cfg.profile);
-    mwp_s_str(s, "tsc_hz=");
-    mwp_s_dbl(s, mwp_tsc_hz_val);
-    mwp_s_str(s, "\n");
+        mwp_s_meta(s, MW_META_PROFILE_PATH, mwp_cfg.profile);
+    mwp_s_metad(s, MW_META_TSC_HZ, eng_tsc_hz);
     if (!eng_thr_done)
         return; /* the child notes them itself once its probe exists */
-    mwp_s_kv(s, "lat_method", eng_lat_method[0] ? eng_lat_method : "none");
-    mwp_s_str(s, "threshold_ns=");
-    mwp_s_dbl(s, eng_threshold);
-    mwp_s_str(s, "\n");
-    mwp_s_kv(s, "threshold_source", eng_tsrc);
+    mwp_s_meta(s, MW_META_LAT_METHOD, eng_lat_method[0] ? eng_lat_method : "none");
+    mwp_s_metad(s, MW_META_THRESHOLD_NS, eng_threshold);
+    mwp_s_meta(s, MW_META_THRESHOLD_SOURCE, eng_tsrc);
     if (eng_baseline > 0) {
-        mwp_s_str(s, "baseline_ns=");
-        mwp_s_dbl(s, eng_baseline);
-        mwp_s_str(s, "\n");
+        mwp_s_metad(s, MW_META_BASELINE_NS, eng_baseline);
     }
 }
 
@@ -1008,6 +1036,6 @@ void mwp_engine_child(void)
     eng_inline = 0;
     if (eng_lat_rd || eng_bw_rd)
         atomic_store(&eng_ctr_reopen, 1); /* closed on this process's interval thread */
-    mwp_iv_last_end = mwp_now_ns();
-    /* the child's own thread comes with its lazy start (process.c) */
+    eng_iv_last_end = mwp_now_ns();
+    /* the child's own thread comes with its lazy start (lazy.h) */
 }

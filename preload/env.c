@@ -4,21 +4,24 @@
  * per variable: some 45 getenv calls each walked the whole environment, in
  * every process of a recorded tree (docs/overhead.md).
  *
- * mwp_env[MWP_ENV_x] is what getenv("x") returned when the constructor
+ * mwp_env.val[MWP_ENV_x] is what getenv("x") returned when the constructor
  * scanned (the first definition, as getenv finds it); mwp_env_drop forgets
  * a variable the constructor unsets. The counters library's own variables
  * (the probe's, the profile path's) are answered from the same table while
  * the constructor runs (mwp_env_answer), by getenv afterwards.
  * Threading: written by the constructor only.
  */
-#include "internal.h"
+#include "env.h"
 
+#include "base.h"
+
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 extern char **environ;
 
-const char *mwp_env[MWP_ENV_COUNT];
+struct mwp_env_table mwp_env;
 
 /* The names, as arrays (not pointers): no load-time relocations. */
 #define MWP_ENV_NAME(id, name) name,
@@ -53,7 +56,7 @@ MWP_HOT static int env_match(const char *s, char term)
 
 MWP_HOT void mwp_env_scan(void)
 {
-    memset(mwp_env, 0, sizeof mwp_env);
+    memset(&mwp_env, 0, sizeof mwp_env);
     /* the first letters of the names in MWP_ENV_LIST: other variables are
      * passed over after one test */
     uint64_t first[4] = {0, 0, 0, 0};
@@ -68,8 +71,8 @@ MWP_HOT void mwp_env_scan(void)
         if (!(first[c >> 6] >> (c & 63) & 1))
             continue;
         int i = env_match(e, '=');
-        if (i >= 0 && !mwp_env[i]) /* getenv finds the first */
-            mwp_env[i] = e + strlen(env_names[i]) + 1;
+        if (i >= 0 && !mwp_env.val[i]) /* getenv finds the first */
+            mwp_env.val[i] = e + strlen(env_names[i]) + 1;
     }
 }
 
@@ -82,7 +85,7 @@ void mwp_env_drop(const char *name)
 {
     int i = env_index(name);
     if (i >= 0)
-        mwp_env[i] = NULL;
+        mwp_env.val[i] = NULL;
 }
 
 /* For the counters library (mw_getenv, which calls this where it is
@@ -97,7 +100,7 @@ MWP_HOT int mwp_env_answer(const char *name, const char **value)
     int i = env_index(name);
     if (i < 0)
         return 0;
-    *value = mwp_env[i];
+    *value = mwp_env.val[i];
     return 1;
 }
 

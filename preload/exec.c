@@ -11,7 +11,17 @@
  * Everything here may run in a vfork child or after fork: no malloc, the
  * environment is built on the caller's stack.
  */
-#include "internal.h"
+#include "exec.h"
+
+#include "base.h"
+#include "config.h"
+#include "engine.h"
+#include "lazy.h"
+#include "process.h"
+#include "real.h"
+#include "sys.h"
+#include "util.h"
+#include "writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -169,14 +179,16 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c, int elf
     /* What to hand down to a recorded child (only when it is recorded). */
     int follow = mwp_cfg.follow && have_preload && !elf32;
     int add_base = follow && base > 0 && !have_base;
-    int add_machine = follow && !have_machine && mwp_identity[0] && strcmp(mwp_identity, "unknown");
-    const char *tsc_src = atomic_load(&mwp_tsc_src);
-    int add_tsc = follow && !have_tsc && tsc_src && mwp_tsc_hz_val >= 1e6 && mwp_tsc_hz_val <= 1e11;
+    int add_machine =
+        follow && !have_machine && mwp_proc.identity[0] && strcmp(mwp_proc.identity, "unknown");
+    const char *tsc_src;
+    double tsc_hz = mwp_engine_tsc_hz(&tsc_src);
+    int add_tsc = follow && !have_tsc && tsc_src && tsc_hz >= 1e6 && tsc_hz <= 1e11;
     /* A fork child that never began hands its fork to the image it becomes
      * (lazy start): that image's file is the record of the process. */
-    int add_forked = follow && !have_forked && mwp_is_fork_child && !atomic_load(&mwp_begun) &&
-                     atomic_load(&mwp_state) == MWP_RUNNING &&
-                     (pid_t)syscall(SYS_getpid) == mwp_pid;
+    int add_forked = follow && !have_forked && mwp_proc.is_fork_child &&
+                     !atomic_load(&mwp_lazy.begun) && atomic_load(&mwp_proc.state) == MWP_RUNNING &&
+                     (pid_t)syscall(SYS_getpid) == mwp_proc.pid;
     strip = strip && have_preload;
     if ((!strip && !add_base && !add_machine && !add_tsc && !add_forked) || n > ENV_MAX)
         return envp;
@@ -199,13 +211,13 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c, int elf
         /* the machine identity costs ~0.1 ms to compute; children inherit it */
         struct mwp_str s = {c->machine, sizeof c->machine, 0};
         mwp_s_str(&s, "MEMWATCH_MACHINE=");
-        mwp_s_str(&s, mwp_identity);
+        mwp_s_str(&s, mwp_proc.identity);
         c->vec[k++] = c->machine;
     }
     if (add_tsc) {
         struct mwp_str s = {c->tsc, sizeof c->tsc, 0};
         mwp_s_str(&s, "MEMWATCH_TSC=");
-        mwp_s_dbl(&s, mwp_tsc_hz_val);
+        mwp_s_dbl(&s, tsc_hz);
         mwp_s_str(&s, " ");
         mwp_s_str(&s, tsc_src);
         c->vec[k++] = c->tsc;
@@ -213,9 +225,9 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c, int elf
     if (add_forked) {
         struct mwp_str s = {c->forked, sizeof c->forked, 0};
         mwp_s_str(&s, "MEMWATCH_FORKED=");
-        mwp_s_i64(&s, mwp_pid);
+        mwp_s_i64(&s, mwp_proc.pid);
         mwp_s_str(&s, " ");
-        mwp_s_u64(&s, mwp_start_mono_ns);
+        mwp_s_u64(&s, mwp_proc.start_mono_ns);
         c->vec[k++] = c->forked;
     }
     c->vec[k] = NULL;
@@ -252,16 +264,16 @@ static int exec_child_elf32(char *const *envp)
 
 static int exec_pre(void)
 {
-    if (atomic_load(&mwp_state) != MWP_RUNNING || (pid_t)syscall(SYS_getpid) != mwp_pid)
+    if (atomic_load(&mwp_proc.state) != MWP_RUNNING || (pid_t)syscall(SYS_getpid) != mwp_proc.pid)
         return 0;
-    int lazy = !atomic_load(&mwp_begun);
+    int lazy = !atomic_load(&mwp_lazy.begun);
     /* the timer of inline intervals too: exec keeps a signal it left
      * pending, and the new image would die of it */
     if (lazy || mwp_engine_inline())
         mwp_lazy_disarm();
     mwp_finish(0, "exec", 1);
     /* a process that never began comes back lazy where the exec fails */
-    return lazy && !atomic_load(&mwp_begun) ? 2 : 1;
+    return lazy && !atomic_load(&mwp_lazy.begun) ? 2 : 1;
 }
 
 static void exec_failed(int did, int err)
@@ -269,7 +281,7 @@ static void exec_failed(int did, int err)
     if (!did)
         return;
     int exp = MWP_ENDED;
-    if (!atomic_compare_exchange_strong(&mwp_state, &exp, MWP_RUNNING))
+    if (!atomic_compare_exchange_strong(&mwp_proc.state, &exp, MWP_RUNNING))
         return;
     if (did == 2) {
         mwp_lazy_rearm();

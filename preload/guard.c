@@ -6,7 +6,11 @@
  * need a single-threaded process (the interval thread is stopped for the
  * call and started again). Split from process.c.
  */
-#include "internal.h"
+#include "base.h"
+#include "engine.h"
+#include "process.h"
+#include "real.h"
+#include "writer.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,7 +22,7 @@
 
 /* ---- descriptors ---- */
 
-int mwp_fd_is_ours(int fd)
+static int fd_is_ours(int fd)
 {
     return fd >= 0 && fd == mwp_writer_fd();
 }
@@ -26,7 +30,7 @@ int mwp_fd_is_ours(int fd)
 MWP_EXPORT int close(int fd)
 {
     mwp_writer_settle();
-    if (mwp_fd_is_ours(fd) && atomic_load(&mwp_state) == MWP_RUNNING)
+    if (fd_is_ours(fd) && atomic_load(&mwp_proc.state) == MWP_RUNNING)
         return 0; /* memwatch's file: the program believes it closed it */
     static int (*real_close)(int);
     if (!real_close)
@@ -64,7 +68,7 @@ MWP_EXPORT void closefrom(int low)
     /* No close_range in this kernel: close one by one. */
     long max = sysconf(_SC_OPEN_MAX);
     for (long fd = low; fd < max && fd < (1 << 20); fd++)
-        if (!mwp_fd_is_ours((int)fd))
+        if (!fd_is_ours((int)fd))
             syscall(SYS_close, (int)fd);
 }
 
@@ -72,7 +76,7 @@ MWP_EXPORT int dup2(int oldfd, int newfd)
 {
     MWP_NEED(dup2, "dup2");
     mwp_writer_settle();
-    if (oldfd != newfd && mwp_fd_is_ours(newfd))
+    if (oldfd != newfd && fd_is_ours(newfd))
         mwp_writer_relocate();
     return mwp_real.dup2(oldfd, newfd);
 }
@@ -81,7 +85,7 @@ MWP_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
     MWP_NEED(dup3, "dup3");
     mwp_writer_settle();
-    if (oldfd != newfd && mwp_fd_is_ours(newfd))
+    if (oldfd != newfd && fd_is_ours(newfd))
         mwp_writer_relocate();
     return mwp_real.dup3(oldfd, newfd, flags);
 }
@@ -97,7 +101,7 @@ MWP_EXPORT int dup3(int oldfd, int newfd, int flags)
 
 static int solo_call(long nr, long a, long b)
 {
-    int running = atomic_load(&mwp_state) == MWP_RUNNING && mwp_engine_stop();
+    int running = atomic_load(&mwp_proc.state) == MWP_RUNNING && mwp_engine_stop();
     long rc = -1;
     for (int i = 0; i < 200; i++) {
         rc = syscall(nr, a, b);
@@ -108,7 +112,7 @@ static int solo_call(long nr, long a, long b)
         nanosleep(&ts, NULL);
     }
     int err = errno;
-    if (running && atomic_load(&mwp_state) == MWP_RUNNING)
+    if (running && atomic_load(&mwp_proc.state) == MWP_RUNNING)
         mwp_engine_start();
     errno = err;
     return (int)rc;
@@ -116,7 +120,7 @@ static int solo_call(long nr, long a, long b)
 
 MWP_EXPORT int unshare(int flags)
 {
-    if (!(flags & MWP_SOLO_FLAGS) || atomic_load(&mwp_state) != MWP_RUNNING)
+    if (!(flags & MWP_SOLO_FLAGS) || atomic_load(&mwp_proc.state) != MWP_RUNNING)
         return (int)syscall(SYS_unshare, flags);
     return solo_call(SYS_unshare, flags, 0);
 }
@@ -124,7 +128,7 @@ MWP_EXPORT int unshare(int flags)
 MWP_EXPORT int setns(int fd, int nstype)
 {
     if ((nstype && !(nstype & (CLONE_NEWUSER | CLONE_NEWNS))) ||
-        atomic_load(&mwp_state) != MWP_RUNNING)
+        atomic_load(&mwp_proc.state) != MWP_RUNNING)
         return (int)syscall(SYS_setns, fd, nstype);
     return solo_call(SYS_setns, fd, nstype);
 }

@@ -11,7 +11,15 @@
  * Threading: a private mutex (never held by application code) serializes
  * scans; not async-signal-safe (dl_iterate_phdr takes the loader's lock).
  */
-#include "internal.h"
+#include "modules.h"
+
+#include "lazy.h"
+#include "process.h"
+#include "sys.h"
+#include "util.h"
+#include "writer.h"
+
+#include <memwatch/mwr_frame.h>
 
 #include <elf.h>
 #include <fcntl.h>
@@ -107,7 +115,7 @@ static int mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
         if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
             mod_adds = info->dlpi_adds;
     }
-    const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : mwp_exe;
+    const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : mwp_exe.path;
     if (!c->buf && !mod_seen_add(info->dlpi_addr, mod_hash(path)))
         return 0;
     mwr_module m;
@@ -149,6 +157,7 @@ static int mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+static void maps_scan(void);
 static int maps_done; /* this image's files mapped as data were listed */
 
 void mwp_modules_scan(int force)
@@ -157,9 +166,9 @@ void mwp_modules_scan(int force)
         return; /* another scan is under way */
     struct mod_ctx c = {force, 1, 0, NULL, 0, 0, 0, 0};
     dl_iterate_phdr(mod_cb, &c);
-    if (!maps_done && atomic_load(&mwp_begun)) { /* (records are written from then on) */
+    if (!maps_done && atomic_load(&mwp_lazy.begun)) { /* (records are written from then on) */
         maps_done = 1;
-        mwp_maps_scan();
+        maps_scan();
     }
     pthread_mutex_unlock(&mod_lock);
 }
@@ -229,7 +238,9 @@ static int maps_parse(const char *l, const char *end, struct maps_line *o)
     return 1;
 }
 
-void mwp_maps_scan(void)
+/* Every file /proc/self/maps shows mapped as data (MWR_MODULE_DATA_FILE
+ * records, for the report's data objects), once, when recording begins. */
+static void maps_scan(void)
 {
     enum { CAP = 1 << 20, NX = 512 };
     long p = mwp_syscall(SYS_mmap, NULL, CAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,

@@ -2,7 +2,7 @@
  * preload/precise.c: precise load sampling in the profiler, per application
  * thread, beside cpu-clock and page faults (preload/threads.c).
  *
- * Owns: the decision made once in the constructor (MEMWATCH_PRECISE=auto|off,
+ * Owns: the decision made once, when the process begins (MEMWATCH_PRECISE=auto|off,
  * the hardware per sampling/attrs.c, MEMWATCH_LDLAT or the machine profile's
  * idle latency, read only where the hardware has a sampler), the attribute stored as
  * MWR_PERF_ATTR 3 (named "mem-loads" or "ibs_op", which report/ and
@@ -12,15 +12,23 @@
  * kernel refuses it). On Sapphire Rapids and later the group leader
  * (mem-loads-aux) stays open for the thread's life in t->aux_fd: closing it
  * would break the group; the member's descriptor is closed once mapped.
- * Threading: setup in the constructor only; mwp_precise_open opens on thread
- * t->tid, from that thread (trampoline, a thread settling before its first
- * pthread_create) or from the interval thread (the deferred samplers of the
- * first process of a tree and of a fork child, preload/threads.c): raw
- * syscalls only.
+ * Threading: setup once, when the process begins recording (lazy.h);
+ * mwp_precise_open opens on thread t->tid, from that thread (trampoline, a
+ * thread settling before its first pthread_create) or from the interval
+ * thread (the deferred samplers of the first process of a tree and of a
+ * fork child, preload/threads.c): raw syscalls only.
  */
-#include "internal.h"
+#include "precise.h"
+
+#include "base.h"
+#include "config.h"
+#include "process.h"
+#include "threads.h"
+#include "util.h"
+#include "writer.h"
 
 #include <memwatch/attrs.h>
+#include <memwatch/memwatch.h>
 #include <memwatch/profile.h>
 
 #include <errno.h>
@@ -30,8 +38,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-char mwp_precise_note[400] = "unavailable: not set up";
-_Atomic uint64_t mwp_precise_unopened;
+static char pr_note[400] = "unavailable: not set up"; /* META precise_loads */
+static _Atomic uint64_t pr_unopened; /* threads whose precise sampler failed */
 static char pr_leader[256]; /* attr bytes of the group leader, if any */
 static int pr_have_leader;
 static _Atomic int pr_said;
@@ -39,7 +47,7 @@ static _Atomic int pr_said;
 void mwp_precise_setup(void)
 {
     if (!mwp_cfg.precise) {
-        snprintf(mwp_precise_note, sizeof mwp_precise_note,
+        snprintf(pr_note, sizeof pr_note,
                  "off: MEMWATCH_PRECISE=off, nothing attempted");
         return;
     }
@@ -52,7 +60,7 @@ void mwp_precise_setup(void)
     int rc = mwp_precise_attrs(root, MWP_LDLAT_DEFAULT, freq, mwp_cfg.stack_depth, pa, &n, name,
                                sizeof name, why, sizeof why);
     if (rc) {
-        snprintf(mwp_precise_note, sizeof mwp_precise_note, "unavailable: %s", why);
+        snprintf(pr_note, sizeof pr_note, "unavailable: %s", why);
         mwp_say(2, "precise load sampling unavailable: ", why, NULL);
         return;
     }
@@ -65,9 +73,8 @@ void mwp_precise_setup(void)
          * (computed once per tree, or MEMWATCH_MACHINE), as the interval
          * engine does, instead of reading /proc and /sys again in the
          * constructor of every process. */
-        extern char mwp_identity[256];
-        if (path[0] && mw_profile_load(path, 0, &prof) == 0 && mwp_identity[0] &&
-            strcmp(mwp_identity, "unknown") && !strcmp(prof.identity, mwp_identity))
+        if (path[0] && mw_profile_load(path, 0, &prof) == 0 && mwp_proc.identity[0] &&
+            strcmp(mwp_proc.identity, "unknown") && !strcmp(prof.identity, mwp_proc.identity))
             pp = &prof;
     }
     const char *src;
@@ -76,56 +83,56 @@ void mwp_precise_setup(void)
     rc = mwp_precise_attrs(root, ldlat, freq, mwp_cfg.stack_depth, pa, &n, name, sizeof name, why,
                            sizeof why);
     if (rc) {
-        snprintf(mwp_precise_note, sizeof mwp_precise_note, "unavailable: %s", why);
+        snprintf(pr_note, sizeof pr_note, "unavailable: %s", why);
         mwp_say(2, "precise load sampling unavailable: ", why, NULL);
         return;
     }
     pr_have_leader = n == 2;
     if (pr_have_leader)
         memcpy(pr_leader, &pa[0], sizeof pa[0]);
-    memcpy(mwp_attr_bytes[2], &pa[n - 1], sizeof pa[0]);
-    mwp_attr_names[2] = pa[n - 1].precise_ip ? "mem-loads" : "ibs_op";
+    memcpy(mwp_attrs.bytes[2], &pa[n - 1], sizeof pa[0]);
+    mwp_attr_name_precise(pa[n - 1].precise_ip ? "mem-loads" : "ibs_op");
     if (pa[n - 1].precise_ip)
-        snprintf(mwp_precise_note, sizeof mwp_precise_note,
+        snprintf(pr_note, sizeof pr_note,
                  "available: %.200s; recorded as %s, ldlat %u cycles (%s), %lu samples/s per "
                  "thread",
                  why, name, ldlat, src, freq);
     else
-        snprintf(mwp_precise_note, sizeof mwp_precise_note,
+        snprintf(pr_note, sizeof pr_note,
                  "available: %.200s; recorded as %s, no hardware latency filter (the report "
                  "filters by weight), %lu samples/s per thread",
                  why, name, freq);
-    mwp_say(3, "precise load sampling: ", mwp_precise_note, NULL);
+    mwp_say(3, "precise load sampling: ", pr_note, NULL);
 }
 
 static void pr_fail(const char *what, int err)
 {
-    atomic_fetch_add(&mwp_precise_unopened, 1);
+    atomic_fetch_add(&pr_unopened, 1);
     if (atomic_exchange(&pr_said, 1))
         return;
     char why[300];
     struct mwp_str s = {why, sizeof why, 0};
     mwp_s_str(&s, "unavailable: the kernel refused ");
-    mwp_s_str(&s, mwp_attr_names[2]);
+    mwp_s_str(&s, mwp_attr_name(2));
     mwp_s_str(&s, what);
     mwp_s_str(&s, mw_strerror(err));
-    mwp_s_str(&s, mwp_attr_names[2][0] == 'i'
+    mwp_s_str(&s, mwp_attr_name(2)[0] == 'i'
                       ? " (per-task IBS needs Linux 6.2 or later, and some kernels refuse "
                         "user-only IBS)"
                       : " (PEBS needs the hardware PMU; virtual machines rarely pass it on)");
     why[s.len < sizeof why ? s.len : sizeof why - 1] = 0;
     size_t k = strlen(why);
-    if (k >= sizeof mwp_precise_note)
-        k = sizeof mwp_precise_note - 1;
-    memcpy(mwp_precise_note, why, k);
-    mwp_precise_note[k] = 0;
+    if (k >= sizeof pr_note)
+        k = sizeof pr_note - 1;
+    memcpy(pr_note, why, k);
+    pr_note[k] = 0;
     mwp_say(1, "precise load sampling ", why, "; the rest of the profiling goes on");
-    mwp_meta_note("precise_loads", why);
+    mwp_meta_note(MW_META_PRECISE_LOADS, why);
 }
 
 int mwp_precise_open(struct mwp_thr *t)
 {
-    if (!mwp_attr_bytes[2][0] && !mwp_attr_bytes[2][1])
+    if (!mwp_attrs.bytes[2][0] && !mwp_attrs.bytes[2][1])
         return 0;
     int leader = -1;
     if (pr_have_leader) {
@@ -141,7 +148,7 @@ int mwp_precise_open(struct mwp_thr *t)
         }
     }
     struct perf_event_attr a;
-    memcpy(&a, mwp_attr_bytes[2], sizeof a);
+    memcpy(&a, mwp_attrs.bytes[2], sizeof a);
     int fd = (int)syscall(SYS_perf_event_open, &a, t->tid, -1, leader, PERF_FLAG_FD_CLOEXEC);
     int err = fd < 0 ? -errno : 0;
     if (fd >= 0) {
@@ -162,4 +169,14 @@ int mwp_precise_open(struct mwp_thr *t)
     }
     t->aux_fd = leader;
     return 0;
+}
+
+const char *mwp_precise_note(void)
+{
+    return pr_note;
+}
+
+uint64_t mwp_precise_unopened(void)
+{
+    return atomic_load(&pr_unopened);
 }

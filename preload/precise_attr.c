@@ -12,7 +12,7 @@
  * Threading: reentrant; not async-signal-safe. Pure apart from sysfs reads,
  * so tests/preload/test_attrs.c compiles it against fixture trees.
  */
-#include "internal.h"
+#include "precise.h"
 
 #include <memwatch/attrs.h>
 #include <memwatch/pmu.h>

@@ -30,7 +30,7 @@
  * Opening is not async-signal-safe (open/mmap); claim, publish, node and
  * reading are (atomics, getcpu, no libc sort).
  */
-#include "internal.h"
+#include "probe_share.h"
 
 #include <errno.h>
 #include <fcntl.h>

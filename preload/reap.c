@@ -25,7 +25,13 @@
  * caller asked for is returned unchanged; memwatch looks only at what it
  * returned, and only after it returned.
  */
-#include "internal.h"
+#include "base.h"
+#include "config.h"
+#include "process.h"
+#include "real.h"
+#include "signals.h"
+#include "sys.h"
+#include "writer.h"
 
 #include <sys/wait.h>
 
@@ -37,9 +43,9 @@ static void reap_seen(pid_t pid, int status, const struct rusage *ru)
     if (pid <= 0 || !(WIFEXITED(status) || WIFSIGNALED(status)) ||
         (WIFSIGNALED(status) && mwp_signal_caught(WTERMSIG(status))))
         return;
-    if (atomic_load(&mwp_state) != MWP_RUNNING || !mwp_cfg.follow || mwp_in_hook)
+    if (atomic_load(&mwp_proc.state) != MWP_RUNNING || !mwp_cfg.follow || mwp_in_hook)
         return;
-    if ((pid_t)mwp_syscall(SYS_getpid) != mwp_pid)
+    if ((pid_t)mwp_syscall(SYS_getpid) != mwp_proc.pid)
         return; /* a vfork child, or a clone memwatch does not know */
     int e = errno;
     mwp_in_hook++;

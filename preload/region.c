@@ -27,7 +27,17 @@
  * MWR_REGION_NAME record the first time the file needs it. A thread whose
  * ring is full drains it itself (one write per RG_CAP events).
  */
-#include "internal.h"
+#include "region.h"
+
+#include "base.h"
+#include "lazy.h"
+#include "process.h"
+#include "real.h"
+#include "threads.h"
+#include "util.h"
+#include "writer.h"
+
+#include <memwatch/mwr.h>
 
 #include <errno.h>
 #include <sched.h>
@@ -442,7 +452,7 @@ static inline uint32_t rg_id(struct mwp_rgn *r, const char *name)
 
 static inline struct mwp_rgn *rg_self(struct mwp_thr **tp)
 {
-    if (atomic_load_explicit(&mwp_state, memory_order_relaxed) != MWP_RUNNING)
+    if (atomic_load_explicit(&mwp_proc.state, memory_order_relaxed) != MWP_RUNNING)
         return NULL;
     struct mwp_thr *t = mwp_self;
     if (!t || mwp_in_hook) {
@@ -451,8 +461,8 @@ static inline struct mwp_rgn *rg_self(struct mwp_thr **tp)
         return NULL;
     }
     *tp = t;
-    if (!atomic_load_explicit(&mwp_begun, memory_order_relaxed))
-        mwp_begin(); /* regions are records worth keeping (lazy start, process.c) */
+    if (!atomic_load_explicit(&mwp_lazy.begun, memory_order_relaxed))
+        mwp_begin(); /* regions are records worth keeping (lazy start, lazy.h) */
     struct mwp_rgn *r = t->rgn;
     return r ? r : rg_new(t);
 }
@@ -617,5 +627,5 @@ void mwp_region_finish(void)
     else
         buf[sizeof buf - 1] = 0;
     if (s.len)
-        mwp_meta_note("region_notes", buf);
+        mwp_meta_note(MW_META_REGION_NOTES, buf);
 }

@@ -12,7 +12,14 @@
  * Signals ignored when the program starts stay ignored in the kernel (so that
  * exec'ed children inherit that) and are not managed.
  */
-#include "internal.h"
+#include "signals.h"
+
+#include "base.h"
+#include "lazy.h"
+#include "process.h"
+#include "real.h"
+#include "sys.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,7 +69,7 @@ static int sig_install_ours(int sig, const struct sigaction *app)
  * handler of a default-action fault with system calls only: the module from
  * /proc/self/maps (no loader lock: another thread may hold it), into static
  * buffers (a stack overflow leaves little stack). */
-MWP_COLD char mwp_fault_text[320];
+MWP_COLD struct mwp_fault mwp_fault;
 MWP_COLD static char fault_maps[4096];
 
 /* The mapping of /proc/self/maps that holds pc: its path's last part and
@@ -134,7 +141,7 @@ static void fault_note(int sig, const siginfo_t *si, const void *ucv)
     static atomic_flag taken = ATOMIC_FLAG_INIT;
     if (atomic_flag_test_and_set(&taken))
         return; /* another thread's fault is being noted: the first is the record's */
-    struct mwp_str s = {mwp_fault_text, sizeof mwp_fault_text - 1, 0};
+    struct mwp_str s = {mwp_fault.text, sizeof mwp_fault.text - 1, 0};
     uint64_t pc = 0;
 #if defined(__x86_64__)
     pc = (uint64_t)((const ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
@@ -152,7 +159,7 @@ static void fault_note(int sig, const siginfo_t *si, const void *ucv)
     mwp_s_hex(&s, (uint64_t)(uintptr_t)si->si_addr);
     mwp_s_str(&s, ", code ");
     mwp_s_i64(&s, si->si_code);
-    mwp_fault_text[s.len < sizeof mwp_fault_text ? s.len : sizeof mwp_fault_text - 1] = 0;
+    mwp_fault.text[s.len < sizeof mwp_fault.text ? s.len : sizeof mwp_fault.text - 1] = 0;
 }
 
 static void sig_handler(int sig, siginfo_t *si, void *uc)
@@ -174,7 +181,8 @@ static void sig_handler(int sig, siginfo_t *si, void *uc)
         return;
     }
     /* Default action: every signal managed here terminates the process. */
-    if (atomic_load(&mwp_state) == MWP_RUNNING && (pid_t)mwp_syscall(SYS_getpid) == mwp_pid) {
+    if (atomic_load(&mwp_proc.state) == MWP_RUNNING &&
+        (pid_t)mwp_syscall(SYS_getpid) == mwp_proc.pid) {
         fault_note(sig, si, uc);
         mwp_finish(-sig, "signal", 1);
     }
@@ -249,10 +257,6 @@ MWP_HOT void mwp_signals_install(sigset_t *mask_out)
     sigset_t back = old;
     back.__val[0] &= ~((1ul << 31) | (1ul << 32));
     mwp_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &back, NULL, _NSIG / 8);
-}
-
-void mwp_signals_child(void)
-{
 }
 
 MWP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)

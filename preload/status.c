@@ -12,7 +12,13 @@
  * Calls: raw syscalls and mwp_say only: it may run in a signal handler (the
  * trailer written at a fatal signal).
  */
-#include "internal.h"
+#include "status.h"
+
+#include "config.h"
+#include "process.h"
+#include "util.h"
+
+#include <memwatch/memwatch.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,7 +81,7 @@ static int st_record(int err, uint64_t at_ns, const char *path)
             struct mwp_str s = {buf, sizeof buf, 0};
             mwp_s_kvu(&s, "errno", (uint64_t)err);
             mwp_s_kvu(&s, "time_ns", at_ns);
-            mwp_s_kvu(&s, "pid", (uint64_t)mwp_pid);
+            mwp_s_kvu(&s, "pid", (uint64_t)mwp_proc.pid);
             mwp_s_kv(&s, "file", path);
             ssize_t w = (ssize_t)syscall(SYS_pwrite64, fd, buf, s.len, 0);
             (void)w;
@@ -101,9 +107,9 @@ void mwp_write_failed(int err, const char *path, int created)
         mwp_s_str(&s, m);
         mwp_s_str(&s, ")");
     }
-    if (created && mwp_start_mono_ns && now > mwp_start_mono_ns) {
+    if (created && mwp_proc.start_mono_ns && now > mwp_proc.start_mono_ns) {
         mwp_s_str(&s, "; recorded up to ");
-        mwp_s_dbl(&s, (double)(now - mwp_start_mono_ns) / 1e9);
+        mwp_s_dbl(&s, (double)(now - mwp_proc.start_mono_ns) / 1e9);
         mwp_s_str(&s, " s of this process, nothing after it");
     } else {
         mwp_s_str(&s, "; this process is not recorded");

@@ -27,9 +27,22 @@
  * has a spin flag taken only outside signal context. Draining is serialized
  * per thread by t->busy (try-acquire on the signal path).
  */
-#include "internal.h"
+#include "threads.h"
+
+#include "base.h"
+#include "config.h"
+#include "lazy.h"
+#include "precise.h"
+#include "process.h"
+#include "real.h"
+#include "region.h"
+#include "sys.h"
+#include "util.h"
+#include "writer.h"
 
 #include <memwatch/attrs.h>
+#include <memwatch/memwatch.h>
+#include <memwatch/mwr_frame.h>
 #include <memwatch/pmu.h>
 
 #include <errno.h>
@@ -49,11 +62,20 @@
 #define THR_DWARF_PAGES 32u /* cpu-clock ring pages with user stacks (MEMWATCH_UNWIND) */
 
 MWP_TLS struct mwp_thr *mwp_self;
-char mwp_attr_bytes[MWP_NATTR][256];
-unsigned mwp_attr_size;
+struct mwp_attrs mwp_attrs;
 /* [2] is set by mwp_precise_setup: "mem-loads" or "ibs_op" */
-const char *mwp_attr_names[MWP_NATTR] = {"cpu-clock", "page-faults", "mem-loads"};
-_Atomic uint64_t mwp_threads_unsampled;
+static const char *attr_names[MWP_NATTR] = {"cpu-clock", "page-faults", "mem-loads"};
+static _Atomic uint64_t thr_unsampled;
+
+const char *mwp_attr_name(unsigned i)
+{
+    return attr_names[i];
+}
+
+void mwp_attr_name_precise(const char *name)
+{
+    attr_names[2] = name;
+}
 
 static struct mwp_thr *_Atomic thr_head;
 static struct mwp_thr *thr_free;
@@ -162,7 +184,7 @@ static _Atomic int thr_inherited; /* cpu-clock and page faults come from per-CPU
 /* Whether sampler i (0 cpu-clock, 1 page faults) is configured. */
 static int thr_attr_on(int i)
 {
-    return mwp_attr_bytes[i][0] || mwp_attr_bytes[i][1];
+    return mwp_attrs.bytes[i][0] || mwp_attrs.bytes[i][1];
 }
 
 /* Open sampler i on thread tid (cpu -1) or, inherited by the threads the
@@ -172,7 +194,7 @@ static int thr_attr_on(int i)
 static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
 {
     struct perf_event_attr a;
-    memcpy(&a, mwp_attr_bytes[i], sizeof a);
+    memcpy(&a, mwp_attrs.bytes[i], sizeof a);
     if (cpu >= 0) {
         a.inherit = 1;
         a.inherit_thread = 1;
@@ -236,15 +258,15 @@ static void thr_sampling_open(struct mwp_thr *t)
         if (err == -ESRCH)
             break; /* opened from the interval thread for a thread that has ended */
         if (err) {
-            atomic_fetch_add(&mwp_threads_unsampled, 1);
+            atomic_fetch_add(&thr_unsampled, 1);
             if (!atomic_exchange(&thr_err_said, 1)) {
                 char why[160];
                 struct mwp_str s = {why, sizeof why, 0};
-                mwp_s_str(&s, mwp_attr_names[i]);
+                mwp_s_str(&s, attr_names[i]);
                 mwp_s_str(&s, " sampling unavailable: ");
                 mwp_s_str(&s, mw_strerror(err));
                 mwp_say(2, why, NULL, NULL);
-                mwp_meta_note("sampling_error", why);
+                mwp_meta_note(MW_META_SAMPLING_ERROR, why);
             }
         }
     }
@@ -266,7 +288,7 @@ MWP_HOT static void thr_stack_bounds(struct mwp_thr *t)
     if (mwp_syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, &fs) == 0)
         t->fs_base = fs;
 #endif
-    if (t->tid == mwp_pid && __libc_stack_end) {
+    if (t->tid == mwp_proc.pid && __libc_stack_end) {
         struct rlimit rl;
         uintptr_t hi = (uintptr_t)__libc_stack_end;
         uintptr_t sz = 8u << 20;
@@ -390,7 +412,7 @@ void mwp_threads_short_note(void)
     mwp_s_str(&s, " s of CPU time in all, and the kernel starts each thread's period anew, so "
                   "they were never sampled");
     b[s.len] = 0;
-    mwp_meta_note("samples_short_threads", b);
+    mwp_meta_note(MW_META_SAMPLES_SHORT_THREADS, b);
 }
 
 void mwp_cpu_emit(int whole)
@@ -412,7 +434,12 @@ void mwp_cpu_emit(int whole)
  * samples_own). */
 static uint64_t own_lo, own_hi; /* the last finished tick */
 static uint64_t own_cur;        /* the tick in progress began here (0: none) */
-_Atomic uint64_t mwp_stat_own;
+static _Atomic uint64_t own_samples; /* left out (META samples_own) */
+
+uint64_t mwp_threads_own_samples(void)
+{
+    return atomic_load(&own_samples);
+}
 
 void mwp_threads_own_time(uint64_t t0, uint64_t t1)
 {
@@ -435,7 +462,7 @@ static int own_time(uint64_t t)
 static size_t own_filter(int i, char *p, size_t n, uint64_t *gone)
 {
     struct perf_event_attr a;
-    memcpy(&a, mwp_attr_bytes[i], sizeof a);
+    memcpy(&a, mwp_attrs.bytes[i], sizeof a);
     uint64_t st = a.sample_type;
     if (!(st & PERF_SAMPLE_TIME))
         return n;
@@ -485,15 +512,15 @@ static void thr_drain_ring(struct mwp_thr *t, int i, char *buf, size_t cap, uint
             uint64_t gone = 0;
             n = own_filter(i, buf + hdr, n, &gone);
             st.samples -= gone < st.samples ? gone : st.samples;
-            atomic_fetch_add(&mwp_stat_own, gone);
+            atomic_fetch_add(&own_samples, gone);
         }
         *samples += st.samples;
         *lost += st.lost;
-        atomic_fetch_add(&mwp_stat_lost, st.lost);
-        atomic_fetch_add(&mwp_stat_throttled, st.throttled);
-        atomic_fetch_add(&mwp_stat_samples, st.samples);
+        atomic_fetch_add(&mwp_wstat.lost, st.lost);
+        atomic_fetch_add(&mwp_wstat.throttled, st.throttled);
+        atomic_fetch_add(&mwp_wstat.samples, st.samples);
         if (st.skipped)
-            atomic_fetch_add(&mwp_stat_dropped, st.skipped);
+            atomic_fetch_add(&mwp_wstat.dropped, st.skipped);
         if (!raw)
             return;
         if (!n)
@@ -553,7 +580,7 @@ static void thr_drain_abuf(struct mwp_thr *t)
     if (!n)
         return;
     if (mwp_write_raw(v, n, nrec) < 0)
-        atomic_fetch_add(&mwp_stat_alloc_dropped, nrec);
+        atomic_fetch_add(&mwp_wstat.alloc_dropped, nrec);
     atomic_store_explicit(&t->atail, head, memory_order_release);
 }
 
@@ -608,7 +635,7 @@ void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b,
          * where no one else drains it now (an allocation-heavy compiler
          * makes hundreds of records with stack copies per interval: one
          * writev each, before) */
-        if (head + size - tail > MWP_ABUF_SIZE && atomic_load(&mwp_begun) &&
+        if (head + size - tail > MWP_ABUF_SIZE && atomic_load(&mwp_lazy.begun) &&
             !atomic_flag_test_and_set_explicit(&t->busy, memory_order_acquire)) {
             thr_drain_abuf(t);
             atomic_flag_clear_explicit(&t->busy, memory_order_release);
@@ -629,15 +656,15 @@ void mwp_emit_buffered(uint32_t type, const void *a, size_t alen, const void *b,
              * (here only where this cannot be inside the program's own
              * allocator, its mmap, which pthread_create's calloc would
              * enter again) */
-            if (!atomic_load_explicit(&mwp_begun, memory_order_relaxed) &&
-                head + size - tail > MWP_ABUF_SIZE / 2 && t->tid == mwp_pid)
+            if (!atomic_load_explicit(&mwp_lazy.begun, memory_order_relaxed) &&
+                head + size - tail > MWP_ABUF_SIZE / 2 && t->tid == mwp_proc.pid)
                 mwp_lazy_soon();
             return;
         }
     }
     struct iovec v[2] = {{(void *)a, alen}, {(void *)b, blen}};
     if (mwp_write(type, v, blen ? 2 : 1) < 0 && (type == MWR_ALLOC || type == MWR_FREE))
-        atomic_fetch_add(&mwp_stat_alloc_dropped, 1);
+        atomic_fetch_add(&mwp_wstat.alloc_dropped, 1);
 }
 
 /* Thread exit (pthread key destructor: return, pthread_exit, cancellation). */
@@ -665,8 +692,8 @@ MWP_HOT static void thr_begin(struct mwp_thr *t, int defer)
 {
     /* deferred: the constructor's main thread, whose id and start the
      * constructor knows (no system call, no vDSO page: lazy start) */
-    t->tid = defer ? mwp_pid : mwp_gettid();
-    t->start_ns = defer ? mwp_start_mono_ns : mwp_now_ns();
+    t->tid = defer ? mwp_proc.pid : mwp_gettid();
+    t->start_ns = defer ? mwp_proc.start_mono_ns : mwp_now_ns();
     thr_stack_bounds(t);
     if (defer)
         atomic_store(&t->pend, MWP_PEND_WAIT);
@@ -677,7 +704,7 @@ MWP_HOT static void thr_begin(struct mwp_thr *t, int defer)
     if (thr_key_ok)
         pthread_setspecific(thr_key, t);
     thr_push(t);
-    if (atomic_load(&mwp_begun)) /* else written when the process begins (lazy start) */
+    if (atomic_load(&mwp_lazy.begun)) /* else written when the process begins (lazy start) */
         mwp_thread_emit(t, MWR_THREAD_START);
 }
 
@@ -687,7 +714,7 @@ static void *thr_trampoline(void *p)
     void *(*start)(void *) = t->start;
     void *arg = t->arg;
     mwp_in_hook++;
-    if (atomic_load(&mwp_state) == MWP_RUNNING)
+    if (atomic_load(&mwp_proc.state) == MWP_RUNNING)
         thr_begin(t, 0);
     else
         thr_release(t);
@@ -746,13 +773,13 @@ static int thr_open_claimed(struct mwp_thr *t)
         thr_close_samplers(&s);
         return 0;
     }
-    uint64_t late = mwp_now_ns() - mwp_start_mono_ns;
-    if (t->tid == mwp_pid && late >= MWP_OPEN_GRACE_NS + 1000000) {
+    uint64_t late = mwp_now_ns() - mwp_proc.start_mono_ns;
+    if (t->tid == mwp_proc.pid && late >= MWP_OPEN_GRACE_NS + 1000000) {
         char b[32];
         struct mwp_str str = {b, sizeof b, 0};
         mwp_s_u64(&str, late);
         b[str.len] = 0;
-        mwp_meta_note("sampling_from_ns", b);
+        mwp_meta_note(MW_META_SAMPLING_FROM_NS, b);
     }
     return 1;
 }
@@ -822,7 +849,7 @@ static void thr_inherit_note(const char *what, int err)
         mwp_s_str(&s, "; every thread keeps its own events");
     }
     b[s.len] = 0;
-    mwp_meta_note("sampling", b);
+    mwp_meta_note(MW_META_SAMPLING, b);
     if (err)
         mwp_say(2, "inherited sampling unavailable: ", b, NULL);
 }
@@ -876,7 +903,7 @@ static void thr_inherit_start(struct mwp_thr *self)
         }
         made[nm++] = t;
         t->cpu_ring = cpus[k];
-        t->tid = (pid_t)mwp_pid;
+        t->tid = (pid_t)mwp_proc.pid;
         t->start_ns = mwp_now_ns();
         for (int i = 0; i < 2 && !err; i++)
             if (thr_attr_on(i))
@@ -918,7 +945,7 @@ MWP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
                               void *arg)
 {
     MWP_NEED(pthread_create, "pthread_create");
-    if (atomic_load(&mwp_state) != MWP_RUNNING || mwp_in_hook)
+    if (atomic_load(&mwp_proc.state) != MWP_RUNNING || mwp_in_hook)
         return mwp_real.pthread_create(th, attr, start, arg);
     /* the program's first thread: the process begins (lazy start), or
      * leaves its inline intervals for an interval thread, while it still
@@ -945,7 +972,7 @@ MWP_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 {
     MWP_NEED(pthread_setname_np, "pthread_setname_np");
     int rc = mwp_real.pthread_setname_np ? mwp_real.pthread_setname_np(th, name) : ENOSYS;
-    if (rc == 0 && th == pthread_self() && atomic_load(&mwp_state) == MWP_RUNNING) {
+    if (rc == 0 && th == pthread_self() && atomic_load(&mwp_proc.state) == MWP_RUNNING) {
         mwp_in_hook++;
         mwp_thread_emit(mwp_self, MWR_THREAD_NAME);
         mwp_in_hook--;

@@ -1,22 +1,18 @@
 /*
  * preload/util.c: async-signal-safe string building, the raw stderr logger
- * used on hook and signal paths, and the table of the next definitions of
- * every interposed function (dlsym(RTLD_NEXT)).
- * Threading: the formatting helpers are reentrant; mwp_resolve is idempotent
- * and may race harmlessly (every thread stores the same pointers).
+ * used on hook and signal paths, clocks and small system calls (util.h).
+ * Threading: reentrant; no state of its own.
  */
-#include "internal.h"
+#include "util.h"
 
-#include <dlfcn.h>
-#include <errno.h>
+#include "base.h"
+#include "config.h"
+#include "sys.h"
+
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-struct mwp_real mwp_real;
-MWP_TLS int mwp_in_hook;
-MWP_TLS int mwp_resolving;
 
 MWP_HOT void mwp_s_mem(struct mwp_str *s, const char *t, size_t n)
 {
@@ -117,6 +113,14 @@ MWP_HOT void mwp_s_kvu(struct mwp_str *s, const char *k, uint64_t v)
     mwp_s_mem(s, "\n", 1);
 }
 
+void mwp_s_kvd(struct mwp_str *s, const char *k, double v)
+{
+    mwp_s_str(s, k);
+    mwp_s_mem(s, "=", 1);
+    mwp_s_dbl(s, v);
+    mwp_s_mem(s, "\n", 1);
+}
+
 void mwp_say(int level, const char *a, const char *b, const char *c)
 {
     if (level > mwp_cfg.verbose)
@@ -170,65 +174,4 @@ MWP_HOT pid_t mwp_gettid(void)
 MWP_HOT int mwp_sys_close(int fd)
 {
     return (int)mwp_syscall(SYS_close, fd);
-}
-
-#define RESOLVE(field, name)                                                                    \
-    do {                                                                                        \
-        if (!mwp_real.field)                                                                    \
-            *(void **)&mwp_real.field = dlsym(RTLD_NEXT, name);                                 \
-    } while (0)
-
-/* One function's next definition (the allocation hooks resolve only what
- * they call: a process that never records does not pay for the whole table). */
-MWP_HOT void mwp_resolve_one(void **slot, const char *name)
-{
-    if (*slot)
-        return;
-    int saved = errno;
-    mwp_resolving++;
-    *slot = dlsym(RTLD_NEXT, name);
-    mwp_resolving--;
-    errno = saved;
-}
-
-static _Atomic int resolved_all;
-
-void mwp_resolve(void)
-{
-    if (atomic_load_explicit(&resolved_all, memory_order_acquire))
-        return;
-    int saved = errno;
-    mwp_resolving++;
-    RESOLVE(malloc, "malloc");
-    RESOLVE(calloc, "calloc");
-    RESOLVE(realloc, "realloc");
-    RESOLVE(free, "free");
-    RESOLVE(posix_memalign, "posix_memalign");
-    RESOLVE(aligned_alloc, "aligned_alloc");
-    RESOLVE(memalign, "memalign");
-    RESOLVE(valloc, "valloc");
-    RESOLVE(pvalloc, "pvalloc");
-    RESOLVE(usable, "malloc_usable_size");
-    RESOLVE(mmap, "mmap");
-    RESOLVE(munmap, "munmap");
-    RESOLVE(mremap, "mremap");
-    RESOLVE(pthread_create, "pthread_create");
-    RESOLVE(pthread_setname_np, "pthread_setname_np");
-    RESOLVE(sigaction, "sigaction");
-    RESOLVE(execvpe, "execvpe");
-    RESOLVE(execveat, "execveat");
-    RESOLVE(fexecve, "fexecve");
-    RESOLVE(posix_spawn, "posix_spawn");
-    RESOLVE(posix_spawnp, "posix_spawnp");
-    RESOLVE(exit, "exit");
-    RESOLVE(_exit, "_exit");
-    RESOLVE(close_range, "close_range");
-    RESOLVE(dup2, "dup2");
-    RESOLVE(wait4, "wait4");
-    RESOLVE(waitid, "waitid");
-    RESOLVE(dup3, "dup3");
-    RESOLVE(execve, "execve");
-    atomic_store_explicit(&resolved_all, 1, memory_order_release);
-    mwp_resolving--;
-    errno = saved;
 }

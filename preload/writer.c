@@ -18,7 +18,21 @@
  * it: the interval thread, a record written directly, exit, exec, a fatal
  * signal.
  */
-#include "internal.h"
+#include "writer.h"
+
+#include "base.h"
+#include "config.h"
+#include "engine.h"
+#include "lazy.h"
+#include "process.h"
+#include "signals.h"
+#include "status.h"
+#include "sys.h"
+#include "threads.h"
+#include "util.h"
+
+#include <memwatch/memwatch.h>
+#include <memwatch/mwr_frame.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -37,8 +51,7 @@ static _Atomic int w_state;
 static _Atomic int w_fd = -1;
 static _Atomic int w_inflight;
 static _Atomic uint64_t w_records, w_bytes;
-_Atomic uint64_t mwp_stat_lost, mwp_stat_throttled, mwp_stat_dropped, mwp_stat_alloc_dropped,
-    mwp_stat_samples;
+struct mwp_writer_stats mwp_wstat;
 MWP_COLD static char w_path[PATH_MAX];
 static int w_warned;
 /* The constructor's batch (below), kept until the file exists: written right
@@ -47,11 +60,6 @@ static int w_held;
 
 MWP_COLD static char meta_buf[16384];
 static size_t meta_len;
-
-const char *mwp_writer_path(void)
-{
-    return w_path;
-}
 
 int mwp_writer_fd(void)
 {
@@ -110,7 +118,6 @@ struct mwp_size_page {
 #define MWP_SIZE_MAGIC 0x3170616373776d00ull /* "\0mwscap1" */
 static struct mwp_size_page *w_cap;
 static _Atomic uint64_t w_cap_dropped; /* this process's */
-_Atomic int mwp_size_capped;          /* the cap was reached (alloc.c reads it) */
 
 static void writer_cap_open(void)
 {
@@ -144,7 +151,7 @@ static void writer_cap_add(uint64_t n)
 {
     struct mwp_size_page *pg = w_cap;
     if (pg && atomic_fetch_add(&pg->used, n) + n >= pg->cap)
-        atomic_store_explicit(&mwp_size_capped, 1, memory_order_relaxed);
+        atomic_store_explicit(&mwp_wstat.size_capped, 1, memory_order_relaxed);
 }
 
 /* Kernel samples among the n bytes of whole kernel records at p. */
@@ -228,7 +235,7 @@ static size_t stack_cut(unsigned char *p, size_t n, uint64_t st, uint64_t regs_m
                 keep = dyn < size ? (size_t)dyn : (size_t)size;
                 uint32_t tid;
                 memcpy(&tid, p + in + tid_at, 4);
-                if ((st & PERF_SAMPLE_TID) && (pid_t)tid == mwp_pid && sp && top > sp &&
+                if ((st & PERF_SAMPLE_TID) && (pid_t)tid == mwp_proc.pid && sp && top > sp &&
                     top - sp + STACK_TOP_SLACK < keep)
                     keep = (size_t)(top - sp) + STACK_TOP_SLACK;
                 keep = (keep + 7) & ~(size_t)7;
@@ -274,9 +281,9 @@ static size_t writer_name_of(char *out, size_t cap, pid_t pid, unsigned seq)
     struct mwp_str s = {out, cap, 0};
     mwp_s_str(&s, mwp_cfg.dir[0] ? mwp_cfg.dir : ".");
     mwp_s_str(&s, "/memwatch-");
-    mwp_s_str(&s, mwp_host);
+    mwp_s_str(&s, mwp_proc.host);
     mwp_s_str(&s, "-");
-    mwp_s_i64(&s, mwp_rank);
+    mwp_s_i64(&s, mwp_proc.rank);
     mwp_s_str(&s, "-");
     mwp_s_i64(&s, (int64_t)pid);
     if (seq) {
@@ -289,20 +296,20 @@ static size_t writer_name_of(char *out, size_t cap, pid_t pid, unsigned seq)
 
 static size_t writer_name(char *out, size_t cap, unsigned seq)
 {
-    return writer_name_of(out, cap, mwp_pid, seq);
+    return writer_name_of(out, cap, mwp_proc.pid, seq);
 }
 
 static void writer_attrs(void)
 {
     for (int i = 0; i < MWP_NATTR; i++) {
-        if (!mwp_attr_size || !mwp_attr_bytes[i][0])
+        if (!mwp_attrs.size || !mwp_attrs.bytes[i][0])
             continue;
         mwr_perf_attr pa;
         memset(&pa, 0, sizeof pa);
         pa.attr_id = (uint32_t)(i + 1);
-        pa.attr_size = mwp_attr_size;
-        strncpy(pa.name, mwp_attr_names[i], sizeof pa.name - 1);
-        struct iovec iov[2] = {{&pa, sizeof pa}, {mwp_attr_bytes[i], mwp_attr_size}};
+        pa.attr_size = mwp_attrs.size;
+        strncpy(pa.name, mwp_attr_name((unsigned)i), sizeof pa.name - 1);
+        struct iovec iov[2] = {{&pa, sizeof pa}, {mwp_attrs.bytes[i], mwp_attrs.size}};
         mwp_write(MWR_PERF_ATTR, iov, 2);
     }
 }
@@ -528,7 +535,7 @@ MWP_HOT static size_t writer_short_name(char *out, size_t cap, const char *tmp_p
     struct mwp_str s = {out, cap, 0};
     mwp_s_str(&s, mwp_cfg.dir[0] ? mwp_cfg.dir : ".");
     mwp_s_str(&s, tmp_pid ? "/.memwatch-" : "/memwatch-");
-    mwp_s_str(&s, mwp_host);
+    mwp_s_str(&s, mwp_proc.host);
     if (mwp_cfg.run_id[0]) { /* one per run (MEMWATCH_RUN_ID) */
         mwp_s_str(&s, "-");
         mwp_s_str(&s, mwp_cfg.run_id);
@@ -560,7 +567,7 @@ __attribute__((noinline)) static int writer_short_create(const char *path)
     char tmp[PATH_MAX];
     char pid[24];
     struct mwp_str ps = {pid, sizeof pid, 0};
-    mwp_s_i64(&ps, mwp_pid);
+    mwp_s_i64(&ps, mwp_proc.pid);
     writer_short_name(tmp, sizeof tmp, pid);
     int t = (int)syscall(SYS_openat, AT_FDCWD, tmp,
                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
@@ -628,11 +635,11 @@ MWP_HOT static void meta_head(struct mwp_str *s)
     mwp_s_str(&n, ".");
     mwp_s_u64(&n, MWR_VERSION_MINOR);
     num[n.len] = 0;
-    mwp_s_kv(s, "format", num);
-    mwp_s_kv(s, "memwatch_version", MW_VERSION);
-    mwp_s_kv(s, "writer", "libmemwatch.so");
-    mwp_s_kv(s, "machine", mwp_identity);
-    mwp_s_kv(s, "clock", "CLOCK_MONOTONIC");
+    mwp_s_meta(s, MW_META_FORMAT, num);
+    mwp_s_meta(s, MW_META_MEMWATCH_VERSION, MW_VERSION);
+    mwp_s_meta(s, MW_META_WRITER, "libmemwatch.so");
+    mwp_s_meta(s, MW_META_MACHINE, mwp_proc.identity);
+    mwp_s_meta(s, MW_META_CLOCK, "CLOCK_MONOTONIC");
 }
 
 MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct iovec *recs, int nv,
@@ -644,20 +651,20 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct io
     mwr_trailer t;
     memset(&t, 0, sizeof t);
     t.time_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
-    t.lost_samples = atomic_load(&mwp_stat_lost);
-    t.dropped_records = atomic_load(&mwp_stat_dropped);
-    t.alloc_dropped = atomic_load(&mwp_stat_alloc_dropped);
+    t.lost_samples = atomic_load(&mwp_wstat.lost);
+    t.dropped_records = atomic_load(&mwp_wstat.dropped);
+    t.alloc_dropped = atomic_load(&mwp_wstat.alloc_dropped);
     t.exit_status = status;
     /* its CPU time and page faults, as a longer process's end writes them */
     mwr_cpu c;
     int have_cpu = mwp_cpu_fill(1, t.time_ns, &c) == 0;
     struct mwp_str ms = {meta_buf, sizeof meta_buf, meta_len};
-    mwp_s_kv(&ms, "end", how);
-    if (mwp_fault_text[0])
-        mwp_s_kv(&ms, "fault", mwp_fault_text);
+    mwp_s_meta(&ms, MW_META_END, how);
+    if (mwp_fault.text[0])
+        mwp_s_meta(&ms, MW_META_FAULT, mwp_fault.text);
     char blk[400]; /* a process that ran a lazy delay and never began: was it kept from it? */
     if (have_cpu && mwp_lazy_blocked(blk, sizeof blk, c.user_ns + c.system_ns, 0))
-        mwp_s_kv(&ms, "signals_blocked", blk);
+        mwp_s_meta(&ms, MW_META_SIGNALS_BLOCKED, blk);
     meta_len = ms.len;
     int rc = short_append(meta_buf, meta_len, recs, nv, nrecs, have_cpu ? &c : NULL, &t);
     if (rc < 0) {
@@ -689,13 +696,13 @@ void mwp_writer_reaped(pid_t child, int32_t status, int core, const struct rusag
     char meta[1024];
     struct mwp_str s = {meta, sizeof meta, 0};
     meta_head(&s);
-    mwp_s_kvu(&s, "pid", (uint64_t)child);
-    mwp_s_kvu(&s, "ppid", (uint64_t)mwp_pid);
-    mwp_s_kvu(&s, "rank", (uint64_t)mwp_rank);
-    mwp_s_kv(&s, "host", mwp_host);
-    mwp_s_kv(&s, "run_id", mwp_cfg.run_id);
-    mwp_s_kv(&s, "end", status < 0 ? "signal" : "exit");
-    mwp_s_kv(&s, "reported_by", "parent");
+    mwp_s_metau(&s, MW_META_PID, (uint64_t)child);
+    mwp_s_metau(&s, MW_META_PPID, (uint64_t)mwp_proc.pid);
+    mwp_s_metau(&s, MW_META_RANK, (uint64_t)mwp_proc.rank);
+    mwp_s_meta(&s, MW_META_HOST, mwp_proc.host);
+    mwp_s_meta(&s, MW_META_RUN_ID, mwp_cfg.run_id);
+    mwp_s_meta(&s, MW_META_END, status < 0 ? "signal" : "exit");
+    mwp_s_meta(&s, MW_META_REPORTED_BY, "parent");
     static const char *const note[2][2] = {
         {"killed by a signal memwatch does not catch, before memwatch recorded it; written by "
          "its parent when it reaped it",
@@ -707,9 +714,9 @@ void mwp_writer_reaped(pid_t child, int32_t status, int core, const struct rusag
          "exited without memwatch's exit path (a raw exit_group system call, as Go programs end, "
          "or a last image libmemwatch.so was not loaded into), after it began recording (its "
          "file has no trailer); written by its parent when it reaped it"}};
-    mwp_s_kv(&s, "note", note[status >= 0][began]);
+    mwp_s_meta(&s, MW_META_NOTE, note[status >= 0][began]);
     if (core)
-        mwp_s_kv(&s, "core_dumped", "1");
+        mwp_s_meta(&s, MW_META_CORE_DUMPED, "1");
     mwr_trailer t;
     memset(&t, 0, sizeof t);
     t.time_ns = mwp_clock_sys_ns(CLOCK_MONOTONIC);
@@ -748,10 +755,14 @@ static int writer_short_has(pid_t child)
     char path[PATH_MAX], want[64];
     writer_short_name(path, sizeof path, NULL);
     struct mwp_str w = {want, sizeof want, 0};
-    mwp_s_str(&w, "\npid=");
+    mwp_s_str(&w, "\n");
+    mwp_s_str(&w, mw_meta_key(MW_META_PID));
+    mwp_s_str(&w, "=");
     mwp_s_i64(&w, child);
-    mwp_s_str(&w, "\nppid=");
-    mwp_s_i64(&w, mwp_pid);
+    mwp_s_str(&w, "\n");
+    mwp_s_str(&w, mw_meta_key(MW_META_PPID));
+    mwp_s_str(&w, "=");
+    mwp_s_i64(&w, mwp_proc.pid);
     mwp_s_str(&w, "\n");
     int fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
@@ -874,10 +885,10 @@ int mwp_writer_gather(int on)
     if (on) {
         atomic_store(&w_gather_busy, 1);
         /* the other side of mwp_writer_gather_wait: the process's end sets
-         * mwp_state, then reads w_gather_busy; this sets w_gather_busy, then
-         * reads mwp_state (both sequentially consistent), so one of the two
+         * mwp_proc.state, then reads w_gather_busy; this sets w_gather_busy, then
+         * reads mwp_proc.state (both sequentially consistent), so one of the two
          * sees the other */
-        if (atomic_load(&mwp_state) != MWP_RUNNING) {
+        if (atomic_load(&mwp_proc.state) != MWP_RUNNING) {
             atomic_store(&w_gather_busy, 0);
             return 0;
         }
@@ -980,7 +991,7 @@ static int writer_write(const struct iovec *iov, int n, size_t want, uint64_t nr
     int fd = atomic_load(&w_fd);
     ssize_t w = (ssize_t)syscall(SYS_writev, fd, iov, n);
     if (w < 0 || (size_t)w != want) {
-        atomic_fetch_add(&mwp_stat_dropped, nrec);
+        atomic_fetch_add(&mwp_wstat.dropped, nrec);
         int e = w < 0 ? errno : mwp_write_short_errno(fd);
         ret = -e;
         /* a short write leaves a partial record, a full disk or an I/O error
@@ -1033,17 +1044,17 @@ static int writer_perf_data(unsigned char *buf, size_t len)
     const size_t hdr = sizeof(mwr_rec_hdr) + sizeof(mwr_perf_data);
     mwr_perf_data d;
     memcpy(&d, buf + sizeof(mwr_rec_hdr), sizeof d);
-    if (atomic_load_explicit(&mwp_size_capped, memory_order_relaxed)) {
+    if (atomic_load_explicit(&mwp_wstat.size_capped, memory_order_relaxed)) {
         uint64_t k = perf_samples_in(buf + hdr, len - hdr);
         atomic_fetch_add(&w_cap_dropped, k);
         if (w_cap)
             atomic_fetch_add(&w_cap->dropped, k);
         return 0;
     }
-    if (d.attr_id >= 1 && d.attr_id <= MWP_NATTR && mwp_attr_size >= 88) {
+    if (d.attr_id >= 1 && d.attr_id <= MWP_NATTR && mwp_attrs.size >= 88) {
         uint64_t st, regs;
-        memcpy(&st, mwp_attr_bytes[d.attr_id - 1] + 24, 8);   /* sample_type */
-        memcpy(&regs, mwp_attr_bytes[d.attr_id - 1] + 80, 8); /* sample_regs_user */
+        memcpy(&st, mwp_attrs.bytes[d.attr_id - 1] + 24, 8);   /* sample_type */
+        memcpy(&regs, mwp_attrs.bytes[d.attr_id - 1] + 80, 8); /* sample_regs_user */
         if (st & PERF_SAMPLE_STACK_USER) {
             size_t n = stack_cut(buf + hdr, len - hdr, st, regs);
             if (n != len - hdr) {
@@ -1077,9 +1088,9 @@ void mwp_writer_trailer(int32_t status, const char *how)
         return; /* (waits for another thread's creation to complete) */
     if (atomic_load(&w_state) != W_OPEN)
         return;
-    mwp_meta_note("end", how);
-    if (mwp_fault_text[0])
-        mwp_meta_note("fault", mwp_fault_text);
+    mwp_meta_note(MW_META_END, how);
+    if (mwp_fault.text[0])
+        mwp_meta_note(MW_META_FAULT, mwp_fault.text);
     uint64_t capped = atomic_load(&w_cap_dropped);
     if (capped && w_cap) {
         char note[160];
@@ -1089,7 +1100,7 @@ void mwp_writer_trailer(int32_t status, const char *how)
         mwp_s_u64(&ns, w_cap->cap);
         mwp_s_str(&ns, " bytes was reached");
         note[ns.len < sizeof note ? ns.len : sizeof note - 1] = 0;
-        mwp_meta_note("samples_dropped", note);
+        mwp_meta_note(MW_META_SAMPLES_DROPPED, note);
     }
     int exp = W_OPEN;
     if (!atomic_compare_exchange_strong(&w_state, &exp, W_CLOSED))
@@ -1102,10 +1113,10 @@ void mwp_writer_trailer(int32_t status, const char *how)
     t.time_ns = mwp_now_ns();
     t.records = atomic_load(&w_records);
     t.bytes = atomic_load(&w_bytes);
-    t.lost_samples = atomic_load(&mwp_stat_lost);
-    t.throttled = atomic_load(&mwp_stat_throttled);
-    t.dropped_records = atomic_load(&mwp_stat_dropped);
-    t.alloc_dropped = atomic_load(&mwp_stat_alloc_dropped);
+    t.lost_samples = atomic_load(&mwp_wstat.lost);
+    t.throttled = atomic_load(&mwp_wstat.throttled);
+    t.dropped_records = atomic_load(&mwp_wstat.dropped);
+    t.alloc_dropped = atomic_load(&mwp_wstat.alloc_dropped);
     t.exit_status = status;
     mwr_rec_hdr h = mwr_rec_hdr_make(MWR_TRAILER, sizeof t);
     struct iovec v[2] = {{&h, sizeof h}, {&t, sizeof t}};
@@ -1120,7 +1131,7 @@ void mwp_writer_reopen_after_exec_failure(int err)
         char buf[32];
         struct mwp_str s = {buf, sizeof buf, 0};
         mwp_s_i64(&s, err);
-        mwp_meta_note("exec_failed_errno", buf);
+        mwp_meta_note(MW_META_EXEC_FAILED_ERRNO, buf);
     }
 }
 
@@ -1136,16 +1147,16 @@ void mwp_writer_child(void)
     w_gather_nrec = 0;
     atomic_store(&w_gather_busy, 0);
     atomic_store(&w_inflight, 0);
-    atomic_store(&mwp_stat_lost, 0);
-    atomic_store(&mwp_stat_throttled, 0);
-    atomic_store(&mwp_stat_dropped, 0);
-    atomic_store(&mwp_stat_alloc_dropped, 0);
-    atomic_store(&mwp_stat_samples, 0);
+    atomic_store(&mwp_wstat.lost, 0);
+    atomic_store(&mwp_wstat.throttled, 0);
+    atomic_store(&mwp_wstat.dropped, 0);
+    atomic_store(&mwp_wstat.alloc_dropped, 0);
+    atomic_store(&mwp_wstat.samples, 0);
     atomic_store(&w_cap_dropped, 0); /* the run's page (w_cap) stays: the child adds to it */
     w_path[0] = 0;
 }
 
-void mwp_meta_note(const char *key, const char *val)
+void mwp_meta_note_kv(const char *key, const char *val)
 {
     char buf[1024];
     struct mwp_str s = {buf, sizeof buf, 0};
@@ -1195,7 +1206,8 @@ MWP_HOT static void meta_cmdline(struct mwp_str *s)
             mwp_sys_close(fd);
         }
     }
-    mwp_s_str(s, "cmdline=");
+    mwp_s_str(s, mw_meta_key(MW_META_CMDLINE));
+    mwp_s_mem(s, "=", 1);
     for (ssize_t i = 0; i < n; i++) {
         char c = buf[i];
         if (c == 0) {
@@ -1216,33 +1228,34 @@ MWP_HOT void mwp_meta_build(void)
 {
     struct mwp_str s = {meta_buf, sizeof meta_buf, 0};
     meta_head(&s);
-    mwp_s_kvu(&s, "start_monotonic_ns", mwp_start_mono_ns);
-    mwp_s_kvu(&s, "start_realtime_ns", mwp_start_real_ns);
-    mwp_s_kvu(&s, "pid", (uint64_t)mwp_pid);
-    mwp_s_kvu(&s, "ppid", (uint64_t)mwp_syscall(SYS_getppid));
-    mwp_s_kvu(&s, "rank", (uint64_t)mwp_rank);
-    if (mwp_rank_from)
-        mwp_s_kv(&s, "rank_from", mwp_rank_from);
-    mwp_s_kv(&s, "host", mwp_host);
-    mwp_s_kv(&s, "exe", mwp_exe);
+    mwp_s_metau(&s, MW_META_START_MONOTONIC_NS, mwp_proc.start_mono_ns);
+    mwp_s_metau(&s, MW_META_START_REALTIME_NS, mwp_proc.start_real_ns);
+    mwp_s_metau(&s, MW_META_PID, (uint64_t)mwp_proc.pid);
+    mwp_s_metau(&s, MW_META_PPID, (uint64_t)mwp_syscall(SYS_getppid));
+    mwp_s_metau(&s, MW_META_RANK, (uint64_t)mwp_proc.rank);
+    if (mwp_proc.rank_from)
+        mwp_s_meta(&s, MW_META_RANK_FROM, mwp_proc.rank_from);
+    mwp_s_meta(&s, MW_META_HOST, mwp_proc.host);
+    mwp_s_meta(&s, MW_META_EXE, mwp_exe.path);
     meta_cmdline(&s);
-    mwp_s_kv(&s, "origin", mwp_is_fork_child ? "fork" : "exec");
-    if (mwp_forked_ns && !mwp_is_fork_child) /* the lazy fork child this image continues */
-        mwp_s_kvu(&s, "fork_monotonic_ns", mwp_forked_ns);
-    mwp_s_kvu(&s, "interval_ns", mwp_cfg.interval_ns);
-    mwp_s_kvu(&s, "sample_rate", mwp_cfg.rate);
-    mwp_s_kvu(&s, "sample_rate_clamped", (uint64_t)mwp_cfg.rate_clamped);
-    mwp_s_kvu(&s, "fault_period", mwp_cfg.fault_period);
-    mwp_s_kvu(&s, "stack_depth", mwp_cfg.stack_depth);
-    mwp_s_kv(&s, "unwind", mwp_cfg.unwind_note);
+    mwp_s_meta(&s, MW_META_ORIGIN, mwp_proc.is_fork_child ? "fork" : "exec");
+    if (mwp_proc.forked_ns &&
+        !mwp_proc.is_fork_child) /* the lazy fork child this image continues */
+        mwp_s_metau(&s, MW_META_FORK_MONOTONIC_NS, mwp_proc.forked_ns);
+    mwp_s_metau(&s, MW_META_INTERVAL_NS, mwp_cfg.interval_ns);
+    mwp_s_metau(&s, MW_META_SAMPLE_RATE, mwp_cfg.rate);
+    mwp_s_metau(&s, MW_META_SAMPLE_RATE_CLAMPED, (uint64_t)mwp_cfg.rate_clamped);
+    mwp_s_metau(&s, MW_META_FAULT_PERIOD, mwp_cfg.fault_period);
+    mwp_s_metau(&s, MW_META_STACK_DEPTH, mwp_cfg.stack_depth);
+    mwp_s_meta(&s, MW_META_UNWIND, mwp_cfg.unwind_note);
     if (mwp_cfg.alloc_threshold == UINT64_MAX)
-        mwp_s_kv(&s, "alloc_threshold", "off");
+        mwp_s_meta(&s, MW_META_ALLOC_THRESHOLD, "off");
     else
-        mwp_s_kvu(&s, "alloc_threshold", mwp_cfg.alloc_threshold);
-    mwp_s_kvu(&s, "alloc_frames", mwp_cfg.alloc_frames);
-    mwp_s_kvu(&s, "follow", (uint64_t)mwp_cfg.follow);
-    mwp_s_kv(&s, "method", mwp_cfg.method);
-    mwp_s_kv(&s, "run_id", mwp_cfg.run_id);
+        mwp_s_metau(&s, MW_META_ALLOC_THRESHOLD, mwp_cfg.alloc_threshold);
+    mwp_s_metau(&s, MW_META_ALLOC_FRAMES, mwp_cfg.alloc_frames);
+    mwp_s_metau(&s, MW_META_FOLLOW, (uint64_t)mwp_cfg.follow);
+    mwp_s_meta(&s, MW_META_METHOD, mwp_cfg.method);
+    mwp_s_meta(&s, MW_META_RUN_ID, mwp_cfg.run_id);
     mwp_engine_meta(&s); /* fork children: what the parent's interval thread found */
     meta_len = s.len;
 }

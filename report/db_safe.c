@@ -14,6 +14,7 @@
 
 #include "schema.h"
 
+#include <memwatch/meta_keys.h>
 #include <memwatch/mwr.h>
 #include <memwatch/mwr_reader.h>
 
@@ -454,8 +455,8 @@ int mw_raw_run(const char *path, char *id, size_t idlen, uint64_t *start_realtim
         size_t n;
         if (mw_rec_text(&rec, &t, &n) == 0) {
             char v[32];
-            meta_value(t, n, "run_id", id, idlen);
-            if (meta_value(t, n, "start_realtime_ns", v, sizeof v))
+            meta_value(t, n, mw_meta_key(MW_META_RUN_ID), id, idlen);
+            if (meta_value(t, n, mw_meta_key(MW_META_START_REALTIME_NS), v, sizeof v))
                 *start_realtime_ns = strtoull(v, NULL, 10);
         }
     }

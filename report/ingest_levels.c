@@ -13,6 +13,7 @@
  * Threading: one ingest per database at a time; no global state.
  */
 #include <memwatch/levels.h>
+#include <memwatch/meta_keys.h>
 
 #include "ingest.h"
 
@@ -66,9 +67,9 @@ int ing_levels_register(ing_db *d)
 static void saturable_from_profile(ing_db *d, int64_t proc, mw_lvl_meta *m)
 {
     char prof[4096], lm[64] = "";
-    ing_db_meta_value(d, proc, "profile_path", prof, sizeof prof);
+    ing_db_meta_value(d, proc, mw_meta_key(MW_META_PROFILE_PATH), prof, sizeof prof);
     if (!prof[0]) {
-        ing_db_meta_value(d, proc, "profile", prof, sizeof prof);
+        ing_db_meta_value(d, proc, mw_meta_key(MW_META_PROFILE), prof, sizeof prof);
         char *cut = strstr(prof, " (created");
         if (prof[0] != '/' || !cut)
             return;
@@ -93,13 +94,14 @@ static void saturable_from_profile(ing_db *d, int64_t proc, mw_lvl_meta *m)
  * each; a malformed one is left out, as if absent). */
 static void process_lvl_meta(ing_db *d, int64_t proc, mw_lvl_meta *m)
 {
-    static const char *const keys[] = {"saturable", "threshold_band_ns", "lat_curve", "peak_bw"};
+    static const enum mw_meta_id keys[] = {MW_META_SATURABLE, MW_META_THRESHOLD_BAND_NS,
+                                           MW_META_LAT_CURVE, MW_META_PEAK_BW};
     mw_lvl_meta_init(m);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         char v[2048];
-        ing_db_meta_value(d, proc, keys[i], v, sizeof v);
+        ing_db_meta_value(d, proc, mw_meta_key(keys[i]), v, sizeof v);
         if (v[0])
-            (void)mw_lvl_meta_set(m, keys[i], v);
+            (void)mw_lvl_meta_set(m, mw_meta_key(keys[i]), v);
     }
     if (m->saturable < 0)
         saturable_from_profile(d, proc, m);

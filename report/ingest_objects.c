@@ -12,6 +12,8 @@
  */
 #include "ingest.h"
 
+#include <memwatch/meta_keys.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -181,7 +183,7 @@ static int is_runtime_module(const char *path)
 static uint32_t alloc_frame_limit(ing_objects *o)
 {
     char v[32];
-    ing_db_meta_value(o->db, o->proc, "alloc_frames", v, sizeof v);
+    ing_db_meta_value(o->db, o->proc, mw_meta_key(MW_META_ALLOC_FRAMES), v, sizeof v);
     char *end;
     unsigned long n = strtoul(v, &end, 10);
     if (!v[0] || *end || n == 0 || n > 64)

@@ -7,6 +7,7 @@
  * May call: libc. Pure: no I/O, no allocation, no global state.
  */
 #include <memwatch/levels.h>
+#include <memwatch/meta_keys.h>
 
 #include <errno.h>
 #include <math.h>
@@ -83,15 +84,15 @@ int mw_lvl_meta_set(mw_lvl_meta *m, const char *key, const char *value)
     if (!key || !value)
         return -EINVAL;
     const char *p = value;
-    if (!strcmp(key, "saturable")) {
+    if (!strcmp(key, mw_meta_key(MW_META_SATURABLE))) {
         if ((value[0] != '0' && value[0] != '1') || !blank_rest(value + 1))
             return -EINVAL;
         m->saturable = value[0] == '1';
-    } else if (!strcmp(key, "threshold_band_ns")) {
+    } else if (!strcmp(key, mw_meta_key(MW_META_THRESHOLD_BAND_NS))) {
         if (parse_band(value, &m->band_lo, &m->band_hi))
             return -EINVAL;
         m->have_band = 1;
-    } else if (!strcmp(key, "lat_curve")) {
+    } else if (!strcmp(key, mw_meta_key(MW_META_LAT_CURVE))) {
         double bw[MW_LAT_CURVE_MAX], ns[MW_LAT_CURVE_MAX];
         int n = mw_lat_curve_parse(value, bw, ns, MW_LAT_CURVE_MAX);
         if (n <= 0)
@@ -99,7 +100,7 @@ int mw_lvl_meta_set(mw_lvl_meta *m, const char *key, const char *value)
         memcpy(m->curve_bw, bw, sizeof bw);
         memcpy(m->curve_ns, ns, sizeof ns);
         m->ncurve = n;
-    } else if (!strcmp(key, "peak_bw")) {
+    } else if (!strcmp(key, mw_meta_key(MW_META_PEAK_BW))) {
         double v = nonneg(&p);
         if (v <= 0 || !blank_rest(p))
             return -EINVAL;

@@ -9,6 +9,7 @@
  * Threading: reentrant.
  */
 #include <memwatch/levels.h>
+#include <memwatch/meta_keys.h>
 #include <memwatch/mwr_reader.h>
 #include <memwatch/report.h>
 
@@ -54,7 +55,7 @@ static void take_meta(mw_raw_levels *s, raw_proc *p, const char *t, size_t n)
             memcpy(val, eq + 1, l - kl - 1);
             val[l - kl - 1] = 0;
             (void)mw_lvl_meta_set(&p->m, key, val); /* malformed: left out */
-            if (!strcmp(key, "threshold_note") && !s->note[0])
+            if (!strcmp(key, mw_meta_key(MW_META_THRESHOLD_NOTE)) && !s->note[0])
                 snprintf(s->note, sizeof s->note, "%.239s", val);
         }
         i += l + 1;

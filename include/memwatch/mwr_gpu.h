@@ -79,7 +79,8 @@ typedef struct mwr_gpu_pc {
     /* char file[file_len]; char func[func_len]; char stalls[] follow */
 } mwr_gpu_pc;                 /* 40 bytes + strings */
 
-/* MWR_GPU_META: text "key=value\n" lines, like MWR_META. Keys written:
+/* MWR_GPU_META: text "key=value\n" lines, like MWR_META. Keys written (their
+ * names: MW_META_GPU_* in meta_keys.h):
  *   gpu.device=<ordinal>, then that device's gpu.name=<device name>,
  *   gpu.cc=<major>.<minor>, gpu.peak_bw=<bytes/s>, gpu.threshold_bw=<bytes/s>,
  *   gpu.threshold_source (one such group per device used)

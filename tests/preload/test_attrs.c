@@ -12,7 +12,7 @@
  */
 #include "mw_test.h"
 
-#include "../../preload/internal.h" /* mwp_precise_attrs (preload/precise_attr.c) */
+#include "../../preload/precise.h" /* mwp_precise_attrs (preload/precise_attr.c) */
 
 #include <memwatch/attrs.h>
 #include <memwatch/profile.h>

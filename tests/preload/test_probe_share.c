@@ -9,7 +9,7 @@
  */
 #include "mw_test.h"
 
-#include "../../preload/internal.h"
+#include "../../preload/probe_share.h"
 
 #include <fcntl.h>
 #include <stdio.h>
