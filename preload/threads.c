@@ -59,7 +59,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define THR_DWARF_PAGES 32u /* cpu-clock ring pages with user stacks (MEMWATCH_UNWIND) */
+#define THR_DWARF_PAGES 128u /* cpu-clock ring pages with user stacks (MEMWATCH_UNWIND) */
+#define THR_DWARF_PAGES_MIN 32u /* where the locked-memory limit refuses those */
 
 MWP_TLS struct mwp_thr *mwp_self;
 struct mwp_attrs mwp_attrs;
@@ -204,10 +205,16 @@ static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
         return -errno;
     unsigned pages = mwp_cfg.ring_pages ? mwp_cfg.ring_pages : 1;
     /* A DWARF cpu-clock sample carries its stack copy (8 KiB by default):
-     * room for about 60 ms of samples at 250/s, where the locked-memory
-     * limits allow it. */
-    if (i == 0 && mwp_cfg.unwind == MWP_UNWIND_DWARF && pages < THR_DWARF_PAGES) {
-        int err = mw_ring_map(r, fd, THR_DWARF_PAGES);
+     * 128 pages hold some 60 samples, 240 ms at 250/s, where the
+     * locked-memory limits allow it, else 32 pages (60 ms). The drains can
+     * come that late: on a loaded machine the CPU-time timer that drives an
+     * inline process's intervals fires a few times a second instead of
+     * every interval (docs/overhead.md, "Inline intervals on a loaded
+     * machine"). */
+    for (unsigned dp = THR_DWARF_PAGES; i == 0 && mwp_cfg.unwind == MWP_UNWIND_DWARF &&
+                                        pages < dp && dp >= THR_DWARF_PAGES_MIN;
+         dp /= 4) {
+        int err = mw_ring_map(r, fd, dp);
         if (err != -EPERM && err != -ENOMEM) {
             mwp_sys_close(fd);
             r->fd = -1;
