@@ -26,6 +26,21 @@
  * target ran: had a sample), drain every ring into PERF_DATA records, write
  * each target's INTERVAL record with the reading and the threshold, and
  * append the target's records to its file with one write.
+ *
+ * record --all, where CPU-wide events are allowed (CAP_PERFMON,
+ * CAP_SYS_ADMIN, or kernel.perf_event_paranoid <= 0): one event per online
+ * CPU instead (pid = -1, cpu = N: the same attribute and side band), one
+ * ring each, and no /proc scan. Each interval the CPU rings are drained and
+ * their records sorted by the process they name (a sample's pid, an
+ * MMAP2's, COMM's, FORK's or EXIT's pid); a process gets its target (file,
+ * start META, modules from /proc/PID/maps) at its first record, an INTERVAL
+ * record for each interval in which it had samples, and its end at its
+ * thread-group leader's EXIT record (or at the detach). PERF_RECORD_LOST of
+ * a CPU ring names no process: those samples are counted machine-wide and
+ * said in the META of each file recorded meanwhile. memwatch's own process,
+ * processes that carry libmemwatch.so, and (without CAP_PERFMON) other
+ * users' processes are left out. Where CPU-wide events are refused, --all
+ * says why in one line and attaches per process as -p does (att_cpu_*).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -36,10 +51,12 @@
 #include "tsc.h"    /* counters/: the TSC rate for META */
 
 #include <memwatch/attrs.h>
+#include <memwatch/decode.h>
 #include <memwatch/memwatch.h>
 #include <memwatch/mwr.h>
 #include <memwatch/mwr_frame.h>
 #include <memwatch/perf.h>
+#include <memwatch/pmu.h>
 #include <memwatch/probe_lat.h>
 #include <memwatch/profile.h>
 #include <memwatch/ring.h>
@@ -59,6 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -200,6 +218,25 @@ struct att_tgt {
     uint64_t cpu0_ticks[2], cpu_ticks[2], flt0[2], flt[2]; /* utime stime, minflt majflt */
     unsigned long long vsz;
     char exe[PATH_MAX];
+    /* --all per CPU (att_cpu_*): the target of one process seen in the CPU rings */
+    int percpu;
+    struct att_buf stage; /* its records of the ring chunk being sorted */
+    int staged;           /* listed in R->touched for this chunk */
+    pid_t *iv_tids;       /* the threads sampled in the interval */
+    size_t n_iv_tids, cap_iv_tids;
+    uint64_t nx_samples;  /* drained now but timed after the interval's end: the next's */
+    uint64_t last_time;   /* the time of its latest sample */
+    uint64_t lost0;       /* the machine-wide lost samples when its file began */
+    unsigned idle;        /* intervals since its last record (its file is closed after ATT_CPU_IDLE) */
+    unsigned maps_tick;   /* intervals with samples since /proc/PID/maps was last read */
+    unsigned exit_wait;   /* intervals since its leader's EXIT record (0: none seen) */
+    int pending;          /* its file is written at the interval's end (att_cpu_begin) */
+    uint64_t t_begin;     /* the start of the interval of its first record */
+    int had_samples;
+    int exec_end;         /* its process exec'ed: it ends (end=exec), the new image has a target */
+    int want_exe;         /* an exec came: the next executable file mapped is its exe */
+    size_t prev1;         /* after an exec in this interval: 1 + the old image's target */
+    uint64_t exec_time;   /* ... and when the exec was: samples before it are the old image's */
 };
 
 struct att_run {
@@ -223,6 +260,31 @@ struct att_run {
     char host[65];
     char identity[256];
     uint64_t t_start;
+    /* --all per CPU (att_cpu_*) */
+    struct att_cpu {
+        int cpu, fd;
+        mw_ring ring;
+    } *cpus;
+    size_t ncpu;
+    unsigned ring_pages;   /* data pages of each CPU's ring */
+    mw_sample_fmt fmt;     /* how the records of R->attr decode */
+    int any_user;          /* other users' processes too (CAP_PERFMON, CAP_SYS_ADMIN) */
+    int32_t *pidmap;       /* by pid: 0 not seen, -1 left out, k + 1 the target R->t[k] */
+    size_t npidmap;
+    struct att_skip {
+        pid_t pid;
+        unsigned long long start;
+    } *skip;               /* the pids left out, looked at again every ATT_CPU_CHECK intervals */
+    size_t nskip, capskip;
+    size_t *freeslot;      /* R->t entries of ended targets, for new ones */
+    size_t nfree, capfree;
+    size_t *touched;       /* targets with records staged from the ring chunk */
+    size_t ntouched, captouched;
+    uint64_t cpu_lost;     /* samples the kernel dropped from full CPU rings (no process known) */
+    uint64_t cpu_throttled;
+    uint64_t cpu_foreign;  /* records of pid 0: tasks outside memwatch's pid namespace */
+    size_t files, files_ended, live;
+    char *sampling_meta;   /* the META `sampling` line each per-CPU target gets */
 };
 
 /* Append one record to the target's buffer. */
@@ -644,6 +706,54 @@ static long long att_elf_first_vaddr(const char *path)
     return lo;
 }
 
+/* What att_modules reads from an ELF file (its first PT_LOAD address and
+ * its build-id), kept for the next process that maps the same file: under
+ * --all per CPU every process that runs reads libc and the loader. Keyed by
+ * the file's device, inode, size and modification time. */
+static struct att_elf_memo {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtim;
+    long long v0;
+    uint8_t bid[20];
+    int bid_len;
+} att_elf_memo[256];
+static size_t att_elf_memo_n, att_elf_memo_next;
+
+static void att_elf_info(const char *file, long long *v0, uint8_t *bid, size_t cap, int *bid_len)
+{
+    struct stat st;
+    int have = stat(file, &st) == 0;
+    for (size_t i = 0; have && i < att_elf_memo_n; i++) {
+        struct att_elf_memo *m = &att_elf_memo[i];
+        if (m->dev == st.st_dev && m->ino == st.st_ino && m->size == st.st_size &&
+            m->mtim.tv_sec == st.st_mtim.tv_sec && m->mtim.tv_nsec == st.st_mtim.tv_nsec) {
+            *v0 = m->v0;
+            *bid_len = m->bid_len < (int)cap ? m->bid_len : (int)cap;
+            if (*bid_len > 0)
+                memcpy(bid, m->bid, (size_t)*bid_len);
+            return;
+        }
+    }
+    *v0 = att_elf_first_vaddr(file);
+    *bid_len = *v0 < 0 ? 0 : mw_sym_file_build_id(file, bid, cap);
+    if (!have)
+        return;
+    struct att_elf_memo *m = &att_elf_memo[att_elf_memo_next];
+    att_elf_memo_next = (att_elf_memo_next + 1) % (sizeof att_elf_memo / sizeof att_elf_memo[0]);
+    if (att_elf_memo_n < sizeof att_elf_memo / sizeof att_elf_memo[0])
+        att_elf_memo_n++;
+    m->dev = st.st_dev;
+    m->ino = st.st_ino;
+    m->size = st.st_size;
+    m->mtim = st.st_mtim;
+    m->v0 = *v0;
+    m->bid_len = *bid_len > (int)sizeof m->bid ? (int)sizeof m->bid : *bid_len;
+    if (m->bid_len > 0)
+        memcpy(m->bid, bid, (size_t)m->bid_len);
+}
+
 /* A MODULE record (MWR_MODULE_DATA_ANON) for an anonymous mapping, once
  * per start address */
 static void att_anon(struct att_tgt *t, uint64_t now, uint64_t s, uint64_t e, const char *name)
@@ -742,10 +852,13 @@ static void att_modules(struct att_tgt *t, uint64_t now)
             seen |= t->mod_seen[i] == m[k].lo;
         if (seen)
             continue;
-        long long v0 = att_elf_first_vaddr(file);
+        long long v0;
+        uint8_t bid[sizeof ((mwr_module *)0)->build_id];
+        int bl;
+        att_elf_info(file, &v0, bid, sizeof bid, &bl);
         if (v0 < 0)
             continue;
-        if (t->child) {
+        if (t->child || t->percpu) { /* read again later: each module once */
             uint64_t *q = realloc(t->mod_seen, (t->nmod_seen + 1) * sizeof *q);
             if (q) {
                 t->mod_seen = q;
@@ -758,7 +871,8 @@ static void att_modules(struct att_tgt *t, uint64_t now)
         r.base = (m[k].lo_off0 ? m[k].lo_off0 : m[k].lo) - (uint64_t)v0;
         r.start = m[k].lo;
         r.end = m[k].hi;
-        int bl = mw_sym_file_build_id(file, r.build_id, sizeof r.build_id);
+        if (bl > 0)
+            memcpy(r.build_id, bid, (size_t)bl);
         r.build_id_size = bl > 0 ? (uint8_t)bl : 0;
         r.path_len = (uint32_t)strlen(m[k].path);
         att_emit(t, MWR_MODULE, &r, sizeof r, m[k].path, r.path_len);
@@ -868,12 +982,12 @@ static void att_meta_start(struct att_run *R, struct att_tgt *t, const char *how
              "start_monotonic_ns=%llu\nstart_realtime_ns=%llu\npid=%ld\nppid=%s\nrank=0\nhost=%s\n"
              "exe=%s\ncmdline=%s\norigin=attach\ninterval_ns=%llu\nsample_rate=%lu\n"
              "sample_rate_clamped=%d\nfault_period=0\nstack_depth=%u\nunwind=%s\n"
-             "alloc_threshold=off\nalloc_frames=0\nfollow=0\nmethod=%s\nrun_id=%s\n",
+             "alloc_threshold=off\nalloc_frames=0\nfollow=%d\nmethod=%s\nrun_id=%s\n",
              MWR_VERSION_MAJOR, MWR_VERSION_MINOR, MW_VERSION, how, ATT_WHAT_NOT, R->identity,
              (unsigned long long)now,
              (unsigned long long)rt.tv_sec * 1000000000ull + (unsigned long long)rt.tv_nsec,
              (long)t->pid, ppid, R->host, exe, cmd, (unsigned long long)R->cfg.interval_ns,
-             R->cfg.rate, R->cfg.rate_clamped, R->cfg.stack_depth, unwind,
+             R->cfg.rate, R->cfg.rate_clamped, R->cfg.stack_depth, unwind, t->percpu,
              R->cfg.method_none ? "none" : "auto", R->o->run);
     size_t k = strlen(m);
     if (uid != (uid_t)-1)
@@ -1097,8 +1211,21 @@ static void att_run_free(struct att_run *R)
         free(R->t[i].mod_seen);
         free(R->t[i].anon_seen);
         free(R->t[i].out.p);
+        free(R->t[i].stage.p);
+        free(R->t[i].iv_tids);
         att_unlock(&R->t[i]);
     }
+    for (size_t i = 0; i < R->ncpu; i++) {
+        mw_ring_unmap(&R->cpus[i].ring);
+        if (R->cpus[i].fd >= 0)
+            close(R->cpus[i].fd);
+    }
+    free(R->cpus);
+    free(R->pidmap);
+    free(R->skip);
+    free(R->freeslot);
+    free(R->touched);
+    free(R->sampling_meta);
     free(R->t);
     free(R->forks);
     free(R->bounce);
@@ -1191,6 +1318,23 @@ static int att_gone(struct att_tgt *t)
 }
 
 static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid, pid_t parent);
+
+/* Does the process carry libmemwatch.so (it records itself)? */
+static int att_preloaded(pid_t pid)
+{
+    char mp[64], line[PATH_MAX + 128];
+    snprintf(mp, sizeof mp, "/proc/%ld/maps", (long)pid);
+    FILE *mf = fopen(mp, "re");
+    int preloaded = 0;
+    while (mf && fgets(line, sizeof line, mf))
+        if (strstr(line, "/libmemwatch.so")) {
+            preloaded = 1;
+            break;
+        }
+    if (mf)
+        fclose(mf);
+    return preloaded;
+}
 
 /* What a failed attach left in t (its events are closed): freed, t empty. */
 static void att_target_clear(struct att_tgt *t)
@@ -1327,18 +1471,7 @@ static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid, pi
     memcpy(t->cpu_ticks, t->cpu0_ticks, sizeof t->cpu_ticks);
     memcpy(t->flt, t->flt0, sizeof t->flt);
     /* a process that carries libmemwatch.so records itself already */
-    char mp[64], line[PATH_MAX + 128];
-    snprintf(mp, sizeof mp, "/proc/%ld/maps", (long)pid);
-    FILE *mf = fopen(mp, "re");
-    int preloaded = 0;
-    while (mf && fgets(line, sizeof line, mf))
-        if (strstr(line, "/libmemwatch.so")) {
-            preloaded = 1;
-            break;
-        }
-    if (mf)
-        fclose(mf);
-    if (preloaded) {
+    if (att_preloaded(pid)) {
         ATT_SAY("memwatch record: -p %ld: the process is recorded already: it has "
                         "libmemwatch.so loaded (memwatch record -- or LD_PRELOAD); its raw files "
                         "go where that run's go\n", (long)pid);
@@ -1398,7 +1531,11 @@ static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid, pi
         snprintf(how, sizeof how, "fork: a child of pid %ld, followed from its fork", (long)parent);
         att_meta_start(R, t, how, now);
     } else {
-        att_meta_start(R, t, "pid: memwatch record -p", R->t_start);
+        att_meta_start(R, t,
+                       R->o->all ? "all: memwatch record --all, per process (CPU-wide events "
+                                   "refused)"
+                                 : "pid: memwatch record -p",
+                       R->t_start);
     }
     att_modules(t, now);
     if (thr.len && att_buf_room(&t->out, thr.len))
@@ -1410,8 +1547,812 @@ static int att_target_attach(struct att_run *R, struct att_tgt *t, pid_t pid, pi
 }
 #undef ATT_SAY
 
+/* ---- record --all: one event per CPU ---- */
+
+#define ATT_PAGES_CPU 64u   /* data pages of a CPU's ring: about 120 ms of DWARF samples at 250/s */
+#define ATT_CPU_CHECK 100u  /* intervals between looks at /proc for ends no EXIT record told */
+#define ATT_CPU_IDLE 100u   /* intervals without a record after which a target's file is closed */
+#define ATT_CPU_MAPS 10u    /* intervals with samples between two reads of a target's maps */
+#define ATT_PID_MAX 4194304 /* PID_MAX_LIMIT of 64-bit kernels */
+#define ATT_CPU_FALLBACK 3  /* att_cpu_run: CPU-wide events refused, attach per process (said) */
+#define ATT_HOW_CPU "cpu: memwatch record --all, per-CPU events"
+#define ATT_PER_PROCESS                                                                         \
+    "one event per thread (a process started later is recorded only where a recorded process " \
+    "forks it)"
+
+/* What per-CPU sampling lacks here: the capabilities and the setting. */
+static void att_cpu_missing(const mw_privs *pv, char *buf, size_t n)
+{
+    char par[80];
+    if (pv->paranoid == MW_PARANOID_UNKNOWN)
+        snprintf(par, sizeof par, "kernel.perf_event_paranoid cannot be read");
+    else
+        snprintf(par, sizeof par, "kernel.perf_event_paranoid is %d", pv->paranoid);
+    snprintf(buf, n,
+             "per-CPU sampling of the whole machine needs CAP_PERFMON (or CAP_SYS_ADMIN: root) "
+             "or kernel.perf_event_paranoid <= 0; memwatch runs as uid %ld without either "
+             "capability and %s (sysctl -w kernel.perf_event_paranoid=0, or setcap "
+             "cap_perfmon+ep on the memwatch executable)",
+             (long)geteuid(), par);
+}
+
+/* Why the event or the ring of CPU cpu could not be had, in words. */
+static void att_cpu_explain(int err, int cpu, const mw_privs *pv, int mapping, char *buf,
+                            size_t n)
+{
+    if (mapping) {
+        snprintf(buf, n,
+                 "cannot map the ring of CPU %d: %s (the locked-memory limit: ulimit -l, "
+                 "kernel.perf_event_mlock_kb)",
+                 cpu, strerror(err));
+        return;
+    }
+    switch (err) {
+    case EACCES:
+    case EPERM:
+        snprintf(buf, n,
+                 "perf_event_open(pid -1, cpu %d): %s although %s: a security module (SELinux, "
+                 "AppArmor, lockdown) or a seccomp filter forbids CPU-wide events",
+                 cpu, strerror(err),
+                 pv->cap_perfmon || pv->cap_sys_admin ? "memwatch has CAP_PERFMON"
+                                                      : "kernel.perf_event_paranoid is <= 0");
+        break;
+    case ENOENT:
+    case EOPNOTSUPP:
+        snprintf(buf, n,
+                 "perf_event_open(pid -1, cpu %d): %s: this kernel has no cpu-clock software "
+                 "event or refuses its sample bits (MEMWATCH_UNWIND=fp samples without "
+                 "registers and stack)",
+                 cpu, strerror(err));
+        break;
+    case EMFILE:
+    case ENFILE:
+        snprintf(buf, n,
+                 "perf_event_open(pid -1, cpu %d): %s: one descriptor per CPU is needed; raise "
+                 "the limit (ulimit -n)",
+                 cpu, strerror(err));
+        break;
+    case EINVAL:
+        snprintf(buf, n,
+                 "perf_event_open(pid -1, cpu %d): %s: the kernel refuses an attribute (sample "
+                 "rate above kernel.perf_event_max_sample_rate, or use_clockid unsupported)",
+                 cpu, strerror(err));
+        break;
+    default:
+        snprintf(buf, n, "perf_event_open(pid -1, cpu %d): %s", cpu, strerror(err));
+    }
+}
+
+/* One disabled event per online CPU, each with its ring. 0, or -errno
+ * with why (everything opened is closed again). */
+static int att_cpu_open(struct att_run *R, const mw_privs *pv, char *why, size_t n)
+{
+    char b[4096];
+    int cpus[4096];
+    int nc = mw_read_small("/sys/devices/system/cpu/online", b, sizeof b) < 0
+                 ? -1
+                 : mw_cpulist_parse(b, cpus, sizeof cpus / sizeof cpus[0]);
+    if (nc <= 0) {
+        snprintf(why, n, "the online CPUs cannot be read (/sys/devices/system/cpu/online)");
+        return -ENOENT;
+    }
+    R->cpus = calloc((size_t)nc, sizeof *R->cpus);
+    if (!R->cpus) {
+        snprintf(why, n, "out of memory");
+        return -ENOMEM;
+    }
+    struct perf_event_attr a = R->attr;
+    a.disabled = 1; /* enabled once the probe is set up (att_cpu_run) */
+    R->ring_pages = ATT_PAGES_CPU;
+    int err = 0;
+    for (int i = 0; i < nc && !err; i++) {
+        int fd = (int)syscall(SYS_perf_event_open, &a, -1, cpus[i], -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) {
+            if (errno == ENODEV) /* went offline meanwhile */
+                continue;
+            err = errno;
+            att_cpu_explain(err, cpus[i], pv, 0, why, n);
+            break;
+        }
+        struct att_cpu *c = &R->cpus[R->ncpu];
+        c->cpu = cpus[i];
+        c->fd = fd;
+        int e = -ENOMEM;
+        for (unsigned p = R->ring_pages; p >= 1; p /= 2) {
+            e = mw_ring_map(&c->ring, fd, p);
+            if (e != -EPERM && e != -ENOMEM) {
+                if (!e)
+                    R->ring_pages = p; /* the next CPUs start there */
+                break;
+            }
+        }
+        if (e) {
+            close(fd);
+            err = -e;
+            att_cpu_explain(err, cpus[i], pv, 1, why, n);
+            break;
+        }
+        R->ncpu++;
+    }
+    if (!err && !R->ncpu) {
+        err = ENODEV;
+        snprintf(why, n, "no online CPU could be opened");
+    }
+    if (err) {
+        for (size_t i = 0; i < R->ncpu; i++) {
+            mw_ring_unmap(&R->cpus[i].ring);
+            close(R->cpus[i].fd);
+        }
+        R->ncpu = 0;
+        return -err;
+    }
+    return 0;
+}
+
+/* Leave process pid out (memwatch itself, libmemwatch.so, another user's):
+ * its records are dropped until it is gone (att_cpu_check). */
+static void att_cpu_leave_out(struct att_run *R, pid_t pid)
+{
+    R->pidmap[pid] = -1;
+    if (R->nskip == R->capskip) {
+        size_t c = R->capskip ? 2 * R->capskip : 64;
+        struct att_skip *q = realloc(R->skip, c * sizeof *q);
+        if (!q)
+            return; /* left out for good */
+        R->skip = q;
+        R->capskip = c;
+    }
+    unsigned long long st = 0;
+    (void)att_stat(pid, NULL, &st, NULL, NULL);
+    R->skip[R->nskip++] = (struct att_skip){pid, st};
+}
+
+/* The threads sampled in the interval (INTERVAL nthreads). */
+static void att_cpu_tid(struct att_tgt *t, pid_t tid)
+{
+    for (size_t i = 0; i < t->n_iv_tids; i++)
+        if (t->iv_tids[i] == tid)
+            return;
+    if (t->n_iv_tids == t->cap_iv_tids) {
+        size_t c = t->cap_iv_tids ? 2 * t->cap_iv_tids : 8;
+        pid_t *q = realloc(t->iv_tids, c * sizeof *q);
+        if (!q)
+            return;
+        t->iv_tids = q;
+        t->cap_iv_tids = c;
+    }
+    t->iv_tids[t->n_iv_tids++] = tid;
+}
+
+/* The slot R->t[k] of a target that ended: freed for a new one. */
+static void att_cpu_release(struct att_run *R, size_t k)
+{
+    struct att_tgt *t = &R->t[k];
+    free(t->thr);
+    free(t->mod_seen);
+    free(t->anon_seen);
+    free(t->out.p);
+    free(t->stage.p);
+    free(t->iv_tids);
+    t->thr = NULL;
+    t->mod_seen = t->anon_seen = NULL;
+    t->iv_tids = NULL;
+    memset(&t->out, 0, sizeof t->out);
+    memset(&t->stage, 0, sizeof t->stage);
+    t->nthr = t->cap = t->nmod_seen = t->nanon_seen = t->n_iv_tids = t->cap_iv_tids = 0;
+    if (t->fd >= 0)
+        close(t->fd);
+    t->fd = -1;
+    t->ended = 1;
+    if ((size_t)t->pid < R->npidmap && R->pidmap[t->pid] == (int32_t)k + 1)
+        R->pidmap[t->pid] = 0;
+    R->live--;
+    if (R->nfree == R->capfree) {
+        size_t c = R->capfree ? 2 * R->capfree : 64;
+        size_t *q = realloc(R->freeslot, c * sizeof *q);
+        if (!q)
+            return; /* the slot is not used again */
+        R->freeslot = q;
+        R->capfree = c;
+    }
+    R->freeslot[R->nfree++] = k;
+}
+
+/* A target's file is closed while it has no records (ATT_CPU_IDLE): open
+ * it again to append. -1 when it cannot be (said once). */
+static int att_cpu_reopen(struct att_tgt *t)
+{
+    if (t->fd >= 0 || t->io_fail)
+        return t->io_fail ? -1 : 0;
+    t->fd = open(t->path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (t->fd < 0) {
+        fprintf(stderr, "memwatch record: %s: %s; nothing more is written to it\n", t->path,
+                strerror(errno));
+        t->io_fail = 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* The THREAD records of the threads process t has when its file begins. */
+static void att_cpu_threads(struct att_tgt *t, uint64_t now)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/task", (long)t->pid);
+    DIR *d = opendir(path);
+    struct dirent *e;
+    size_t n = 0;
+    while (d && (e = readdir(d)) && n < ATT_MAX_THREADS)
+        if (isdigit((unsigned char)e->d_name[0])) {
+            att_thread_rec(t, (pid_t)strtol(e->d_name, NULL, 10), MWR_THREAD_START, now);
+            n++;
+        }
+    if (d)
+        closedir(d);
+}
+
+/* Process pid's first record: its target (file, start META, modules,
+ * threads), or -1 when it is left out. t0: the interval's start, before
+ * every record of it. */
+static long att_cpu_new(struct att_run *R, pid_t pid, uint64_t t0)
+{
+    if ((!R->any_user && att_uid_of(pid) != getuid()) || att_preloaded(pid)) {
+        att_cpu_leave_out(R, pid);
+        return -1;
+    }
+    size_t k;
+    if (R->nfree) {
+        k = R->freeslot[--R->nfree];
+    } else {
+        if (R->n == R->cap) {
+            size_t c = R->cap ? 2 * R->cap : 64;
+            struct att_tgt *q = realloc(R->t, c * sizeof *q);
+            if (!q) {
+                att_cpu_leave_out(R, pid);
+                return -1;
+            }
+            R->t = q;
+            R->cap = c;
+        }
+        k = R->n++;
+    }
+    struct att_tgt *t = &R->t[k];
+    memset(t, 0, sizeof *t);
+    t->pid = pid;
+    t->fd = t->lock_fd = -1;
+    t->percpu = 1;
+    t->pending = 1;
+    t->t_begin = t0;
+    t->lost0 = R->cpu_lost;
+    if (att_stat(pid, NULL, &t->starttime, t->cpu0_ticks, t->flt0) == 0) {
+        memcpy(t->cpu_ticks, t->cpu0_ticks, sizeof t->cpu_ticks);
+        memcpy(t->flt, t->flt0, sizeof t->flt);
+    }
+    R->live++;
+    R->pidmap[pid] = (int32_t)k + 1;
+    return (long)k;
+}
+
+/* The file of a target made in this interval, written at its end: by then
+ * /proc/PID names the program a fork child exec'ed meanwhile (the report
+ * names a process by its first META). Header, start META, threshold,
+ * modules and threads, then the records sorted into it so far. -1 when no
+ * file could be made (said): the target is dropped and its pid left out. */
+static int att_cpu_begin(struct att_run *R, size_t k)
+{
+    struct att_tgt *t = &R->t[k];
+    struct att_buf data = t->out;
+    uint64_t nrec = t->records, nbytes = t->bytes;
+    memset(&t->out, 0, sizeof t->out);
+    t->records = t->bytes = 0;
+    t->pending = 0;
+    if (att_file_open(R, t)) {
+        pid_t pid = t->pid;
+        free(data.p);
+        att_cpu_release(R, k);
+        att_cpu_leave_out(R, pid);
+        return -1;
+    }
+    att_meta_start(R, t, ATT_HOW_CPU, t->t_begin);
+    att_meta(t, R->thr_meta);
+    att_meta(t, R->sampling_meta);
+    att_modules(t, t->t_begin);
+    att_cpu_threads(t, t->t_begin);
+    if (data.len && att_buf_room(&t->out, data.len))
+        memcpy(t->out.p + t->out.len - data.len, data.p, data.len);
+    free(data.p);
+    t->records += nrec;
+    t->bytes += nbytes;
+    R->files++;
+    return 0;
+}
+
+/* The target of process pid (made at its first record), or -1 when it is
+ * left out. */
+static long att_cpu_find(struct att_run *R, pid_t pid, uint64_t t0)
+{
+    if ((size_t)pid >= R->npidmap) {
+        size_t n = (size_t)pid + 1 > ATT_PID_MAX + 1 ? (size_t)pid + 1 : ATT_PID_MAX + 1;
+        int32_t *q = realloc(R->pidmap, n * sizeof *q);
+        if (!q)
+            return -1;
+        memset(q + R->npidmap, 0, (n - R->npidmap) * sizeof *q);
+        R->pidmap = q;
+        R->npidmap = n;
+    }
+    int32_t v = R->pidmap[pid];
+    if (v > 0)
+        return v - 1;
+    if (v < 0)
+        return -1;
+    return att_cpu_new(R, pid, t0);
+}
+
+/* A target whose process turned out to carry libmemwatch.so (an MMAP2 of
+ * it: the process exec'ed with it preloaded): it records itself; its file
+ * here is removed and it is left out. */
+static void att_cpu_drop(struct att_run *R, size_t k)
+{
+    struct att_tgt *t = &R->t[k];
+    pid_t pid = t->pid;
+    if (t->fd >= 0)
+        close(t->fd);
+    t->fd = -1;
+    if (!t->pending) {
+        unlink(t->path);
+        R->files--;
+    }
+    att_cpu_release(R, k);
+    att_cpu_leave_out(R, pid);
+}
+
+/* One record of process k into its staging buffer. */
+static void att_cpu_stage(struct att_run *R, size_t k, const void *rec, size_t len)
+{
+    struct att_tgt *t = &R->t[k];
+    if (!t->staged) {
+        if (R->ntouched == R->captouched) {
+            size_t c = R->captouched ? 2 * R->captouched : 64;
+            size_t *q = realloc(R->touched, c * sizeof *q);
+            if (!q) {
+                t->dropped++;
+                return;
+            }
+            R->touched = q;
+            R->captouched = c;
+        }
+        R->touched[R->ntouched++] = k;
+        t->staged = 1;
+    }
+    void *p = att_buf_room(&t->stage, len);
+    if (!p) {
+        t->dropped++;
+        t->stage.fail = 0;
+        return;
+    }
+    memcpy(p, rec, len);
+}
+
+/* The staged records of each process: one PERF_DATA record each. */
+static void att_cpu_emit(struct att_run *R, uint64_t now)
+{
+    for (size_t i = 0; i < R->ntouched; i++) {
+        struct att_tgt *t = &R->t[R->touched[i]];
+        t->staged = 0;
+        if (t->ended || !t->stage.len) {
+            t->stage.len = 0;
+            continue;
+        }
+        mwr_perf_data pd = {1, (uint32_t)t->pid, now};
+        att_emit(t, MWR_PERF_DATA, &pd, sizeof pd, t->stage.p, t->stage.len);
+        t->stage.len = 0;
+    }
+    R->ntouched = 0;
+}
+
+/* Sort n bytes of one CPU ring's records by process. Samples timed after
+ * t1 count for the next interval. */
+static void att_cpu_sort(struct att_run *R, const unsigned char *p, size_t n, uint64_t t0,
+                         uint64_t t1)
+{
+    pid_t self = getpid();
+    size_t off = 0;
+    while (off + sizeof(struct perf_event_header) <= n) {
+        mw_perf_record r;
+        int sz = mw_perf_record_decode(&R->fmt, p + off, n - off, &r);
+        if (sz <= 0)
+            break; /* a damaged record: the rest of the chunk cannot be framed */
+        const unsigned char *rec = p + off;
+        off += (size_t)sz;
+        uint32_t pid, tid = 0;
+        switch (r.type) {
+        case PERF_RECORD_SAMPLE:
+            pid = r.u.sample.pid;
+            tid = r.u.sample.tid;
+            break;
+        case PERF_RECORD_MMAP:
+        case PERF_RECORD_MMAP2:
+            pid = r.u.mmap2.pid;
+            break;
+        case PERF_RECORD_COMM:
+            pid = r.u.comm.pid;
+            tid = r.u.comm.tid;
+            break;
+        case PERF_RECORD_FORK:
+        case PERF_RECORD_EXIT:
+            pid = r.u.task.pid;
+            tid = r.u.task.tid;
+            break;
+        case PERF_RECORD_LOST: /* of the whole CPU: no process known */
+            R->cpu_lost += r.u.lost.lost;
+            continue;
+        case PERF_RECORD_LOST_SAMPLES:
+            R->cpu_lost += r.u.lost_samples.lost;
+            continue;
+        case PERF_RECORD_THROTTLE:
+            R->cpu_throttled++;
+            continue;
+        default:
+            continue;
+        }
+        if (pid == 0 || pid > (uint32_t)INT32_MAX) { /* outside memwatch's pid namespace */
+            R->cpu_foreign++;
+            continue;
+        }
+        if ((pid_t)pid == self)
+            continue;
+        long k = att_cpu_find(R, (pid_t)pid, t0);
+        if (k < 0)
+            continue;
+        int is_map = r.type == PERF_RECORD_MMAP2 || r.type == PERF_RECORD_MMAP;
+        if (is_map && r.u.mmap2.filename && strstr(r.u.mmap2.filename, "/libmemwatch.so")) {
+            att_cpu_drop(R, (size_t)k);
+            continue;
+        }
+        if (r.type == PERF_RECORD_COMM && (r.misc & PERF_RECORD_MISC_COMM_EXEC) && tid == pid) {
+            /* an exec (the kernel's COMM record of it comes before the new
+             * image's MMAP2s): a file begun already ends with it, the new
+             * image gets a target of its own; a target whose file has not
+             * begun and had no samples yet simply becomes the new image's */
+            if (!R->t[k].pending || R->t[k].had_samples) {
+                att_cpu_emit(R, t1); /* what came before the exec, into the old image's file */
+                long old = k;
+                R->t[k].exec_end = 1;
+                R->pidmap[pid] = 0;
+                k = att_cpu_find(R, (pid_t)pid, t0);
+                if (k < 0)
+                    continue;
+                R->t[k].prev1 = (size_t)old + 1;
+                R->t[k].exec_time = r.has_sample_id ? r.sid.time : 0;
+            }
+            R->t[k].want_exe = 1;
+        }
+        if (r.type == PERF_RECORD_SAMPLE && R->t[k].prev1 &&
+            r.u.sample.time < R->t[k].exec_time) {
+            /* another CPU's ring, drained after the exec's: before it */
+            size_t old = R->t[k].prev1 - 1;
+            if (!R->t[old].ended && R->t[old].exec_end && R->t[old].pid == (pid_t)pid)
+                k = (long)old;
+        }
+        struct att_tgt *t = &R->t[k];
+        if (is_map && t->want_exe && (r.u.mmap2.prot & 4 /* PROT_EXEC */) &&
+            r.u.mmap2.filename && r.u.mmap2.filename[0] == '/') {
+            /* the exec maps the program first: its exe where /proc/PID/exe is gone */
+            snprintf(t->exe, sizeof t->exe, "%s", r.u.mmap2.filename);
+            t->want_exe = 0;
+        }
+        att_cpu_stage(R, (size_t)k, rec, (size_t)sz);
+        t = &R->t[k];
+        t->idle = 0;
+        if (r.type == PERF_RECORD_SAMPLE) {
+            uint64_t ts = r.u.sample.time;
+            if (ts > t1)
+                t->nx_samples++;
+            else
+                t->iv_samples++;
+            if (ts > t->last_time)
+                t->last_time = ts;
+            t->had_samples = 1;
+            att_cpu_tid(t, (pid_t)tid);
+        } else if (r.type == PERF_RECORD_EXIT && tid == pid) {
+            if (!t->exit_wait) /* the leader's: looked at after the drain */
+                t->exit_wait = 1;
+        }
+    }
+}
+
+/* End target k: the machine-wide losses while it was recorded, then
+ * att_end's META end, CPU record and trailer; its slot is freed. */
+static void att_cpu_end(struct att_run *R, size_t k, const char *end, uint64_t now)
+{
+    struct att_tgt *t = &R->t[k];
+    att_cpu_reopen(t);
+    if (R->cpu_lost > t->lost0) {
+        char m[1024];
+        snprintf(m, sizeof m,
+                 "%s; %llu samples were lost meanwhile (full CPU rings, machine-wide): whose "
+                 "they were is not known\n",
+                 R->sampling_meta, (unsigned long long)(R->cpu_lost - t->lost0));
+        char *nl = strchr(m, '\n'); /* the start META's line, its newline cut */
+        if (nl && nl[1])
+            memmove(nl, nl + 1, strlen(nl + 1) + 1);
+        att_meta(t, m);
+    }
+    att_end(R, t, end, strcmp(end, "exec") ? INT32_MIN : 0, NULL, now);
+    if (!strcmp(end, "exit"))
+        R->files_ended++;
+    att_cpu_release(R, k);
+}
+
+/* One interval: drain every CPU ring, sort the records into the
+ * processes' files, one probe reading where some process had samples, an
+ * INTERVAL record for each such process; the ends of processes whose
+ * leader exited. last: the detach (every live target ends). */
+static void att_cpu_interval(struct att_run *R, uint64_t t0, uint64_t t1, int last,
+                             unsigned tick)
+{
+    for (size_t i = 0; i < R->ncpu; i++) {
+        for (;;) {
+            mw_ring_stats st = {0};
+            size_t got = mw_ring_read(&R->cpus[i].ring, R->bounce, ATT_BOUNCE, &st);
+            if (!got)
+                break;
+            att_cpu_sort(R, R->bounce, got, t0, last ? UINT64_MAX : t1);
+            att_cpu_emit(R, t1);
+        }
+    }
+    if (last) /* every sample drained is before now */
+        t1 = att_now();
+    /* which targets end now: the leader's EXIT record came and the process
+     * is gone (not an exec by another thread), or the detach */
+    int ran = 0;
+    for (size_t k = 0; k < R->n; k++) {
+        struct att_tgt *t = &R->t[k];
+        if (t->ended)
+            continue;
+        int gone = t->exec_end || (t->exit_wait && att_gone(t));
+        t->exit_wait = gone ? UINT_MAX : t->exit_wait;
+        if (gone || last) {
+            t->iv_samples += t->nx_samples;
+            t->nx_samples = 0;
+        }
+        ran |= t->iv_samples > 0;
+    }
+    double lat = 0;
+    int have_lat = 0;
+    if (ran && R->probe) {
+        mw_probe_lat_result r;
+        if (mw_probe_lat_measure(R->probe, &r) == 0 && r.median_ns > 0) {
+            lat = r.median_ns;
+            have_lat = 1;
+        }
+    }
+    int check = tick % ATT_CPU_CHECK == 0;
+    for (size_t k = 0; k < R->n; k++) {
+        struct att_tgt *t = &R->t[k];
+        if (t->ended)
+            continue;
+        int gone = t->exit_wait == UINT_MAX;
+        if (t->pending && att_cpu_begin(R, k))
+            continue;
+        t = &R->t[k];
+        if (t->iv_samples) {
+            mwr_interval iv;
+            memset(&iv, 0, sizeof iv);
+            iv.t_start_ns = t0;
+            iv.t_end_ns = gone && t->last_time > t1 ? t->last_time : t1;
+            iv.nthreads = (uint32_t)t->n_iv_tids;
+            iv.threshold_ns = R->threshold;
+            iv.samples = t->iv_samples;
+            if (R->probe)
+                snprintf(iv.lat_method, sizeof iv.lat_method, "probe_lat");
+            if (have_lat) {
+                iv.latency_ns = lat;
+                iv.flags |= MWR_IV_LAT_VALID;
+                if (R->threshold > 0 && lat > R->threshold && !R->unsaturable)
+                    iv.flags |= MWR_IV_BW_BOUND;
+            }
+            if (R->threshold > 0 && !R->calibrated)
+                iv.flags |= MWR_IV_UNCALIBRATED;
+            att_emit(t, MWR_INTERVAL, &iv, sizeof iv, NULL, 0);
+            uint64_t ticks[2], flt[2];
+            if (att_stat(t->pid, NULL, NULL, ticks, flt) == 0) {
+                memcpy(t->cpu_ticks, ticks, sizeof ticks);
+                memcpy(t->flt, flt, sizeof flt);
+            }
+            /* anonymous mappings (and modules) made since: its data objects */
+            if (!gone && ++t->maps_tick >= ATT_CPU_MAPS) {
+                att_modules(t, t1);
+                t->maps_tick = 0;
+            }
+        }
+        t->iv_samples = t->nx_samples;
+        t->nx_samples = 0;
+        t->n_iv_tids = 0;
+        t->prev1 = 0; /* the old image ends in this interval */
+        /* ended without an EXIT record seen (lost with a full ring) */
+        if (!gone && !last && check && att_gone(t))
+            gone = 1;
+        if (gone || last) {
+            att_cpu_end(R, k, t->exec_end ? "exec" : gone ? "exit" : "detach", t1);
+            continue;
+        }
+        if (t->exit_wait && ++t->exit_wait > ATT_CPU_CHECK)
+            t->exit_wait = 0; /* its EXIT was an exec's: it runs on */
+        if (t->out.len && att_cpu_reopen(t) == 0)
+            att_flush(t);
+        t->out.len = 0;
+        if (++t->idle >= ATT_CPU_IDLE && t->fd >= 0) {
+            close(t->fd);
+            t->fd = -1;
+        }
+    }
+    if (check) /* a pid left out whose process ended may come back as another process */
+        for (size_t i = 0; i < R->nskip;) {
+            unsigned long long st = 0;
+            pid_t p = R->skip[i].pid;
+            if (p != getpid() &&
+                (att_stat(p, NULL, &st, NULL, NULL) || st != R->skip[i].start)) {
+                if ((size_t)p < R->npidmap && R->pidmap[p] < 0)
+                    R->pidmap[p] = 0;
+                R->skip[i] = R->skip[--R->nskip];
+                continue;
+            }
+            i++;
+        }
+}
+
+static void att_signals(struct sigaction old[3], int install)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = att_on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int k = 0; k < 3; k++)
+        sigaction(sigs[k], install ? &sa : &old[k], install ? &old[k] : NULL);
+}
+
+/* record --all per CPU. 0 when it ran, 1 when it failed (said), or
+ * ATT_CPU_FALLBACK when CPU-wide events are refused (said): then the
+ * caller attaches per process. */
+static int att_cpu_run(const mw_attach_opts *o)
+{
+    mw_privs pv;
+    memset(&pv, 0, sizeof pv);
+    pv.paranoid = MW_PARANOID_UNKNOWN;
+    (void)mw_privs_read(NULL, &pv);
+    int every = pv.is_root || pv.cap_perfmon || pv.cap_sys_admin;
+    char why[700];
+    if (!mw_privs_can_cpu_wide(&pv)) {
+        att_cpu_missing(&pv, why, sizeof why);
+        fprintf(stderr, "memwatch record --all: %s; attaching to each of %s processes instead, %s\n",
+                why, every ? "the" : "your", ATT_PER_PROCESS);
+        return ATT_CPU_FALLBACK;
+    }
+    struct att_run R;
+    if (att_run_init(&R, o)) {
+        fprintf(stderr, "memwatch record: out of memory\n");
+        att_run_free(&R);
+        return 1;
+    }
+    R.any_user = every;
+    /* A CPU's timer samples whatever runs there when it fires. With a
+     * period of whole milliseconds (250/s: 4 ms) it fires at one phase of
+     * the scheduler tick (HZ 100, 250, 1000) every time, and a process's
+     * count then follows where in the tick it tends to run rather than its
+     * CPU time (docs/attach.md, "Cost"). Such a rate is lowered by 1.2 %,
+     * so that the phase sweeps the tick in about 80 samples; META
+     * sample_rate and sampling say the rate used. */
+    unsigned long asked = R.cfg.rate;
+    if (R.cfg.rate > 1) {
+        unsigned long long per = 1000000000ull / R.cfg.rate;
+        if (per % 1000000 < 25000 || per % 1000000 > 975000) {
+            R.cfg.rate -= (R.cfg.rate * 12 + 999) / 1000;
+            R.attr.sample_period = 1000000000ull / R.cfg.rate;
+        }
+    }
+    if (att_cpu_open(&R, &pv, why, sizeof why)) {
+        fprintf(stderr, "memwatch record --all: %s; attaching to each of %s processes instead, %s\n",
+                why, every ? "the" : "your", ATT_PER_PROCESS);
+        att_run_free(&R);
+        return ATT_CPU_FALLBACK;
+    }
+    char b[32];
+    long pm = mw_read_small("/proc/sys/kernel/pid_max", b, sizeof b) > 0 ? strtol(b, NULL, 10) : 0;
+    R.npidmap = (size_t)(pm > 0 && pm <= ATT_PID_MAX ? pm : ATT_PID_MAX) + 1;
+    R.pidmap = calloc(R.npidmap, sizeof *R.pidmap); /* pages of pids never seen stay untouched */
+    R.sampling_meta = malloc(512);
+    if (!R.pidmap || !R.sampling_meta ||
+        mw_sample_fmt_from_attr(&R.attr, sizeof R.attr, &R.fmt)) {
+        fprintf(stderr, "memwatch record: out of memory\n");
+        att_run_free(&R);
+        return 1;
+    }
+    char rate_note[160] = "";
+    if (asked != R.cfg.rate)
+        snprintf(rate_note, sizeof rate_note,
+                 ", %lu samples/s (not %lu: a period of whole milliseconds keeps to one phase "
+                 "of the scheduler tick)",
+                 R.cfg.rate, asked);
+    snprintf(R.sampling_meta, 512,
+             "sampling=per-CPU: one cpu-clock event and ring per online CPU (%zu)%s, shared by "
+             "every process (memwatch record --all); samples the kernel dropped from a full "
+             "ring name no process and are counted machine-wide\n",
+             R.ncpu, rate_note);
+    struct sigaction old[3];
+    att_signals(old, 1);
+    static char meta[8192];
+    att_probe_setup(&R, meta, sizeof meta);
+    R.thr_meta = meta;
+    if (!o->quiet) {
+        char who[96];
+        if (every)
+            snprintf(who, sizeof who, "every process");
+        else
+            snprintf(who, sizeof who, "your processes (uid %ld; other users' need CAP_PERFMON)",
+                     (long)getuid());
+        fprintf(stderr,
+                "memwatch: sampling %s per CPU: %zu cpu-clock event%s (one per online CPU, %lu "
+                "samples/s), each with a ring of %u pages; a process gets its file at its first "
+                "record; %s\n",
+                who, R.ncpu, R.ncpu == 1 ? "" : "s", R.cfg.rate, R.ring_pages,
+                o->duration_ns ? "detaching after the duration, Ctrl-C earlier"
+                               : "Ctrl-C detaches");
+    }
+    uint64_t t0 = att_now(), start = t0;
+    R.t_start = t0;
+    for (size_t i = 0; i < R.ncpu; i++)
+        ioctl(R.cpus[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+    uint64_t next = t0 + R.cfg.interval_ns;
+    for (unsigned tick = 1;; tick++) {
+        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !att_stop)
+            ;
+        uint64_t t1 = att_now();
+        int last = att_stop || (o->duration_ns && t1 - start >= o->duration_ns);
+        att_cpu_interval(&R, t0, t1, last, tick);
+        if (last)
+            break;
+        t0 = t1;
+        next += R.cfg.interval_ns;
+        if (next < t1) /* fell behind (a loaded machine): no burst of short intervals */
+            next = t1 + R.cfg.interval_ns;
+    }
+    if (R.cpu_lost)
+        fprintf(stderr,
+                "memwatch record --all: %llu samples were lost from full CPU rings (of %u pages; "
+                "whose is not known: META sampling of each file recorded meanwhile says how "
+                "many)\n",
+                (unsigned long long)R.cpu_lost, R.ring_pages);
+    if (!o->quiet) {
+        if (att_stop)
+            fprintf(stderr, "memwatch: detached (SIG%s); ",
+                    sigabbrev_np(att_stop) ? sigabbrev_np(att_stop) : "?");
+        else
+            fprintf(stderr, "memwatch: ");
+        fprintf(stderr, "%zu process%s recorded per CPU, %zu of them ended meanwhile", R.files,
+                R.files == 1 ? "" : "es", R.files_ended);
+        if (R.cpu_throttled)
+            fprintf(stderr, "; the kernel throttled the CPU events %llu times",
+                    (unsigned long long)R.cpu_throttled);
+        if (R.cpu_foreign)
+            fprintf(stderr, "; %llu records of tasks outside memwatch's pid namespace left out",
+                    (unsigned long long)R.cpu_foreign);
+        fputc('\n', stderr);
+    }
+    att_signals(old, 0);
+    att_run_free(&R);
+    return 0;
+}
+
 int mw_attach_pids(const pid_t *pids, size_t n, const mw_attach_opts *o)
 {
+    if (o->all) {
+        int rc = att_cpu_run(o);
+        if (rc != ATT_CPU_FALLBACK)
+            return rc;
+    }
     struct att_run R;
     if (att_run_init(&R, o)) {
         fprintf(stderr, "memwatch record: out of memory\n");
@@ -1442,7 +2383,7 @@ int mw_attach_pids(const pid_t *pids, size_t n, const mw_attach_opts *o)
     for (size_t i = 0; i < n && !att_stop; i++) {
         if (att_target_attach(&R, &R.t[R.n], pids[i], 0)) {
             att_target_clear(&R.t[R.n]);
-            if (o->lenient)
+            if (o->all)
                 continue;
             failed = 1;
             break;

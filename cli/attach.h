@@ -3,8 +3,10 @@
  * program is sampled from memwatch's own process through
  * perf_event_open(pid = each of its threads), without libmemwatch.so in it.
  * Used by `memwatch record -p PID[,PID...]` (running processes), `record
- * --all` (every process of the caller) and `record -- ./static_program`
- * (no dynamic loader: LD_PRELOAD cannot reach it). docs/attach.md.
+ * --all` (the whole machine: one event per CPU where the caller may open
+ * CPU-wide events, else every process of the caller, each attached as -p
+ * does) and `record -- ./static_program` (no dynamic loader: LD_PRELOAD
+ * cannot reach it). docs/attach.md.
  *
  * It writes the raw format libmemwatch.so writes (one file per process,
  * META mode=attach), so report, HTML and exports read it unchanged.
@@ -25,7 +27,9 @@ typedef struct mw_attach_opts {
     uint64_t duration_ns; /* detach after this long (0: when the targets end or a signal) */
     int quiet;            /* no progress lines on stderr */
     int group_readable;   /* raw files 0640 instead of 0600 */
-    int lenient;          /* a pid that cannot be attached is skipped (said), not fatal */
+    int all;              /* --all: the whole machine per CPU where CPU-wide events are
+                           * allowed (the pids are then not used); else the pids per
+                           * process, a pid that cannot be attached skipped (said) */
 } mw_attach_opts;
 
 /* Attach to the n processes pids (all of the caller's user, or where
@@ -34,7 +38,14 @@ typedef struct mw_attach_opts {
  * every file with its trailer. Checks every pid before attaching to any;
  * a pid that cannot be attached (no such process, another user's, ended
  * during attach, recorded already) is said on stderr and makes it return 1
- * without having touched any target. Returns 0 when it attached. */
+ * without having touched any target. Returns 0 when it attached.
+ * With o->all (record --all): where the caller may open CPU-wide events
+ * (CAP_PERFMON, CAP_SYS_ADMIN, or kernel.perf_event_paranoid <= 0), one
+ * cpu-clock event per online CPU samples every process (the caller's own
+ * only, without one of the capabilities), each process in a file of its
+ * own from its first record, until duration_ns passes or a signal comes;
+ * pids is not used. Else one line on stderr says what is missing and the
+ * pids are attached as above, one that cannot be skipped. */
 int mw_attach_pids(const pid_t *pids, size_t n, const mw_attach_opts *o);
 
 /* The pids of every process with an executable (no kernel threads, no

@@ -1211,19 +1211,14 @@ static int rec_attach_run(const char *dir, const char *run, int dir_made, int qu
         pv.paranoid = MW_PARANOID_UNKNOWN;
         (void)mw_privs_read(NULL, &pv);
         int every = pv.is_root || pv.cap_perfmon || pv.cap_sys_admin;
-        if (!every && !quiet)
-            fprintf(stderr,
-                    "memwatch record --all: sampling other users' processes needs CAP_PERFMON "
-                    "(or root); per-CPU sampling of the whole machine also needs "
-                    "kernel.perf_event_paranoid <= 0 (it is %d here); recording your own "
-                    "processes instead\n",
-                    pv.paranoid);
+        /* cli/attach.c says what is missing where it falls back to attaching
+         * process by process */
         list = calloc(4096, sizeof *list);
         if (!list)
             return 1;
         n = mw_attach_list_pids(list, 4096, every);
         pids = list;
-        if (!n) {
+        if (!n && !mw_privs_can_cpu_wide(&pv)) {
             fprintf(stderr, "memwatch record --all: no process to attach to\n");
             free(list);
             if (dir_made)

@@ -15,7 +15,13 @@
 #  4b. A child the target forks after the attach is followed: a file of
 #     its own, META attach=fork, its work sampled and named.
 #  5. -p on a streaming and a computing program at once, and 6. --all while
-#     they run (as root): the per-process view names the streaming one.
+#     they run (as root: one event per CPU): the per-process view names the
+#     streaming one; META attach says per-CPU; a program started after the
+#     recording began (by this shell, memwatch's parent, which --all per
+#     process would not follow) is recorded with its samples.
+#  6b. --all where CPU-wide events are refused (as nobody, where
+#     perf_event_paranoid > 0): one line says what is missing, and the
+#     caller's own processes are recorded per process.
 # Every wait is for a fact (a line printed, a file), never a fixed time.
 set -u
 B=${MW_BUILD_DIR:?}
@@ -264,10 +270,13 @@ if [ -x "$D" ]; then
         bad "the streaming program's data is not named: $(grep -E "^  $sp " "$tmp/by8")"
 
     # ---- 6. the whole machine: --all while the same two programs run ----
-    # Every process the caller may see is attached, each in its own file; the
-    # per-process view names the streaming one as above, among all the others
-    # (this test's shell, ctest, whatever else runs here; another test's
-    # streaming program may run beside it, so only the two are compared)
+    # As root: one cpu-clock event per CPU, every process that runs gets its
+    # own file from its first record; the per-process view names the
+    # streaming one as above, among all the others (ctest, whatever else
+    # runs here; another test's streaming program may run beside it, so only
+    # the two are compared). A third program, started once the recording
+    # runs, is recorded too.
+    utime() { awk '{ print $14 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
     if [ "$(id -u)" = 0 ]; then
         "$D" triad 60000 &
         sp=$!
@@ -275,14 +284,28 @@ if [ -x "$D" ]; then
         cp=$!
         pids+=("$sp" "$cp")
         for ((i = 0; i < 400; i++)); do
-            [ "$(awk '{ print $14 }' "/proc/$sp/stat")" -ge 20 ] 2>/dev/null &&
-                [ "$(awk '{ print $14 }' "/proc/$cp/stat")" -ge 20 ] 2>/dev/null && break
+            [ "$(utime "$sp")" -ge 20 ] && [ "$(utime "$cp")" -ge 20 ] && break
             sleep 0.05
         done
-        MEMWATCH_THRESHOLD_NS=1 "$mw" record -q -o "$tmp/raw9" --all --duration 2s 2>"$tmp/e9" ||
-            bad "--all: $(cat "$tmp/e9")"
+        MEMWATCH_THRESHOLD_NS=1 "$mw" record -o "$tmp/raw9" --all 2>"$tmp/e9" >/dev/null &
+        M=$!
+        pids+=("$M")
+        wait_for "$tmp/e9" "sampling every process per CPU" || exit 1
+        s0=$(utime "$sp")
+        "$D" compute 60000 & # started after the recording began
+        lp=$!
+        pids+=("$lp")
+        # until the late one has run 200 ms and the streaming one 1 s more (CPU ticks)
+        for ((i = 0; i < 2400; i++)); do
+            [ "$(utime "$lp")" -ge 20 ] && [ "$(utime "$sp")" -ge $((s0 + 100)) ] && break
+            sleep 0.05
+        done
+        kill -INT "$M"
+        wait "$M"; rc=$?
+        [ $rc = 0 ] && ok "--all: memwatch record returned 0 after Ctrl-C" || bad "--all: status $rc: $(cat "$tmp/e9")"
+        grep -q "attaching to each of" "$tmp/e9" && bad "--all fell back to per-process attach as root: $(cat "$tmp/e9")"
         cat "/proc/$sp/cgroup" >"$tmp/cg9" 2>/dev/null
-        kill "$sp" "$cp" 2>/dev/null
+        kill "$sp" "$cp" "$lp" 2>/dev/null
         nf=$(ls "$tmp/raw9" | grep -c '\.mwr$')
         "$mw" report --db "$tmp/raw9.db" --by process --top 1000 "$tmp/raw9" >"$tmp/by9" 2>&1
         row9() { grep -E "^  $1 " "$tmp/by9" | sed -n 's/.*\[\([0-9]*\)%, \([0-9]*\) in flagged intervals\]$/\1 \2/p'; }
@@ -317,8 +340,58 @@ if [ -x "$D" ]; then
         [ -n "$mcg" ] && grep -qE "^[0-9]+:[^:]*:$mcg\$" "$tmp/cg9" &&
             ok "META cgroup: the streaming program's, one of /proc/$sp/cgroup's paths ($mcg)" ||
             bad "META cgroup of pid $sp is '$mcg', /proc/$sp/cgroup: $(tr '\n' ' ' <"$tmp/cg9")"
+        how=$(sqlite3 "$tmp/raw9.db" "select value from meta m join processes p on p.id = m.process_id where p.pid = $sp and m.key = 'attach'")
+        [ "$how" = "cpu: memwatch record --all, per-CPU events" ] &&
+            ok "META attach: $how" || bad "META attach of pid $sp is '$how'"
+        # the program started after the recording began: its own file (the
+        # image that exec'ed mwd_data) with its samples under compute
+        ls=$(sqlite3 "$tmp/raw9.db" "select count(*) from samples s join processes p on p.id = s.process_id
+            where p.pid = $lp and p.exe like '%/mwd_data'")
+        lt=$(sqlite3 "$tmp/raw9.db" "select min(s.time_ns) - (select min(cast(value as integer)) from meta m join processes q on q.id = m.process_id
+            where q.pid = $sp and m.key = 'start_monotonic_ns') from samples s join processes p on p.id = s.process_id where p.pid = $lp")
+        echo "--all: the late program (pid $lp): ${ls:-0} samples, the first ${lt:-?} ns after the recording began"
+        [ "${ls:-0}" -ge 5 ] && [ "${lt:--1}" -gt 0 ] 2>/dev/null &&
+            ok "--all: a program started after the recording began is recorded (${ls} samples)" ||
+            bad "--all: the program started after the recording began (pid $lp): ${ls:-0} samples; files: $(sqlite3 "$tmp/raw9.db" "select pid, exe from processes where pid = $lp")"
     else
         echo "note: --all not tried (needs root here: perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid))"
+    fi
+
+    # ---- 6b. --all where CPU-wide events are refused: per process ----
+    # As nobody (no capability) where perf_event_paranoid > 0: one line
+    # says what per-CPU sampling lacks, and nobody's own program is attached
+    # per process (META attach=all: ...), no other user's
+    par=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 2)
+    if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ "$par" -gt 0 ]; then
+        nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all)
+        "${nobody[@]}" "$D" compute 60000 & # setpriv execs it: the same pid
+        np=$!
+        pids+=("$np")
+        for ((i = 0; i < 400; i++)); do
+            [ "$(utime "$np")" -ge 20 ] && break
+            sleep 0.05
+        done
+        mkdir -m 777 "$tmp/nobody6"
+        chmod 755 "$tmp"
+        (cd "$tmp/nobody6" && "${nobody[@]}" "$mw" record -o "$tmp/nobody6/raw" --all --duration 1s) \
+            2>"$tmp/e10" >/dev/null; rc=$?
+        kill "$np" 2>/dev/null
+        line=$(grep "per-CPU sampling of the whole machine needs CAP_PERFMON" "$tmp/e10")
+        [ $rc = 0 ] && echo "$line" | grep -q "kernel.perf_event_paranoid is $par" &&
+            echo "$line" | grep -q "attaching to each of your processes instead" &&
+            ok "fallback: status 0, one line says why: $line" || bad "fallback: status $rc, '$(cat "$tmp/e10")'"
+        "$mw" report -q --db "$tmp/raw10.db" "$tmp/nobody6/raw" >/dev/null 2>&1
+        ns=$(sqlite3 "$tmp/raw10.db" "select count(*) from samples s join processes p on p.id = s.process_id where p.pid = $np")
+        how=$(sqlite3 "$tmp/raw10.db" "select value from meta m join processes p on p.id = m.process_id where p.pid = $np and m.key = 'attach'")
+        others=$(sqlite3 "$tmp/raw10.db" "select count(*) from processes p where not exists (select 1 from meta m
+            where m.process_id = p.id and m.key = 'uid' and m.value = '65534')")
+        echo "fallback: nobody's program (pid $np): ${ns:-0} samples, META attach '$how'; $others files of other users"
+        [ "${ns:-0}" -ge 5 ] && [ "$how" = "all: memwatch record --all, per process (CPU-wide events refused)" ] &&
+            ok "fallback: the caller's own program is recorded per process" ||
+            bad "fallback: pid $np: ${ns:-0} samples, attach '$how': $(cat "$tmp/e10")"
+        [ "${others:-1}" = 0 ] && ok "fallback: no other user's process" || bad "fallback: $others files of other users"
+    else
+        echo "note: the per-process fallback of --all not tried (needs root, setpriv and perf_event_paranoid > 0)"
     fi
 fi
 exit $fail
