@@ -3,7 +3,8 @@
  * calibration microbenchmarks: repeat statistics, timer calibration (Fang et
  * al.: serialized TSC reads, overhead subtracted, TSC rate cross-checked
  * against CLOCK_MONOTONIC_RAW), sysfs cache information, CPU lists, pinning,
- * huge-page memory, a spin barrier, Sattolo cycles and the pointer chase.
+ * the ends of grids, huge-page memory, a spin barrier, Sattolo cycles and the
+ * pointer chase.
  * May call: counters/tsc.h, libc. Threading: everything here is thread-safe;
  * timer calibration runs once (pthread_once).
  */
@@ -292,6 +293,17 @@ int mw_bench_cpu_list(const int *cfg_cpus, unsigned ncfg, int *cpus, int max)
     return mw_bench_cpus(cpus, max);
 }
 
+unsigned mw_bench_grid_end(unsigned *out, unsigned n, unsigned cap, unsigned top)
+{
+    if (n && out[n - 1] != top) {
+        if (n < cap)
+            out[n++] = top;
+        else
+            out[n - 1] = top;
+    }
+    return n;
+}
+
 int mw_bench_pin(int cpu)
 {
     cpu_set_t set;
@@ -300,6 +312,26 @@ int mw_bench_pin(int cpu)
     if (sched_setaffinity(0, sizeof set, &set) < 0)
         return -errno;
     return 0;
+}
+
+int mw_bench_pin_saved(int cpu, mw_bench_affinity *sv)
+{
+    sv->ok = sched_getaffinity(0, sizeof sv->set, &sv->set) == 0;
+    if (cpu < 0) {
+        int cpus[MW_BENCH_MAX_CPUS];
+        int n = mw_bench_cpus(cpus, MW_BENCH_MAX_CPUS);
+        if (n <= 0)
+            return n < 0 ? n : -ENODEV;
+        cpu = cpus[0];
+    }
+    int rc = mw_bench_pin(cpu);
+    return rc < 0 ? rc : cpu;
+}
+
+void mw_bench_unpin(const mw_bench_affinity *sv)
+{
+    if (sv->ok)
+        sched_setaffinity(0, sizeof sv->set, &sv->set);
 }
 
 /* --------------------------------------------------------------- memory */

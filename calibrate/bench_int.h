@@ -1,6 +1,7 @@
 /*
  * calibrate/bench_int.h: helpers shared by the microbenchmarks in
- * calibrate/bench_*.c (memory, pinning, a spin barrier, cycle conversion).
+ * calibrate/bench_*.c (memory, pinning, a spin barrier, cycle conversion,
+ * grids).
  * Internal to calibrate/; not exported.
  */
 #ifndef MW_CALIBRATE_BENCH_INT_H
@@ -8,6 +9,7 @@
 
 #include <memwatch/bench.h>
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +29,21 @@ double mw_bench_huge_fraction(const void *p, size_t bytes);
 
 /* Pins the calling thread to one CPU; 0 or -errno. */
 int mw_bench_pin(int cpu);
+/* The calling thread's affinity as it was before mw_bench_pin_saved. */
+typedef struct mw_bench_affinity {
+    cpu_set_t set;
+    int ok; /* it could be read */
+} mw_bench_affinity;
+/* Saves the calling thread's affinity in sv, then pins it to cpu (< 0: the
+ * first of mw_bench_cpus); the CPU, or -errno (-ENODEV: no CPU to run on).
+ * mw_bench_unpin puts the saved affinity back. */
+int mw_bench_pin_saved(int cpu, mw_bench_affinity *sv);
+void mw_bench_unpin(const mw_bench_affinity *sv);
+
+/* A grid out[0..n) (n <= cap) made to end at its largest point top: top
+ * appended where the grid ends below it, in place of the last point when
+ * the grid is full; returns the count. */
+unsigned mw_bench_grid_end(unsigned *out, unsigned n, unsigned cap, unsigned top);
 
 /* Fills cpus from cfg (cpus/ncpus) or mw_bench_cpus; returns the count. */
 int mw_bench_cpu_list(const int *cfg_cpus, unsigned ncfg, int *cpus, int max);

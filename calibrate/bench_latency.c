@@ -30,31 +30,6 @@
 #define LADDER_WARM_MAX ((uint64_t)1 << 16) /* chase loads after the streamed warm-up */
 #define LADDER_STEADY 0.02 /* repeats of a point agreeing this closely end it */
 
-struct affinity_saved {
-    cpu_set_t set;
-    int ok;
-};
-
-static int pin_calling(int cpu, struct affinity_saved *sv)
-{
-    sv->ok = sched_getaffinity(0, sizeof sv->set, &sv->set) == 0;
-    if (cpu < 0) {
-        int cpus[MW_BENCH_MAX_CPUS];
-        int n = mw_bench_cpus(cpus, MW_BENCH_MAX_CPUS);
-        if (n <= 0)
-            return n < 0 ? n : -ENODEV;
-        cpu = cpus[0];
-    }
-    int rc = mw_bench_pin(cpu);
-    return rc < 0 ? rc : cpu;
-}
-
-static void unpin_calling(struct affinity_saved *sv)
-{
-    if (sv->ok)
-        sched_setaffinity(0, sizeof sv->set, &sv->set);
-}
-
 static volatile void *chase_sink;
 
 /* Time `loads` dependent loads from *p (advancing *p); returns TSC cycles
@@ -576,8 +551,8 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
     if (!buf)
         return -ENOMEM;
     out->huge_pages = huge;
-    struct affinity_saved sv;
-    rc = pin_calling(c->cpu, &sv);
+    mw_bench_affinity sv;
+    rc = mw_bench_pin_saved(c->cpu, &sv);
     if (rc < 0) {
         mw_bench_free(buf, alloc);
         return rc;
@@ -606,7 +581,7 @@ MW_API int mw_bench_ladder(const mw_ladder_config *cfg, mw_ladder_result *out)
     lr.ovh = ovh;
     if (rc == 0)
         rc = ladder_spikes(&lr, out);
-    unpin_calling(&sv);
+    mw_bench_unpin(&sv);
     mw_bench_free(buf, alloc);
     if (rc < 0)
         return rc;
@@ -673,11 +648,11 @@ MW_API int mw_bench_loaded_latency(const mw_loaded_config *cfg, mw_loaded_result
         return -ENOMEM;
     }
     int rc;
-    struct affinity_saved sv;
+    mw_bench_affinity sv;
     mw_read_load *l = NULL;
     unsigned delays[MW_SWEEP_MAX_DELAYS];
     unsigned nd = mw_read_sweep_delay_grid(c.max_delay, delays, MW_SWEEP_MAX_DELAYS);
-    rc = pin_calling(cpus[0], &sv);
+    rc = mw_bench_pin_saved(cpus[0], &sv);
     if (rc < 0)
         goto out;
     out->chase_cpu = (unsigned)cpus[0];
@@ -717,7 +692,7 @@ MW_API int mw_bench_loaded_latency(const mw_loaded_config *cfg, mw_loaded_result
     }
     mw_read_load_destroy(l);
 out_unpin:
-    unpin_calling(&sv);
+    mw_bench_unpin(&sv);
 out:
     free(bursts);
     mw_bench_free(buf, alloc);
@@ -802,12 +777,12 @@ MW_API int mw_bench_mlp(const mw_mlp_config *cfg, mw_mlp_result *out)
     char *buf = mw_bench_alloc(alloc, NULL);
     uint32_t *order = malloc(lines * sizeof *order);
     int rc = 0;
-    struct affinity_saved sv;
+    mw_bench_affinity sv;
     if (!buf || !order) {
         rc = -ENOMEM;
         goto out;
     }
-    rc = pin_calling(c.cpu, &sv);
+    rc = mw_bench_pin_saved(c.cpu, &sv);
     if (rc < 0)
         goto out;
     rc = 0;
@@ -871,7 +846,7 @@ MW_API int mw_bench_mlp(const mw_mlp_config *cfg, mw_mlp_result *out)
         if (c.progress)
             c.progress(c.user, k, c.max_chains);
     }
-    unpin_calling(&sv);
+    mw_bench_unpin(&sv);
     rc = mw_mlp_analyse(out);
 out:
     free(order);

@@ -201,30 +201,6 @@ MW_API unsigned mw_tlb_steps(const double *pages_ns, const double *control_ns, u
 #if defined(__x86_64__)
 #include <emmintrin.h>
 
-struct saved_cpu {
-    cpu_set_t set;
-    int ok;
-};
-
-static int pin_first(int cpu, struct saved_cpu *sv)
-{
-    sv->ok = sched_getaffinity(0, sizeof sv->set, &sv->set) == 0;
-    if (cpu < 0) {
-        int cpus[MW_BENCH_MAX_CPUS];
-        int n = mw_bench_cpus(cpus, MW_BENCH_MAX_CPUS);
-        if (n <= 0)
-            return n < 0 ? n : -ENODEV;
-        cpu = cpus[0];
-    }
-    return mw_bench_pin(cpu);
-}
-
-static void unpin(struct saved_cpu *sv)
-{
-    if (sv->ok)
-        sched_setaffinity(0, sizeof sv->set, &sv->set);
-}
-
 /* Links the lines at off[0..n-1] (byte offsets in base) into one cycle in
  * that order; returns the first. */
 static void *link_chain(char *base, const size_t *off, size_t n)
@@ -543,8 +519,8 @@ MW_API int mw_bench_struct(const mw_struct_config *cfg, mw_struct_result *out)
     mw_struct_config c = cfg ? *cfg : (mw_struct_config){.cpu = -1};
     if (!c.tlb2m_bytes)
         c.tlb2m_bytes = c.quick ? ((size_t)512 << 20) : ((size_t)2 << 30);
-    struct saved_cpu sv;
-    int rc = pin_first(c.cpu, &sv);
+    mw_bench_affinity sv;
+    int rc = mw_bench_pin_saved(c.cpu, &sv);
     if (rc < 0)
         return rc;
     rc = probe_prefetch(&c, &out->pf);
@@ -556,7 +532,7 @@ MW_API int mw_bench_struct(const mw_struct_config *cfg, mw_struct_result *out)
         rc = probe_tlb(&c, (size_t)2 << 20, c.tlb2m_bytes, &out->tlb[1]);
     if (rc == 0)
         rc = probe_assoc(&c, &out->assoc);
-    unpin(&sv);
+    mw_bench_unpin(&sv);
     return rc;
 }
 

@@ -167,13 +167,7 @@ MW_API unsigned mw_read_sweep_thread_grid(unsigned max_threads, unsigned *out, u
         return 0;
     for (unsigned t = 1; t <= max_threads && n < cap; t *= 2)
         out[n++] = t;
-    if (n && out[n - 1] != max_threads) {
-        if (n < cap)
-            out[n++] = max_threads;
-        else
-            out[n - 1] = max_threads;
-    }
-    return n;
+    return mw_bench_grid_end(out, n, cap, max_threads);
 }
 
 /* ------------------------------------------------------------ kernels */

@@ -4,11 +4,13 @@
  * counters/profile.c reads back.
  *
  * Owns: the JSON layout of the profile. May call: cJSON, libc, mw_cpu_identify,
- * mw_machine_identity. Threading: no shared state; not for signal handlers.
+ * mw_machine_identity, mw_mkdir_parents (counters/dirs.h). Threading: no
+ * shared state; not for signal handlers.
  * The file is written to "<path>.tmp.<pid>", flushed with fsync and renamed over
  * <path>, so a reader sees either the old profile or the new one, never half.
  */
 #include "bench_int.h"
+#include "dirs.h"
 
 #include <memwatch/bench.h>
 #include <memwatch/catalogue.h>
@@ -43,28 +45,6 @@ static void pw_num(cJSON *o, const char *k, double v)
 {
     if (isfinite(v))
         pw_exact(o, k, v);
-}
-
-static int pw_mkdirs(const char *path)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -ENAMETOOLONG;
-    char *slash = strrchr(buf, '/');
-    if (!slash || slash == buf)
-        return 0;
-    *slash = 0;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0700) < 0 && errno != EEXIST) /* the owner's only, as the profile */
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-        return -errno;
-    return 0;
 }
 
 static cJSON *pw_machine(void)
@@ -387,7 +367,7 @@ MW_API int mw_profile_write(const char *path, const mw_profile *p, const mw_vali
         rc = -ENOMEM;
         goto out;
     }
-    if ((rc = pw_mkdirs(path)) < 0) {
+    if ((rc = mw_mkdir_parents(path)) < 0) {
         mw_log(MW_LOG_ERROR, "profile: cannot create the directory of %s: %s", path,
                mw_strerror(rc));
         goto out;

@@ -190,6 +190,20 @@ static void val_lat_grids(val_lat_ctx *c, int ncpus)
     c->done = 0;
 }
 
+/* One point measured while the load l runs at delay: the probe's readings
+ * into pt, the load's own counts into sp. 0 or negative. */
+static int val_loaded_point(val_lat_ctx *c, mw_read_load *l, unsigned delay, mw_val_point *pt,
+                            mw_sweep_point *sp)
+{
+    int rc = mw_read_load_start(l, delay);
+    if (rc < 0)
+        return rc;
+    rc = val_sample(c->pl, c->point_s, pt, c->costs, &c->ncost, VAL_COST_CAP, &c->used_bursts,
+                    &c->used_lines, c->min_n, c->se);
+    int src = mw_read_load_stop(l, sp);
+    return rc ? rc : src;
+}
+
 /* The reads-only sweep: every (threads, delay) point of the grid, a disturbed
  * point measured again. */
 static int val_lat_sweep(val_lat_ctx *c)
@@ -220,13 +234,7 @@ static int val_lat_sweep(val_lat_ctx *c)
                     c->remeasured += att == 1;
                     c->retries++;
                 }
-                if ((rc = mw_read_load_start(l, c->dgrid[di])) < 0)
-                    break;
-                rc = val_sample(c->pl, c->point_s, pt, c->costs, &c->ncost, VAL_COST_CAP,
-                                &c->used_bursts, &c->used_lines, c->min_n, c->se);
-                int src = mw_read_load_stop(l, &sp);
-                if (!rc)
-                    rc = src;
+                rc = val_loaded_point(c, l, c->dgrid[di], pt, &sp);
                 if (rc < 0 || !mw_val_point_disturbed(pt->ns, pt->n, c->idle_spread))
                     break;
                 if (att == MW_VAL_RETRIES)
@@ -278,14 +286,7 @@ static int val_lat_mixes(val_lat_ctx *c)
             pt->delay = c->mgrid[di];
             pt->mix = (int)mx;
             mw_sweep_point sp;
-            if ((rc = mw_read_load_start(l, c->mgrid[di])) < 0)
-                break;
-            rc = val_sample(c->pl, c->point_s, pt, c->costs, &c->ncost, VAL_COST_CAP,
-                            &c->used_bursts, &c->used_lines, c->min_n, c->se);
-            int src = mw_read_load_stop(l, &sp);
-            if (!rc)
-                rc = src;
-            if (rc < 0)
+            if ((rc = val_loaded_point(c, l, c->mgrid[di], pt, &sp)) < 0)
                 break;
             pt->bw = sp.bw;
             double win = sp.bytes > 0 ? sp.bw / sp.bytes : 0;
@@ -752,13 +753,7 @@ MW_API unsigned mw_val_mix_delay_grid(unsigned max_delay, unsigned stride, unsig
     out[n++] = 0;
     for (uint64_t d = 1; d <= max_delay && n < cap; d <<= stride)
         out[n++] = (unsigned)d;
-    if (max_delay && out[n - 1] != max_delay) {
-        if (n < cap)
-            out[n++] = max_delay;
-        else
-            out[n - 1] = max_delay;
-    }
-    return n;
+    return mw_bench_grid_end(out, n, cap, max_delay);
 }
 
 MW_API int mw_validate_write_mix_plot(const mw_validation *v, const char *dir)

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,69 +55,59 @@ static int existing_ancestor(const char *path, char *out, size_t n)
     }
 }
 
+/* An output that fails its check: "memwatch CMD: OPT PATH: why" on stderr
+ * (without PATH where it is NULL); -1. */
+static int refuse(const char *cmd, const char *opt, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int refuse(const char *cmd, const char *opt, const char *path, const char *fmt, ...)
+{
+    char why[2 * PATH_MAX + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "memwatch %s: %s%s%s: %s\n", cmd, opt, path ? " " : "", path ? path : "", why);
+    return -1;
+}
+
 int mw_cli_check_out_dir(const char *cmd, const char *opt, const char *dir)
 {
     struct stat st;
-    if (!*dir) {
-        fprintf(stderr, "memwatch %s: %s: an empty name is not a directory\n", cmd, opt);
-        return -1;
-    }
+    if (!*dir)
+        return refuse(cmd, opt, NULL, "an empty name is not a directory");
     if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "memwatch %s: %s %s: exists and is not a directory\n", cmd, opt, dir);
-            return -1;
-        }
-        if (access(dir, W_OK | X_OK)) {
-            fprintf(stderr, "memwatch %s: %s %s: cannot write there: %s\n", cmd, opt, dir,
-                    strerror(errno));
-            return -1;
-        }
+        if (!S_ISDIR(st.st_mode))
+            return refuse(cmd, opt, dir, "exists and is not a directory");
+        if (access(dir, W_OK | X_OK))
+            return refuse(cmd, opt, dir, "cannot write there: %s", strerror(errno));
         return 0;
     }
-    if (errno != ENOENT) {
-        fprintf(stderr, "memwatch %s: %s %s: %s\n", cmd, opt, dir, strerror(errno));
-        return -1;
-    }
+    if (errno != ENOENT)
+        return refuse(cmd, opt, dir, "%s", strerror(errno));
     char anc[PATH_MAX];
-    if (existing_ancestor(dir, anc, sizeof anc) < 0) {
-        fprintf(stderr, "memwatch %s: %s %s: %s\n", cmd, opt, dir, strerror(errno));
-        return -1;
-    }
-    if (stat(anc, &st) || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "memwatch %s: %s %s: cannot be created: %s is not a directory\n", cmd, opt,
-                dir, anc);
-        return -1;
-    }
-    if (access(anc, W_OK | X_OK)) {
-        fprintf(stderr, "memwatch %s: %s %s: cannot be created in %s: %s\n", cmd, opt, dir, anc,
-                strerror(errno));
-        return -1;
-    }
+    if (existing_ancestor(dir, anc, sizeof anc) < 0)
+        return refuse(cmd, opt, dir, "%s", strerror(errno));
+    if (stat(anc, &st) || !S_ISDIR(st.st_mode))
+        return refuse(cmd, opt, dir, "cannot be created: %s is not a directory", anc);
+    if (access(anc, W_OK | X_OK))
+        return refuse(cmd, opt, dir, "cannot be created in %s: %s", anc, strerror(errno));
     return 0;
 }
 
 int mw_cli_check_out_file(const char *cmd, const char *opt, const char *path)
 {
     struct stat st;
-    if (!*path) {
-        fprintf(stderr, "memwatch %s: %s: an empty file name\n", cmd, opt);
-        return -1;
-    }
+    if (!*path)
+        return refuse(cmd, opt, NULL, "an empty file name");
     if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "memwatch %s: %s %s: is a directory\n", cmd, opt, path);
-            return -1;
-        }
-        if (access(path, W_OK)) {
-            fprintf(stderr, "memwatch %s: %s %s: %s\n", cmd, opt, path, strerror(errno));
-            return -1;
-        }
+        if (S_ISDIR(st.st_mode))
+            return refuse(cmd, opt, path, "is a directory");
+        if (access(path, W_OK))
+            return refuse(cmd, opt, path, "%s", strerror(errno));
         return 0;
     }
-    if (errno != ENOENT) {
-        fprintf(stderr, "memwatch %s: %s %s: %s\n", cmd, opt, path, strerror(errno));
-        return -1;
-    }
+    if (errno != ENOENT)
+        return refuse(cmd, opt, path, "%s", strerror(errno));
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
     char *s = strrchr(dir, '/');
@@ -126,15 +117,10 @@ int mw_cli_check_out_file(const char *cmd, const char *opt, const char *path)
         dir[1] = 0;
     else
         *s = 0;
-    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "memwatch %s: %s %s: directory %s does not exist\n", cmd, opt, path, dir);
-        return -1;
-    }
-    if (access(dir, W_OK | X_OK)) {
-        fprintf(stderr, "memwatch %s: %s %s: cannot write in %s: %s\n", cmd, opt, path, dir,
-                strerror(errno));
-        return -1;
-    }
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+        return refuse(cmd, opt, path, "directory %s does not exist", dir);
+    if (access(dir, W_OK | X_OK))
+        return refuse(cmd, opt, path, "cannot write in %s: %s", dir, strerror(errno));
     return 0;
 }
 

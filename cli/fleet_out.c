@@ -446,26 +446,6 @@ static double fl_get_bw_factor(const fl_node *n, const void *arg)
     return !strcmp(n->p.bw_method, arg) ? n->p.bw_factor : NAN;
 }
 
-/* The most common value of a string field among the group, and its count. */
-static const char *fl_common(const fl_fleet *f, const fl_group *g, size_t off, size_t *count)
-{
-    const char *best = "";
-    size_t bn = 0;
-    for (size_t a = 0; a < g->n; a++) {
-        const char *s = (const char *)&f->nodes[g->member[a]] + off;
-        size_t same = 0;
-        for (size_t b = 0; b < g->n; b++)
-            same += !strcmp(s, (const char *)&f->nodes[g->member[b]] + off);
-        if (same > bn) {
-            bn = same;
-            best = s;
-        }
-    }
-    if (count)
-        *count = bn;
-    return best;
-}
-
 static void fl_ref_methods(const fl_fleet *f, const fl_group *g, cJSON *root)
 {
     cJSON *ms = cJSON_AddArrayToObject(root, "methods");

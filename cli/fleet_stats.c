@@ -313,23 +313,31 @@ static void fl_verdicts(fl_fleet *f, fl_group *g)
 
 /* ------------------------------------------------- identity within a group */
 
+const char *fl_common(const fl_fleet *f, const fl_group *g, size_t off, size_t *count)
+{
+    const char *best = "";
+    size_t bn = 0;
+    for (size_t a = 0; a < g->n; a++) {
+        const char *s = (const char *)&f->nodes[g->member[a]] + off;
+        size_t same = 0;
+        for (size_t b = 0; b < g->n; b++)
+            same += !strcmp(s, (const char *)&f->nodes[g->member[b]] + off);
+        if (same > bn) {
+            bn = same;
+            best = s;
+        }
+    }
+    if (count)
+        *count = bn;
+    return best;
+}
+
 /* The string most members have (more than half), or "" */
 static void fl_major_str(fl_fleet *f, fl_group *g, size_t off, char *out, size_t len)
 {
-    out[0] = 0;
-    unsigned best = 0;
-    for (size_t a = 0; a < g->n; a++) {
-        const char *sa = (const char *)&f->nodes[g->member[a]] + off;
-        unsigned same = 0;
-        for (size_t b = 0; b < g->n; b++)
-            same += !strcmp(sa, (const char *)&f->nodes[g->member[b]] + off);
-        if (same > best) {
-            best = same;
-            snprintf(out, len, "%s", sa);
-        }
-    }
-    if (2 * best <= g->n)
-        out[0] = 0;
+    size_t n;
+    const char *s = fl_common(f, g, off, &n);
+    snprintf(out, len, "%s", 2 * n > g->n ? s : "");
 }
 
 static void fl_identity_parts(fl_fleet *f, fl_group *g)

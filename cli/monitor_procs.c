@@ -26,6 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,46 +302,47 @@ void mon_procs_scan(mon_procs *p, double share, double now_s)
     p->scan_cpu_s += (double)(c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
 }
 
-size_t mon_procs_top(const mon_procs *p, mon_proc *top)
+static double bound_at(const char *p)
 {
+    double b;
+    memcpy(&b, p, sizeof b);
+    return b;
+}
+
+/* The n (<= MON_TOP) entries of v[0..nv) (each `size` bytes, its bound a
+ * double at offset off) with the largest bound above 0, largest first,
+ * copied to top; returns n. */
+static size_t top_by_bound(const void *v, size_t nv, size_t size, size_t off, void *top)
+{
+    const char *src = v;
+    char *dst = top;
     size_t n = 0;
-    for (size_t i = 0; i < p->n; i++) {
-        const mon_proc *q = &p->v[i];
-        if (!q->bound)
+    for (size_t i = 0; i < nv; i++) {
+        const char *e = src + i * size;
+        double b = bound_at(e + off);
+        if (!b)
             continue;
         size_t k = n < MON_TOP ? n++ : MON_TOP;
         if (k == MON_TOP) {
-            if (q->bound <= top[MON_TOP - 1].bound)
+            if (b <= bound_at(dst + (MON_TOP - 1) * size + off))
                 continue;
             k = MON_TOP - 1;
         }
-        while (k > 0 && top[k - 1].bound < q->bound) {
-            top[k] = top[k - 1];
+        while (k > 0 && bound_at(dst + (k - 1) * size + off) < b) {
+            memcpy(dst + k * size, dst + (k - 1) * size, size);
             k--;
         }
-        top[k] = *q;
+        memcpy(dst + k * size, e, size);
     }
     return n;
 }
 
+size_t mon_procs_top(const mon_procs *p, mon_proc *top)
+{
+    return top_by_bound(p->v, p->n, sizeof *p->v, offsetof(mon_proc, bound), top);
+}
+
 size_t mon_cgroups_top(const mon_procs *p, mon_cgroup *top)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < p->ncg; i++) {
-        const mon_cgroup *c = &p->cg[i];
-        if (!c->bound)
-            continue;
-        size_t k = n < MON_TOP ? n++ : MON_TOP;
-        if (k == MON_TOP) {
-            if (c->bound <= top[MON_TOP - 1].bound)
-                continue;
-            k = MON_TOP - 1;
-        }
-        while (k > 0 && top[k - 1].bound < c->bound) {
-            top[k] = top[k - 1];
-            k--;
-        }
-        top[k] = *c;
-    }
-    return n;
+    return top_by_bound(p->cg, p->ncg, sizeof *p->cg, offsetof(mon_cgroup, bound), top);
 }

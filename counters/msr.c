@@ -3,7 +3,8 @@
  * (include/memwatch/msr.h; user guide docs/prefetch.md).
  *
  * Owns: the prefetcher state file and the process-wide guard (the saved
- * original values, the previous signal dispositions). May call: libc, mw_log.
+ * original values, the previous signal dispositions). May call: libc, mw_log,
+ * counters/dirs.c.
  * Threading: one guard per process, not thread-safe; the signal handler uses
  * only async-signal-safe calls and the guard's static arrays (no malloc, no
  * stdio, no locks): open, pread, pwrite, close, unlink, sigaction, raise.
@@ -17,6 +18,8 @@
  *   end
  */
 #include <memwatch/msr.h>
+
+#include "dirs.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -215,32 +218,10 @@ typedef struct msr_state {
     uint64_t orig[MW_MSR_MAX_CPUS];
 } msr_state;
 
-static int msr_mkdir_parent(const char *path)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -ENAMETOOLONG;
-    char *s = strrchr(buf, '/');
-    if (!s || s == buf)
-        return 0;
-    *s = 0;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-        return -errno;
-    return 0;
-}
-
 static int msr_state_write(const char *path, const msr_state *s)
 {
     char tmp[PATH_MAX];
-    int rc = msr_mkdir_parent(path);
+    int rc = mw_mkdir_parents(path);
     if (rc < 0) {
         msr_say("cannot create the directory of %s: %s", path,
                  strerror(-rc));

@@ -208,184 +208,130 @@ static void pmu_free_fields(mw_pmu *p)
     free((int *)p->cpus);
 }
 
-static int load_formats(mw_pmu_set *set, mw_pmu *pmu, const char *dir)
+/* Reads the entry `name` of a PMU's folder into *out, an element of the
+ * array load_dir fills: 0 kept, 1 left out (a problem noted, or no entry of
+ * this kind), -ENOMEM. */
+typedef int (*load_entry_fn)(mw_pmu_set *set, const mw_pmu *pmu, const char *dir, const char *name,
+                             void *out);
+
+/* The entries of dir/sub, read by fn into an array of n + 1 zeroed elements
+ * of `size` bytes (n: the entries), *k of them kept; *rc 0 or -ENOMEM. The
+ * array is returned also when reading stopped at -ENOMEM, with the element
+ * fn stopped in counted, so that what it holds is freed with the set. A
+ * folder that cannot be listed is a problem noted, and no array (NULL). */
+static void *load_dir(mw_pmu_set *set, const mw_pmu *pmu, const char *dir, const char *sub,
+                      size_t size, load_entry_fn fn, size_t *k, int *rc)
 {
+    char path[PATH_MAX];
+    mkpath(path, sizeof path, "%s/%s", dir, sub);
+    char **names;
+    int n = list_dir(path, &names);
+    *k = 0;
+    if (n < 0) {
+        *rc = problem(set, "%s: cannot list %s: %s", pmu->name, path, mw_strerror(n)) ? -ENOMEM : 0;
+        return NULL;
+    }
+    char *a = calloc((size_t)n + 1, size);
+    *rc = a ? 0 : -ENOMEM;
+    for (int i = 0; i < n && !*rc; i++) {
+        int r = fn(set, pmu, dir, names[i], a + *k * size);
+        if (r <= 0)
+            ++*k;
+        if (r < 0)
+            *rc = r;
+    }
+    free_list(names, n);
+    return a;
+}
+
+static int format_entry(mw_pmu_set *set, const mw_pmu *pmu, const char *dir, const char *name,
+                        void *out)
+{
+    mw_format_field *f = out;
     char path[PATH_MAX], buf[256], why[200];
-    mkpath(path, sizeof path, "%s/format", dir);
-    char **names;
-    int n = list_dir(path, &names);
-    if (n < 0)
-        return problem(set, "%s: cannot list %s: %s", pmu->name, path, mw_strerror(n)) ? -ENOMEM
-                                                                                        : 0;
-    mw_format_field *f = calloc((size_t)n + 1, sizeof *f);
-    int rc = 0;
-    size_t k = 0;
-    if (!f) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    for (int i = 0; i < n; i++) {
-        mkpath(path, sizeof path, "%s/format/%s", dir, names[i]);
-        int r = read_small(path, buf, sizeof buf);
-        if (!r && strlen(names[i]) >= MW_PMU_NAME_MAX)
-            r = MW_ERR_TOOBIG;
-        if (!r)
-            r = mw_format_parse(buf, &f[k], why, sizeof why);
-        else
-            snprintf(why, sizeof why, "%s", mw_strerror(r));
-        if (r) {
-            if (problem(set, "%s: format field %s left out: %s", pmu->name, names[i], why)) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            continue;
-        }
-        snprintf(f[k].name, sizeof f[k].name, "%s", names[i]);
-        k++;
-    }
-    pmu->formats = f;
-    pmu->n_formats = k;
-    f = NULL;
-out:
-    free(f);
-    free_list(names, n);
-    return rc;
+    mkpath(path, sizeof path, "%s/format/%s", dir, name);
+    int r = read_small(path, buf, sizeof buf);
+    if (!r && strlen(name) >= MW_PMU_NAME_MAX)
+        r = MW_ERR_TOOBIG;
+    if (!r)
+        r = mw_format_parse(buf, f, why, sizeof why);
+    else
+        snprintf(why, sizeof why, "%s", mw_strerror(r));
+    if (r)
+        return problem(set, "%s: format field %s left out: %s", pmu->name, name, why) ? -ENOMEM : 1;
+    snprintf(f->name, sizeof f->name, "%s", name);
+    return 0;
 }
 
-static int load_events(mw_pmu_set *set, mw_pmu *pmu, const char *dir)
+static int event_entry(mw_pmu_set *set, const mw_pmu *pmu, const char *dir, const char *nm,
+                       void *out)
 {
+    mw_pmu_event *ev = out;
     char path[PATH_MAX], buf[1024], why[200];
-    mkpath(path, sizeof path, "%s/events", dir);
-    char **names;
-    int n = list_dir(path, &names);
-    if (n < 0)
-        return problem(set, "%s: cannot list %s: %s", pmu->name, path, mw_strerror(n)) ? -ENOMEM
-                                                                                        : 0;
-    mw_pmu_event *ev = calloc((size_t)n + 1, sizeof *ev);
-    int rc = 0;
-    size_t k = 0;
-    if (!ev) {
-        rc = -ENOMEM;
-        goto out;
+    if (is_attr_file(nm)) /* .scale, .unit, .per-pkg, .snapshot: attributes of an alias */
+        return 1;
+    mkpath(path, sizeof path, "%s/events/%s", dir, nm);
+    int r = read_small(path, buf, sizeof buf);
+    if (r)
+        return problem(set, "%s: event %s left out: cannot read %s: %s", pmu->name, nm, path,
+                       mw_strerror(r))
+                   ? -ENOMEM
+                   : 1;
+    mw_alias_term terms[MW_ALIAS_MAX_TERMS];
+    size_t nt;
+    r = mw_alias_parse(buf, terms, MW_ALIAS_MAX_TERMS, &nt, why, sizeof why);
+    if (r)
+        return problem(set, "%s: event %s left out: %s", pmu->name, nm, why) ? -ENOMEM : 1;
+    double scale = 1.0;
+    char unit[64] = "";
+    mkpath(path, sizeof path, "%s/events/%s.scale", dir, nm);
+    char sbuf[64];
+    r = read_small(path, sbuf, sizeof sbuf);
+    if (!r) {
+        char *end;
+        errno = 0;
+        double v = strtod(sbuf, &end);
+        if (end == sbuf || *end || errno || !(v > 0))
+            return problem(set, "%s: event %s left out: %s holds \"%.40s\", not a positive number",
+                           pmu->name, nm, path, sbuf)
+                       ? -ENOMEM
+                       : 1;
+        scale = v;
+    } else if (r != -ENOENT) {
+        return problem(set, "%s: event %s left out: cannot read %s: %s", pmu->name, nm, path,
+                       mw_strerror(r))
+                   ? -ENOMEM
+                   : 1;
     }
-    for (int i = 0; i < n; i++) {
-        const char *nm = names[i];
-        if (is_attr_file(nm)) /* .scale, .unit, .per-pkg, .snapshot: attributes of an alias */
-            continue;
-        mkpath(path, sizeof path, "%s/events/%s", dir, nm);
-        int r = read_small(path, buf, sizeof buf);
-        if (r) {
-            if (problem(set, "%s: event %s left out: cannot read %s: %s", pmu->name, nm, path,
-                        mw_strerror(r))) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            continue;
-        }
-        mw_alias_term terms[MW_ALIAS_MAX_TERMS];
-        size_t nt;
-        r = mw_alias_parse(buf, terms, MW_ALIAS_MAX_TERMS, &nt, why, sizeof why);
-        if (r) {
-            if (problem(set, "%s: event %s left out: %s", pmu->name, nm, why)) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            continue;
-        }
-        double scale = 1.0;
-        char unit[64] = "";
-        mkpath(path, sizeof path, "%s/events/%s.scale", dir, nm);
-        char sbuf[64];
-        r = read_small(path, sbuf, sizeof sbuf);
-        if (!r) {
-            char *end;
-            errno = 0;
-            double v = strtod(sbuf, &end);
-            if (end == sbuf || *end || errno || !(v > 0)) {
-                if (problem(set, "%s: event %s left out: %s holds \"%.40s\", not a positive number",
-                            pmu->name, nm, path, sbuf)) {
-                    rc = -ENOMEM;
-                    goto out;
-                }
-                continue;
-            }
-            scale = v;
-        } else if (r != -ENOENT) {
-            if (problem(set, "%s: event %s left out: cannot read %s: %s", pmu->name, nm, path,
-                        mw_strerror(r))) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            continue;
-        }
-        mkpath(path, sizeof path, "%s/events/%s.unit", dir, nm);
-        r = read_small(path, unit, sizeof unit);
-        if (r) {
-            unit[0] = 0;
-            if (r != -ENOENT &&
-                problem(set, "%s: event %s: unit ignored: cannot read %s: %s", pmu->name, nm,
-                        path, mw_strerror(r))) {
-                rc = -ENOMEM;
-                goto out;
-            }
-        }
-        ev[k].name = strdup(nm);
-        ev[k].terms = strdup(mw_pmu_skip_ws(buf));
-        ev[k].unit = strdup(unit);
-        ev[k].scale = scale;
-        k++;
-        if (!ev[k - 1].name || !ev[k - 1].terms || !ev[k - 1].unit) {
-            rc = -ENOMEM;
-            goto out;
-        }
+    mkpath(path, sizeof path, "%s/events/%s.unit", dir, nm);
+    r = read_small(path, unit, sizeof unit);
+    if (r) {
+        unit[0] = 0;
+        if (r != -ENOENT && problem(set, "%s: event %s: unit ignored: cannot read %s: %s",
+                                    pmu->name, nm, path, mw_strerror(r)))
+            return -ENOMEM;
     }
-out:
-    pmu->events = ev;
-    pmu->n_events = k;
-    free_list(names, n);
-    return rc;
+    ev->name = strdup(nm);
+    ev->terms = strdup(mw_pmu_skip_ws(buf));
+    ev->unit = strdup(unit);
+    ev->scale = scale;
+    return ev->name && ev->terms && ev->unit ? 0 : -ENOMEM;
 }
 
-static int load_caps(mw_pmu_set *set, mw_pmu *pmu, const char *dir)
+static int cap_entry(mw_pmu_set *set, const mw_pmu *pmu, const char *dir, const char *name,
+                     void *out)
 {
+    mw_pmu_cap *c = out;
     char path[PATH_MAX], buf[256];
-    mkpath(path, sizeof path, "%s/caps", dir);
-    char **names;
-    int n = list_dir(path, &names);
-    if (n < 0)
-        return problem(set, "%s: cannot list %s: %s", pmu->name, path, mw_strerror(n)) ? -ENOMEM
-                                                                                        : 0;
-    mw_pmu_cap *c = calloc((size_t)n + 1, sizeof *c);
-    int rc = 0;
-    size_t k = 0;
-    if (!c) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    for (int i = 0; i < n; i++) {
-        mkpath(path, sizeof path, "%s/caps/%s", dir, names[i]);
-        int r = read_small(path, buf, sizeof buf);
-        if (r) {
-            if (problem(set, "%s: capability %s left out: %s", pmu->name, names[i],
-                        mw_strerror(r))) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            continue;
-        }
-        c[k].name = strdup(names[i]);
-        c[k].value = strdup(buf);
-        k++;
-        if (!c[k - 1].name || !c[k - 1].value) {
-            rc = -ENOMEM;
-            goto out;
-        }
-    }
-out:
-    pmu->caps = c;
-    pmu->n_caps = k;
-    free_list(names, n);
-    return rc;
+    mkpath(path, sizeof path, "%s/caps/%s", dir, name);
+    int r = read_small(path, buf, sizeof buf);
+    if (r)
+        return problem(set, "%s: capability %s left out: %s", pmu->name, name, mw_strerror(r))
+                   ? -ENOMEM
+                   : 1;
+    c->name = strdup(name);
+    c->value = strdup(buf);
+    return c->name && c->value ? 0 : -ENOMEM;
 }
 
 static int load_cpumask(mw_pmu_set *set, mw_pmu *pmu, const char *dir)
@@ -472,8 +418,14 @@ MW_API int mw_pmus_discover(const char *sysfs_root, mw_pmu_set **out)
         names[i] = NULL;
         p->type = (uint32_t)type;
         set->n++;
-        if ((rc = load_formats(set, p, dir)) || (rc = load_events(set, p, dir)) ||
-            (rc = load_caps(set, p, dir)) || (rc = load_cpumask(set, p, dir)))
+        p->formats =
+            load_dir(set, p, dir, "format", sizeof *p->formats, format_entry, &p->n_formats, &rc);
+        if (!rc)
+            p->events =
+                load_dir(set, p, dir, "events", sizeof *p->events, event_entry, &p->n_events, &rc);
+        if (!rc)
+            p->caps = load_dir(set, p, dir, "caps", sizeof *p->caps, cap_entry, &p->n_caps, &rc);
+        if (rc || (rc = load_cpumask(set, p, dir)))
             goto out;
     }
     qsort(set->pmus, set->n, sizeof *set->pmus, cmp_pmu);

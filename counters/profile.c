@@ -69,50 +69,66 @@ static unsigned long long pf_mem_total_kib(const char *proc)
     return p ? strtoull(p + 9, NULL, 10) : 0;
 }
 
+/* Calls fn (where not NULL) with each entry of the folder dir named prefix
+ * and a digit ("node0", "mc1"); returns how many there are (0 where the
+ * folder cannot be read). */
+static unsigned pf_numbered(const char *dir, const char *prefix,
+                            void (*fn)(const char *dir, const char *name, void *arg), void *arg)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t l = strlen(prefix);
+    unsigned n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, prefix, l) && isdigit((unsigned char)e->d_name[l])) {
+            n++;
+            if (fn)
+                fn(dir, e->d_name, arg);
+        }
+    closedir(d);
+    return n;
+}
+
 static unsigned pf_count_nodes(const char *sys)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/devices/system/node", sys);
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    unsigned n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (!strncmp(e->d_name, "node", 4) && isdigit((unsigned char)e->d_name[4]))
-            n++;
-    closedir(d);
-    return n;
+    return pf_numbered(path, "node", NULL, NULL);
+}
+
+struct pf_dimms {
+    unsigned n;
+    unsigned long long mib;
+};
+
+/* The DIMMs of one memory controller mc of the EDAC folder dir. */
+static void pf_mc_dimms(const char *dir, const char *mc, void *arg)
+{
+    struct pf_dimms *t = arg;
+    char path[768], buf[64];
+    for (unsigned k = 0; k < 64; k++) {
+        snprintf(path, sizeof path, "%s/%s/dimm%u/size", dir, mc, k);
+        if (mw_read_small(path, buf, sizeof buf) <= 0)
+            continue;
+        unsigned long long mib = strtoull(buf, NULL, 10);
+        if (mib) {
+            t->n++;
+            t->mib += mib;
+        }
+    }
 }
 
 /* DIMMs the EDAC driver describes (rarely visible in VMs): count and total MiB. */
 static unsigned pf_count_dimms(const char *sys, unsigned long long *total_mib)
 {
-    char path[768], buf[64];
-    *total_mib = 0;
+    char path[768];
+    struct pf_dimms t = {0, 0};
     snprintf(path, sizeof path, "%s/devices/system/edac/mc", sys);
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    unsigned n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strncmp(e->d_name, "mc", 2) || !isdigit((unsigned char)e->d_name[2]))
-            continue;
-        for (unsigned k = 0; k < 64; k++) {
-            snprintf(path, sizeof path, "%s/devices/system/edac/mc/%s/dimm%u/size", sys,
-                     e->d_name, k);
-            if (mw_read_small(path, buf, sizeof buf) <= 0)
-                continue;
-            unsigned long long mib = strtoull(buf, NULL, 10);
-            if (mib) {
-                n++;
-                *total_mib += mib;
-            }
-        }
-    }
-    closedir(d);
-    return n;
+    pf_numbered(path, "mc", pf_mc_dimms, &t);
+    *total_mib = t.mib;
+    return t.n;
 }
 
 MW_API int mw_machine_identity(const char *proc_root, const char *sys_root, char *buf, size_t n)
@@ -245,13 +261,31 @@ MW_API mw_verdict mw_verdict_parse(const char *s)
     return MW_VERDICT_UNAVAILABLE;
 }
 
-static int pf_method(pf_ctx *c, const cJSON *m, mw_profile_method *out)
+/* The array `key` of the profile into *arr (NULL where it has none); 0, or
+ * the error where it is no array. */
+static int pf_array(pf_ctx *c, const cJSON *root, const char *key, const cJSON **arr)
+{
+    *arr = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (*arr && !cJSON_IsArray(*arr))
+        return pf_bad(c, MW_ERR_CORRUPT, "\"%s\" is not an array%s", key, NULL);
+    return 0;
+}
+
+/* An entry m of the array `key`: out (size bytes) zeroed where it is an
+ * object; 0, or the error. */
+static int pf_entry(pf_ctx *c, const cJSON *m, const char *key, void *out, size_t size)
 {
     if (!cJSON_IsObject(m))
-        return pf_bad(c, MW_ERR_CORRUPT, "an entry of \"methods\" is not an object%s%s", NULL,
-                      NULL);
-    int rc;
-    memset(out, 0, sizeof *out);
+        return pf_bad(c, MW_ERR_CORRUPT, "an entry of \"%s\" is not an object%s", key, NULL);
+    memset(out, 0, size);
+    return 0;
+}
+
+static int pf_method(pf_ctx *c, const cJSON *m, mw_profile_method *out)
+{
+    int rc = pf_entry(c, m, "methods", out, sizeof *out);
+    if (rc < 0)
+        return rc;
     out->factor = 1.0;
     if ((rc = pf_str(c, m, "name", 1, out->name, sizeof out->name)) < 0 ||
         (rc = pf_str(c, m, "verdict", 1, out->verdict, sizeof out->verdict)) < 0 ||
@@ -279,11 +313,9 @@ static int pf_bool_of(const cJSON *b)
 
 static int pf_mix(pf_ctx *c, const cJSON *m, mw_profile_mix *out)
 {
-    if (!cJSON_IsObject(m))
-        return pf_bad(c, MW_ERR_CORRUPT, "an entry of \"mixes\" is not an object%s%s", NULL,
-                      NULL);
-    int rc;
-    memset(out, 0, sizeof *out);
+    int rc = pf_entry(c, m, "mixes", out, sizeof *out);
+    if (rc < 0)
+        return rc;
     int sat, nt;
     if ((rc = pf_str(c, m, "name", 1, out->name, sizeof out->name)) < 0 ||
         (rc = pf_num(c, m, "read_share", 1, &out->read_share)) < 0 ||
@@ -550,12 +582,9 @@ static int pf_parse(pf_ctx *c, const char *text, size_t len, int check_identity,
                     out->lat_method, NULL);
         goto out;
     }
-    const cJSON *methods = cJSON_GetObjectItemCaseSensitive(root, "methods");
-    if (methods && !cJSON_IsArray(methods)) {
-        rc = pf_bad(c, MW_ERR_CORRUPT, "\"methods\" is not an array%s%s", NULL, NULL);
+    const cJSON *methods, *mixes, *m;
+    if ((rc = pf_array(c, root, "methods", &methods)) < 0)
         goto out;
-    }
-    const cJSON *m;
     cJSON_ArrayForEach(m, methods)
     {
         if (out->n_methods == MW_PROFILE_MAX_METHODS) {
@@ -567,11 +596,8 @@ static int pf_parse(pf_ctx *c, const char *text, size_t len, int check_identity,
             goto out;
         out->n_methods++;
     }
-    const cJSON *mixes = cJSON_GetObjectItemCaseSensitive(root, "mixes");
-    if (mixes && !cJSON_IsArray(mixes)) {
-        rc = pf_bad(c, MW_ERR_CORRUPT, "\"mixes\" is not an array%s%s", NULL, NULL);
+    if ((rc = pf_array(c, root, "mixes", &mixes)) < 0)
         goto out;
-    }
     cJSON_ArrayForEach(m, mixes)
     {
         if (out->n_mixes == MW_PROFILE_MAX_MIXES)

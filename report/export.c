@@ -4,8 +4,9 @@
  * (Perfetto, speedscope, chrome://tracing); pprof is in export_pprof.c.
  *
  * Owns: the format table and the text writers.
- * May call: SQLite, libc, report/view.c. Threading: reentrant.
+ * May call: SQLite, libc, report/view.c, report/buf.c. Threading: reentrant.
  */
+#include "buf.h"
 #include "export_int.h"
 #include "levels_int.h"
 #include "text.h"
@@ -57,52 +58,24 @@ size_t mwx_stack_frames(const mwv_code *c, int64_t stack, int64_t pc, uint32_t *
 
 /* ---- folded: "outer;...;inner COUNT" per distinct stack ---- */
 
-/* A growing text: one folded stack while it is assembled. */
-typedef struct fbuf {
-    char *b;
-    size_t n, cap;
-    int oom;
-} fbuf;
-
-static void fb_put(fbuf *f, const char *d, size_t n)
-{
-    if (f->oom)
-        return;
-    if (f->n + n + 1 > f->cap) {
-        size_t c = f->cap ? f->cap : 256;
-        while (c < f->n + n + 1)
-            c *= 2;
-        char *nb = realloc(f->b, c);
-        if (!nb) {
-            f->oom = 1;
-            return;
-        }
-        f->b = nb;
-        f->cap = c;
-    }
-    memcpy(f->b + f->n, d, n);
-    f->n += n;
-    f->b[f->n] = 0;
-}
-
 /* A frame's name as folded stacks allow it: ';' separates frames (':'
  * instead), a line break ends the line (a space instead), and valid UTF-8
  * (a byte that is not part of it becomes U+FFFD, as in every export). */
-static void fb_name(fbuf *f, const char *s)
+static void fb_name(mw_buf *f, const char *s)
 {
     for (const char *p = s ? s : ""; *p;) {
         size_t l = mw_text_utf8_seq(p);
         if (!l) {
-            fb_put(f, MW_TEXT_REPLACEMENT, 3);
+            mw_buf_put(f, MW_TEXT_REPLACEMENT, 3);
             p++;
         } else if (*p == ';') {
-            fb_put(f, ":", 1);
+            mw_buf_put(f, ":", 1);
             p++;
         } else if (*p == '\n' || *p == '\r') {
-            fb_put(f, " ", 1);
+            mw_buf_put(f, " ", 1);
             p++;
         } else {
-            fb_put(f, p, l);
+            mw_buf_put(f, p, l);
             p += l;
         }
     }
@@ -111,67 +84,36 @@ static void fb_name(fbuf *f, const char *s)
 /* Folded stacks summed by their text: samples of different call chains
  * (pcs) can fold to the same frames (two addresses of one line, a chain
  * through different call sites of one function), and each distinct text
- * must be one line. An open-addressing table of the texts; the lines come
- * out sorted by text. */
+ * must be one line. The distinct texts in a string table (report/buf.h),
+ * a count for each; the lines come out sorted by text. */
 typedef struct fstack {
-    char *text;
+    const char *text; /* the table's copy */
     long long count;
 } fstack;
 
 typedef struct ftab {
-    fstack *e;      /* by insertion */
-    uint32_t n, cap;
-    uint32_t *slot; /* index + 1, 0 empty */
-    uint32_t nslot;
+    mw_strtab texts; /* report/buf.h */
+    fstack *e;       /* by the texts' index */
+    uint32_t cap;
 } ftab;
-
-static uint64_t fhash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
 
 static int ftab_add(ftab *t, const char *text, long long count)
 {
-    if ((t->n + 1) * 2 > t->nslot) {
-        uint32_t ns = t->nslot ? t->nslot * 2 : 1024;
-        uint32_t *sl = calloc(ns, sizeof *sl);
-        if (!sl)
-            return -ENOMEM;
-        for (uint32_t i = 0; i < t->n; i++) {
-            uint64_t h = fhash(t->e[i].text) & (ns - 1);
-            while (sl[h])
-                h = (h + 1) & (ns - 1);
-            sl[h] = i + 1;
-        }
-        free(t->slot);
-        t->slot = sl;
-        t->nslot = ns;
-    }
-    uint64_t h = fhash(text) & (t->nslot - 1);
-    while (t->slot[h]) {
-        fstack *e = &t->e[t->slot[h] - 1];
-        if (!strcmp(e->text, text)) {
-            e->count += count;
-            return 0;
-        }
-        h = (h + 1) & (t->nslot - 1);
-    }
-    if (t->n == t->cap) {
-        uint32_t c = t->cap ? t->cap * 2 : 1024;
-        fstack *ne = realloc(t->e, c * sizeof *ne);
-        if (!ne)
-            return -ENOMEM;
-        t->e = ne;
-        t->cap = c;
-    }
-    char *d = strdup(text);
-    if (!d)
+    uint32_t n = t->texts.n;
+    int64_t i = mw_strtab_id(&t->texts, text);
+    if (i < 0)
         return -ENOMEM;
-    t->e[t->n] = (fstack){d, count};
-    t->slot[h] = ++t->n;
+    if (t->texts.n > n) { /* a new text: its row, room kept as for the texts */
+        if (t->cap < t->texts.cap) {
+            fstack *ne = realloc(t->e, t->texts.cap * sizeof *ne);
+            if (!ne)
+                return -ENOMEM;
+            t->e = ne;
+            t->cap = t->texts.cap;
+        }
+        t->e[i] = (fstack){t->texts.s[i], 0};
+    }
+    t->e[i].count += count;
     return 0;
 }
 
@@ -182,10 +124,8 @@ static int fstack_cmp(const void *a, const void *b)
 
 static void ftab_free(ftab *t)
 {
-    for (uint32_t i = 0; i < t->n; i++)
-        free(t->e[i].text);
+    mw_strtab_free(&t->texts);
     free(t->e);
-    free(t->slot);
 }
 
 /* temp.sample_rset(sample_id, rset): the regions each sample was taken in
@@ -240,37 +180,37 @@ static int export_folded(sqlite3 *db, FILE *f, const mw_export_opts *o)
         return -EIO;
     }
     static uint32_t v[4096];
-    fbuf line = {0};
+    mw_buf line = {0}; /* one folded stack while it is assembled */
     ftab tab = {0};
     while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
         size_t n = mwx_stack_frames(&c, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), v,
                                     sizeof v / sizeof v[0]);
         line.n = 0;
-        fb_put(&line, "", 0);
+        mw_buf_put(&line, "", 0);
         if (sqlite3_column_type(s, 3) == SQLITE_TEXT) {
             /* "region:outer;region:inner": ';' and line breaks replaced in SQL */
             const char *rs = (const char *)sqlite3_column_text(s, 3);
             for (const char *p = rs; *p;) {
                 size_t l = mw_text_utf8_seq(p);
-                fb_put(&line, l ? p : MW_TEXT_REPLACEMENT, l ? l : 3);
+                mw_buf_put(&line, l ? p : MW_TEXT_REPLACEMENT, l ? l : 3);
                 p += l ? l : 1;
             }
-            fb_put(&line, ";", 1);
+            mw_buf_put(&line, ";", 1);
         }
         if (n == 0)
-            fb_put(&line, "[unknown]", 9);
+            mw_buf_put(&line, "[unknown]", 9);
         for (size_t i = 0; i < n; i++) {
             if (i)
-                fb_put(&line, ";", 1);
+                mw_buf_put(&line, ";", 1);
             fb_name(&line, c.names[v[i]]);
         }
         rc = line.oom ? -ENOMEM : ftab_add(&tab, line.b, sqlite3_column_int64(s, 2));
     }
     sqlite3_finalize(s);
     if (rc == 0) {
-        if (tab.n)
-            qsort(tab.e, tab.n, sizeof *tab.e, fstack_cmp);
-        for (uint32_t i = 0; i < tab.n; i++) {
+        if (tab.texts.n) /* the rows by text (the table is not asked again) */
+            qsort(tab.e, tab.texts.n, sizeof *tab.e, fstack_cmp);
+        for (uint32_t i = 0; i < tab.texts.n; i++) {
             fputs(tab.e[i].text, f);
             fprintf(f, " %lld\n", tab.e[i].count);
         }
@@ -747,6 +687,18 @@ const char *mw_export_format_names(char *buf, size_t n)
     return buf;
 }
 
+/* A format's writer and its options, for mwv_write. */
+struct export_job {
+    const mw_export_format *x;
+    const mw_export_opts *o;
+};
+
+static int write_format(sqlite3 *db, FILE *f, const void *arg)
+{
+    const struct export_job *j = arg;
+    return j->x->write(db, f, j->o);
+}
+
 int mw_export(const char *db_path, const char *format, const char *out_path,
               const mw_export_opts *opts)
 {
@@ -763,7 +715,6 @@ int mw_export(const char *db_path, const char *format, const char *out_path,
         mw_html_opts ho = {o->filter, o->top, NULL};
         return mw_report_html(db_path, out_path, &ho);
     }
-    int (*fn)(sqlite3 *, FILE *, const mw_export_opts *) = x->write;
     if (o->table && strcmp(o->table, "intervals") && strcmp(o->table, "lines") &&
         strcmp(o->table, "regions")) {
         mw_log(MW_LOG_ERROR, "unknown csv table '%s' (intervals, lines, regions)", o->table);
@@ -774,18 +725,6 @@ int mw_export(const char *db_path, const char *format, const char *out_path,
         mw_log(MW_LOG_ERROR, "unknown sample source '%s' (timer, fault, precise)", o->source);
         return MW_ERR_PARSE;
     }
-    sqlite3 *db;
-    int rc = mwv_open(db_path, &o->filter, &db);
-    if (rc)
-        return rc;
-    mwv_out out;
-    rc = mwv_out_open(&out, out_path);
-    if (rc == 0) {
-        rc = fn(db, out.f, o);
-        int c = mwv_out_close(&out, rc == 0);
-        if (rc == 0)
-            rc = c;
-    }
-    sqlite3_close(db);
-    return rc;
+    struct export_job job = {x, o};
+    return mwv_write(db_path, &o->filter, out_path, write_format, &job);
 }

@@ -16,8 +16,9 @@
  * the samples were taken in. Locations are code addresses (pcs) with
  * their inline chains as lines; mappings are modules.
  *
- * May call: SQLite, zlib, libc, report/view.c. Threading: reentrant.
+ * May call: SQLite, zlib, libc, report/view.c, report/buf.c. Threading: reentrant.
  */
+#include "buf.h"
 #include "export_int.h"
 #include "text.h"
 
@@ -28,31 +29,8 @@
 
 /* ---- protobuf encoding ---- */
 
-typedef struct pb {
-    uint8_t *b;
-    size_t n, cap;
-    int oom;
-} pb;
-
-static void pb_raw(pb *p, const void *d, size_t n)
-{
-    if (p->oom)
-        return;
-    if (p->n + n > p->cap) {
-        size_t c = p->cap ? p->cap : 256;
-        while (c < p->n + n)
-            c *= 2;
-        uint8_t *nb = realloc(p->b, c);
-        if (!nb) {
-            p->oom = 1;
-            return;
-        }
-        p->b = nb;
-        p->cap = c;
-    }
-    memcpy(p->b + p->n, d, n);
-    p->n += n;
-}
+/* A message being encoded (report/buf.h) */
+typedef mw_buf pb;
 
 static void pb_varint(pb *p, uint64_t v)
 {
@@ -65,7 +43,7 @@ static void pb_varint(pb *p, uint64_t v)
             t[k] |= 0x80;
         k++;
     } while (v);
-    pb_raw(p, t, k);
+    mw_buf_put(p, t, k);
 }
 
 static void pb_key(pb *p, unsigned field, unsigned wire) { pb_varint(p, (uint64_t)field << 3 | wire); }
@@ -83,7 +61,7 @@ static void pb_bytes(pb *p, unsigned field, const void *d, size_t n)
 {
     pb_key(p, field, 2);
     pb_varint(p, n);
-    pb_raw(p, d, n);
+    mw_buf_put(p, d, n);
 }
 
 static void pb_msg(pb *p, unsigned field, pb *sub)
@@ -104,83 +82,25 @@ static void pb_packed(pb *p, unsigned field, const int64_t *v, size_t n, pb *scr
 
 /* ---- string table ---- */
 
-typedef struct strtab {
-    char **s;        /* by index */
-    uint32_t n, cap;
-    uint32_t *slot;  /* hash slots: index + 1, 0 empty */
-    uint32_t nslot;
-} strtab;
+typedef mw_strtab strtab; /* report/buf.h */
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
-
-static int64_t str_id_utf8(strtab *t, const char *s);
-
-/* The index of s in the string table, added where new. profile.proto's
- * strings are UTF-8: a byte of s that is not part of valid UTF-8 is stored
- * as U+FFFD (as in every export), so two names that differ only there are
- * one string. */
+/* The index of s in the string table, added where new (0, the index of "",
+ * without memory). profile.proto's strings are UTF-8: a byte of s that is
+ * not part of valid UTF-8 is stored as U+FFFD (as in every export), so two
+ * names that differ only there are one string. */
 static int64_t str_id(strtab *t, const char *s)
 {
     if (!s)
         s = "";
-    if (mw_text_is_utf8(s))
-        return str_id_utf8(t, s);
-    char *u = mw_text_utf8(s);
-    int64_t id = u ? str_id_utf8(t, u) : 0;
-    free(u);
-    return id;
-}
-
-static int64_t str_id_utf8(strtab *t, const char *s)
-{
-    if ((t->n + 1) * 2 > t->nslot) {
-        uint32_t ns = t->nslot ? t->nslot * 2 : 1024;
-        uint32_t *sl = calloc(ns, sizeof *sl);
-        if (!sl)
-            return 0;
-        for (uint32_t i = 0; i < t->n; i++) {
-            uint64_t h = hash_str(t->s[i]) & (ns - 1);
-            while (sl[h])
-                h = (h + 1) & (ns - 1);
-            sl[h] = i + 1;
-        }
-        free(t->slot);
-        t->slot = sl;
-        t->nslot = ns;
+    int64_t id;
+    if (mw_text_is_utf8(s)) {
+        id = mw_strtab_id(t, s);
+    } else {
+        char *u = mw_text_utf8(s);
+        id = u ? mw_strtab_id(t, u) : 0;
+        free(u);
     }
-    uint64_t h = hash_str(s) & (t->nslot - 1);
-    while (t->slot[h]) {
-        if (!strcmp(t->s[t->slot[h] - 1], s))
-            return t->slot[h] - 1;
-        h = (h + 1) & (t->nslot - 1);
-    }
-    if (t->n == t->cap) {
-        uint32_t c = t->cap ? t->cap * 2 : 1024;
-        char **ns = realloc(t->s, c * sizeof *ns);
-        if (!ns)
-            return 0;
-        t->s = ns;
-        t->cap = c;
-    }
-    t->s[t->n] = strdup(s);
-    if (!t->s[t->n])
-        return 0;
-    t->slot[h] = t->n + 1;
-    return t->n++;
-}
-
-static void strtab_free(strtab *t)
-{
-    for (uint32_t i = 0; i < t->n; i++)
-        free(t->s[i]);
-    free(t->s);
-    free(t->slot);
+    return id < 0 ? 0 : id;
 }
 
 /* ---- the profile ---- */
@@ -311,7 +231,7 @@ static void label(pb *out, strtab *st, const char *key, const char *str, int64_t
     pb_msg(out, 3, scratch);
 }
 
-static int gzip_to(FILE *f, const uint8_t *d, size_t n)
+static int gzip_to(FILE *f, const void *d, size_t n)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -579,10 +499,10 @@ int mwx_pprof(sqlite3 *db, FILE *f, const mw_export_opts *o)
         value_type(&prof_pb, 1, &P.st, "precise_samples", "count", &lab);
         value_type(&prof_pb, 1, &P.st, "latency", "cycles", &lab);
     }
-    pb_raw(&prof_pb, samples.b, samples.n);
-    pb_raw(&prof_pb, P.mappings.b, P.mappings.n);
-    pb_raw(&prof_pb, P.locations.b, P.locations.n);
-    pb_raw(&prof_pb, P.functions.b, P.functions.n);
+    mw_buf_put(&prof_pb, samples.b, samples.n);
+    mw_buf_put(&prof_pb, P.mappings.b, P.mappings.n);
+    mw_buf_put(&prof_pb, P.locations.b, P.locations.n);
+    mw_buf_put(&prof_pb, P.functions.b, P.functions.n);
     int64_t t0 = mwv_scalar(db, "SELECT MIN(CAST(value AS INTEGER)) FROM meta WHERE key ="
                                 " 'start_realtime_ns'");
     int64_t dur = mwv_scalar(db, "SELECT MAX(i.t_end + c.off) - MIN(i.t_start + c.off) FROM"
@@ -627,7 +547,7 @@ out:
     free(P.map_of_mod);
     free(P.map_limit);
     free(P.fk);
-    strtab_free(&P.st);
+    mw_strtab_free(&P.st);
     mwv_code_free(&P.c);
     return rc;
 }

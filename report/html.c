@@ -1013,22 +1013,14 @@ static int page(FILE *f, sqlite3 *db, const mw_html_opts *o)
     return ferror(f) ? -EIO : 0;
 }
 
+static int write_page(sqlite3 *db, FILE *f, const void *o)
+{
+    return page(f, db, o);
+}
+
 int mw_report_html(const char *db_path, const char *out_path, const mw_html_opts *opts)
 {
     static const mw_html_opts none;
     const mw_html_opts *o = opts ? opts : &none;
-    sqlite3 *db;
-    int rc = mwv_open(db_path, &o->filter, &db);
-    if (rc)
-        return rc;
-    mwv_out out;
-    rc = mwv_out_open(&out, out_path);
-    if (rc == 0) {
-        rc = page(out.f, db, o);
-        int c = mwv_out_close(&out, rc == 0);
-        if (rc == 0)
-            rc = c;
-    }
-    sqlite3_close(db);
-    return rc;
+    return mwv_write(db_path, &o->filter, out_path, write_page, o);
 }

@@ -242,6 +242,18 @@ sqlfail:
     return ing_db_err(&g->db, "process update");
 }
 
+/* A loss the trailer counts, n records of kind (none where n is 0), as a
+ * losses row of the file's process; 0 or the error. */
+static int trailer_loss(ingest *g, const mwr_trailer *tr, const char *kind, uint64_t n)
+{
+    if (!n)
+        return 0;
+    g->st->losses++;
+    if (ing_db_loss(&g->db, g->file.proc, tr->time_ns, 0, 0, kind, n))
+        return ing_db_err(&g->db, "process update");
+    return 0;
+}
+
 static int ingest_file(ingest *g, const char *path)
 {
     mw_reader *r = NULL;
@@ -312,24 +324,9 @@ next_process:
                               g->code.anon_named)) ||
         (rc = mw_perfmap_cut_note(g->db.db, f->proc, g->code.cut_nocode, g->code.cut_first)))
         goto out;
-    if (have_tr) {
-        if (tr.dropped_records) {
-            g->st->losses++;
-            if (ing_db_loss(&g->db, f->proc, tr.time_ns, 0, 0, "dropped_records",
-                            tr.dropped_records)) {
-                rc = ing_db_err(&g->db, "process update");
-                goto out;
-            }
-        }
-        if (tr.alloc_dropped) {
-            g->st->losses++;
-            if (ing_db_loss(&g->db, f->proc, tr.time_ns, 0, 0, "alloc_dropped",
-                            tr.alloc_dropped)) {
-                rc = ing_db_err(&g->db, "process update");
-                goto out;
-            }
-        }
-    }
+    if (have_tr && ((rc = trailer_loss(g, &tr, "dropped_records", tr.dropped_records)) ||
+                    (rc = trailer_loss(g, &tr, "alloc_dropped", tr.alloc_dropped))))
+        goto out;
     if ((rc = process_end(g, r, &tr, have_tr)) || (rc = ing_levels(&g->db, f->proc)))
         goto out;
     rc = tx_commit(g, mw_reader_pos(r), 0);

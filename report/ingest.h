@@ -103,6 +103,9 @@ int ing_db_open(ing_db *d, const char *path);
 int ing_db_indexes(ing_db *d); /* after the bulk insert */
 void ing_db_close(ing_db *d);
 int ing_db_exec(ing_db *d, const char *sql);
+/* A row (process_id, note) of the notes table `table` (region_notes,
+ * name_notes), through a statement of its own; 0 or -EIO. */
+int ing_db_note(sqlite3 *db, const char *table, int64_t proc_id, const char *note);
 int ing_db_err(ing_db *d, const char *what); /* logs sqlite's message, -EIO */
 int ing_db_step(ing_db *d, sqlite3_stmt *s); /* step, reset, clear bindings */
 int ing_db_step_all_bound(ing_db *d, sqlite3_stmt *s); /* step, reset */

@@ -114,6 +114,20 @@ int ing_db_step_all_bound(ing_db *d, sqlite3_stmt *s)
 
 int64_t ing_db_last_id(ing_db *d) { return sqlite3_last_insert_rowid(d->db); }
 
+int ing_db_note(sqlite3 *db, const char *table, int64_t proc_id, const char *note)
+{
+    char sql[96];
+    snprintf(sql, sizeof sql, "INSERT INTO %s(process_id, note) VALUES(?,?)", table);
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+        return -EIO;
+    sqlite3_bind_int64(s, 1, proc_id);
+    sqlite3_bind_text(s, 2, note, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
+    sqlite3_finalize(s);
+    return rc;
+}
+
 int ing_db_exec(ing_db *d, const char *sql)
 {
     char *err = NULL;

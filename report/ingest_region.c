@@ -8,6 +8,7 @@
  * and GPU kernels fall in them, and the notes about bad input.
  * May call: SQLite, libc. Threading: one ingest at a time per mw_rgn.
  */
+#include "ingest.h"
 #include "region.h"
 
 #include <memwatch/memwatch.h>
@@ -371,15 +372,7 @@ static int pair(mw_rgn *g, span_arr *out, uint64_t proc_end)
 
 static int note(sqlite3 *db, int64_t proc_id, const char *text)
 {
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, "INSERT INTO region_notes(process_id, note) VALUES(?,?)", -1, &s,
-                           NULL) != SQLITE_OK)
-        return -EIO;
-    sqlite3_bind_int64(s, 1, proc_id);
-    sqlite3_bind_text(s, 2, text, -1, SQLITE_TRANSIENT);
-    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
-    sqlite3_finalize(s);
-    return rc;
+    return ing_db_note(db, "region_notes", proc_id, text);
 }
 
 static int64_t region_id(sqlite3 *db, const char *name, int flags)

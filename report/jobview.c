@@ -11,11 +11,26 @@
  * May call: SQLite, cJSON, libc. Threading: reentrant.
  */
 #include "jobview_int.h"
+#include "region.h"
 #include "view_int.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* r's "top_line" from the row of s, its columns from c on: file, line,
+ * function, samples; scope flagged or overall. */
+static void add_top_line(cJSON *r, int flagged, sqlite3_stmt *s, int c)
+{
+    cJSON *t = cJSON_AddObjectToObject(r, "top_line");
+    cJSON_AddStringToObject(t, "scope", flagged ? "flagged" : "overall");
+    if (sqlite3_column_type(s, c) == SQLITE_TEXT)
+        cJSON_AddStringToObject(t, "file", (const char *)sqlite3_column_text(s, c));
+    cJSON_AddNumberToObject(t, "line", (double)sqlite3_column_int64(s, c + 1));
+    if (sqlite3_column_type(s, c + 2) == SQLITE_TEXT)
+        cJSON_AddStringToObject(t, "function", (const char *)sqlite3_column_text(s, c + 2));
+    cJSON_AddNumberToObject(t, "samples", (double)sqlite3_column_int64(s, c + 3));
+}
 
 /* Per process: the top line among the samples the summary ranks, inside
  * flagged intervals when any (precise ones where the process has them,
@@ -53,14 +68,7 @@ static void top_lines(sqlite3 *db, cJSON *procs)
                 if ((int64_t)cJSON_GetObjectItem(r, "id")->valuedouble != id ||
                     cJSON_GetObjectItem(r, "top_line"))
                     continue;
-                cJSON *t = cJSON_AddObjectToObject(r, "top_line");
-                cJSON_AddStringToObject(t, "scope", k == 0 ? "flagged" : "overall");
-                if (sqlite3_column_type(s, 1) == SQLITE_TEXT)
-                    cJSON_AddStringToObject(t, "file", (const char *)sqlite3_column_text(s, 1));
-                cJSON_AddNumberToObject(t, "line", (double)sqlite3_column_int64(s, 2));
-                if (sqlite3_column_type(s, 3) == SQLITE_TEXT)
-                    cJSON_AddStringToObject(t, "function", (const char *)sqlite3_column_text(s, 3));
-                cJSON_AddNumberToObject(t, "samples", (double)sqlite3_column_int64(s, 4));
+                add_top_line(r, k == 0, s, 1);
             }
         }
         sqlite3_finalize(s);
@@ -149,25 +157,10 @@ static void jv_host_rows(const cJSON *procs, cJSON *hosts)
     cJSON_ArrayForEach(r, procs)
     {
         const char *h = cJSON_GetObjectItem(r, "host")->valuestring;
-        cJSON *hr = NULL, *x;
-        cJSON_ArrayForEach(x, hosts) if (!strcmp(cJSON_GetObjectItem(x, "host")->valuestring, h))
-            hr = x;
-        if (!hr) {
-            hr = cJSON_CreateObject();
-            cJSON_AddStringToObject(hr, "host", h);
-            cJSON_AddNumberToObject(hr, "processes", 0);
-            cJSON_AddNumberToObject(hr, "time_ns", 0);
-            cJSON_AddNumberToObject(hr, "flagged_ns", 0);
-            cJSON_AddNumberToObject(hr, "samples", 0);
+        static const char *const sums[] = {"time_ns", "flagged_ns", "samples", NULL};
+        cJSON *hr = mw_summary_group_add(hosts, "host", h, sums, r);
+        if (!cJSON_GetObjectItem(hr, "max_share")) /* a new host */
             cJSON_AddNumberToObject(hr, "max_share", 0);
-            cJSON_AddItemToArray(hosts, hr);
-        }
-#define ADD(k, v) cJSON_SetNumberValue(cJSON_GetObjectItem(hr, k), cJSON_GetObjectItem(hr, k)->valuedouble + (v))
-        ADD("processes", 1);
-        ADD("time_ns", cJSON_GetObjectItem(r, "time_ns")->valuedouble);
-        ADD("flagged_ns", cJSON_GetObjectItem(r, "flagged_ns")->valuedouble);
-        ADD("samples", cJSON_GetObjectItem(r, "samples")->valuedouble);
-#undef ADD
         double sh = cJSON_GetObjectItem(r, "share")->valuedouble;
         if (sh > cJSON_GetObjectItem(hr, "max_share")->valuedouble)
             cJSON_SetNumberValue(cJSON_GetObjectItem(hr, "max_share"), sh);
@@ -200,16 +193,8 @@ static void jv_host_top_lines(sqlite3 *db, cJSON *hosts)
                 continue;
             sqlite3_bind_text(s, 1, h, -1, SQLITE_STATIC);
             sqlite3_bind_int(s, 2, sel);
-            if (sqlite3_step(s) == SQLITE_ROW) {
-                cJSON *tl = cJSON_AddObjectToObject(hr, "top_line");
-                cJSON_AddStringToObject(tl, "scope", sel ? "flagged" : "overall");
-                if (sqlite3_column_type(s, 0) == SQLITE_TEXT)
-                    cJSON_AddStringToObject(tl, "file", (const char *)sqlite3_column_text(s, 0));
-                cJSON_AddNumberToObject(tl, "line", (double)sqlite3_column_int64(s, 1));
-                if (sqlite3_column_type(s, 2) == SQLITE_TEXT)
-                    cJSON_AddStringToObject(tl, "function", (const char *)sqlite3_column_text(s, 2));
-                cJSON_AddNumberToObject(tl, "samples", (double)sqlite3_column_int64(s, 3));
-            }
+            if (sqlite3_step(s) == SQLITE_ROW)
+                add_top_line(hr, sel, s, 0);
             sqlite3_finalize(s);
         }
     }

@@ -8,8 +8,10 @@
  * SIZE name" lines, hexadecimal, later lines winning where code was moved or
  * replaced), lookups, and the name_notes rows about code in no loaded object
  * and about stacks cut at a return address where no code lies.
- * May call: libc. Threading: one ingest at a time.
+ * May call: libc; its notes go through report/ingest_db.c (ing_db_note).
+ * Threading: one ingest at a time.
  */
+#include "ingest.h"
 #include "perfmap.h"
 
 #include <sqlite3.h>
@@ -154,19 +156,6 @@ void mw_perfmap_free(mw_perfmap *m)
     free(m);
 }
 
-static int insert_note(sqlite3 *db, int64_t proc_id, const char *note)
-{
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v2(db, "INSERT INTO name_notes(process_id, note) VALUES(?,?)", -1, &s,
-                           NULL) != SQLITE_OK)
-        return -EIO;
-    sqlite3_bind_int64(s, 1, proc_id);
-    sqlite3_bind_text(s, 2, note, -1, SQLITE_TRANSIENT);
-    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : -EIO;
-    sqlite3_finalize(s);
-    return rc;
-}
-
 int mw_perfmap_cut_note(sqlite3 *db, int64_t proc_id, uint64_t cut, uint64_t first)
 {
     if (!cut)
@@ -189,7 +178,7 @@ int mw_perfmap_cut_note(sqlite3 *db, int64_t proc_id, uint64_t cut, uint64_t fir
              " of the stack taken for a return address): each ends there and counts as"
              " truncated, its outer callers unknown",
              (unsigned long long)cut, (unsigned long long)first, text);
-    return insert_note(db, proc_id, buf);
+    return ing_db_note(db, "name_notes", proc_id, buf);
 }
 
 int mw_perfmap_note(sqlite3 *db, int64_t proc_id, const mw_perfmap *m, const char *why,
@@ -211,5 +200,5 @@ int mw_perfmap_note(sqlite3 *db, int64_t proc_id, const mw_perfmap *m, const cha
     else
         snprintf(buf, sizeof buf, "%llu code address(es) in no loaded object named from %.1000s",
                  (unsigned long long)anon, m->path);
-    return insert_note(db, proc_id, buf);
+    return ing_db_note(db, "name_notes", proc_id, buf);
 }

@@ -297,10 +297,23 @@ static int copy_fixed(const mw_record *rec, void *out, size_t need, size_t cap)
     return 0;
 }
 
+/* A record of `type` copied to out, a struct of `size` bytes (copy_fixed
+ * with need = cap = size); -EINVAL for another type. */
+static int copy_typed(const mw_record *rec, uint32_t type, void *out, size_t size)
+{
+    return rec->type == type ? copy_fixed(rec, out, size, size) : -EINVAL;
+}
+
+/* The bytes of a payload after its struct of `head` bytes (copied by
+ * copy_typed), or NULL where fewer than `need` follow. */
+static const void *tail_of(const mw_record *rec, size_t head, uint64_t need)
+{
+    return need <= rec->payload_len - head ? (const unsigned char *)rec->payload + head : NULL;
+}
+
 int mw_rec_interval(const mw_record *rec, mwr_interval *out)
 {
-    int rc = rec->type == MWR_INTERVAL ? copy_fixed(rec, out, sizeof *out, sizeof *out)
-                                       : -EINVAL;
+    int rc = copy_typed(rec, MWR_INTERVAL, out, sizeof *out);
     if (rc == 0)
         out->lat_method[sizeof out->lat_method - 1] =
             out->bw_method[sizeof out->bw_method - 1] = 0;
@@ -361,14 +374,11 @@ static void reader_stacks(mw_reader *r)
 
 int mw_rec_alloc(const mw_record *rec, mwr_alloc *out, const void **frames)
 {
-    if (rec->type != MWR_ALLOC)
-        return -EINVAL;
-    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
+    int rc = copy_typed(rec, MWR_ALLOC, out, sizeof *out);
     if (rc)
         return rc;
-    if ((size_t)out->nframes * 8 > rec->payload_len - sizeof *out)
+    if (!(*frames = tail_of(rec, sizeof *out, (uint64_t)out->nframes * 8)))
         return MW_ERR_CORRUPT;
-    *frames = (const unsigned char *)rec->payload + sizeof *out;
     if (!(out->kind & MWR_A_STACKREF))
         return 0;
     /* format 1.1: the call chain is a STACK record of the same process */
@@ -394,15 +404,10 @@ int mw_rec_alloc(const mw_record *rec, mwr_alloc *out, const void **frames)
 
 int mw_rec_stack(const mw_record *rec, mwr_stack *out, const void **frames)
 {
-    if (rec->type != MWR_STACK)
-        return -EINVAL;
-    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
-    if (rc)
-        return rc;
-    if ((size_t)out->nframes * 8 > rec->payload_len - sizeof *out)
-        return MW_ERR_CORRUPT;
-    *frames = (const unsigned char *)rec->payload + sizeof *out;
-    return 0;
+    int rc = copy_typed(rec, MWR_STACK, out, sizeof *out);
+    if (rc == 0 && !(*frames = tail_of(rec, sizeof *out, (uint64_t)out->nframes * 8)))
+        rc = MW_ERR_CORRUPT;
+    return rc;
 }
 
 int mw_rec_alloc_stack(const mw_record *rec, const mwr_alloc *a, mwr_alloc_stack *out,
@@ -433,106 +438,79 @@ int mw_rec_alloc_stack(const mw_record *rec, const mwr_alloc *a, mwr_alloc_stack
 
 int mw_rec_cpu(const mw_record *rec, mwr_cpu *out)
 {
-    return rec->type == MWR_CPU ? copy_fixed(rec, out, sizeof *out, sizeof *out) : -EINVAL;
+    return copy_typed(rec, MWR_CPU, out, sizeof *out);
 }
 
 int mw_rec_free(const mw_record *rec, mwr_free *out)
 {
-    return rec->type == MWR_FREE ? copy_fixed(rec, out, sizeof *out, sizeof *out) : -EINVAL;
+    return copy_typed(rec, MWR_FREE, out, sizeof *out);
 }
 
 int mw_rec_alloc_site(const mw_record *rec, mwr_alloc_site *out)
 {
-    return rec->type == MWR_ALLOC_SITE ? copy_fixed(rec, out, sizeof *out, sizeof *out)
-                                       : -EINVAL;
+    return copy_typed(rec, MWR_ALLOC_SITE, out, sizeof *out);
 }
 
 int mw_rec_module(const mw_record *rec, mwr_module *out, const char **path)
 {
-    if (rec->type != MWR_MODULE)
-        return -EINVAL;
-    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
-    if (rc)
-        return rc;
-    if (out->path_len > rec->payload_len - sizeof *out || out->build_id_size > 20)
-        return MW_ERR_CORRUPT;
-    *path = (const char *)rec->payload + sizeof *out;
-    return 0;
+    int rc = copy_typed(rec, MWR_MODULE, out, sizeof *out);
+    if (rc == 0 && (!(*path = tail_of(rec, sizeof *out, out->path_len)) || out->build_id_size > 20))
+        rc = MW_ERR_CORRUPT;
+    return rc;
 }
 
 int mw_rec_counters(const mw_record *rec, mwr_counters *out, const void **values)
 {
-    if (rec->type != MWR_COUNTERS)
-        return -EINVAL;
-    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
-    if (rc)
-        return rc;
-    if ((uint64_t)out->nvalues * 8 > rec->payload_len - sizeof *out)
-        return MW_ERR_CORRUPT;
-    *values = (const unsigned char *)rec->payload + sizeof *out;
-    return 0;
+    int rc = copy_typed(rec, MWR_COUNTERS, out, sizeof *out);
+    if (rc == 0 && !(*values = tail_of(rec, sizeof *out, (uint64_t)out->nvalues * 8)))
+        rc = MW_ERR_CORRUPT;
+    return rc;
 }
 
 int mw_rec_trailer(const mw_record *rec, mwr_trailer *out)
 {
-    return rec->type == MWR_TRAILER ? copy_fixed(rec, out, sizeof *out, sizeof *out) : -EINVAL;
+    return copy_typed(rec, MWR_TRAILER, out, sizeof *out);
 }
 
 int mw_rec_perf_attr(const mw_record *rec, mwr_perf_attr *out, const void **attr)
 {
-    if (rec->type != MWR_PERF_ATTR)
-        return -EINVAL;
-    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
+    int rc = copy_typed(rec, MWR_PERF_ATTR, out, sizeof *out);
     if (rc)
         return rc;
     out->name[sizeof out->name - 1] = 0;
-    if (out->attr_size > rec->payload_len - sizeof *out)
-        return MW_ERR_CORRUPT;
-    *attr = (const unsigned char *)rec->payload + sizeof *out;
-    return 0;
+    return (*attr = tail_of(rec, sizeof *out, out->attr_size)) ? 0 : MW_ERR_CORRUPT;
 }
 
 int mw_rec_perf_data(const mw_record *rec, mwr_perf_data *out, const void **data, size_t *len)
 {
-    if (rec->type != MWR_PERF_DATA)
-        return -EINVAL;
-    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
-    if (rc)
-        return rc;
-    *data = (const unsigned char *)rec->payload + sizeof *out;
-    *len = rec->payload_len - sizeof *out;
-    return 0;
+    int rc = copy_typed(rec, MWR_PERF_DATA, out, sizeof *out);
+    if (rc == 0) {
+        *data = tail_of(rec, sizeof *out, 0);
+        *len = rec->payload_len - sizeof *out;
+    }
+    return rc;
 }
 
 int mw_rec_gpu_kernel(const mw_record *rec, mwr_gpu_kernel *out, const char **name)
 {
-    if (rec->type != MWR_GPU_KERNEL)
-        return -EINVAL;
-    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
-    if (rc)
-        return rc;
-    if (out->name_len > rec->payload_len - sizeof *out)
-        return MW_ERR_CORRUPT;
-    *name = (const char *)rec->payload + sizeof *out;
-    return 0;
+    int rc = copy_typed(rec, MWR_GPU_KERNEL, out, sizeof *out);
+    if (rc == 0 && !(*name = tail_of(rec, sizeof *out, out->name_len)))
+        rc = MW_ERR_CORRUPT;
+    return rc;
 }
 
 int mw_rec_gpu_sample(const mw_record *rec, mwr_gpu_sample *out)
 {
-    return rec->type == MWR_GPU_SAMPLE ? copy_fixed(rec, out, sizeof *out, sizeof *out)
-                                       : -EINVAL;
+    return copy_typed(rec, MWR_GPU_SAMPLE, out, sizeof *out);
 }
 
 int mw_rec_gpu_pc(const mw_record *rec, mwr_gpu_pc *out, const char **file, const char **func)
 {
-    if (rec->type != MWR_GPU_PC)
-        return -EINVAL;
-    int rc = copy_fixed(rec, out, sizeof *out, sizeof *out);
+    int rc = copy_typed(rec, MWR_GPU_PC, out, sizeof *out);
     if (rc)
         return rc;
-    if ((uint64_t)out->file_len + out->func_len > rec->payload_len - sizeof *out)
+    if (!(*file = tail_of(rec, sizeof *out, (uint64_t)out->file_len + out->func_len)))
         return MW_ERR_CORRUPT;
-    *file = (const char *)rec->payload + sizeof *out;
     *func = *file + out->file_len;
     return 0;
 }

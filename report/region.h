@@ -9,7 +9,8 @@
  * region_notes (docs/report-schema.md), then forgets the file.
  *
  * Summary (summary_region.c): the per-region part of the JSON document and
- * its text rendering, and the --by views.
+ * its text rendering, and what the summary's parts share: query rows as JSON
+ * and the members of a summary object.
  */
 #ifndef MW_REPORT_REGION_H
 #define MW_REPORT_REGION_H
@@ -31,9 +32,21 @@ int mw_rgn_file_done(mw_rgn *g, sqlite3 *db, int64_t proc_id, uint64_t t_end);
 /* The "regions" and "region_notes" members of the summary document. */
 void mw_rgn_collect(sqlite3 *db, cJSON *root, int top);
 void mw_rgn_text(FILE *f, const cJSON *root);
+/* The rows of a prepared statement, its parameters bound, stepped to the end
+ * and finalized: an array of objects, column names as keys; integers and
+ * reals as numbers, text made valid UTF-8 (U+FFFD), NULLs left out. */
+cJSON *mw_summary_rows(sqlite3_stmt *s);
 /* a member of a summary object: its number (0 when absent), its string (NULL) */
 double mw_rgn_num(const cJSON *o, const char *k);
 const char *mw_rgn_str(const cJSON *o, const char *k);
+/* A process row counted in its group, the object of arr whose member key is
+ * the string value (made with 0s where there is none): its "processes" plus
+ * one, and each member named in sums (a NULL-ended list) plus row's. */
+cJSON *mw_summary_group_add(cJSON *arr, const char *key, const char *value, const char *const *sums,
+                            const cJSON *row);
+/* A source line as the text shows it: "file.c:41" (the file without its
+ * folders), "(no line info)" where file is NULL. */
+void mw_summary_loc(const char *file, double line, char *buf, size_t n);
 /* "1.234 s", "5.678 ms", "9.1 us": a region's or kernel's time in the views */
 void mw_rgn_human_time(double ns, char *buf, size_t n);
 

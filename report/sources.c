@@ -30,11 +30,17 @@
 
 #define TAIL 64
 
-/* Size, modification time and last TAIL bytes of a file (fewer when it is
- * shorter). */
-static int file_tail(const char *path, int64_t *size, int64_t *mtime, unsigned char *tail,
-                     int *tlen)
+/* What a raw file is noted by: its size, modification time and last TAIL
+ * bytes (fewer when it is shorter). */
+typedef struct file_stamp {
+    int64_t size, mtime;
+    unsigned char tail[TAIL];
+    int tl;
+} file_stamp;
+
+static int file_tail(const char *path, file_stamp *fs)
 {
+    memset(fs, 0, sizeof *fs);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
@@ -43,17 +49,26 @@ static int file_tail(const char *path, int64_t *size, int64_t *mtime, unsigned c
     if (fstat(fd, &st) != 0) {
         rc = -errno;
     } else {
-        *size = st.st_size;
-        *mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        fs->size = st.st_size;
+        fs->mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         off_t at = st.st_size > TAIL ? st.st_size - TAIL : 0;
-        ssize_t n = pread(fd, tail, (size_t)(st.st_size - at), at);
+        ssize_t n = pread(fd, fs->tail, (size_t)(st.st_size - at), at);
         if (n < 0)
             rc = -errno;
         else
-            *tlen = (int)n;
+            fs->tl = (int)n;
     }
     close(fd);
     return rc;
+}
+
+/* Finalizes *s and prepares sql in its place; 0, or -1 (*s NULL) where it
+ * cannot be prepared. */
+static int restmt(sqlite3 *db, sqlite3_stmt **s, const char *sql)
+{
+    sqlite3_finalize(*s);
+    *s = NULL;
+    return sqlite3_prepare_v2(db, sql, -1, s, NULL) == SQLITE_OK ? 0 : -1;
 }
 
 /* size:mtime_ns of a file, or "-" when it cannot be read. */
@@ -147,27 +162,20 @@ int mw_report_sources_write(const char *db_path, const char *const *files, size_
                      " DELETE FROM sources; DELETE FROM source_options;",
                      NULL, NULL, NULL) != SQLITE_OK)
         goto out;
-    if (sqlite3_prepare_v2(db, "INSERT INTO source_options(options) VALUES(?)", -1, &s, NULL) !=
-        SQLITE_OK)
+    if (restmt(db, &s, "INSERT INTO source_options(options) VALUES(?)"))
         goto out;
     sqlite3_bind_text(s, 1, options ? options : "", -1, SQLITE_STATIC);
-    if (sqlite3_step(s) != SQLITE_DONE)
-        goto out;
-    sqlite3_finalize(s);
-    s = NULL;
-    if (sqlite3_prepare_v2(db, "INSERT INTO sources(file, size, mtime_ns, tail) VALUES(?,?,?,?)", -1, &s,
-                           NULL) != SQLITE_OK)
+    if (sqlite3_step(s) != SQLITE_DONE ||
+        restmt(db, &s, "INSERT INTO sources(file, size, mtime_ns, tail) VALUES(?,?,?,?)"))
         goto out;
     for (size_t i = 0; i < n; i++) {
-        int64_t size = 0, mtime = 0;
-        unsigned char tail[TAIL];
-        int tl = 0;
-        if (file_tail(files[i], &size, &mtime, tail, &tl))
+        file_stamp fs;
+        if (file_tail(files[i], &fs))
             continue; /* gone: the next report ingests again */
         sqlite3_bind_text(s, 1, files[i], -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 2, size);
-        sqlite3_bind_int64(s, 3, mtime);
-        sqlite3_bind_blob(s, 4, tail, tl, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, fs.size);
+        sqlite3_bind_int64(s, 3, fs.mtime);
+        sqlite3_bind_blob(s, 4, fs.tail, fs.tl, SQLITE_STATIC);
         if (sqlite3_step(s) != SQLITE_DONE)
             goto out;
         sqlite3_reset(s);
@@ -193,42 +201,29 @@ int mw_report_sources_match(const char *db_path, const char *const *files, size_
     }
     int match = 0;
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT options FROM source_options", -1, &s, NULL) != SQLITE_OK ||
-        sqlite3_step(s) != SQLITE_ROW)
+    if (restmt(db, &s, "SELECT options FROM source_options") || sqlite3_step(s) != SQLITE_ROW)
         goto out;
     const char *o = (const char *)sqlite3_column_text(s, 0);
-    if (strcmp(o ? o : "", options ? options : ""))
-        goto out;
-    sqlite3_finalize(s);
-    s = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM sources", -1, &s, NULL) != SQLITE_OK ||
-        sqlite3_step(s) != SQLITE_ROW || (size_t)sqlite3_column_int64(s, 0) != n)
-        goto out;
-    sqlite3_finalize(s);
-    s = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT size, mtime_ns, tail FROM sources WHERE file = ?", -1, &s,
-                           NULL) != SQLITE_OK)
+    if (strcmp(o ? o : "", options ? options : "") ||
+        restmt(db, &s, "SELECT COUNT(*) FROM sources") || sqlite3_step(s) != SQLITE_ROW ||
+        (size_t)sqlite3_column_int64(s, 0) != n ||
+        restmt(db, &s, "SELECT size, mtime_ns, tail FROM sources WHERE file = ?"))
         goto out;
     for (size_t i = 0; i < n; i++) {
-        int64_t size = 0, mtime = 0;
-        unsigned char tail[TAIL];
-        int tl = 0;
-        if (file_tail(files[i], &size, &mtime, tail, &tl))
+        file_stamp fs;
+        if (file_tail(files[i], &fs))
             goto out;
         sqlite3_bind_text(s, 1, files[i], -1, SQLITE_STATIC);
-        if (sqlite3_step(s) != SQLITE_ROW || sqlite3_column_int64(s, 0) != size ||
-            sqlite3_column_int64(s, 1) != mtime || sqlite3_column_bytes(s, 2) != tl ||
-            (tl && memcmp(sqlite3_column_blob(s, 2), tail, (size_t)tl)))
+        if (sqlite3_step(s) != SQLITE_ROW || sqlite3_column_int64(s, 0) != fs.size ||
+            sqlite3_column_int64(s, 1) != fs.mtime || sqlite3_column_bytes(s, 2) != fs.tl ||
+            (fs.tl && memcmp(sqlite3_column_blob(s, 2), fs.tail, (size_t)fs.tl)))
             goto out;
         sqlite3_reset(s);
     }
-    sqlite3_finalize(s);
-    s = NULL;
     if (!profiles_match(db))
         goto out;
     /* a damaged database is built again, never served */
-    if (sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &s, NULL) != SQLITE_OK ||
-        sqlite3_step(s) != SQLITE_ROW ||
+    if (restmt(db, &s, "PRAGMA quick_check") || sqlite3_step(s) != SQLITE_ROW ||
         strcmp((const char *)sqlite3_column_text(s, 0) ? (const char *)sqlite3_column_text(s, 0)
                                                        : "",
                "ok") ||

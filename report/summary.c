@@ -29,46 +29,18 @@
 
 #define TIMELINE_COLS 60
 
-/* Run a query and return its rows as an array of objects (column names as
- * keys). Integer columns stay numbers, NULLs are omitted. */
+/* Run a query (?1: top, where it has one) and return its rows
+ * (mw_summary_rows). */
 static cJSON *rows(sqlite3 *db, const char *sql, int top)
 {
     sqlite3_stmt *s;
-    cJSON *arr = cJSON_CreateArray();
     if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
         mw_log(MW_LOG_WARN, "summary query failed: %s", sqlite3_errmsg(db));
-        return arr;
+        return cJSON_CreateArray();
     }
     if (sqlite3_bind_parameter_count(s) >= 1)
         sqlite3_bind_int(s, 1, top);
-    while (sqlite3_step(s) == SQLITE_ROW) {
-        cJSON *o = cJSON_CreateObject();
-        for (int i = 0; i < sqlite3_column_count(s); i++) {
-            const char *name = sqlite3_column_name(s, i);
-            switch (sqlite3_column_type(s, i)) {
-            case SQLITE_INTEGER:
-                cJSON_AddNumberToObject(o, name, (double)sqlite3_column_int64(s, i));
-                break;
-            case SQLITE_FLOAT:
-                cJSON_AddNumberToObject(o, name, sqlite3_column_double(s, i));
-                break;
-            case SQLITE_TEXT: {
-                /* valid UTF-8 whatever the program's arguments or paths held:
-                 * the JSON stays valid */
-                const char *t = (const char *)sqlite3_column_text(s, i);
-                char *u = mw_text_is_utf8(t) ? NULL : mw_text_utf8(t);
-                cJSON_AddStringToObject(o, name, u ? u : t);
-                free(u);
-                break;
-            }
-            default:
-                break;
-            }
-        }
-        cJSON_AddItemToArray(arr, o);
-    }
-    sqlite3_finalize(s);
-    return arr;
+    return mw_summary_rows(s);
 }
 
 static double num(const cJSON *o, const char *k)
@@ -344,29 +316,9 @@ static cJSON *commands(const cJSON *procs)
         const cJSON *e = cJSON_GetObjectItem(r, "exe");
         const char *name =
             cJSON_IsString(e) && *e->valuestring ? mwv_base(e->valuestring) : "(command unknown)";
-        cJSON *c = NULL, *x;
-        cJSON_ArrayForEach(x, arr) if (!strcmp(cJSON_GetObjectItem(x, "command")->valuestring, name))
-        {
-            c = x;
-            break;
-        }
-        if (!c) {
-            c = cJSON_CreateObject();
-            cJSON_AddStringToObject(c, "command", name);
-            cJSON_AddNumberToObject(c, "processes", 0);
-            cJSON_AddNumberToObject(c, "user_ns", 0);
-            cJSON_AddNumberToObject(c, "system_ns", 0);
-            cJSON_AddNumberToObject(c, "measured_ns", 0);
-            cJSON_AddNumberToObject(c, "flagged_ns", 0);
-            cJSON_AddNumberToObject(c, "samples", 0);
-            cJSON_AddItemToArray(arr, c);
-        }
-        static const char *const keys[] = {"user_ns", "system_ns", "measured_ns", "flagged_ns",
-                                           "samples"};
-        cJSON_SetNumberValue(cJSON_GetObjectItem(c, "processes"), num(c, "processes") + 1);
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-            cJSON_SetNumberValue(cJSON_GetObjectItem(c, keys[k]),
-                                 num(c, keys[k]) + num(r, keys[k]));
+        static const char *const keys[] = {"user_ns",    "system_ns", "measured_ns",
+                                           "flagged_ns", "samples",   NULL};
+        mw_summary_group_add(arr, "command", name, keys, r);
     }
     int n = cJSON_GetArraySize(arr);
     if (n < 1)
@@ -974,10 +926,7 @@ static void text_code(FILE *f, const cJSON *o, const char *title, int top)
         if (k++ >= top)
             break;
         char loc[256];
-        if (str(r, "file"))
-            snprintf(loc, sizeof loc, "%s:%.0f", mwv_base(str(r, "file")), num(r, "line"));
-        else
-            snprintf(loc, sizeof loc, "(no line info)");
+        mw_summary_loc(str(r, "file"), num(r, "line"), loc, sizeof loc);
         char mem[48] = "";
         if (num(r, "decoded") > 0)
             snprintf(mem, sizeof mem, " (at memory accesses: %.0f%%)",

@@ -140,27 +140,53 @@ int mw_report_by_known(const char *by)
     return by_find(by) != NULL;
 }
 
+/* The one row of HEAD WHERE TAIL (WHERE: the view's condition on the samples
+ * of a row, ?1 and ?2 its keys k1 and k2) stepped to, or NULL where the query
+ * fails or yields no row. The caller finalizes it (NULL too). */
+static sqlite3_stmt *row_query(sqlite3 *db, const char *head, const char *where, const char *tail,
+                               int64_t k1, int64_t k2)
+{
+    char sql[2048];
+    sqlite3_stmt *s;
+    snprintf(sql, sizeof sql, "%s%s%s", head, where, tail);
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return NULL;
+    }
+    sqlite3_bind_int64(s, 1, k1);
+    if (sqlite3_bind_parameter_count(s) >= 2)
+        sqlite3_bind_int64(s, 2, k2);
+    if (sqlite3_step(s) != SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* The text of column 0 of a row_query row into buf (unchanged without one),
+ * and the statement finalized */
+static void row_text(sqlite3_stmt *s, char *buf, size_t n)
+{
+    if (s && sqlite3_column_text(s, 0))
+        snprintf(buf, n, "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+}
+
 /* A row's decoded timer samples (docs/data-addresses.md): *dec of them,
  * *mem at memory accesses, *memfl of those in flagged intervals */
 static void mem_of(sqlite3 *db, const char *where, int64_t k1, int64_t k2, double *dec,
                    double *mem, double *memfl)
 {
-    char sql[2048];
-    sqlite3_stmt *s;
     *dec = *mem = *memfl = 0;
-    snprintf(sql, sizeof sql,
-             "SELECT COUNT(*), COALESCE(SUM(s.at_memory = 1), 0), COALESCE(SUM(s.at_memory = 1"
-             " AND s.in_flagged = 1), 0) FROM samples s WHERE %s AND s.at_memory IS NOT NULL",
-             where);
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, k1);
-        if (sqlite3_bind_parameter_count(s) >= 2)
-            sqlite3_bind_int64(s, 2, k2);
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            *dec = (double)sqlite3_column_int64(s, 0);
-            *mem = (double)sqlite3_column_int64(s, 1);
-            *memfl = (double)sqlite3_column_int64(s, 2);
-        }
+    sqlite3_stmt *s = row_query(db,
+                                "SELECT COUNT(*), COALESCE(SUM(s.at_memory = 1), 0),"
+                                " COALESCE(SUM(s.at_memory = 1 AND s.in_flagged = 1), 0)"
+                                " FROM samples s WHERE ",
+                                where, " AND s.at_memory IS NOT NULL", k1, k2);
+    if (s) {
+        *dec = (double)sqlite3_column_int64(s, 0);
+        *mem = (double)sqlite3_column_int64(s, 1);
+        *memfl = (double)sqlite3_column_int64(s, 2);
     }
     sqlite3_finalize(s);
 }
@@ -168,47 +194,27 @@ static void mem_of(sqlite3 *db, const char *where, int64_t k1, int64_t k2, doubl
 static void top_of(sqlite3 *db, const char *where, int64_t k1, int64_t k2, char *fn, size_t fnn,
                    char *obj, size_t objn, double *flagged_share)
 {
-    char sql[2048];
-    sqlite3_stmt *s;
     fn[0] = obj[0] = 0;
     *flagged_share = -1;
-    snprintf(sql, sizeof sql,
-             "SELECT p.function, COUNT(*) AS n FROM samples s JOIN pcs p ON p.id = s.pc_id"
-             " WHERE %s AND s.source = (CASE WHEN EXISTS(SELECT 1 FROM samples WHERE"
-             " source='precise') THEN 'precise' ELSE 'timer' END)"
-             " GROUP BY p.function ORDER BY n DESC LIMIT 1",
-             where);
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, k1);
-        if (sqlite3_bind_parameter_count(s) >= 2)
-            sqlite3_bind_int64(s, 2, k2);
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-            snprintf(fn, fnn, "%s", (const char *)sqlite3_column_text(s, 0));
-    }
-    sqlite3_finalize(s);
-    snprintf(sql, sizeof sql,
-             "SELECT o.name, COUNT(*) AS n FROM samples s JOIN objects o ON o.id = s.object_id"
-             " WHERE %s GROUP BY o.id ORDER BY n DESC LIMIT 1",
-             where);
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, k1);
-        if (sqlite3_bind_parameter_count(s) >= 2)
-            sqlite3_bind_int64(s, 2, k2);
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
-            snprintf(obj, objn, "%s", (const char *)sqlite3_column_text(s, 0));
-    }
-    sqlite3_finalize(s);
+    row_text(row_query(db,
+                       "SELECT p.function, COUNT(*) AS n FROM samples s JOIN pcs p ON p.id ="
+                       " s.pc_id WHERE ",
+                       where,
+                       " AND s.source = (CASE WHEN EXISTS(SELECT 1 FROM samples WHERE"
+                       " source='precise') THEN 'precise' ELSE 'timer' END)"
+                       " GROUP BY p.function ORDER BY n DESC LIMIT 1",
+                       k1, k2),
+             fn, fnn);
+    row_text(row_query(db,
+                       "SELECT o.name, COUNT(*) AS n FROM samples s JOIN objects o ON o.id ="
+                       " s.object_id WHERE ",
+                       where, " GROUP BY o.id ORDER BY n DESC LIMIT 1", k1, k2),
+             obj, objn);
     /* threads: the share of their timer samples that fell in flagged intervals */
-    snprintf(sql, sizeof sql,
-             "SELECT SUM(s.in_flagged), COUNT(*) FROM samples s WHERE %s AND s.source='timer'",
-             where);
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, k1);
-        if (sqlite3_bind_parameter_count(s) >= 2)
-            sqlite3_bind_int64(s, 2, k2);
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 1) > 0)
-            *flagged_share = (double)sqlite3_column_int64(s, 0) / (double)sqlite3_column_int64(s, 1);
-    }
+    sqlite3_stmt *s = row_query(db, "SELECT SUM(s.in_flagged), COUNT(*) FROM samples s WHERE ",
+                                where, " AND s.source='timer'", k1, k2);
+    if (s && sqlite3_column_int64(s, 1) > 0)
+        *flagged_share = (double)sqlite3_column_int64(s, 0) / (double)sqlite3_column_int64(s, 1);
     sqlite3_finalize(s);
 }
 

@@ -2,32 +2,22 @@
  * report/summary_region.c: the per-region part of the summary
  * (report/region.h, docs/regions.md): for each region its time, share
  * bandwidth-bound, top lines, top data objects and GPU kernels, and the
- * notes about region input that the recording and the report made.
+ * notes about region input that the recording and the report made; and the
+ * summary's shared helpers (a query's rows as JSON, an object's members).
  * May call: SQLite, cJSON, libc. Threading: reentrant.
  */
 #include "region.h"
+#include "text.h"
 #include "view_int.h"
 
 #include <memwatch/memwatch.h>
 
+#include <stdlib.h>
 #include <string.h>
 
-/* Rows of a query with ?1 = id, ?2 = text, ?3 = limit (those it uses). */
-static cJSON *qrows(sqlite3 *db, const char *sql, int64_t id, const char *txt, int top)
+cJSON *mw_summary_rows(sqlite3_stmt *s)
 {
-    sqlite3_stmt *s;
     cJSON *arr = cJSON_CreateArray();
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
-        mw_log(MW_LOG_WARN, "region summary query failed: %s", sqlite3_errmsg(db));
-        return arr;
-    }
-    int np = sqlite3_bind_parameter_count(s);
-    if (np >= 1)
-        sqlite3_bind_int64(s, 1, id);
-    if (np >= 2)
-        sqlite3_bind_text(s, 2, txt ? txt : "", -1, SQLITE_STATIC);
-    if (np >= 3)
-        sqlite3_bind_int(s, 3, top);
     while (sqlite3_step(s) == SQLITE_ROW) {
         cJSON *o = cJSON_CreateObject();
         for (int i = 0; i < sqlite3_column_count(s); i++) {
@@ -39,9 +29,15 @@ static cJSON *qrows(sqlite3 *db, const char *sql, int64_t id, const char *txt, i
             case SQLITE_FLOAT:
                 cJSON_AddNumberToObject(o, name, sqlite3_column_double(s, i));
                 break;
-            case SQLITE_TEXT:
-                cJSON_AddStringToObject(o, name, (const char *)sqlite3_column_text(s, i));
+            case SQLITE_TEXT: {
+                /* valid UTF-8 whatever the program's arguments or paths held:
+                 * the JSON stays valid */
+                const char *t = (const char *)sqlite3_column_text(s, i);
+                char *u = mw_text_is_utf8(t) ? NULL : mw_text_utf8(t);
+                cJSON_AddStringToObject(o, name, u ? u : t);
+                free(u);
                 break;
+            }
             default:
                 break;
             }
@@ -50,6 +46,24 @@ static cJSON *qrows(sqlite3 *db, const char *sql, int64_t id, const char *txt, i
     }
     sqlite3_finalize(s);
     return arr;
+}
+
+/* Rows of a query with ?1 = id, ?2 = text, ?3 = limit (those it uses). */
+static cJSON *qrows(sqlite3 *db, const char *sql, int64_t id, const char *txt, int top)
+{
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+        mw_log(MW_LOG_WARN, "region summary query failed: %s", sqlite3_errmsg(db));
+        return cJSON_CreateArray();
+    }
+    int np = sqlite3_bind_parameter_count(s);
+    if (np >= 1)
+        sqlite3_bind_int64(s, 1, id);
+    if (np >= 2)
+        sqlite3_bind_text(s, 2, txt ? txt : "", -1, SQLITE_STATIC);
+    if (np >= 3)
+        sqlite3_bind_int(s, 3, top);
+    return mw_summary_rows(s);
 }
 
 double mw_rgn_num(const cJSON *o, const char *k)
@@ -61,6 +75,38 @@ const char *mw_rgn_str(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+cJSON *mw_summary_group_add(cJSON *arr, const char *key, const char *value, const char *const *sums,
+                            const cJSON *row)
+{
+    cJSON *g = NULL, *x;
+    cJSON_ArrayForEach(x, arr) if (!strcmp(cJSON_GetObjectItem(x, key)->valuestring, value))
+    {
+        g = x;
+        break;
+    }
+    if (!g) {
+        g = cJSON_CreateObject();
+        cJSON_AddStringToObject(g, key, value);
+        cJSON_AddNumberToObject(g, "processes", 0);
+        for (size_t k = 0; sums[k]; k++)
+            cJSON_AddNumberToObject(g, sums[k], 0);
+        cJSON_AddItemToArray(arr, g);
+    }
+    cJSON_SetNumberValue(cJSON_GetObjectItem(g, "processes"), mw_rgn_num(g, "processes") + 1);
+    for (size_t k = 0; sums[k]; k++)
+        cJSON_SetNumberValue(cJSON_GetObjectItem(g, sums[k]),
+                             mw_rgn_num(g, sums[k]) + mw_rgn_num(row, sums[k]));
+    return g;
+}
+
+void mw_summary_loc(const char *file, double line, char *buf, size_t n)
+{
+    if (file)
+        snprintf(buf, n, "%s:%.0f", mwv_base(file), line);
+    else
+        snprintf(buf, n, "(no line info)");
 }
 
 static const char q_regions[] =
@@ -180,10 +226,7 @@ void mw_rgn_text(FILE *f, const cJSON *root)
             if (k++ == 5)
                 break;
             char loc[300];
-            if (mw_rgn_str(x, "file"))
-                snprintf(loc, sizeof loc, "%s:%.0f", mwv_base(mw_rgn_str(x, "file")), mw_rgn_num(x, "line"));
-            else
-                snprintf(loc, sizeof loc, "(no line info)");
+            mw_summary_loc(mw_rgn_str(x, "file"), mw_rgn_num(x, "line"), loc, sizeof loc);
             fprintf(f, "    %5.1f%%  %-36s %s\n", tot > 0 ? 100 * mw_rgn_num(x, "samples") / tot : 0,
                     loc, mw_rgn_str(x, "function") ? mw_rgn_str(x, "function") : "?");
         }

@@ -391,6 +391,25 @@ int mwv_out_close(mwv_out *o, int ok)
     return ok ? -e : 0;
 }
 
+int mwv_write(const char *db_path, const mw_view_filter *filter, const char *out_path,
+              int (*write)(sqlite3 *db, FILE *f, const void *arg), const void *arg)
+{
+    sqlite3 *db;
+    int rc = mwv_open(db_path, filter, &db);
+    if (rc)
+        return rc;
+    mwv_out out;
+    rc = mwv_out_open(&out, out_path);
+    if (rc == 0) {
+        rc = write(db, out.f, arg);
+        int c = mwv_out_close(&out, rc == 0);
+        if (rc == 0)
+            rc = c;
+    }
+    sqlite3_close(db);
+    return rc;
+}
+
 /* ---- code names ---- */
 
 static char *xstrdup(const char *s) { return s ? strdup(s) : NULL; }
@@ -565,58 +584,79 @@ void mwv_human_bytes(double v, char *buf, size_t n)
  * Each writes valid UTF-8 whatever s holds: a byte that is not part of
  * valid UTF-8 becomes U+FFFD (report/text.h, docs/export.md). */
 
-/* JSON string: quotes, backslash and control characters escaped, and '<'
- * as \u003c so that no name can end a <script> of the HTML report. */
-void mwv_json_str(FILE *f, const char *s)
+/* s to f a UTF-8 sequence at a time: a valid one (p, its l bytes) as put
+ * writes it, a byte that is not part of one as U+FFFD. */
+static void put_seqs(FILE *f, const char *s, void (*put)(FILE *f, const char *p, size_t l))
 {
-    fputc('"', f);
     for (const char *p = s ? s : ""; *p;) {
-        unsigned char c = (unsigned char)*p;
         size_t l = mw_text_utf8_seq(p);
         if (l == 0) {
             fputs(MW_TEXT_REPLACEMENT, f);
             p++;
             continue;
         }
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f || c == '<')
-            fprintf(f, "\\u%04x", c);
-        else if (l == 1)
-            fputc(c, f);
-        else
-            fwrite(p, 1, l, f);
+        put(f, p, l);
         p += l;
     }
+}
+
+/* p's l bytes as they are */
+static void put_raw(FILE *f, const char *p, size_t l)
+{
+    if (l == 1)
+        fputc(*p, f);
+    else
+        fwrite(p, 1, l, f);
+}
+
+/* JSON string: quotes, backslash and control characters escaped, and '<'
+ * as \u003c so that no name can end a <script> of the HTML report. */
+static void json_seq(FILE *f, const char *p, size_t l)
+{
+    unsigned char c = (unsigned char)*p;
+    if (c == '"' || c == '\\')
+        fprintf(f, "\\%c", c);
+    else if (c < 0x20 || c == 0x7f || c == '<')
+        fprintf(f, "\\u%04x", c);
+    else
+        put_raw(f, p, l);
+}
+
+void mwv_json_str(FILE *f, const char *s)
+{
     fputc('"', f);
+    put_seqs(f, s, json_seq);
+    fputc('"', f);
+}
+
+static void html_seq(FILE *f, const char *p, size_t l)
+{
+    unsigned char c = (unsigned char)*p;
+    switch (c) {
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '&': fputs("&amp;", f); break;
+    case '"': fputs("&quot;", f); break;
+    case '\'': fputs("&#39;", f); break;
+    default:
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            fputc(' ', f);
+        else
+            put_raw(f, p, l);
+    }
 }
 
 void mwv_html_str(FILE *f, const char *s)
 {
-    for (const char *p = s ? s : ""; *p;) {
-        unsigned char c = (unsigned char)*p;
-        size_t l = mw_text_utf8_seq(p);
-        if (l == 0) {
-            fputs(MW_TEXT_REPLACEMENT, f);
-            p++;
-            continue;
-        }
-        switch (c) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default:
-            if ((c < 0x20 && c != '\t') || c == 0x7f)
-                fputc(' ', f);
-            else if (l == 1)
-                fputc(c, f);
-            else
-                fwrite(p, 1, l, f);
-        }
-        p += l;
-    }
+    put_seqs(f, s, html_seq);
+}
+
+/* a quote doubled */
+static void csv_seq(FILE *f, const char *p, size_t l)
+{
+    if (*p == '"')
+        fputc('"', f);
+    fwrite(p, 1, l, f);
 }
 
 void mwv_csv_str(FILE *f, const char *s)
@@ -627,17 +667,6 @@ void mwv_csv_str(FILE *f, const char *s)
         return;
     }
     fputc('"', f);
-    for (const char *p = s; *p;) {
-        size_t l = mw_text_utf8_seq(p);
-        if (l == 0) {
-            fputs(MW_TEXT_REPLACEMENT, f);
-            p++;
-            continue;
-        }
-        if (*p == '"')
-            fputc('"', f);
-        fwrite(p, 1, l, f);
-        p += l;
-    }
+    put_seqs(f, s, csv_seq);
     fputc('"', f);
 }

@@ -72,6 +72,11 @@ typedef struct mwv_out {
 } mwv_out;
 int mwv_out_open(mwv_out *o, const char *path);
 int mwv_out_close(mwv_out *o, int ok);
+/* A view written whole: db_path opened narrowed to filter (mwv_open), the
+ * output PATH written by write(db, f, arg) and kept when it returns 0
+ * (mwv_out). 0, or the first error. */
+int mwv_write(const char *db_path, const mw_view_filter *filter, const char *out_path,
+              int (*write)(sqlite3 *db, FILE *f, const void *arg), const void *arg);
 
 /* Code names of the stacks trie, loaded once: for each stacks node its
  * parent and the names of its frames (an inlined chain gives several, the

@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,29 +346,40 @@ static const char *die_name(Dwarf_Die *d)
 
 static int dsym_cmp(const void *a, const void *b);
 
-/* Code symbols (functions, IFUNCs, untyped labels in executable sections)
- * of the module's symbol table (.symtab, else .dynsym; libdwfl adds the
- * MiniDebugInfo table of .gnu_debugdata), sorted by address. */
-static void load_fsyms(mw_symmod *m)
+/* The symbols of the module's symbol table (.symtab, else .dynsym; libdwfl
+ * adds the MiniDebugInfo table of .gnu_debugdata) that keep takes, defined
+ * and named, into *v (*nv of them), sorted by address. Code symbols
+ * (load_fsyms): functions, IFUNCs, untyped labels in executable sections;
+ * data symbols (load_dsyms): objects with a size. */
+static void load_syms(mw_symmod *m, int (*keep)(const char *name, const GElf_Sym *sym), dsym **v,
+                      size_t *nv)
 {
-    m->fsyms_loaded = 1;
     int n = dwfl_module_getsymtab(m->mod);
     if (n <= 0)
         return;
-    m->fsyms = calloc((size_t)n, sizeof *m->fsyms);
-    if (!m->fsyms)
+    *v = calloc((size_t)n, sizeof **v);
+    if (!*v)
         return;
     for (int i = 1; i < n; i++) {
         GElf_Sym sym;
         GElf_Addr val;
         const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &val, NULL, NULL, NULL);
-        int t = GELF_ST_TYPE(sym.st_info);
-        if (!name || !name[0] || sym.st_shndx == SHN_UNDEF ||
-            (t != STT_FUNC && t != STT_GNU_IFUNC))
-            continue;
-        m->fsyms[m->nfsyms++] = (dsym){val, sym.st_size, name};
+        if (name && sym.st_shndx != SHN_UNDEF && keep(name, &sym))
+            (*v)[(*nv)++] = (dsym){val, sym.st_size, name};
     }
-    qsort(m->fsyms, m->nfsyms, sizeof *m->fsyms, dsym_cmp);
+    qsort(*v, *nv, sizeof **v, dsym_cmp);
+}
+
+static int code_symbol(const char *name, const GElf_Sym *sym)
+{
+    int t = GELF_ST_TYPE(sym->st_info);
+    return name[0] && (t == STT_FUNC || t == STT_GNU_IFUNC);
+}
+
+static void load_fsyms(mw_symmod *m)
+{
+    m->fsyms_loaded = 1;
+    load_syms(m, code_symbol, &m->fsyms, &m->nfsyms);
 }
 
 /* ---- functions by call frame information ----
@@ -548,19 +560,31 @@ static void load_fde(mw_symmod *m)
         qsort(m->fde, m->nfde, 2 * sizeof *m->fde, frng_cmp);
 }
 
+/* How many of the n entries of v (each `size` bytes, sorted by the
+ * uint64_t start at offset off) start at or below a: the index after the
+ * last of them. */
+static size_t starts_upto(const void *v, size_t n, size_t size, size_t off, uint64_t a)
+{
+    const char *b = v;
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t start;
+        memcpy(&start, b + mid * size + off, sizeof start);
+        if (start <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The FDE that covers a: 1 and its [start, end), else 0. */
 static int fde_at(mw_symmod *m, uint64_t a, uint64_t *start, uint64_t *end)
 {
     if (!m->fde_loaded)
         load_fde(m);
-    size_t lo = 0, hi = m->nfde;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->fde[2 * mid] <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = starts_upto(m->fde, m->nfde, 2 * sizeof *m->fde, 0, a);
     /* FDEs do not overlap in linked code; look at a few before in case */
     for (size_t k = lo, tries = 0; k > 0 && tries < 4; k--, tries++)
         if (a < m->fde[2 * (k - 1) + 1]) {
@@ -584,22 +608,14 @@ static const char *unnamed_name(mw_symmod *m, uint64_t a)
     fde_at(m, a, &start, &fend);
     if (!m->fsyms_loaded)
         load_fsyms(m);
-    size_t lo = 0, hi = m->nfsyms;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->fsyms[mid].start <= start)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    const dsym *near = lo ? &m->fsyms[lo - 1] : NULL;
+    size_t nf = starts_upto(m->fsyms, m->nfsyms, sizeof *m->fsyms, offsetof(dsym, start), start);
+    const dsym *near = nf ? &m->fsyms[nf - 1] : NULL;
     if (near && start > near->start)
         snprintf(m->hint, sizeof m->hint, "%s+0x%llx", near->name,
                  (unsigned long long)(start - near->start));
     else
         snprintf(m->hint, sizeof m->hint, "%s", near ? near->name : "");
-    lo = 0;
-    hi = m->nfn;
+    size_t lo = 0, hi = m->nfn;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (m->fn[mid].start < start)
@@ -695,14 +711,7 @@ static const char *symbol_at(mw_symmod *m, uint64_t a, GElf_Off *off, uint64_t *
 {
     if (!m->asyms_loaded)
         load_asyms(m);
-    size_t lo = 0, hi = m->nasyms;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->asyms[mid].start <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = starts_upto(m->asyms, m->nasyms, sizeof *m->asyms, offsetof(asym, start), a);
     if (!lo)
         return NULL;
     enum { MAXC = 32 };
@@ -799,6 +808,20 @@ static int go_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
     return 1;
 }
 
+/* The first function scope (a subprogram or an inline instance) among
+ * scopes[from..n) into *out: 1, else 0. */
+static int function_scope(Dwarf_Die *scopes, int from, int n, Dwarf_Die *out)
+{
+    for (int i = from; i < n; i++) {
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+            *out = scopes[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int mw_symmod_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -828,14 +851,8 @@ int mw_symmod_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
          * dwarf_getscopes continues from an inline's abstract origin, so the
          * physical parent of each inline is found with dwarf_getscopes_die. */
         Dwarf_Die *scopes = NULL, cur;
-        int n = dwarf_getscopes(cu, a - bias, &scopes), have = 0;
-        for (int i = 0; i < n && !have; i++) {
-            int tag = dwarf_tag(&scopes[i]);
-            if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-                cur = scopes[i];
-                have = 1;
-            }
-        }
+        int n = dwarf_getscopes(cu, a - bias, &scopes);
+        int have = function_scope(scopes, 0, n, &cur);
         free(scopes);
         while (have && r->nframes < MW_SYM_MAX_FRAMES) {
             int tag = dwarf_tag(&cur);
@@ -860,14 +877,7 @@ int mw_symmod_lookup(mw_symmod *m, uint64_t a, mw_sym_result *r)
             }
             Dwarf_Die *ps = NULL;
             int np = dwarf_getscopes_die(&cur, &ps);
-            have = 0;
-            for (int k = 1; k < np && !have; k++) {
-                int t2 = dwarf_tag(&ps[k]);
-                if (t2 == DW_TAG_subprogram || t2 == DW_TAG_inlined_subroutine) {
-                    cur = ps[k];
-                    have = 1;
-                }
-            }
+            have = function_scope(ps, 1, np, &cur);
             free(ps);
         }
         if (r->nframes == 0 && file) { /* line info but no subprogram DIE */
@@ -908,25 +918,15 @@ static int dsym_cmp(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static int data_symbol(const char *name, const GElf_Sym *sym)
+{
+    return GELF_ST_TYPE(sym->st_info) == STT_OBJECT && sym->st_size != 0;
+}
+
 static void load_dsyms(mw_symmod *m)
 {
     m->dsyms_loaded = 1;
-    int n = dwfl_module_getsymtab(m->mod);
-    if (n <= 0)
-        return;
-    m->dsyms = calloc((size_t)n, sizeof *m->dsyms);
-    if (!m->dsyms)
-        return;
-    for (int i = 1; i < n; i++) {
-        GElf_Sym sym;
-        GElf_Addr val;
-        const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &val, NULL, NULL, NULL);
-        if (!name || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_size == 0 ||
-            sym.st_shndx == SHN_UNDEF)
-            continue;
-        m->dsyms[m->ndsyms++] = (dsym){val, sym.st_size, name};
-    }
-    qsort(m->dsyms, m->ndsyms, sizeof *m->dsyms, dsym_cmp);
+    load_syms(m, data_symbol, &m->dsyms, &m->ndsyms);
 }
 
 int mw_symmod_data_symbol(mw_symmod *m, uint64_t a, const char **name, uint64_t *start,
@@ -936,14 +936,7 @@ int mw_symmod_data_symbol(mw_symmod *m, uint64_t a, const char **name, uint64_t 
         return 0;
     if (!m->dsyms_loaded)
         load_dsyms(m);
-    size_t lo = 0, hi = m->ndsyms;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->dsyms[mid].start <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = starts_upto(m->dsyms, m->ndsyms, sizeof *m->dsyms, offsetof(dsym, start), a);
     /* Check a few predecessors: objects may nest (a struct and its alias). */
     for (size_t k = lo, tries = 0; k > 0 && tries < 4; k--, tries++) {
         const dsym *d = &m->dsyms[k - 1];
