@@ -1238,6 +1238,50 @@ static void att_on_signal(int sig)
     att_stop = sig;
 }
 
+/* The probe's reading for an interval in which some target ran (ran): 1
+ * with *lat, else 0 (no target ran, no probe, or no reading). */
+static int att_reading(struct att_run *R, int ran, double *lat)
+{
+    mw_probe_lat_result r;
+    if (!ran || !R->probe || mw_probe_lat_measure(R->probe, &r) != 0 || !(r.median_ns > 0))
+        return 0;
+    *lat = r.median_ns;
+    return 1;
+}
+
+/* Target t's INTERVAL record from t0 to t1 (its samples, and the reading
+ * where have_lat judged by the threshold as libmemwatch.so's engine judges
+ * it: a profile that could not saturate memory flags nothing), then its CPU
+ * time and faults so far from /proc. */
+static void att_interval_rec(struct att_run *R, struct att_tgt *t, uint64_t t0, uint64_t t1,
+                             uint32_t nthreads, int have_lat, double lat)
+{
+    mwr_interval iv;
+    memset(&iv, 0, sizeof iv);
+    iv.t_start_ns = t0;
+    iv.t_end_ns = t1;
+    iv.nthreads = nthreads;
+    iv.threshold_ns = R->threshold;
+    iv.samples = t->iv_samples;
+    iv.lost = t->iv_lost;
+    if (R->probe)
+        snprintf(iv.lat_method, sizeof iv.lat_method, "probe_lat");
+    if (have_lat) {
+        iv.latency_ns = lat;
+        iv.flags |= MWR_IV_LAT_VALID;
+        if (R->threshold > 0 && lat > R->threshold && !R->unsaturable)
+            iv.flags |= MWR_IV_BW_BOUND;
+    }
+    if (R->threshold > 0 && !R->calibrated)
+        iv.flags |= MWR_IV_UNCALIBRATED;
+    att_emit(t, MWR_INTERVAL, &iv, sizeof iv, NULL, 0);
+    uint64_t ticks[2], flt[2];
+    if (att_stat(t->pid, NULL, NULL, ticks, flt) == 0) {
+        memcpy(t->cpu_ticks, ticks, sizeof ticks);
+        memcpy(t->flt, flt, sizeof flt);
+    }
+}
+
 /* One interval's end for every live target: drain, the interval record,
  * one write. */
 static void att_interval(struct att_run *R, uint64_t t0, uint64_t t1)
@@ -1264,45 +1308,12 @@ static void att_interval(struct att_run *R, uint64_t t0, uint64_t t1)
         ran |= t->iv_samples > 0;
     }
     double lat = 0;
-    int have_lat = 0;
-    if (ran && R->probe) {
-        mw_probe_lat_result r;
-        if (mw_probe_lat_measure(R->probe, &r) == 0 && r.median_ns > 0) {
-            lat = r.median_ns;
-            have_lat = 1;
-        }
-    }
+    int have_lat = att_reading(R, ran, &lat);
     for (size_t i = 0; i < R->n; i++) {
         struct att_tgt *t = &R->t[i];
         if (t->ended)
             continue;
-        mwr_interval iv;
-        memset(&iv, 0, sizeof iv);
-        iv.t_start_ns = t0;
-        iv.t_end_ns = t1;
-        iv.nthreads = (uint32_t)t->live;
-        iv.threshold_ns = R->threshold;
-        iv.samples = t->iv_samples;
-        iv.lost = t->iv_lost;
-        if (R->probe)
-            snprintf(iv.lat_method, sizeof iv.lat_method, "probe_lat");
-        if (have_lat && t->iv_samples) {
-            iv.latency_ns = lat;
-            iv.flags |= MWR_IV_LAT_VALID;
-            /* as libmemwatch.so's engine: a profile that could not saturate
-             * memory flags nothing */
-            if (R->threshold > 0 && lat > R->threshold && !R->unsaturable)
-                iv.flags |= MWR_IV_BW_BOUND;
-        }
-        if (R->threshold > 0 && !R->calibrated)
-            iv.flags |= MWR_IV_UNCALIBRATED;
-        att_emit(t, MWR_INTERVAL, &iv, sizeof iv, NULL, 0);
-        char st = 0;
-        uint64_t ticks[2], flt[2];
-        if (att_stat(t->pid, &st, NULL, ticks, flt) == 0) {
-            memcpy(t->cpu_ticks, ticks, sizeof ticks);
-            memcpy(t->flt, flt, sizeof flt);
-        }
+        att_interval_rec(R, t, t0, t1, (uint32_t)t->live, have_lat && t->iv_samples, lat);
         att_flush(t);
     }
 }
@@ -2119,14 +2130,7 @@ static void att_cpu_interval(struct att_run *R, uint64_t t0, uint64_t t1, int la
         ran |= t->iv_samples > 0;
     }
     double lat = 0;
-    int have_lat = 0;
-    if (ran && R->probe) {
-        mw_probe_lat_result r;
-        if (mw_probe_lat_measure(R->probe, &r) == 0 && r.median_ns > 0) {
-            lat = r.median_ns;
-            have_lat = 1;
-        }
-    }
+    int have_lat = att_reading(R, ran, &lat);
     int check = tick % ATT_CPU_CHECK == 0;
     for (size_t k = 0; k < R->n; k++) {
         struct att_tgt *t = &R->t[k];
@@ -2137,29 +2141,8 @@ static void att_cpu_interval(struct att_run *R, uint64_t t0, uint64_t t1, int la
             continue;
         t = &R->t[k];
         if (t->iv_samples) {
-            mwr_interval iv;
-            memset(&iv, 0, sizeof iv);
-            iv.t_start_ns = t0;
-            iv.t_end_ns = gone && t->last_time > t1 ? t->last_time : t1;
-            iv.nthreads = (uint32_t)t->n_iv_tids;
-            iv.threshold_ns = R->threshold;
-            iv.samples = t->iv_samples;
-            if (R->probe)
-                snprintf(iv.lat_method, sizeof iv.lat_method, "probe_lat");
-            if (have_lat) {
-                iv.latency_ns = lat;
-                iv.flags |= MWR_IV_LAT_VALID;
-                if (R->threshold > 0 && lat > R->threshold && !R->unsaturable)
-                    iv.flags |= MWR_IV_BW_BOUND;
-            }
-            if (R->threshold > 0 && !R->calibrated)
-                iv.flags |= MWR_IV_UNCALIBRATED;
-            att_emit(t, MWR_INTERVAL, &iv, sizeof iv, NULL, 0);
-            uint64_t ticks[2], flt[2];
-            if (att_stat(t->pid, NULL, NULL, ticks, flt) == 0) {
-                memcpy(t->cpu_ticks, ticks, sizeof ticks);
-                memcpy(t->flt, flt, sizeof flt);
-            }
+            att_interval_rec(R, t, t0, gone && t->last_time > t1 ? t->last_time : t1,
+                             (uint32_t)t->n_iv_tids, have_lat, lat);
             /* anonymous mappings (and modules) made since: its data objects */
             if (!gone && ++t->maps_tick >= ATT_CPU_MAPS) {
                 att_modules(t, t1);
