@@ -307,6 +307,65 @@ out:
     return rc;
 }
 
+/* The L2 as the whole chip sees it: each block (two per SM) reads its own
+ * slice eight times; bandwidth against footprint into o->l2_chip_curve, and
+ * o->l2_chip_bytes halfway between the first (L2) and the last (DRAM)
+ * bandwidth. 0, or MW_ERR_GPU where a CUDA call failed. */
+static int geom_l2_chip(const mw_gpu_device *d, mw_gpu_geometry *o)
+{
+    int rc = 0;
+    snprintf(o->l2_chip_curve.name, sizeof o->l2_chip_curve.name, "GB/s vs MiB, all SMs");
+    uint4 *arr = nullptr;
+    unsigned *sink = nullptr;
+    cudaEvent_t e0 = nullptr, e1 = nullptr;
+    size_t maxb = 3 * d->l2_bytes;
+    int blocks = 2 * d->sms, passes;
+    CK(cudaMalloc(&arr, maxb));
+    CK(cudaMalloc(&sink, 4));
+    CK(cudaMemset(arr, 1, maxb));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (size_t b = d->l2_bytes / 8; b <= maxb; b += d->l2_bytes / 16) {
+        size_t per = b / 16 / (size_t)blocks / 2048 * 2048;
+        double foot = (double)per * 16 * blocks;
+        if (!per || (o->l2_chip_curve.n &&
+                     o->l2_chip_curve.p[o->l2_chip_curve.n - 1].x >= foot / 1048576.0))
+            continue;
+        float ms = 0;
+        passes = (int)std::max(8.0, 4e9 / foot);
+        k_l2_slices<<<blocks, 512>>>(arr, per, 1, sink);
+        cudaEventRecord(e0);
+        k_l2_slices<<<blocks, 512>>>(arr, per, passes, sink);
+        cudaEventRecord(e1);
+        if (cudaEventSynchronize(e1) != cudaSuccess)
+            break;
+        cudaEventElapsedTime(&ms, e0, e1);
+        double bw = foot * passes / (ms * 1e-3);
+        curve_add(&o->l2_chip_curve, foot / 1048576.0, bw / 1e9);
+    }
+    /* Halfway between the first (L2) and the last (DRAM) bandwidth. */
+    if (o->l2_chip_curve.n > 2) {
+        double hi = o->l2_chip_curve.p[0].y, lo = o->l2_chip_curve.p[o->l2_chip_curve.n - 1].y;
+        double mid = (hi + lo) / 2;
+        for (unsigned i = 1; i < o->l2_chip_curve.n; i++) {
+            const mw_gpu_point *a = &o->l2_chip_curve.p[i - 1], *q = &o->l2_chip_curve.p[i];
+            if (a->y > mid && q->y <= mid) {
+                double f = (a->y - mid) / std::max(a->y - q->y, 1e-9);
+                o->l2_chip_bytes = (size_t)((a->x + f * (q->x - a->x)) * 1048576.0);
+                break;
+            }
+        }
+    }
+out:
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    cudaFree(arr);
+    cudaFree(sink);
+    return rc;
+}
+
 extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_geometry *o,
                                      mw_gpu_progress_fn pf, void *user)
 {
@@ -415,57 +474,9 @@ extern "C" int mw_gpu_probe_geometry(int dev, const mw_gpu_latency *lat, mw_gpu_
     }
     note_err("L2 size sweep");
     chase_free(&c);
-    {
-        /* The L2 as the whole chip sees it: each block (two per SM) reads its
-         * own slice eight times; bandwidth against footprint. */
-        progress(pf, user, "L2 size, chip-wide: all SMs, own slices, bandwidth vs footprint");
-        snprintf(o->l2_chip_curve.name, sizeof o->l2_chip_curve.name, "GB/s vs MiB, all SMs");
-        uint4 *arr = nullptr;
-        unsigned *sink = nullptr;
-        cudaEvent_t e0 = nullptr, e1 = nullptr;
-        size_t maxb = 3 * d.l2_bytes;
-        int blocks = 2 * d.sms, passes;
-        CK(cudaMalloc(&arr, maxb));
-        CK(cudaMalloc(&sink, 4));
-        CK(cudaMemset(arr, 1, maxb));
-        CK(cudaEventCreate(&e0));
-        CK(cudaEventCreate(&e1));
-        for (size_t b = d.l2_bytes / 8; b <= maxb; b += d.l2_bytes / 16) {
-            size_t per = b / 16 / (size_t)blocks / 2048 * 2048;
-            double foot = (double)per * 16 * blocks;
-            if (!per || (o->l2_chip_curve.n &&
-                         o->l2_chip_curve.p[o->l2_chip_curve.n - 1].x >= foot / 1048576.0))
-                continue;
-            float ms = 0;
-            passes = (int)std::max(8.0, 4e9 / foot);
-            k_l2_slices<<<blocks, 512>>>(arr, per, 1, sink);
-            cudaEventRecord(e0);
-            k_l2_slices<<<blocks, 512>>>(arr, per, passes, sink);
-            cudaEventRecord(e1);
-            if (cudaEventSynchronize(e1) != cudaSuccess)
-                break;
-            cudaEventElapsedTime(&ms, e0, e1);
-            double bw = foot * passes / (ms * 1e-3);
-            curve_add(&o->l2_chip_curve, foot / 1048576.0, bw / 1e9);
-        }
-        /* Halfway between the first (L2) and the last (DRAM) bandwidth. */
-        if (o->l2_chip_curve.n > 2) {
-            double hi = o->l2_chip_curve.p[0].y, lo = o->l2_chip_curve.p[o->l2_chip_curve.n - 1].y;
-            double mid = (hi + lo) / 2;
-            for (unsigned i = 1; i < o->l2_chip_curve.n; i++) {
-                const mw_gpu_point *a = &o->l2_chip_curve.p[i - 1], *q = &o->l2_chip_curve.p[i];
-                if (a->y > mid && q->y <= mid) {
-                    double f = (a->y - mid) / std::max(a->y - q->y, 1e-9);
-                    o->l2_chip_bytes = (size_t)((a->x + f * (q->x - a->x)) * 1048576.0);
-                    break;
-                }
-            }
-        }
-        cudaEventDestroy(e0);
-        cudaEventDestroy(e1);
-        cudaFree(arr);
-        cudaFree(sink);
-    }
+    progress(pf, user, "L2 size, chip-wide: all SMs, own slices, bandwidth vs footprint");
+    if ((rc = geom_l2_chip(&d, o)))
+        goto out;
     note_err("chip-wide L2 sweep");
 out:
     chase_free(&c);
