@@ -184,6 +184,18 @@ static void *att_buf_room(struct att_buf *b, size_t n)
     return r;
 }
 
+/* The array arr of *cap elements of size bytes, grown to twice as many
+ * (first where it has none): the new array, with *cap updated, or NULL where
+ * memory ran out (arr and *cap as they were). */
+static void *att_grow(void *arr, size_t *cap, size_t size, size_t first)
+{
+    size_t c = *cap ? 2 * *cap : first;
+    void *q = realloc(arr, c * size);
+    if (q)
+        *cap = c;
+    return q;
+}
+
 /* ---- targets ---- */
 
 struct att_thr {
@@ -592,12 +604,10 @@ static void att_note_forks(struct att_run *R, const struct att_tgt *t, const uns
             memcpy(f, p + off + sizeof h, sizeof f);
             if (f[0] != f[1] && (pid_t)f[1] == t->pid) {
                 if (R->nforks == R->capforks) {
-                    size_t c = R->capforks ? 2 * R->capforks : 8;
-                    struct att_fork *q = realloc(R->forks, c * sizeof *q);
+                    struct att_fork *q = att_grow(R->forks, &R->capforks, sizeof *q, 8);
                     if (!q)
                         return;
                     R->forks = q;
-                    R->capforks = c;
                 }
                 R->forks[R->nforks++] = (struct att_fork){(pid_t)f[0], t->pid};
             }
@@ -648,12 +658,10 @@ static size_t att_scan(struct att_run *R, struct att_tgt *t, uint64_t now, int *
         if (t->nthr >= ATT_MAX_THREADS)
             continue;
         if (t->nthr == t->cap) {
-            size_t c = t->cap ? 2 * t->cap : 16;
-            struct att_thr *q = realloc(t->thr, c * sizeof *q);
+            struct att_thr *q = att_grow(t->thr, &t->cap, sizeof *q, 16);
             if (!q)
                 break;
             t->thr = q;
-            t->cap = c;
         }
         struct att_thr nt;
         int rc = att_thr_open(R, &nt, tid, 0);
@@ -816,12 +824,10 @@ static void att_modules(struct att_tgt *t, uint64_t now)
                 break;
         if (k == nm) {
             if (nm == cm) {
-                size_t c = cm ? 2 * cm : 32;
-                struct mod *q = realloc(m, c * sizeof *q);
+                struct mod *q = att_grow(m, &cm, sizeof *q, 32);
                 if (!q)
                     break;
                 m = q;
-                cm = c;
             }
             snprintf(m[nm].path, sizeof m[nm].path, "%s", p);
             m[nm].lo = s;
@@ -1370,12 +1376,10 @@ static void att_follow(struct att_run *R)
         if (known)
             continue;
         if (R->n == R->cap) {
-            size_t cap = R->cap ? 2 * R->cap : 4;
-            struct att_tgt *q = realloc(R->t, cap * sizeof *q);
+            struct att_tgt *q = att_grow(R->t, &R->cap, sizeof *q, 4);
             if (!q)
                 break;
             R->t = q;
-            R->cap = cap;
         }
         if (att_target_attach(R, &R->t[R->n], c, R->forks[i].parent)) {
             att_target_clear(&R->t[R->n]);
@@ -1706,12 +1710,10 @@ static void att_cpu_leave_out(struct att_run *R, pid_t pid)
 {
     R->pidmap[pid] = -1;
     if (R->nskip == R->capskip) {
-        size_t c = R->capskip ? 2 * R->capskip : 64;
-        struct att_skip *q = realloc(R->skip, c * sizeof *q);
+        struct att_skip *q = att_grow(R->skip, &R->capskip, sizeof *q, 64);
         if (!q)
             return; /* left out for good */
         R->skip = q;
-        R->capskip = c;
     }
     unsigned long long st = 0;
     (void)att_stat(pid, NULL, &st, NULL, NULL);
@@ -1725,12 +1727,10 @@ static void att_cpu_tid(struct att_tgt *t, pid_t tid)
         if (t->iv_tids[i] == tid)
             return;
     if (t->n_iv_tids == t->cap_iv_tids) {
-        size_t c = t->cap_iv_tids ? 2 * t->cap_iv_tids : 8;
-        pid_t *q = realloc(t->iv_tids, c * sizeof *q);
+        pid_t *q = att_grow(t->iv_tids, &t->cap_iv_tids, sizeof *q, 8);
         if (!q)
             return;
         t->iv_tids = q;
-        t->cap_iv_tids = c;
     }
     t->iv_tids[t->n_iv_tids++] = tid;
 }
@@ -1759,12 +1759,10 @@ static void att_cpu_release(struct att_run *R, size_t k)
         R->pidmap[t->pid] = 0;
     R->live--;
     if (R->nfree == R->capfree) {
-        size_t c = R->capfree ? 2 * R->capfree : 64;
-        size_t *q = realloc(R->freeslot, c * sizeof *q);
+        size_t *q = att_grow(R->freeslot, &R->capfree, sizeof *q, 64);
         if (!q)
             return; /* the slot is not used again */
         R->freeslot = q;
-        R->capfree = c;
     }
     R->freeslot[R->nfree++] = k;
 }
@@ -1816,14 +1814,12 @@ static long att_cpu_new(struct att_run *R, pid_t pid, uint64_t t0)
         k = R->freeslot[--R->nfree];
     } else {
         if (R->n == R->cap) {
-            size_t c = R->cap ? 2 * R->cap : 64;
-            struct att_tgt *q = realloc(R->t, c * sizeof *q);
+            struct att_tgt *q = att_grow(R->t, &R->cap, sizeof *q, 64);
             if (!q) {
                 att_cpu_leave_out(R, pid);
                 return -1;
             }
             R->t = q;
-            R->cap = c;
         }
         k = R->n++;
     }
@@ -1923,14 +1919,12 @@ static void att_cpu_stage(struct att_run *R, size_t k, const void *rec, size_t l
     struct att_tgt *t = &R->t[k];
     if (!t->staged) {
         if (R->ntouched == R->captouched) {
-            size_t c = R->captouched ? 2 * R->captouched : 64;
-            size_t *q = realloc(R->touched, c * sizeof *q);
+            size_t *q = att_grow(R->touched, &R->captouched, sizeof *q, 64);
             if (!q) {
                 t->dropped++;
                 return;
             }
             R->touched = q;
-            R->captouched = c;
         }
         R->touched[R->ntouched++] = k;
         t->staged = 1;
