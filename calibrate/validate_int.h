@@ -5,8 +5,9 @@
 
 #include <stddef.h>
 
-/* Median of v[0..n-1]; sorts v in place. NAN for n == 0. */
-double mw_val_median_inplace(double *v, size_t n);
+#include <memwatch/validate.h>
+
+/* mw_val_median_inplace: include/memwatch/validate.h */
 /* Median of v without changing it (copies; NAN on n == 0 or no memory). */
 double mw_val_median(const double *v, size_t n);
 /* Mean and sample standard deviation (sd 0 for n < 2). */

@@ -37,7 +37,7 @@ static int val_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-double mw_val_median_inplace(double *v, size_t n)
+MW_API double mw_val_median_inplace(double *v, size_t n)
 {
     if (!n)
         return NAN;

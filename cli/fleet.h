@@ -157,7 +157,6 @@ void fl_group_key(const fl_node *n, char *key, size_t len);
 
 /* fleet_stats.c */
 int fl_compare(fl_fleet *f);
-double fl_median(double *v, size_t n); /* sorts v */
 /* The most common value of the string field at offset off of the group's
  * nodes (the first of the most common; "" for no member), and its count. */
 const char *fl_common(const fl_fleet *f, const fl_group *g, size_t off, size_t *count);

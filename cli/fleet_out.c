@@ -7,6 +7,8 @@
  */
 #include "fleet.h"
 
+#include <memwatch/validate.h>
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -383,7 +385,7 @@ static double fl_group_median(const fl_fleet *f, const fl_group *g, fl_get get, 
         if (isfinite(x))
             v[k++] = x;
     }
-    double m = v ? fl_median(v, k) : NAN;
+    double m = v ? mw_val_median_inplace(v, k) : NAN;
     free(v);
     return m;
 }
@@ -587,10 +589,10 @@ static void fl_ref_fleet(const fl_fleet *f, const fl_group *g, const fl_node *n0
                 tmp[k++] = f->nodes[g->member[i]].fig[fig];
         if (!k)
             continue;
-        double m = fl_median(tmp, k);
+        double m = mw_val_median_inplace(tmp, k);
         for (size_t i = 0; i < k; i++)
             tmp[i] = fabs(tmp[i] - m);
-        cJSON_AddNumberToObject(mad, fl_figs[fig].key, fl_median(tmp, k));
+        cJSON_AddNumberToObject(mad, fl_figs[fig].key, mw_val_median_inplace(tmp, k));
     }
     free(tmp);
 }

@@ -10,6 +10,8 @@
  */
 #include "fleet.h"
 
+#include <memwatch/validate.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,20 +74,6 @@ double fl_kind_tolerance(fl_kind k)
         return 0.15;
     }
     return 0.10;
-}
-
-static int fl_cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double fl_median(double *v, size_t n)
-{
-    if (!n)
-        return NAN;
-    qsort(v, n, sizeof *v, fl_cmp_d);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 void fl_fmt(int fig, double v, char *out, size_t len)
@@ -199,10 +187,10 @@ static void fl_centre(fl_fleet *f, fl_group *g, int fig, double *tmp)
         g->centre[fig] = f->ref->node.fig[fig];
         g->mad[fig] = isfinite(f->ref->mad[fig]) ? f->ref->mad[fig] : 0;
     } else {
-        g->centre[fig] = fl_median(tmp, n);
+        g->centre[fig] = mw_val_median_inplace(tmp, n);
         for (size_t k = 0; k < n; k++)
             tmp[k] = fabs(tmp[k] - g->centre[fig]);
-        g->mad[fig] = fl_median(tmp, n);
+        g->mad[fig] = mw_val_median_inplace(tmp, n);
     }
     double tol = fl_kind_tolerance(fl_figs[fig].kind) * fabs(g->centre[fig]);
     double z = FL_Z_LIMIT * FL_MAD_SCALE * g->mad[fig];

@@ -29,6 +29,10 @@ extern "C" {
 
 struct mw_calib_results; /* bench.h */
 
+/* Median of v[0..n-1]; sorts v in place. NAN for n == 0. The verdicts' and
+ * thresholds' statistic, also memwatch fleet's (calibrate/verdict.c). */
+MW_API double mw_val_median_inplace(double *v, size_t n);
+
 /* mw_verdict: include/memwatch/profile.h (a loaded profile carries it). */
 
 /* The profile's verdict strings: "unavailable", "accurate", "biased",
