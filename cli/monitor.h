@@ -82,7 +82,7 @@ typedef struct mon_procs {
     double scan_cpu_s;  /* CPU time the scans took */
     uint64_t dropped;   /* processes not remembered: the table was full */
     long hz;            /* clock ticks per second */
-    mon_cgroup cg[MON_CGROUPS_MAX];
+    mon_cgroup *cg;      /* MON_CGROUPS_MAX, allocated once */
     size_t ncg;
     uint64_t cg_dropped; /* processes whose cgroup found the cgroup table full */
 } mon_procs;

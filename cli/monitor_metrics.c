@@ -365,7 +365,8 @@ size_t mon_render(mon_state *s, int om, char **out)
     ntop = mon_procs_top(&s->procs, top);
     ncg = mon_cgroups_top(&s->procs, cgtop);
     pthread_mutex_unlock(&s->lock);
-    pc.v = NULL;
+    pc.v = NULL; /* the tables are the agent's: read only under the lock */
+    pc.cg = NULL;
 
     obuf o = {malloc(16384), 0, 16384, 0};
     if (!o.b) {

@@ -69,18 +69,24 @@ int mon_procs_init(mon_procs *p)
 {
     memset(p, 0, sizeof *p);
     p->v = calloc(MON_PROCS_MAX, sizeof *p->v);
+    p->cg = calloc(MON_CGROUPS_MAX, sizeof *p->cg);
     p->hz = sysconf(_SC_CLK_TCK);
     if (p->hz <= 0)
         p->hz = 100;
     idx_rebuild(p);
-    return p->v ? 0 : -1;
+    if (p->v && p->cg)
+        return 0;
+    mon_procs_free(p);
+    return -1;
 }
 
 void mon_procs_free(mon_procs *p)
 {
     free(p->v);
+    free(p->cg);
     p->v = NULL;
-    p->n = 0;
+    p->cg = NULL;
+    p->n = p->ncg = 0;
 }
 
 /* /proc/PID/stat: name, utime + stime and start time; 0, or -1 when the
