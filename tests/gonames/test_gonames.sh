@@ -32,6 +32,36 @@ tmp=$(mktemp -d /tmp/mw_gonames.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 check() { if [ "$2" = 1 ]; then echo "ok: $1"; else echo "FAILED: $1"; fail=1; fi; }
+# hot_top SUM_JSON "LINES" GO_FILE: the report's top function is main.hotLoop,
+# its top line one of LINES in GO_FILE, and no Go function's line lies under
+# a C file (cgo's gcc_mmap.c took them once)
+hot_top() {
+    python3 - "$1" "$2" "$3" <<'EOF2'
+import json, sys
+d = json.load(open(sys.argv[1]))
+hot = [int(x) for x in sys.argv[2].split()]
+gofile = sys.argv[3]
+fail = 0
+def check(what, ok):
+    global fail
+    print(("ok" if ok else "FAILED") + ": " + what)
+    fail |= not ok
+o = d["overall"]
+fn = o["functions"][0] if o["functions"] else {}
+check("%d timer samples, enough to rank" % o["samples"], o["samples"] >= 20)
+check("the top function is main.hotLoop (%s, %s of %d samples)"
+      % (fn.get("function"), fn.get("samples"), o["samples"]), fn.get("function") == "main.hotLoop")
+ln = o["lines"][0] if o["lines"] else {}
+check("the top line is one of hotLoop's in its Go file (%s:%s, lines %s)"
+      % (ln.get("file"), ln.get("line"), hot),
+      ln.get("function") == "main.hotLoop" and (ln.get("file") or "").endswith(gofile)
+      and ln.get("line") in hot)
+bad = [l for l in o["lines"] if (l.get("function") or "").startswith("main.")
+       and not (l.get("file") or "").endswith(".go")]
+check("no Go function's line under a C file (gcc_mmap.c): %s" % bad[:3], not bad)
+sys.exit(fail)
+EOF2
+}
 echo "$(go version)"
 
 case ${GONAMES_CASE:-stripped} in
@@ -103,31 +133,7 @@ cgo)
     "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --json --top 20 >"$tmp/sum.json" 2>"$tmp/err.txt" ||
         { echo "FAILED: memwatch report: $(tail -5 "$tmp/err.txt")"; exit 1; }
     command -v python3 >/dev/null || { echo "SKIP: python3 is not installed (reads the JSON)"; exit 77; }
-    python3 - "$tmp/sum.json" "$hot" <<'EOF2'
-import json, sys
-d = json.load(open(sys.argv[1]))
-hot = [int(x) for x in sys.argv[2].split()]
-fail = 0
-def check(what, ok):
-    global fail
-    print(("ok" if ok else "FAILED") + ": " + what)
-    fail |= not ok
-o = d["overall"]
-fn = o["functions"][0] if o["functions"] else {}
-check("%d timer samples, enough to rank" % o["samples"], o["samples"] >= 20)
-check("the top function is main.hotLoop (%s, %s of %d samples)"
-      % (fn.get("function"), fn.get("samples"), o["samples"]), fn.get("function") == "main.hotLoop")
-ln = o["lines"][0] if o["lines"] else {}
-check("the top line is one of hotLoop's in its Go file (%s:%s, lines %s)"
-      % (ln.get("file"), ln.get("line"), hot),
-      ln.get("function") == "main.hotLoop" and (ln.get("file") or "").endswith("cgohot/cgohot.go")
-      and ln.get("line") in hot)
-bad = [l for l in o["lines"] if (l.get("function") or "").startswith("main.")
-       and not (l.get("file") or "").endswith(".go")]
-check("no Go function's line under a C file (gcc_mmap.c): %s" % bad[:3], not bad)
-sys.exit(fail)
-EOF2
-    [ $? = 0 ] || fail=1
+    hot_top "$tmp/sum.json" "$hot" cgohot/cgohot.go || fail=1
     "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --sort function --json --top 1000 >"$tmp/fn.json" 2>/dev/null
     out=$(python3 "$S/tests/names/check_names.py" "$tmp/db" "$tmp/sum.json" "$tmp/fn.json"); rc=$?
     echo "$out" | head -5
@@ -151,28 +157,7 @@ recorded)
     "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --json --top 1000 >"$tmp/sum.json" 2>"$tmp/err.txt" ||
         { echo "FAILED: memwatch report: $(tail -5 "$tmp/err.txt")"; exit 1; }
     "$B/memwatch" report "$tmp/raw" --db "$tmp/db" --sort function --json --top 1000 >"$tmp/fn.json" 2>/dev/null
-    python3 - "$tmp/sum.json" "$hot" <<'EOF2'
-import json, sys
-d = json.load(open(sys.argv[1]))
-hot = [int(x) for x in sys.argv[2].split()]
-fail = 0
-def check(what, ok):
-    global fail
-    print(("ok" if ok else "FAILED") + ": " + what)
-    fail |= not ok
-o = d["overall"]
-fn = o["functions"][0] if o["functions"] else {}
-check("%d timer samples, enough to rank" % o["samples"], o["samples"] >= 20)
-check("the top function is main.hotLoop (%s, %s of %d samples)"
-      % (fn.get("function"), fn.get("samples"), o["samples"]), fn.get("function") == "main.hotLoop")
-ln = o["lines"][0] if o["lines"] else {}
-check("the top line is one of hotLoop's in its Go file (%s:%s, lines %s)"
-      % (ln.get("file"), ln.get("line"), hot),
-      ln.get("function") == "main.hotLoop" and (ln.get("file") or "").endswith("loop/loop.go")
-      and ln.get("line") in hot)
-sys.exit(fail)
-EOF2
-    [ $? = 0 ] || fail=1
+    hot_top "$tmp/sum.json" "$hot" loop/loop.go || fail=1
     # every name against the symbols of the unstripped build (the same code
     # at the same addresses)
     out=$(python3 "$S/tests/names/check_names.py" --symbols "$tmp/loop=$tmp/loop.full" "$tmp/db" \
