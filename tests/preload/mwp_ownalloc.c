@@ -16,7 +16,6 @@
  * CPU-time ticks of inline intervals come late on a loaded machine: a few a
  * second beside stress-ng --cpu 2), at most 5 s of CPU time more.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -182,30 +180,6 @@ static double cpu_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* The size of this process's raw file in MEMWATCH_DIR (memwatch-*-PID.mwr);
- * -1 where there is none. */
-static long long own_file_size(void)
-{
-    const char *dir = getenv("MEMWATCH_DIR");
-    DIR *d = dir ? opendir(dir) : NULL;
-    if (!d)
-        return -1;
-    char tail[32], path[4096];
-    snprintf(tail, sizeof tail, "-%ld.mwr", (long)getpid());
-    long long size = -1;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t n = strlen(e->d_name), t = strlen(tail);
-        struct stat st;
-        if (n > t && !strcmp(e->d_name + n - t, tail) &&
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path &&
-            stat(path, &st) == 0)
-            size = (long long)st.st_size;
-    }
-    closedir(d);
-    return size;
-}
-
 /* Allocates until recording began (the CPU-time timer that begins it comes
  * late on a loaded machine; at most 5 s of CPU time), then for 150 ms more
  * and until its raw file has grown three times (at most 5 s more). */
@@ -222,10 +196,10 @@ static int mwp_oa_run(void)
         if (!begun && (k & 15) == 0 && (begun = recording_begun())) {
             min_end = cpu_s() + 0.15;
             end = cpu_s() + 5.0;
-            size = own_file_size();
+            size = own_raw_size();
         }
         if (begun && grown < 3 && (k & 15) == 0) {
-            long long now = own_file_size();
+            long long now = own_raw_size();
             if (now > size) {
                 grown++;
                 size = now;
