@@ -8,6 +8,7 @@
  */
 #include "base.h"
 #include "engine.h"
+#include "lazy.h"
 #include "process.h"
 #include "real.h"
 #include "writer.h"
@@ -22,41 +23,75 @@
 
 /* ---- descriptors ---- */
 
+/* memwatch's descriptors: its file, and the inline tick's perf event
+ * (lazy.c): at most two, -1 where none */
+static int fds_ours(int ours[2])
+{
+    ours[0] = mwp_writer_fd();
+    ours[1] = mwp_lazy_tick_fd();
+    if (ours[0] > ours[1] && ours[1] >= 0) { /* ascending, the -1s last */
+        int t = ours[0];
+        ours[0] = ours[1];
+        ours[1] = t;
+    } else if (ours[0] < 0) {
+        ours[0] = ours[1];
+        ours[1] = -1;
+    }
+    return (ours[0] >= 0) + (ours[1] >= 0);
+}
+
 static int fd_is_ours(int fd)
 {
-    return fd >= 0 && fd == mwp_writer_fd();
+    return fd >= 0 && (fd == mwp_writer_fd() || fd == mwp_lazy_tick_fd());
+}
+
+/* dup2/dup3 onto one of memwatch's descriptors: it moves out of the way */
+static void fd_make_way(int newfd)
+{
+    if (newfd == mwp_writer_fd())
+        mwp_writer_relocate();
+    if (newfd == mwp_lazy_tick_fd())
+        mwp_lazy_tick_relocate();
 }
 
 MWP_EXPORT int close(int fd)
 {
     mwp_writer_settle();
     if (fd_is_ours(fd) && atomic_load(&mwp_proc.state) == MWP_RUNNING)
-        return 0; /* memwatch's file: the program believes it closed it */
+        return 0; /* memwatch's: the program believes it closed it */
     static int (*real_close)(int);
     if (!real_close)
         *(void **)&real_close = dlsym(RTLD_NEXT, "close");
     return real_close ? real_close(fd) : (int)syscall(SYS_close, fd);
 }
 
+/* The program's range without memwatch's descriptors in it */
 MWP_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
     MWP_NEED(close_range, "close_range");
     mwp_writer_settle();
-    int ours = mwp_writer_fd();
+    int ours[2];
+    int n = fds_ours(ours);
     int (*real)(unsigned, unsigned, int) = mwp_real.close_range;
     if (!real) {
         errno = ENOSYS;
         return -1;
     }
-    if (ours < 0 || (flags & CLOSE_RANGE_CLOEXEC) || (unsigned)ours < first ||
-        (unsigned)ours > last)
+    if (flags & CLOSE_RANGE_CLOEXEC)
         return real(first, last, flags);
     int rc = 0;
-    if ((unsigned)ours > first)
-        rc = real(first, (unsigned)ours - 1, flags);
-    if (rc == 0 && (unsigned)ours < last)
-        rc = real((unsigned)ours + 1, last, flags);
-    return rc;
+    unsigned lo = first;
+    for (int i = 0; i < n && rc == 0; i++) {
+        unsigned o = (unsigned)ours[i];
+        if (o < lo || o > last)
+            continue;
+        if (o > lo)
+            rc = real(lo, o - 1, flags);
+        if (o == last)
+            return rc;
+        lo = o + 1;
+    }
+    return rc == 0 ? real(lo, last, flags) : rc;
 }
 
 MWP_EXPORT void closefrom(int low)
@@ -77,7 +112,7 @@ MWP_EXPORT int dup2(int oldfd, int newfd)
     MWP_NEED(dup2, "dup2");
     mwp_writer_settle();
     if (oldfd != newfd && fd_is_ours(newfd))
-        mwp_writer_relocate();
+        fd_make_way(newfd);
     return mwp_real.dup2(oldfd, newfd);
 }
 
@@ -86,7 +121,7 @@ MWP_EXPORT int dup3(int oldfd, int newfd, int flags)
     MWP_NEED(dup3, "dup3");
     mwp_writer_settle();
     if (oldfd != newfd && fd_is_ours(newfd))
-        mwp_writer_relocate();
+        fd_make_way(newfd);
     return mwp_real.dup3(oldfd, newfd, flags);
 }
 

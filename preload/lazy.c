@@ -31,7 +31,9 @@
 #include <memwatch/mwr.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
+#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -230,20 +232,135 @@ MWP_HOT static void lazy_arm(uint64_t cpu_ns, uint64_t period_ns)
     mwp_syscall(SYS_timer_settime, lz_timer, 0, &its, NULL);
 }
 
-/* Delete the timer and take back a signal it left pending (blocked by the
- * program): exec keeps pending signals and resets the handler, and the new
- * image would die of it. */
-void mwp_lazy_disarm(void)
+/* ---- the inline tick ----
+ * On a loaded machine the kernel's CPU-time timers come late: beside
+ * stress-ng --cpu 3 on a 2-core VM, a 10 ms CLOCK_THREAD_CPUTIME_ID timer on
+ * a spinning thread fired 58-66 times per CPU second, with gaps up to 77 ms
+ * (and as few as 4 in other runs), while a perf task-clock event of the same
+ * period fired 99 times, every gap 10.0 ms (docs/overhead.md, "Inline
+ * intervals on a loaded machine"). So inline intervals tick from a
+ * task-clock event of the program's thread where perf_event_open allows
+ * one: after MEMWATCH_INTERVAL of the thread's CPU time its overflow sends
+ * lazy_sig to the thread (O_ASYNC, F_SETSIG, the thread its owner) with
+ * si_code POLL_HUP, and the event stops (PERF_EVENT_IOC_REFRESH 1) until the
+ * handler refreshes it: one signal at most is queued, however long the
+ * program blocks it (a queue of them would fill the user's pending-signal
+ * limit, where the kernel sends SIGIO instead, which ends a program). It
+ * counts only where the clock interrupts the program's user code
+ * (exclude_kernel, as an unprivileged sampler must), so the signal arrives
+ * on that interrupt's way back to user space and never interrupts a system
+ * call, as the timer's never does. Its descriptor sits high and is
+ * memwatch's as the writer's is (guard.c: the program's close, close_range,
+ * closefrom, dup2 and dup3 pass it by). Where perf refuses it, the CPU-time
+ * timer stays periodic; the one-shot retry of a tick that found memwatch's
+ * own code stays on the timer. */
+static _Atomic int lz_tick = -1; /* the task-clock event's descriptor; -1: none */
+
+int mwp_lazy_tick_fd(void)
 {
-    if (lz_timer < 0)
+    return atomic_load(&lz_tick);
+}
+
+static int inline_tick_open(void)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = mwp_cfg.interval_ns;
+    a.disabled = 1;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    int fd = (int)mwp_syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int hi = (int)mwp_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, mwp_fd_base());
+    if (hi >= 0) {
+        mwp_sys_close(fd);
+        fd = hi;
+    }
+    struct f_owner_ex own = {F_OWNER_TID, mwp_self ? mwp_self->tid : mwp_gettid()};
+    long fl = mwp_syscall(SYS_fcntl, fd, F_GETFL);
+    if (fl < 0 || mwp_syscall(SYS_fcntl, fd, F_SETOWN_EX, &own) != 0 ||
+        mwp_syscall(SYS_fcntl, fd, F_SETSIG, lazy_sig()) != 0 ||
+        mwp_syscall(SYS_fcntl, fd, F_SETFL, fl | O_ASYNC) != 0 ||
+        mwp_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+        mwp_sys_close(fd);
+        return 0;
+    }
+    atomic_store(&lz_tick, fd);
+    return 1;
+}
+
+/* The program dup2s onto the tick's descriptor (guard.c): the tick moves to
+ * another. On the program's thread, in a hook; a tick that comes between
+ * the two stores still finds a valid descriptor. */
+void mwp_lazy_tick_relocate(void)
+{
+    int fd = atomic_load(&lz_tick);
+    if (fd < 0)
         return;
-    mwp_syscall(SYS_timer_delete, lz_timer);
-    lz_timer = -1;
+    int nfd = (int)mwp_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, mwp_fd_base());
+    if (nfd < 0)
+        nfd = (int)mwp_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+    if (nfd >= 0)
+        atomic_store(&lz_tick, nfd); /* the old number is the program's dup2's to replace */
+}
+
+/* Take back memwatch's signals left pending (blocked by the program): exec
+ * keeps pending signals and resets the handler, and the new image would die
+ * of them (the tick's are queued one per overflow). */
+static void lazy_take_pending(void)
+{
     sigset_t one;
     sigemptyset(&one);
     sigaddset(&one, lazy_sig());
     struct timespec zero = {0, 0};
-    mwp_syscall(SYS_rt_sigtimedwait, &one, NULL, &zero, _NSIG / 8);
+    for (int i = 0; i < 4096 && mwp_syscall(SYS_rt_sigtimedwait, &one, NULL, &zero, _NSIG / 8) > 0; i++)
+        ;
+}
+
+static void inline_tick_close(void)
+{
+    int fd = atomic_exchange(&lz_tick, -1);
+    if (fd >= 0)
+        mwp_sys_close(fd);
+}
+
+/* Inline intervals: periodic ticks from the task-clock event and from the
+ * timer, whichever comes first (inline_due) */
+static void inline_arm(void)
+{
+    if (atomic_load(&lz_tick) < 0)
+        inline_tick_open();
+    lazy_arm(mwp_cfg.interval_ns, mwp_cfg.interval_ns);
+}
+
+/* The two sources of ticks each cover what the other misses: the event
+ * comes only where its clock interrupts user code (a program in system
+ * calls most of its time gets few of its ticks), the timer counts system
+ * time too but comes late on a loaded machine. Each interval ends at the
+ * first of them after three quarters of MEMWATCH_INTERVAL of the thread's
+ * CPU time; the other, coming soon after, finds too little and returns. */
+static uint64_t lz_iv_cpu; /* the thread's CPU time at the last inline interval's end */
+
+static int inline_due(uint64_t *cpu)
+{
+    *cpu = mwp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    return !*cpu || !lz_iv_cpu || *cpu - lz_iv_cpu >= mwp_cfg.interval_ns / 4 * 3;
+}
+
+/* Delete the timer and the tick, and take back a signal they left pending */
+void mwp_lazy_disarm(void)
+{
+    int had = atomic_load(&lz_tick) >= 0 || lz_timer >= 0;
+    inline_tick_close();
+    if (lz_timer >= 0)
+        mwp_syscall(SYS_timer_delete, lz_timer);
+    lz_timer = -1;
+    if (had)
+        lazy_take_pending();
 }
 
 void mwp_lazy_rearm(void)
@@ -255,7 +372,7 @@ void mwp_lazy_rearm(void)
 void mwp_inline_rearm(void)
 {
     if (mwp_engine_inline())
-        lazy_arm(mwp_cfg.interval_ns, mwp_cfg.interval_ns);
+        inline_arm();
 }
 
 /* The text ranges of libc, the loader and memwatch itself (and of the
@@ -348,18 +465,32 @@ static void inline_to_thread(const char *why);
  * this much more CPU time */
 #define MWP_INLINE_AGAIN_NS 500000ull
 
+/* A signal of the tick (lz_tick's overflow): the event stopped after it, so
+ * it starts again for one more period (the closing interval's work is done
+ * within it, as with the timer) */
+static int lazy_tick_sig(const siginfo_t *si)
+{
+    int fd = atomic_load(&lz_tick);
+    if (fd < 0 || (si->si_code != POLL_HUP && si->si_code != POLL_IN))
+        return 0;
+    mwp_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_REFRESH, 1);
+    return 1;
+}
+
 static void lazy_handler(int sig, siginfo_t *si, void *ucv)
 {
     (void)sig;
     int saved = errno;
+    uint64_t cpu = 0;
     if (si->si_code == SI_TIMER && atomic_load(&mwp_proc.state) == MWP_RUNNING &&
         !atomic_load(&mwp_lazy.begun) && (pid_t)mwp_syscall(SYS_getpid) == mwp_proc.pid) {
         if (lazy_safe(ucv))
             mwp_begin();
         else
             lazy_arm(MWP_LAZY_RETRY_NS, 0);
-    } else if (si->si_code == SI_TIMER && mwp_engine_inline() && atomic_load(&mwp_lazy.begun) &&
-               (pid_t)mwp_syscall(SYS_getpid) == mwp_proc.pid) {
+    } else if ((si->si_code == SI_TIMER || lazy_tick_sig(si)) &&
+               mwp_engine_inline() && atomic_load(&mwp_lazy.begun) &&
+               (pid_t)mwp_syscall(SYS_getpid) == mwp_proc.pid && inline_due(&cpu)) {
         /* from here to the return the program's samples are memwatch's
          * (preload/threads.c, "memwatch's own time") */
         uint64_t t0 = mwp_now_ns();
@@ -367,10 +498,13 @@ static void lazy_handler(int sig, siginfo_t *si, void *ucv)
         /* where the program has an allocator of its own, its code may be
          * inside it anywhere: nothing but the async-signal-safe part */
         int safe = !lz_own_alloc && lazy_safe(ucv);
-        if (!mwp_engine_tick(safe)) /* again after a little more CPU time */
+        if (!mwp_engine_tick(safe)) { /* again after a little more CPU time */
             lazy_arm(MWP_INLINE_AGAIN_NS, mwp_cfg.interval_ns);
-        else if (safe && mwp_engine_inline_due())
-            inline_to_thread("the process ran MEMWATCH_INLINE's CPU time (a long run)");
+        } else {
+            lz_iv_cpu = cpu;
+            if (safe && mwp_engine_inline_due())
+                inline_to_thread("the process ran MEMWATCH_INLINE's CPU time (a long run)");
+        }
         mwp_threads_own_time(t0, mwp_now_ns());
     }
     errno = saved;
@@ -497,7 +631,7 @@ static void begin(int threaded)
     if (inl) {
         mwp_meta_note(MW_META_INTERVALS, "inline: on the program's thread while it has one");
         mwp_engine_inline_start();
-        lazy_arm(mwp_cfg.interval_ns, mwp_cfg.interval_ns);
+        inline_arm();
     } else {
         mwp_engine_start();
     }
@@ -583,5 +717,10 @@ void mwp_lazy_child(void)
      * come after one interval of its CPU time (lazy start); a child that
      * execs or ends sooner has none. */
     atomic_store(&mwp_lazy.begun, 0);
-    lz_timer = -1; /* timers are not inherited */
+    lz_timer = -1; /* timers are not inherited, */
+    lz_iv_cpu = 0;
+    /* the tick's descriptor is the parent's event: closed */
+    int fd = atomic_exchange(&lz_tick, -1);
+    if (fd >= 0)
+        mwp_sys_close(fd);
 }

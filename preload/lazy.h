@@ -1,6 +1,6 @@
 /*
  * preload/lazy.h: the lazy start: when a process image begins recording,
- * and the timer that runs inline intervals. Owner: lazy.c.
+ * and the timer and perf event that tick inline intervals. Owner: lazy.c.
  *
  * Most processes of a build, a configure script or a shell pipeline live a
  * few milliseconds. Each pays, under memwatch, for what it sets up before it
@@ -38,12 +38,13 @@
  *          that segment cannot hold begins and ends as a recording one
  *   LAZY   exec: the timer deleted, nothing written; where the exec fails,
  *          armed again (mwp_lazy_rearm) -> LAZY
- *   INLINE every expiry (periodic, MEMWATCH_INTERVAL of CPU time): the
- *          interval engine's tick (engine.h)
+ *   INLINE every expiry of the timer or overflow of the tick's task-clock
+ *          event (both periodic, MEMWATCH_INTERVAL of CPU time), the first
+ *          after 3/4 of it: the interval engine's tick (engine.h)
  *   INLINE the program's first pthread_create, its claim of the signal, or
  *          MEMWATCH_INLINE's CPU time run: inline_to_thread -> THREADED
- *   INLINE exec: the timer deleted; where the exec fails, periodic again
- *          (mwp_inline_rearm) -> INLINE
+ *   INLINE exec: the timer and the tick deleted; where the exec fails,
+ *          periodic again (mwp_inline_rearm) -> INLINE
  *   any    fork: the child starts LAZY (mwp_lazy_child, mwp_lazy_rearm)
  *
  * Invariants:
@@ -57,6 +58,10 @@
  *   failed, neither has one), never in THREADED, and never across an
  *   exec: exec.c disarms it first (a pending signal would kill the new
  *   image) and rearms it where the exec fails.
+ * - The tick's event (lz_tick >= 0) exists only in INLINE, where
+ *   perf_event_open allows it, beside the timer; at most one of its signals
+ *   is queued (it stops at each overflow until the handler refreshes it).
+ *   A fork child closes its copy of the parent's descriptor.
  * - Until begun, the process has one thread: the program's first
  *   pthread_create begins it first, so the main thread's CPU time is the
  *   process's, and the timer's thread is the only one.
@@ -117,6 +122,11 @@ void mwp_lazy_claimed(int sig);
  * pending taken back), armed again where the exec fails (LAZY: one lazy
  * delay; INLINE: periodic again, mwp_inline_rearm). [AS-safe] */
 void mwp_lazy_disarm(void);
+/* The inline tick's descriptor (a perf task-clock event, lazy.c "the inline
+ * tick"), -1 where none: guard.c keeps the program's close and dup2 off it,
+ * and moves it out of a dup2's way (mwp_lazy_tick_relocate). [AS-safe] */
+int mwp_lazy_tick_fd(void);
+void mwp_lazy_tick_relocate(void);
 void mwp_lazy_rearm(void);
 void mwp_inline_rearm(void);
 /* Fork child: LAZY again; the parent's timer does not exist here. The

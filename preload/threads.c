@@ -207,10 +207,10 @@ static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
     /* A DWARF cpu-clock sample carries its stack copy (8 KiB by default):
      * 128 pages hold some 60 samples, 240 ms at 250/s, where the
      * locked-memory limits allow it, else 32 pages (60 ms). The drains can
-     * come that late: on a loaded machine the CPU-time timer that drives an
-     * inline process's intervals fires a few times a second instead of
-     * every interval (docs/overhead.md, "Inline intervals on a loaded
-     * machine"). */
+     * come that late: on a loaded machine the CPU-time timer, which alone
+     * drives an inline process's intervals where perf refuses its tick
+     * event, fires a few times a second instead of every interval
+     * (docs/overhead.md, "Inline intervals on a loaded machine"). */
     for (unsigned dp = THR_DWARF_PAGES; i == 0 && mwp_cfg.unwind == MWP_UNWIND_DWARF &&
                                         pages < dp && dp >= THR_DWARF_PAGES_MIN;
          dp /= 4) {

@@ -68,7 +68,7 @@ int mwp_writer_fd(void)
 
 /* Lowest descriptor memwatch uses: high, so that programs which dup2 onto
  * small numbers (shells: `exec 3>file`) never meet it. */
-static int writer_fd_base(void)
+int mwp_fd_base(void)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
@@ -86,7 +86,7 @@ int mwp_writer_relocate(void)
     int fd = atomic_load(&w_fd);
     if (fd < 0)
         return 0;
-    int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, writer_fd_base());
+    int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, mwp_fd_base());
     if (nfd < 0)
         nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
     if (nfd < 0)
@@ -415,7 +415,7 @@ static int writer_create(void)
         writer_settled(W_FAILED);
         return err;
     }
-    int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, writer_fd_base());
+    int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, mwp_fd_base());
     if (hi >= 0) {
         mwp_sys_close(fd);
         fd = hi;
@@ -505,11 +505,11 @@ int mwp_writer_start(int when)
     if (err)
         return err;
     /* Grow the descriptor table up to the number the file will take
-     * (writer_fd_base) now, while the process has one thread: grown later,
+     * (mwp_fd_base) now, while the process has one thread: grown later,
      * with the interval thread running, the kernel waits for an RCU grace
      * period (8-22 ms on the development VM) before the file is written. The
      * table never shrinks. */
-    int hi = (int)syscall(SYS_fcntl, dfd, F_DUPFD_CLOEXEC, writer_fd_base());
+    int hi = (int)syscall(SYS_fcntl, dfd, F_DUPFD_CLOEXEC, mwp_fd_base());
     if (hi >= 0)
         mwp_sys_close(hi);
     mwp_sys_close(dfd);
@@ -817,7 +817,7 @@ void mwp_writer_create_now(void)
 }
 
 /* The file is opened at the lowest free descriptor and then moved up to
- * writer_fd_base: for those few microseconds it holds a low number that
+ * mwp_fd_base: for those few microseconds it holds a low number that
  * nothing marks as memwatch's. With creation now on the interval thread,
  * while the program runs, a program that closes descriptors at start (or
  * dup2s onto them) could close it, open its own at that number and have

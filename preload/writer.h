@@ -86,6 +86,10 @@ void mwp_writer_child(void);
 /* memwatch's descriptor of the file (-1: none); move it elsewhere where
  * the program dup2s onto it (guard.c). [AS-safe] */
 int mwp_writer_fd(void);
+/* The lowest descriptor memwatch moves its own to: high, so that programs
+ * which dup2 onto small numbers (shells: `exec 3>file`) never meet them.
+ * [AS-safe] */
+int mwp_fd_base(void);
 int mwp_writer_relocate(void);
 /* The META text every file of this process begins with (built when the
  * process begins recording, again in a fork child). [AS-safe] */

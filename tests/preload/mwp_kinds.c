@@ -10,7 +10,10 @@
  *                              then every signal blocked (sigprocmask), MS
  *                              ms of CPU and on while no signal is pending
  *                              (a loaded machine's CPU-time timers fire
- *                              late), then exit(0)
+ *                              late), then exit(0); with a fourth word
+ *                              "count" it then takes memwatch's pending
+ *                              SIGRTMAX-3 signals itself and prints how
+ *                              many were queued ("blocksig: N queued")
  *   mwp_kinds threads N US     N threads one after another, each US us of
  *                              CPU, then exit(0)
  */
@@ -73,6 +76,16 @@ int main(int argc, char **argv)
             if (any)
                 break;
             spin(5e3);
+        }
+        if (argc >= 5 && !strcmp(argv[4], "count")) {
+            sigset_t one;
+            sigemptyset(&one);
+            sigaddset(&one, SIGRTMAX - 3);
+            struct timespec zero = {0, 0};
+            int n = 0;
+            while (n < 100000 && sigtimedwait(&one, NULL, &zero) > 0)
+                n++;
+            printf("blocksig: %d queued\n", n);
         }
         return 0;
     } else if (argc >= 4 && !strcmp(argv[1], "threads")) {
