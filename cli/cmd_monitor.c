@@ -442,10 +442,15 @@ static int mon_parse_args(int argc, char **argv, mon_args *a_out)
 
 /* The interval loop: a measurement every interval, SIGHUP rereads the
  * profile, SIGINT and SIGTERM end it. Returns the signal that ended it. */
+/* NVML's utilization is over its own sample period (1/6 s to 1 s): read
+ * about once a second */
+#define MON_GPU_EVERY_S 1.0
+
 static int mon_loop(mon_state *s, mw_probe_lat *probe, mon_prof_src *src, const sigset_t *set,
-                    uint64_t interval_ns, int verbose)
+                    mon_gpu *gpu, uint64_t interval_ns, int verbose)
 {
     double t_prev = mono_s(), next = t_prev + interval_ns / 1e9, last_check = t_prev;
+    double last_gpu = 0;
     int sig = 0;
     for (;;) {
         double now = mono_s();
@@ -483,6 +488,14 @@ static int mon_loop(mon_state *s, mw_probe_lat *probe, mon_prof_src *src, const 
         next += interval_ns / 1e9;
         if (next < now) /* late (suspended, overloaded): start afresh */
             next = now + interval_ns / 1e9;
+        if (gpu->available && now - last_gpu >= MON_GPU_EVERY_S) {
+            /* NVML's calls outside the lock: they can take milliseconds */
+            last_gpu = now;
+            mon_gpu_read(gpu);
+            pthread_mutex_lock(&s->lock);
+            s->gpu = *gpu;
+            pthread_mutex_unlock(&s->lock);
+        }
         if (now - last_check >= MON_PROFILE_RECHECK_S) {
             last_check = now;
             if (mon_profile_changed(src))
@@ -534,6 +547,11 @@ int mw_cmd_monitor(int argc, char **argv)
         return 1;
     }
     s->numa = mon_numa_pin();
+    /* the GPUs: served where NVML is there, else the reason is */
+    static mon_gpu gpu; /* the loop's; s->gpu is the served copy */
+    mon_gpu_open(&gpu);
+    mon_gpu_read(&gpu);
+    s->gpu = gpu;
 
     mon_prof_src src = {0};
     const char *env = getenv("MEMWATCH_PROFILE");
@@ -588,10 +606,16 @@ int mw_cmd_monitor(int argc, char **argv)
             shown, interval_ns / 1e6, src.off ? "none" : src.path[0] ? src.path : "(no path)",
             s->prof_status == MON_PROF_PRESENT ? "" : ": ",
             s->prof_status == MON_PROF_PRESENT ? "" : s->prof_why);
+    if (!gpu.available)
+        fprintf(stderr, "memwatch monitor: no GPU metrics: %s\n", gpu.why);
+    else
+        fprintf(stderr, "memwatch monitor: %d GPU%s (NVML): %s%s\n", gpu.n, gpu.n > 1 ? "s" : "",
+                gpu.dev[0].name, gpu.n > 1 ? ", ..." : "");
     fflush(stderr);
 
-    int sig = mon_loop(s, probe, &src, &set, interval_ns, a.verbose);
+    int sig = mon_loop(s, probe, &src, &set, &gpu, interval_ns, a.verbose);
     mon_http_stop(http);
+    mon_gpu_close(&gpu);
     mw_probe_lat_destroy(probe);
     fprintf(stderr, "memwatch monitor: %s: stopped after %llu intervals (%.1f s bound)\n",
             strsignal(sig), (unsigned long long)s->intervals, s->level_s[MW_LEVEL_BOUND]);

@@ -87,6 +87,25 @@ typedef struct mon_procs {
     uint64_t cg_dropped; /* processes whose cgroup found the cgroup table full */
 } mon_procs;
 
+/* The GPUs (monitor_gpu.c): NVML's readings, about once a second */
+#define MON_GPUS_MAX 16
+typedef struct mon_gpu_dev {
+    int index;             /* NVML's */
+    char name[96];
+    char uuid[96];
+    int ok, mem_ok;        /* the last read's utilization, memory readings held */
+    double busy;           /* share of the last sample period a kernel ran */
+    double mem_busy;       /* share of it device memory was read or written */
+    double mem_used, mem_total; /* bytes */
+} mon_gpu_dev;
+typedef struct mon_gpu {
+    int available;         /* NVML opened and lists a GPU */
+    char why[320];         /* else why not */
+    int n;
+    mon_gpu_dev dev[MON_GPUS_MAX];
+    uint64_t reads;
+} mon_gpu;
+
 typedef struct mon_state {
     /* fixed at start */
     char host[256];
@@ -117,6 +136,7 @@ typedef struct mon_state {
     int last_level;       /* MW_LEVEL_* or MON_LEVEL_UNKNOWN */
     double probe_s;       /* wall time the measurements took */
     double bound_unscanned; /* bound seconds since the last read of /proc */
+    mon_gpu gpu;          /* a copy of the loop's last GPU read */
     mon_procs procs;
     /* HTTP (monitor_http.c's thread) */
     _Atomic uint64_t scrapes, not_found, bad_method, conns, rejected_limit, rejected_ip;
@@ -130,6 +150,12 @@ extern const double mon_buckets_ns[MON_NBUCKETS];
  * Prometheus text 0.0.4 (om 0) into a malloc'ed buffer; its length, or 0
  * (out NULL) when out of memory. Takes the lock. */
 size_t mon_render(mon_state *s, int om, char **out);
+
+/* monitor_gpu.c. mon_gpu_open: 0, or -1 with why set (no NVML, no GPU);
+ * mon_gpu_read: one reading of every GPU; both on the loop's thread. */
+int mon_gpu_open(mon_gpu *g);
+void mon_gpu_read(mon_gpu *g);
+void mon_gpu_close(mon_gpu *g);
 
 /* monitor_procs.c. */
 int mon_procs_init(mon_procs *p);

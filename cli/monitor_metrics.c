@@ -240,9 +240,17 @@ static void render_profile(obuf *o, int om, const mon_state *c, const char *hbas
                  c->saturable == 1 ? "yes" : c->saturable == 2 ? "no" : "unknown", src, why);
         sample(o, "memwatch_profile_info", hbase, more, 1);
     }
-    if (c->meta.ncurve <= 0 || c->last_share < 0) {
-        fam(o, om, "memwatch_omitted", F_INFO, NULL,
-            "A metric left out, and why.");
+}
+
+/* The metrics left out, each with its reason (one family) */
+static void render_omitted(obuf *o, int om, const mon_state *c, const char *hbase)
+{
+    int share = c->meta.ncurve <= 0 || c->last_share < 0, gpu = !c->gpu.available;
+    if (!share && !gpu)
+        return;
+    char more[1024];
+    fam(o, om, "memwatch_omitted", F_INFO, NULL, "A metric left out, and why.");
+    if (share) {
         const char *why = c->prof_status != MON_PROF_PRESENT
                               ? "no machine profile (see memwatch_profile_info)"
                           : c->meta.ncurve <= 0
@@ -253,7 +261,54 @@ static void render_profile(obuf *o, int om, const mon_state *c, const char *hbas
                  why);
         sample(o, "memwatch_omitted_info", hbase, more, 1);
     }
+    if (gpu) {
+        char why[700];
+        esc(why, sizeof why, c->gpu.why);
+        snprintf(more, sizeof more, "metric=\"memwatch_gpu_memory_busy_ratio\",reason=\"%.600s\"",
+                 why);
+        sample(o, "memwatch_omitted_info", hbase, more, 1);
+    }
+}
 
+/* Each GPU NVML lists: its name, the share of NVML's last sample period in
+ * which its device memory was read or written (the streaming kernels' load),
+ * in which a kernel ran, and the device memory in use. A GPU whose reading
+ * failed this time has no sample. */
+static void render_gpu(obuf *o, int om, const mon_state *c, const char *hbase)
+{
+    const mon_gpu *g = &c->gpu;
+    if (!g->available)
+        return;
+    char more[512], name[200], uuid[200];
+    fam(o, om, "memwatch_gpu", F_INFO, NULL, "A GPU memwatch monitor reads (NVML): its model and UUID.");
+    for (int i = 0; i < g->n; i++) {
+        esc(name, sizeof name, g->dev[i].name);
+        esc(uuid, sizeof uuid, g->dev[i].uuid);
+        snprintf(more, sizeof more, "gpu=\"%d\",name=\"%s\",uuid=\"%s\"", g->dev[i].index, name, uuid);
+        sample(o, "memwatch_gpu_info", hbase, more, 1);
+    }
+    static const struct {
+        const char *name, *unit, *help;
+        int which; /* 0 memory busy, 1 busy, 2 memory used */
+    } m[] = {
+        {"memwatch_gpu_memory_busy_ratio", "ratio",
+         "Share of NVML's last sample period (1/6 s to 1 s) in which the GPU's device memory "
+         "was read or written.", 0},
+        {"memwatch_gpu_busy_ratio", "ratio",
+         "Share of NVML's last sample period in which a kernel ran on the GPU.", 1},
+        {"memwatch_gpu_memory_used_bytes", "bytes", "Device memory in use.", 2},
+    };
+    for (size_t k = 0; k < sizeof m / sizeof *m; k++) {
+        fam(o, om, m[k].name, F_GAUGE, m[k].unit, m[k].help);
+        for (int i = 0; i < g->n; i++) {
+            const mon_gpu_dev *d = &g->dev[i];
+            if (m[k].which < 2 ? !d->ok : !d->mem_ok)
+                continue;
+            snprintf(more, sizeof more, "gpu=\"%d\"", d->index);
+            sample(o, m[k].name, hbase, more,
+                   m[k].which == 0 ? d->mem_busy : m[k].which == 1 ? d->busy : d->mem_used);
+        }
+    }
 }
 
 /* The processes with the most CPU time in bound intervals, and the /proc
@@ -382,6 +437,8 @@ size_t mon_render(mon_state *s, int om, char **out)
         snprintf(base, sizeof base, "host=\"%s\"", host);
     render_memory(&o, om, &c, base);
     render_profile(&o, om, &c, hbase);
+    render_omitted(&o, om, &c, hbase);
+    render_gpu(&o, om, &c, hbase);
     render_procs(&o, om, top, ntop, &pc, hbase);
     render_cgroups(&o, om, cgtop, ncg, &pc, hbase);
     render_self(&o, om, s, &c, &pc, hbase);

@@ -66,9 +66,15 @@ PYEOF
 }
 
 # 1. No profile (the hermetic HOME has none): levels unknown, status missing.
-mon_start "$tmp/a.log" --interval 50ms
+#    NVML named where no library is: the GPU metrics omitted, with the reason.
+MEMWATCH_NVML_LIB=/nonexistent/libnvidia-ml.so.1 mon_start "$tmp/a.log" --interval 50ms
 sleep 1
 check_renderings "no profile"
+grep -q 'memwatch_omitted_info{.*metric="memwatch_gpu_memory_busy_ratio",reason="NVML (the NVIDIA driver.s /nonexistent/libnvidia-ml.so.1) cannot be loaded: [^"]' "$tmp/m.om" &&
+  grep -q "no GPU metrics: NVML.*/nonexistent/libnvidia-ml.so.1" "$tmp/a.log" &&
+  ok "no NVML: the GPU metrics omitted, with the reason, in the metrics and the log" ||
+  bad "no NVML: $(grep -i 'gpu' "$tmp/m.om" "$tmp/a.log" | head -5)"
+grep -q '^memwatch_gpu_memory_busy_ratio' "$tmp/m.om" && bad "a GPU reading without NVML"
 grep -q 'memwatch_profile_info{host="[^"]*",status="missing"' "$tmp/m.om" && ok "profile status missing" ||
   bad "no status=missing: $(grep profile_info "$tmp/m.om")"
 u=$(mon_value 'memwatch_level_seconds_total{level="unknown"' <"$tmp/m.om")
@@ -142,7 +148,18 @@ awk -v b="$bnd" -v m="$m" 'BEGIN { exit !(b > 0.5 && b == m) }' && ok "above a 1
   bad "bound $bnd of $m"
 s=$(mon_value memwatch_bandwidth_share_ratio <"$tmp/m.om")
 [ "$s" = 1 ] && ok "share at the curve's top: 1" || bad "share '$s'"
-grep -q omitted_info "$tmp/m.om" && bad "share omitted although the profile has a curve"
+grep -q 'omitted_info{.*metric="memwatch_bandwidth_share_ratio"' "$tmp/m.om" && bad "share omitted although the profile has a curve"
+# the GPUs of this machine: served where NVML lists one, else omitted with
+# the reason (the driver's library found or not: either way one of them)
+if grep -q '^memwatch_gpu_info{' "$tmp/m.om"; then
+  n=$(grep -c '^memwatch_gpu_memory_busy_ratio{.*gpu="[0-9]*"} [0-9.e+-]*$' "$tmp/m.om")
+  [ "$n" -ge 1 ] && ok "GPUs served: $(grep -c '^memwatch_gpu_info{' "$tmp/m.om"), memory busy ratio of $n" ||
+    bad "GPU listed without a reading: $(grep '^memwatch_gpu' "$tmp/m.om" | head -4)"
+else
+  grep -q 'memwatch_omitted_info{.*metric="memwatch_gpu_memory_busy_ratio",reason="[^"]' "$tmp/m.om" &&
+    ok "no GPU here: $(grep -o 'metric="memwatch_gpu_memory_busy_ratio",reason="[^"]*' "$tmp/m.om" | cut -c1-160)" ||
+    bad "neither GPU metrics nor their reason"
+fi
 # /proc is read about once a second while bound, from the first bound
 # interval on: a loaded machine may need a few scrapes for the second read
 top=$(grep '^memwatch_process_bound_cpu_seconds_total' "$tmp/m.om" | head -1)
