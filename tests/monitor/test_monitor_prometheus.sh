@@ -150,10 +150,15 @@ phases() {
   for x in "$b1" "$b2" "$b3" "$b4"; do
     case $x in "" | ERROR*) bad "PromQL: no value for the bound counter ('$x')" ;; esac
   done
-  top=$(curl -sS "$api/query" --data-urlencode 'query=topk(3, memwatch_process_bound_cpu_seconds_total{job="memwatch"})' \
+  # what each process gained since t1 (a process of another test, busy
+  # beside an earlier phase, keeps its total for 10 minutes), the ones
+  # first seen since with all they have
+  local P='memwatch_process_bound_cpu_seconds_total{job="memwatch"}' d
+  d=$(awk -v a="$t1" -v b="$t5" 'BEGIN { printf "%d", b - a + 1 }')
+  top=$(curl -sS "$api/query" --data-urlencode "query=topk(3, ($P - $P offset ${d}s) or $P)" \
     --data-urlencode "time=$t5" | python3 -c 'import json, sys
 for r in json.load(sys.stdin)["data"]["result"]: print(r["metric"].get("pid"), r["metric"].get("comm"), r["value"][1])')
-  echo "top processes by CPU time in bound intervals:"; sed 's/^/  /' <<<"$top"
+  echo "top processes by CPU time gained in bound intervals in these phases:"; sed 's/^/  /' <<<"$top"
 }
 judged() { # 0 where this pair of phases shows what a saturating host shows
   awk -v d="$ds" -v l="$ls" 'BEGIN { exit !(d >= 0.4 * l) }' &&
