@@ -6,7 +6,10 @@
 # load on every CPU, the interval latencies in steady state (from 1 s after a
 # process starts to 0.5 s before it ends) and the share of intervals flagged
 # and possibly bound (inside the threshold's band) under each profile
-# (docs/saturation.md, "Load shapes"). The acceptance lines at the end say
+# (docs/saturation.md, "Load shapes"), each judged by the threshold memwatch
+# report gives it: the profile's threshold for loads that write where the
+# report found the process's sampled loops writing ("judged as"), else the
+# profile's threshold ("Loads that write"). The acceptance lines at the end say
 # whether every saturating load is flagged in >= 90 % of its intervals,
 # every light one (at most half its mode's bandwidth) in <= 5 %, compute in
 # 0 %, and whether the two thresholds lie within 5 % of each other.
@@ -45,12 +48,18 @@ run() { # name class mode threads [processes]
       >>"$out/intervals.csv" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
-q = """select p.pid, i.t_start - p.t_start, p.t_end - i.t_end, i.latency_ns
+# the threshold class memwatch report gave the process: "writes" where its
+# sampled loops write (META mix_curve, its newest), else "reads"
+q = """select p.pid, i.t_start - p.t_start, p.t_end - i.t_end, i.latency_ns,
+       coalesce((select value like 'shapes: for loads that write%' from meta m
+                 where m.process_id = p.id and m.key = 'mix_curve'
+                 order by m.rowid desc limit 1), 0)
        from intervals i join processes p on p.id = i.process_id
        where p.exe like '%shapes%' and i.latency_ns is not null"""
-for pid, since, left, lat in db.execute(q):
+for pid, since, left, lat, wr in db.execute(q):
     if since >= 1e9 and left >= 0.5e9:
-        print("%s,%s,%s,%s,%d,%.2f" % (sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], pid, lat))
+        print("%s,%s,%s,%s,%d,%.2f,%s" % (sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], pid, lat,
+                                          "writes" if wr else "reads"))
 PY
 }
 for m in read copy triad nt; do run ${m}_T saturating $m "$n"; done
@@ -64,37 +73,50 @@ from collections import OrderedDict
 out = sys.argv[1]
 prof = {c: json.load(open("%s/profile-%s.json" % (out, c))) for c in ("quick", "full")}
 secs = dict(l.split() for l in open(out + "/cal-seconds"))
-print("calibration  threshold  band              idle     peak       saturable  from    seconds")
+print("calibration  threshold  band              writes: threshold  band              idle     peak       saturable  from    seconds")
 for c in ("quick", "full"):
     p = prof[c]
     band = p.get("threshold_band_ns") or [0, 0]
-    print("%-12s %7.1f ns %6.1f..%6.1f ns %6.1f ns %6.1f GB/s %-10s %-7s %5.0f" % (
-        c, p.get("lat_threshold_ns") or 0, band[0], band[1], p.get("idle_latency_ns") or 0,
+    wband = p.get("writes_band_ns") or [0, 0]
+    print("%-12s %7.1f ns %6.1f..%6.1f ns        %7.1f ns %6.1f..%6.1f ns %6.1f ns %6.1f GB/s %-10s %-7s %5.0f" % (
+        c, p.get("lat_threshold_ns") or 0, band[0], band[1], p.get("writes_threshold_ns") or 0,
+        wband[0], wband[1], p.get("idle_latency_ns") or 0,
         (p.get("peak_bw") or 0) / 1e9, p.get("saturable"), p.get("threshold_from"),
         float(secs.get(c, 0))))
 rows = OrderedDict()
-for name, cls, mode, gbs, pid, lat in csv.reader(open(out + "/intervals.csv")):
-    rows.setdefault(name, [cls, mode, float(gbs), []])[3].append(float(lat))
+for name, cls, mode, gbs, pid, lat, tc in csv.reader(open(out + "/intervals.csv")):
+    r = rows.setdefault(name, [cls, mode, float(gbs), [], set()])
+    r[3].append(float(lat))
+    r[4].add(tc)
 top = {r[1]: r[2] for n, r in rows.items() if n.endswith("_T") and r[0] == "saturating"}
-def th(c):
-    return prof[c].get("lat_threshold_ns") or float("inf")
-def band(c):
-    return prof[c].get("threshold_band_ns") or [th(c), th(c)]
+# the threshold memwatch report judges the load by: the writes' where its
+# report found its loops writing and the profile has one
+def th(c, tc="reads"):
+    p = prof[c]
+    if tc == "writes" and p.get("writes_threshold_ns"):
+        return p["writes_threshold_ns"]
+    return p.get("lat_threshold_ns") or float("inf")
+def band(c, tc="reads"):
+    p = prof[c]
+    if tc == "writes" and p.get("writes_threshold_ns"):
+        return p.get("writes_band_ns") or [th(c, tc)] * 2
+    return p.get("threshold_band_ns") or [th(c), th(c)]
 print()
-print("| load | class | GB/s | of its mode's peak | intervals | p5 ns | p50 ns | p95 ns "
+print("| load | class | judged as | GB/s | of its mode's peak | intervals | p5 ns | p50 ns | p95 ns "
       "| flagged (quick) | flagged (full) | in band (full) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 ok = True
 verdicts = []
-for name, (cls, mode, gbs, l) in rows.items():
+for name, (cls, mode, gbs, l, tcs) in rows.items():
     l.sort()
+    tc = "writes" if tcs == {"writes"} else "reads" if tcs == {"reads"} else "mixed"
     q = lambda f: l[min(len(l) - 1, int(f * len(l)))]
-    fl = {c: 100.0 * sum(x > th(c) for x in l) / len(l) for c in ("quick", "full")}
-    lo, hi = band("full")
+    fl = {c: 100.0 * sum(x > th(c, tc) for x in l) / len(l) for c in ("quick", "full")}
+    lo, hi = band("full", tc)
     inb = 100.0 * sum(lo <= x <= hi for x in l) / len(l)
     share = gbs / top[mode] if mode in top and top[mode] > 0 else float("nan")
-    print("| %s | %s | %.1f | %s | %d | %.1f | %.1f | %.1f | %.1f %% | %.1f %% | %.1f %% |" % (
-        name, cls, gbs, "%.0f %%" % (100 * share) if share == share else "-", len(l), q(.05),
+    print("| %s | %s | %s | %.1f | %s | %d | %.1f | %.1f | %.1f | %.1f %% | %.1f %% | %.1f %% |" % (
+        name, cls, tc, gbs, "%.0f %%" % (100 * share) if share == share else "-", len(l), q(.05),
         q(.5), q(.95), fl["quick"], fl["full"], inb))
     for c in ("quick", "full"):
         if cls == "saturating" and fl[c] < 90:
@@ -105,12 +127,13 @@ for name, (cls, mode, gbs, l) in rows.items():
             verdicts.append("%s under %s: flagged %.1f %% > 0 %%" % (name, c, fl[c]))
     if cls == "light" and not share <= 0.5:
         verdicts.append("%s is not a light load here (%.0f %% of its mode's peak): not judged" % (name, 100 * share))
-tq, tf = th("quick"), th("full")
-d = abs(tq - tf) / tf if tf else float("inf")
-if d > 0.05:
-    verdicts.append("thresholds differ by %.1f %% > 5 %%" % (100 * d))
 print()
-print("quick / full threshold: %.3f (%.1f %% apart)" % (tq / tf if tf else 0, 100 * d))
+for tc in ("reads", "writes"):
+    tq, tf = th("quick", tc), th("full", tc)
+    d = abs(tq - tf) / tf if tf else float("inf")
+    if d > 0.05:
+        verdicts.append("%s thresholds differ by %.1f %% > 5 %%" % (tc, 100 * d))
+    print("quick / full threshold (%s): %.3f (%.1f %% apart)" % (tc, tq / tf if tf else 0, 100 * d))
 if not all(prof[c].get("saturable") for c in ("quick", "full")):
     print("acceptance: not judged: calibration could not saturate memory here (saturable false), "
           "so no load is called bandwidth-bound")

@@ -256,6 +256,14 @@ static void pw_claims(cJSON *root, const mw_profile *p)
     }
     if (p->lat_method[0])
         cJSON_AddStringToObject(root, "threshold_from", p->from_shapes ? "shapes" : "sweep");
+    if (p->writes_threshold_ns > 0 && isfinite(p->writes_threshold_ns)) {
+        cJSON_AddNumberToObject(root, "writes_threshold_ns", p->writes_threshold_ns);
+        cJSON *b = cJSON_AddArrayToObject(root, "writes_band_ns");
+        if (b) {
+            cJSON_AddItemToArray(b, cJSON_CreateNumber(p->writes_band_lo_ns));
+            cJSON_AddItemToArray(b, cJSON_CreateNumber(p->writes_band_hi_ns));
+        }
+    }
     if (p->threshold_note[0])
         cJSON_AddStringToObject(root, "threshold_note", p->threshold_note);
     if (!p->n_curve)

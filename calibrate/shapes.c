@@ -311,14 +311,44 @@ static void sh_list(mw_validation *v, unsigned ncpu)
     sh_add(v, "compute_T", "compute", MW_SHAPE_LIGHT, ncpu, 1);
 }
 
+/* Whether a shape's loop writes memory (its threshold class "writes") */
+static int sh_writes(const char *mode)
+{
+    return !strcmp(mode, "copy") || !strcmp(mode, "triad") || !strcmp(mode, "nt");
+}
+
+/* The rule on all the shapes (saturation, rise), and on each class: the
+ * loads that write and those that only read, each with the loads that move
+ * nothing (idle, compute) among its light ones. A class's threshold is 0
+ * where it could not be placed. */
 static int sh_rule(mw_validation *v)
 {
-    mw_shape_obs obs[MW_SHAPES_MAX];
-    for (unsigned i = 0; i < v->nshapes; i++)
+    mw_shape_obs obs[MW_SHAPES_MAX], wr[MW_SHAPES_MAX], rd[MW_SHAPES_MAX];
+    unsigned nw = 0, nr = 0;
+    for (unsigned i = 0; i < v->nshapes; i++) {
         obs[i] = (mw_shape_obs){.name = v->shape[i].name, .mode = v->shape[i].mode,
                                 .role = v->shape[i].role, .bw = v->shape[i].bw,
                                 .n = v->shape[i].n, .ns = v->shape[i].ns};
-    return mw_threshold_shapes(obs, v->nshapes, &v->rules, &v->shapes);
+        int none = !strcmp(v->shape[i].mode, "idle") || !strcmp(v->shape[i].mode, "compute");
+        if (sh_writes(v->shape[i].mode) || none)
+            wr[nw++] = obs[i];
+        if (!sh_writes(v->shape[i].mode) || none)
+            rd[nr++] = obs[i];
+    }
+    int rc = mw_threshold_shapes(obs, v->nshapes, &v->rules, &v->shapes);
+    memset(&v->shapes_writes, 0, sizeof v->shapes_writes);
+    memset(&v->shapes_reads, 0, sizeof v->shapes_reads);
+    if (mw_threshold_shapes(wr, nw, &v->rules, &v->shapes_writes) != 0 ||
+        !v->shapes_writes.saturated)
+        v->shapes_writes.threshold_ns = 0;
+    /* read-only loads saturate memory at a smaller rise: judged saturated
+     * where all the shapes are */
+    mw_verdict_rules r = v->rules;
+    r.min_rise = 0;
+    if (rc != 0 || !v->shapes.saturated ||
+        mw_threshold_shapes(rd, nr, &r, &v->shapes_reads) != 0 || !v->shapes_reads.saturated)
+        v->shapes_reads.threshold_ns = 0;
+    return rc;
 }
 
 int mw_val_shapes(const mw_validate_config *cfg, unsigned ncpu, mw_validation *v,

@@ -480,6 +480,23 @@ static const cJSON *pf_item(const cJSON *a, int k)
     return e;
 }
 
+/* An optional band [low, high] in ns under key: 0 (absent: *lo, *hi left
+ * as they are) or MW_ERR_CORRUPT */
+static int pf_band(pf_ctx *c, const cJSON *root, const char *key, double *lo_out, double *hi_out)
+{
+    const cJSON *band = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!band)
+        return 0;
+    const cJSON *lo = pf_item(band, 0), *hi = pf_item(band, 1);
+    if (!cJSON_IsArray(band) || !hi || hi->next || !cJSON_IsNumber(lo) || !cJSON_IsNumber(hi) ||
+        !isfinite(lo->valuedouble) || !isfinite(hi->valuedouble) || lo->valuedouble < 0 ||
+        hi->valuedouble < lo->valuedouble)
+        return pf_bad(c, MW_ERR_CORRUPT, "\"%s\" is not [low, high] in ns%s", key, "");
+    *lo_out = lo->valuedouble;
+    *hi_out = hi->valuedouble;
+    return 0;
+}
+
 static int pf_claims(pf_ctx *c, const cJSON *root, mw_profile *out)
 {
     int rc;
@@ -488,17 +505,16 @@ static int pf_claims(pf_ctx *c, const cJSON *root, mw_profile *out)
         return pf_bad(c, MW_ERR_CORRUPT, "\"saturable\" is not true or false%s%s", NULL, NULL);
     if (sat)
         out->saturable = (sat->type & cJSON_True) ? MW_SAT_YES : MW_SAT_NO;
-    const cJSON *band = cJSON_GetObjectItemCaseSensitive(root, "threshold_band_ns");
-    if (band) {
-        const cJSON *lo = pf_item(band, 0), *hi = pf_item(band, 1);
-        if (!cJSON_IsArray(band) || !hi || hi->next || !cJSON_IsNumber(lo) ||
-            !cJSON_IsNumber(hi) || !isfinite(lo->valuedouble) || !isfinite(hi->valuedouble) ||
-            lo->valuedouble < 0 || hi->valuedouble < lo->valuedouble)
-            return pf_bad(c, MW_ERR_CORRUPT,
-                          "\"threshold_band_ns\" is not [low, high] in ns%s%s", NULL, NULL);
-        out->band_lo_ns = lo->valuedouble;
-        out->band_hi_ns = hi->valuedouble;
-    }
+    if ((rc = pf_band(c, root, "threshold_band_ns", &out->band_lo_ns, &out->band_hi_ns)) < 0 ||
+        (rc = pf_band(c, root, "writes_band_ns", &out->writes_band_lo_ns,
+                      &out->writes_band_hi_ns)) < 0)
+        return rc;
+    const cJSON *wt = cJSON_GetObjectItemCaseSensitive(root, "writes_threshold_ns");
+    if (wt && (!cJSON_IsNumber(wt) || !isfinite(wt->valuedouble) || wt->valuedouble <= 0))
+        return pf_bad(c, MW_ERR_CORRUPT, "\"writes_threshold_ns\" is not a latency in ns%s%s",
+                      NULL, NULL);
+    if (wt)
+        out->writes_threshold_ns = wt->valuedouble;
     char from[16] = "";
     if ((rc = pf_str(c, root, "threshold_from", 0, from, sizeof from)) < 0 ||
         (rc = pf_str(c, root, "threshold_note", 0, out->threshold_note,

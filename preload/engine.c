@@ -149,6 +149,19 @@ static void eng_note_claims(const mw_profile *prof)
     }
     if (prof->threshold_note[0])
         mwp_meta_note(MW_META_THRESHOLD_NOTE, prof->threshold_note);
+    /* the shapes' threshold for loads that write, where the shapes'
+     * threshold is the one in force: memwatch report judges a process whose
+     * sampled loops write by it (docs/saturation.md, "Loads that write") */
+    if (prof->writes_threshold_ns > 0 && prof->from_shapes && !mwp_cfg.mix[0] &&
+        !strcmp(prof->lat_method, eng_lat_method)) {
+        eng_note_num(mw_meta_key(MW_META_THRESHOLD_WRITES_NS), prof->writes_threshold_ns);
+        s.len = 0;
+        mwp_s_dbl(&s, prof->writes_band_lo_ns);
+        mwp_s_str(&s, ",");
+        mwp_s_dbl(&s, prof->writes_band_hi_ns);
+        b[s.len < sizeof b ? s.len : sizeof b - 1] = 0;
+        mwp_meta_note(MW_META_THRESHOLD_WRITES_BAND_NS, b);
+    }
 }
 
 /* Threshold from the machine profile for the latency method in use

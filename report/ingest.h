@@ -370,6 +370,7 @@ typedef struct ing_file {
     ING_VEC(ing_attr) attrs;
     ING_VEC(ing_smp) smps;
     ING_VEC(mw_hybrid_iv) ivs;
+    ING_VEC(double) ivlat;        /* ivs' latencies in the order read (NaN: none) */
     ING_VEC(ing_thr) thrs;
     ing_hmap thr_idx;
     mwr_cpu cpu;                  /* the process image's CPU time (MWR_CPU, tid 0) */
@@ -391,6 +392,8 @@ typedef struct ing_decoded {
     int how;                      /* enum ing_addr_how */
     unsigned nmem;                /* memory operands of the sample's run: each has 1/nmem */
     unsigned n;                   /* those whose address was computed */
+    unsigned reads, writes, nt;   /* the run's memory operand directions: read, written
+                                     (nt of the writes bypass the caches) */
     struct {
         uint64_t addr;
         int write;

@@ -202,6 +202,9 @@ int ing_decode(ing_file *f, const ing_smp *x, uint64_t fs_base, ing_decoded *out
         uint64_t addr = 0;
         int kind = mw_insn_address(&in[i], base + p->off[i], &r, &addr);
         out->nmem++;
+        out->reads += in[i].mem_reads;
+        out->writes += in[i].mem_writes;
+        out->nt += in[i].nontemporal ? in[i].mem_writes : 0;
         /* the registers written between the operand's execution and the
          * sample: before the sampled one, from it on (its own writes
          * included); after, from the sampled one to it */

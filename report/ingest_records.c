@@ -9,7 +9,10 @@
  */
 #include "ingest.h"
 
+#include <memwatch/meta_keys.h>
+
 #include <linux/perf_event.h>
+#include <math.h>
 #include <stdio.h>
 
 static ing_thr *thread_get(ing_file *f, uint32_t tid)
@@ -266,6 +269,9 @@ static int on_interval(ing_file *f, const mw_record *rec)
         return -EIO;
     mw_hybrid_iv h = {iv.t_start_ns, iv.t_end_ns, iv.flags, id};
     f->st->intervals++;
+    double lat = (iv.flags & MWR_IV_LAT_VALID) ? iv.latency_ns : NAN;
+    if (ING_VEC_PUSH(f->ivlat, lat))
+        return -ENOMEM;
     return ING_VEC_PUSH(f->ivs, h);
 }
 
@@ -420,8 +426,105 @@ static int iv_cmp(const void *a, const void *b)
     return x->t_start < y->t_start ? -1 : x->t_start > y->t_start;
 }
 
+/* ---- loads that write (docs/saturation.md, "Loads that write") ----
+ * A load that writes raises the latency memwatch reads long before it
+ * saturates memory (the bus turns around between reads and writes): three
+ * threads copying read as high as every CPU streaming reads. Where the
+ * recording holds the profile's threshold for such loads (META
+ * threshold_writes_ns), a process whose sampled loops write is judged by
+ * it. Its loops' direction comes from the timer samples' straight-line runs
+ * (ingest_decode.c): each sample with memory operands adds its run's share
+ * of operands read, written with normal stores (each of which also reads the
+ * line first, then writes it back) and written bypassing the caches; the
+ * traffic's read share is reads / (reads + writes). At most 85 % reads, over
+ * at least 20 such samples: its intervals' flags, threshold and band become
+ * the writes' (the database's intervals and the META rows of the newest
+ * threshold_ns, threshold_band_ns and mix_curve), before its samples are
+ * placed in them. */
+#define WR_MIN_SAMPLES 20
+#define WR_MAX_READ_SHARE 0.85
+
+static int writes_reflag(ing_file *f, double thr, double share, unsigned n)
+{
+    for (size_t i = 0; i < f->ivs.n && i < f->ivlat.n; i++) {
+        double lat = f->ivlat.v[i];
+        if (isnan(lat))
+            continue;
+        if (lat > thr)
+            f->ivs.v[i].flags |= MWR_IV_BW_BOUND;
+        else
+            f->ivs.v[i].flags &= ~(uint32_t)MWR_IV_BW_BOUND;
+    }
+    sqlite3_stmt *s = ing_db_prep(f->db,
+                                  "UPDATE intervals SET threshold_ns = ?1,"
+                                  " bw_bound = (latency_ns > ?1),"
+                                  " flags = (flags & ~1) | (latency_ns > ?1)"
+                                  " WHERE id > ?2 AND process_id = ?3 AND latency_ns IS NOT NULL");
+    if (!s)
+        return -EIO;
+    sqlite3_bind_double(s, 1, thr);
+    sqlite3_bind_int64(s, 2, f->db->iv0);
+    sqlite3_bind_int64(s, 3, f->proc);
+    int rc = sqlite3_step(s) == SQLITE_DONE ? 0 : ing_db_err(f->db, "intervals of a load that writes");
+    sqlite3_reset(s);
+    if (rc)
+        return rc;
+    char band[128] = "", m[768];
+    ing_db_meta_value(f->db, f->proc, mw_meta_key(MW_META_THRESHOLD_WRITES_BAND_NS), band,
+                      sizeof band);
+    int k = snprintf(m, sizeof m,
+                     "%s=%.3f\n%s%s%s%s%s=shapes: for loads that write, placed on the copy, triad "
+                     "and non-temporal shapes: this process's sampled loops move %.0f %% of their "
+                     "traffic as reads (%u samples in runs with memory operands)\n",
+                     mw_meta_key(MW_META_THRESHOLD_NS), thr,
+                     band[0] ? mw_meta_key(MW_META_THRESHOLD_BAND_NS) : "", band[0] ? "=" : "",
+                     band, band[0] ? "\n" : "", mw_meta_key(MW_META_MIX_CURVE), 100 * share, n);
+    return ing_db_meta(f->db, f->proc, m, k > 0 && (size_t)k < sizeof m ? (size_t)k : 0);
+}
+
+static int writes_class(ing_file *f)
+{
+    char v[64];
+    ing_db_meta_value(f->db, f->proc, mw_meta_key(MW_META_THRESHOLD_WRITES_NS), v, sizeof v);
+    double thr = v[0] ? strtod(v, NULL) : 0;
+    if (!(thr > 0) || !isfinite(thr) || !f->ivs.n)
+        return 0;
+    double rd = 0, wr = 0, nt = 0;
+    unsigned n = 0;
+    for (size_t i = 0; i < f->smps.n; i++) {
+        const ing_smp *x = &f->smps.v[i];
+        if (f->attrs.v[x->attr_idx].source != MW_SRC_TIMER || !x->regs)
+            continue;
+        if (!f->code->dec && !(f->code->dec = ing_decoder_new()))
+            return -ENOMEM;
+        uint64_t fs_base = 0;
+        int64_t *ti = ing_hmap_get(&f->thr_idx, x->tid, 0);
+        if (ti)
+            fs_base = f->thrs.v[*ti].fs_base;
+        ing_decoded dd;
+        int rc = ing_decode(f, x, fs_base, &dd);
+        if (rc)
+            return rc;
+        unsigned dirs = dd.reads + dd.writes;
+        if (!dirs)
+            continue;
+        rd += (double)dd.reads / dirs;
+        wr += (double)(dd.writes - dd.nt) / dirs;
+        nt += (double)dd.nt / dirs;
+        n++;
+    }
+    /* normal stores read the line first: their bytes cross the bus twice */
+    double traffic = rd + 2 * wr + nt, share = traffic > 0 ? (rd + wr) / traffic : 1;
+    if (n < WR_MIN_SAMPLES || share > WR_MAX_READ_SHARE)
+        return 0;
+    return writes_reflag(f, thr, share, n);
+}
+
 static int insert_samples(ing_file *f)
 {
+    int wrc = writes_class(f);
+    if (wrc)
+        return wrc;
     if (f->ivs.n > 1)
         qsort(f->ivs.v, f->ivs.n, sizeof *f->ivs.v, iv_cmp);
     int rc = 0;
@@ -582,6 +685,7 @@ void ing_file_end(ing_file *f)
     ING_VEC_FREE(f->attrs);
     ING_VEC_FREE(f->smps);
     ING_VEC_FREE(f->ivs);
+    ING_VEC_FREE(f->ivlat);
     ING_VEC_FREE(f->thrs);
     ing_hmap_free(&f->thr_idx);
     f->have_cpu = 0;

@@ -512,11 +512,13 @@ static void collect_bandwidth(sqlite3 *db, cJSON *root, int top)
                      top);
     cJSON_AddItemToObject(bw, "latency", lm);
     /* the machine profile's read/write curve that set the threshold, and why
-     * (META mix_curve: docs/saturation.md, "Read/write mixes") */
+     * (META mix_curve: docs/saturation.md, "Read/write mixes"; each
+     * process's newest, which memwatch report sets for loads that write) */
     cJSON_AddItemToObject(bw, "mix_curves",
                           rows(db,
-                               "SELECT DISTINCT value AS mix_curve FROM meta WHERE key = "
-                               "'mix_curve' ORDER BY value",
+                               "SELECT DISTINCT value AS mix_curve FROM meta m WHERE key = "
+                               "'mix_curve' AND rowid = (SELECT MAX(rowid) FROM meta WHERE "
+                               "process_id = m.process_id AND key = 'mix_curve') ORDER BY value",
                                top));
     /* whose load the flagged intervals were (report/load.c) */
     cJSON *load = mw_load_collect(db, top);

@@ -50,15 +50,17 @@ int mwv_has_levels(sqlite3 *db)
 }
 
 /* The band over the processes (the lowest LO, the highest HI of their
- * META threshold_band_ns) and the highest META peak_bw; malformed values
- * left out. */
+ * META threshold_band_ns, each process's newest: memwatch report gives a
+ * process whose loops write the band for such loads) and the highest META
+ * peak_bw; malformed values left out. */
 static void meta_band_peak(sqlite3 *db, mw_lvl_meta *env)
 {
     sqlite3_stmt *s;
     mw_lvl_meta_init(env);
     if (sqlite3_prepare_v2(db,
-                           "SELECT DISTINCT key, value FROM meta WHERE key IN"
-                           " ('threshold_band_ns', 'peak_bw')",
+                           "SELECT DISTINCT key, value FROM meta m WHERE key IN"
+                           " ('threshold_band_ns', 'peak_bw') AND rowid = (SELECT MAX(rowid)"
+                           " FROM meta WHERE process_id = m.process_id AND key = m.key)",
                            -1, &s, NULL) != SQLITE_OK)
         return;
     while (sqlite3_step(s) == SQLITE_ROW) {

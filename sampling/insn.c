@@ -89,6 +89,28 @@ static int ends_flow(ZydisMnemonic m)
            m == ZYDIS_MNEMONIC_HLT || m == ZYDIS_MNEMONIC_IRETQ || m == ZYDIS_MNEMONIC_SYSRET;
 }
 
+/* The stores that bypass the caches (no read for ownership of the line) */
+static int nontemporal(ZydisMnemonic m)
+{
+    switch (m) {
+    case ZYDIS_MNEMONIC_MOVNTI:
+    case ZYDIS_MNEMONIC_MOVNTDQ:
+    case ZYDIS_MNEMONIC_MOVNTPD:
+    case ZYDIS_MNEMONIC_MOVNTPS:
+    case ZYDIS_MNEMONIC_MOVNTQ:
+    case ZYDIS_MNEMONIC_MOVNTSD:
+    case ZYDIS_MNEMONIC_MOVNTSS:
+    case ZYDIS_MNEMONIC_VMOVNTDQ:
+    case ZYDIS_MNEMONIC_VMOVNTPD:
+    case ZYDIS_MNEMONIC_VMOVNTPS:
+    case ZYDIS_MNEMONIC_MASKMOVDQU:
+    case ZYDIS_MNEMONIC_VMASKMOVDQU:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 unsigned mw_insn_decode(const uint8_t *code, size_t len, uint64_t ip, const mw_insn_regs *r,
                         mw_insn *out)
 {
@@ -123,7 +145,7 @@ unsigned mw_insn_decode(const uint8_t *code, size_t len, uint64_t ip, const mw_i
         }
     }
     const ZydisDecodedOperand *m = NULL;
-    for (unsigned i = 0; i < in.operand_count && !m; i++) {
+    for (unsigned i = 0; i < in.operand_count; i++) {
         const ZydisDecodedOperand *o = &op[i];
         if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || o->mem.type == ZYDIS_MEMOP_TYPE_AGEN ||
             o->mem.type == ZYDIS_MEMOP_TYPE_MIB)
@@ -134,8 +156,14 @@ unsigned mw_insn_decode(const uint8_t *code, size_t len, uint64_t ip, const mw_i
         if (o->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN &&
             perf_reg(o->mem.base) == 7 /* SP */)
             continue;
-        m = o;
+        /* every data operand's direction (movs reads one and writes one;
+         * add [m], r reads and writes the same) */
+        out->mem_reads += (o->actions & ZYDIS_OPERAND_ACTION_MASK_READ) != 0;
+        out->mem_writes += (o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
+        if (!m)
+            m = o;
     }
+    out->nontemporal = nontemporal(in.mnemonic);
     if (!m)
         return out->length;
     out->kind = MW_INSN_MEM;

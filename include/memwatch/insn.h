@@ -45,6 +45,9 @@ typedef struct mw_insn {
     uint64_t addr;            /* MW_INSN_MEM: the effective address */
     unsigned size;            /* bytes the operand accesses (0: not known) */
     int write;                /* the memory operand is written */
+    uint8_t mem_reads;        /* data memory operands read (all of them: movs has two) */
+    uint8_t mem_writes;       /* ... written (add [m], r both reads and writes its one) */
+    uint8_t nontemporal;      /* a store that bypasses the caches (movnt*, maskmovdqu) */
     int gather;               /* a vector-indexed (gather/scatter) operand: addr is its
                                  base + displacement, the lanes' indices are not sampled */
     int clobbers;             /* the instruction writes a register its address uses (so

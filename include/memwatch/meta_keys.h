@@ -77,6 +77,8 @@
     X(BASELINE_NS, "baseline_ns", "the idle latency the uncalibrated threshold rests on")         \
     X(SATURABLE, "saturable", "1: calibration saturated memory here; 0: it could not")            \
     X(THRESHOLD_BAND_NS, "threshold_band_ns", "the profile's band around the threshold: LO,HI")   \
+    X(THRESHOLD_WRITES_NS, "threshold_writes_ns", "the threshold for loads that write")           \
+    X(THRESHOLD_WRITES_BAND_NS, "threshold_writes_band_ns", "its band: LO,HI")                     \
     X(LAT_CURVE, "lat_curve", "the profile's latency curve: GB/s:ns pairs")                       \
     X(PEAK_BW, "peak_bw", "the curve's highest bandwidth, bytes/s: memory load levels' 100 %")    \
     X(THRESHOLD_NOTE, "threshold_note", "the profile's note on its threshold")                    \

@@ -86,6 +86,10 @@ typedef struct mw_profile {
     int saturable;          /* mw_saturable: MW_SAT_NO flags nothing bandwidth-bound */
     double band_lo_ns, band_hi_ns; /* lat_threshold_ns's uncertainty band (0: none) */
     int from_shapes;        /* lat_threshold_ns was placed on the load shapes */
+    /* The load shapes' threshold for a program whose own loops write
+     * (copy, triad, non-temporal stores: docs/saturation.md, "Loads that
+     * write"), placed on those shapes alone, and its band; 0: none */
+    double writes_threshold_ns, writes_band_lo_ns, writes_band_hi_ns;
     unsigned n_curve;       /* the latency-bandwidth curve, bandwidth and latency both
                                non-decreasing: levels by inverse lookup */
     struct { double bw, ns; } curve[MW_PROFILE_MAX_CURVE];

@@ -277,6 +277,16 @@ typedef struct mw_validation {
     char shape_note[240];    /* why shapes were not measured, or what went wrong */
     int shape_disturbed;     /* the probe's idle reading was far above the chase's */
     mw_shapes_threshold shapes;
+    /* the rule on the shapes that write (copy, triad, non-temporal triad)
+     * with idle and compute: the threshold for a program whose own loops
+     * write (docs/saturation.md, "Loads that write"); threshold_ns 0 where
+     * it could not be placed */
+    mw_shapes_threshold shapes_writes;
+    /* the rule on the shapes that only read, with idle and compute, judged
+     * saturated where all the shapes are (a read-only load raises the
+     * latency least): the threshold of every other program (its light set
+     * without the light loads that write, which pushed it up) */
+    mw_shapes_threshold shapes_reads;
     mw_profile profile;      /* what the run derived; written by mw_profile_write */
 } mw_validation;
 

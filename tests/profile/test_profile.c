@@ -448,6 +448,8 @@ static void test_claims(void)
     MW_CHECK_INT(q.saturable, MW_SAT_UNKNOWN);
     MW_CHECK(q.band_hi_ns == 0 && q.n_curve == 0 && !q.threshold_note[0] && !q.from_shapes,
              "an old profile claims nothing");
+    MW_CHECK(q.writes_threshold_ns == 0 && q.writes_band_hi_ns == 0,
+             "an old profile has no threshold for loads that write");
     p.saturable = MW_SAT_YES;
     p.band_lo_ns = 150.25;
     p.band_hi_ns = 171.5;
@@ -457,9 +459,16 @@ static void test_claims(void)
     p.curve[1].bw = 80e9, p.curve[1].ns = 130;
     p.curve[2].bw = 150e9, p.curve[2].ns = 190.5;
     snprintf(p.threshold_note, sizeof p.threshold_note, "probe_lat judged noisy \"x\"");
+    p.writes_threshold_ns = 188.5;
+    p.writes_band_lo_ns = 181.25;
+    p.writes_band_hi_ns = 196.75;
     MW_CHECK_INT(mw_profile_write(path, &p, NULL, NULL), 0);
     MW_CHECK_INT(mw_profile_load(path, 1, &q), 0);
     MW_CHECK_INT(q.saturable, MW_SAT_YES);
+    MW_CHECK(q.writes_threshold_ns == 188.5 && q.writes_band_lo_ns == 181.25 &&
+                 q.writes_band_hi_ns == 196.75,
+             "writes threshold %g, band %g..%g", q.writes_threshold_ns, q.writes_band_lo_ns,
+             q.writes_band_hi_ns);
     MW_CHECK(q.band_lo_ns == 150.25 && q.band_hi_ns == 171.5, "band %g..%g", q.band_lo_ns,
              q.band_hi_ns);
     MW_CHECK_INT(q.from_shapes, 1);
@@ -482,6 +491,9 @@ static void test_claims(void)
         {"[80000000000, 130]", "[80000000000, 110]"}, /* latency falls */
         {"[80000000000, 130]", "[80000000000, \"130\"]"},
         {"\"threshold_note\":", "\"threshold_note\": 5, \"x\":"},
+        {"\"writes_threshold_ns\":\t188.5", "\"writes_threshold_ns\":\t-1"},
+        {"\"writes_threshold_ns\":\t188.5", "\"writes_threshold_ns\":\t\"188.5\""},
+        {"\"writes_band_ns\":\t[181.25, 196.75]", "\"writes_band_ns\":\t[196.75, 181.25]"},
     };
     for (size_t i = 0; good && i < sizeof bad / sizeof *bad; i++) {
         char *b = replace(good, bad[i].from, bad[i].to);
