@@ -435,9 +435,14 @@ MW_API double mw_profile_lat_threshold(const mw_profile *p, const char *lat_meth
      * non-temporal loads; MEMWATCH_MIX still picks a read/write curve */
     if (p->from_shapes && !(mix && mix[0]) && !strcmp(p->lat_method, lat_method) &&
         p->lat_threshold_ns > 0) {
-        snprintf(why, whylen,
-                 "shapes: placed on read, copy, triad and non-temporal loads "
-                 "(MEMWATCH_MIX chooses a read/write curve instead)");
+        snprintf(why, whylen, "%s",
+                 p->writes_threshold_ns > 0
+                     ? "shapes: placed on the loads that only read, with idle and compute "
+                       "(a process whose loops write is judged by the copy, triad and "
+                       "non-temporal loads' threshold; MEMWATCH_MIX chooses a read/write curve "
+                       "instead)"
+                     : "shapes: placed on read, copy, triad and non-temporal loads "
+                       "(MEMWATCH_MIX chooses a read/write curve instead)");
         return p->lat_threshold_ns;
     }
     if (!p->n_mixes) {

@@ -54,7 +54,9 @@ for m in read compute copy triad nt; do
   read | compute)
     [ "$f" = "$n" ] && ok "$m: judged by the threshold (1 ns): every interval flagged" ||
       bad "$m: $f of $n flagged under a 1 ns threshold"
-    curve "$m" | grep -q "for loads that write" && bad "$m: judged as a load that writes: $(curve "$m")" ;;
+    curve "$m" | grep -q "for loads that write" && bad "$m: judged as a load that writes: $(curve "$m")"
+    curve "$m" | grep -q "^shapes: placed on the loads that only read" ||
+      bad "$m: mix_curve '$(curve "$m")'" ;;
   *)
     [ "$f" = 0 ] && [ "${t%.*}" = 1000000 ] && ok "$m: judged by the writes' threshold (1e6 ns): none flagged" ||
       bad "$m: $f of $n flagged, threshold $t"
@@ -62,7 +64,7 @@ for m in read compute copy triad nt; do
       ok "$m: META mix_curve: $(curve "$m" | cut -c1-140)" || bad "$m: mix_curve '$(curve "$m")'"
     grep -q "threshold from the load shapes: for loads that write" "$tmp/$m.txt" &&
       grep -q "uncertainty band 1000000.0-2000000.0 ns" "$tmp/$m.txt" &&
-      ! grep -q "placed on read, copy, triad" "$tmp/$m.txt" &&
+      ! grep -q "placed on the loads that only read" "$tmp/$m.txt" &&
       ok "$m: the text names the writes' threshold and band alone" ||
       bad "$m: text: $(grep -E 'threshold|band' "$tmp/$m.txt")" ;;
   esac
