@@ -118,6 +118,18 @@ static char eng_mix_note[200];
  * saturable, the band, the curve for levels and the note, as META keys
  * (saturable, threshold_band_ns, lat_curve, peak_bw, threshold_note). */
 static int eng_saturable; /* the profile's mw_saturable: MW_SAT_NO flags nothing */
+
+/* META key id = "LO,HI" */
+static void eng_note_band(enum mw_meta_id id, double lo, double hi)
+{
+    char b[64];
+    struct mwp_str s = {b, sizeof b - 1, 0};
+    mwp_s_dbl(&s, lo);
+    mwp_s_str(&s, ",");
+    mwp_s_dbl(&s, hi);
+    b[s.len < sizeof b ? s.len : sizeof b - 1] = 0;
+    mwp_meta_note(id, b);
+}
 static void eng_note_claims(const mw_profile *prof)
 {
     eng_saturable = prof->saturable;
@@ -125,13 +137,8 @@ static void eng_note_claims(const mw_profile *prof)
         mwp_meta_note(MW_META_SATURABLE, prof->saturable == MW_SAT_YES ? "1" : "0");
     char b[1024];
     struct mwp_str s = {b, sizeof b, 0};
-    if (prof->band_hi_ns > 0) {
-        mwp_s_dbl(&s, prof->band_lo_ns);
-        mwp_s_str(&s, ",");
-        mwp_s_dbl(&s, prof->band_hi_ns);
-        b[s.len < sizeof b ? s.len : sizeof b - 1] = 0;
-        mwp_meta_note(MW_META_THRESHOLD_BAND_NS, b);
-    }
+    if (prof->band_hi_ns > 0)
+        eng_note_band(MW_META_THRESHOLD_BAND_NS, prof->band_lo_ns, prof->band_hi_ns);
     if (prof->n_curve) {
         s.len = 0;
         for (unsigned i = 0; i < prof->n_curve && i < MW_PROFILE_MAX_CURVE; i++) {
@@ -155,12 +162,8 @@ static void eng_note_claims(const mw_profile *prof)
     if (prof->writes_threshold_ns > 0 && prof->from_shapes && !mwp_cfg.mix[0] &&
         !strcmp(prof->lat_method, eng_lat_method)) {
         eng_note_num(mw_meta_key(MW_META_THRESHOLD_WRITES_NS), prof->writes_threshold_ns);
-        s.len = 0;
-        mwp_s_dbl(&s, prof->writes_band_lo_ns);
-        mwp_s_str(&s, ",");
-        mwp_s_dbl(&s, prof->writes_band_hi_ns);
-        b[s.len < sizeof b ? s.len : sizeof b - 1] = 0;
-        mwp_meta_note(MW_META_THRESHOLD_WRITES_BAND_NS, b);
+        eng_note_band(MW_META_THRESHOLD_WRITES_BAND_NS, prof->writes_band_lo_ns,
+                      prof->writes_band_hi_ns);
     }
 }
 

@@ -235,10 +235,10 @@ MWP_HOT static void lazy_arm(uint64_t cpu_ns, uint64_t period_ns)
 /* ---- the inline tick ----
  * On a loaded machine the kernel's CPU-time timers come late: beside
  * stress-ng --cpu 3 on a 2-core VM, a 10 ms CLOCK_THREAD_CPUTIME_ID timer on
- * a spinning thread fired 58-66 times per CPU second, with gaps up to 77 ms
- * (and as few as 4 in other runs), while a perf task-clock event of the same
- * period fired 99 times, every gap 10.0 ms (docs/overhead.md, "Inline
- * intervals on a loaded machine"). So inline intervals tick from a
+ * a spinning thread fired a median 47.5 times per CPU second, with gaps up
+ * to 530 ms, while a perf task-clock event of the same period fired 98
+ * times, its largest gap 20 ms (bench/inline_ticks; docs/overhead.md,
+ * "Inline intervals on a loaded machine"). So inline intervals tick from a
  * task-clock event of the program's thread where perf_event_open allows
  * one: after MEMWATCH_INTERVAL of the thread's CPU time its overflow sends
  * lazy_sig to the thread (O_ASYNC, F_SETSIG, the thread its owner) with
@@ -275,11 +275,7 @@ static int inline_tick_open(void)
     int fd = (int)mwp_syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0)
         return 0;
-    int hi = (int)mwp_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, mwp_fd_base());
-    if (hi >= 0) {
-        mwp_sys_close(fd);
-        fd = hi;
-    }
+    fd = mwp_fd_move_high(fd);
     struct f_owner_ex own = {F_OWNER_TID, mwp_self ? mwp_self->tid : mwp_gettid()};
     long fl = mwp_syscall(SYS_fcntl, fd, F_GETFL);
     if (fl < 0 || mwp_syscall(SYS_fcntl, fd, F_SETOWN_EX, &own) != 0 ||
@@ -301,16 +297,14 @@ void mwp_lazy_tick_relocate(void)
     int fd = atomic_load(&lz_tick);
     if (fd < 0)
         return;
-    int nfd = (int)mwp_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, mwp_fd_base());
-    if (nfd < 0)
-        nfd = (int)mwp_syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+    int nfd = mwp_fd_dup_high(fd);
     if (nfd >= 0)
         atomic_store(&lz_tick, nfd); /* the old number is the program's dup2's to replace */
 }
 
 /* Take back memwatch's signals left pending (blocked by the program): exec
  * keeps pending signals and resets the handler, and the new image would die
- * of them (the tick's are queued one per overflow). */
+ * of them (one of the timer's, one of the tick's at most). */
 static void lazy_take_pending(void)
 {
     sigset_t one;
@@ -719,8 +713,5 @@ void mwp_lazy_child(void)
     atomic_store(&mwp_lazy.begun, 0);
     lz_timer = -1; /* timers are not inherited, */
     lz_iv_cpu = 0;
-    /* the tick's descriptor is the parent's event: closed */
-    int fd = atomic_exchange(&lz_tick, -1);
-    if (fd >= 0)
-        mwp_sys_close(fd);
+    inline_tick_close(); /* the tick's descriptor is the parent's event */
 }

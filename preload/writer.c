@@ -81,16 +81,31 @@ int mwp_fd_base(void)
     return 1000;
 }
 
+int mwp_fd_move_high(int fd)
+{
+    int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, mwp_fd_base());
+    if (hi < 0)
+        return fd;
+    mwp_sys_close(fd);
+    return hi;
+}
+
+int mwp_fd_dup_high(int fd)
+{
+    int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, mwp_fd_base());
+    if (nfd < 0)
+        nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
+    return nfd < 0 ? -errno : nfd;
+}
+
 int mwp_writer_relocate(void)
 {
     int fd = atomic_load(&w_fd);
     if (fd < 0)
         return 0;
-    int nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, mwp_fd_base());
+    int nfd = mwp_fd_dup_high(fd);
     if (nfd < 0)
-        nfd = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 3);
-    if (nfd < 0)
-        return -errno;
+        return nfd;
     atomic_store(&w_fd, nfd);
     /* Writers that still hold the old number finish on the old descriptor,
      * which stays valid until the application's dup2 replaces it. */
@@ -415,11 +430,7 @@ static int writer_create(void)
         writer_settled(W_FAILED);
         return err;
     }
-    int hi = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, mwp_fd_base());
-    if (hi >= 0) {
-        mwp_sys_close(fd);
-        fd = hi;
-    }
+    fd = mwp_fd_move_high(fd);
     atomic_store(&w_fd, fd);
     mwr_file_header h;
     mwr_file_header_init(&h);

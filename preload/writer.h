@@ -90,6 +90,13 @@ int mwp_writer_fd(void);
  * which dup2 onto small numbers (shells: `exec 3>file`) never meet them.
  * [AS-safe] */
 int mwp_fd_base(void);
+/* fd moved to mwp_fd_base or above (a duplicate there, fd closed): the
+ * descriptor to use, fd itself where none is free up there. [AS-safe] */
+int mwp_fd_move_high(int fd);
+/* A duplicate of fd at mwp_fd_base or above, else at 3 or above, fd kept
+ * (the program's dup2 onto it replaces it): the new descriptor, or -errno.
+ * [AS-safe] */
+int mwp_fd_dup_high(int fd);
 int mwp_writer_relocate(void);
 /* The META text every file of this process begins with (built when the
  * process begins recording, again in a fork child). [AS-safe] */
