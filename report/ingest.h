@@ -392,8 +392,6 @@ typedef struct ing_decoded {
     int how;                      /* enum ing_addr_how */
     unsigned nmem;                /* memory operands of the sample's run: each has 1/nmem */
     unsigned n;                   /* those whose address was computed */
-    unsigned reads, writes, nt;   /* the run's memory operand directions: read, written
-                                     (nt of the writes bypass the caches) */
     struct {
         uint64_t addr;
         int write;
@@ -402,6 +400,11 @@ typedef struct ing_decoded {
 /* The data address of timer sample x (fs_base: its thread's, 0 unknown):
  * 0 (out filled), or -ENOMEM. */
 int ing_decode(ing_file *f, const ing_smp *x, uint64_t fs_base, ing_decoded *out);
+/* The directions of the memory operands of timer sample x's run (as
+ * ing_decode finds it; all 0 where it does not): operands read, written,
+ * and of those written the ones that bypass the caches. Decoded once per
+ * run. 0, or -ENOMEM. */
+int ing_run_dirs(ing_file *f, const ing_smp *x, unsigned *reads, unsigned *writes, unsigned *nt);
 
 /* One record: 0, MW_ERR_CORRUPT (malformed, skipped) or an error. */
 int ing_file_record(ing_file *f, const mw_record *rec);

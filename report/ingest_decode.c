@@ -33,6 +33,7 @@ typedef struct ing_dpc {
     uint16_t off[RUN_BEFORE + RUN_AFTER + 1]; /* instruction i: bytes [off[i], off[i+1]) */
     uint8_t n, at;                /* instructions; index of the sampled one */
     uint8_t loop;                 /* the run ends in a jump back to its start */
+    uint8_t reads, writes, nt;    /* its memory operands' directions (ing_run_dirs) */
     mw_insn *ins;                 /* the n instructions, decoded once (n of them) */
 } ing_dpc;
 
@@ -143,13 +144,20 @@ static void run_build(ing_decoder *d, mw_symmod *sm, uint64_t rel, ing_dpc *p)
     p->off[k] = (uint16_t)(off - s);
     if (!(p->ins = calloc(k, sizeof *p->ins)))
         return;
-    for (unsigned i = 0; i < k; i++)
+    for (unsigned i = 0; i < k; i++) {
+        mw_insn *in = &p->ins[i];
         if (!mw_insn_decode(d->walk + s + p->off[i], (size_t)(p->off[i + 1] - p->off[i]),
-                            fstart + s + p->off[i], NULL, &p->ins[i])) {
+                            fstart + s + p->off[i], NULL, in)) {
             free(p->ins);
             p->ins = NULL;
             return;
         }
+        if (in->kind != MW_INSN_NO_MEM) {
+            p->reads += in->mem_reads;
+            p->writes += in->mem_writes;
+            p->nt += in->nontemporal ? in->mem_writes : 0;
+        }
+    }
     p->n = (uint8_t)k;
 }
 
@@ -171,22 +179,44 @@ static const ing_dpc *dpc_get(ing_decoder *d, ing_gmod *g, size_t gi, uint64_t r
     return p;
 }
 
+/* The run of timer sample x, where it can be decoded as ing_decode does;
+ * NULL where not (*err set on out of memory) */
+static const ing_dpc *sample_run(ing_file *f, const ing_smp *x, const ing_pmod **pm_out, int *err)
+{
+    ing_decoder *d = f->code->dec;
+    *err = 0;
+    if (!d || !x->regs || !mw_insn_available(NULL))
+        return NULL;
+    const ing_pmod *pm = ing_code_find(f->code, x->ip);
+    if (!pm || pm->is_stack)
+        return NULL;
+    const ing_dpc *p = dpc_get(d, &f->code->gmods.v[pm->gi], pm->gi, x->ip - pm->base);
+    if (!p)
+        *err = -ENOMEM;
+    *pm_out = pm;
+    return p && p->n ? p : NULL;
+}
+
+int ing_run_dirs(ing_file *f, const ing_smp *x, unsigned *reads, unsigned *writes, unsigned *nt)
+{
+    const ing_pmod *pm;
+    int err;
+    const ing_dpc *p = sample_run(f, x, &pm, &err);
+    *reads = p ? p->reads : 0;
+    *writes = p ? p->writes : 0;
+    *nt = p ? p->nt : 0;
+    return err;
+}
+
 int ing_decode(ing_file *f, const ing_smp *x, uint64_t fs_base, ing_decoded *out)
 {
     memset(out, 0, sizeof *out);
-    ing_decoder *d = f->code->dec;
     const ing_attr *a = &f->attrs.v[x->attr_idx];
-    if (!d || !x->regs || !mw_insn_available(NULL))
-        return 0;
-    const ing_pmod *pm = ing_code_find(f->code, x->ip);
-    if (!pm || pm->is_stack)
-        return 0;
-    ing_gmod *g = &f->code->gmods.v[pm->gi];
-    const ing_dpc *p = dpc_get(d, g, pm->gi, x->ip - pm->base);
+    const ing_pmod *pm;
+    int err;
+    const ing_dpc *p = sample_run(f, x, &pm, &err);
     if (!p)
-        return -ENOMEM;
-    if (!p->n)
-        return 0;
+        return err;
     mw_insn_regs r;
     mw_insn_regs_from(&r, a->fmt.regs_user_mask, x->regs, x->regs_nr);
     if (fs_base) {
@@ -202,9 +232,6 @@ int ing_decode(ing_file *f, const ing_smp *x, uint64_t fs_base, ing_decoded *out
         uint64_t addr = 0;
         int kind = mw_insn_address(&in[i], base + p->off[i], &r, &addr);
         out->nmem++;
-        out->reads += in[i].mem_reads;
-        out->writes += in[i].mem_writes;
-        out->nt += in[i].nontemporal ? in[i].mem_writes : 0;
         /* the registers written between the operand's execution and the
          * sample: before the sampled one, from it on (its own writes
          * included); after, from the sampled one to it */

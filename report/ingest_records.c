@@ -497,20 +497,15 @@ static int writes_class(ing_file *f)
             continue;
         if (!f->code->dec && !(f->code->dec = ing_decoder_new()))
             return -ENOMEM;
-        uint64_t fs_base = 0;
-        int64_t *ti = ing_hmap_get(&f->thr_idx, x->tid, 0);
-        if (ti)
-            fs_base = f->thrs.v[*ti].fs_base;
-        ing_decoded dd;
-        int rc = ing_decode(f, x, fs_base, &dd);
+        unsigned r, w, t;
+        int rc = ing_run_dirs(f, x, &r, &w, &t);
         if (rc)
             return rc;
-        unsigned dirs = dd.reads + dd.writes;
-        if (!dirs)
+        if (!r && !w)
             continue;
-        rd += (double)dd.reads / dirs;
-        wr += (double)(dd.writes - dd.nt) / dirs;
-        nt += (double)dd.nt / dirs;
+        rd += (double)r / (r + w);
+        wr += (double)(w - t) / (r + w);
+        nt += (double)t / (r + w);
         n++;
     }
     /* normal stores read the line first: their bytes cross the bus twice */
