@@ -311,10 +311,15 @@ static void sh_list(mw_validation *v, unsigned ncpu)
     sh_add(v, "compute_T", "compute", MW_SHAPE_LIGHT, ncpu, 1);
 }
 
-/* Whether a shape's loop writes memory (its threshold class "writes") */
-static int sh_writes(const char *mode)
+int mw_val_shape_writes(const char *mode)
 {
     return !strcmp(mode, "copy") || !strcmp(mode, "triad") || !strcmp(mode, "nt");
+}
+
+int mw_val_shape_classes(const mw_validation *v)
+{
+    return v->shapes.saturated && v->shapes_reads.threshold_ns > 0 &&
+           v->shapes_writes.threshold_ns > 0;
 }
 
 /* The rule on all the shapes (saturation, rise), and on each class: the
@@ -330,9 +335,10 @@ static int sh_rule(mw_validation *v)
                                 .role = v->shape[i].role, .bw = v->shape[i].bw,
                                 .n = v->shape[i].n, .ns = v->shape[i].ns};
         int none = !strcmp(v->shape[i].mode, "idle") || !strcmp(v->shape[i].mode, "compute");
-        if (sh_writes(v->shape[i].mode) || none)
+        int writes = mw_val_shape_writes(v->shape[i].mode);
+        if (writes || none)
             wr[nw++] = obs[i];
-        if (!sh_writes(v->shape[i].mode) || none)
+        if (!writes || none)
             rd[nr++] = obs[i];
     }
     int rc = mw_threshold_shapes(obs, v->nshapes, &v->rules, &v->shapes);

@@ -475,7 +475,7 @@ static void val_fill_claims(mw_validation *v, const mw_val_method *lat)
         /* with both classes placed: the read-only one for every program,
          * the writes' for one whose sampled loops write (memwatch report) */
         const mw_shapes_threshold *w = &v->shapes_writes, *r = &v->shapes_reads;
-        int classes = sh->saturated && w->threshold_ns > 0 && r->threshold_ns > 0;
+        int classes = mw_val_shape_classes(v);
         p->lat_threshold_ns = classes ? r->threshold_ns : sh->threshold_ns;
         p->from_shapes = 1;
         p->saturable = sh->saturated ? MW_SAT_YES : MW_SAT_NO;
@@ -847,16 +847,14 @@ static void val_write_shapes(const mw_validation *v, FILE *f)
             v->shape_rounds, v->shape_rounds == 1 ? "" : "s", v->shape_s);
     fprintf(f, "    %-10s %-10s %4s %4s %12s %6s %5s %8s %8s %8s %8s\n", "load", "class",
             "thr", "proc", "bandwidth", "share", "n", "p5 ns", "p50 ns", "p95 ns", "flagged");
-    int classes = t->saturated && v->shapes_reads.threshold_ns > 0 &&
-                  v->shapes_writes.threshold_ns > 0;
+    int classes = mw_val_shape_classes(v);
     for (unsigned i = 0; i < v->nshapes; i++) {
         const struct mw_val_shape *s = &v->shape[i];
         const mw_shape_stat *st = &t->stat[i];
         /* flagged: against the threshold of the shape's class */
-        int wr = !strcmp(s->mode, "copy") || !strcmp(s->mode, "triad") || !strcmp(s->mode, "nt");
-        double thr = !classes ? t->threshold_ns
-                     : wr     ? v->shapes_writes.threshold_ns
-                              : v->shapes_reads.threshold_ns;
+        double thr = !classes                     ? t->threshold_ns
+                     : mw_val_shape_writes(s->mode) ? v->shapes_writes.threshold_ns
+                                                    : v->shapes_reads.threshold_ns;
         unsigned above = 0;
         for (unsigned j = 0; j < s->n; j++)
             above += s->ns[j] > thr;
@@ -873,7 +871,7 @@ static void val_write_shapes(const mw_validation *v, FILE *f)
     }
     fprintf(f, "    idle %.1f ns, saturating loads %.1f ns (x%.2f): %s\n", t->idle_ns, t->sat_ns,
             t->rise, t->saturated ? "memory saturated" : "memory NOT saturated by these loads");
-    if (t->saturated && v->shapes_reads.threshold_ns > 0 && v->shapes_writes.threshold_ns > 0) {
+    if (classes) {
         const mw_shapes_threshold *r = &v->shapes_reads, *w = &v->shapes_writes;
         fprintf(f, "    threshold %.1f ns (band %.1f..%.1f ns), placed on the loads that only read "
                    "with idle and compute: %s; worst shape error %.1f %%\n",

@@ -55,10 +55,17 @@ int mw_val_lat_counter_method(const struct mw_method_def *def, const struct mw_p
                               const struct mw_validate_config *cfg, const int *cpus, int ncpus,
                               struct mw_validation *v, struct mw_val_method *m);
 
-/* The load shapes (calibrate/shapes.c): fills v->shape, v->shapes and
- * v->shape_note; ncpu CPUs' worth of workers; progress counts one per shape
- * of the first rounds into *done of total. 0 or a negative code. */
+/* The load shapes (calibrate/shapes.c): fills v->shape, v->shapes (and
+ * the classes' shapes_reads, shapes_writes) and v->shape_note; ncpu CPUs'
+ * worth of workers; progress counts one per shape of the first rounds into
+ * *done of total. 0 or a negative code. */
 int mw_val_shapes(const struct mw_validate_config *cfg, unsigned ncpu, struct mw_validation *v,
                   unsigned *done, unsigned total);
+/* Whether a shape's mode writes memory (copy, triad, nt): its threshold
+ * class (docs/saturation.md, "Loads that write"). */
+int mw_val_shape_writes(const char *mode);
+/* Whether both classes' thresholds were placed (memory saturated): then the
+ * profile's threshold is the read-only loads' and it has a writes' one. */
+int mw_val_shape_classes(const struct mw_validation *v);
 
 #endif
