@@ -14,8 +14,11 @@
  * each request and freed when sent or when the client went away. SIGPIPE is
  * ignored by the agent; libmicrohttpd sends with MSG_NOSIGNAL besides.
  *
- * Built without libmicrohttpd (CMake found none), mon_http_unavailable says
- * why and nothing is served.
+ * libmicrohttpd is loaded by dlopen when the server starts (its soname read
+ * at configure time), so that the commands that serve nothing do not load
+ * it and the TLS libraries behind it. Built without libmicrohttpd (CMake
+ * found none), or where it cannot be loaded, mon_http_unavailable says why
+ * and nothing is served.
  *
  * May call: libmicrohttpd, libc. Threading: libmicrohttpd's one internal
  * thread calls every callback here; the state's HTTP counters are atomics.
@@ -27,8 +30,64 @@
 #include <string.h>
 
 #ifdef MW_HAVE_MHD
+#include <dlfcn.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+
+/* The functions used, resolved from MW_MHD_SONAME once; the calls below read
+ * as libmicrohttpd's own names through the macros. */
+static struct {
+    int tried;
+    char why[256];
+    __typeof__(MHD_start_daemon) *start_daemon;
+    __typeof__(MHD_stop_daemon) *stop_daemon;
+    __typeof__(MHD_get_connection_info) *get_connection_info;
+    __typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+    __typeof__(MHD_add_response_header) *add_response_header;
+    __typeof__(MHD_queue_response) *queue_response;
+    __typeof__(MHD_destroy_response) *destroy_response;
+    __typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+} mhd;
+#define MHD_start_daemon (*mhd.start_daemon)
+#define MHD_stop_daemon (*mhd.stop_daemon)
+#define MHD_get_connection_info (*mhd.get_connection_info)
+#define MHD_create_response_from_buffer (*mhd.create_response_from_buffer)
+#define MHD_add_response_header (*mhd.add_response_header)
+#define MHD_queue_response (*mhd.queue_response)
+#define MHD_destroy_response (*mhd.destroy_response)
+#define MHD_lookup_connection_value (*mhd.lookup_connection_value)
+
+/* NULL when loaded, else why not. */
+static const char *mhd_load(void)
+{
+    if (mhd.tried)
+        return mhd.why[0] ? mhd.why : NULL;
+    mhd.tried = 1;
+    void *l = dlopen(MW_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!l) {
+        const char *e = dlerror();
+        snprintf(mhd.why, sizeof mhd.why, "cannot load %s, which serves the metrics: %s",
+                 MW_MHD_SONAME, e ? e : "dlopen failed");
+        return mhd.why;
+    }
+    static const char *const names[] = {
+        "MHD_start_daemon",        "MHD_stop_daemon",
+        "MHD_get_connection_info", "MHD_create_response_from_buffer",
+        "MHD_add_response_header", "MHD_queue_response",
+        "MHD_destroy_response",    "MHD_lookup_connection_value"};
+    void **slot[] = {(void **)&mhd.start_daemon,        (void **)&mhd.stop_daemon,
+                     (void **)&mhd.get_connection_info, (void **)&mhd.create_response_from_buffer,
+                     (void **)&mhd.add_response_header, (void **)&mhd.queue_response,
+                     (void **)&mhd.destroy_response,    (void **)&mhd.lookup_connection_value};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        *slot[i] = dlsym(l, names[i]);
+        if (!*slot[i]) {
+            snprintf(mhd.why, sizeof mhd.why, "%s has no %s", MW_MHD_SONAME, names[i]);
+            return mhd.why;
+        }
+    }
+    return NULL;
+}
 
 #define CONN_MEMORY 16384 /* per connection: its request line and headers */
 
@@ -48,7 +107,7 @@ struct mon_http {
 
 const char *mon_http_unavailable(void)
 {
-    return NULL;
+    return mhd_load();
 }
 
 static int ip_key(const struct sockaddr *a, int *family, unsigned char *addr)
@@ -190,6 +249,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 mon_http *mon_http_start(mon_state *s, int fd, char *why, size_t n)
 {
+    const char *no = mhd_load();
+    if (no) {
+        snprintf(why, n, "%s", no);
+        return NULL;
+    }
     mon_http *h = calloc(1, sizeof *h);
     if (h) {
         h->nips = (size_t)s->http_max_conns + 1;

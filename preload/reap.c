@@ -13,8 +13,10 @@
  * parent, the signal, and its CPU time where the wait returned it.
  *
  * A child that exits by a raw exit_group system call (Go programs: no
- * libc exit, no destructor) writes no end either. Where the child exited
- * (WIFEXITED) the parent looks whether it wrote its end (the trailer of its
+ * libc exit, no destructor) writes no end either, nor does one that a
+ * terminating signal (SIGTERM, SIGPIPE, ...) ends before it began: its
+ * handlers for those come when it begins (signals.h). Where the child
+ * exited, or such a signal ended it, the parent looks whether it wrote its end (the trailer of its
  * own file, or its segment among the last of the shared file:
  * mwp_writer_child_ended, 4 to 6 system calls per reaped child) and writes
  * the exit status and CPU time for it where it did not.
@@ -41,18 +43,24 @@
 static void reap_seen(pid_t pid, int status, const struct rusage *ru)
 {
     if (pid <= 0 || !(WIFEXITED(status) || WIFSIGNALED(status)) ||
-        (WIFSIGNALED(status) && mwp_signal_caught(WTERMSIG(status))))
-        return;
+        (WIFSIGNALED(status) && mwp_signal_caught(WTERMSIG(status)) == 2))
+        return; /* a fault: the child's handler wrote its end, begun or not */
     if (atomic_load(&mwp_proc.state) != MWP_RUNNING || !mwp_cfg.follow || mwp_in_hook)
         return;
     if ((pid_t)mwp_syscall(SYS_getpid) != mwp_proc.pid)
         return; /* a vfork child, or a clone memwatch does not know */
     int e = errno;
     mwp_in_hook++;
-    if (WIFSIGNALED(status))
-        mwp_writer_reaped(pid, -WTERMSIG(status), WCOREDUMP(status), ru);
-    else if (!mwp_writer_child_ended(pid))
+    /* A terminating signal memwatch catches ended a child that had begun:
+     * its handler wrote the end; one that had not begun had no handler for
+     * it yet (signals.h). The signals not caught (SIGKILL): nobody wrote it. */
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        if (!mwp_signal_caught(sig) || !mwp_writer_child_ended(pid))
+            mwp_writer_reaped(pid, -sig, WCOREDUMP(status), ru);
+    } else if (!mwp_writer_child_ended(pid)) {
         mwp_writer_reaped(pid, WEXITSTATUS(status), 0, ru);
+    }
     mwp_in_hook--;
     errno = e;
 }

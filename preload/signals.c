@@ -31,6 +31,12 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+/* Faults: what only the process itself can tell of them (where it happened)
+ * is worth a handler in every process, from the constructor on. The rest,
+ * which its recorded parent's reap reports as well as it could (the signal),
+ * get one when the process begins (lazy start): a short process does not pay
+ * 14 more sigaction calls (docs/overhead.md, "Short processes"). */
+static const int sig_faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP};
 static const int sig_list[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT, SIGBUS,
                                SIGFPE,  SIGSEGV, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM,
                                SIGXCPU, SIGXFSZ, SIGSYS,  SIGVTALRM, SIGPROF};
@@ -49,6 +55,9 @@ static int sig_in_list(int sig)
 
 int mwp_signal_caught(int sig)
 {
+    for (size_t i = 0; i < sizeof sig_faults / sizeof sig_faults[0]; i++)
+        if (sig_faults[i] == sig)
+            return 2;
     return sig_in_list(sig);
 }
 
@@ -208,7 +217,10 @@ MWP_HOT static int set_empty(const sigset_t *s)
     return 1;
 }
 
-MWP_HOT void mwp_signals_install(sigset_t *mask_out)
+/* Install memwatch's handler for the signals of list that it does not
+ * manage yet (a fork child inherits the parent's, which it must not read
+ * back as the program's). */
+MWP_HOT static void sig_install(const int *list, size_t n, sigset_t *mask_out)
 {
     MWP_NEED(sigaction, "sigaction");
     if (!mwp_real.sigaction) {
@@ -219,10 +231,10 @@ MWP_HOT void mwp_signals_install(sigset_t *mask_out)
     /* One sigaction per signal: install ours and read back what was there.
      * After exec that is SIG_DFL with no mask or flags (the kernel resets
      * caught signals) or SIG_IGN (kept); a library initialised before this
-     * one may have set a handler. The few that are not plain SIG_DFL take a
-     * second call (SIG_IGN restored, a handler's mask and flags copied).
-     * Signals stay blocked meanwhile, so none meets our handler before
-     * app_act holds what the application had. */
+     * one, or the program before it began, may have set a handler. The few
+     * that are not plain SIG_DFL take a second call (SIG_IGN restored, a
+     * handler's mask and flags copied). Signals stay blocked meanwhile, so
+     * none meets our handler before app_act holds what the application had. */
     sigset_t all, old;
     mwp_sigfill(&all);
     /* pthread_sigmask's system call, without binding it: glibc's internal
@@ -236,8 +248,10 @@ MWP_HOT void mwp_signals_install(sigset_t *mask_out)
     memset(&k, 0, sizeof k);
     k.sa_sigaction = sig_handler;
     k.sa_flags = SA_SIGINFO; /* sa_mask empty: k is zeroed */
-    for (size_t i = 0; i < sizeof sig_list / sizeof sig_list[0]; i++) {
-        int sig = sig_list[i];
+    for (size_t i = 0; i < n; i++) {
+        int sig = list[i];
+        if (atomic_load(&sig_managed[sig]))
+            continue;
         struct sigaction cur;
         if (mwp_real.sigaction(sig, &k, &cur))
             continue;
@@ -257,6 +271,16 @@ MWP_HOT void mwp_signals_install(sigset_t *mask_out)
     sigset_t back = old;
     back.__val[0] &= ~((1ul << 31) | (1ul << 32));
     mwp_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &back, NULL, _NSIG / 8);
+}
+
+MWP_HOT void mwp_signals_install(sigset_t *mask_out)
+{
+    sig_install(sig_faults, sizeof sig_faults / sizeof sig_faults[0], mask_out);
+}
+
+void mwp_signals_begin(void)
+{
+    sig_install(sig_list, sizeof sig_list / sizeof sig_list[0], NULL);
 }
 
 MWP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)

@@ -8,11 +8,17 @@
 
 #include <signal.h>
 
-/* Install memwatch's dispositions; *mask_out: the signal mask the program
- * started with. [not AS-safe] (constructor). */
+/* Install memwatch's dispositions of the faults (every process); *mask_out:
+ * the signal mask the program started with. [not AS-safe] (constructor). */
 void mwp_signals_install(sigset_t *mask_out);
-/* 1: memwatch's handler ends a recorded process killed by sig (it writes
- * its end itself). [AS-safe] */
+/* Install the rest, the terminating signals, when the process begins
+ * recording (lazy start); the program's dispositions set meanwhile are read
+ * back and kept. Once per image. [AS-safe] */
+void mwp_signals_begin(void);
+/* 2: memwatch's handler ends every process killed by sig, begun or not (it
+ * writes its end itself: the faults); 1: it does so once the process has
+ * begun (the terminating signals: a reaper checks for the end); 0: sig is
+ * not caught (SIGKILL, the real-time signals). [AS-safe] */
 int mwp_signal_caught(int sig);
 /* Where a fault that ends the process happened, its record's META fault:
  * "pc 0x..., <module>+0x<offset>, address 0x..., code N"; "" otherwise.

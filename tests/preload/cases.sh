@@ -1601,6 +1601,36 @@ reaped)
     grep "mwp_app spin" "$T/rep.txt" | grep -q "killed by SIGKILL (its parent, pid $sh_pid, reported it when it reaped it; its file has no trailer)" ||
         fail "the text report does not give the spinning child's end: $(grep 'mwp_app spin' "$T/rep.txt")"
     ;;
+termshort)
+    # The terminating signals' handlers come when a process begins
+    # (preload/signals.c): a child that SIGTERM ends before then is written
+    # by its recorded parent's reap, one that had begun writes its own end
+    # (and its parent adds nothing); memwatch record does the parent's part
+    # for the program it started. A fault before the start is the process's
+    # own (the segv case).
+    command -v sqlite3 >/dev/null || skip "the sqlite3 command is not installed"
+    run sh -c 'sleep 5 & p=$!; sleep 0.3; kill -TERM $p; wait $p; echo "sleep: $?"
+               "$1" spin >/dev/null & q=$!; sleep 0.6; kill -TERM $q; wait $q; echo "spin: $?"
+               exit 0' sh "$APP" >"$T/o" 2>&1
+    cat "$T/o"
+    grep -q "sleep: 143" "$T/o" && grep -q "spin: 143" "$T/o" || fail "the shell saw: $(tr '\n' ';' <"$T/o")"
+    "$MW" report -q -o "$T/r.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
+    sqlite3 "$T/r.db" "select pid, ppid, exit_status, ifnull(cmdline, '-'), (select value from meta m where m.process_id = p.id and m.key = 'reported_by') from processes p order by id"
+    sleep_by=$(sqlite3 "$T/r.db" "select count(*) from processes p join meta m on m.process_id = p.id and m.key = 'reported_by' and m.value = 'parent' where p.exit_status = -15 and p.t_start is null")
+    spin_own=$(sqlite3 "$T/r.db" "select count(*) from processes p where p.cmdline like '%mwp_app spin%' and p.exit_status = -15 and p.clean_exit = 1 and p.t_start > 0 and not exists (select 1 from meta m where m.process_id = p.id and m.key = 'reported_by')")
+    dup=$(sqlite3 "$T/r.db" "select count(*) from (select pid from processes group by pid having count(*) > 1)")
+    echo "sleep reported by its parent: $sleep_by, spin's own end: $spin_own, pids twice: $dup"
+    [ "$sleep_by" = 1 ] || fail "the sleep that SIGTERM ended before it began: $sleep_by records by its parent, expected 1"
+    [ "$spin_own" = 1 ] || fail "the spinning child (it began) did not write its own end, or its parent wrote one too"
+    [ "$dup" = 0 ] || fail "$dup pids in the report twice"
+    # memwatch record's program, ended by SIGTERM at once
+    rm -rf "$T/rec"
+    "$MW" record -q -o "$T/rec" -- sh -c 'kill -TERM $$'; rc=$?
+    expect_rc $rc 143
+    "$MW" report -q -o "$T/rec.db" "$T/rec" >/dev/null 2>&1 || fail "memwatch report of the record failed"
+    n=$(sqlite3 "$T/rec.db" "select count(*) from processes p join meta m on m.process_id = p.id and m.key = 'reported_by' and m.value = 'parent' where p.exit_status = -15")
+    [ "$n" = 1 ] || fail "memwatch record did not write the end of its program that SIGTERM ended ($n)"
+    ;;
 *)
     fail "unknown case"
     ;;
