@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/device_acceptance.sh: the GPU machine's acceptance lines of issues
-# 37, 40 and 41 in one run, from a device pack (bench/device_pack BUILD
+# 37, 39, 40 and 41 in one run, from a device pack (bench/device_pack BUILD
 # FOLDER /usr/bin/stress-ng, packed as a .tar.xz: the machine is bare and has
 # no network). Logs go to OUTDIR, one per step; each step's verdict is
 # printed. Steps (default all):
@@ -12,11 +12,16 @@
 #   names   tests/names/test_names.sh NAMES_CASE=pyperf with python3 (3.12
 #           there), and stress-ng recorded, its names checked against the
 #           symbol tables by tests/names/check_names.py (issue 37)
+#   cost    what recording costs (issue 39, docs/overhead.md): the /bin/true
+#           loop (bench/short_procs: floor, memwatch, and the pack's base/
+#           build where it has one), and bench/long_cost's 16-thread stream
+#           and the long programs the machine has (xz, python3, sqlite3),
+#           each against base/ too
 # Usage: bench/device_acceptance.sh PACK.tar.xz OUTDIR [steps]
 set -uo pipefail
 pack=${1:?usage: device_acceptance.sh PACK.tar.xz OUTDIR [steps]}
 O=${2:?usage: device_acceptance.sh PACK.tar.xz OUTDIR [steps]}
-steps=${3:-gpumon,cal,static,monload,names}
+steps=${3:-gpumon,cal,static,monload,names,cost}
 S=$(cd "$(dirname "$0")/.." && pwd)
 P=$(mktemp -d /tmp/mw-pack-XXXXXX)
 tar -C "$P" -xJf "$pack" || { echo "device_acceptance: cannot unpack $pack"; exit 1; }
@@ -55,6 +60,16 @@ fi
 if has monload; then
   bash "$S/bench/monitor_loads.sh" "$B" 20 >"$O/monload.txt" 2>&1
   echo "monload: exit $?"; tail -12 "$O/monload.txt"
+fi
+if has cost; then
+  other=()
+  [ -x "$P/base/memwatch" ] && other=("lib:$P/base/libmemwatch.so")
+  MW_BENCH_CONFIGS="floor memwatch ${other[*]}" bash "$S/bench/short_procs" 10 "$B" >"$O/cost-true.txt" 2>&1
+  echo "cost true: exit $?"; tail -8 "$O/cost-true.txt"
+  wl=stream
+  for w in xz python3 sqlite3; do command -v $w >/dev/null && wl="$wl ${w%3}"; done
+  MW_BENCH_WORKLOADS=$wl MW_BENCH_CONFIGS="record ${other[*]}" bash "$S/bench/long_cost" 5 "$B" >"$O/cost-long.txt" 2>&1
+  echo "cost long: exit $?"; grep -v " round " "$O/cost-long.txt"
 fi
 if has names; then
   MW_BUILD_DIR=$B MW_SOURCE_DIR=$S NAMES_CASE=pyperf NAMES_PYTHON=python3 bash "$S/tests/names/test_names.sh" >"$O/names-pyperf.txt" 2>&1
