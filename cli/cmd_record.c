@@ -980,10 +980,49 @@ static size_t rec_sanitizer_prefix(const char *ld)
     return 0;
 }
 
+static char rec_logged[512];
+static void rec_log(int level, const char *msg, void *user);
+
+/* 1 where no recorded process will need the baseline: the threshold is the
+ * user's (MEMWATCH_THRESHOLD_NS), or the machine profile the processes will
+ * read (MEMWATCH_PROFILE, else the default path) loads, is this machine's
+ * and places a threshold for probe_lat (preload/engine.c,
+ * eng_threshold_final: the baseline only makes the uncalibrated default).
+ * Saves a calibrated run the measurement's 1-2 ms of CPU and 40 ms of wall
+ * time before its program starts (docs/overhead.md). */
+static int rec_baseline_unneeded(void)
+{
+    const char *t = getenv("MEMWATCH_THRESHOLD_NS");
+    if (t && strtod(t, NULL) > 0)
+        return 1;
+    const char *prof = getenv("MEMWATCH_PROFILE");
+    char def[PATH_MAX];
+    if (prof && !strcmp(prof, "none"))
+        return 0;
+    if (!prof || !*prof) {
+        if (mw_profile_default_path(def, sizeof def))
+            return 0;
+        prof = def;
+    }
+    if (access(prof, R_OK))
+        return 0;
+    static mw_profile pf;
+    rec_logged[0] = 0;
+    mw_set_log(rec_log, NULL, MW_LOG_WARN); /* the processes say what is wrong with it */
+    int e = mw_profile_load(prof, 1, &pf);
+    mw_set_log(NULL, NULL, MW_LOG_WARN);
+    if (e < 0)
+        return 0;
+    int in_ns = 1;
+    return mw_profile_lat_threshold(&pf, "probe_lat", getenv("MEMWATCH_MIX"), &in_ns, NULL, 0) > 0 &&
+           in_ns;
+}
+
 static void rec_baseline(void)
 {
     const char *m = getenv("MEMWATCH_METHOD");
-    if (getenv("MEMWATCH_BASELINE_NS") || (m && mw_env_method(m) == MW_ENV_METHOD_NONE))
+    if (getenv("MEMWATCH_BASELINE_NS") || (m && mw_env_method(m) == MW_ENV_METHOD_NONE) ||
+        rec_baseline_unneeded())
         return;
     mw_probe_lat *p = NULL;
     if (mw_probe_lat_create(NULL, &p) < 0)
@@ -1162,8 +1201,6 @@ static void rec_signals_restore(void)
 }
 
 /* ---- running ---- */
-
-static char rec_logged[512];
 
 static void rec_log(int level, const char *msg, void *user)
 {

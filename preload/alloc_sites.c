@@ -35,6 +35,16 @@
 
 #include <memwatch/mwr.h>
 
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h> /* glibc 2.32: __libc_single_threaded */
+#define MWP_SINGLE_THREADED() (__libc_single_threaded != 0)
+#endif
+#endif
+#ifndef MWP_SINGLE_THREADED
+#define MWP_SINGLE_THREADED() 0
+#endif
+
 /* ---- the sampling rule (pure) ---- */
 
 static inline uint64_t mix64(uint64_t x)
@@ -130,8 +140,22 @@ int mwp_alloc_site_take(uint64_t pc, size_t n)
     struct site *s = site_find(pc);
     if (!s)
         return 1; /* table full: recorded in full */
-    uint64_t ord = atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->bytes, n, memory_order_relaxed);
+    /* A process with one thread (glibc's flag, false from its first
+     * pthread_create on, memwatch's own threads included) counts without
+     * locked instructions: the two locked adds were most of the hook's cost
+     * under churn (docs/overhead.md, "Allocation churn"). Nothing else can
+     * run meanwhile but a signal handler, and one that allocates is
+     * undefined behaviour in the program already. */
+    uint64_t ord;
+    if (MWP_SINGLE_THREADED()) {
+        ord = atomic_load_explicit(&s->count, memory_order_relaxed);
+        atomic_store_explicit(&s->count, ord + 1, memory_order_relaxed);
+        atomic_store_explicit(&s->bytes, atomic_load_explicit(&s->bytes, memory_order_relaxed) + n,
+                              memory_order_relaxed);
+    } else {
+        ord = atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&s->bytes, n, memory_order_relaxed);
+    }
     if (!mwp_alloc_sample_rule(pc, ord))
         return 0;
     atomic_fetch_add_explicit(&s->recorded, 1, memory_order_relaxed);
