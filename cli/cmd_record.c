@@ -1815,8 +1815,8 @@ static int rec_finish(struct rec_run *r)
         uint64_t t0_ns = (uint64_t)r->t0.tv_sec * 1000000000ull + (uint64_t)r->t0.tv_nsec;
         uint64_t t1_ns = (uint64_t)r->t1.tv_sec * 1000000000ull + (uint64_t)r->t1.tv_nsec;
         /* Its end, where its library wrote none: SIGKILL, a raw
-         * exit_group, a terminating signal before it began recording (its
-         * handlers come then: preload/signals.h). */
+         * exit_group, a signal such as SIGPIPE or SIGUSR1 before it began
+         * recording (its handlers of those come then: preload/signals.h). */
         if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGKILL ||
                                     !rec_program_ended(r->dir, r->run, r->pid)))
             rec_write_reaped(r->dir, r->run, r->pid, -WTERMSIG(status), &r->ru, t0_ns, t1_ns,

@@ -14,8 +14,9 @@
  *
  * A child that exits by a raw exit_group system call (Go programs: no
  * libc exit, no destructor) writes no end either, nor does one that a
- * terminating signal (SIGTERM, SIGPIPE, ...) ends before it began: its
- * handlers for those come when it begins (signals.h). Where the child
+ * terminating signal other than those sent to process groups (SIGPIPE,
+ * SIGALRM, SIGUSR1, ...) ends before it began: its handlers for those come
+ * when it begins (signals.h). Where the child
  * exited, or such a signal ended it, the parent looks whether it wrote its end (the trailer of its
  * own file, or its segment among the last of the shared file:
  * mwp_writer_child_ended, 4 to 6 system calls per reaped child) and writes
@@ -44,7 +45,7 @@ static void reap_seen(pid_t pid, int status, const struct rusage *ru)
 {
     if (pid <= 0 || !(WIFEXITED(status) || WIFSIGNALED(status)) ||
         (WIFSIGNALED(status) && mwp_signal_caught(WTERMSIG(status)) == 2))
-        return; /* a fault: the child's handler wrote its end, begun or not */
+        return; /* the child's handler wrote its end, begun or not */
     if (atomic_load(&mwp_proc.state) != MWP_RUNNING || !mwp_cfg.follow || mwp_in_hook)
         return;
     if ((pid_t)mwp_syscall(SYS_getpid) != mwp_proc.pid)

@@ -31,12 +31,18 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-/* Faults: what only the process itself can tell of them (where it happened)
- * is worth a handler in every process, from the constructor on. The rest,
- * which its recorded parent's reap reports as well as it could (the signal),
- * get one when the process begins (lazy start): a short process does not pay
- * 14 more sigaction calls (docs/overhead.md, "Short processes"). */
-static const int sig_faults[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP};
+/* The signals whose handlers every process installs in its constructor:
+ * the faults, where only the process itself can tell where it happened
+ * (META fault), and those a terminal, a timeout or a job controller sends
+ * to a whole process group (SIGINT, SIGQUIT, SIGHUP, SIGTERM), which end
+ * the parent too, so that no parent is left to reap the child and report
+ * it. The rest, which end one process while its recorded parent lives on
+ * to report it as well as it could (the signal: SIGPIPE, SIGALRM, SIGUSR1,
+ * abort()...), get theirs when the process begins (lazy start): a short
+ * process does not pay 10 more sigaction calls (docs/overhead.md, "Short
+ * processes"). */
+static const int sig_early[] = {SIGSEGV, SIGBUS, SIGILL,  SIGFPE, SIGTRAP,
+                                SIGINT,  SIGQUIT, SIGHUP, SIGTERM};
 static const int sig_list[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGABRT, SIGBUS,
                                SIGFPE,  SIGSEGV, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM,
                                SIGXCPU, SIGXFSZ, SIGSYS,  SIGVTALRM, SIGPROF};
@@ -55,8 +61,8 @@ static int sig_in_list(int sig)
 
 int mwp_signal_caught(int sig)
 {
-    for (size_t i = 0; i < sizeof sig_faults / sizeof sig_faults[0]; i++)
-        if (sig_faults[i] == sig)
+    for (size_t i = 0; i < sizeof sig_early / sizeof sig_early[0]; i++)
+        if (sig_early[i] == sig)
             return 2;
     return sig_in_list(sig);
 }
@@ -275,7 +281,7 @@ MWP_HOT static void sig_install(const int *list, size_t n, sigset_t *mask_out)
 
 MWP_HOT void mwp_signals_install(sigset_t *mask_out)
 {
-    sig_install(sig_faults, sizeof sig_faults / sizeof sig_faults[0], mask_out);
+    sig_install(sig_early, sizeof sig_early / sizeof sig_early[0], mask_out);
 }
 
 void mwp_signals_begin(void)

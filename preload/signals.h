@@ -8,17 +8,19 @@
 
 #include <signal.h>
 
-/* Install memwatch's dispositions of the faults (every process); *mask_out:
- * the signal mask the program started with. [not AS-safe] (constructor). */
+/* Install memwatch's dispositions of the faults and of the signals sent to
+ * whole process groups (every process: signals.c); *mask_out: the signal
+ * mask the program started with. [not AS-safe] (constructor). */
 void mwp_signals_install(sigset_t *mask_out);
-/* Install the rest, the terminating signals, when the process begins
+/* Install the rest (SIGPIPE, SIGALRM, SIGUSR1, ...) when the process begins
  * recording (lazy start); the program's dispositions set meanwhile are read
  * back and kept. Once per image. [AS-safe] */
 void mwp_signals_begin(void);
 /* 2: memwatch's handler ends every process killed by sig, begun or not (it
- * writes its end itself: the faults); 1: it does so once the process has
- * begun (the terminating signals: a reaper checks for the end); 0: sig is
- * not caught (SIGKILL, the real-time signals). [AS-safe] */
+ * writes its end itself: the faults, SIGINT, SIGQUIT, SIGHUP, SIGTERM);
+ * 1: it does so once the process has begun (the other terminating signals:
+ * a reaper checks for the end); 0: sig is not caught (SIGKILL, the
+ * real-time signals). [AS-safe] */
 int mwp_signal_caught(int sig);
 /* Where a fault that ends the process happened, its record's META fault:
  * "pc 0x..., <module>+0x<offset>, address 0x..., code N"; "" otherwise.

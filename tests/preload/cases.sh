@@ -1376,7 +1376,7 @@ rawexit)
     # short). A child that ended normally gets no such record.
     K=$B/mwp_kinds
     [ -x "$K" ] || skip "mwp_kinds not built"
-    o=$(run /bin/sh -c "$K rawexit 0; echo a=\$?; $K rawexit 60; echo b=\$?; /bin/true")
+    o=$(run /bin/sh -c "$K rawexit 0; echo a=\$?; $K rawexit 60 begun; echo b=\$?; /bin/true")
     [ "$(echo $o)" = "a=3 b=3" ] || fail "the shell saw '$o'"
     facts
     n=$(facts | grep -c "end=exit.*exe=- ")
@@ -1602,34 +1602,46 @@ reaped)
         fail "the text report does not give the spinning child's end: $(grep 'mwp_app spin' "$T/rep.txt")"
     ;;
 termshort)
-    # The terminating signals' handlers come when a process begins
-    # (preload/signals.c): a child that SIGTERM ends before then is written
-    # by its recorded parent's reap, one that had begun writes its own end
-    # (and its parent adds nothing); memwatch record does the parent's part
-    # for the program it started. A fault before the start is the process's
-    # own (the segv case).
+    # Signals that end one process while its parent lives on (SIGUSR1 here,
+    # SIGPIPE, SIGALRM...) get memwatch's handlers when a process begins
+    # (preload/signals.c): a child that one ends before then is written by
+    # its recorded parent's reap; one that had begun writes its own end (and
+    # its parent adds nothing); memwatch record does the parent's part for
+    # the program it started. SIGTERM (like SIGINT, SIGQUIT, SIGHUP: sent to
+    # whole process groups, which end the parent too) and the faults keep
+    # their handlers from the start: such a child writes its own end, with
+    # its command line, begun or not.
     command -v sqlite3 >/dev/null || skip "the sqlite3 command is not installed"
-    run sh -c 'sleep 5 & p=$!; sleep 0.3; kill -TERM $p; wait $p; echo "sleep: $?"
-               "$1" spin >/dev/null & q=$!; sleep 0.6; kill -TERM $q; wait $q; echo "spin: $?"
+    run sh -c 'sleep 5 & p=$!; sleep 0.3; kill -USR1 $p; wait $p; echo "sleep: $?"
+               "$1" spin >/dev/null & q=$!; sleep 0.6; kill -USR1 $q; wait $q; echo "spin: $?"
+               sleep 7 & r=$!; sleep 0.3; kill -TERM $r; wait $r; echo "term: $?"
                exit 0' sh "$APP" >"$T/o" 2>&1
     cat "$T/o"
-    grep -q "sleep: 143" "$T/o" && grep -q "spin: 143" "$T/o" || fail "the shell saw: $(tr '\n' ';' <"$T/o")"
+    grep -q "sleep: 138" "$T/o" && grep -q "spin: 138" "$T/o" && grep -q "term: 143" "$T/o" ||
+        fail "the shell saw: $(tr '\n' ';' <"$T/o")"
     "$MW" report -q -o "$T/r.db" "$OUT" >/dev/null 2>&1 || fail "memwatch report failed"
     sqlite3 "$T/r.db" "select pid, ppid, exit_status, ifnull(cmdline, '-'), (select value from meta m where m.process_id = p.id and m.key = 'reported_by') from processes p order by id"
-    sleep_by=$(sqlite3 "$T/r.db" "select count(*) from processes p join meta m on m.process_id = p.id and m.key = 'reported_by' and m.value = 'parent' where p.exit_status = -15 and p.t_start is null")
-    spin_own=$(sqlite3 "$T/r.db" "select count(*) from processes p where p.cmdline like '%mwp_app spin%' and p.exit_status = -15 and p.clean_exit = 1 and p.t_start > 0 and not exists (select 1 from meta m where m.process_id = p.id and m.key = 'reported_by')")
+    by_parent() { # the processes that status ended, reported by their parents, that never began
+        sqlite3 "$T/r.db" "select count(*) from processes p join meta m on m.process_id = p.id and m.key = 'reported_by' and m.value = 'parent' where p.exit_status = $1 and p.t_start is null"
+    }
+    own_end() { # the processes whose command line matches $2 that status $1 ended, with their own end
+        sqlite3 "$T/r.db" "select count(*) from processes p where p.cmdline like '$2' and p.exit_status = $1 and p.clean_exit = 1 and not exists (select 1 from meta m where m.process_id = p.id and m.key = 'reported_by')"
+    }
+    sleep_by=$(by_parent -10) spin_own=$(own_end -10 '%mwp_app spin%') term_own=$(own_end -15 'sleep 7')
     dup=$(sqlite3 "$T/r.db" "select count(*) from (select pid from processes group by pid having count(*) > 1)")
-    echo "sleep reported by its parent: $sleep_by, spin's own end: $spin_own, pids twice: $dup"
-    [ "$sleep_by" = 1 ] || fail "the sleep that SIGTERM ended before it began: $sleep_by records by its parent, expected 1"
+    echo "sleep reported by its parent: $sleep_by, spin's own end: $spin_own, SIGTERM's sleep's own end: $term_own, pids twice: $dup"
+    [ "$sleep_by" = 1 ] || fail "the sleep that SIGUSR1 ended before it began: $sleep_by records by its parent, expected 1"
     [ "$spin_own" = 1 ] || fail "the spinning child (it began) did not write its own end, or its parent wrote one too"
+    [ "$term_own" = 1 ] || fail "the sleep that SIGTERM ended did not write its own end with its command line"
+    [ "$(by_parent -15)" = 0 ] || fail "a parent wrote the end of a process that SIGTERM ended"
     [ "$dup" = 0 ] || fail "$dup pids in the report twice"
-    # memwatch record's program, ended by SIGTERM at once
+    # memwatch record's program, ended by SIGUSR1 at once
     rm -rf "$T/rec"
-    "$MW" record -q -o "$T/rec" -- sh -c 'kill -TERM $$'; rc=$?
-    expect_rc $rc 143
+    "$MW" record -q -o "$T/rec" -- sh -c 'kill -USR1 $$'; rc=$?
+    expect_rc $rc 138
     "$MW" report -q -o "$T/rec.db" "$T/rec" >/dev/null 2>&1 || fail "memwatch report of the record failed"
-    n=$(sqlite3 "$T/rec.db" "select count(*) from processes p join meta m on m.process_id = p.id and m.key = 'reported_by' and m.value = 'parent' where p.exit_status = -15")
-    [ "$n" = 1 ] || fail "memwatch record did not write the end of its program that SIGTERM ended ($n)"
+    n=$(sqlite3 "$T/rec.db" "select count(*) from processes p join meta m on m.process_id = p.id and m.key = 'reported_by' and m.value = 'parent' where p.exit_status = -10")
+    [ "$n" = 1 ] || fail "memwatch record did not write the end of its program that SIGUSR1 ended ($n)"
     ;;
 *)
     fail "unknown case"

@@ -2,9 +2,11 @@
  * tests/preload/mwp_kinds.c: programs memwatch used to record wrongly
  * (issue 37, "Programs"), for tests/preload/cases.sh:
  *
- *   mwp_kinds rawexit MS       MS ms of CPU, then a raw exit_group(3) system
- *                              call: no libc exit, no destructor (as Go
- *                              programs end)
+ *   mwp_kinds rawexit MS [begun]  MS ms of CPU ("begun": and on while
+ *                              memwatch has not begun recording: a loaded
+ *                              machine's CPU-time timers fire late), then a
+ *                              raw exit_group(3) system call: no libc exit,
+ *                              no destructor (as Go programs end)
  *   mwp_kinds blocksig MS [PRE]  PRE ms of CPU (default 0; "begun": as
  *                              long as memwatch has not begun recording),
  *                              then every signal blocked (sigprocmask), MS
@@ -55,6 +57,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "rawexit")) {
         spin(atof(argv[2]) * 1e3);
+        for (int i = 0; argc >= 4 && !strcmp(argv[3], "begun") && i < 1000 && !recording_begun(); i++)
+            spin(5e3);
         syscall(SYS_exit_group, 3);
     } else if (argc >= 3 && !strcmp(argv[1], "blocksig")) {
         sigset_t all, pend;
