@@ -860,6 +860,16 @@ static void rec_lvl_file(const char *path, const struct stat *st, void *ctx)
         (void)mw_raw_levels_add(c->lv, path); /* an unreadable file adds nothing */
 }
 
+/* The machine profile the recorded processes read: MEMWATCH_PROFILE
+ * (--profile), else the default path (into def); NULL where there is none. */
+static const char *rec_profile_path(char *def, size_t n)
+{
+    const char *prof = getenv("MEMWATCH_PROFILE");
+    if (prof && *prof)
+        return prof;
+    return mw_profile_default_path(def, n) == 0 ? def : NULL;
+}
+
 /* Where the calibration could not saturate memory: the load relative to
  * its peak (from the raw files' META lat_curve), never a bound share. */
 static void rec_levels_line(const mw_raw_levels *lv, uint64_t iv_lat)
@@ -929,10 +939,7 @@ static unsigned rec_summary(const char *dir, const char *run, const struct rec_s
     int blind = mw_raw_levels_saturable(&lv) == 0;
     if (mw_raw_levels_saturable(&lv) < 0 && s.iv_lat && !s.uncalibrated) {
         char def[PATH_MAX];
-        const char *prof = getenv("MEMWATCH_PROFILE");
-        if ((!prof || !*prof) && mw_profile_default_path(def, sizeof def) == 0)
-            prof = def;
-        blind = mw_report_saturation_seen(prof, s.lat_method) == 0;
+        blind = mw_report_saturation_seen(rec_profile_path(def, sizeof def), s.lat_method) == 0;
     }
     if (s.iv_lat && blind)
         rec_levels_line(&lv, s.iv_lat);
@@ -957,8 +964,6 @@ static unsigned rec_summary(const char *dir, const char *run, const struct rec_s
     return s.files;
 }
 
-/* The idle latency the uncalibrated default threshold is relative to,
- * measured here, before the program (and its children) load the machine. */
 /* Length of the first LD_PRELOAD entry when it is a sanitizer runtime
  * (libasan, libtsan, libubsan, liblsan, libhwasan, clang's libclang_rt.*),
  * which must come first in the library list of an instrumented program; 0
@@ -995,16 +1000,9 @@ static int rec_baseline_unneeded(void)
     const char *t = getenv("MEMWATCH_THRESHOLD_NS");
     if (t && strtod(t, NULL) > 0)
         return 1;
-    const char *prof = getenv("MEMWATCH_PROFILE");
     char def[PATH_MAX];
-    if (prof && !strcmp(prof, "none"))
-        return 0;
-    if (!prof || !*prof) {
-        if (mw_profile_default_path(def, sizeof def))
-            return 0;
-        prof = def;
-    }
-    if (access(prof, R_OK))
+    const char *prof = rec_profile_path(def, sizeof def);
+    if (!prof || !strcmp(prof, "none") || access(prof, R_OK))
         return 0;
     static mw_profile pf;
     rec_logged[0] = 0;
@@ -1018,6 +1016,8 @@ static int rec_baseline_unneeded(void)
            in_ns;
 }
 
+/* The idle latency the uncalibrated default threshold is relative to,
+ * measured here, before the program (and its children) load the machine. */
 static void rec_baseline(void)
 {
     const char *m = getenv("MEMWATCH_METHOD");
@@ -1817,13 +1817,10 @@ static int rec_finish(struct rec_run *r)
         /* Its end, where its library wrote none: SIGKILL, a raw
          * exit_group, a signal such as SIGPIPE or SIGUSR1 before it began
          * recording (its handlers of those come then: preload/signals.h). */
-        if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGKILL ||
-                                    !rec_program_ended(r->dir, r->run, r->pid)))
-            rec_write_reaped(r->dir, r->run, r->pid, -WTERMSIG(status), &r->ru, t0_ns, t1_ns,
-                             r->exe, r->prog);
-        else if (WIFEXITED(status) && !rec_program_ended(r->dir, r->run, r->pid))
-            rec_write_reaped(r->dir, r->run, r->pid, WEXITSTATUS(status), &r->ru, t0_ns, t1_ns,
-                             r->exe, r->prog);
+        int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        if (sig == SIGKILL || !rec_program_ended(r->dir, r->run, r->pid))
+            rec_write_reaped(r->dir, r->run, r->pid, sig ? -sig : WEXITSTATUS(status), &r->ru,
+                             t0_ns, t1_ns, r->exe, r->prog);
         if (rec_summary(r->dir, r->run, &fail, t0_ns, quiet) && !quiet)
             fprintf(stderr, "memwatch: 'memwatch report %s' turns them into a report\n", r->dir);
         if (!quiet)

@@ -70,19 +70,21 @@ static const char *mhd_load(void)
                  MW_MHD_SONAME, e ? e : "dlopen failed");
         return mhd.why;
     }
-    static const char *const names[] = {
-        "MHD_start_daemon",        "MHD_stop_daemon",
-        "MHD_get_connection_info", "MHD_create_response_from_buffer",
-        "MHD_add_response_header", "MHD_queue_response",
-        "MHD_destroy_response",    "MHD_lookup_connection_value"};
-    void **slot[] = {(void **)&mhd.start_daemon,        (void **)&mhd.stop_daemon,
-                     (void **)&mhd.get_connection_info, (void **)&mhd.create_response_from_buffer,
-                     (void **)&mhd.add_response_header, (void **)&mhd.queue_response,
-                     (void **)&mhd.destroy_response,    (void **)&mhd.lookup_connection_value};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        *slot[i] = dlsym(l, names[i]);
-        if (!*slot[i]) {
-            snprintf(mhd.why, sizeof mhd.why, "%s has no %s", MW_MHD_SONAME, names[i]);
+    const struct {
+        const char *name;
+        void **slot;
+    } fn[] = {{"MHD_start_daemon", (void **)&mhd.start_daemon},
+              {"MHD_stop_daemon", (void **)&mhd.stop_daemon},
+              {"MHD_get_connection_info", (void **)&mhd.get_connection_info},
+              {"MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer},
+              {"MHD_add_response_header", (void **)&mhd.add_response_header},
+              {"MHD_queue_response", (void **)&mhd.queue_response},
+              {"MHD_destroy_response", (void **)&mhd.destroy_response},
+              {"MHD_lookup_connection_value", (void **)&mhd.lookup_connection_value}};
+    for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++) {
+        *fn[i].slot = dlsym(l, fn[i].name);
+        if (!*fn[i].slot) {
+            snprintf(mhd.why, sizeof mhd.why, "%s has no %s", MW_MHD_SONAME, fn[i].name);
             return mhd.why;
         }
     }

@@ -613,7 +613,7 @@ static void begin(int threaded)
     if (!atomic_compare_exchange_strong(&mwp_lazy.begun, &exp, 1))
         return;
     mwp_in_hook++;
-    mwp_signals_begin(); /* the terminating signals' handlers (signals.h) */
+    mwp_signals_begin(); /* the handlers of the signals left for now (signals.h) */
     int inl = !threaded && mwp_cfg.inline_iv && lz_timer >= 0;
     if (!inl)
         mwp_lazy_disarm();

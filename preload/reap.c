@@ -16,8 +16,8 @@
  * libc exit, no destructor) writes no end either, nor does one that a
  * terminating signal other than those sent to process groups (SIGPIPE,
  * SIGALRM, SIGUSR1, ...) ends before it began: its handlers for those come
- * when it begins (signals.h). Where the child
- * exited, or such a signal ended it, the parent looks whether it wrote its end (the trailer of its
+ * when it begins (signals.h). Where the child exited, or such a signal
+ * ended it, the parent looks whether it wrote its end (the trailer of its
  * own file, or its segment among the last of the shared file:
  * mwp_writer_child_ended, 4 to 6 system calls per reaped child) and writes
  * the exit status and CPU time for it where it did not.

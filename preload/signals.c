@@ -51,20 +51,24 @@ MWP_COLD static struct sigaction app_act[SIG_MAX];
 static _Atomic unsigned char sig_managed[SIG_MAX]; /* 1: in the list; our handler may be in */
 static int sig_ready;
 
-static int sig_in_list(int sig)
+#define SIG_N(list) (sizeof list / sizeof list[0])
+
+static int sig_in(const int *list, size_t n, int sig)
 {
-    for (size_t i = 0; i < sizeof sig_list / sizeof sig_list[0]; i++)
-        if (sig_list[i] == sig)
+    for (size_t i = 0; i < n; i++)
+        if (list[i] == sig)
             return 1;
     return 0;
 }
 
+static int sig_in_list(int sig)
+{
+    return sig_in(sig_list, SIG_N(sig_list), sig);
+}
+
 int mwp_signal_caught(int sig)
 {
-    for (size_t i = 0; i < sizeof sig_early / sizeof sig_early[0]; i++)
-        if (sig_early[i] == sig)
-            return 2;
-    return sig_in_list(sig);
+    return sig_in(sig_early, SIG_N(sig_early), sig) ? 2 : sig_in_list(sig);
 }
 
 static void sig_handler(int sig, siginfo_t *si, void *uc);
@@ -281,12 +285,12 @@ MWP_HOT static void sig_install(const int *list, size_t n, sigset_t *mask_out)
 
 MWP_HOT void mwp_signals_install(sigset_t *mask_out)
 {
-    sig_install(sig_early, sizeof sig_early / sizeof sig_early[0], mask_out);
+    sig_install(sig_early, SIG_N(sig_early), mask_out);
 }
 
 void mwp_signals_begin(void)
 {
-    sig_install(sig_list, sizeof sig_list / sizeof sig_list[0], NULL);
+    sig_install(sig_list, SIG_N(sig_list), NULL);
 }
 
 MWP_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
