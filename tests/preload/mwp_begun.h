@@ -27,30 +27,75 @@ __attribute__((unused)) static int recording_begun(void)
     buf[len] = 0;
     return strstr(buf, "[perf_event]") != NULL;
 }
-/* The size of this process's raw file in MEMWATCH_DIR (memwatch-*-PID.mwr);
- * -1 where there is none. Each interval's records are one write, so its
- * growth tells a program that memwatch is still writing (a loaded machine
- * gives it fewer intervals per second of the program's time). Allocates
+/* The path of this process's raw file in MEMWATCH_DIR (memwatch-*-PID.mwr,
+ * the last of its suffixes) into path; 0 where there is none. Allocates
  * (opendir). */
-__attribute__((unused)) static long long own_raw_size(void)
+__attribute__((unused)) static int own_raw_path(char *path, size_t cap)
 {
     const char *dir = getenv("MEMWATCH_DIR");
     DIR *d = dir ? opendir(dir) : NULL;
     if (!d)
-        return -1;
-    char tail[32], path[4096];
+        return 0;
+    char tail[32];
     snprintf(tail, sizeof tail, "-%ld.mwr", (long)getpid());
-    long long size = -1;
+    int found = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         size_t n = strlen(e->d_name), t = strlen(tail);
-        struct stat st;
         if (n > t && !strcmp(e->d_name + n - t, tail) &&
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path &&
-            stat(path, &st) == 0)
-            size = (long long)st.st_size;
+            snprintf(path, cap, "%s/%s", dir, e->d_name) < (int)cap)
+            found = 1;
     }
     closedir(d);
-    return size;
+    return found;
+}
+
+/* How many records of the given type (include/memwatch/mwr.h) this
+ * process's raw file holds so far; -1 where there is none. A program that
+ * must see memwatch write intervals counts them (MWR_INTERVAL): the file
+ * also grows by allocation records and samples, so its size says nothing of
+ * intervals. Reads on from where the last call stopped (the file only grows;
+ * a record cut at the end is read whole next time). */
+__attribute__((unused)) static long own_raw_records(unsigned type)
+{
+    static char path[4096], buf[1 << 16];
+    static long long off;
+    static long count;
+    static pid_t for_pid;
+    if (for_pid != getpid()) {
+        if (!own_raw_path(path, sizeof path))
+            return -1;
+        for_pid = getpid();
+        off = 32; /* the file header (docs/raw-format.md) */
+        count = 0;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    for (;;) {
+        ssize_t n = pread(fd, buf, sizeof buf, (off_t)off);
+        if (n < 8)
+            break;
+        size_t at = 0;
+        while (at + 8 <= (size_t)n) {
+            unsigned t, size;
+            memcpy(&t, buf + at, 4);
+            memcpy(&size, buf + at + 4, 4);
+            if (size < 8 || size % 8) { /* not a record boundary: stop counting */
+                close(fd);
+                return count;
+            }
+            if (at + size > (size_t)n && size <= sizeof buf)
+                break; /* cut by this read: read again from its start */
+            if (t == type)
+                count++;
+            at += size;
+        }
+        if (at == 0) /* one record cut where the file ends so far */
+            break;
+        off += (long long)at;
+    }
+    close(fd);
+    return count;
 }
 #endif

@@ -12,9 +12,9 @@
  * the mmap that an allocation makes) ends the program with status 86.
  * It allocates and frees such blocks until memwatch began recording it (at
  * most 5 s of CPU time), then for at least 150 ms of CPU time more and until
- * its raw file has grown three times (each inline interval is one write; the
- * CPU-time ticks of inline intervals come late on a loaded machine: a few a
- * second beside stress-ng --cpu 2), at most 5 s of CPU time more.
+ * its raw file holds three intervals (the CPU-time ticks of inline intervals
+ * come late on a loaded machine: a few a second beside stress-ng --cpu 2),
+ * at most 5 s of CPU time more.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memwatch/mwr.h"
 #include "mwp_begun.h"
 
 #define OA_API __attribute__((visibility("default")))
@@ -182,29 +183,24 @@ static double cpu_s(void)
 
 /* Allocates until recording began (the CPU-time timer that begins it comes
  * late on a loaded machine; at most 5 s of CPU time), then for 150 ms more
- * and until its raw file has grown three times (at most 5 s more). */
+ * and until its raw file holds three intervals (at most 5 s more): the
+ * file's size grows by allocation records and samples too, and a loaded
+ * machine gave one interval where the size had grown three times. */
 static int mwp_oa_run(void)
 {
     /* not preloaded: nothing to wait for */
     const char *pre = getenv("LD_PRELOAD");
     int begun = !pre || !strstr(pre, "memwatch");
     double end = cpu_s() + (begun ? 0.15 : 5.0), min_end = 0;
-    long long size = -1;
-    int grown = begun ? 3 : 0;
+    long intervals = begun ? 3 : 0;
     volatile unsigned sum = 0;
-    for (unsigned k = 0; cpu_s() < end && (grown < 3 || cpu_s() < min_end); k++) {
+    for (unsigned k = 0; cpu_s() < end && (intervals < 3 || cpu_s() < min_end); k++) {
         if (!begun && (k & 15) == 0 && (begun = recording_begun())) {
             min_end = cpu_s() + 0.15;
             end = cpu_s() + 5.0;
-            size = own_raw_size();
         }
-        if (begun && grown < 3 && (k & 15) == 0) {
-            long long now = own_raw_size();
-            if (now > size) {
-                grown++;
-                size = now;
-            }
-        }
+        if (begun && intervals < 3 && (k & 15) == 0)
+            intervals = own_raw_records(MWR_INTERVAL);
         char *p = malloc(256u << 10);
         if (!p)
             return 1;
