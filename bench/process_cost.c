@@ -9,7 +9,10 @@
  *   spawn -> main ("to main": the loader and every constructor) and
  *   main -> reaped ("to end": destructors, exit, the kernel's teardown), in
  *   microseconds, the child's CPU time and its page faults (rusage: the
- *   minor faults, a count that the machine's load does not change).
+ *   minor faults, a count that the machine's load does not change), and
+ *   the CPU time the parent's thread spent on the child from the spawn to
+ *   the reaping (a recorded parent looks whether the child wrote its end,
+ *   preload/reap.c).
  *
  * A configuration is "NAME" then "VAR=VAL,VAR=VAL" or "-" for none, e.g.
  * "memwatch LD_PRELOAD=/x/libmemwatch.so,MEMWATCH_DIR=/tmp/o". The parent's
@@ -38,6 +41,13 @@ static int cmp_ll(const void *a, const void *b)
 {
     long long x = *(const long long *)a, y = *(const long long *)b;
     return (x > y) - (x < y);
+}
+
+static long long thread_cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
 static long long median(long long *v, int n)
@@ -69,7 +79,8 @@ int main(int argc, char **argv)
     long long *post = calloc((size_t)ncfg * rounds, sizeof *post);
     long long *cpu = calloc((size_t)ncfg * rounds, sizeof *cpu);
     long long *flt = calloc((size_t)ncfg * rounds, sizeof *flt);
-    if (!self || !envs || !pre || !post || !cpu || !flt)
+    long long *par = calloc((size_t)ncfg * rounds, sizeof *par);
+    if (!self || !envs || !pre || !post || !cpu || !flt || !par)
         return 1;
     for (int c = 0; c < ncfg; c++) {
         char *vars = strdup(argv[3 + 2 * c]);
@@ -98,7 +109,7 @@ int main(int argc, char **argv)
             posix_spawn_file_actions_init(&fa);
             posix_spawn_file_actions_adddup2(&fa, pf[1], 3);
             pid_t pid;
-            long long t0 = now_ns();
+            long long c0 = thread_cpu_ns(), t0 = now_ns();
             if (posix_spawn(&pid, self, &fa, NULL, cargv, envs[c])) {
                 perror("posix_spawn");
                 return 1;
@@ -107,7 +118,7 @@ int main(int argc, char **argv)
             int st;
             struct rusage ru;
             wait4(pid, &st, 0, &ru);
-            long long t2 = now_ns();
+            long long t2 = now_ns(), c2 = thread_cpu_ns();
             char b[32] = {0};
             ssize_t n = read(pf[0], b, sizeof b - 1);
             close(pf[0]);
@@ -123,12 +134,14 @@ int main(int argc, char **argv)
             cpu[i] = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000LL + ru.ru_utime.tv_usec +
                      ru.ru_stime.tv_usec;
             flt[i] = ru.ru_minflt + ru.ru_majflt;
+            par[i] = c2 - c0;
         }
     }
     for (int c = 0; c < ncfg; c++) {
         size_t o = (size_t)c * rounds;
-        printf("%s %.1f %.1f %.1f %lld\n", argv[2 + 2 * c], median(pre + o, rounds) / 1e3,
-               median(post + o, rounds) / 1e3, (double)median(cpu + o, rounds), median(flt + o, rounds));
+        printf("%s %.1f %.1f %.1f %lld %.1f\n", argv[2 + 2 * c], median(pre + o, rounds) / 1e3,
+               median(post + o, rounds) / 1e3, (double)median(cpu + o, rounds), median(flt + o, rounds),
+               median(par + o, rounds) / 1e3);
     }
     return 0;
 }
