@@ -353,7 +353,17 @@ MW_API int mw_threshold_shapes(const mw_shape_obs *s, size_t n, const mw_verdict
             }
             if (!isfinite(l50))
                 l50 = l_hi = out->idle_ns;
-            if (l50 < s_lo) {
+            if (l_hi < s_lo) {
+                /* the light loads' highest 95 % below every saturating
+                 * load's lowest 5 %: the middle of that gap, where both
+                 * kinds keep within the rate by the widest margin (the
+                 * medians' midpoint would lie inside the light tails) */
+                out->threshold_ns = (l_hi + s_lo) / 2;
+                snprintf(out->rule, sizeof out->rule,
+                         "half-way between the highest %.0f %% of a light load's readings and "
+                         "the lowest %.0f %% of a saturating load's",
+                         100 * r, 100 * r);
+            } else if (l50 < s_lo) {
                 out->threshold_ns = (l50 + s_lo) / 2;
                 snprintf(out->rule, sizeof out->rule,
                          "half-way between the highest light load's median and the lowest "
