@@ -5,6 +5,12 @@
  * lacks, which one it knows but did not detect, which event or modifier is
  * unknown.
  *
+ * libpfm4 is loaded with dlopen at the first call that needs it (MW_PFM_SONAME,
+ * read from the library when the build is configured): its 41,000 load-time
+ * relocations cost every memwatch command about 1 ms of CPU when it was
+ * linked, and most commands (record on a machine without a PMU, report)
+ * never encode an event (docs/overhead.md, "memwatch record's own cost").
+ *
  * May call: libpfm4, libc, mw_log. Thread safety: initialisation through
  * pthread_once; encoding serialised by a mutex (libpfm4 does not promise
  * reentrant encoding). Not async-signal-safe: never call from a hook path.
@@ -13,6 +19,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -25,6 +32,55 @@
  * the kernel's struct perf_event_attr instead of its own copy. */
 #include <perfmon/pfmlib_perf_event.h>
 
+/* The libpfm4 functions used, resolved once by mw_pfm_init_once; why says
+ * what was missing where they are not. */
+static struct mw_lp {
+    int (*initialize)(void);
+    const char *(*strerror)(int);
+    int (*get_version)(void);
+    pfm_err_t (*get_pmu_info)(pfm_pmu_t, pfm_pmu_info_t *);
+    int (*get_os_event_encoding)(const char *, int, pfm_os_t, void *);
+    char why[320];
+} lp;
+
+/* libpfm4's sentence for rc, or why it could not be loaded. */
+static const char *mw_pfm_err(int rc)
+{
+    return lp.strerror ? lp.strerror(rc) : lp.why;
+}
+
+/* 0, or -1 with lp.why set. */
+static int mw_pfm_load(void)
+{
+    void *h = dlopen(MW_PFM_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(lp.why, sizeof lp.why, "cannot load libpfm4 (%s): %s", MW_PFM_SONAME,
+                 e ? e : "dlopen failed");
+        return -1;
+    }
+    static const struct {
+        const char *name;
+        size_t off;
+    } fn[] = {
+        {"pfm_initialize", offsetof(struct mw_lp, initialize)},
+        {"pfm_strerror", offsetof(struct mw_lp, strerror)},
+        {"pfm_get_version", offsetof(struct mw_lp, get_version)},
+        {"pfm_get_pmu_info", offsetof(struct mw_lp, get_pmu_info)},
+        {"pfm_get_os_event_encoding", offsetof(struct mw_lp, get_os_event_encoding)},
+    };
+    for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++) {
+        void *f = dlsym(h, fn[i].name);
+        if (!f) {
+            snprintf(lp.why, sizeof lp.why, "%s has no %s", MW_PFM_SONAME, fn[i].name);
+            memset(&lp, 0, offsetof(struct mw_lp, why));
+            return -1;
+        }
+        memcpy((char *)&lp + fn[i].off, &f, sizeof f);
+    }
+    return 0;
+}
+
 static pthread_once_t mw_pfm_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t mw_pfm_lock = PTHREAD_MUTEX_INITIALIZER;
 static int mw_pfm_init_rc; /* pfm_initialize()'s result */
@@ -32,21 +88,26 @@ static char mw_pfm_version_str[16] = "unknown";
 
 static void mw_pfm_init_once(void)
 {
-    mw_pfm_init_rc = pfm_initialize();
+    if (mw_pfm_load() < 0) {
+        mw_pfm_init_rc = PFM_ERR_NOINIT;
+        mw_log(MW_LOG_WARN, "libpfm4: %s", lp.why);
+        return;
+    }
+    mw_pfm_init_rc = lp.initialize();
     if (mw_pfm_init_rc != PFM_SUCCESS) {
-        mw_log(MW_LOG_WARN, "libpfm4: pfm_initialize failed: %s", pfm_strerror(mw_pfm_init_rc));
+        mw_log(MW_LOG_WARN, "libpfm4: pfm_initialize failed: %s", mw_pfm_err(mw_pfm_init_rc));
         return;
     }
     /* pfm_get_version() gives the API version (4.0), not the release. The release
      * is in the name of the shared object the dynamic linker resolved
      * (libpfm.so.4.13.0); a static or renamed libpfm4 leaves "4.x". */
-    int v = pfm_get_version();
+    int v = lp.get_version();
     if (v >= 0)
         snprintf(mw_pfm_version_str, sizeof mw_pfm_version_str, "%d.x", PFM_MAJ_VERSION(v));
     Dl_info dli;
     char real[PATH_MAX];
     unsigned maj, min;
-    if (dladdr((void *)pfm_initialize, &dli) && dli.dli_fname && realpath(dli.dli_fname, real)) {
+    if (dladdr((void *)lp.initialize, &dli) && dli.dli_fname && realpath(dli.dli_fname, real)) {
         const char *so = strstr(real, ".so.");
         if (so && sscanf(so + 4, "%u.%u", &maj, &min) == 2)
             snprintf(mw_pfm_version_str, sizeof mw_pfm_version_str, "%u.%u", maj, min);
@@ -79,7 +140,7 @@ static int mw_pfm_find_pmu(const char *name, pfm_pmu_info_t *info)
     for (int p = PFM_PMU_NONE; p < MW_PFM_PMU_SCAN_MAX; p++) {
         memset(info, 0, sizeof *info);
         info->size = sizeof *info;
-        if (pfm_get_pmu_info((pfm_pmu_t)p, info) != PFM_SUCCESS || !info->name)
+        if (lp.get_pmu_info((pfm_pmu_t)p, info) != PFM_SUCCESS || !info->name)
             continue;
         if (strcmp(info->name, name) == 0)
             return 0;
@@ -111,7 +172,7 @@ MW_API int mw_pfm_host_pmu(char *buf, size_t cap)
     for (int p = PFM_PMU_NONE; p < MW_PFM_PMU_SCAN_MAX; p++) {
         memset(&info, 0, sizeof info);
         info.size = sizeof info;
-        if (pfm_get_pmu_info((pfm_pmu_t)p, &info) != PFM_SUCCESS || !info.is_present)
+        if (lp.get_pmu_info((pfm_pmu_t)p, &info) != PFM_SUCCESS || !info.is_present)
             continue;
         if (info.type != PFM_PMU_TYPE_CORE)
             continue;
@@ -222,7 +283,7 @@ MW_API int mw_pfm_uarch_status(mw_uarch u, char *why, size_t why_cap)
                            "memwatch has no core event table for %s", mw_uarch_long_name(u));
     if (mw_pfm_init() < 0)
         return mw_pfm_fail(MW_ERR_PFM, MW_LOG_WARN, why, why_cap,
-                           "libpfm4 failed to initialise: %s", pfm_strerror(mw_pfm_init_rc));
+                           "libpfm4 failed to initialise: %s", mw_pfm_err(mw_pfm_init_rc));
     char probe[96], twin[128];
     snprintf(probe, sizeof probe, "%s::", pmu);
     if (mw_pfm_pmu_status(pmu) == 1 || mw_pfm_twin_event(probe, twin, sizeof twin) != probe)
@@ -251,7 +312,7 @@ MW_API int mw_pfm_encode_ex(const char *event, unsigned flags, struct perf_event
         return mw_pfm_fail(-EINVAL, MW_LOG_WARN, why, why_cap, "no event to encode");
     if (mw_pfm_init() < 0)
         return mw_pfm_fail(MW_ERR_PFM, MW_LOG_WARN, why, why_cap,
-                           "libpfm4 failed to initialise: %s", pfm_strerror(mw_pfm_init_rc));
+                           "libpfm4 failed to initialise: %s", mw_pfm_err(mw_pfm_init_rc));
 
     switch (flags & (MW_ENC_USER | MW_ENC_KERNEL)) {
     case MW_ENC_USER:
@@ -276,7 +337,7 @@ MW_API int mw_pfm_encode_ex(const char *event, unsigned flags, struct perf_event
     const char *enc = mw_pfm_twin_event(event, twin, sizeof twin);
 
     pthread_mutex_lock(&mw_pfm_lock);
-    ret = pfm_get_os_event_encoding(enc, plm, PFM_OS_PERF_EVENT_EXT, &arg);
+    ret = lp.get_os_event_encoding(enc, plm, PFM_OS_PERF_EVENT_EXT, &arg);
     pthread_mutex_unlock(&mw_pfm_lock);
 
     switch (ret) {
@@ -290,11 +351,11 @@ MW_API int mw_pfm_encode_ex(const char *event, unsigned flags, struct perf_event
     case PFM_ERR_ATTR_SET:
     case PFM_ERR_UMASK:
         rc = mw_pfm_fail(MW_ERR_NOEVENT, MW_LOG_WARN, why, why_cap, "libpfm4 %s rejects '%s': %s",
-                         mw_pfm_version_str, event, pfm_strerror(ret));
+                         mw_pfm_version_str, event, mw_pfm_err(ret));
         goto out;
     default:
         rc = mw_pfm_fail(MW_ERR_PFM, MW_LOG_WARN, why, why_cap, "libpfm4 %s cannot encode '%s': %s",
-                         mw_pfm_version_str, event, pfm_strerror(ret));
+                         mw_pfm_version_str, event, mw_pfm_err(ret));
         goto out;
     }
 

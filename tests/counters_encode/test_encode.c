@@ -548,11 +548,28 @@ static void check_host(void)
         }
 }
 
+/* Run with LD_LIBRARY_PATH on MW_FAKE_PFM_DIR, whose libpfm.so.4 has no pfm_*
+ * function: initialisation and encoding fail and say why; nothing crashes. */
+static int run_nopfm(void)
+{
+    char why[240];
+    struct perf_event_attr a;
+    MW_CHECK(mw_pfm_init() == MW_ERR_PFM, "mw_pfm_init with a libpfm.so.4 that is not libpfm4");
+    int rc = mw_pfm_encode_ex("INST_RETIRED:ANY_P", 0, &a, why, sizeof why);
+    MW_CHECK(rc == MW_ERR_PFM && strstr(why, "libpfm.so.4 has no pfm_initialize"),
+             "encode without libpfm4: rc %d \"%s\"", rc, why);
+    MW_CHECK(mw_pfm_pmu_status("skx") == MW_ERR_PFM, "PMU status without libpfm4");
+    printf("no libpfm4: %s\n", why);
+    return mw_test_done();
+}
+
 int main(int argc, char **argv)
 {
     mw_set_log(quiet, NULL, MW_LOG_DEBUG);
     if (argc == 3 && !strcmp(argv[1], "--model"))
         return run_model(argv[2]);
+    if (argc == 2 && !strcmp(argv[1], "--nopfm"))
+        return run_nopfm();
 
     if (getenv("LIBPFM_FORCE_PMU"))
         mw_test_skip("LIBPFM_FORCE_PMU is set in the environment; run without it");
@@ -571,5 +588,16 @@ int main(int argc, char **argv)
                  "model %s failed (status 0x%x); its failures are printed above", models[i].model,
                  status);
     }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("LD_LIBRARY_PATH", MW_FAKE_PFM_DIR, 1);
+        execl("/proc/self/exe", argv[0], "--nopfm", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    MW_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork/wait for --nopfm");
+    MW_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+             "--nopfm failed (status 0x%x); its failures are printed above", status);
     return mw_test_done();
 }
