@@ -1,8 +1,9 @@
 /*
  * cli/neighbours.c: memwatch record's load sampler (cli/neighbours.h).
  *
- * Owns: the sampler thread and its load file. Every 250 ms (a slot; longer
- * where a scan costs more than 1 % of the slot in CPU time) it reads
+ * Owns: the sampler thread and its load file. From 50 ms after the program
+ * started (NB_FIRST_NS), every 250 ms (a slot; longer where a scan costs
+ * more than 1 % of the slot in CPU time) it reads
  * /proc/stat (the machine's busy and stolen CPU time) and /proc/PID/stat of
  * every process (CPU time, children's CPU time, page faults, parent, start
  * time; the descriptors stay open from scan to scan), classifies each
@@ -56,6 +57,8 @@
 #define NB_COST_RATIO 100         /* a slot lasts at least 100 x its scan's CPU time: */
                                   /* the sampler takes at most 1 % of one CPU */
 #define NB_PERIOD_MAX_NS 10000000000ull
+#define NB_FIRST_NS 50000000ull /* the first scan waits this long: a program of a */
+                                /* few ms (most runs of a script) costs no scan */
 #define NB_BATCH 16      /* slots per write (4 s) */
 #define NB_ENV_MAX 65536 /* bytes of an environment looked at */
 #define NB_DEPTH 256     /* parent chain followed at most */
@@ -678,6 +681,11 @@ static void *nb_main(void *arg)
         return NULL;
     }
     nb_scan *prev = &nb->a, *cur = &nb->b;
+    if (nb_wait(nb, nb_now() + NB_FIRST_NS)) { /* the program ended before it */
+        closedir(proc);
+        nb->cpu_ns = nb_thread_cpu();
+        return NULL;
+    }
     uint64_t c0 = nb_thread_cpu();
     int have = nb_take(nb, proc, cur, prev) == 0; /* the first scan: no earlier one (empty) */
     uint64_t period = nb_period(nb_thread_cpu() - c0);
