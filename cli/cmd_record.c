@@ -995,24 +995,38 @@ static void rec_log(int level, const char *msg, void *user);
  * eng_threshold_final: the baseline only makes the uncalibrated default).
  * Saves a calibrated run the measurement's 1-2 ms of CPU and 40 ms of wall
  * time before its program starts (docs/overhead.md). */
-static int rec_baseline_unneeded(void)
+/* The profile the processes will read, where it is this machine's (loaded
+ * once; its problems are left for the processes to say); NULL otherwise. */
+static const mw_profile *rec_machine_profile(void)
 {
-    const char *t = getenv("MEMWATCH_THRESHOLD_NS");
-    if (t && strtod(t, NULL) > 0)
-        return 1;
+    static mw_profile pf;
+    static int state; /* 0: not tried, 1: loaded, -1: none */
+    if (state)
+        return state > 0 ? &pf : NULL;
+    state = -1;
     char def[PATH_MAX];
     const char *prof = rec_profile_path(def, sizeof def);
     if (!prof || !strcmp(prof, "none") || access(prof, R_OK))
-        return 0;
-    static mw_profile pf;
+        return NULL;
     rec_logged[0] = 0;
     mw_set_log(rec_log, NULL, MW_LOG_WARN); /* the processes say what is wrong with it */
     int e = mw_profile_load(prof, 1, &pf);
     mw_set_log(NULL, NULL, MW_LOG_WARN);
     if (e < 0)
-        return 0;
+        return NULL;
+    state = 1;
+    return &pf;
+}
+
+static int rec_baseline_unneeded(void)
+{
+    const char *t = getenv("MEMWATCH_THRESHOLD_NS");
+    if (t && strtod(t, NULL) > 0)
+        return 1;
+    const mw_profile *pf = rec_machine_profile();
     int in_ns = 1;
-    return mw_profile_lat_threshold(&pf, "probe_lat", getenv("MEMWATCH_MIX"), &in_ns, NULL, 0) > 0 &&
+    return pf &&
+           mw_profile_lat_threshold(pf, "probe_lat", getenv("MEMWATCH_MIX"), &in_ns, NULL, 0) > 0 &&
            in_ns;
 }
 
@@ -1055,6 +1069,12 @@ static void rec_tsc(void)
 {
     if (getenv("MEMWATCH_TSC"))
         return;
+    /* where only a 20 ms measurement would give it: the machine profile's,
+     * where the kernel's TSC calibration agrees (counters/tsc.h) */
+    const mw_profile *pf = rec_machine_profile();
+    if (pf && pf->tsc_hz >= 1e6 && pf->tsc_hz <= 1e11)
+        mw_tsc_candidate(pf->tsc_hz, "the machine profile's (memwatch calibrate), which the "
+                                     "kernel's TSC calibration confirms");
     const char *how = NULL;
     double hz = mw_tsc_hz(&how);
     if (!(hz >= 1e6 && hz <= 1e11) || !how || strchr(how, '\n'))

@@ -114,6 +114,8 @@ static double tsc_from_bogomips(void)
 #endif
 }
 
+static double tsc_cand_hz; /* mw_tsc_candidate's (0: none) */
+static const char *tsc_cand_src;
 static uint64_t tsc_ref_tsc, tsc_ref_ns; /* mw_tsc_reference's (0: none) */
 static int tsc_ref_clk, tsc_ref_used;
 
@@ -158,8 +160,13 @@ static void tsc_init(void)
         tsc_source = src;
         return;
     }
-    double measured = tsc_measured();
     double bogo = tsc_from_bogomips();
+    if (tsc_cand_hz > 0 && bogo > 0.998 * tsc_cand_hz && bogo < 1.002 * tsc_cand_hz) {
+        tsc_hz = tsc_cand_hz;
+        tsc_source = tsc_cand_src;
+        return;
+    }
+    double measured = tsc_measured();
     if (bogo > 0 && measured > 0 && bogo > 0.998 * measured && bogo < 1.002 * measured) {
         tsc_hz = bogo;
         tsc_source = "kernel TSC calibration (/proc/cpuinfo bogomips / 2)";
@@ -188,6 +195,12 @@ void mw_tsc_reference(uint64_t tsc, uint64_t ns, int clk)
     tsc_ref_tsc = tsc;
     tsc_ref_ns = ns;
     tsc_ref_clk = clk;
+}
+
+void mw_tsc_candidate(double hz, const char *source)
+{
+    tsc_cand_hz = hz;
+    tsc_cand_src = source;
 }
 
 void mw_tsc_seed(double hz, const char *source)
