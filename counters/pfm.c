@@ -74,6 +74,7 @@ static int mw_pfm_load(void)
         if (!f) {
             snprintf(lp.why, sizeof lp.why, "%s has no %s", MW_PFM_SONAME, fn[i].name);
             memset(&lp, 0, offsetof(struct mw_lp, why));
+            dlclose(h);
             return -1;
         }
         memcpy((char *)&lp + fn[i].off, &f, sizeof f);
