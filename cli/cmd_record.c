@@ -232,7 +232,9 @@ static int rec_mkdir(const char *path)
  * the layout of debug-info trees, where memwatch report looks) keeps those
  * stacks whole after the library was rebuilt or upgraded. Made once per
  * build of the library and directory; where it cannot be made, the report
- * still has the library itself while it stays the same. */
+ * still has the library itself while it stays the same. A copy, not a hard
+ * link: `cp` of another build over the library writes into the same file
+ * (test_record_buildid). */
 static void rec_keep_lib(const char *dir, const char *lib)
 {
     uint8_t bid[20];
@@ -995,6 +997,28 @@ static void rec_log(int level, const char *msg, void *user);
  * eng_threshold_final: the baseline only makes the uncalibrated default).
  * Saves a calibrated run the measurement's 1-2 ms of CPU and 40 ms of wall
  * time before its program starts (docs/overhead.md). */
+/* This machine's identity (counters/profile.h), read once: it matches the
+ * profile to the machine here, and the program is handed it
+ * (MEMWATCH_MACHINE), which its processes would otherwise each read from
+ * /proc/cpuinfo (twice), /proc/meminfo and /sys. One already handed down
+ * (a recorded parent's, or the user's) is the one the processes take, so
+ * record takes it too. NULL where it cannot be read. */
+static const char *rec_machine_id(void)
+{
+    static char id[sizeof((mw_profile *)0)->identity];
+    static int state; /* 0: not tried, 1: read, -1: cannot */
+    if (!state) {
+        const char *e = getenv("MEMWATCH_MACHINE");
+        if (e && *e && strlen(e) < sizeof id && !strchr(e, '\n')) {
+            snprintf(id, sizeof id, "%s", e);
+            state = 1;
+        } else {
+            state = mw_machine_identity(NULL, NULL, id, sizeof id) > 0 ? 1 : -1;
+        }
+    }
+    return state > 0 ? id : NULL;
+}
+
 /* The profile the processes will read, where it is this machine's (loaded
  * once; its problems are left for the processes to say); NULL otherwise. */
 static const mw_profile *rec_machine_profile(void)
@@ -1010,9 +1034,10 @@ static const mw_profile *rec_machine_profile(void)
         return NULL;
     rec_logged[0] = 0;
     mw_set_log(rec_log, NULL, MW_LOG_WARN); /* the processes say what is wrong with it */
-    int e = mw_profile_load(prof, 1, &pf);
+    int e = mw_profile_load(prof, 0, &pf); /* the identity is compared below, read once */
     mw_set_log(NULL, NULL, MW_LOG_WARN);
-    if (e < 0)
+    const char *here = rec_machine_id();
+    if (e < 0 || !here || strcmp(here, pf.identity))
         return NULL;
     state = 1;
     return &pf;
@@ -1699,6 +1724,9 @@ static void rec_choose_way(struct rec_run *r)
 static void rec_preload_prepare(struct rec_run *r)
 {
     rec_keep_lib(r->dir, r->lib);
+    const char *id = rec_machine_id();
+    if (id)
+        setenv("MEMWATCH_MACHINE", id, 1);
     rec_hooks_hold();
     rec_baseline();
     rec_tsc();
