@@ -1,7 +1,7 @@
 /*
  * cli/neighbours.c: memwatch record's load sampler (cli/neighbours.h).
  *
- * Owns: the sampler thread and its load file. From 50 ms after the program
+ * Owns: the sampler thread and its load file. From 250 ms after the program
  * started (NB_FIRST_NS), every 250 ms (a slot; longer where a scan costs
  * more than 1 % of the slot in CPU time) it reads
  * /proc/stat (the machine's busy and stolen CPU time) and /proc/PID/stat of
@@ -57,8 +57,9 @@
 #define NB_COST_RATIO 100         /* a slot lasts at least 100 x its scan's CPU time: */
                                   /* the sampler takes at most 1 % of one CPU */
 #define NB_PERIOD_MAX_NS 10000000000ull
-#define NB_FIRST_NS 50000000ull /* the first scan waits this long: a program of a */
-                                /* few ms (most runs of a script) costs no scan */
+#define NB_FIRST_NS NB_PERIOD_NS /* the first scan waits one slot: a program */
+                                 /* shorter than that, which could get no slot */
+                                 /* (two scans a slot apart), costs no scan */
 #define NB_BATCH 16      /* slots per write (4 s) */
 #define NB_ENV_MAX 65536 /* bytes of an environment looked at */
 #define NB_DEPTH 256     /* parent chain followed at most */
