@@ -314,16 +314,14 @@ static int alloc_emit_ref(mwr_alloc *a, const uint64_t *fr)
  * first MWP_SITE_FULL allocations are recorded, later ones sampled; force:
  * record anyway, for a recorded block that realloc grew or moved). mmap
  * regions are always recorded: munmap may release any part of one. */
-__attribute__((noinline)) static void alloc_record(uint16_t kind, const void *p, size_t n,
-                                                   int force)
+__attribute__((noinline)) static void alloc_record_at(uint16_t kind, const void *p, size_t n,
+                                                      int force, uint64_t site)
 {
     mwp_in_hook++;
     int saved = errno;
     uint64_t frames[64];
     if (kind != MWR_A_MMAP && kind != MWR_A_MREMAP) {
-        uint64_t site = 0;
-        /* directly from here: the walk skips this frame and the hook's */
-        if (!force && !mwp_alloc_site_take(alloc_frames(&site, 1) ? site : 0, n)) {
+        if (!force && !mwp_alloc_site_take(site, n)) {
             errno = saved;
             mwp_in_hook--;
             return; /* counted in its site's totals only */
@@ -352,6 +350,13 @@ __attribute__((noinline)) static void alloc_record(uint16_t kind, const void *p,
     errno = saved;
     mwp_in_hook--;
 }
+
+/* The site: the return address of the function that calls this, as the
+ * frame walk (alloc_frames) reads it past alloc_record_at's frame, without
+ * the walk: the hook's own return address (a slow path is jumped to from its
+ * hook, and leaves the same). */
+#define alloc_record(kind, p, n, force)                                                        \
+    alloc_record_at(kind, p, n, force, (uint64_t)(uintptr_t)__builtin_return_address(0))
 
 static void free_record(uint16_t kind, const void *p, size_t n)
 {

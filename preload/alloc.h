@@ -19,12 +19,13 @@ int mwp_alloc_ours(void *(*global)(size_t));
  * before the hooks record anything). */
 void mwp_alloc_glibc_set(void);
 
-/* Every allocation of a site up to MWP_SITE_FULL is recorded; later ones 1 in
- * mwp_alloc_sample_period(ordinal), at most 1 in MWP_SITE_MAXPER. */
+/* Every allocation of a site up to MWP_SITE_FULL is recorded; later ones about
+ * 1 in mwp_alloc_sample_period(ordinal), at most 1 in MWP_SITE_MAXPER: each
+ * recorded one draws the ordinal of the next (mwp_alloc_sample_next). */
 #define MWP_SITE_FULL 32u
 #define MWP_SITE_MAXPER 1024u
 uint64_t mwp_alloc_sample_period(uint64_t n);        /* pure. [AS-safe] */
-int mwp_alloc_sample_rule(uint64_t key, uint64_t n); /* pure; 1: record. [AS-safe] */
+uint64_t mwp_alloc_sample_next(uint64_t key, uint64_t n); /* pure; after recorded n. [AS-safe] */
 int mwp_alloc_site_take(uint64_t pc, size_t n);      /* count; 1: record. [AS-safe] */
 /* MWR_ALLOC_SITE records and META alloc_live_overflow (mwp_finish).
  * [AS-safe] */

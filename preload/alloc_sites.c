@@ -9,8 +9,11 @@
  *   of the allocation function) how many allocations of at least the
  *   threshold it made, their bytes, and how many of them were recorded. The
  *   first MWP_SITE_FULL allocations of a site are all recorded; after that
- *   mwp_alloc_sample_rule decides (1 in 2, 4, ... up to 1 in 1024, by a hash
- *   of the ordinal, so that no period of the program aliases with it). At
+ *   about 1 in 2, 4, ... up to 1 in 1024: each recorded allocation draws the
+ *   ordinal of the site's next one (mwp_alloc_sample_next, by a hash of the
+ *   ordinal, so that no period of the program aliases with it) and the
+ *   others only compare their ordinal with it (a hash per allocation was
+ *   the largest part of the hook's cost under churn). At
  *   the process's end each site that left allocations unrecorded is written
  *   as an MWR_ALLOC_SITE record (docs/raw-format.md). A site that finds no
  *   slot (1024 sites, 16 probes) is recorded in full, as before sampling.
@@ -71,12 +74,19 @@ uint64_t mwp_alloc_sample_period(uint64_t n)
     return p < MWP_SITE_MAXPER ? p : MWP_SITE_MAXPER;
 }
 
-/* 1: the site's allocation of ordinal n is recorded. key: the site, so that
- * two sites do not sample in step. Pure. */
-int mwp_alloc_sample_rule(uint64_t key, uint64_t n)
+/* The ordinal of the site's next recorded allocation after its recorded
+ * allocation n: n + 1 while the period is 1, else n + a gap drawn from
+ * 1 .. 2p - 1 (mean p, the period at n + 1) by a hash of the site and the
+ * ordinal, so that no period of the program aliases with it and two sites
+ * do not sample in step. Computed once per recorded allocation: the others
+ * only compare their ordinal with it. Pure. */
+uint64_t mwp_alloc_sample_next(uint64_t key, uint64_t n)
 {
-    uint64_t p = mwp_alloc_sample_period(n);
-    return p == 1 || (mix64(key ^ (n * 0x9E3779B97F4A7C15ull)) & (p - 1)) == 0;
+    uint64_t m = n + 1;
+    uint64_t p = mwp_alloc_sample_period(m);
+    if (p == 1)
+        return m;
+    return m + mix64(key ^ (n * 0x9E3779B97F4A7C15ull)) % (2 * p - 1);
 }
 
 #ifndef MWP_ALLOC_SITES_RULE_ONLY /* the unit test takes the rule alone */
@@ -93,6 +103,7 @@ struct site {
     _Atomic uint64_t count;    /* allocations of the site */
     _Atomic uint64_t bytes;    /* their bytes */
     _Atomic uint64_t recorded; /* of them written as ALLOC */
+    _Atomic uint64_t next;     /* the ordinal of the next one recorded */
 };
 MWP_COLD static struct site sites[SITE_SLOTS];
 static _Atomic pid_t site_pid; /* the process whose counts the table holds; -1: being emptied */
@@ -109,25 +120,37 @@ static int site_own(void)
         atomic_store_explicit(&sites[i].count, 0, memory_order_relaxed);
         atomic_store_explicit(&sites[i].bytes, 0, memory_order_relaxed);
         atomic_store_explicit(&sites[i].recorded, 0, memory_order_relaxed);
+        atomic_store_explicit(&sites[i].next, 0, memory_order_relaxed);
     }
     atomic_store_explicit(&site_pid, mwp_proc.pid, memory_order_release);
     return 1;
 }
 
+/* The site found last: a loop that allocates again and again finds it
+ * without the hash (a stale or reused slot fails the compare). */
+static struct site *_Atomic site_last;
+
 static struct site *site_find(uint64_t pc)
 {
+    struct site *l = atomic_load_explicit(&site_last, memory_order_relaxed);
+    if (l && atomic_load_explicit(&l->pc, memory_order_relaxed) == pc)
+        return l;
     uint64_t h = mix64(pc);
     for (unsigned k = 0; k < SITE_PROBES; k++) {
         struct site *s = &sites[(h + k) & (SITE_SLOTS - 1)];
         uint64_t cur = atomic_load_explicit(&s->pc, memory_order_acquire);
         if (cur == 0) {
             uint64_t zero = 0;
-            if (atomic_compare_exchange_strong(&s->pc, &zero, pc))
+            if (atomic_compare_exchange_strong(&s->pc, &zero, pc)) {
+                atomic_store_explicit(&site_last, s, memory_order_relaxed);
                 return s;
+            }
             cur = zero;
         }
-        if (cur == pc)
+        if (cur == pc) {
+            atomic_store_explicit(&site_last, s, memory_order_relaxed);
             return s;
+        }
     }
     return NULL;
 }
@@ -152,12 +175,20 @@ int mwp_alloc_site_take(uint64_t pc, size_t n)
         atomic_store_explicit(&s->count, ord + 1, memory_order_relaxed);
         atomic_store_explicit(&s->bytes, atomic_load_explicit(&s->bytes, memory_order_relaxed) + n,
                               memory_order_relaxed);
+        if (ord < atomic_load_explicit(&s->next, memory_order_relaxed))
+            return 0;
+        atomic_store_explicit(&s->next, mwp_alloc_sample_next(pc, ord), memory_order_relaxed);
     } else {
         ord = atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&s->bytes, n, memory_order_relaxed);
+        uint64_t nx = atomic_load_explicit(&s->next, memory_order_relaxed);
+        /* of the threads past the next ordinal, the one that moves it on
+         * records */
+        if (ord < nx || !atomic_compare_exchange_strong_explicit(
+                            &s->next, &nx, mwp_alloc_sample_next(pc, ord), memory_order_relaxed,
+                            memory_order_relaxed))
+            return 0;
     }
-    if (!mwp_alloc_sample_rule(pc, ord))
-        return 0;
     atomic_fetch_add_explicit(&s->recorded, 1, memory_order_relaxed);
     return 1;
 }

@@ -1,30 +1,52 @@
 /*
  * tests/preload/test_alloc_sample.c: the allocation sampling rule of
- * preload/alloc_sites.c (a pure function, compiled here alone): a site's
+ * preload/alloc_sites.c (pure functions, compiled here alone): a site's
  * first MWP_SITE_FULL allocations are all recorded; then periods of 2, 4,
- * ... up to MWP_SITE_MAXPER; the expected number recorded of 300,000 and
- * the bound the docs state (docs/overhead.md, "Allocation churn").
+ * ... up to MWP_SITE_MAXPER, each recorded allocation drawing the ordinal of
+ * the next (mwp_alloc_sample_next), as mwp_alloc_site_take applies it; the
+ * expected number recorded of 300,000 and the bound the docs state
+ * (docs/overhead.md, "Allocation churn").
  */
 #define MWP_ALLOC_SITES_RULE_ONLY 1
 #include "../../preload/alloc_sites.c"
 
 #include "mw_test.h"
 
+/* 1: the site's allocation of ordinal i is recorded, the allocations before
+ * it having been offered in order (*next: the site's next recorded ordinal,
+ * 0 for a new site), as mwp_alloc_site_take decides */
+static int take(uint64_t key, uint64_t i, uint64_t *next)
+{
+    if (i < *next)
+        return 0;
+    uint64_t nx = mwp_alloc_sample_next(key, i);
+    MW_CHECK(nx > i, "next %llu after %llu", (unsigned long long)nx, (unsigned long long)i);
+    *next = nx;
+    return 1;
+}
+
 static uint64_t recorded(uint64_t key, uint64_t n)
 {
-    uint64_t r = 0;
+    uint64_t r = 0, next = 0;
     for (uint64_t i = 0; i < n; i++)
-        r += (uint64_t)mwp_alloc_sample_rule(key, i);
+        r += (uint64_t)take(key, i, &next);
     return r;
 }
 
 int main(void)
 {
     /* the first 32: every one */
+    uint64_t next = 0;
     for (uint64_t i = 0; i < MWP_SITE_FULL; i++) {
         MW_CHECK_U64(mwp_alloc_sample_period(i), 1);
-        MW_CHECK(mwp_alloc_sample_rule(0x401234, i), "allocation %llu of a site not recorded",
+        MW_CHECK(take(0x401234, i, &next), "allocation %llu of a site not recorded",
                  (unsigned long long)i);
+    }
+    /* the gaps after: from 1 to 2p - 1, the period p at the next ordinal */
+    for (uint64_t i = MWP_SITE_FULL - 1; i < 100000; i += 7) {
+        uint64_t p = mwp_alloc_sample_period(i + 1), g = mwp_alloc_sample_next(0x401234, i) - i;
+        MW_CHECK(g >= 1 && g <= 2 * p - 1, "gap %llu after %llu, period %llu",
+                 (unsigned long long)g, (unsigned long long)i, (unsigned long long)p);
     }
     /* periods: 2 for [32, 64), 4 for [64, 128), ..., capped */
     MW_CHECK_U64(mwp_alloc_sample_period(32), 2);
@@ -47,8 +69,9 @@ int main(void)
     /* no aliasing with a program's period: of every other allocation (the
      * long-lived one of a pair), about half of those recorded */
     uint64_t even = 0, all = 0;
+    next = 16384;
     for (uint64_t i = 16384; i < 16384 + (1u << 20); i++)
-        if (mwp_alloc_sample_rule(0x401234, i)) {
+        if (take(0x401234, i, &next)) {
             all++;
             even += (i & 1) == 0;
         }
