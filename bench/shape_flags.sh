@@ -17,6 +17,11 @@
 #   BIN_DIR holds memwatch and libmemwatch.so (a build directory, or the bin/
 #   of bench/device_pack, whose lib/ beside it is put on LD_LIBRARY_PATH).
 #   SHAPE_SECONDS (default 3) sets each load's length.
+#   SHAPE_PRE_IDLE=1 records before each load one compute thread for 1 s (a
+#   reading of the idle latency through the same probe, as a baseline at
+#   the start of a recording would be) and writes per load its intervals'
+#   count, median, 5 % and 95 % to OUTDIR/pre.txt (docs/saturation.md,
+#   "Drift").
 # The calibrations write the user's machine profile, as memwatch calibrate
 # does; the one in force before is put back at the end.
 set -uo pipefail
@@ -37,9 +42,22 @@ restore
 n=$(nproc)
 k=$((n / 5)); [ "$k" -ge 1 ] || k=1
 : >"$out/intervals.csv"
+pre_idle() { # name: the idle latency through the probe, just before the load
+  MEMWATCH_PROFILE="$out/profile-full.json" "$mw" record -o "$out/pre-$1" -- "$shapes" compute 1 1 1 >/dev/null 2>&1
+  "$mw" report "$out/pre-$1" --db "$out/pre-$1.db" -q >/dev/null 2>&1
+  python3 - "$out/pre-$1.db" "$1" >>"$out/pre.txt" <<'PY'
+import sqlite3, sys
+l = sorted(r[0] for r in sqlite3.connect(sys.argv[1]).execute(
+    "select i.latency_ns from intervals i join processes p on p.id = i.process_id "
+    "where p.exe like '%shapes%' and i.latency_ns is not null and i.t_start - p.t_start >= 2e8"))
+q = lambda f: l[min(len(l) - 1, int(f * len(l)))] if l else 0
+print(sys.argv[2], len(l), "%.1f %.1f %.1f" % (q(.5), q(.05), q(.95)))
+PY
+}
 run() { # name class mode threads [processes]
   local name=$1 class=$2 mode=$3 threads=$4 procs=${5:-1}
   echo "shape_flags: $name: shapes $mode $threads $secs $procs" >&2
+  [ "${SHAPE_PRE_IDLE:-0}" = 1 ] && pre_idle "$name"
   MEMWATCH_PROFILE="$out/profile-full.json" "$mw" record -o "$out/r-$name" -- \
       "$shapes" "$mode" "$threads" "$secs" "$procs" >"$out/shape-$name.txt" 2>&1
   "$mw" report "$out/r-$name" --db "$out/r-$name.db" -q >/dev/null 2>&1
