@@ -377,8 +377,16 @@ MW_API int mw_threshold_shapes(const mw_shape_obs *s, size_t n, const mw_verdict
                          "load's median is above a saturating load's lowest readings",
                          100 * w);
             }
-            out->band_lo = fmin(out->threshold_ns, s_lo);
-            out->band_hi = fmax(out->threshold_ns, l_hi);
+            if (l_hi < s_lo) {
+                /* the gap: latencies at which no calibrated load read, which
+                 * the host's drift between calibration and recording fills
+                 * (docs/saturation.md, "Three more instances, and drift") */
+                out->band_lo = l_hi;
+                out->band_hi = s_lo;
+            } else {
+                out->band_lo = fmin(out->threshold_ns, s_lo);
+                out->band_hi = fmax(out->threshold_ns, l_hi);
+            }
         }
         double worst = 0;
         for (size_t i = 0; i < n; i++) {

@@ -328,6 +328,11 @@ static void test_shapes_transfer(void)
     double want = (t.stat[8].p95 + 132.1 + 0.05 * (147.2 - 132.1)) / 2;
     MW_CHECK(fabs(t.threshold_ns - want) < 0.6, "threshold %.2f, expected about %.2f",
              t.threshold_ns, want);
+    /* the band: the gap itself, from triad_3's 95 % to read_T's 5 % */
+    MW_CHECK(fabs(t.band_lo - t.stat[8].p95) < 1.0 &&
+                 fabs(t.band_hi - (132.1 + 0.05 * (147.2 - 132.1))) < 1.0,
+             "band %.1f..%.1f, expected the gap %.1f..%.1f", t.band_lo, t.band_hi, t.stat[8].p95,
+             132.1 + 0.05 * (147.2 - 132.1));
     MW_CHECK(t.band_lo <= t.threshold_ns && t.threshold_ns <= t.band_hi, "band %.1f..%.1f",
              t.band_lo, t.band_hi);
     for (size_t i = 0; i < n; i++) {
