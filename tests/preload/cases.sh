@@ -681,7 +681,11 @@ unwind)
         grep -q " $c (mwp_nofp)" "$T/callers" || { cat "$T/callers"; fail "--callers nf_leaf does not name $c"; }
     done
     "$MW" report --db "$T/v.db" "$OUT" --sort function --top 40 >"$T/fn" 2>&1 || fail "--sort function failed"
-    grep -qE '^ +[0-9.]+% +0\.0% +main \(mwp_nofp\)' "$T/fn" || { cat "$T/fn"; fail "--sort function: main has no inclusive share"; }
+    # main's inclusive share well above its own: a sample may land in main's
+    # loop itself (0.4 % of 272 in one loaded run), so its self share is
+    # small, not always 0
+    awk '$3 == "main" && $4 == "(mwp_nofp)" { i = $1 + 0; s = $2 + 0; ok = i >= 50 && s < 5 }
+         END { exit !ok }' "$T/fn" || { cat "$T/fn"; fail "--sort function: main has no inclusive share"; }
     "$MW" report --db "$T/v.db" "$OUT" --sort comm >"$T/comm" 2>&1 || fail "--sort comm failed"
     grep -qE '100\.0% +[0-9.]+% +1  mwp_nofp' "$T/comm" || { cat "$T/comm"; fail "--sort comm: mwp_nofp not 100 % of the samples"; }
     "$MW" report --db "$T/v.db" "$OUT" --sort bogus >/dev/null 2>&1; [ $? = 2 ] || fail "--sort bogus not refused with status 2"
