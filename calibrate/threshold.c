@@ -380,7 +380,7 @@ MW_API int mw_threshold_shapes(const mw_shape_obs *s, size_t n, const mw_verdict
             if (l_hi < s_lo) {
                 /* the gap: latencies at which no calibrated load read, which
                  * the host's drift between calibration and recording fills
-                 * (docs/saturation.md, "Three more instances, and drift") */
+                 * (docs/saturation.md, "More instances, and drift") */
                 out->band_lo = l_hi;
                 out->band_hi = s_lo;
             } else {
