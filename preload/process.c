@@ -60,7 +60,7 @@ struct mwp_proc mwp_proc;
  * destructor's end. */
 static _Atomic int exit_known;
 static _Atomic int exit_status;
-MWP_COLD struct mwp_exe mwp_exe;
+struct mwp_exe mwp_exe;
 /* libmemwatch.so's path: the loader's own string (dladdr), valid while
  * the library is loaded, which is for good (-z nodelete); looked up where
  * first needed (dladdr scans the library's symbols: not in every process) */

@@ -88,7 +88,7 @@ static int sig_install_ours(int sig, const struct sigaction *app)
  * handler of a default-action fault with system calls only: the module from
  * /proc/self/maps (no loader lock: another thread may hold it), into static
  * buffers (a stack overflow leaves little stack). */
-MWP_COLD struct mwp_fault mwp_fault;
+struct mwp_fault mwp_fault;
 MWP_COLD static char fault_maps[4096];
 
 /* The mapping of /proc/self/maps that holds pc: its path's last part and
