@@ -998,11 +998,12 @@ static void rec_log(int level, const char *msg, void *user);
  * Saves a calibrated run the measurement's 1-2 ms of CPU and 40 ms of wall
  * time before its program starts (docs/overhead.md). */
 /* This machine's identity (counters/profile.h), read once: it matches the
- * profile to the machine here, and the program is handed it
- * (MEMWATCH_MACHINE), which its processes would otherwise each read from
- * /proc/cpuinfo (twice), /proc/meminfo and /sys. One already handed down
- * (a recorded parent's, or the user's) is the one the processes take, so
- * record takes it too. NULL where it cannot be read. */
+ * profile to the machine here. One already handed down (a recorded
+ * parent's, or the user's: MEMWATCH_MACHINE) is the one the processes
+ * take, so record takes it too. record does not hand its own to the
+ * program: a launcher (srun, mpiexec) passes its environment to processes
+ * on other machines, which must read their own. NULL where it cannot be
+ * read. */
 static const char *rec_machine_id(void)
 {
     static char id[sizeof((mw_profile *)0)->identity];
@@ -1724,9 +1725,6 @@ static void rec_choose_way(struct rec_run *r)
 static void rec_preload_prepare(struct rec_run *r)
 {
     rec_keep_lib(r->dir, r->lib);
-    const char *id = rec_machine_id();
-    if (id)
-        setenv("MEMWATCH_MACHINE", id, 1);
     rec_hooks_hold();
     rec_baseline();
     rec_tsc();
