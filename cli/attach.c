@@ -1201,10 +1201,7 @@ static int att_run_init(struct att_run *R, const mw_attach_opts *o)
     for (char *p = R->host; *p; p++)
         if (*p == '/' || *p == ' ')
             *p = '_';
-    const char *mid = getenv("MEMWATCH_MACHINE");
-    if (mid && *mid)
-        snprintf(R->identity, sizeof R->identity, "%s", mid);
-    else if (mw_machine_identity(NULL, NULL, R->identity, sizeof R->identity) < 0)
+    if (mw_machine_identity_taken(R->identity, sizeof R->identity) < 0)
         snprintf(R->identity, sizeof R->identity, "unknown");
     R->bounce = malloc(ATT_BOUNCE);
     return R->bounce ? 0 : -ENOMEM;

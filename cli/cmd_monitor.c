@@ -255,10 +255,7 @@ static void mon_profile_apply(mon_state *s, mon_prof_src *src)
         rc = mw_profile_load(src->path, 0, pf);
         mw_set_log(NULL, NULL, MW_LOG_WARN);
         char ident[256] = "";
-        const char *m = getenv("MEMWATCH_MACHINE");
-        if (m && *m)
-            snprintf(ident, sizeof ident, "%s", m);
-        else if (mw_machine_identity(NULL, NULL, ident, sizeof ident) < 0)
+        if (mw_machine_identity_taken(ident, sizeof ident) < 0)
             ident[0] = 0;
         if (rc < 0) {
             status = MON_PROF_UNUSABLE;

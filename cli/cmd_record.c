@@ -990,38 +990,12 @@ static size_t rec_sanitizer_prefix(const char *ld)
 static char rec_logged[512];
 static void rec_log(int level, const char *msg, void *user);
 
-/* 1 where no recorded process will need the baseline: the threshold is the
- * user's (MEMWATCH_THRESHOLD_NS), or the machine profile the processes will
- * read (MEMWATCH_PROFILE, else the default path) loads, is this machine's
- * and places a threshold for probe_lat (preload/engine.c,
- * eng_threshold_final: the baseline only makes the uncalibrated default).
- * Saves a calibrated run the measurement's 1-2 ms of CPU and 40 ms of wall
- * time before its program starts (docs/overhead.md). */
-/* This machine's identity (counters/profile.h), read once: it matches the
- * profile to the machine here. One already handed down (a recorded
- * parent's, or the user's: MEMWATCH_MACHINE) is the one the processes
- * take, so record takes it too. record does not hand its own to the
- * program: a launcher (srun, mpiexec) passes its environment to processes
- * on other machines, which must read their own. NULL where it cannot be
- * read. */
-static const char *rec_machine_id(void)
-{
-    static char id[sizeof((mw_profile *)0)->identity];
-    static int state; /* 0: not tried, 1: read, -1: cannot */
-    if (!state) {
-        const char *e = getenv("MEMWATCH_MACHINE");
-        if (e && *e && strlen(e) < sizeof id && !strchr(e, '\n')) {
-            snprintf(id, sizeof id, "%s", e);
-            state = 1;
-        } else {
-            state = mw_machine_identity(NULL, NULL, id, sizeof id) > 0 ? 1 : -1;
-        }
-    }
-    return state > 0 ? id : NULL;
-}
-
 /* The profile the processes will read, where it is this machine's (loaded
- * once; its problems are left for the processes to say); NULL otherwise. */
+ * once; its problems are left for the processes to say); NULL otherwise.
+ * This machine is the identity the processes take (MEMWATCH_MACHINE where
+ * handed down). record does not hand its own to the program: a launcher
+ * (srun, mpiexec) passes its environment to processes on other machines,
+ * which must read theirs. */
 static const mw_profile *rec_machine_profile(void)
 {
     static mw_profile pf;
@@ -1035,15 +1009,22 @@ static const mw_profile *rec_machine_profile(void)
         return NULL;
     rec_logged[0] = 0;
     mw_set_log(rec_log, NULL, MW_LOG_WARN); /* the processes say what is wrong with it */
-    int e = mw_profile_load(prof, 0, &pf); /* the identity is compared below, read once */
+    int e = mw_profile_load(prof, 0, &pf); /* the identity is compared below */
     mw_set_log(NULL, NULL, MW_LOG_WARN);
-    const char *here = rec_machine_id();
-    if (e < 0 || !here || strcmp(here, pf.identity))
+    char here[sizeof pf.identity];
+    if (e < 0 || mw_machine_identity_taken(here, sizeof here) <= 0 || strcmp(here, pf.identity))
         return NULL;
     state = 1;
     return &pf;
 }
 
+/* 1 where no recorded process will need the baseline: the threshold is the
+ * user's (MEMWATCH_THRESHOLD_NS), or the machine profile the processes will
+ * read (MEMWATCH_PROFILE, else the default path) loads, is this machine's
+ * and places a threshold for probe_lat (preload/engine.c,
+ * eng_threshold_final: the baseline only makes the uncalibrated default).
+ * Saves a calibrated run the measurement's 1-2 ms of CPU and 40 ms of wall
+ * time before its program starts (docs/overhead.md). */
 static int rec_baseline_unneeded(void)
 {
     const char *t = getenv("MEMWATCH_THRESHOLD_NS");

@@ -172,6 +172,19 @@ MW_API int mw_machine_identity(const char *proc_root, const char *sys_root, char
     return w;
 }
 
+MW_API int mw_machine_identity_taken(char *buf, size_t n)
+{
+    if (!buf || n == 0)
+        return -EINVAL;
+    const char *e = mw_getenv("MEMWATCH_MACHINE");
+    size_t len = e ? strlen(e) : 0;
+    if (len && len < n && !strchr(e, '\n')) {
+        memcpy(buf, e, len + 1);
+        return (int)len;
+    }
+    return mw_machine_identity(NULL, NULL, buf, n);
+}
+
 __attribute__((hot)) MW_API int mw_profile_default_path(char *buf, size_t n)
 {
     if (!buf || n == 0)

@@ -133,6 +133,11 @@ MW_API double mw_profile_lat_threshold(const mw_profile *p, const char *lat_meth
 /* This machine's identity: CPU model, microcode, kernel release, cores, memory.
  * proc_root/sys_root may be NULL for "/proc" and "/sys". */
 MW_API int mw_machine_identity(const char *proc_root, const char *sys_root, char *buf, size_t n);
+/* The identity the processes under libmemwatch.so take (preload/process.c):
+ * MEMWATCH_MACHINE where it is set, fits in n and holds no newline (handed
+ * down by a recorded parent, or the user's), else mw_machine_identity's.
+ * Returns its length, or a negative error where neither is had. */
+MW_API int mw_machine_identity_taken(char *buf, size_t n);
 
 /* $XDG_DATA_HOME/memwatch/profile.json (or ~/.local/share/...). */
 MW_API int mw_profile_default_path(char *buf, size_t n);

@@ -81,6 +81,21 @@ static void test_identity(void)
     MW_CHECK(mw_machine_identity(none, sys, id, sizeof id) < 0, "no cpuinfo fails");
     /* this machine */
     MW_CHECK(mw_machine_identity(NULL, NULL, id, sizeof id) > 0, "this machine: %s", id);
+    /* the identity the processes take: MEMWATCH_MACHINE where it is usable,
+     * else this machine's */
+    char taken[192];
+    unsetenv("MEMWATCH_MACHINE");
+    MW_CHECK(mw_machine_identity_taken(taken, sizeof taken) > 0 && !strcmp(taken, id),
+             "unset: %s", taken);
+    setenv("MEMWATCH_MACHINE", "mw-test-machine", 1);
+    MW_CHECK_INT(mw_machine_identity_taken(taken, sizeof taken), 15);
+    MW_CHECK(!strcmp(taken, "mw-test-machine"), "handed down: %s", taken);
+    setenv("MEMWATCH_MACHINE", "two\nlines", 1); /* the library refuses it too */
+    MW_CHECK(mw_machine_identity_taken(taken, sizeof taken) > 0 && !strcmp(taken, id),
+             "with a newline: %s", taken);
+    setenv("MEMWATCH_MACHINE", "longer-than-sixteen-bytes", 1);
+    MW_CHECK_INT(mw_machine_identity_taken(small, sizeof small), MW_ERR_TOOBIG);
+    unsetenv("MEMWATCH_MACHINE");
 }
 
 static void test_default_path(void)
