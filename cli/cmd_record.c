@@ -990,6 +990,30 @@ static size_t rec_sanitizer_prefix(const char *ld)
 static char rec_logged[512];
 static void rec_log(int level, const char *msg, void *user);
 
+/* The values memwatch hands down about a machine, where a launcher carried
+ * them here from another host (MEMWATCH_HANDED names it): they describe
+ * that machine, so record and the program determine this one's. */
+static void rec_forget_handed(void)
+{
+    if (!mw_handed_elsewhere())
+        return;
+    static const char *const names[] = {"MEMWATCH_BASELINE_NS", "MEMWATCH_MACHINE",
+                                        "MEMWATCH_TSC",         "MEMWATCH_DIR_OK",
+                                        "MEMWATCH_FORKED",      "MEMWATCH_HANDED"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        unsetenv(names[i]);
+}
+
+/* Where record hands a value about this machine down (MEMWATCH_BASELINE_NS,
+ * MEMWATCH_TSC): MEMWATCH_HANDED names this host, so that a process a
+ * launcher starts on another one does not take it. */
+static void rec_handed_here(void)
+{
+    char h[128];
+    mw_host_name(h, sizeof h);
+    setenv("MEMWATCH_HANDED", h, 1);
+}
+
 /* The profile the processes will read, where it is this machine's (loaded
  * once; its problems are left for the processes to say); NULL otherwise.
  * This machine is the identity the processes take (MEMWATCH_MACHINE where
@@ -1065,6 +1089,7 @@ static void rec_baseline(void)
         char b[32];
         snprintf(b, sizeof b, "%.1f", base);
         setenv("MEMWATCH_BASELINE_NS", b, 1);
+        rec_handed_here();
     }
 }
 
@@ -1089,6 +1114,7 @@ static void rec_tsc(void)
     char b[200];
     snprintf(b, sizeof b, "%.3f %s", hz, how);
     setenv("MEMWATCH_TSC", b, 1);
+    rec_handed_here();
 }
 
 /* ---- the kernel's perf hooks, on before the program ---- */
@@ -1871,6 +1897,7 @@ int mw_cmd_record(int argc, char **argv)
     r.ra = &ra;
     r.prog = argv + ra.prog;
     r.profile = 1;
+    rec_forget_handed();
 
     /* Everything is checked before the program starts: a bad value exits 2
      * here instead of a warning in every process of the tree. */

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define MW_PROFILE_MAX_BYTES (8u << 20)
@@ -172,11 +173,35 @@ MW_API int mw_machine_identity(const char *proc_root, const char *sys_root, char
     return w;
 }
 
+MW_API void mw_host_name(char *buf, size_t n)
+{
+    if (!buf || n == 0)
+        return;
+    struct utsname u;
+    if (uname(&u) < 0)
+        snprintf(buf, n, "unknown");
+    else
+        snprintf(buf, n < 128 ? n : 128, "%s", u.nodename);
+    for (char *p = buf; *p; p++)
+        if (*p == '/' || *p == ' ')
+            *p = '_';
+}
+
+MW_API int mw_handed_elsewhere(void)
+{
+    const char *h = mw_getenv("MEMWATCH_HANDED");
+    if (!h)
+        return 0;
+    char here[128];
+    mw_host_name(here, sizeof here);
+    return strcmp(h, here) != 0;
+}
+
 MW_API int mw_machine_identity_taken(char *buf, size_t n)
 {
     if (!buf || n == 0)
         return -EINVAL;
-    const char *e = mw_getenv("MEMWATCH_MACHINE");
+    const char *e = mw_handed_elsewhere() ? NULL : mw_getenv("MEMWATCH_MACHINE");
     size_t len = e ? strlen(e) : 0;
     if (len && len < n && !strchr(e, '\n')) {
         memcpy(buf, e, len + 1);

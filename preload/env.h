@@ -44,6 +44,7 @@
     X(STATUS, "MEMWATCH_STATUS")                                                                   \
     X(FORKED, "MEMWATCH_FORKED")                                                                   \
     X(MACHINE, "MEMWATCH_MACHINE")                                                                 \
+    X(HANDED, "MEMWATCH_HANDED")                                                                   \
     X(PROBE_LINES, "MEMWATCH_PROBE_LINES")                                                         \
     X(PROBE_BURSTS, "MEMWATCH_PROBE_BURSTS")                                                       \
     X(PROBE_WINDOW, "MEMWATCH_PROBE_WINDOW")                                                       \

@@ -88,12 +88,13 @@ void mwp_env_unfollow_self(void)
  * runs in vfork children and after fork). */
 #define ENV_MAX 1024
 struct env_copy {
-    char *vec[ENV_MAX + 4];
+    char *vec[ENV_MAX + 6]; /* the program's, 5 added, the NULL */
     char preload[4096];
     char baseline[64];
     char machine[300];
     char tsc[224];
     char forked[80];
+    char handed[160];
 };
 
 /* ---- 32-bit programs ----
@@ -163,7 +164,8 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c, int elf
     double base = mwp_engine_baseline();
     int strip = !mwp_cfg.follow || elf32;
     size_t n = 0;
-    int have_preload = 0, have_base = 0, have_machine = 0, have_tsc = 0, have_forked = 0;
+    int have_preload = 0, have_base = 0, have_machine = 0, have_tsc = 0, have_forked = 0,
+        have_handed = 0;
     for (; envp[n]; n++) {
         if (!strncmp(envp[n], "LD_PRELOAD=", 11))
             have_preload = 1;
@@ -175,6 +177,8 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c, int elf
             have_tsc = 1;
         else if (!strncmp(envp[n], "MEMWATCH_FORKED=", 16))
             have_forked = 1;
+        else if (!strncmp(envp[n], "MEMWATCH_HANDED=", 16))
+            have_handed = 1;
     }
     /* What to hand down to a recorded child (only when it is recorded). */
     int follow = mwp_cfg.follow && have_preload && !elf32;
@@ -189,6 +193,9 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c, int elf
     int add_forked = follow && !have_forked && mwp_proc.is_fork_child &&
                      !atomic_load(&mwp_lazy.begun) && atomic_load(&mwp_proc.state) == MWP_RUNNING &&
                      (pid_t)syscall(SYS_getpid) == mwp_proc.pid;
+    /* where these were handed (a launcher may carry them to other machines) */
+    int add_handed =
+        (add_base || add_machine || add_tsc || add_forked) && !have_handed && mwp_proc.host[0];
     strip = strip && have_preload;
     if ((!strip && !add_base && !add_machine && !add_tsc && !add_forked) || n > ENV_MAX)
         return envp;
@@ -229,6 +236,12 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c, int elf
         mwp_s_str(&s, " ");
         mwp_s_u64(&s, mwp_proc.start_mono_ns);
         c->vec[k++] = c->forked;
+    }
+    if (add_handed) {
+        struct mwp_str s = {c->handed, sizeof c->handed, 0};
+        mwp_s_str(&s, "MEMWATCH_HANDED=");
+        mwp_s_str(&s, mwp_proc.host);
+        c->vec[k++] = c->handed;
     }
     c->vec[k] = NULL;
     return c->vec;

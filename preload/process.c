@@ -316,6 +316,25 @@ MWP_HOT static void ctor_host(void)
             *p = '_';
 }
 
+/* MEMWATCH_HANDED "HOST": the values a recorded parent hands down about its
+ * machine (MEMWATCH_BASELINE_NS, _MACHINE, _TSC, _DIR_OK, _FORKED) were
+ * handed on HOST. A launcher (srun, mpiexec) passes its environment to
+ * processes on other machines: there they describe another machine, so
+ * this process forgets them and determines its own (its children then get
+ * this machine's). Out of line: only processes of a recorded tree pay. */
+__attribute__((noinline)) static void ctor_handed(void)
+{
+    ctor_host();
+    if (mwp_streq(mwp_env.val[MWP_ENV_HANDED], mwp_proc.host))
+        return;
+    static const char names[][24] = {"MEMWATCH_BASELINE_NS", "MEMWATCH_MACHINE", "MEMWATCH_TSC",
+                                     "MEMWATCH_DIR_OK", "MEMWATCH_FORKED", "MEMWATCH_HANDED"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        unsetenv(names[i]);
+        mwp_env_drop(names[i]);
+    }
+}
+
 /* Out of line: its buffers are paid for only by the first process of a
  * tree (the others inherit CUDA_INJECTION64_PATH). */
 __attribute__((noinline)) static void ctor_gpu_set(void)
@@ -493,6 +512,8 @@ MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv,
         return;
     }
     mwp_writer_cmdline(argc, argv);
+    if (mwp_env.val[MWP_ENV_HANDED])
+        ctor_handed(); /* before the values it may forget are read */
     /* The interposed functions resolve their next definitions one by one as
      * they are first called (MWP_NEED); the whole table at mwp_begin. */
     mwp_env_lookup_on(1);
@@ -505,7 +526,8 @@ MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv,
     mwp_in_hook++;
     mwp_proc.pid = (pid_t)mwp_syscall(SYS_getpid);
     mwp_cpu_base_take();
-    ctor_host();
+    if (!mwp_proc.host[0])
+        ctor_host();
     mwp_proc.rank = ctor_rank();
     ssize_t n =
         (ssize_t)mwp_syscall(SYS_readlink, "/proc/self/exe", mwp_exe.path, sizeof mwp_exe.path - 1);
@@ -537,6 +559,7 @@ MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv,
         return; /* one warning was given; the program runs without memwatch */
     } else if (mwp_cfg.follow && mwp_cfg.dir[0] == '/') {
         setenv("MEMWATCH_DIR_OK", mwp_cfg.dir, 1);
+        setenv("MEMWATCH_HANDED", mwp_proc.host, 0);
     }
     atomic_store(&mwp_proc.state, MWP_RUNNING);
     /* The main thread's entry; its samplers are left to the interval thread

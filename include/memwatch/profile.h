@@ -134,10 +134,19 @@ MW_API double mw_profile_lat_threshold(const mw_profile *p, const char *lat_meth
  * proc_root/sys_root may be NULL for "/proc" and "/sys". */
 MW_API int mw_machine_identity(const char *proc_root, const char *sys_root, char *buf, size_t n);
 /* The identity the processes under libmemwatch.so take (preload/process.c):
- * MEMWATCH_MACHINE where it is set, fits in n and holds no newline (handed
- * down by a recorded parent, or the user's), else mw_machine_identity's.
- * Returns its length, or a negative error where neither is had. */
+ * MEMWATCH_MACHINE where it is set, fits in n, holds no newline and was not
+ * handed down on another host (mw_handed_elsewhere), else
+ * mw_machine_identity's. Returns its length, or a negative error where
+ * neither is had. */
 MW_API int mw_machine_identity_taken(char *buf, size_t n);
+/* This host's name as memwatch writes it (uname's nodename, '/' and ' ' as
+ * '_', at most 127 bytes; "unknown" where uname fails). */
+MW_API void mw_host_name(char *buf, size_t n);
+/* 1 where MEMWATCH_HANDED names another host than this one: the values
+ * memwatch hands down about a machine (MEMWATCH_BASELINE_NS, _MACHINE, _TSC,
+ * _DIR_OK, _FORKED) came with the environment a launcher (srun, mpiexec)
+ * carried from there, and describe that machine (docs/config.md). */
+MW_API int mw_handed_elsewhere(void);
 
 /* $XDG_DATA_HOME/memwatch/profile.json (or ~/.local/share/...). */
 MW_API int mw_profile_default_path(char *buf, size_t n);

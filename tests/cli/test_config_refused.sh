@@ -42,6 +42,7 @@ MEMWATCH_MIX | reads10
 MEMWATCH_BASELINE_NS | 0
 MEMWATCH_MACHINE | exempt: any identity string names a machine (tests match fixture profiles with it)
 MEMWATCH_TSC | 1
+MEMWATCH_HANDED | exempt: any host name; another host's makes the values handed down with it forgotten
 MEMWATCH_PROBE_BURSTS | 0
 MEMWATCH_INLINE | 5
 MEMWATCH_PROBE_SHARE | relative/dir

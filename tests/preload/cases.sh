@@ -434,9 +434,35 @@ tsc)
     texts | grep -q '^threshold_source=' || fail "no threshold in META: the probe was not used"
     grep -q "type=1 config=9$" "$T/err" && fail "the TSC frequency was determined again: $(grep -m1 'config=9$' "$T/err")"
     [ "$(texts | sed -n 's/^tsc_hz=//p')" = 2500000000.000 ] || fail "tsc_hz is not the handed-down value"
-    # memwatch record determines it before the program starts
-    v=$("$MW" record -q -o "$OUT" -- sh -c 'echo "$MEMWATCH_TSC"' 2>/dev/null)
-    case $v in [1-9]*\ ?*) ;; *) fail "memwatch record handed down MEMWATCH_TSC='$v'" ;; esac
+    # memwatch record determines it before the program starts, and names
+    # the host it was handed on
+    here=$(uname -n | tr '/ ' '__')
+    v=$("$MW" record -q -o "$OUT" -- sh -c 'echo "$MEMWATCH_TSC"; echo "$MEMWATCH_HANDED"' 2>/dev/null)
+    case $(echo "$v" | head -1) in [1-9]*\ ?*) ;; *) fail "memwatch record handed down MEMWATCH_TSC='$v'" ;; esac
+    [ "$(echo "$v" | sed -n 2p)" = "$here" ] || fail "memwatch record handed down MEMWATCH_HANDED='$(echo "$v" | sed -n 2p)', not '$here'"
+    # Values handed down on another host (a launcher such as srun carried
+    # them here) describe that machine: the process determines its own,
+    # and hands its children this host's. On this host they are taken.
+    for h in mw-other-host "$here"; do
+        fresh_out
+        MEMWATCH_HANDED=$h MEMWATCH_MACHINE=mw-elsewhere MEMWATCH_TSC="2500000000.000 a test value" \
+            run sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 0.3; env >"$1/env"' sh "$T"
+        expect_rc $? 0
+        m=$(texts | sed -n 's/^machine=//p'); hz=$(texts | sed -n 's/^tsc_hz=//p')
+        ce=$(grep -E '^MEMWATCH_(HANDED|MACHINE|TSC)=' "$T/env" | sort | tr '\n' ' ')
+        echo "handed on $h: machine '$m', tsc_hz $hz; the child got: $ce"
+        if [ "$h" = "$here" ]; then
+            [ "$m" = mw-elsewhere ] && [ "$hz" = 2500000000.000 ] || fail "values handed on this host were not taken"
+        else
+            [ "$m" != mw-elsewhere ] && [ -n "$m" ] || fail "another host's MEMWATCH_MACHINE was taken: '$m'"
+            [ "$hz" != 2500000000.000 ] || fail "another host's MEMWATCH_TSC was taken"
+            grep -qx "MEMWATCH_HANDED=$here" "$T/env" || fail "the child was not handed this host: $ce"
+            grep -q 'mw-elsewhere\|a test value' "$T/env" && fail "the child got another host's values: $ce"
+        fi
+    done
+    # memwatch record forgets them too
+    v=$(MEMWATCH_HANDED=mw-other-host MEMWATCH_TSC="2500000000.000 a test value" "$MW" record -q -o "$OUT" -- sh -c 'echo "$MEMWATCH_TSC"' 2>/dev/null)
+    case $v in *"a test value"*) fail "memwatch record kept another host's MEMWATCH_TSC: '$v'" ;; esac
     ;;
 inline)
     # A single-threaded process has no interval thread: its intervals run in

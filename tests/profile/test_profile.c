@@ -90,6 +90,21 @@ static void test_identity(void)
     setenv("MEMWATCH_MACHINE", "mw-test-machine", 1);
     MW_CHECK_INT(mw_machine_identity_taken(taken, sizeof taken), 15);
     MW_CHECK(!strcmp(taken, "mw-test-machine"), "handed down: %s", taken);
+    /* handed down on this host: taken; on another (a launcher carried it
+     * here): this machine's */
+    char here[128];
+    mw_host_name(here, sizeof here);
+    MW_CHECK(here[0] && !strchr(here, ' ') && !strchr(here, '/'), "host name: '%s'", here);
+    setenv("MEMWATCH_HANDED", here, 1);
+    MW_CHECK(!mw_handed_elsewhere(), "this host is elsewhere");
+    MW_CHECK(mw_machine_identity_taken(taken, sizeof taken) == 15 &&
+                 !strcmp(taken, "mw-test-machine"),
+             "handed here: %s", taken);
+    setenv("MEMWATCH_HANDED", "mw-other-host", 1);
+    MW_CHECK(mw_handed_elsewhere(), "another host is here");
+    MW_CHECK(mw_machine_identity_taken(taken, sizeof taken) > 0 && !strcmp(taken, id),
+             "handed on another host: %s", taken);
+    unsetenv("MEMWATCH_HANDED");
     setenv("MEMWATCH_MACHINE", "two\nlines", 1); /* the library refuses it too */
     MW_CHECK(mw_machine_identity_taken(taken, sizeof taken) > 0 && !strcmp(taken, id),
              "with a newline: %s", taken);
