@@ -33,7 +33,7 @@ struct mwp_config mwp_cfg = {
     .method = "auto",
     .method_choice = MW_ENV_METHOD_AUTO,
     .rate = 250,
-    .fault_period = 16,
+    .fault_period = 61, /* a prime: docs/config.md, MEMWATCH_FAULT_PERIOD */
     .alloc_threshold = 64u << 10,
     .alloc_frames = 16,
     .stack_depth = 64,
@@ -452,7 +452,7 @@ MWP_HOT static void cfg_load_sampling(struct mwp_config *c)
         char *end;
         unsigned long p = strtoul(v, &end, 10);
         if (*end || *v == '-' || p > 1000000000ul)
-            cfg_bad("MEMWATCH_FAULT_PERIOD", v, "expected 0 (off) or faults per sample", "16");
+            cfg_bad("MEMWATCH_FAULT_PERIOD", v, "expected 0 (off) or faults per sample", "61");
         else
             c->fault_period = p;
     }

@@ -9,6 +9,9 @@
  *   mwd_data compute MS   arithmetic on registers only
  *   mwd_data kinds MS     by turns: a thread-local array, a static array,
  *                         a stack array and an mmap'd file (path argv[3])
+ *   mwd_data touch4 MS    after MS ms of arithmetic, the first touch of four
+ *                         64 MiB heap arrays by turns, a page of each (page
+ *                         faults in a period of four)
  *
  * Each phase is a function of its own, so that the tests find its samples
  * by function name.
@@ -63,6 +66,14 @@ __attribute__((noinline)) static double compute(long iters)
     return x + y + z;
 }
 
+/* The first touch of four arrays by turns, a page of each. */
+__attribute__((noinline)) static void touch4(char **arr, size_t len, size_t page)
+{
+    for (size_t off = 0; off < len; off += page)
+        for (int k = 0; k < 4; k++)
+            arr[k][off] = 1;
+}
+
 #define KB 4096
 static __thread double tls_arr[KB];
 static double static_arr[KB];
@@ -109,7 +120,7 @@ __attribute__((noinline)) static double sum_file(const double *f, int reps)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: mwd_data triad|chase|compute|kinds MS [FILE]\n");
+        fprintf(stderr, "usage: mwd_data triad|chase|compute|kinds|touch4 MS [FILE]\n");
         return 2;
     }
     double ms = atof(argv[2]), t0 = cpu_ms();
@@ -153,6 +164,23 @@ int main(int argc, char **argv)
         while (cpu_ms() - t0 < ms)
             s += compute(1000000);
         sink = s;
+    } else if (!strcmp(argv[1], "touch4")) {
+        double s = 0;
+        while (cpu_ms() - t0 < ms)
+            s += compute(1000000);
+        sink = s;
+        size_t len = 64u << 20, page = (size_t)sysconf(_SC_PAGESIZE);
+        char *arr[4];
+        for (int k = 0; k < 4; k++) {
+            if (!(arr[k] = malloc(len)))
+                return 1;
+            /* one fault per small page, whatever the transparent huge
+             * page setting (the start is page-aligned inward) */
+            uintptr_t b = ((uintptr_t)arr[k] + page - 1) & ~(uintptr_t)(page - 1);
+            madvise((void *)b, len - page, MADV_NOHUGEPAGE);
+        }
+        touch4(arr, len, page);
+        sink += arr[0][len / 2] + arr[3][len / 3];
     } else if (!strcmp(argv[1], "kinds") && argc > 3) {
         int fd = open(argv[3], O_RDWR | O_CREAT | O_TRUNC, 0600);
         if (fd < 0 || ftruncate(fd, KB * sizeof(double)) != 0)

@@ -8,7 +8,8 @@
 #  - chase: the node array is named;
 #  - compute: >= 95 % of its samples at code without memory accesses;
 #  - kinds: a thread-local array, a static array, a stack array and an
-#    mmap'd file are each named.
+#    mmap'd file are each named;
+#  - touch4: page-fault samples do not alias with a program's pattern.
 # Where this memwatch has no decoder, the report must say why.
 set -u
 B=${MW_BUILD_DIR:?}
@@ -79,6 +80,20 @@ nf=$(q kinds "SELECT COUNT(*) FROM samples WHERE addr_source = 'fault'")
 na=$(grep -o "^Top data objects ([0-9]*" "$T/kinds.rep" | grep -o "[0-9]*$")
 nd=$(q kinds "SELECT COUNT(*) FROM samples WHERE addr_source = 'decoded'")
 [ "$na" = "$nd" ] || bad "the report counts $na samples with a data address, the database $nd decoded ($nf fault samples)"
+
+# page-fault samples (every MEMWATCH_FAULT_PERIOD-th fault, default 61, a
+# prime) of four arrays first touched by turns, a page of each: each array
+# gets about a quarter. With a period of 16 (a multiple of the pattern's 4),
+# every sample fell in the same array and another had none.
+rec touch4 touch4 30
+read -r a1 a2 a3 a4 <<<"$(q touch4 "SELECT COUNT(*) FROM samples s JOIN objects o ON o.id = s.object_id
+   WHERE s.addr_source = 'fault' AND o.name = 'malloc(67108864)' GROUP BY o.id ORDER BY o.id" | tr '\n' ' ')"
+echo "touch4: fault samples per array: ${a1:-0} ${a2:-0} ${a3:-0} ${a4:-0}"
+awk -v a="${a1:-0}" -v b="${a2:-0}" -v c="${a3:-0}" -v d="${a4:-0}" 'BEGIN {
+    t = a + b + c + d; if (t < 400) exit 1
+    n = split(a " " b " " c " " d, v, " ")
+    for (i = 1; i <= n; i++) if (v[i] < 0.2 * t || v[i] > 0.3 * t) exit 1 }' ||
+    bad "four arrays touched by turns: fault samples ${a1:-0} ${a2:-0} ${a3:-0} ${a4:-0}"
 
 # the same arrays in two processes: one row per allocation site, with the
 # processes named, never one row per process
