@@ -1,12 +1,16 @@
 /*
  * bench/prim_cost.c: what the primitives a process start is made of cost on
  * this machine (docs/overhead.md, "lazy start"): a system call, a page
- * fault, an append to a file that exists, loading an empty shared library.
+ * fault, an append to a file that exists, loading an empty shared library,
+ * and a sampling event with its ring of 16 or 128 data pages (the cpu-clock
+ * ring with DWARF stacks of an inline process and of one with an interval
+ * thread: preload/threads.c).
  * Built and run by bench/prim_cost. Best of 7 runs of N each, CPU time of
  * the thread, in microseconds.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <linux/perf_event.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -83,6 +87,37 @@ static void op_dlopen(int i)
         dlclose(h);
 }
 
+/* A user-only cpu-clock sampling event on this thread with a ring of
+ * ring_pages data pages: opened, mapped, closed, unmapped (the kernel
+ * allocates, zeroes and frees the pages). */
+static unsigned ring_pages;
+static int ring_ok = 1;
+static void op_ring(int i)
+{
+    (void)i;
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.sample_period = 4000000;
+    a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        ring_ok = 0;
+        return;
+    }
+    size_t len = (size_t)(ring_pages + 1) * 4096;
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        ring_ok = 0;
+    else
+        munmap(m, len);
+}
+
 static void best(const char *name, void (*setup)(void), void (*op)(int), void (*teardown)(void))
 {
     double b = 1e30;
@@ -119,6 +154,12 @@ int main(int argc, char **argv)
     best("append: open + 600-byte write + close", file_empty, op_append, file_empty);
     if (lib)
         best("dlopen + dlclose of an empty library", NULL, op_dlopen, NULL);
+    ring_pages = 16;
+    best("sampling event + ring of 16 data pages", NULL, op_ring, NULL);
+    ring_pages = 128;
+    best("sampling event + ring of 128 data pages", NULL, op_ring, NULL);
+    if (!ring_ok)
+        printf("(the rings: no perf event or mapping here; those lines time the failures)\n");
     unlink(path);
     return 0;
 }

@@ -328,6 +328,8 @@ static void inline_arm(void)
 {
     if (atomic_load(&lz_tick) < 0)
         inline_tick_open();
+    if (atomic_load(&lz_tick) < 0) /* only the timer, which can be late: the large ring */
+        mwp_threads_ring_grow();
     lazy_arm(mwp_cfg.interval_ns, mwp_cfg.interval_ns);
 }
 
@@ -586,6 +588,7 @@ static void inline_to_thread(const char *why)
     mwp_in_hook++;
     mwp_engine_inline_stop(); /* the timer is no longer periodic work */
     mwp_lazy_disarm();
+    mwp_threads_ring_grow(); /* the interval thread's drains can come late */
     char b[24];
     struct mwp_str str = {b, sizeof b, 0};
     mwp_s_u64(&str, mwp_now_ns());

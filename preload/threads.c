@@ -31,6 +31,7 @@
 
 #include "base.h"
 #include "config.h"
+#include "engine.h"
 #include "lazy.h"
 #include "precise.h"
 #include "process.h"
@@ -192,6 +193,23 @@ static int thr_attr_on(int i)
  * calling thread creates from now on, on one CPU (tid 0); map its ring and
  * close the descriptor (the mapping keeps the event). Returns 0 or a
  * negative errno. */
+/* Data pages of an inline process's own DWARF cpu-clock ring: its drains
+ * come at every interval of its CPU time (the tick event), so the ring need
+ * hold only a few intervals' samples: 3 intervals at the sampling rate,
+ * each sample its stack copy and about 512 bytes more, as a power of two of
+ * at least 8 pages. At the defaults (250/s, 10 ms, 8 KiB) 16 pages: 7
+ * samples. Mapping 128 pages and freeing them at exit cost a process
+ * some 60 us of CPU more than 16 (docs/overhead.md). */
+static unsigned thr_inline_pages(void)
+{
+    double per = (double)mwp_cfg.unwind_stack + 512.0;
+    double want = 3.0 * (double)mwp_cfg.interval_ns / 1e9 * (double)mwp_cfg.rate * per / 4096.0;
+    unsigned p = 8;
+    while (p < THR_DWARF_PAGES && p < want)
+        p *= 2;
+    return p;
+}
+
 static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
 {
     struct perf_event_attr a;
@@ -211,8 +229,14 @@ static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
      * drives an inline process's intervals where perf refuses its tick
      * event, fires a few times a second instead of every interval
      * (docs/overhead.md, "Inline intervals on a loaded machine"). */
-    for (unsigned dp = THR_DWARF_PAGES; i == 0 && mwp_cfg.unwind == MWP_UNWIND_DWARF &&
-                                        pages < dp && dp >= THR_DWARF_PAGES_MIN;
+    /* A thread of a process with inline intervals, whose drains come at
+     * every interval of its CPU time, starts with a ring for a few of them
+     * (thr_inline_pages); mwp_threads_ring_grow gives it the large one where
+     * the drains may come late (the interval thread takes over; no tick
+     * event). */
+    unsigned first = cpu < 0 && mwp_engine_inline() ? thr_inline_pages() : THR_DWARF_PAGES;
+    for (unsigned dp = first; i == 0 && mwp_cfg.unwind == MWP_UNWIND_DWARF && pages < dp &&
+                              (dp >= THR_DWARF_PAGES_MIN || dp == first);
          dp /= 4) {
         int err = mw_ring_map(r, fd, dp);
         if (err != -EPERM && err != -ENOMEM) {
@@ -228,7 +252,7 @@ static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
 }
 
 /* Drain t's rings once outside the interval thread (thread exit, the switch
- * to per-CPU events). Records with a user stack copy do not fit a small
+ * to per-CPU events, a ring that grows). Records with a user stack copy do not fit a small
  * buffer on the thread's own stack: those get a mapping for the call. */
 static void thr_drain(struct mwp_thr *t, char *buf, size_t cap, uint64_t *samples,
                       uint64_t *lost);
@@ -249,6 +273,24 @@ static void thr_drain_here(struct mwp_thr *t)
     }
     thr_drain(t, big, cap, &s, &l);
     syscall(SYS_munmap, big, cap);
+}
+
+void mwp_threads_ring_grow(void)
+{
+    struct mwp_thr *t = mwp_self;
+    if (!t || t->cpu_ring >= 0 || mwp_cfg.unwind != MWP_UNWIND_DWARF || !thr_attr_on(0) ||
+        !t->ring[0].base || t->ring[0].data_bytes >= (size_t)THR_DWARF_PAGES * 4096u)
+        return;
+    /* drained and unmapped first, so that no sample is taken twice */
+    while (atomic_flag_test_and_set_explicit(&t->busy, memory_order_acquire))
+        syscall(SYS_sched_yield);
+    thr_drain_here(t);
+    mw_ring_unmap(&t->ring[0]);
+    int err = thr_ring_open(&t->ring[0], 0, t->tid, -1); /* not inline any more: the large one */
+    atomic_flag_clear_explicit(&t->busy, memory_order_release);
+    if (err < 0)
+        mwp_say(1, "cpu-clock sampling stopped: its larger ring could not be opened: ",
+                mw_strerror(err), NULL);
 }
 
 /* Open t's samplers on thread t->tid (itself, or an application thread for

@@ -90,6 +90,11 @@ int mwp_threads_init(int defer);
  * child); returns how many threads got them. [interval thread], or
  * mwp_engine_start where that thread could not be started. */
 unsigned mwp_threads_open_deferred(void);
+/* The calling thread's own DWARF cpu-clock ring, made small while the
+ * process ran its intervals inline, becomes the large one (drained first):
+ * on its thread, at a safe point, where its drains may come late from now
+ * on (the interval thread takes over; no tick event). No-op otherwise. */
+void mwp_threads_ring_grow(void);
 /* Fork child: only the calling thread remains. [AS-safe] (fork child). */
 void mwp_threads_child(void);
 /* Drain every live thread's rings and buffers; reap dead entries when reap

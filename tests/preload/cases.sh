@@ -464,6 +464,24 @@ tsc)
     v=$(MEMWATCH_HANDED=mw-other-host MEMWATCH_TSC="2500000000.000 a test value" "$MW" record -q -o "$OUT" -- sh -c 'echo "$MEMWATCH_TSC"' 2>/dev/null)
     case $v in *"a test value"*) fail "memwatch record kept another host's MEMWATCH_TSC: '$v'" ;; esac
     ;;
+rings)
+    # The cpu-clock ring of a process with inline intervals holds a few
+    # intervals of DWARF samples (their drains come at every interval of its
+    # CPU time): 16 data pages at the defaults, more at a higher rate. When
+    # the interval thread takes over (MEMWATCH_INLINE's CPU time), whose
+    # drains can come late, it gets the large ring (128 pages, 32 where the
+    # locked-memory limit refuses them); so does a process without inline
+    # intervals from the start. The page-fault ring: MEMWATCH_RING_PAGES (8).
+    MEMWATCH_UNWIND=dwarf MEMWATCH_INLINE=200ms run "$APP" rings 700 >"$T/r1"; expect_rc $? 0
+    MEMWATCH_UNWIND=dwarf MEMWATCH_INLINE=200ms MEMWATCH_RATE=1000 run "$APP" rings 0 >"$T/r2"; expect_rc $? 0
+    MEMWATCH_UNWIND=dwarf MEMWATCH_INLINE=0 run "$APP" rings 0 >"$T/r3"; expect_rc $? 0
+    echo "inline: $(tr '\n' ' ' <"$T/r1"); at 1000/s: $(head -1 "$T/r2"); with an interval thread: $(head -1 "$T/r3")"
+    [ "$(head -1 "$T/r1")" = "rings: 16 8" ] || fail "inline rings: $(head -1 "$T/r1")"
+    case $(sed -n 2p "$T/r1") in "rings: 128 8" | "rings: 32 8") ;; *) fail "rings after the interval thread took over: $(sed -n 2p "$T/r1")" ;; esac
+    [ "$(head -1 "$T/r2")" = "rings: 64 8" ] || fail "inline rings at 1000 samples/s: $(head -1 "$T/r2")"
+    case $(head -1 "$T/r3") in "rings: 128 8" | "rings: 32 8") ;; *) fail "rings with an interval thread: $(head -1 "$T/r3")" ;; esac
+    all_ok 3
+    ;;
 inline)
     # A single-threaded process has no interval thread: its intervals run in
     # the handler of the lazy start's CPU-time timer on its own thread

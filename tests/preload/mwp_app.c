@@ -56,6 +56,35 @@ static void work(int ms)
 /* The same for ms milliseconds of this thread's CPU time: as many samples
  * however busy the machine is (memwatch samples a process from its first
  * interval of CPU time on: docs/overhead.md, "lazy start"). */
+/* "rings: N N ...": the data pages of each perf ring mapped here (the
+ * mapping less its metadata page), largest first */
+static void print_rings(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    unsigned long pages[64];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f) && n < 64) {
+        unsigned long lo, hi;
+        if (strstr(line, "[perf_event]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+            pages[n++] = (hi - lo) / 4096 - 1;
+    }
+    if (f)
+        fclose(f);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (pages[j] > pages[i]) {
+                unsigned long t = pages[i];
+                pages[i] = pages[j];
+                pages[j] = t;
+            }
+    printf("rings:");
+    for (int i = 0; i < n; i++)
+        printf(" %lu", pages[i]);
+    printf("\n");
+    fflush(stdout);
+}
+
 static void cpuwork(int ms)
 {
     static uint64_t buf[1 << 19];
@@ -424,6 +453,16 @@ int main(int argc, char **argv)
     }
     if (!strcmp(m, "cpuwork")) {
         cpuwork(arg);
+        return 0;
+    }
+    if (!strcmp(m, "rings")) {
+        /* once recording began, the data pages of this process's perf
+         * rings (/proc/self/maps, largest first); then ms of CPU time and
+         * the same again */
+        wait_begun();
+        print_rings();
+        cpuwork(arg);
+        print_rings();
         return 0;
     }
     if (!strcmp(m, "cpuwork_now")) { /* recording begun at once, then work */
