@@ -1181,6 +1181,30 @@ allocnote)
         fail "an allocation note without another allocator"
     fi
     ;;
+canon)
+    # A non-PIE program that takes malloc's address holds malloc's canonical
+    # address in its own PLT (an undefined symbol with a value; Debian's
+    # python3 is such a program): not an allocator of its own. It starts
+    # lazily as any program: ended within 1 ms of CPU time it is a short
+    # process (the run's shared file, no file of its own); after 2.5 s its
+    # intervals move to the interval thread (MEMWATCH_INLINE's 2 s).
+    P=$B/mwp_canon
+    [ -x "$P" ] || skip "mwp_canon not built"
+    [ -n "${MW_SAN_PRELOAD:-}" ] && skip "a sanitized build has its own allocator first already"
+    command -v readelf >/dev/null || skip "readelf missing"
+    readelf -W --dyn-syms "$P" | awk '$8 ~ /^malloc(@|$)/ && $7 == "UND" && $2 !~ /^0+$/ { f = 1 } END { exit !f }' ||
+        skip "this toolchain gave mwp_canon no canonical PLT entry for malloc"
+    fresh_out
+    run "$P" 0 >/dev/null; expect_rc $? 0
+    ls "$OUT" | grep -q -- '-short\.mwr$' && [ "$(ls "$OUT" | wc -l)" = 1 ] ||
+        fail "a short run of mwp_canon wrote $(ls "$OUT" | tr '\n' ' '), expected the shared file of short processes only"
+    fresh_out
+    run "$P" 2500 >/dev/null; expect_rc $? 0
+    all_ok 1
+    why=$(texts | sed -n 's/^intervals_thread_why=//p')
+    echo "mwp_canon 2.5 s: intervals_thread_why=$why"
+    [ -n "$why" ] || fail "mwp_canon stayed inline (taken for an allocator of its own)"
+    ;;
 ownalloc)
     # A program whose allocator is its own (in the executable, as in some
     # compilers' tools, or in a library it links) is recorded as any other,
