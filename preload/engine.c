@@ -676,6 +676,7 @@ static int eng_interval_records(uint64_t t0, int safe, uint64_t cpu)
     mwr_interval iv;
     memset(&iv, 0, sizeof iv);
     iv.t_start_ns = t0;
+    mwp_threads_clock_jitter(); /* a new sampling period: none in step with the program */
     if (safe)
         mwp_modules_scan(0);
     uint64_t s = 0, l = 0;

@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "lazy.h"
 #include "process.h"
+#include "threads.h"
 #include "real.h"
 #include "writer.h"
 
@@ -23,26 +24,32 @@
 
 /* ---- descriptors ---- */
 
-/* memwatch's descriptors: its file, and the inline tick's perf event
- * (lazy.c): at most two, -1 where none */
-static int fds_ours(int ours[2])
+/* memwatch's descriptors: its file, the inline tick's perf event (lazy.c)
+ * and the main thread's cpu-clock event (threads.c): at most three,
+ * ascending, the -1s last */
+#define MWP_OURS 3
+static int fds_ours(int ours[MWP_OURS])
 {
-    ours[0] = mwp_writer_fd();
-    ours[1] = mwp_lazy_tick_fd();
-    if (ours[0] > ours[1] && ours[1] >= 0) { /* ascending, the -1s last */
-        int t = ours[0];
-        ours[0] = ours[1];
-        ours[1] = t;
-    } else if (ours[0] < 0) {
-        ours[0] = ours[1];
-        ours[1] = -1;
-    }
-    return (ours[0] >= 0) + (ours[1] >= 0);
+    int v[MWP_OURS] = {mwp_writer_fd(), mwp_lazy_tick_fd(), mwp_threads_clock_fd()};
+    int n = 0;
+    for (int i = 0; i < MWP_OURS; i++)
+        if (v[i] >= 0) {
+            int k = n++;
+            while (k > 0 && ours[k - 1] > v[i]) { /* insertion */
+                ours[k] = ours[k - 1];
+                k--;
+            }
+            ours[k] = v[i];
+        }
+    for (int i = n; i < MWP_OURS; i++)
+        ours[i] = -1;
+    return n;
 }
 
 static int fd_is_ours(int fd)
 {
-    return fd >= 0 && (fd == mwp_writer_fd() || fd == mwp_lazy_tick_fd());
+    return fd >= 0 &&
+           (fd == mwp_writer_fd() || fd == mwp_lazy_tick_fd() || fd == mwp_threads_clock_fd());
 }
 
 /* dup2/dup3 onto one of memwatch's descriptors: it moves out of the way */
@@ -52,6 +59,8 @@ static void fd_make_way(int newfd)
         mwp_writer_relocate();
     if (newfd == mwp_lazy_tick_fd())
         mwp_lazy_tick_relocate();
+    if (newfd == mwp_threads_clock_fd())
+        mwp_threads_clock_relocate();
 }
 
 MWP_EXPORT int close(int fd)
@@ -70,7 +79,7 @@ MWP_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
     MWP_NEED(close_range, "close_range");
     mwp_writer_settle();
-    int ours[2];
+    int ours[MWP_OURS];
     int n = fds_ours(ours);
     int (*real)(unsigned, unsigned, int) = mwp_real.close_range;
     if (!real) {

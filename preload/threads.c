@@ -193,6 +193,55 @@ static int thr_attr_on(int i)
  * calling thread creates from now on, on one CPU (tid 0); map its ring and
  * close the descriptor (the mapping keeps the event). Returns 0 or a
  * negative errno. */
+/* The main thread's own cpu-clock event, kept open (moved high, guarded:
+ * preload/guard.c) so that its period can vary: cpu-clock samples come
+ * every period of the thread's CPU time exactly, and a loop of constant
+ * cost in step with that period is sampled at the same points every time
+ * (docs/report.md, "Samples in step with the program"). -1: none (the
+ * process samples through inherited per-CPU events, or not at all). */
+static _Atomic int thr_clock_fd = -1;
+
+int mwp_threads_clock_fd(void)
+{
+    return atomic_load(&thr_clock_fd);
+}
+
+static void thr_clock_keep(int fd)
+{
+    int old = atomic_exchange(&thr_clock_fd, fd);
+    if (old >= 0 && old != fd)
+        mwp_sys_close(old);
+}
+
+void mwp_threads_clock_relocate(void)
+{
+    int fd = atomic_load(&thr_clock_fd);
+    if (fd < 0)
+        return;
+    int nfd = mwp_fd_dup_high(fd);
+    if (nfd >= 0)
+        atomic_store(&thr_clock_fd, nfd); /* the old number is the program's dup2's to replace */
+}
+
+void mwp_threads_clock_jitter(void)
+{
+    static uint64_t x;
+    int fd = atomic_load(&thr_clock_fd);
+    if (fd < 0 || !mwp_cfg.rate)
+        return;
+    if (!x)
+        x = (mwp_now_ns() ^ ((uint64_t)mwp_proc.pid << 32)) | 1;
+    x ^= x << 13; /* xorshift64 */
+    x ^= x >> 7;
+    x ^= x << 17;
+    uint64_t p = 1000000000ull / mwp_cfg.rate;
+    /* uniform in [p/2, 3p/2): the mean keeps the rate */
+    uint64_t np = p / 2 + (uint64_t)((double)(x >> 11) / 9007199254740992.0 * (double)p);
+    if (np < 1000)
+        np = 1000;
+    mwp_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_PERIOD, &np);
+}
+
 /* Data pages of an inline process's own DWARF cpu-clock ring: its drains
  * come at every interval of its CPU time (the tick event), so the ring need
  * hold only a few intervals' samples: 3 intervals at the sampling rate,
@@ -235,19 +284,24 @@ static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
      * the drains may come late (the interval thread takes over; no tick
      * event). */
     unsigned first = cpu < 0 && mwp_engine_inline() ? thr_inline_pages() : THR_DWARF_PAGES;
+    /* the main thread's own cpu-clock event stays open (its period varies) */
+    int keep = i == 0 && cpu < 0 && tid == mwp_proc.pid;
+    int err = -EPERM;
     for (unsigned dp = first; i == 0 && mwp_cfg.unwind == MWP_UNWIND_DWARF && pages < dp &&
                               (dp >= THR_DWARF_PAGES_MIN || dp == first);
          dp /= 4) {
-        int err = mw_ring_map(r, fd, dp);
-        if (err != -EPERM && err != -ENOMEM) {
-            mwp_sys_close(fd);
-            r->fd = -1;
-            return err;
-        }
+        err = mw_ring_map(r, fd, dp);
+        if (err != -EPERM && err != -ENOMEM)
+            break;
     }
-    int err = mw_ring_map(r, fd, pages);
-    mwp_sys_close(fd);
+    if (err == -EPERM || err == -ENOMEM)
+        err = mw_ring_map(r, fd, pages);
     r->fd = -1;
+    if (err == 0 && keep) {
+        thr_clock_keep(mwp_fd_move_high(fd));
+        return 0;
+    }
+    mwp_sys_close(fd);
     return err;
 }
 
@@ -942,6 +996,7 @@ static void thr_inherit_start(struct mwp_thr *self)
     thr_drain_here(self);
     for (int i = 0; i < 2; i++)
         mw_ring_unmap(&self->ring[i]);
+    thr_clock_keep(-1); /* the per-CPU events' periods stay fixed */
     struct mwp_thr *made[1024];
     int nm = 0, err = 0;
     for (int k = 0; k < n && !err; k++) {
@@ -1042,6 +1097,7 @@ MWP_HOT int mwp_threads_init(int defer)
 
 void mwp_threads_child(void)
 {
+    thr_clock_keep(-1); /* the descriptor is inherited; its event is the parent's */
     atomic_store(&thr_inherited, 0); /* inherit_thread: the child has no inherited events */
     atomic_store(&thr_inherit_tried, 0);
     atomic_flag_clear(&thr_free_lock);

@@ -95,6 +95,13 @@ unsigned mwp_threads_open_deferred(void);
  * on its thread, at a safe point, where its drains may come late from now
  * on (the interval thread takes over; no tick event). No-op otherwise. */
 void mwp_threads_ring_grow(void);
+/* The main thread's own cpu-clock event's descriptor (-1: none), kept so
+ * that mwp_threads_clock_jitter can give it a new period, uniform in
+ * [1/2, 3/2] of the sampling period, at every interval; relocate: the
+ * program dup2s onto it (guard.c). */
+int mwp_threads_clock_fd(void);
+void mwp_threads_clock_relocate(void);
+void mwp_threads_clock_jitter(void);
 /* Fork child: only the calling thread remains. [AS-safe] (fork child). */
 void mwp_threads_child(void);
 /* Drain every live thread's rings and buffers; reap dead entries when reap
