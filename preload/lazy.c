@@ -294,12 +294,7 @@ static int inline_tick_open(void)
  * the two stores still finds a valid descriptor. */
 void mwp_lazy_tick_relocate(void)
 {
-    int fd = atomic_load(&lz_tick);
-    if (fd < 0)
-        return;
-    int nfd = mwp_fd_dup_high(fd);
-    if (nfd >= 0)
-        atomic_store(&lz_tick, nfd); /* the old number is the program's dup2's to replace */
+    mwp_fd_step_aside(&lz_tick);
 }
 
 /* Take back memwatch's signals left pending (blocked by the program): exec

@@ -215,12 +215,7 @@ static void thr_clock_keep(int fd)
 
 void mwp_threads_clock_relocate(void)
 {
-    int fd = atomic_load(&thr_clock_fd);
-    if (fd < 0)
-        return;
-    int nfd = mwp_fd_dup_high(fd);
-    if (nfd >= 0)
-        atomic_store(&thr_clock_fd, nfd); /* the old number is the program's dup2's to replace */
+    mwp_fd_step_aside(&thr_clock_fd);
 }
 
 void mwp_threads_clock_jitter(void)

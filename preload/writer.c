@@ -98,6 +98,16 @@ int mwp_fd_dup_high(int fd)
     return nfd < 0 ? -errno : nfd;
 }
 
+void mwp_fd_step_aside(_Atomic int *slot)
+{
+    int fd = atomic_load(slot);
+    if (fd < 0)
+        return;
+    int nfd = mwp_fd_dup_high(fd);
+    if (nfd >= 0)
+        atomic_store(slot, nfd); /* the old number is the program's dup2's to replace */
+}
+
 int mwp_writer_relocate(void)
 {
     int fd = atomic_load(&w_fd);

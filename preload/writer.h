@@ -97,6 +97,10 @@ int mwp_fd_move_high(int fd);
  * (the program's dup2 onto it replaces it): the new descriptor, or -errno.
  * [AS-safe] */
 int mwp_fd_dup_high(int fd);
+/* The program dup2s onto the descriptor in *slot (guard.c): *slot becomes a
+ * duplicate elsewhere (mwp_fd_dup_high); a reader between the two stores
+ * still finds a valid descriptor. [AS-safe] */
+void mwp_fd_step_aside(_Atomic int *slot);
 int mwp_writer_relocate(void);
 /* The META text every file of this process begins with (built when the
  * process begins recording, again in a fork child). [AS-safe] */
