@@ -189,10 +189,6 @@ static int thr_attr_on(int i)
     return mwp_attrs.bytes[i][0] || mwp_attrs.bytes[i][1];
 }
 
-/* Open sampler i on thread tid (cpu -1) or, inherited by the threads the
- * calling thread creates from now on, on one CPU (tid 0); map its ring and
- * close the descriptor (the mapping keeps the event). Returns 0 or a
- * negative errno. */
 /* The main thread's own cpu-clock event, kept open (moved high, guarded:
  * preload/guard.c) so that its period can vary: cpu-clock samples come
  * every period of the thread's CPU time exactly, and a loop of constant
@@ -254,6 +250,11 @@ static unsigned thr_inline_pages(void)
     return p;
 }
 
+/* Open sampler i on thread tid (cpu -1) or, inherited by the threads the
+ * calling thread creates from now on, on one CPU (tid 0); map its ring and
+ * close the descriptor (the mapping keeps the event), except the main
+ * thread's own cpu-clock event's (thr_clock_fd). Returns 0 or a negative
+ * errno. */
 static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
 {
     struct perf_event_attr a;
