@@ -79,7 +79,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1194,13 +1193,7 @@ static int att_run_init(struct att_run *R, const mw_attach_opts *o)
     R->attr.comm_exec = 1;
     R->attr.task = 1;
     R->attr.sample_id_all = 1;
-    struct utsname u;
-    snprintf(R->host, sizeof R->host, "unknown");
-    if (uname(&u) == 0)
-        snprintf(R->host, sizeof R->host, "%s", u.nodename);
-    for (char *p = R->host; *p; p++)
-        if (*p == '/' || *p == ' ')
-            *p = '_';
+    mw_host_name(R->host, sizeof R->host);
     if (mw_machine_identity_taken(R->identity, sizeof R->identity) < 0)
         snprintf(R->identity, sizeof R->identity, "unknown");
     R->bounce = malloc(ATT_BOUNCE);

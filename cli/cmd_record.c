@@ -59,7 +59,6 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -374,13 +373,8 @@ static void rec_write_reaped(const char *dir, const char *run, pid_t pid, int32_
                              const struct rusage *ru, uint64_t start_ns, uint64_t end_ns,
                              const char *exe, char *const prog[])
 {
-    char host[65] = "unknown";
-    struct utsname u;
-    if (uname(&u) == 0)
-        snprintf(host, sizeof host, "%s", u.nodename);
-    for (char *p = host; *p; p++) /* as libmemwatch.so names hosts */
-        if (*p == '/' || *p == ' ')
-            *p = '_';
+    char host[65];
+    mw_host_name(host, sizeof host); /* as libmemwatch.so names hosts */
     char exe_l[PATH_MAX]; /* one META line: a newline in the path would start another key */
     snprintf(exe_l, sizeof exe_l, "%s", exe);
     for (char *p = exe_l; *p; p++)
@@ -997,9 +991,7 @@ static void rec_forget_handed(void)
 {
     if (!mw_handed_elsewhere())
         return;
-    static const char *const names[] = {"MEMWATCH_BASELINE_NS", "MEMWATCH_MACHINE",
-                                        "MEMWATCH_TSC",         "MEMWATCH_DIR_OK",
-                                        "MEMWATCH_FORKED",      "MEMWATCH_HANDED"};
+    static const char *const names[] = {MW_HANDED_VARS};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         unsetenv(names[i]);
 }

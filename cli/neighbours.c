@@ -37,6 +37,7 @@
 #include <memwatch/mwr.h>
 #include <memwatch/mwr_frame.h>
 #include <memwatch/mwr_load.h>
+#include <memwatch/profile.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -49,7 +50,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,22 +174,12 @@ static void nb_meta(mw_nb *nb, const char *text, size_t n)
     nb_write(nb, rec, mwr_frame(rec, MWR_META, text, n, NULL, 0));
 }
 
-/* The host as libmemwatch.so names it (uname -n, '/' and ' ' as '_'). */
-static void nb_host(char *host, size_t n)
-{
-    struct utsname u;
-    snprintf(host, n, "%s", uname(&u) == 0 ? u.nodename : "unknown");
-    for (char *p = host; *p; p++)
-        if (*p == '/' || *p == ' ')
-            *p = '_';
-}
-
 /* Creates the file (nb->dir, nb->mode: O_EXCL, never through a link) and
  * writes its header and first META. 0 or -errno. */
 static int nb_open(mw_nb *nb)
 {
     char host[65], run[64];
-    nb_host(host, sizeof host);
+    mw_host_name(host, sizeof host); /* as libmemwatch.so names it */
     snprintf(run, sizeof run, "%s", nb->run);
     for (char *p = run; *p; p++) /* a file name, whatever the run id holds */
         if (*p == '/' || *p == '\n')

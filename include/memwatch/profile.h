@@ -140,13 +140,19 @@ MW_API int mw_machine_identity(const char *proc_root, const char *sys_root, char
  * neither is had. */
 MW_API int mw_machine_identity_taken(char *buf, size_t n);
 /* This host's name as memwatch writes it (uname's nodename, '/' and ' ' as
- * '_', at most 127 bytes; "unknown" where uname fails). */
+ * '_', at most 127 bytes; "unknown" where uname fails). libmemwatch.so's
+ * constructor writes the same without libc (preload/process.c, ctor_host). */
 MW_API void mw_host_name(char *buf, size_t n);
 /* 1 where MEMWATCH_HANDED names another host than this one: the values
  * memwatch hands down about a machine (MEMWATCH_BASELINE_NS, _MACHINE, _TSC,
  * _DIR_OK, _FORKED) came with the environment a launcher (srun, mpiexec)
  * carried from there, and describe that machine (docs/config.md). */
 MW_API int mw_handed_elsewhere(void);
+/* Those variables, and MEMWATCH_HANDED itself: what a process (or memwatch
+ * record) on another host forgets (preload/process.c, cli/cmd_record.c). */
+#define MW_HANDED_VARS                                                                             \
+    "MEMWATCH_BASELINE_NS", "MEMWATCH_MACHINE", "MEMWATCH_TSC", "MEMWATCH_DIR_OK",                \
+        "MEMWATCH_FORKED", "MEMWATCH_HANDED"
 
 /* $XDG_DATA_HOME/memwatch/profile.json (or ~/.local/share/...). */
 MW_API int mw_profile_default_path(char *buf, size_t n);
