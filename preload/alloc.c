@@ -25,14 +25,13 @@
 #include "modules.h"
 #include "process.h"
 #include "real.h"
-#include "sys.h"
 #include "threads.h"
 #include "util.h"
 #include "writer.h"
 
 #include <memwatch/mwr.h>
 
-#include <elf.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <stdarg.h>
@@ -426,106 +425,20 @@ extern void *mwp_malloc_here(size_t) __attribute__((copy(malloc), alias("malloc"
 extern void *mwp_malloc_here(size_t) __attribute__((alias("malloc"), visibility("hidden")));
 #endif
 
-/* Does the object holding the address q->addr define malloc in its dynamic
- * symbol table? A non-PIE executable that takes malloc's address (Debian's
- * python3) gives malloc its canonical address in its own PLT: an undefined
- * symbol with a value, which every reference to malloc's address then
- * takes, while calls through it still reach the first definition,
- * memwatch's. Only such an object's definition is an allocator of its own. */
-struct own_query {
-    uintptr_t addr;
-    int found, defines;
-};
-
-static const ElfW(Sym) *own_lookup(const ElfW(Sym) *symtab, const char *strtab,
-                                   const uint32_t *gnu, const uint32_t *sysv, const char *name)
-{
-    if (gnu) {
-        uint32_t h = 5381;
-        for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-            h = h * 33 + *c;
-        uint32_t nb = gnu[0], off = gnu[1], bloom_n = gnu[2];
-        if (!nb)
-            return NULL;
-        const uint32_t *buckets = gnu + 4 + bloom_n * (sizeof(ElfW(Addr)) / 4);
-        const uint32_t *chain = buckets + nb;
-        uint32_t i = buckets[h % nb];
-        if (i < off)
-            return NULL;
-        for (;; i++) {
-            uint32_t h2 = chain[i - off];
-            if ((h | 1) == (h2 | 1) && mwp_streq(strtab + symtab[i].st_name, name))
-                return &symtab[i];
-            if (h2 & 1)
-                return NULL;
-        }
-    }
-    if (sysv) {
-        uint32_t h = 0;
-        for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
-            h = (h << 4) + *c;
-            uint32_t g = h & 0xf0000000u;
-            if (g)
-                h ^= g >> 24;
-            h &= ~g;
-        }
-        uint32_t nb = sysv[0];
-        const uint32_t *bucket = sysv + 2, *chain = bucket + nb;
-        for (uint32_t i = nb ? bucket[h % nb] : 0; i; i = chain[i])
-            if (mwp_streq(strtab + symtab[i].st_name, name))
-                return &symtab[i];
-    }
-    return NULL;
-}
-
-static int own_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct own_query *q = data;
-    const ElfW(Dyn) *dyn = NULL;
-    int holds = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && q->addr >= lo && q->addr < lo + ph->p_memsz)
-            holds = 1;
-        else if (ph->p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)lo;
-    }
-    if (!holds)
-        return 0;
-    q->found = 1;
-    const ElfW(Sym) *symtab = NULL;
-    const char *strtab = NULL;
-    const uint32_t *gnu = NULL, *sysv = NULL;
-    for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
-        /* the loader relocated these in place, except where the dynamic
-         * section is read-only (the vDSO) */
-        uintptr_t v = dyn->d_un.d_ptr;
-        if (v < info->dlpi_addr)
-            v += info->dlpi_addr;
-        if (dyn->d_tag == DT_SYMTAB)
-            symtab = (const ElfW(Sym) *)v;
-        else if (dyn->d_tag == DT_STRTAB)
-            strtab = (const char *)v;
-        else if (dyn->d_tag == DT_GNU_HASH)
-            gnu = (const uint32_t *)v;
-        else if (dyn->d_tag == DT_HASH)
-            sysv = (const uint32_t *)v;
-    }
-    const ElfW(Sym) *s = symtab && strtab ? own_lookup(symtab, strtab, gnu, sysv, "malloc") : NULL;
-    q->defines = s && s->st_shndx != SHN_UNDEF;
-    return 1;
-}
-
 MWP_HOT int mwp_alloc_ours(void *(*global)(size_t))
 {
     if (global == mwp_malloc_here)
         return 1;
-    /* only a process whose malloc is not ours pays for the look */
-    struct own_query q = {(uintptr_t)global, 0, 0};
-    dl_iterate_phdr(own_cb, &q);
-    return q.found && !q.defines;
+    /* A non-PIE executable that takes malloc's address (Debian's python3)
+     * gives malloc its canonical address in its own PLT: an undefined symbol
+     * with a value, which every reference to malloc's address then takes,
+     * while calls through it still reach the first definition, memwatch's.
+     * Only a defined symbol there is an allocator of the program's own.
+     * (Only a process whose malloc is not ours pays for the look.) */
+    Dl_info di;
+    const ElfW(Sym) *sym = NULL;
+    return dladdr1((void *)global, &di, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+           sym->st_shndx == SHN_UNDEF;
 }
 
 __attribute__((noinline)) static void *calloc_slow(size_t k, size_t n)
