@@ -115,7 +115,7 @@ static int mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
         if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
             mod_adds = info->dlpi_adds;
     }
-    const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : mwp_exe.path;
+    const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : mwp_exe_file();
     if (!c->buf && !mod_seen_add(info->dlpi_addr, mod_hash(path)))
         return 0;
     mwr_module m;

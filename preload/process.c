@@ -60,7 +60,7 @@ struct mwp_proc mwp_proc;
  * destructor's end. */
 static _Atomic int exit_known;
 static _Atomic int exit_status;
-struct mwp_exe mwp_exe;
+MWP_COLD struct mwp_exe mwp_exe;
 /* libmemwatch.so's path: the loader's own string (dladdr), valid while
  * the library is loaded, which is for good (-z nodelete); looked up where
  * first needed (dladdr scans the library's symbols: not in every process) */
@@ -421,11 +421,46 @@ void mwp_proc_alloc_note(void)
     char why[PATH_MAX + 160];
     snprintf(why, sizeof why,
              "not recorded: the program's malloc is %s's, loaded ahead of libmemwatch.so",
-             owner[0] ? owner : mwp_exe.path);
+             owner[0] ? owner : mwp_exe_file());
     mwp_meta_note(MW_META_ALLOCATIONS, why);
     mwp_say(2, "allocations ", why, NULL);
 }
 
+
+const char *mwp_exe_file(void)
+{
+    if (!mwp_exe.file[0]) {
+        char b[sizeof mwp_exe.file];
+        ssize_t n = (ssize_t)mwp_syscall(SYS_readlink, "/proc/self/exe", b, sizeof b - 1);
+        if (n > 0) {
+            b[n] = 0;
+            memcpy(mwp_exe.file, b, (size_t)n + 1); /* the same bytes where two threads race */
+        }
+    }
+    return mwp_exe.file;
+}
+
+/* META exe (mwp_proc.exe). A descriptor's path (fexecve, execveat) names
+ * nothing after the exec: there, and where the kernel gave no AT_EXECFN,
+ * the executable file. */
+static void ctor_exe(void)
+{
+    const char *e = (const char *)getauxval(AT_EXECFN);
+    if (!e || !*e || !strncmp(e, "/dev/fd/", 8) || !strncmp(e, "/proc/self/fd/", 14)) {
+        mwp_proc.exe = mwp_exe_file();
+        return;
+    }
+    mwp_proc.exe = e;
+    if (e[0] == '/')
+        return;
+    char cwd[PATH_MAX];
+    while (e[0] == '.' && e[1] == '/')
+        e += 2;
+    if (!getcwd(cwd, sizeof cwd) ||
+        snprintf(mwp_exe.run, sizeof mwp_exe.run, "%s/%s", cwd, e) >= (int)sizeof mwp_exe.run)
+        return; /* as it was given */
+    mwp_proc.exe = mwp_exe.run;
+}
 
 /* glibc calls ELF constructors with (argc, argv, envp). */
 /* MEMWATCH_ENABLE says no (0, no, false, off): the constructor returns
@@ -528,9 +563,7 @@ MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv,
     if (!mwp_proc.host[0])
         ctor_host();
     mwp_proc.rank = ctor_rank();
-    ssize_t n =
-        (ssize_t)mwp_syscall(SYS_readlink, "/proc/self/exe", mwp_exe.path, sizeof mwp_exe.path - 1);
-    mwp_exe.path[n > 0 ? n : 0] = 0;
+    ctor_exe();
     if (mwp_cfg.dir[0] != '/')
         ctor_dir_absolute();
     if (!mwp_cfg.follow)

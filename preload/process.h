@@ -40,17 +40,28 @@ struct mwp_proc {
     uint64_t forked_ns;
     char host[128];     /* uname's nodename, '/' and ' ' as '_' */
     char identity[256]; /* the machine's identity (MEMWATCH_MACHINE or computed) */
+    /* META exe: the path the image was executed by (the kernel's AT_EXECFN,
+     * in the initial stack for the image's life; made absolute against the
+     * directory it started in, in mwp_exe.run, where it was relative). */
+    const char *exe;
 };
 extern struct mwp_proc mwp_proc;
 
-/* The program's path (/proc/self/exe). Owner: process.c. Written by the
- * constructor; read when META is built (writer.c) and modules are listed
- * (modules.c). A page's worth that a short process touches little: in
- * .lbss (MWP_COLD), apart from mwp_proc. */
+/* The program's paths. Owner: process.c. A page's worth that a short
+ * process does not touch: in .lbss (MWP_COLD), apart from mwp_proc.
+ * run: AT_EXECFN made absolute, where it was relative (the constructor).
+ * file: the executable file (/proc/self/exe), read where the main
+ * program's module is listed (mwp_exe_file): a process that ends before it
+ * begins never reads it. Reading /proc/self/exe makes the kernel build the
+ * process's /proc entries, and its parent pays again to drop them when it
+ * reaps it (docs/overhead.md, "Lazy start"). */
 struct mwp_exe {
-    char path[PATH_MAX];
+    char run[PATH_MAX];
+    char file[PATH_MAX];
 };
 extern struct mwp_exe mwp_exe;
+/* mwp_exe.file, read on the first call. [AS-safe] */
+const char *mwp_exe_file(void);
 /* Flush everything and write the trailer. how: "exit", "signal", "_exit",
  * "exec". Idempotent. [AS-safe] when in_signal is set; [not AS-safe]
  * otherwise (the modules' scan). */

@@ -1259,7 +1259,7 @@ MWP_HOT void mwp_meta_build(void)
     if (mwp_proc.rank_from)
         mwp_s_meta(&s, MW_META_RANK_FROM, mwp_proc.rank_from);
     mwp_s_meta(&s, MW_META_HOST, mwp_proc.host);
-    mwp_s_meta(&s, MW_META_EXE, mwp_exe.path);
+    mwp_s_meta(&s, MW_META_EXE, mwp_proc.exe ? mwp_proc.exe : "");
     meta_cmdline(&s);
     mwp_s_meta(&s, MW_META_ORIGIN, mwp_proc.is_fork_child ? "fork" : "exec");
     if (mwp_proc.forked_ns &&

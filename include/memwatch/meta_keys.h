@@ -34,7 +34,7 @@
     X(RANK, "rank", "the MPI rank (0 where none)")                                                \
     X(RANK_FROM, "rank_from", "the variable the rank came from")                                  \
     X(HOST, "host", "the host name, as in the file name")                                         \
-    X(EXE, "exe", "/proc/self/exe")                                                               \
+    X(EXE, "exe", "the path the image was executed by (AT_EXECFN)")                               \
     X(CMDLINE, "cmdline", "the arguments as the program was started")                             \
     X(ORIGIN, "origin", "exec, fork or attach")                                                   \
     X(FORK_MONOTONIC_NS, "fork_monotonic_ns", "the fork a lazy fork child that exec'ed made")     \
