@@ -19,8 +19,8 @@
  * when it begins (signals.h). Where the child exited, or such a signal
  * ended it, the parent looks whether it wrote its end (the trailer of its
  * own file, or its segment among the last of the shared file:
- * mwp_writer_child_ended, 4 to 6 system calls per reaped child) and writes
- * the exit status and CPU time for it where it did not.
+ * mwp_writer_child_ended, 4 system calls per reaped child that never began)
+ * and writes the exit status and CPU time for it where it did not.
  *
  * waitpid, wait and wait3 go to the next wait4 (glibc's own are the same
  * system call), so that the child's accounting comes with every reaping at

@@ -767,10 +767,37 @@ static int writer_trailer_at(int fd, uint64_t end, mwr_trailer *t)
     return 1;
 }
 
+/* The bytes [lo, hi) of fd in the window *w (one read of up to its size
+ * where they are not there yet; the window is read from lo): a pointer to
+ * byte lo, or NULL. */
+struct short_win {
+    char b[2048];
+    uint64_t at, len; /* the file's bytes [at, at + len) are in b */
+};
+
+static const char *short_span(int fd, struct short_win *w, uint64_t lo, uint64_t hi)
+{
+    if (hi - lo > sizeof w->b)
+        return NULL;
+    if (lo < w->at || hi > w->at + w->len) {
+        long n = (long)mwp_syscall(SYS_pread64, fd, w->b, sizeof w->b, (off_t)lo);
+        if (n < 0)
+            return NULL;
+        w->at = lo;
+        w->len = (uint64_t)n;
+        if (hi > w->at + w->len)
+            return NULL;
+    }
+    return w->b + (lo - w->at);
+}
+
 /* Is one of the last 8 segments of the shared file of short processes the
  * child's (its META's "pid=CHILD" followed by "ppid=" this process)? Each
  * segment ends in a trailer whose bytes field is the segment's size before
- * it, so the walk goes back from the end with two reads per segment. */
+ * it, so the walk goes back from the end. The file's last 2 KiB are read at
+ * once: a child's segment is some 700 bytes and the reaping comes soon
+ * after its end, so one read usually holds it (a recorded shell pays this
+ * for every child it reaps; docs/overhead.md). */
 static int writer_short_has(pid_t child)
 {
     char path[PATH_MAX], want[64];
@@ -791,20 +818,32 @@ static int writer_short_has(pid_t child)
     struct stat st;
     int found = 0;
     uint64_t end = mwp_syscall(SYS_fstat, fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    struct short_win win;
+    win.at = win.len = 0;
+    const uint64_t tlen = sizeof(mwr_rec_hdr) + sizeof(mwr_trailer);
+    if (end > sizeof win.b)
+        (void)short_span(fd, &win, end - sizeof win.b, end); /* the tail, in one read */
     for (int k = 0; k < 8 && !found; k++) {
-        mwr_trailer t;
-        if (!writer_trailer_at(fd, end, &t))
+        if (end < sizeof(mwr_file_header) + tlen)
             break;
-        uint64_t tr = end - sizeof(mwr_rec_hdr) - sizeof t;
+        const char *tb = short_span(fd, &win, end - tlen, end);
+        if (!tb)
+            break;
+        mwr_rec_hdr h;
+        mwr_trailer t;
+        memcpy(&h, tb, sizeof h);
+        memcpy(&t, tb + sizeof h, sizeof t);
+        if (h.type != MWR_TRAILER || h.size != tlen)
+            break;
+        uint64_t tr = end - tlen;
         if (t.bytes > tr - sizeof(mwr_file_header))
             break;
         end = tr - t.bytes; /* the segment's first record: its META */
-        char m[768];
-        long n = (long)mwp_syscall(SYS_pread64, fd, m, sizeof m, (off_t)end);
-        /* memmem, not a compare at every offset: this runs for every child
-         * a recorded parent reaps (a compare per byte took a make's shell
-         * some 20 us per child) */
-        found = n > (long)w.len && memmem(m, (size_t)n, want, w.len) != NULL;
+        uint64_t mlen = t.bytes < 768 ? t.bytes : 768;
+        const char *m = short_span(fd, &win, end, end + mlen);
+        /* memmem, not a compare at every offset (a compare per byte took a
+         * make's shell some 20 us per child) */
+        found = m && mlen > w.len && memmem(m, (size_t)mlen, want, w.len) != NULL;
     }
     mwp_sys_close(fd);
     return found;
@@ -812,10 +851,13 @@ static int writer_short_has(pid_t child)
 
 int mwp_writer_child_ended(pid_t child)
 {
+    /* most children a shell or make reaps never began: their segment first */
+    if (writer_short_has(child))
+        return 1;
     char path[PATH_MAX];
     writer_name_of(path, sizeof path, child, 0);
     if (mwp_syscall(SYS_faccessat, AT_FDCWD, path, F_OK) != 0)
-        return writer_short_has(child); /* it never began: a segment or nothing */
+        return 0; /* it never began and wrote no segment */
     /* it began: its newest image's file (an exec'ed image's comes next) */
     for (unsigned seq = 1; seq < 100; seq++) {
         char next[PATH_MAX];
