@@ -480,6 +480,18 @@ MWP_HOT void mwp_config_load(struct mwp_config *c)
     cfg_load_thresholds(c);
     cfg_load_hardware(c);
     cfg_load_run(c);
+}
+
+/* What only recording needs: the default profile path and the probe's
+ * settings, from the environment as the constructor saw it (mwp_env), when
+ * the process begins (lazy.c): code and pages of the counters library that
+ * a process ending before then never touches (docs/overhead.md). */
+void mwp_config_load_late(struct mwp_config *c)
+{
+    if (c->late_loaded)
+        return; /* a fork child's, or the image's second begin */
+    c->late_loaded = 1;
+    mwp_env_lookup_on(1);
     /* What the interval thread would otherwise ask the environment for. */
     if (!c->profile[0] && mw_profile_default_path(c->profile, sizeof c->profile) < 0)
         c->profile[0] = 0; /* neither XDG_DATA_HOME nor HOME: no profile */
@@ -487,4 +499,5 @@ MWP_HOT void mwp_config_load(struct mwp_config *c)
      * with one line) by the probe's own code, as for the validation */
     memset(&c->probe, 0, sizeof c->probe);
     mw_probe_lat_config_env(&c->probe);
+    mwp_env_lookup_on(0);
 }

@@ -50,8 +50,10 @@ struct mwp_config {
                                   memwatch record, else made by the tree's first process) */
     int group_readable;        /* MEMWATCH_GROUP_READABLE: raw files 0640 instead of 0600 */
     /* The latency probe's settings, environment applied (MW_PROBE_LAT_NO_ENV):
-     * the interval thread creates the probe without calling getenv. */
+     * the interval thread creates the probe without calling getenv. Set,
+     * with profile's default, when the process begins (late_loaded). */
     mw_probe_lat_config probe;
+    int late_loaded;
     /* The long paths last: a process writes the first bytes of dir and
      * profile, the small fields above share their page (fewer pages of
      * .data copied on write in every process; docs/overhead.md). */
@@ -72,9 +74,15 @@ enum { MWP_UNWIND_AUTO = -1, MWP_UNWIND_FP = 0, MWP_UNWIND_DWARF = 1 };
 #define MWP_UNWIND_MAX_RATE 4000ul /* cpu-clock samples/s with DWARF stacks at most */
 /* Reads every MEMWATCH_* variable; invalid values give one stderr line and
  * the default. [not AS-safe] (constructor only). Everything the interval
- * thread needs from the environment is read here (the default profile path
- * too): that thread never calls getenv, because the application may change
- * its environment at any moment (setenv, putenv, setproctitle). */
+ * thread needs from the environment is read here or in
+ * mwp_config_load_late: that thread never calls getenv, because the
+ * application may change its environment at any moment (setenv, putenv,
+ * setproctitle). */
 void mwp_config_load(struct mwp_config *c);
+/* The default profile path and the probe's settings (profile, probe), from
+ * the constructor's view of the environment (env.h). [not AS-safe] Called
+ * when the process begins (lazy.c, before any sampler or the engine);
+ * once per image. */
+void mwp_config_load_late(struct mwp_config *c);
 
 #endif

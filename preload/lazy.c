@@ -41,7 +41,7 @@
 #include <time.h>
 #include <ucontext.h>
 
-struct mwp_lazy mwp_lazy;
+MWP_HOT_DATA struct mwp_lazy mwp_lazy;
 
 /* ---- lazy start ----
  * Most processes of a build, a configure script or a shell pipeline live a
@@ -611,6 +611,8 @@ static void begin(int threaded)
     if (!atomic_compare_exchange_strong(&mwp_lazy.begun, &exp, 1))
         return;
     mwp_in_hook++;
+    mwp_config_load_late(&mwp_cfg);
+    mwp_threads_key(); /* the threads' end (threads.c) */
     mwp_signals_begin(); /* the handlers of the signals left for now (signals.h) */
     int inl = !threaded && mwp_cfg.inline_iv && lz_timer >= 0;
     if (!inl)

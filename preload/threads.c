@@ -1052,6 +1052,7 @@ MWP_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(
      * has one thread */
     mwp_begin_threaded();
     mwp_in_hook++;
+    mwp_threads_key(); /* where the process did not begin here (a vfork child, ...) */
     thr_settle(mwp_self);
     if (!atomic_load(&thr_inherited))
         thr_inherit_start(mwp_self);
@@ -1080,10 +1081,27 @@ MWP_EXPORT int pthread_setname_np(pthread_t th, const char *name)
     return rc;
 }
 
+/* The key whose destructor ends a thread's record, with the calling
+ * thread's value: when the process begins (lazy.c) or starts its first
+ * thread. Not in the constructor: pthread_key_create writes a page of
+ * libc's that a process ending at once need not touch (docs/overhead.md);
+ * before it begins, only the main thread exists and its end is the
+ * process's. */
+void mwp_threads_key(void)
+{
+    if (thr_key_ok)
+        return;
+    if (pthread_key_create(&thr_key, thr_exit) != 0)
+        return;
+    thr_key_ok = 1;
+    if (mwp_self)
+        pthread_setspecific(thr_key, mwp_self);
+}
+
 MWP_HOT int mwp_threads_init(int defer)
 {
-    if (!thr_key_ok && pthread_key_create(&thr_key, thr_exit) == 0)
-        thr_key_ok = 1;
+    if (!defer)
+        mwp_threads_key();
     struct mwp_thr *t = thr_alloc();
     if (!t)
         return -ENOMEM;

@@ -86,6 +86,9 @@ void mwp_attr_name_precise(const char *name);
 /* The main thread's entry (constructor); defer: its samplers are left to
  * the interval thread. 0 or -ENOMEM. [not AS-safe] (constructor). */
 int mwp_threads_init(int defer);
+/* The thread-end key, created once, the caller's value set (threads.c).
+ * [not AS-safe] (safe points: the lazy start, pthread_create). */
+void mwp_threads_key(void);
 /* Open the samplers left to the interval thread (mwp_threads_init, fork
  * child); returns how many threads got them. [interval thread], or
  * mwp_engine_start where that thread could not be started. */
