@@ -48,11 +48,11 @@ MW_API const char *mw_version(void)
     return MW_VERSION;
 }
 
-/* One initialised object (in .data, beside the other small initialised
- * variables): libmemwatch.so sets it in every process's constructor, and
- * its function and user pointers alone would be a page of .bss of their
- * own to fault in. */
-static struct {
+/* One object that libmemwatch.so sets in every process's constructor: in
+ * the section of the library's variables every process touches ("mwp_hot",
+ * placed by preload/hot.ld on a page the loader writes anyway; elsewhere a
+ * section like any other). */
+static __attribute__((section("mwp_hot"))) struct {
     int max;
     mw_log_fn fn;
     void *user;

@@ -31,7 +31,7 @@
 #endif
 
 static double tsc_hz;
-static const char *tsc_source = "unknown";
+static const char *tsc_source; /* NULL: "unknown" (no load-time relocation) */
 static pthread_once_t tsc_once = PTHREAD_ONCE_INIT;
 static double tsc_seed_hz; /* mw_tsc_seed's, read by tsc_init */
 static const char *tsc_seed_src;
@@ -214,6 +214,6 @@ double mw_tsc_hz(const char **source)
 {
     pthread_once(&tsc_once, tsc_init);
     if (source)
-        *source = tsc_source;
+        *source = tsc_source ? tsc_source : "unknown";
     return tsc_hz;
 }

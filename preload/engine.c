@@ -88,14 +88,14 @@ static _Atomic int eng_stop;
 static pthread_t eng_th;
 static int eng_have;
 static double eng_baseline;
-static const char *eng_tsrc = "";
+MWP_HOT_DATA static const char *eng_tsrc = ""; /* relocated at load (base.h) */
 static int eng_probe_pending; /* method chosen, probe not created yet */
 static int eng_thr_done;      /* threshold fixed and noted in META */
 MWP_COLD static mw_profile eng_prof; /* the machine profile (eng_have_prof) */
 static int eng_have_prof;
 /* Counter methods wanted, why, and their readers once open (interval thread). */
 static char eng_ctr_lat[16], eng_ctr_bw[16];
-static const char *eng_ctr_lat_src = "", *eng_ctr_bw_src = "";
+MWP_HOT_DATA static const char *eng_ctr_lat_src = "", *eng_ctr_bw_src = "";
 static mw_method_reader *eng_lat_rd, *eng_bw_rd;
 static double eng_cyc_ns;       /* ns per core cycle at the TSC rate (counter latencies) */
 static double eng_bw_factor = 1; /* a "biased" bandwidth method's counted / true ratio */

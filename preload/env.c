@@ -21,7 +21,7 @@
 
 extern char **environ;
 
-struct mwp_env_table mwp_env;
+MWP_HOT_DATA struct mwp_env_table mwp_env;
 
 /* The names, as arrays (not pointers): no load-time relocations. */
 #define MWP_ENV_NAME(id, name) name,
@@ -91,7 +91,7 @@ void mwp_env_drop(const char *name)
 /* For the counters library (mw_getenv, which calls this where it is
  * linked into libmemwatch.so) while the constructor runs: 1 with *value set
  * for a variable of the table, 0 (getenv's turn) otherwise. */
-static int env_answering;
+MWP_HOT_DATA static int env_answering;
 
 MWP_HOT int mwp_env_answer(const char *name, const char **value)
 {

@@ -94,11 +94,11 @@ MWP_HOT static uint64_t lazy_delay(void)
 {
     return mwp_cfg.interval_ns < 10000000ull ? mwp_cfg.interval_ns : 10000000ull;
 }
-static int lz_timer = -1;          /* the kernel's timer id, -1: none */
-static sigset_t lz_mask;           /* the main thread's signal mask at the start */
-static int lz_nr = -1;             /* text ranges of libc, the loader and memwatch; -1: unknown */
-static uintptr_t lz_lo[24], lz_hi[24];
-static unsigned char lz_libc[24];  /* 1: the range is libc's */
+MWP_HOT_DATA static int lz_timer = -1;          /* the kernel's timer id, -1: none */
+MWP_HOT_DATA static sigset_t lz_mask;           /* the main thread's signal mask at the start */
+MWP_HOT_DATA static int lz_nr = -1;             /* text ranges of libc, the loader and memwatch; -1: unknown */
+MWP_HOT_DATA static uintptr_t lz_lo[24], lz_hi[24];
+MWP_HOT_DATA static unsigned char lz_libc[24];  /* 1: the range is libc's */
 static int lz_attrs_done;
 
 static int lazy_sig(void)
@@ -207,7 +207,7 @@ size_t mwp_lazy_blocked(char *out, size_t cap, uint64_t cpu_ns, int begun)
     return s.len;
 }
 
-static int lz_own_alloc; /* the program's malloc is not memwatch's (its executable's, or an
+MWP_HOT_DATA static int lz_own_alloc; /* the program's malloc is not memwatch's (its executable's, or an
                             earlier preload's): it begins in the constructor */
 
 MWP_HOT static void lazy_arm(uint64_t cpu_ns, uint64_t period_ns)
@@ -254,7 +254,7 @@ MWP_HOT static void lazy_arm(uint64_t cpu_ns, uint64_t period_ns)
  * closefrom, dup2 and dup3 pass it by). Where perf refuses it, the CPU-time
  * timer stays periodic; the one-shot retry of a tick that found memwatch's
  * own code stays on the timer. */
-static _Atomic int lz_tick = -1; /* the task-clock event's descriptor; -1: none */
+MWP_HOT_DATA static _Atomic int lz_tick = -1; /* the task-clock event's descriptor; -1: none */
 
 int mwp_lazy_tick_fd(void)
 {

@@ -55,11 +55,11 @@
 
 extern char **environ;
 
-struct mwp_proc mwp_proc;
+MWP_HOT_DATA struct mwp_proc mwp_proc;
 /* The exit status the program gave (exit, the return from main), for the
  * destructor's end. */
-static _Atomic int exit_known;
-static _Atomic int exit_status;
+MWP_HOT_DATA static _Atomic int exit_known;
+MWP_HOT_DATA static _Atomic int exit_status;
 MWP_COLD struct mwp_exe mwp_exe;
 /* libmemwatch.so's path: the loader's own string (dladdr), valid while
  * the library is loaded, which is for good (-z nodelete); looked up where
@@ -186,7 +186,7 @@ MWP_EXPORT void _Exit(int status)
 }
 
 typedef int (*mwp_main_fn)(int, char **, char **);
-static mwp_main_fn mwp_app_main;
+MWP_HOT_DATA static mwp_main_fn mwp_app_main;
 
 static int mwp_main(int argc, char **argv, char **envp)
 {

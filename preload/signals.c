@@ -49,7 +49,7 @@ static const int sig_list[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGA
 #define SIG_MAX 65
 MWP_COLD static struct sigaction app_act[SIG_MAX];
 static _Atomic unsigned char sig_managed[SIG_MAX]; /* 1: in the list; our handler may be in */
-static int sig_ready;
+MWP_HOT_DATA static int sig_ready;
 
 #define SIG_N(list) (sizeof list / sizeof list[0])
 

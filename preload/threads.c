@@ -66,7 +66,8 @@
 MWP_TLS struct mwp_thr *mwp_self;
 struct mwp_attrs mwp_attrs;
 /* [2] is set by mwp_precise_setup: "mem-loads" or "ibs_op" */
-static const char *attr_names[MWP_NATTR] = {"cpu-clock", "page-faults", "mem-loads"};
+/* relocated at load: in the page every process writes anyway (base.h) */
+MWP_HOT_DATA static const char *attr_names[MWP_NATTR] = {"cpu-clock", "page-faults", "mem-loads"};
 static _Atomic uint64_t thr_unsampled;
 
 const char *mwp_attr_name(unsigned i)
@@ -82,12 +83,12 @@ void mwp_attr_name_precise(const char *name)
 static struct mwp_thr *_Atomic thr_head;
 static struct mwp_thr *thr_free;
 static atomic_flag thr_free_lock = ATOMIC_FLAG_INIT;
-static pthread_key_t thr_key;
-static int thr_key_ok;
+MWP_HOT_DATA static pthread_key_t thr_key;
+MWP_HOT_DATA static int thr_key_ok;
 static _Atomic int thr_err_said;
 MWP_COLD static char eng_buf[256 << 10];
 MWP_COLD static char sig_buf[64 << 10 | 4096];
-static atomic_flag sig_busy = ATOMIC_FLAG_INIT;
+MWP_HOT_DATA static atomic_flag sig_busy = ATOMIC_FLAG_INIT;
 
 static void *thr_sys_mmap(size_t n)
 {
@@ -100,7 +101,7 @@ static void *thr_sys_mmap(size_t n)
 static struct mwp_thr *thr_slab_next, *thr_slab_end; /* fresh entries (under thr_free_lock) */
 /* The first slab: the main thread's entry and one more, without an mmap in
  * every process */
-static struct mwp_thr thr_first_slab[2];
+MWP_HOT_DATA static struct mwp_thr thr_first_slab[2];
 
 /* An entry with nothing open: no rings, no group leader, not a CPU's. */
 static void thr_blank(struct mwp_thr *t)
@@ -195,7 +196,7 @@ static int thr_attr_on(int i)
  * cost in step with that period is sampled at the same points every time
  * (docs/report.md, "Samples in step with the program"). -1: none (the
  * process samples through inherited per-CPU events, or not at all). */
-static _Atomic int thr_clock_fd = -1;
+MWP_HOT_DATA static _Atomic int thr_clock_fd = -1;
 
 int mwp_threads_clock_fd(void)
 {
@@ -432,7 +433,7 @@ void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev)
 
 /* The process's CPU time when this image started: an exec'ed image's
  * RUSAGE_SELF carries the time of the image before it. */
-static mwr_cpu cpu_base;
+MWP_HOT_DATA static mwr_cpu cpu_base;
 
 MWP_HOT void mwp_cpu_base_take(void)
 {
