@@ -1412,6 +1412,37 @@ argv)
     echo "cmdlines: $got"
     case "|$got|" in *"|cmdline=head -5|"*) ;; *) fail "no process recorded as 'head -5': $got" ;; esac
     ;;
+exe)
+    # META exe is the path the image was executed by (AT_EXECFN): a symbolic
+    # link not followed, a relative path made absolute against the starting
+    # directory. The main program's MODULE record names the executable file
+    # (/proc/self/exe), which only a process that begins reads: a process
+    # that ends at once does not make the kernel build its /proc entries
+    # (docs/raw-format.md, docs/overhead.md).
+    d=$T/exe_dir
+    mkdir -p "$d" && ln -sf "$APP" "$d/via"
+    (cd "$d" && run ./via work 0)
+    expect_rc $? 0
+    short=$(ls "$OUT"/*-short.mwr 2>/dev/null | head -1)
+    [ -n "$short" ] || fail "no shared file of short processes"
+    exe=$(texts "$short" | sed -n 's/^exe=//p' | head -1)
+    echo "short process run as ./via: exe=$exe"
+    [ "$exe" = "$d/via" ] || fail "META exe of a short process run as ./via is '$exe', expected $d/via"
+    if command -v strace >/dev/null; then
+        env -u LD_PRELOAD strace -f -e trace=readlink,readlinkat -o "$T/exe.st" \
+            env MEMWATCH_DIR="$OUT" LD_PRELOAD="$LIB" "$d/via" work 0 || fail "strace of a short process failed"
+        grep -q 'proc/self/exe' "$T/exe.st" && fail "a process that ended before it began read /proc/self/exe: $(grep 'proc/self/exe' "$T/exe.st")"
+    fi
+    fresh_out
+    (cd "$d" && MWP_WAIT_BEGUN=1 run ./via cpuwork 40)
+    expect_rc $? 0
+    own=$(ls "$OUT"/*.mwr | grep -v -- '-short\.mwr$' | head -1)
+    [ -n "$own" ] || fail "the process that began has no file of its own"
+    texts "$own" | grep -qxF "exe=$d/via" || fail "META exe of a process that began is not $d/via: $(texts "$own" | grep '^exe=')"
+    real=$(readlink -f "$APP")
+    texts "$own" | grep -qF "$real" || fail "no MODULE record names the executable file $real"
+    echo "began: exe=$d/via, main module $real"
+    ;;
 shortthreads)
     # Threads shorter than one sampling period (4 ms of CPU at 250/s) are
     # never sampled: the kernel starts each thread's period anew. The loss is
