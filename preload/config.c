@@ -458,6 +458,8 @@ MWP_HOT static void cfg_load_sampling(struct mwp_config *c)
     }
 }
 
+static void cfg_load_probe(struct mwp_config *c);
+
 MWP_HOT void mwp_config_load(struct mwp_config *c)
 {
     const char *v;
@@ -480,12 +482,28 @@ MWP_HOT void mwp_config_load(struct mwp_config *c)
     cfg_load_thresholds(c);
     cfg_load_hardware(c);
     cfg_load_run(c);
+    /* A probe setting given: read (and an invalid one refused, with one
+     * line) here, as every other variable is, whether or not the process
+     * begins; without one, the defaults wait for the lazy start. */
+    if (mwp_env.val[MWP_ENV_PROBE_LINES] || mwp_env.val[MWP_ENV_PROBE_BURSTS] ||
+        mwp_env.val[MWP_ENV_PROBE_WINDOW] || mwp_env.val[MWP_ENV_PROBE_LAYOUT])
+        cfg_load_probe(c);
 }
 
-/* What only recording needs: the default profile path and the probe's
- * settings, from the environment as the constructor saw it (mwp_env), when
- * the process begins (lazy.c): code and pages of the counters library that
- * a process ending before then never touches (docs/overhead.md). */
+/* MEMWATCH_PROBE_LINES, _BURSTS, _WINDOW, _LAYOUT: read (and refused with
+ * one line) by the probe's own code, as for the validation. */
+static void cfg_load_probe(struct mwp_config *c)
+{
+    memset(&c->probe, 0, sizeof c->probe);
+    mw_probe_lat_config_env(&c->probe);
+    c->probe_loaded = 1;
+}
+
+/* What only recording needs: the default profile path and, where no
+ * variable set them, the probe's settings, from the environment as the
+ * constructor saw it (mwp_env), when the process begins (lazy.c): code and
+ * pages of the counters library that a process ending before then never
+ * touches (docs/overhead.md). */
 void mwp_config_load_late(struct mwp_config *c)
 {
     if (c->late_loaded)
@@ -495,9 +513,7 @@ void mwp_config_load_late(struct mwp_config *c)
     /* What the interval thread would otherwise ask the environment for. */
     if (!c->profile[0] && mw_profile_default_path(c->profile, sizeof c->profile) < 0)
         c->profile[0] = 0; /* neither XDG_DATA_HOME nor HOME: no profile */
-    /* MEMWATCH_PROBE_LINES, _BURSTS, _WINDOW, _LAYOUT: read (and refused
-     * with one line) by the probe's own code, as for the validation */
-    memset(&c->probe, 0, sizeof c->probe);
-    mw_probe_lat_config_env(&c->probe);
+    if (!c->probe_loaded)
+        cfg_load_probe(c);
     mwp_env_lookup_on(0);
 }

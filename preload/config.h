@@ -53,6 +53,7 @@ struct mwp_config {
      * the interval thread creates the probe without calling getenv. Set,
      * with profile's default, when the process begins (late_loaded). */
     mw_probe_lat_config probe;
+    int probe_loaded; /* probe read (the constructor where a variable set it) */
     int late_loaded;
     /* The long paths last: a process writes the first bytes of dir and
      * profile, the small fields above share their page (fewer pages of
