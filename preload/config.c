@@ -185,8 +185,8 @@ MWP_HOT static void cfg_load_run(struct mwp_config *c)
         c->group_readable = 0;
         cfg_bad("MEMWATCH_GROUP_READABLE", v, "expected 0 or 1", "0 (owner only)");
     }
-    if ((v = mwp_env.val[MWP_ENV_STATUS]) && *v && v[0] == '/' && strlen(v) < sizeof c->status)
-        mwp_strcpy(c->status, v);
+    if ((v = mwp_env.val[MWP_ENV_STATUS]) && *v && v[0] == '/' && strlen(v) < PATH_MAX)
+        c->status = v;
 }
 
 /* The hardware's parts: MEMWATCH_PRECISE, _SYSFS, _PROC, _LDLAT, _GPU. */

@@ -63,7 +63,10 @@ struct mwp_config {
     char sysfs[256];           /* MEMWATCH_SYSFS: PMU descriptions ("" = /sys; tests) */
     char proc[256];            /* MEMWATCH_PROC: the CPU's cpuinfo ("" = /proc; tests) */
     char probe_share_dir[256]; /* MEMWATCH_PROBE_SHARE given as a directory ("" = /dev/shm) */
-    char status[PATH_MAX];     /* MEMWATCH_STATUS: memwatch record's status file ("" none) */
+    /* MEMWATCH_STATUS: memwatch record's status file (NULL none): the
+     * environment's own string, not a copy that every process of a recorded
+     * tree would write into a page of its own */
+    const char *status;
 };
 /* Owner: config.c. Written by the constructor (mwp_config_load, then
  * process.c's constructor steps: the directory made absolute, MEMWATCH_RATE

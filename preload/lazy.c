@@ -169,7 +169,7 @@ static void blocked_list(struct mwp_str *s, const sigset_t *m)
  * began (begun 0) is looked at only where it ran one lazy delay of CPU time
  * (cpu_ns), so that short processes pay no system call; a begun one only
  * with inline intervals. System calls only: async-signal-safe. */
-size_t mwp_lazy_blocked(char *out, size_t cap, uint64_t cpu_ns, int begun)
+MWP_HOT size_t mwp_lazy_blocked(char *out, size_t cap, uint64_t cpu_ns, int begun)
 {
     if (lz_timer < 0 || (!begun && cpu_ns < lazy_delay()) || (begun && !mwp_engine_inline()))
         return 0;

@@ -188,7 +188,7 @@ MWP_EXPORT void _Exit(int status)
 typedef int (*mwp_main_fn)(int, char **, char **);
 MWP_HOT_DATA static mwp_main_fn mwp_app_main;
 
-static int mwp_main(int argc, char **argv, char **envp)
+MWP_HOT static int mwp_main(int argc, char **argv, char **envp)
 {
     int r = mwp_app_main(argc, argv, envp);
     atomic_store(&exit_status, r & 0xff);

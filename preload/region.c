@@ -560,7 +560,7 @@ MWP_EXPORT void memwatch_region_end(const char *name)
 
 /* t has region events not yet written (lazy start: a process that ends
  * before it began keeps them in a file of its own). */
-int mwp_region_pending(const struct mwp_thr *t)
+MWP_HOT int mwp_region_pending(const struct mwp_thr *t)
 {
     const struct mwp_rgn *r = t ? t->rgn : NULL;
     return r && (atomic_load(&r->head) != atomic_load(&r->tail) || atomic_load(&r->pend_state));

@@ -66,7 +66,7 @@ int mwp_write_short_errno(int fd)
  * the tree to do so (or there is no status file). */
 static int st_record(int err, uint64_t at_ns, const char *path)
 {
-    if (!mwp_cfg.status[0])
+    if (!mwp_cfg.status)
         return 1;
     int fd = (int)syscall(SYS_openat, AT_FDCWD, mwp_cfg.status, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
