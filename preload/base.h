@@ -59,18 +59,18 @@
  * constructor's .text.startup), so that a short process faults in one
  * window of the library's text instead of three (docs/overhead.md). */
 #define MWP_HOT __attribute__((hot))
-/* Large zero-initialised buffers that a short process touches little or
- * not at all: in .lbss, which the linker places after .bss, so that the
- * small variables every process touches share a few pages instead of lying
- * between the buffers (each page a process touches is a page fault;
- * docs/overhead.md, "lazy start"). Elsewhere than x86-64 .lbss is not a
- * zero-filled section: plain .bss there. */
 /* The small variables every process reads or writes, whether or not it
  * begins: one section of their own ("mwp_hot", placed by the linker after
  * .data, before .bss), so that they lie in the page the loader already
  * wrote when it cleared the start of .bss instead of in three or four
  * pages among the rest (docs/overhead.md, "Lazy start"). */
 #define MWP_HOT_DATA __attribute__((section("mwp_hot")))
+/* Large zero-initialised buffers that a short process touches little or
+ * not at all: in .lbss, which the linker places after .bss, so that the
+ * small variables every process touches share a few pages instead of lying
+ * between the buffers (each page a process touches is a page fault;
+ * docs/overhead.md, "lazy start"). Elsewhere than x86-64 .lbss is not a
+ * zero-filled section: plain .bss there. */
 #if defined(__x86_64__)
 #define MWP_COLD __attribute__((section(".lbss.memwatch")))
 #else

@@ -94,11 +94,12 @@ MWP_HOT static uint64_t lazy_delay(void)
 {
     return mwp_cfg.interval_ns < 10000000ull ? mwp_cfg.interval_ns : 10000000ull;
 }
-MWP_HOT_DATA static int lz_timer = -1;          /* the kernel's timer id, -1: none */
-MWP_HOT_DATA static sigset_t lz_mask;           /* the main thread's signal mask at the start */
-MWP_HOT_DATA static int lz_nr = -1;             /* text ranges of libc, the loader and memwatch; -1: unknown */
+MWP_HOT_DATA static int lz_timer = -1; /* the kernel's timer id, -1: none */
+MWP_HOT_DATA static sigset_t lz_mask;  /* the main thread's signal mask at the start */
+/* text ranges of libc, the loader and memwatch (lz_nr -1: unknown) */
+MWP_HOT_DATA static int lz_nr = -1;
 MWP_HOT_DATA static uintptr_t lz_lo[24], lz_hi[24];
-MWP_HOT_DATA static unsigned char lz_libc[24];  /* 1: the range is libc's */
+MWP_HOT_DATA static unsigned char lz_libc[24]; /* 1: the range is libc's */
 static int lz_attrs_done;
 
 static int lazy_sig(void)
@@ -207,8 +208,9 @@ MWP_HOT size_t mwp_lazy_blocked(char *out, size_t cap, uint64_t cpu_ns, int begu
     return s.len;
 }
 
-MWP_HOT_DATA static int lz_own_alloc; /* the program's malloc is not memwatch's (its executable's, or an
-                            earlier preload's): it begins in the constructor */
+/* the program's malloc is not memwatch's (its executable's, or an earlier
+ * preload's): it begins in the constructor */
+MWP_HOT_DATA static int lz_own_alloc;
 
 MWP_HOT static void lazy_arm(uint64_t cpu_ns, uint64_t period_ns)
 {

@@ -1101,8 +1101,6 @@ void mwp_threads_key(void)
 
 MWP_HOT int mwp_threads_init(int defer)
 {
-    if (!defer)
-        mwp_threads_key();
     struct mwp_thr *t = thr_alloc();
     if (!t)
         return -ENOMEM;

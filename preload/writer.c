@@ -108,18 +108,11 @@ void mwp_fd_step_aside(_Atomic int *slot)
         atomic_store(slot, nfd); /* the old number is the program's dup2's to replace */
 }
 
-int mwp_writer_relocate(void)
+void mwp_writer_relocate(void)
 {
-    int fd = atomic_load(&w_fd);
-    if (fd < 0)
-        return 0;
-    int nfd = mwp_fd_dup_high(fd);
-    if (nfd < 0)
-        return nfd;
-    atomic_store(&w_fd, nfd);
     /* Writers that still hold the old number finish on the old descriptor,
      * which stays valid until the application's dup2 replaces it. */
-    return 0;
+    mwp_fd_step_aside(&w_fd);
 }
 
 /* ---- the run's size cap (memwatch record --max-size) ----
@@ -751,20 +744,28 @@ void mwp_writer_reaped(pid_t child, int32_t status, int core, const struct rusag
     (void)short_append(meta, s.len, NULL, 0, 0, ru ? &c : NULL, &t);
 }
 
+/* A trailer record (header and trailer) as it lies in a file. */
+#define WR_TRAILER_LEN (sizeof(mwr_rec_hdr) + sizeof(mwr_trailer))
+
+/* b, WR_TRAILER_LEN bytes, is a trailer record: 1 and *t, else 0. */
+static int writer_trailer_in(const void *b, mwr_trailer *t)
+{
+    mwr_rec_hdr h;
+    memcpy(&h, b, sizeof h);
+    if (h.type != MWR_TRAILER || h.size != WR_TRAILER_LEN)
+        return 0;
+    memcpy(t, (const char *)b + sizeof h, sizeof *t);
+    return 1;
+}
+
 /* The trailer that ends a file or segment at byte end of fd, if that is
  * one: 1 and *t, else 0. */
 static int writer_trailer_at(int fd, uint64_t end, mwr_trailer *t)
 {
-    unsigned char b[sizeof(mwr_rec_hdr) + sizeof(mwr_trailer)];
-    if (end < sizeof(mwr_file_header) + sizeof b ||
-        mwp_syscall(SYS_pread64, fd, b, sizeof b, (off_t)(end - sizeof b)) != (long)sizeof b)
-        return 0;
-    mwr_rec_hdr h;
-    memcpy(&h, b, sizeof h);
-    if (h.type != MWR_TRAILER || h.size != sizeof b)
-        return 0;
-    memcpy(t, b + sizeof h, sizeof *t);
-    return 1;
+    unsigned char b[WR_TRAILER_LEN];
+    return end >= sizeof(mwr_file_header) + sizeof b &&
+           mwp_syscall(SYS_pread64, fd, b, sizeof b, (off_t)(end - sizeof b)) == (long)sizeof b &&
+           writer_trailer_in(b, t);
 }
 
 /* The bytes [lo, hi) of fd in the window *w (one read of up to its size
@@ -826,22 +827,16 @@ static int writer_short_has(pid_t child)
     uint64_t end = mwp_syscall(SYS_fstat, fd, &st) == 0 ? (uint64_t)st.st_size : 0;
     struct short_win win;
     win.at = win.len = 0;
-    const uint64_t tlen = sizeof(mwr_rec_hdr) + sizeof(mwr_trailer);
-    if (end > sizeof win.b)
-        (void)short_span(fd, &win, end - sizeof win.b, end); /* the tail, in one read */
+    /* the tail, in one read (the whole file where it is shorter) */
+    (void)short_span(fd, &win, end > sizeof win.b ? end - sizeof win.b : 0, end);
     for (int k = 0; k < 8 && !found; k++) {
-        if (end < sizeof(mwr_file_header) + tlen)
+        if (end < sizeof(mwr_file_header) + WR_TRAILER_LEN)
             break;
-        const char *tb = short_span(fd, &win, end - tlen, end);
-        if (!tb)
-            break;
-        mwr_rec_hdr h;
+        const char *tb = short_span(fd, &win, end - WR_TRAILER_LEN, end);
         mwr_trailer t;
-        memcpy(&h, tb, sizeof h);
-        memcpy(&t, tb + sizeof h, sizeof t);
-        if (h.type != MWR_TRAILER || h.size != tlen)
+        if (!tb || !writer_trailer_in(tb, &t))
             break;
-        uint64_t tr = end - tlen;
+        uint64_t tr = end - WR_TRAILER_LEN;
         if (t.bytes > tr - sizeof(mwr_file_header))
             break;
         end = tr - t.bytes; /* the segment's first record: its META */

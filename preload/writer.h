@@ -101,7 +101,7 @@ int mwp_fd_dup_high(int fd);
  * duplicate elsewhere (mwp_fd_dup_high); a reader between the two stores
  * still finds a valid descriptor. [AS-safe] */
 void mwp_fd_step_aside(_Atomic int *slot);
-int mwp_writer_relocate(void);
+void mwp_writer_relocate(void);
 /* The META text every file of this process begins with (built when the
  * process begins recording, again in a fork child). [AS-safe] */
 void mwp_meta_build(void);
