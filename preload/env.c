@@ -26,16 +26,53 @@ MWP_HOT_DATA struct mwp_env_table mwp_env;
 /* The names, as arrays (not pointers): no load-time relocations. */
 #define MWP_ENV_NAME(id, name) name,
 static const char env_names[MWP_ENV_COUNT][32] = {MWP_ENV_LIST(MWP_ENV_NAME)};
+#define MWP_ENV_LEN(id, name) sizeof name - 1,
+static const unsigned char env_len[MWP_ENV_COUNT] = {MWP_ENV_LIST(MWP_ENV_LEN)};
+
+/* Which pairs of leading characters the names have, as bits of a 1024-bit
+ * set: "ME" and the pairs of the other names' first two characters in
+ * .first, the pairs after the "MEMWATCH_" prefix in .after. Most variables
+ * of an environment are passed over after one test of .first; a CUDA image
+ * or an HPC module system sets a hundred and more. */
+struct env_keys {
+    uint64_t first[16], after[16];
+};
+
+static unsigned env_key(const char *s)
+{
+    return ((unsigned char)s[0] * 31u + (unsigned char)s[1]) & 1023u;
+}
+
+static int env_key_in(const uint64_t *set, const char *s)
+{
+    unsigned k = env_key(s);
+    return (int)(set[k >> 6] >> (k & 63) & 1);
+}
+
+static void env_keys_make(struct env_keys *k)
+{
+    memset(k, 0, sizeof *k);
+    for (int i = 0; i < MWP_ENV_COUNT; i++) {
+        const char *n = env_names[i];
+        unsigned f = env_key(n), a = i < MWP_ENV_FIRST_OTHER ? env_key(n + 9) : 0;
+        k->first[f >> 6] |= 1ull << (f & 63);
+        if (i < MWP_ENV_FIRST_OTHER)
+            k->after[a >> 6] |= 1ull << (a & 63);
+    }
+}
 
 /* The index of the variable that s names, s being "NAME=value" (term '=')
  * or "NAME" (term 0); -1 for none. MEMWATCH_ names come first in the list:
- * their prefix is compared once, then the first letter after it. */
-MWP_HOT static int env_match(const char *s, char term)
+ * their prefix is compared once, then the two letters after it (against
+ * keys->after, where given). */
+MWP_HOT static int env_match(const char *s, char term, const struct env_keys *keys)
 {
     int lo = MWP_ENV_FIRST_OTHER, hi = MWP_ENV_COUNT;
     size_t skip = 0;
     if (s[0] == 'M' && s[1] == 'E' && s[2] == 'M' && s[3] == 'W' && s[4] == 'A' && s[5] == 'T' &&
         s[6] == 'C' && s[7] == 'H' && s[8] == '_') {
+        if (keys && !env_key_in(keys->after, s + 9))
+            return -1;
         lo = 0;
         hi = MWP_ENV_FIRST_OTHER;
         skip = 9;
@@ -43,7 +80,7 @@ MWP_HOT static int env_match(const char *s, char term)
     const char *t = s + skip;
     for (int i = lo; i < hi; i++) {
         const char *n = env_names[i] + skip;
-        if (n[0] != t[0])
+        if (n[0] != t[0] || n[1] != t[1])
             continue;
         size_t k = 1;
         while (n[k] && t[k] == n[k])
@@ -57,28 +94,22 @@ MWP_HOT static int env_match(const char *s, char term)
 MWP_HOT void mwp_env_scan(void)
 {
     memset(&mwp_env, 0, sizeof mwp_env);
-    /* the first letters of the names in MWP_ENV_LIST: other variables are
-     * passed over after one test */
-    uint64_t first[4] = {0, 0, 0, 0};
-    for (int i = 0; i < MWP_ENV_COUNT; i++) {
-        unsigned char c = (unsigned char)env_names[i][0];
-        first[c >> 6] |= 1ull << (c & 63);
-    }
+    struct env_keys keys;
+    env_keys_make(&keys);
     char **env = environ;
     for (size_t k = 0; env && env[k]; k++) {
         const char *e = env[k];
-        unsigned char c = (unsigned char)e[0];
-        if (!(first[c >> 6] >> (c & 63) & 1))
+        if (!e[0] || !env_key_in(keys.first, e))
             continue;
-        int i = env_match(e, '=');
+        int i = env_match(e, '=', &keys);
         if (i >= 0 && !mwp_env.val[i]) /* getenv finds the first */
-            mwp_env.val[i] = e + strlen(env_names[i]) + 1;
+            mwp_env.val[i] = e + env_len[i] + 1;
     }
 }
 
 MWP_HOT static int env_index(const char *name)
 {
-    return env_match(name, 0);
+    return env_match(name, 0, NULL);
 }
 
 void mwp_env_drop(const char *name)

@@ -157,51 +157,81 @@ static int exec_elf32(const char *path, int search)
     }
 }
 
-static char *const *env_for_child(char *const *envp, struct env_copy *c, int elf32)
+/* What a child's environment holds that memwatch looks at, found in one
+ * pass with a character's test for most variables: every command a shell
+ * runs passes here, and the environments of CUDA images and of HPC module
+ * systems hold a hundred variables and more. */
+struct env_seen {
+    size_t n;                 /* variables */
+    unsigned char preload;    /* an LD_PRELOAD= */
+    unsigned char preload_us; /* the first LD_PRELOAD= names libmemwatch.so */
+    unsigned char base, machine, tsc, forked, handed; /* MEMWATCH_x= present */
+};
+
+/* s past the prefix p, or NULL where s does not start with p */
+static const char *env_after(const char *s, const char *p)
+{
+    for (; *p; s++, p++)
+        if (*s != *p)
+            return NULL;
+    return s;
+}
+
+static void env_look(char *const *envp, struct env_seen *v)
+{
+    memset(v, 0, sizeof *v);
+    size_t n = 0;
+    for (; envp && envp[n]; n++) {
+        const char *e = envp[n], *t;
+        if (e[0] == 'L') {
+            if (!v->preload && (t = env_after(e, "LD_PRELOAD="))) {
+                v->preload = 1;
+                v->preload_us = strstr(t, "libmemwatch.so") != NULL;
+            }
+        } else if (e[0] == 'M' && (t = env_after(e, "MEMWATCH_"))) {
+            switch (t[0]) {
+            case 'B': v->base |= env_after(t, "BASELINE_NS=") != NULL; break;
+            case 'M': v->machine |= env_after(t, "MACHINE=") != NULL; break;
+            case 'T': v->tsc |= env_after(t, "TSC=") != NULL; break;
+            case 'F': v->forked |= env_after(t, "FORKED=") != NULL; break;
+            case 'H': v->handed |= env_after(t, "HANDED=") != NULL; break;
+            default: break;
+            }
+        }
+    }
+    v->n = n;
+}
+
+static char *const *env_for_child(char *const *envp, struct env_copy *c,
+                                  const struct env_seen *v, int elf32)
 {
     if (!envp)
         return envp;
     double base = mwp_engine_baseline();
     int strip = !mwp_cfg.follow || elf32;
-    size_t n = 0;
-    int have_preload = 0, have_base = 0, have_machine = 0, have_tsc = 0, have_forked = 0,
-        have_handed = 0;
-    for (; envp[n]; n++) {
-        if (!strncmp(envp[n], "LD_PRELOAD=", 11))
-            have_preload = 1;
-        else if (!strncmp(envp[n], "MEMWATCH_BASELINE_NS=", 21))
-            have_base = 1;
-        else if (!strncmp(envp[n], "MEMWATCH_MACHINE=", 17))
-            have_machine = 1;
-        else if (!strncmp(envp[n], "MEMWATCH_TSC=", 13))
-            have_tsc = 1;
-        else if (!strncmp(envp[n], "MEMWATCH_FORKED=", 16))
-            have_forked = 1;
-        else if (!strncmp(envp[n], "MEMWATCH_HANDED=", 16))
-            have_handed = 1;
-    }
+    size_t n = v->n;
     /* What to hand down to a recorded child (only when it is recorded). */
-    int follow = mwp_cfg.follow && have_preload && !elf32;
-    int add_base = follow && base > 0 && !have_base;
+    int follow = mwp_cfg.follow && v->preload && !elf32;
+    int add_base = follow && base > 0 && !v->base;
     int add_machine =
-        follow && !have_machine && mwp_proc.identity[0] && strcmp(mwp_proc.identity, "unknown");
+        follow && !v->machine && mwp_proc.identity[0] && strcmp(mwp_proc.identity, "unknown");
     const char *tsc_src;
     double tsc_hz = mwp_engine_tsc_hz(&tsc_src);
-    int add_tsc = follow && !have_tsc && tsc_src && tsc_hz >= 1e6 && tsc_hz <= 1e11;
+    int add_tsc = follow && !v->tsc && tsc_src && tsc_hz >= 1e6 && tsc_hz <= 1e11;
     /* A fork child that never began hands its fork to the image it becomes
      * (lazy start): that image's file is the record of the process. */
-    int add_forked = follow && !have_forked && mwp_proc.is_fork_child &&
+    int add_forked = follow && !v->forked && mwp_proc.is_fork_child &&
                      !atomic_load(&mwp_lazy.begun) && atomic_load(&mwp_proc.state) == MWP_RUNNING &&
                      (pid_t)syscall(SYS_getpid) == mwp_proc.pid;
     /* where these were handed (a launcher may carry them to other machines) */
     int add_handed =
-        (add_base || add_machine || add_tsc || add_forked) && !have_handed && mwp_proc.host[0];
-    strip = strip && have_preload;
+        (add_base || add_machine || add_tsc || add_forked) && !v->handed && mwp_proc.host[0];
+    strip = strip && v->preload;
     if ((!strip && !add_base && !add_machine && !add_tsc && !add_forked) || n > ENV_MAX)
         return envp;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (strip && !strncmp(envp[i], "LD_PRELOAD=", 11)) {
+        if (strip && envp[i][0] == 'L' && env_after(envp[i], "LD_PRELOAD=")) {
             if (env_strip_preload(envp[i] + 11, c->preload, sizeof c->preload))
                 c->vec[k++] = c->preload;
         } else {
@@ -251,14 +281,9 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c, int elf
 
 /* Is the class of the child's file worth reading: the child's environment
  * would preload libmemwatch.so (no file is opened otherwise). */
-static int exec_child_elf32(char *const *envp)
+static int exec_child_elf32(const struct env_seen *v)
 {
-    if (!envp || !mwp_cfg.follow)
-        return 0;
-    for (size_t i = 0; envp[i]; i++)
-        if (!strncmp(envp[i], "LD_PRELOAD=", 11))
-            return strstr(envp[i] + 11, "libmemwatch.so") != NULL;
-    return 0;
+    return mwp_cfg.follow && v->preload_us;
 }
 
 /* The exec wrappers: the child's environment (env, for call), this image's
@@ -266,7 +291,9 @@ static int exec_child_elf32(char *const *envp)
 #define EXEC_WITH(envp, elf32, call)                                                               \
     do {                                                                                           \
         struct env_copy c_;                                                                        \
-        char *const *env = env_for_child(envp, &c_, exec_child_elf32(envp) && (elf32));           \
+        struct env_seen v_;                                                                        \
+        env_look(envp, &v_);                                                                       \
+        char *const *env = env_for_child(envp, &c_, &v_, exec_child_elf32(&v_) && (elf32));       \
         int did_ = exec_pre();                                                                     \
         int rc_ = call;                                                                            \
         int err_ = errno;                                                                          \
@@ -397,8 +424,10 @@ MWP_EXPORT int posix_spawn(pid_t *pid, const char *path, const void *fa, const v
 {
     MWP_NEED(posix_spawn, "posix_spawn");
     struct env_copy c;
-    int e32 = exec_child_elf32(envp) && exec_elf32(path, 0);
-    return mwp_real.posix_spawn(pid, path, fa, at, argv, env_for_child(envp, &c, e32));
+    struct env_seen v;
+    env_look(envp, &v);
+    int e32 = exec_child_elf32(&v) && exec_elf32(path, 0);
+    return mwp_real.posix_spawn(pid, path, fa, at, argv, env_for_child(envp, &c, &v, e32));
 }
 
 MWP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const void *fa, const void *at,
@@ -406,6 +435,8 @@ MWP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const void *fa, const 
 {
     MWP_NEED(posix_spawnp, "posix_spawnp");
     struct env_copy c;
-    int e32 = exec_child_elf32(envp) && exec_elf32(file, 1);
-    return mwp_real.posix_spawnp(pid, file, fa, at, argv, env_for_child(envp, &c, e32));
+    struct env_seen v;
+    env_look(envp, &v);
+    int e32 = exec_child_elf32(&v) && exec_elf32(file, 1);
+    return mwp_real.posix_spawnp(pid, file, fa, at, argv, env_for_child(envp, &c, &v, e32));
 }

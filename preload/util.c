@@ -95,13 +95,11 @@ MWP_HOT void mwp_s_kv(struct mwp_str *s, const char *k, const char *v)
 {
     mwp_s_str(s, k);
     mwp_s_mem(s, "=", 1);
-    /* values are one line: newlines become spaces (copied in one loop: the
-     * META of every process is some 40 of these) */
-    if (s->cap) {
-        for (const char *p = v ? v : ""; *p && s->len + 1 < s->cap; p++)
-            s->p[s->len++] = *p == '\n' ? ' ' : *p;
-        s->p[s->len] = 0;
-    }
+    /* values are one line: newlines become spaces */
+    size_t at = s->len;
+    mwp_s_str(s, v ? v : "");
+    for (char *p = s->p + at; s->cap && (p = memchr(p, '\n', s->len - (size_t)(p - s->p)));)
+        *p++ = ' ';
     mwp_s_mem(s, "\n", 1);
 }
 
