@@ -55,6 +55,10 @@ struct mwp_config {
     mw_probe_lat_config probe;
     int probe_loaded; /* probe read (the constructor where a variable set it) */
     int late_loaded;
+    /* MEMWATCH_STATUS: memwatch record's status file (NULL none): the
+     * environment's own string, not a copy that every process of a recorded
+     * tree would write into a page of its own */
+    const char *status;
     /* The long paths last: a process writes the first bytes of dir and
      * profile, the small fields above share their page (fewer pages of
      * .data copied on write in every process; docs/overhead.md). */
@@ -63,10 +67,6 @@ struct mwp_config {
     char sysfs[256];           /* MEMWATCH_SYSFS: PMU descriptions ("" = /sys; tests) */
     char proc[256];            /* MEMWATCH_PROC: the CPU's cpuinfo ("" = /proc; tests) */
     char probe_share_dir[256]; /* MEMWATCH_PROBE_SHARE given as a directory ("" = /dev/shm) */
-    /* MEMWATCH_STATUS: memwatch record's status file (NULL none): the
-     * environment's own string, not a copy that every process of a recorded
-     * tree would write into a page of its own */
-    const char *status;
 };
 /* Owner: config.c. Written by the constructor (mwp_config_load, then
  * process.c's constructor steps: the directory made absolute, MEMWATCH_RATE

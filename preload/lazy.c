@@ -102,9 +102,16 @@ MWP_HOT_DATA static uintptr_t lz_lo[24], lz_hi[24];
 MWP_HOT_DATA static unsigned char lz_libc[24]; /* 1: the range is libc's */
 static int lz_attrs_done;
 
+/* SIGRTMAX is a call into libc (glibc's __libc_current_sigrtmax), whose
+ * first use costs a lazy binding; its value is the kernel's last signal,
+ * __SIGRTMAX, wherever glibc reserves none at the top */
 static int lazy_sig(void)
 {
+#ifdef __SIGRTMAX
+    return __SIGRTMAX - 3;
+#else
     return SIGRTMAX - 3;
+#endif
 }
 
 /* ---- a program that blocks memwatch's signal ----

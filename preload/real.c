@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 
-struct mwp_real mwp_real;
+MWP_HOT_DATA struct mwp_real mwp_real;
 MWP_TLS int mwp_in_hook;
 MWP_TLS int mwp_resolving;
 

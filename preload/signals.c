@@ -48,7 +48,7 @@ static const int sig_list[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGA
                                SIGXCPU, SIGXFSZ, SIGSYS,  SIGVTALRM, SIGPROF};
 #define SIG_MAX 65
 MWP_COLD static struct sigaction app_act[SIG_MAX];
-static _Atomic unsigned char sig_managed[SIG_MAX]; /* 1: in the list; our handler may be in */
+MWP_HOT_DATA static _Atomic unsigned char sig_managed[SIG_MAX]; /* 1: in the list; our handler may be in */
 MWP_HOT_DATA static int sig_ready;
 
 #define SIG_N(list) (sizeof list / sizeof list[0])
@@ -88,7 +88,7 @@ static int sig_install_ours(int sig, const struct sigaction *app)
  * handler of a default-action fault with system calls only: the module from
  * /proc/self/maps (no loader lock: another thread may hold it), into static
  * buffers (a stack overflow leaves little stack). */
-struct mwp_fault mwp_fault;
+MWP_HOT_DATA struct mwp_fault mwp_fault;
 MWP_COLD static char fault_maps[4096];
 
 /* The mapping of /proc/self/maps that holds pc: its path's last part and

@@ -80,9 +80,9 @@ void mwp_attr_name_precise(const char *name)
     attr_names[2] = name;
 }
 
-static struct mwp_thr *_Atomic thr_head;
-static struct mwp_thr *thr_free;
-static atomic_flag thr_free_lock = ATOMIC_FLAG_INIT;
+MWP_HOT_DATA static struct mwp_thr *_Atomic thr_head;
+MWP_HOT_DATA static struct mwp_thr *thr_free;
+MWP_HOT_DATA static atomic_flag thr_free_lock = ATOMIC_FLAG_INIT;
 MWP_HOT_DATA static pthread_key_t thr_key;
 MWP_HOT_DATA static int thr_key_ok;
 static _Atomic int thr_err_said;
@@ -98,7 +98,7 @@ static void *thr_sys_mmap(size_t n)
     return (void *)p;
 }
 
-static struct mwp_thr *thr_slab_next, *thr_slab_end; /* fresh entries (under thr_free_lock) */
+MWP_HOT_DATA static struct mwp_thr *thr_slab_next, *thr_slab_end; /* fresh entries (under thr_free_lock) */
 /* The first slab: the main thread's entry and one more, without an mmap in
  * every process */
 MWP_HOT_DATA static struct mwp_thr thr_first_slab[2];

@@ -14,6 +14,35 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Byte loops for the text of the constructor and of a process's end: the
+ * first call of each of libc's string functions costs a lazy binding in the
+ * loader (some 800 instructions), more than the tens of bytes copied here.
+ * The attribute keeps GCC from making the loops calls again. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MWP_NO_LIBCALL __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define MWP_NO_LIBCALL
+#endif
+
+MWP_HOT MWP_NO_LIBCALL size_t mwp_len(const char *t)
+{
+    size_t n = 0;
+    while (t[n])
+        n++;
+    return n;
+}
+
+MWP_HOT MWP_NO_LIBCALL void mwp_copy(char *d, const char *t, size_t n)
+{
+    for (; n >= 8; n -= 8, d += 8, t += 8) {
+        uint64_t w;
+        __builtin_memcpy(&w, t, 8); /* one load and one store */
+        __builtin_memcpy(d, &w, 8);
+    }
+    while (n--)
+        *d++ = *t++;
+}
+
 MWP_HOT void mwp_s_mem(struct mwp_str *s, const char *t, size_t n)
 {
     if (!s->cap)
@@ -22,14 +51,21 @@ MWP_HOT void mwp_s_mem(struct mwp_str *s, const char *t, size_t n)
     size_t room = s->len + 1 < s->cap ? s->cap - 1 - s->len : 0;
     if (n > room)
         n = room;
-    memcpy(s->p + s->len, t, n);
+    mwp_copy(s->p + s->len, t, n);
     s->len += n;
     s->p[s->len] = 0;
 }
 
+/* One character, from a register: a one-byte string literal may be merged
+ * into the tail of any string of the library, in a page of its own. */
+MWP_HOT void mwp_s_ch(struct mwp_str *s, char c)
+{
+    mwp_s_mem(s, &c, 1);
+}
+
 MWP_HOT void mwp_s_str(struct mwp_str *s, const char *t)
 {
-    mwp_s_mem(s, t ? t : "(null)", strlen(t ? t : "(null)"));
+    mwp_s_mem(s, t ? t : "(null)", mwp_len(t ? t : "(null)"));
 }
 
 MWP_HOT void mwp_s_u64(struct mwp_str *s, uint64_t v)
@@ -58,7 +94,7 @@ void mwp_s_hex(struct mwp_str *s, uint64_t v)
 MWP_HOT void mwp_s_i64(struct mwp_str *s, int64_t v)
 {
     if (v < 0) {
-        mwp_s_mem(s, "-", 1);
+        mwp_s_ch(s, '-');
         mwp_s_u64(s, (uint64_t)0 - (uint64_t)v);
     } else {
         mwp_s_u64(s, (uint64_t)v);
@@ -72,7 +108,7 @@ void mwp_s_dbl(struct mwp_str *s, double v)
         return;
     }
     if (v < 0) {
-        mwp_s_mem(s, "-", 1);
+        mwp_s_ch(s, '-');
         v = -v;
     }
     if (v > 1e18) {
@@ -94,29 +130,31 @@ void mwp_s_dbl(struct mwp_str *s, double v)
 MWP_HOT void mwp_s_kv(struct mwp_str *s, const char *k, const char *v)
 {
     mwp_s_str(s, k);
-    mwp_s_mem(s, "=", 1);
+    mwp_s_ch(s, '=');
     /* values are one line: newlines become spaces */
     size_t at = s->len;
-    mwp_s_str(s, v ? v : "");
-    for (char *p = s->p + at; s->cap && (p = memchr(p, '\n', s->len - (size_t)(p - s->p)));)
-        *p++ = ' ';
-    mwp_s_mem(s, "\n", 1);
+    if (v)
+        mwp_s_str(s, v);
+    for (char *p = s->p + at; p < s->p + s->len; p++)
+        if (*p == '\n')
+            *p = ' ';
+    mwp_s_ch(s, '\n');
 }
 
 MWP_HOT void mwp_s_kvu(struct mwp_str *s, const char *k, uint64_t v)
 {
     mwp_s_str(s, k);
-    mwp_s_mem(s, "=", 1);
+    mwp_s_ch(s, '=');
     mwp_s_u64(s, v);
-    mwp_s_mem(s, "\n", 1);
+    mwp_s_ch(s, '\n');
 }
 
 void mwp_s_kvd(struct mwp_str *s, const char *k, double v)
 {
     mwp_s_str(s, k);
-    mwp_s_mem(s, "=", 1);
+    mwp_s_ch(s, '=');
     mwp_s_dbl(s, v);
-    mwp_s_mem(s, "\n", 1);
+    mwp_s_ch(s, '\n');
 }
 
 void mwp_say(int level, const char *a, const char *b, const char *c)

@@ -18,7 +18,12 @@ struct mwp_str {
     size_t cap, len;
 };
 void mwp_s_str(struct mwp_str *s, const char *t);         /* [AS-safe] */
+/* strlen and memcpy as byte loops, for a few bytes on the paths of a
+ * process that ends at once (util.c says why). [AS-safe] */
+size_t mwp_len(const char *t);
+void mwp_copy(char *d, const char *t, size_t n);
 void mwp_s_mem(struct mwp_str *s, const char *t, size_t n); /* [AS-safe] */
+void mwp_s_ch(struct mwp_str *s, char c);                   /* [AS-safe] */
 void mwp_s_u64(struct mwp_str *s, uint64_t v);            /* [AS-safe] */
 void mwp_s_hex(struct mwp_str *s, uint64_t v);            /* 0x..., lower case. [AS-safe] */
 void mwp_s_i64(struct mwp_str *s, int64_t v);             /* [AS-safe] */

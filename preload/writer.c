@@ -58,8 +58,17 @@ static int w_warned;
  * after the header by whoever creates the file, before any other record. */
 static int w_held;
 
-MWP_COLD static char meta_buf[16384];
+/* The command line's copy (mwp_writer_cmdline) and META's text (meta_len
+ * bytes at META_BUF) share one buffer, the copy first: a process that ends
+ * before it began writes one page of it where its command line is short,
+ * not two (docs/overhead.md, "Lazy start"). */
+#define WR_CMDLINE_MAX 4096
+MWP_COLD static char wr_text[WR_CMDLINE_MAX + 16384] __attribute__((aligned(4096)));
+MWP_HOT_DATA static ssize_t wr_cmdline_n = -1; /* bytes of the copy; -1: no vector */
 MWP_HOT_DATA static size_t meta_len;
+#define META_AT (wr_cmdline_n > 0 ? ((size_t)wr_cmdline_n + 15) & ~(size_t)15 : 0)
+#define META_BUF (wr_text + META_AT)
+#define META_CAP (sizeof wr_text - META_AT)
 
 int mwp_writer_fd(void)
 {
@@ -444,7 +453,7 @@ static int writer_create(void)
     uint64_t held_nrec = held ? w_batch_nrec : 0;
     struct iovec iov[5] = {{&h, sizeof h},
                            {&mh, sizeof mh},
-                           {meta_buf, meta_len},
+                           {META_BUF, meta_len},
                            {(void *)zero, mwr_pad_len(meta_len)},
                            {w_batch, held ? w_batch_len : 0}};
     ssize_t want = (ssize_t)(sizeof h + mh.size + iov[4].iov_len);
@@ -641,19 +650,26 @@ MWP_HOT static int short_append(const char *meta, size_t mlen, const struct iove
 }
 
 /* META's first keys, the same in every record memwatch's library writes. */
+/* META's first lines, the same in every process but for the machine, as
+ * arrays rather than a string literal per key and value: the linker may
+ * merge a literal into the tail of any other string of the library, on a
+ * page that a process ending at once would fault in for it. The keys are
+ * mw_meta_key's (test preload_argv compares them). */
+#define MWP_Q_(x) #x
+#define MWP_Q(x) MWP_Q_(x)
+static const char meta_head_a[] = "format=" MWP_Q(MWR_VERSION_MAJOR) "." MWP_Q(
+    MWR_VERSION_MINOR) "\nmemwatch_version=" MW_VERSION "\nwriter=libmemwatch.so\nmachine=";
+static const char meta_head_b[] = "\nclock=CLOCK_MONOTONIC\n";
+
 MWP_HOT static void meta_head(struct mwp_str *s)
 {
-    char num[64];
-    struct mwp_str n = {num, sizeof num, 0};
-    mwp_s_u64(&n, MWR_VERSION_MAJOR);
-    mwp_s_str(&n, ".");
-    mwp_s_u64(&n, MWR_VERSION_MINOR);
-    num[n.len] = 0;
-    mwp_s_meta(s, MW_META_FORMAT, num);
-    mwp_s_meta(s, MW_META_MEMWATCH_VERSION, MW_VERSION);
-    mwp_s_meta(s, MW_META_WRITER, "libmemwatch.so");
-    mwp_s_meta(s, MW_META_MACHINE, mwp_proc.identity);
-    mwp_s_meta(s, MW_META_CLOCK, "CLOCK_MONOTONIC");
+    mwp_s_mem(s, meta_head_a, sizeof meta_head_a - 1);
+    size_t at = s->len;
+    mwp_s_str(s, mwp_proc.identity);
+    for (char *p = s->p + at; p < s->p + s->len; p++)
+        if (*p == '\n')
+            *p = ' ';
+    mwp_s_mem(s, meta_head_b, sizeof meta_head_b - 1);
 }
 
 MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct iovec *recs, int nv,
@@ -672,7 +688,7 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct io
     /* its CPU time and page faults, as a longer process's end writes them */
     mwr_cpu c;
     int have_cpu = mwp_cpu_fill(1, t.time_ns, &c) == 0;
-    struct mwp_str ms = {meta_buf, sizeof meta_buf, meta_len};
+    struct mwp_str ms = {META_BUF, META_CAP, meta_len};
     mwp_s_meta(&ms, MW_META_END, how);
     if (mwp_fault.text[0])
         mwp_s_meta(&ms, MW_META_FAULT, mwp_fault.text);
@@ -680,7 +696,7 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct io
     if (have_cpu && mwp_lazy_blocked(blk, sizeof blk, c.user_ns + c.system_ns, 0))
         mwp_s_meta(&ms, MW_META_SIGNALS_BLOCKED, blk);
     meta_len = ms.len;
-    int rc = short_append(meta_buf, meta_len, recs, nv, nrecs, have_cpu ? &c : NULL, &t);
+    int rc = short_append(META_BUF, meta_len, recs, nv, nrecs, have_cpu ? &c : NULL, &t);
     if (rc < 0) {
         writer_short_name(w_path, sizeof w_path, NULL);
         writer_warn(rc);
@@ -1238,61 +1254,66 @@ void mwp_meta_note_kv(const char *key, const char *val)
  * is the command as started, however the program rewrites argv later (a fork
  * child inherits its parent's: the same command); /proc/self/cmdline only
  * where no vector was handed over. */
-static char wr_cmdline[4096]; /* the argument vector at the constructor */
-MWP_HOT_DATA static ssize_t wr_cmdline_n = -1;
-
 MWP_HOT void mwp_writer_cmdline(int argc, char **argv)
 {
     ssize_t n = 0;
     for (int i = 0; argv && i < argc && argv[i]; i++) {
-        size_t l = strlen(argv[i]) + 1;
-        if ((size_t)n + l > sizeof wr_cmdline) {
-            l = sizeof wr_cmdline - (size_t)n;
-            memcpy(wr_cmdline + n, argv[i], l);
+        size_t l = mwp_len(argv[i]) + 1;
+        if ((size_t)n + l > WR_CMDLINE_MAX) {
+            l = WR_CMDLINE_MAX - (size_t)n;
+            mwp_copy(wr_text + n, argv[i], l);
             n += (ssize_t)l;
             break;
         }
-        memcpy(wr_cmdline + n, argv[i], l);
+        mwp_copy(wr_text + n, argv[i], l);
         n += (ssize_t)l;
     }
     wr_cmdline_n = argv && argc > 0 ? n : -1;
 }
 
+/* /proc/self/cmdline into buf (where no vector was handed over): its length */
+static ssize_t meta_cmdline_proc(char *buf, size_t cap)
+{
+    ssize_t n = 0;
+    int fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        n = (ssize_t)mwp_syscall(SYS_read, fd, buf, cap);
+        mwp_sys_close(fd);
+    }
+    return n < 0 ? 0 : n;
+}
+
+/* META's cmdline: the arguments separated by spaces, newlines made spaces,
+ * "..." where the copy was cut at WR_CMDLINE_MAX bytes. Copied from the
+ * copy straight into the text (no buffer on the stack: a page of it costs a
+ * process that ends at once a page fault). */
 MWP_HOT static void meta_cmdline(struct mwp_str *s)
 {
-    char buf[4096];
-    ssize_t n = 0;
-    if (wr_cmdline_n >= 0) {
-        n = wr_cmdline_n;
-        memcpy(buf, wr_cmdline, (size_t)n);
-    } else {
-        int fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            n = (ssize_t)mwp_syscall(SYS_read, fd, buf, sizeof buf);
-            mwp_sys_close(fd);
-        }
-    }
     mwp_s_str(s, mw_meta_key(MW_META_CMDLINE));
-    mwp_s_mem(s, "=", 1);
-    for (ssize_t i = 0; i < n; i++) {
-        char c = buf[i];
-        if (c == 0) {
-            if (i == n - 1)
-                break;
-            c = ' ';
-        } else if (c == '\n') {
-            c = ' ';
-        }
-        mwp_s_mem(s, &c, 1);
+    mwp_s_ch(s, '=');
+    size_t at = s->len;
+    ssize_t n = wr_cmdline_n;
+    if (n >= 0) {
+        mwp_s_mem(s, wr_text, (size_t)n);
+    } else if (s->cap > s->len + 1) {
+        size_t room = s->cap - s->len - 1;
+        n = meta_cmdline_proc(s->p + s->len, room < WR_CMDLINE_MAX ? room : WR_CMDLINE_MAX);
+        s->len += (size_t)n;
+        s->p[s->len] = 0;
     }
-    if (n == (ssize_t)sizeof buf)
+    if (s->len > at && !s->p[s->len - 1]) /* the last argument's end */
+        s->p[--s->len] = 0;
+    for (char *p = s->p + at; p < s->p + s->len; p++)
+        if (!*p || *p == '\n')
+            *p = ' ';
+    if (n == WR_CMDLINE_MAX)
         mwp_s_str(s, "...");
-    mwp_s_mem(s, "\n", 1);
+    mwp_s_ch(s, '\n');
 }
 
 MWP_HOT void mwp_meta_build(void)
 {
-    struct mwp_str s = {meta_buf, sizeof meta_buf, 0};
+    struct mwp_str s = {META_BUF, META_CAP, 0};
     meta_head(&s);
     mwp_s_metau(&s, MW_META_START_MONOTONIC_NS, mwp_proc.start_mono_ns);
     mwp_s_metau(&s, MW_META_START_REALTIME_NS, mwp_proc.start_real_ns);

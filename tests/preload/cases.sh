@@ -1411,6 +1411,24 @@ argv)
     got=$(for f in "$OUT"/*.mwr; do texts "$f" | grep -a "^cmdline="; done | sort -u | paste -sd"|" -)
     echo "cmdlines: $got"
     case "|$got|" in *"|cmdline=head -5|"*) ;; *) fail "no process recorded as 'head -5': $got" ;; esac
+    # arguments joined by spaces, a newline inside one made a space
+    fresh_out
+    run /bin/true "a b" "c
+d"
+    expect_rc $? 0
+    short=$(ls "$OUT"/*-short.mwr 2>/dev/null | head -1)
+    [ -n "$short" ] || fail "no shared file of short processes"
+    line=$(texts "$short" | grep -a "^cmdline=")
+    [ "$line" = "cmdline=/bin/true a b c d" ] || fail "META of /bin/true 'a b' 'c<newline>d': '$line'"
+    # META's first lines are written from constant text (preload/writer.c,
+    # meta_head): their keys are meta_keys.h's
+    keys=$(dirname "$0")/../../include/memwatch/meta_keys.h
+    for id in FORMAT MEMWATCH_VERSION WRITER MACHINE CLOCK; do
+        k=$(sed -n "s/^ *X($id, \"\([^\"]*\)\".*/\1/p" "$keys")
+        [ -n "$k" ] || fail "no key $id in $keys"
+        texts "$short" | grep -aq "^$k=." || fail "META of a short process has no '$k=' line (MW_META_$id)"
+    done
+    echo "cmdline and META's first keys: $line"
     ;;
 exe)
     # META exe is the path the image was executed by (AT_EXECFN): a symbolic
