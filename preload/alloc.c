@@ -139,6 +139,7 @@ __attribute__((noinline)) static unsigned alloc_frames(uint64_t *out, unsigned m
     struct mwp_thr *t = mwp_self;
     /* frame 0 of this function's caller's caller: the hook's return address */
     uintptr_t *fp = __builtin_frame_address(0);
+    mwp_thr_bounds(t);
     uintptr_t lo = t ? t->stk_lo : 0, hi = t ? t->stk_hi : 0;
     /* Skip our own two frames (alloc_frames, the recording helper), then walk. */
     for (unsigned skip = 0; fp && n < max; skip++) {
@@ -338,6 +339,7 @@ __attribute__((noinline)) static void alloc_record_at(uint16_t kind, const void 
     a.tid = (uint32_t)(mwp_self ? mwp_self->tid : mwp_gettid());
     a.kind = kind;
     struct mwp_thr *t = mwp_self;
+    mwp_thr_bounds(t);
     /* past the run's size cap (writer.c) no stack copies: the frame-pointer
      * chain, written once per process */
     if (mwp_cfg.unwind == MWP_UNWIND_DWARF && mwp_cfg.alloc_frames && t && t->stk_hi &&

@@ -512,14 +512,13 @@ static void lazy_handler(int sig, siginfo_t *si, void *ucv)
 
 MWP_HOT static void lazy_install(void)
 {
-    struct sigaction a;
-    memset(&a, 0, sizeof a);
-    a.sa_sigaction = lazy_handler;
-    a.sa_flags = SA_SIGINFO | SA_RESTART;
-    mwp_sigfill(&a.sa_mask);
+    /* every signal blocked in the handler but glibc's internal two
+     * (mwp_sigfill's set); installed with the system call (signals.c) */
+    struct mwp_ksig a = {(void *)lazy_handler, SA_SIGINFO | SA_RESTART, NULL,
+                         ~(uint64_t)0 & ~((1ull << 31) | (1ull << 32))};
     lz_nr = 0;
     dl_iterate_phdr(lazy_range_cb, NULL); /* the constructor: the list is whole */
-    if (mwp_real.sigaction(lazy_sig(), &a, NULL) == 0)
+    if (mwp_ksig_set(lazy_sig(), &a, NULL) == 0)
         lazy_arm(lazy_delay(), 0);
 }
 

@@ -75,6 +75,9 @@ static void sig_handler(int sig, siginfo_t *si, void *uc);
 
 static int sig_install_ours(int sig, const struct sigaction *app)
 {
+    MWP_NEED(sigaction, "sigaction");
+    if (!mwp_real.sigaction)
+        return -1;
     struct sigaction k;
     memset(&k, 0, sizeof k);
     k.sa_sigaction = sig_handler;
@@ -205,10 +208,8 @@ static void sig_handler(int sig, siginfo_t *si, void *uc)
         fault_note(sig, si, uc);
         mwp_finish(-sig, "signal", 1);
     }
-    struct sigaction d;
-    memset(&d, 0, sizeof d);
-    d.sa_handler = SIG_DFL;
-    mwp_real.sigaction(sig, &d, NULL);
+    struct mwp_ksig d = {(void *)SIG_DFL, 0, NULL, 0};
+    mwp_ksig_set(sig, &d, NULL);
     /* Re-raise: pending until this handler returns and the mask is restored;
      * a fault re-executes the faulting instruction and ends the same way. */
     syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), mwp_gettid(), sig);
@@ -216,29 +217,67 @@ out:
     errno = saved;
 }
 
-/* sigisemptyset without binding it, over the kernel's part of the set (the
- * part sigaction fills in: glibc copies the rest from its own stack) */
-MWP_HOT static int set_empty(const sigset_t *s)
-{
-    const unsigned char *b = (const unsigned char *)s;
-    for (size_t i = 0; i < (_NSIG - 1) / 8; i++)
-        if (b[i])
-            return 0;
-    return 1;
-}
+#if defined(__x86_64__)
+/* The return from memwatch's handlers: the bytes of glibc's __restore_rt
+ * (mov $15, %rax; syscall: rt_sigreturn), which libgcc's, libunwind's and
+ * gdb's unwinders recognize as a signal frame, and no unwind table entry of
+ * its own, so that they look at those bytes. */
+__asm__(".pushsection .text.hot,\"ax\",@progbits\n"
+        ".p2align 4\n"
+        "mwp_sig_restore:\n"
+        ".byte 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05\n"
+        ".popsection\n");
+void mwp_sig_restore(void) __asm__("mwp_sig_restore");
+#define MWP_SA_RESTORER 0x04000000ul
 
-/* Install memwatch's handler for the signals of list that it does not
- * manage yet (a fork child inherits the parent's, which it must not read
- * back as the program's). */
-MWP_HOT static void sig_install(const int *list, size_t n, sigset_t *mask_out)
+MWP_HOT long mwp_ksig_set(int sig, const struct mwp_ksig *act, struct mwp_ksig *old)
+{
+    struct mwp_ksig a;
+    if (act) {
+        a = *act;
+        if (a.handler != (void *)SIG_DFL && a.handler != (void *)SIG_IGN) {
+            a.flags |= MWP_SA_RESTORER;
+            a.restorer = mwp_sig_restore;
+        }
+    }
+    return mwp_syscall(SYS_rt_sigaction, sig, act ? &a : NULL, old, 8);
+}
+#else
+long mwp_ksig_set(int sig, const struct mwp_ksig *act, struct mwp_ksig *old)
 {
     MWP_NEED(sigaction, "sigaction");
     if (!mwp_real.sigaction) {
-        if (mask_out)
-            pthread_sigmask(SIG_BLOCK, NULL, mask_out);
-        return;
+        errno = ENOSYS;
+        return -1;
     }
-    /* One sigaction per signal: install ours and read back what was there.
+    struct sigaction a, o;
+    memset(&a, 0, sizeof a);
+    if (act) {
+        a.sa_handler = (void (*)(int))act->handler;
+        a.sa_flags = (int)act->flags;
+        memcpy(&a.sa_mask, &act->mask, sizeof act->mask);
+    }
+    memset(&o, 0, sizeof o);
+    long r = mwp_real.sigaction(sig, act ? &a : NULL, &o);
+    if (old) {
+        old->handler = (void *)o.sa_handler;
+        old->flags = (unsigned long)o.sa_flags;
+        old->restorer = NULL;
+        memcpy(&old->mask, &o.sa_mask, sizeof old->mask);
+    }
+    return r;
+}
+#endif
+
+/* Install memwatch's handler for the signals of list that it does not
+ * manage yet (a fork child inherits the parent's, which it must not read
+ * back as the program's). With the rt_sigaction system call (sys.h,
+ * mwp_ksig_set), as the kernel keeps the action: libc's sigaction would cost
+ * every process the first dlsym, a page of libc's text and its wrapper ten
+ * times over. */
+MWP_HOT static void sig_install(const int *list, size_t n, sigset_t *mask_out)
+{
+    /* One call per signal: install ours and read back what was there.
      * After exec that is SIG_DFL with no mask or flags (the kernel resets
      * caught signals) or SIG_IGN (kept); a library initialised before this
      * one, or the program before it began, may have set a handler. The few
@@ -254,28 +293,32 @@ MWP_HOT static void sig_install(const int *list, size_t n, sigset_t *mask_out)
     mwp_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, _NSIG / 8);
     if (mask_out)
         *mask_out = old; /* the program's mask at the start (lazy start) */
-    struct sigaction k;
-    memset(&k, 0, sizeof k);
-    k.sa_sigaction = sig_handler;
-    k.sa_flags = SA_SIGINFO; /* sa_mask empty: k is zeroed */
+    struct mwp_ksig k = {(void *)sig_handler, SA_SIGINFO, NULL, 0};
     for (size_t i = 0; i < n; i++) {
         int sig = list[i];
         if (atomic_load(&sig_managed[sig]))
             continue;
-        struct sigaction cur;
-        if (mwp_real.sigaction(sig, &k, &cur))
+        struct mwp_ksig cur;
+        if (mwp_ksig_set(sig, &k, &cur))
             continue;
         /* app_act starts zeroed, which is plain SIG_DFL: the common case
          * leaves its 10 KiB untouched (three pages a short process does
          * not fault in) */
-        int plain = cur.sa_handler == SIG_DFL && !cur.sa_flags && set_empty(&cur.sa_mask);
-        if (!plain)
-            app_act[sig] = cur;
+        int plain = cur.handler == (void *)SIG_DFL && !cur.flags && !cur.mask;
         atomic_store(&sig_managed[sig], 1);
-        if (cur.sa_handler == SIG_IGN)
-            mwp_real.sigaction(sig, &cur, NULL);
-        else if (!plain)
-            sig_install_ours(sig, &cur);
+        if (plain)
+            continue;
+        struct sigaction a;
+        memset(&a, 0, sizeof a);
+        a.sa_handler = (void (*)(int))cur.handler; /* the union's one pointer */
+        a.sa_flags = (int)cur.flags;
+        a.sa_restorer = cur.restorer;
+        memcpy(&a.sa_mask, &cur.mask, sizeof cur.mask);
+        app_act[sig] = a;
+        if (cur.handler == (void *)SIG_IGN)
+            mwp_ksig_set(sig, &cur, NULL);
+        else
+            sig_install_ours(sig, &a);
     }
     sig_ready = 1;
     sigset_t back = old;

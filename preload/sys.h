@@ -65,6 +65,19 @@ static inline void mwp_sigfill(sigset_t *set)
     memset(set, 0xff, sizeof *set);
     set->__val[0] &= ~((1ul << 31) | (1ul << 32));
 }
+/* The kernel's struct of rt_sigaction (x86-64): memwatch installs its own
+ * handlers with the system call, not libc's sigaction (signals.c says why).
+ * mask: signals 1..64 as bits 0..63. */
+struct mwp_ksig {
+    void *handler;
+    unsigned long flags;
+    void (*restorer)(void);
+    uint64_t mask;
+};
+/* rt_sigaction(sig, act, old), act's restorer set to memwatch's (act may
+ * be NULL: read only); libc's sigaction where the architecture's restorer
+ * is not written out (signals.c). 0, or -1 with errno set. [AS-safe] */
+long mwp_ksig_set(int sig, const struct mwp_ksig *act, struct mwp_ksig *old);
 /* The lower-case hex number at *p (before end), *p moved past it: the
  * fields of /proc/self/maps. [AS-safe] */
 static inline uint64_t mwp_parse_hex(const char **p, const char *end)

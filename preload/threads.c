@@ -379,7 +379,9 @@ static void thr_sampling_open(struct mwp_thr *t)
  * a visible share of every short process's start-up. */
 extern void *__libc_stack_end;
 
-MWP_HOT static void thr_stack_bounds(struct mwp_thr *t)
+/* here: an address on the thread's stack (the main thread: on the stack
+ * the loader set up, unless this is a fork child of another thread) */
+MWP_HOT static void thr_stack_bounds(struct mwp_thr *t, uintptr_t here)
 {
 #if defined(__x86_64__)
     /* the TLS base, so that the report can compute fs-relative data
@@ -397,7 +399,7 @@ MWP_HOT static void thr_stack_bounds(struct mwp_thr *t)
             rl.rlim_cur > 0 && rl.rlim_cur < hi)
             sz = (uintptr_t)rl.rlim_cur;
         /* round the top up to the page above the loader's frame */
-        uintptr_t top = (hi + 4095) & ~(uintptr_t)4095, here = (uintptr_t)&rl;
+        uintptr_t top = (hi + 4095) & ~(uintptr_t)4095;
         uintptr_t bot = top > sz ? top - sz : 0;
         if (here >= bot && here < top) { /* not a fork child of another thread */
             t->stk_hi = top;
@@ -417,8 +419,17 @@ MWP_HOT static void thr_stack_bounds(struct mwp_thr *t)
     }
 }
 
-void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev)
+void mwp_thr_bounds(struct mwp_thr *t)
 {
+    if (t && t->bounds_at) {
+        thr_stack_bounds(t, t->bounds_at);
+        t->bounds_at = 0;
+    }
+}
+
+void mwp_thread_emit(struct mwp_thr *t, uint32_t ev)
+{
+    mwp_thr_bounds(t);
     mwr_thread r;
     memset(&r, 0, sizeof r);
     /* a start written later (lazy start: the main thread's) keeps its time */
@@ -794,7 +805,10 @@ MWP_HOT static void thr_begin(struct mwp_thr *t, int defer)
      * constructor knows (no system call, no vDSO page: lazy start) */
     t->tid = defer ? mwp_proc.pid : mwp_gettid();
     t->start_ns = defer ? mwp_proc.start_mono_ns : mwp_now_ns();
-    thr_stack_bounds(t);
+    if (defer)
+        t->bounds_at = (uintptr_t)__builtin_frame_address(0);
+    else
+        thr_stack_bounds(t, (uintptr_t)__builtin_frame_address(0));
     if (defer)
         atomic_store(&t->pend, MWP_PEND_WAIT);
     else

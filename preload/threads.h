@@ -32,8 +32,10 @@ struct mwp_thr {
     pid_t tid;
     mw_ring ring[3];              /* 0 cpu-clock, 1 page-faults, 2 precise loads */
     int aux_fd;                   /* precise-load group leader (mem-loads-aux) or -1 */
-    uintptr_t stk_lo, stk_hi;
+    uintptr_t stk_lo, stk_hi;     /* read with mwp_thr_bounds first */
     uint64_t fs_base;             /* the thread's FS base (its TLS), 0: not known */
+    uintptr_t bounds_at;          /* 0, or the constructor's stack address: the
+                                   * two fields above not read yet (lazy start) */
     void *(*start)(void *);
     void *arg;
     char *abuf;                   /* allocation records (SPSC ring), abuf_size bytes */
@@ -117,7 +119,11 @@ unsigned mwp_threads_drain(int reap, int in_signal, uint64_t *samples, uint64_t 
 void mwp_threads_short_note(void);
 /* An MWR_THREAD record of t (NULL: the calling thread) for event ev.
  * [AS-safe] */
-void mwp_thread_emit(const struct mwp_thr *t, uint32_t ev);
+void mwp_thread_emit(struct mwp_thr *t, uint32_t ev);
+/* t's stack bounds and FS base, read where the constructor left them to the
+ * first use (two system calls a process that ends at once does not make).
+ * On t's own thread. [AS-safe] */
+void mwp_thr_bounds(struct mwp_thr *t);
 /* MWR_CPU: the calling thread's CPU time (whole = 0) or the process image's
  * since mwp_cpu_base_take (whole = 1). [AS-safe] */
 void mwp_cpu_emit(int whole);
