@@ -185,7 +185,7 @@ MWP_HOT static void cfg_load_run(struct mwp_config *c)
         c->group_readable = 0;
         cfg_bad("MEMWATCH_GROUP_READABLE", v, "expected 0 or 1", "0 (owner only)");
     }
-    if ((v = mwp_env.val[MWP_ENV_STATUS]) && *v && v[0] == '/' && strlen(v) < PATH_MAX)
+    if ((v = mwp_env.val[MWP_ENV_STATUS]) && *v && v[0] == '/' && mwp_len(v) < PATH_MAX)
         c->status = v;
 }
 
@@ -295,7 +295,7 @@ MWP_HOT static void cfg_load_thresholds(struct mwp_config *c)
             size_t l = 0;
             while (l < sizeof c->tsc_src - 1 && end[1 + l])
                 l++;
-            memcpy(c->tsc_src, end + 1, l);
+            mwp_copy(c->tsc_src, end + 1, l);
             c->tsc_src[l] = 0;
         }
     }
@@ -415,7 +415,7 @@ MWP_HOT static void cfg_load_sampling(struct mwp_config *c)
         cfg_bad("MEMWATCH_ENABLE", v, "expected 0 or 1", "1");
     }
     if ((v = mwp_env.val[MWP_ENV_DIR]) && *v) {
-        if (strlen(v) >= sizeof c->dir - 80)
+        if (mwp_len(v) >= sizeof c->dir - 80)
             cfg_bad("MEMWATCH_DIR", v, "path too long", "the current directory");
         else
             mwp_strcpy(c->dir, v);

@@ -306,7 +306,7 @@ MWP_HOT static void ctor_host(void)
         while (l < sizeof u.nodename && u.nodename[l])
             l++;
         l = l < sizeof mwp_proc.host - 1 ? l : sizeof mwp_proc.host - 1;
-        memcpy(mwp_proc.host, u.nodename, l);
+        mwp_copy(mwp_proc.host, u.nodename, l);
         mwp_proc.host[l] = 0;
     } else {
         mwp_strcpy(mwp_proc.host, "unknown");
@@ -534,7 +534,7 @@ __attribute__((noinline)) static void ctor_dir_absolute(void)
         snprintf(abs, sizeof abs, "%s", cwd);
     else
         snprintf(abs, sizeof abs, "%s/%s", cwd, mwp_cfg.dir);
-    if (strlen(abs) < sizeof mwp_cfg.dir - 80) {
+    if (mwp_len(abs) < sizeof mwp_cfg.dir - 80) {
         strcpy(mwp_cfg.dir, abs);
         if (mwp_cfg.follow)
             setenv("MEMWATCH_DIR", mwp_cfg.dir, 1);
@@ -581,7 +581,7 @@ MWP_HOT __attribute__((constructor)) static void mwp_init(int argc, char **argv,
     if (mwp_env.val[MWP_ENV_RATE])
         ctor_rate();
     const char *mid = mwp_env.val[MWP_ENV_MACHINE]; /* handed down by a recorded parent */
-    if (mid && *mid && strlen(mid) < sizeof mwp_proc.identity && !mwp_has_char(mid, '\n'))
+    if (mid && *mid && mwp_len(mid) < sizeof mwp_proc.identity && !mwp_has_char(mid, '\n'))
         mwp_strcpy(mwp_proc.identity, mid);
     else if (mw_machine_identity(NULL, NULL, mwp_proc.identity, sizeof mwp_proc.identity) < 0)
         mwp_strcpy(mwp_proc.identity, "unknown");
