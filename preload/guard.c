@@ -24,13 +24,15 @@
 
 /* ---- descriptors ---- */
 
-/* memwatch's descriptors: its file, the inline tick's perf event (lazy.c)
- * and the main thread's cpu-clock event (threads.c): at most three,
- * ascending, the -1s last */
-#define MWP_OURS 3
+/* memwatch's descriptors: its file, the inline tick's perf event (lazy.c),
+ * the main thread's cpu-clock event (threads.c) and a reaping process's
+ * reader of the shared file (writer.c): at most four, ascending, the -1s
+ * last */
+#define MWP_OURS 4
 static int fds_ours(int ours[MWP_OURS])
 {
-    int v[MWP_OURS] = {mwp_writer_fd(), mwp_lazy_tick_fd(), mwp_threads_clock_fd()};
+    int v[MWP_OURS] = {mwp_writer_fd(), mwp_lazy_tick_fd(), mwp_threads_clock_fd(),
+                       mwp_writer_short_rd_fd()};
     int n = 0;
     for (int i = 0; i < MWP_OURS; i++)
         if (v[i] >= 0) {
@@ -49,7 +51,8 @@ static int fds_ours(int ours[MWP_OURS])
 static int fd_is_ours(int fd)
 {
     return fd >= 0 &&
-           (fd == mwp_writer_fd() || fd == mwp_lazy_tick_fd() || fd == mwp_threads_clock_fd());
+           (fd == mwp_writer_fd() || fd == mwp_lazy_tick_fd() || fd == mwp_threads_clock_fd() ||
+            fd == mwp_writer_short_rd_fd());
 }
 
 /* dup2/dup3 onto one of memwatch's descriptors: it moves out of the way */
@@ -61,6 +64,8 @@ static void fd_make_way(int newfd)
         mwp_lazy_tick_relocate();
     if (newfd == mwp_threads_clock_fd())
         mwp_threads_clock_relocate();
+    if (newfd == mwp_writer_short_rd_fd())
+        mwp_writer_short_rd_relocate();
 }
 
 MWP_EXPORT int close(int fd)

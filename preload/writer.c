@@ -815,10 +815,63 @@ static const char *short_span(int fd, struct short_win *w, uint64_t lo, uint64_t
  * once: a child's segment is some 700 bytes and the reaping comes soon
  * after its end, so one read usually holds it (a recorded shell pays this
  * for every child it reaps; docs/overhead.md). */
+/* The shared file, open for reading in a process that reaps children (a
+ * shell, make): opened at its first look and kept, close-on-exec and at
+ * mwp_fd_base or above like memwatch's other descriptors (guard.c), so that
+ * each later look is an fstat and a pread, without a walk of the file's
+ * path, an open and a close. The inode is compared at every look: a
+ * descriptor the program took over by raw system calls is left to it, and
+ * the file opened again. *st: the file's status. */
+MWP_HOT_DATA static _Atomic int w_short_rd = -1;
+MWP_HOT_DATA static uint64_t w_short_rd_dev, w_short_rd_ino;
+
+int mwp_writer_short_rd_fd(void)
+{
+    return atomic_load(&w_short_rd);
+}
+
+void mwp_writer_short_rd_relocate(void)
+{
+    mwp_fd_step_aside(&w_short_rd);
+}
+
+static int writer_short_reader(struct stat *st)
+{
+    int fd = atomic_load(&w_short_rd);
+    if (fd >= 0) {
+        if (mwp_syscall(SYS_fstat, fd, st) == 0 && (uint64_t)st->st_dev == w_short_rd_dev &&
+            (uint64_t)st->st_ino == w_short_rd_ino)
+            return fd;
+        atomic_compare_exchange_strong(&w_short_rd, &fd, -1); /* the program's now */
+    }
+    char path[PATH_MAX];
+    writer_short_name(path, sizeof path, NULL);
+    /* O_NOATIME: each read of a file written since would update its access
+     * time, an inode write the file system journals (only its owner may
+     * ask; another user's file is read as before) */
+    fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
+    if (fd < 0 && errno == EPERM)
+        fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (mwp_syscall(SYS_fstat, fd, st) != 0) {
+        mwp_sys_close(fd);
+        return -1;
+    }
+    fd = mwp_fd_move_high(fd);
+    w_short_rd_dev = (uint64_t)st->st_dev;
+    w_short_rd_ino = (uint64_t)st->st_ino;
+    int none = -1;
+    if (!atomic_compare_exchange_strong(&w_short_rd, &none, fd)) {
+        mwp_sys_close(fd); /* another thread's came first: the same file */
+        return none;
+    }
+    return fd;
+}
+
 static int writer_short_has(pid_t child)
 {
-    char path[PATH_MAX], want[64];
-    writer_short_name(path, sizeof path, NULL);
+    char want[64];
     struct mwp_str w = {want, sizeof want, 0};
     mwp_s_str(&w, "\n");
     mwp_s_str(&w, mw_meta_key(MW_META_PID));
@@ -829,18 +882,12 @@ static int writer_short_has(pid_t child)
     mwp_s_str(&w, "=");
     mwp_s_i64(&w, mwp_proc.pid);
     mwp_s_str(&w, "\n");
-    /* O_NOATIME: each read of a file written since would update its access
-     * time, an inode write the file system journals (only its owner may
-     * ask; another user's file is read as before) */
-    int fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, path,
-                              O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
-    if (fd < 0 && errno == EPERM)
-        fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    int fd = writer_short_reader(&st);
     if (fd < 0)
         return 0;
-    struct stat st;
     int found = 0;
-    uint64_t end = mwp_syscall(SYS_fstat, fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+    uint64_t end = (uint64_t)st.st_size;
     struct short_win win;
     win.at = win.len = 0;
     /* the tail, in one read (the whole file where it is shorter) */
@@ -862,7 +909,6 @@ static int writer_short_has(pid_t child)
          * make's shell some 20 us per child) */
         found = m && mlen > w.len && memmem(m, (size_t)mlen, want, w.len) != NULL;
     }
-    mwp_sys_close(fd);
     return found;
 }
 

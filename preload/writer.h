@@ -102,6 +102,11 @@ int mwp_fd_dup_high(int fd);
  * still finds a valid descriptor. [AS-safe] */
 void mwp_fd_step_aside(_Atomic int *slot);
 void mwp_writer_relocate(void);
+/* The shared file of short processes, kept open for reading by a process
+ * that reaps children (-1: none), and its move where the program dup2s onto
+ * it (guard.c). [AS-safe] */
+int mwp_writer_short_rd_fd(void);
+void mwp_writer_short_rd_relocate(void);
 /* The META text every file of this process begins with (built when the
  * process begins recording, again in a fork child). [AS-safe] */
 void mwp_meta_build(void);

@@ -1715,6 +1715,20 @@ short)
     [ "$nt" = 9 ] || fail "$nt of 9 processes with an end time and their CPU time in the report"
     [ "$nok" = 9 ] || fail "$nok of 9 processes with status ok: $(sqlite3 "$T/s.db" "select status from processes where status != 'ok'")"
     ;;
+reapfd)
+    # A process that reaps children keeps the shared file of short processes
+    # open (writer.c, writer_short_reader): a high descriptor, close-on-exec.
+    # The program's dup2 onto that number gets it its own file there, and
+    # memwatch's moves out of the way: every child is still found (no
+    # segment written for it by its parent) and the program's writes go to
+    # its file.
+    run "$APP" reapdup; expect_rc $? 0
+    n=$(texts "$OUT"/*-short.mwr | grep -ac "^cmdline=/bin/true$")
+    np=$(texts "$OUT"/*-short.mwr | grep -ac "^reported_by=parent")
+    echo "children: $n, written by their parent: $np"
+    [ "$n" = 3 ] || fail "$n segments of /bin/true, expected 3"
+    [ "$np" = 0 ] || fail "$np children written by their parent: it did not find their own"
+    ;;
 reaped)
     # A child that SIGKILL ends before it began recording runs no memwatch
     # code: its parent, reaping it (wait4, waitpid, waitid...), writes its segment into the

@@ -350,6 +350,66 @@ static int mode_closefds(int delay_ms)
     return 0;
 }
 
+/* reapdup: reap a child (memwatch keeps the shared file of short processes
+ * open for the next look, writer.c), dup2 a file of our own onto that
+ * descriptor, reap two more children. Our file must get our bytes, and one
+ * descriptor of the shared file must remain (memwatch's, moved). */
+static int short_fds(int *first)
+{
+    int n = 0;
+    *first = -1;
+    for (int fd = 3; fd < 4096; fd++) {
+        char l[64], t[4096];
+        snprintf(l, sizeof l, "/proc/self/fd/%d", fd);
+        ssize_t k = readlink(l, t, sizeof t - 1);
+        if (k <= 0)
+            continue;
+        t[k] = 0;
+        if (k > 10 && !strcmp(t + k - 10, "-short.mwr")) {
+            if (*first < 0)
+                *first = fd;
+            n++;
+        }
+    }
+    return n;
+}
+
+static int spawn_true(void)
+{
+    pid_t p;
+    char *argv[] = {"/bin/true", NULL};
+    extern char **environ;
+    if (posix_spawn(&p, "/bin/true", NULL, NULL, argv, environ) != 0)
+        return -1;
+    int st;
+    return waitpid(p, &st, 0) == p && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
+}
+
+static int mode_reapdup(void)
+{
+    if (spawn_true())
+        return 2;
+    int fd;
+    if (short_fds(&fd) != 1 || fd < 0) {
+        fprintf(stderr, "reapdup: no descriptor of the shared file after a reaping\n");
+        return 1;
+    }
+    char path[] = "/tmp/mwp_reapdup_XXXXXX";
+    int mine = mkstemp(path);
+    if (mine < 0 || dup2(mine, fd) != fd)
+        return 2;
+    if (spawn_true() || write(fd, "0123456789abcdef", 16) != 16 || spawn_true())
+        return 2;
+    off_t size = lseek(mine, 0, SEEK_END);
+    int other, n = short_fds(&other);
+    close(fd);
+    close(mine);
+    unlink(path);
+    printf("reapdup: descriptor %d, our file %lld bytes, descriptors of the shared file %d\n", fd,
+           (long long)size, n);
+    return size == 16 && n == 1 ? 0 : 1;
+}
+
 static void *thr_exit(void *arg)
 {
     (void)arg;
@@ -535,6 +595,8 @@ int main(int argc, char **argv)
         return mode_handlers();
     if (!strcmp(m, "closefds"))
         return mode_closefds(0);
+    if (!strcmp(m, "reapdup"))
+        return mode_reapdup();
     if (!strcmp(m, "closefds_late"))
         return mode_closefds(20);
     if (!strcmp(m, "abort")) {
