@@ -165,7 +165,7 @@ struct env_seen {
     size_t n;                 /* variables */
     unsigned char preload;    /* an LD_PRELOAD= */
     unsigned char preload_us; /* the first LD_PRELOAD= names libmemwatch.so */
-    unsigned char base, machine, tsc, forked, handed; /* MEMWATCH_x= present */
+    unsigned char base, machine, tsc, handed; /* MEMWATCH_x= present */
 };
 
 /* s past the prefix p, or NULL where s does not start with p */
@@ -193,7 +193,6 @@ static void env_look(char *const *envp, struct env_seen *v)
             case 'B': v->base |= env_after(t, "BASELINE_NS=") != NULL; break;
             case 'M': v->machine |= env_after(t, "MACHINE=") != NULL; break;
             case 'T': v->tsc |= env_after(t, "TSC=") != NULL; break;
-            case 'F': v->forked |= env_after(t, "FORKED=") != NULL; break;
             case 'H': v->handed |= env_after(t, "HANDED=") != NULL; break;
             default: break;
             }
@@ -219,8 +218,10 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c,
     double tsc_hz = mwp_engine_tsc_hz(&tsc_src);
     int add_tsc = follow && !v->tsc && tsc_src && tsc_hz >= 1e6 && tsc_hz <= 1e11;
     /* A fork child that never began hands its fork to the image it becomes
-     * (lazy start): that image's file is the record of the process. */
-    int add_forked = follow && !v->forked && mwp_proc.is_fork_child &&
+     * (lazy start): that image's file is the record of the process. A
+     * MEMWATCH_FORKED already there is an earlier image's (left in its
+     * environment, process.c): replaced. */
+    int add_forked = follow && mwp_proc.is_fork_child &&
                      !atomic_load(&mwp_lazy.begun) && atomic_load(&mwp_proc.state) == MWP_RUNNING &&
                      (pid_t)syscall(SYS_getpid) == mwp_proc.pid;
     /* where these were handed (a launcher may carry them to other machines) */
@@ -231,6 +232,8 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c,
         return envp;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
+        if (add_forked && envp[i][0] == 'M' && env_after(envp[i], "MEMWATCH_FORKED="))
+            continue;
         if (strip && envp[i][0] == 'L' && env_after(envp[i], "LD_PRELOAD=")) {
             if (env_strip_preload(envp[i] + 11, c->preload, sizeof c->preload))
                 c->vec[k++] = c->preload;

@@ -508,7 +508,9 @@ MWP_HOT static void ctor_forked(void)
     long pid = v[0] >= '0' && v[0] <= '9' ? (long)ctor_dec(v, &end) : strtol(v, &end, 10);
     if (pid == (long)mwp_proc.pid && *end == ' ')
         mwp_proc.forked_ns = ctor_dec(end + 1, NULL);
-    unsetenv("MEMWATCH_FORKED");
+    /* left in the environment: unsetenv would cost every image a fork
+     * hands down two pages (libc's code and its lock); children ignore the
+     * stale pid, and a fork child's exec replaces it (exec.c) */
     mwp_env_drop("MEMWATCH_FORKED");
 }
 

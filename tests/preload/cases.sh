@@ -1715,6 +1715,24 @@ short)
     [ "$nt" = 9 ] || fail "$nt of 9 processes with an end time and their CPU time in the report"
     [ "$nok" = 9 ] || fail "$nok of 9 processes with status ok: $(sqlite3 "$T/s.db" "select status from processes where status != 'ok'")"
     ;;
+forkedenv)
+    # A fork child that execs before it began hands its fork to the image it
+    # becomes (MEMWATCH_FORKED "PID MONO_NS", META fork_monotonic_ns). That
+    # image leaves the variable in its environment; its own fork child's
+    # exec replaces it. bash forks for each command but the last: A forks
+    # and execs B (bash on a script), B forks and execs C (env).
+    command -v bash >/dev/null || skip "no bash"
+    printf 'env\ntrue\n' >"$T/b.sh"
+    run bash -c 'bash "$1"; true' bash "$T/b.sh" >"$T/env.txt"; expect_rc $? 0
+    lines=$(grep -c '^MEMWATCH_FORKED=' "$T/env.txt")
+    val=$(sed -n 's/^MEMWATCH_FORKED=//p' "$T/env.txt")
+    cpid=$(texts "$OUT"/*-short.mwr | awk '/^pid=/{p=substr($0,5)} /^cmdline=env$/{print p}' | head -1)
+    fm=$(texts "$OUT"/*-short.mwr | awk '/^pid=/{p=substr($0,5)} /^cmdline=env$/{c=1} /^fork_monotonic_ns=/{if(c)print substr($0,19); c=0}' | head -1)
+    echo "env's MEMWATCH_FORKED: '$val' ($lines), its pid $cpid, its fork_monotonic_ns $fm"
+    [ "$lines" = 1 ] || fail "env saw $lines MEMWATCH_FORKED variables, expected 1"
+    [ -n "$cpid" ] && [ "${val%% *}" = "$cpid" ] || fail "env's MEMWATCH_FORKED '$val' does not name env's pid $cpid"
+    [ -n "$fm" ] && [ "$fm" = "${val#* }" ] || fail "env's META fork_monotonic_ns '$fm' is not its MEMWATCH_FORKED's '${val#* }'"
+    ;;
 reapfd)
     # A process that reaps children keeps the shared file of short processes
     # open (writer.c, writer_short_reader): a high descriptor, close-on-exec.
