@@ -40,7 +40,8 @@ struct env_keys {
 
 static unsigned env_key(const char *s)
 {
-    return ((unsigned char)s[0] * 31u + (unsigned char)s[1]) & 1023u;
+    unsigned char a = (unsigned char)s[0], b = a ? (unsigned char)s[1] : 0;
+    return (a * 31u + b) & 1023u;
 }
 
 static int env_key_in(const uint64_t *set, const char *s)

@@ -650,26 +650,19 @@ MWP_HOT static int short_append(const char *meta, size_t mlen, const struct iove
 }
 
 /* META's first keys, the same in every record memwatch's library writes. */
-/* META's first lines, the same in every process but for the machine, as
- * arrays rather than a string literal per key and value: the linker may
- * merge a literal into the tail of any other string of the library, on a
- * page that a process ending at once would fault in for it. The keys are
- * mw_meta_key's (test preload_argv compares them). */
-#define MWP_Q_(x) #x
-#define MWP_Q(x) MWP_Q_(x)
-static const char meta_head_a[] = "format=" MWP_Q(MWR_VERSION_MAJOR) "." MWP_Q(
-    MWR_VERSION_MINOR) "\nmemwatch_version=" MW_VERSION "\nwriter=libmemwatch.so\nmachine=";
-static const char meta_head_b[] = "\nclock=CLOCK_MONOTONIC\n";
-
 MWP_HOT static void meta_head(struct mwp_str *s)
 {
-    mwp_s_mem(s, meta_head_a, sizeof meta_head_a - 1);
-    size_t at = s->len;
-    mwp_s_str(s, mwp_proc.identity);
-    for (char *p = s->p + at; p < s->p + s->len; p++)
-        if (*p == '\n')
-            *p = ' ';
-    mwp_s_mem(s, meta_head_b, sizeof meta_head_b - 1);
+    char num[64];
+    struct mwp_str n = {num, sizeof num, 0};
+    mwp_s_u64(&n, MWR_VERSION_MAJOR);
+    mwp_s_ch(&n, '.');
+    mwp_s_u64(&n, MWR_VERSION_MINOR);
+    num[n.len] = 0;
+    mwp_s_meta(s, MW_META_FORMAT, num);
+    mwp_s_meta(s, MW_META_MEMWATCH_VERSION, MW_VERSION);
+    mwp_s_meta(s, MW_META_WRITER, "libmemwatch.so");
+    mwp_s_meta(s, MW_META_MACHINE, mwp_proc.identity);
+    mwp_s_meta(s, MW_META_CLOCK, "CLOCK_MONOTONIC");
 }
 
 MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct iovec *recs, int nv,

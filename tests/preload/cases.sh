@@ -1420,8 +1420,7 @@ d"
     [ -n "$short" ] || fail "no shared file of short processes"
     line=$(texts "$short" | grep -a "^cmdline=")
     [ "$line" = "cmdline=/bin/true a b c d" ] || fail "META of /bin/true 'a b' 'c<newline>d': '$line'"
-    # META's first lines are written from constant text (preload/writer.c,
-    # meta_head): their keys are meta_keys.h's
+    # META's first lines (preload/writer.c, meta_head) carry meta_keys.h's keys
     keys=$(dirname "$0")/../../include/memwatch/meta_keys.h
     for id in FORMAT MEMWATCH_VERSION WRITER MACHINE CLOCK; do
         k=$(sed -n "s/^ *X($id, \"\([^\"]*\)\".*/\1/p" "$keys")
