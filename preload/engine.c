@@ -78,7 +78,7 @@ static const char *_Atomic eng_tsc_how;
  * first META repeats it). */
 static char eng_profile_desc[PATH_MAX + 160] = "pending (see the later META record)";
 static mw_probe_lat *eng_probe;
-static int eng_setup_done;
+MWP_HOT_DATA static int eng_setup_done;
 static double eng_threshold;
 static int eng_calibrated;
 static char eng_lat_method[16];
@@ -100,7 +100,7 @@ static mw_method_reader *eng_lat_rd, *eng_bw_rd;
 static double eng_cyc_ns;       /* ns per core cycle at the TSC rate (counter latencies) */
 static double eng_bw_factor = 1; /* a "biased" bandwidth method's counted / true ratio */
 static _Atomic int eng_ctr_reopen; /* fork child: the parent's readers count the parent */
-static int eng_inline; /* 1: the intervals run on the program's thread ("inline intervals") */
+MWP_HOT_DATA static int eng_inline; /* 1: the intervals run on the program's thread ("inline intervals") */
 
 static void eng_note_num(const char *k, double v)
 {

@@ -59,11 +59,13 @@ static int w_warned;
 static int w_held;
 
 /* The command line's copy (mwp_writer_cmdline) and META's text (meta_len
- * bytes at META_BUF) share one buffer, the copy first: a process that ends
- * before it began writes one page of it where its command line is short,
- * not two (docs/overhead.md, "Lazy start"). */
+ * bytes at META_BUF) share one buffer, the copy first, which preload/hot.ld
+ * places right behind mwp_hot: the rest of that page, which every process
+ * has touched, holds both where the command line is short, and a process
+ * that ends before it began writes no page of its own for them
+ * (docs/overhead.md, "Lazy start"). */
 #define WR_CMDLINE_MAX 4096
-MWP_COLD static char wr_text[WR_CMDLINE_MAX + 16384] __attribute__((aligned(4096)));
+static char wr_text[WR_CMDLINE_MAX + 16384] __attribute__((section(".bss.mwp_hot_tail")));
 MWP_HOT_DATA static ssize_t wr_cmdline_n = -1; /* bytes of the copy; -1: no vector */
 MWP_HOT_DATA static size_t meta_len;
 #define META_AT (wr_cmdline_n > 0 ? ((size_t)wr_cmdline_n + 15) & ~(size_t)15 : 0)
