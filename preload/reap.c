@@ -19,7 +19,8 @@
  * when it begins (signals.h). Where the child exited, or such a signal
  * ended it, the parent looks whether it wrote its end (the trailer of its
  * own file, or its segment among the last of the shared file:
- * mwp_writer_child_ended, 4 system calls per reaped child that never began)
+ * mwp_writer_child_ended: an fstat and a pread per reaped child that never
+ * began, the file kept open after the first look)
  * and writes the exit status and CPU time for it where it did not.
  *
  * waitpid, wait and wait3 go to the next wait4 (glibc's own are the same

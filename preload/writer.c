@@ -803,13 +803,6 @@ static const char *short_span(int fd, struct short_win *w, uint64_t lo, uint64_t
     return w->b + (lo - w->at);
 }
 
-/* Is one of the last 8 segments of the shared file of short processes the
- * child's (its META's "pid=CHILD" followed by "ppid=" this process)? Each
- * segment ends in a trailer whose bytes field is the segment's size before
- * it, so the walk goes back from the end. The file's last 2 KiB are read at
- * once: a child's segment is some 700 bytes and the reaping comes soon
- * after its end, so one read usually holds it (a recorded shell pays this
- * for every child it reaps; docs/overhead.md). */
 /* The shared file, open for reading in a process that reaps children (a
  * shell, make): opened at its first look and kept, close-on-exec and at
  * mwp_fd_base or above like memwatch's other descriptors (guard.c), so that
@@ -864,6 +857,13 @@ static int writer_short_reader(struct stat *st)
     return fd;
 }
 
+/* Is one of the last 8 segments of the shared file of short processes the
+ * child's (its META's "pid=CHILD" followed by "ppid=" this process)? Each
+ * segment ends in a trailer whose bytes field is the segment's size before
+ * it, so the walk goes back from the end. The file's last 2 KiB are read at
+ * once: a child's segment is some 700 bytes and the reaping comes soon
+ * after its end, so one read usually holds it (a recorded shell pays this
+ * for every child it reaps; docs/overhead.md). */
 static int writer_short_has(pid_t child)
 {
     char want[64];
