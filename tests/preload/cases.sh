@@ -1714,6 +1714,24 @@ short)
     [ "$nt" = 9 ] || fail "$nt of 9 processes with an end time and their CPU time in the report"
     [ "$nok" = 9 ] || fail "$nok of 9 processes with status ok: $(sqlite3 "$T/s.db" "select status from processes where status != 'ok'")"
     ;;
+hotpage)
+    # The small variables every process touches (mwp_hot) lie on one page,
+    # and the rest of it holds a short command line's copy and its META
+    # (preload/hot.ld, writer.c's wr_text; docs/overhead.md, "Short
+    # processes"): a variable that pushes mwp_hot past its page, or leaves
+    # the rest too small for a META, costs every process of a tree a fault.
+    command -v readelf >/dev/null || skip "no readelf"
+    sec() { readelf -SW "$LIB" | awk -v n="$1" '{for (i = 1; i <= NF; i++) if ($i == n) print $(i + 2), $(i + 4)}'; }
+    read -r hot_at hot_sz <<<"$(sec mwp_hot)"
+    read -r tail_at tail_sz <<<"$(sec mwp_hot_tail)"
+    [ -n "$hot_at" ] && [ -n "$tail_at" ] || fail "no mwp_hot or mwp_hot_tail section in $LIB"
+    h=$((16#$hot_at)) t=$((16#$tail_at))
+    room=$(((h / 4096 + 1) * 4096 - t))
+    echo "mwp_hot at 0x$hot_at, $((16#$hot_sz)) bytes; the tail at 0x$tail_at: $room bytes of the page left"
+    [ $((h % 4096)) = 0 ] || fail "mwp_hot does not start a page"
+    [ $((t / 4096)) = $((h / 4096)) ] || fail "mwp_hot_tail does not start on mwp_hot's page"
+    [ "$room" -ge 900 ] || fail "only $room bytes of mwp_hot's page left for a short command line and its META (900 wanted)"
+    ;;
 forkedenv)
     # A fork child that execs before it began hands its fork to the image it
     # becomes (MEMWATCH_FORKED "PID MONO_NS", META fork_monotonic_ns). That
