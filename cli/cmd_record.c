@@ -1206,6 +1206,23 @@ static void rec_forward(int sig, siginfo_t *si, void *uc)
     errno = e;
 }
 
+/* After a signal record passed on to the program's own process group, the
+ * program's other processes may still be ending when its first one is
+ * reaped (memwatch's handler writes each one's end before it dies, and an
+ * orphan waits for its new parent to reap it): record waits, at most 2 s,
+ * for the group to be gone, so that whoever sees record end sees no
+ * process of the program left (test_safety_signals, also under load).
+ * Without such a signal the program may leave processes running on
+ * purpose (a daemon it started), and record does not wait. */
+static void rec_group_settle(pid_t pgid)
+{
+    if (!rec_own_group || !rec_last_sig)
+        return;
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 2000 && kill(-pgid, 0) == 0; i++)
+        nanosleep(&ms, NULL);
+}
+
 /* 1 when record is the foreground process group of a terminal (fd 0-2). */
 static int rec_foreground(void)
 {
@@ -1752,6 +1769,8 @@ static int rec_run_external(struct rec_run *r, posix_spawnattr_t *sa, sigset_t *
     rec_ext_run = r->run;
     int ar = mw_attach_spawn(r->exe, r->prog, &ao, rec_ext_started, omask, rec_own_group,
                              &r->status, &r->ru);
+    if (ar >= 0 && rec_ext_pid > 0)
+        rec_group_settle(rec_ext_pid);
     mw_nb_stop(rec_ext_nb);
     rec_signals_restore();
     clock_gettime(CLOCK_MONOTONIC, &r->t1);
@@ -1822,6 +1841,7 @@ static int rec_run_program(struct rec_run *r)
                            : NULL;
     while (wait4(pid, &r->status, 0, &r->ru) < 0 && errno == EINTR)
         ;
+    rec_group_settle(pid);
     mw_nb_stop(nb);
     rec_signals_restore();
     clock_gettime(CLOCK_MONOTONIC, &r->t1);
