@@ -106,7 +106,8 @@ struct site {
     _Atomic uint64_t next;     /* the ordinal of the next one recorded */
 };
 MWP_COLD static struct site sites[SITE_SLOTS];
-MWP_HOT_DATA static _Atomic pid_t site_pid; /* the process whose counts the table holds; -1: being emptied */
+/* the process whose counts the table holds; -1: being emptied */
+MWP_HOT_DATA static _Atomic pid_t site_pid;
 
 static int site_own(void)
 {

@@ -100,7 +100,8 @@ static mw_method_reader *eng_lat_rd, *eng_bw_rd;
 static double eng_cyc_ns;       /* ns per core cycle at the TSC rate (counter latencies) */
 static double eng_bw_factor = 1; /* a "biased" bandwidth method's counted / true ratio */
 static _Atomic int eng_ctr_reopen; /* fork child: the parent's readers count the parent */
-MWP_HOT_DATA static int eng_inline; /* 1: the intervals run on the program's thread ("inline intervals") */
+/* 1: the intervals run on the program's thread ("inline intervals") */
+MWP_HOT_DATA static int eng_inline;
 
 static void eng_note_num(const char *k, double v)
 {

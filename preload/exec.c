@@ -168,15 +168,6 @@ struct env_seen {
     unsigned char base, machine, tsc, handed; /* MEMWATCH_x= present */
 };
 
-/* s past the prefix p, or NULL where s does not start with p */
-static const char *env_after(const char *s, const char *p)
-{
-    for (; *p; s++, p++)
-        if (*s != *p)
-            return NULL;
-    return s;
-}
-
 static void env_look(char *const *envp, struct env_seen *v)
 {
     memset(v, 0, sizeof *v);
@@ -184,16 +175,16 @@ static void env_look(char *const *envp, struct env_seen *v)
     for (; envp && envp[n]; n++) {
         const char *e = envp[n], *t;
         if (e[0] == 'L') {
-            if (!v->preload && (t = env_after(e, "LD_PRELOAD="))) {
+            if (!v->preload && (t = mwp_after(e, "LD_PRELOAD="))) {
                 v->preload = 1;
                 v->preload_us = strstr(t, "libmemwatch.so") != NULL;
             }
-        } else if (e[0] == 'M' && (t = env_after(e, "MEMWATCH_"))) {
+        } else if (e[0] == 'M' && (t = mwp_after(e, "MEMWATCH_"))) {
             switch (t[0]) {
-            case 'B': v->base |= env_after(t, "BASELINE_NS=") != NULL; break;
-            case 'M': v->machine |= env_after(t, "MACHINE=") != NULL; break;
-            case 'T': v->tsc |= env_after(t, "TSC=") != NULL; break;
-            case 'H': v->handed |= env_after(t, "HANDED=") != NULL; break;
+            case 'B': v->base |= mwp_after(t, "BASELINE_NS=") != NULL; break;
+            case 'M': v->machine |= mwp_after(t, "MACHINE=") != NULL; break;
+            case 'T': v->tsc |= mwp_after(t, "TSC=") != NULL; break;
+            case 'H': v->handed |= mwp_after(t, "HANDED=") != NULL; break;
             default: break;
             }
         }
@@ -232,10 +223,11 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c,
         return envp;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (add_forked && envp[i][0] == 'M' && env_after(envp[i], "MEMWATCH_FORKED="))
+        if (add_forked && envp[i][0] == 'M' && mwp_after(envp[i], "MEMWATCH_FORKED="))
             continue;
-        if (strip && envp[i][0] == 'L' && env_after(envp[i], "LD_PRELOAD=")) {
-            if (env_strip_preload(envp[i] + 11, c->preload, sizeof c->preload))
+        const char *pre;
+        if (strip && envp[i][0] == 'L' && (pre = mwp_after(envp[i], "LD_PRELOAD="))) {
+            if (env_strip_preload(pre, c->preload, sizeof c->preload))
                 c->vec[k++] = c->preload;
         } else {
             c->vec[k++] = envp[i];

@@ -382,13 +382,6 @@ void mwp_inline_rearm(void)
  * of objects still holds one whose headers are already unmapped (the
  * loader's lock is recursive, so dl_iterate_phdr would walk into them: ar
  * and ranlib died of SIGSEGV that way, in libbfd's dlclose of its plugin). */
-MWP_HOT static int lazy_pfx(const char *s, const char *p)
-{
-    while (*p && *s == *p)
-        s++, p++;
-    return !*p;
-}
-
 /* (every process runs this: compared inline, no more of libc's functions
  * bound) */
 MWP_HOT static int lazy_range_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -399,9 +392,9 @@ MWP_HOT static int lazy_range_cb(struct dl_phdr_info *info, size_t size, void *d
     for (const char *c = n; *c; c++)
         if (*c == '/')
             b = c + 1;
-    int libc = lazy_pfx(b, "libc.so");
-    int want = libc || lazy_pfx(b, "ld-linux") || lazy_pfx(b, "ld64.so") ||
-               lazy_pfx(b, "libpthread.so") || lazy_pfx(b, "libdl.so");
+    int libc = mwp_after(b, "libc.so") != NULL;
+    int want = libc || mwp_after(b, "ld-linux") || mwp_after(b, "ld64.so") ||
+               mwp_after(b, "libpthread.so") || mwp_after(b, "libdl.so");
     /* memwatch itself (this function's object), and the allocator */
     uintptr_t me = (uintptr_t)&lazy_range_cb, m = (uintptr_t)mwp_real.malloc;
     for (int i = 0; !want && i < info->dlpi_phnum; i++) {
@@ -515,7 +508,7 @@ MWP_HOT static void lazy_install(void)
     /* every signal blocked in the handler but glibc's internal two
      * (mwp_sigfill's set); installed with the system call (signals.c) */
     struct mwp_ksig a = {(void *)lazy_handler, SA_SIGINFO | SA_RESTART, NULL,
-                         ~(uint64_t)0 & ~((1ull << 31) | (1ull << 32))};
+                         ~(uint64_t)0 & ~MWP_SIG_GLIBC_INTERNAL};
     lz_nr = 0;
     dl_iterate_phdr(lazy_range_cb, NULL); /* the constructor: the list is whole */
     if (mwp_ksig_set(lazy_sig(), &a, NULL) == 0)

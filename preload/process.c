@@ -440,21 +440,13 @@ const char *mwp_exe_file(void)
     return mwp_exe.file;
 }
 
-/* s starts with p (no strncmp: its lazy binding would cost more) */
-static int ctor_prefix(const char *s, const char *p)
-{
-    while (*p && *s == *p)
-        s++, p++;
-    return !*p;
-}
-
 /* META exe (mwp_proc.exe). A descriptor's path (fexecve, execveat) names
  * nothing after the exec: there, and where the kernel gave no AT_EXECFN,
  * the executable file. */
 static void ctor_exe(void)
 {
     const char *e = (const char *)getauxval(AT_EXECFN);
-    if (!e || !*e || ctor_prefix(e, "/dev/fd/") || ctor_prefix(e, "/proc/self/fd/")) {
+    if (!e || !*e || mwp_after(e, "/dev/fd/") || mwp_after(e, "/proc/self/fd/")) {
         mwp_proc.exe = mwp_exe_file();
         return;
     }

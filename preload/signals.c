@@ -48,7 +48,8 @@ static const int sig_list[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGILL,  SIGTRAP, SIGA
                                SIGXCPU, SIGXFSZ, SIGSYS,  SIGVTALRM, SIGPROF};
 #define SIG_MAX 65
 MWP_COLD static struct sigaction app_act[SIG_MAX];
-MWP_HOT_DATA static _Atomic unsigned char sig_managed[SIG_MAX]; /* 1: in the list; our handler may be in */
+/* 1: in the list; our handler may be in */
+MWP_HOT_DATA static _Atomic unsigned char sig_managed[SIG_MAX];
 MWP_HOT_DATA static int sig_ready;
 
 #define SIG_N(list) (sizeof list / sizeof list[0])
@@ -322,7 +323,7 @@ MWP_HOT static void sig_install(const int *list, size_t n, sigset_t *mask_out)
     }
     sig_ready = 1;
     sigset_t back = old;
-    back.__val[0] &= ~((1ul << 31) | (1ul << 32));
+    back.__val[0] &= ~MWP_SIG_GLIBC_INTERNAL;
     mwp_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &back, NULL, _NSIG / 8);
 }
 

@@ -52,18 +52,29 @@ static inline int mwp_streq(const char *a, const char *b)
         a++, b++;
     return *a == *b;
 }
+/* s past the prefix p, or NULL where s does not start with p. [AS-safe] */
+static inline const char *mwp_after(const char *s, const char *p)
+{
+    for (; *p; s++, p++)
+        if (*s != *p)
+            return NULL;
+    return s;
+}
 /* strcpy without its result. [AS-safe] */
 static inline void mwp_strcpy(char *d, const char *s)
 {
     while ((*d++ = *s++))
         ;
 }
+/* glibc's internal signals, SIGCANCEL (32) and SIGSETXID (33), as bits of
+ * a mask of signals 1..64 */
+#define MWP_SIG_GLIBC_INTERNAL ((1ull << 31) | (1ull << 32))
 /* sigfillset as glibc 2.34+ fills a set: every signal but its internal
- * SIGCANCEL (32) and SIGSETXID (33). [AS-safe] */
+ * ones. [AS-safe] */
 static inline void mwp_sigfill(sigset_t *set)
 {
     memset(set, 0xff, sizeof *set);
-    set->__val[0] &= ~((1ul << 31) | (1ul << 32));
+    set->__val[0] &= ~MWP_SIG_GLIBC_INTERNAL;
 }
 /* The kernel's struct of rt_sigaction (x86-64): memwatch installs its own
  * handlers with the system call, not libc's sigaction (signals.c says why).

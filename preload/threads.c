@@ -98,7 +98,8 @@ static void *thr_sys_mmap(size_t n)
     return (void *)p;
 }
 
-MWP_HOT_DATA static struct mwp_thr *thr_slab_next, *thr_slab_end; /* fresh entries (under thr_free_lock) */
+/* fresh entries (under thr_free_lock) */
+MWP_HOT_DATA static struct mwp_thr *thr_slab_next, *thr_slab_end;
 /* The first slab: the main thread's entry and one more, without an mmap in
  * every process */
 MWP_HOT_DATA static struct mwp_thr thr_first_slab[2];
@@ -805,14 +806,13 @@ MWP_HOT static void thr_begin(struct mwp_thr *t, int defer)
      * constructor knows (no system call, no vDSO page: lazy start) */
     t->tid = defer ? mwp_proc.pid : mwp_gettid();
     t->start_ns = defer ? mwp_proc.start_mono_ns : mwp_now_ns();
-    if (defer)
+    if (defer) {
         t->bounds_at = (uintptr_t)__builtin_frame_address(0);
-    else
-        thr_stack_bounds(t, (uintptr_t)__builtin_frame_address(0));
-    if (defer)
         atomic_store(&t->pend, MWP_PEND_WAIT);
-    else
+    } else {
+        thr_stack_bounds(t, (uintptr_t)__builtin_frame_address(0));
         thr_sampling_open(t);
+    }
     atomic_store(&t->state, MWP_T_LIVE);
     mwp_self = t;
     if (thr_key_ok)
