@@ -162,9 +162,9 @@ static int exec_elf32(const char *path, int search)
  * runs passes here, and the environments of CUDA images and of HPC module
  * systems hold a hundred variables and more. */
 struct env_seen {
-    size_t n;                 /* variables */
-    unsigned char preload;    /* an LD_PRELOAD= */
-    unsigned char preload_us; /* the first LD_PRELOAD= names libmemwatch.so */
+    size_t n;                                 /* variables */
+    unsigned char preload;                    /* an LD_PRELOAD= */
+    unsigned char preload_us;                 /* the first LD_PRELOAD= names libmemwatch.so */
     unsigned char base, machine, tsc, handed; /* MEMWATCH_x= present */
 };
 
@@ -181,19 +181,28 @@ static void env_look(char *const *envp, struct env_seen *v)
             }
         } else if (e[0] == 'M' && (t = mwp_after(e, "MEMWATCH_"))) {
             switch (t[0]) {
-            case 'B': v->base |= mwp_after(t, "BASELINE_NS=") != NULL; break;
-            case 'M': v->machine |= mwp_after(t, "MACHINE=") != NULL; break;
-            case 'T': v->tsc |= mwp_after(t, "TSC=") != NULL; break;
-            case 'H': v->handed |= mwp_after(t, "HANDED=") != NULL; break;
-            default: break;
+            case 'B':
+                v->base |= mwp_after(t, "BASELINE_NS=") != NULL;
+                break;
+            case 'M':
+                v->machine |= mwp_after(t, "MACHINE=") != NULL;
+                break;
+            case 'T':
+                v->tsc |= mwp_after(t, "TSC=") != NULL;
+                break;
+            case 'H':
+                v->handed |= mwp_after(t, "HANDED=") != NULL;
+                break;
+            default:
+                break;
             }
         }
     }
     v->n = n;
 }
 
-static char *const *env_for_child(char *const *envp, struct env_copy *c,
-                                  const struct env_seen *v, int elf32)
+static char *const *env_for_child(char *const *envp, struct env_copy *c, const struct env_seen *v,
+                                  int elf32)
 {
     if (!envp)
         return envp;
@@ -212,8 +221,8 @@ static char *const *env_for_child(char *const *envp, struct env_copy *c,
      * (lazy start): that image's file is the record of the process. A
      * MEMWATCH_FORKED already there is an earlier image's (left in its
      * environment, process.c): replaced. */
-    int add_forked = follow && mwp_proc.is_fork_child &&
-                     !atomic_load(&mwp_lazy.begun) && atomic_load(&mwp_proc.state) == MWP_RUNNING &&
+    int add_forked = follow && mwp_proc.is_fork_child && !atomic_load(&mwp_lazy.begun) &&
+                     atomic_load(&mwp_proc.state) == MWP_RUNNING &&
                      (pid_t)syscall(SYS_getpid) == mwp_proc.pid;
     /* where these were handed (a launcher may carry them to other machines) */
     int add_handed =
@@ -288,7 +297,7 @@ static int exec_child_elf32(const struct env_seen *v)
         struct env_copy c_;                                                                        \
         struct env_seen v_;                                                                        \
         env_look(envp, &v_);                                                                       \
-        char *const *env = env_for_child(envp, &c_, &v_, exec_child_elf32(&v_) && (elf32));       \
+        char *const *env = env_for_child(envp, &c_, &v_, exec_child_elf32(&v_) && (elf32));        \
         int did_ = exec_pre();                                                                     \
         int rc_ = call;                                                                            \
         int err_ = errno;                                                                          \

@@ -50,9 +50,8 @@ static int fds_ours(int ours[MWP_OURS])
 
 static int fd_is_ours(int fd)
 {
-    return fd >= 0 &&
-           (fd == mwp_writer_fd() || fd == mwp_lazy_tick_fd() || fd == mwp_threads_clock_fd() ||
-            fd == mwp_writer_short_rd_fd());
+    return fd >= 0 && (fd == mwp_writer_fd() || fd == mwp_lazy_tick_fd() ||
+                       fd == mwp_threads_clock_fd() || fd == mwp_writer_short_rd_fd());
 }
 
 /* dup2/dup3 onto one of memwatch's descriptors: it moves out of the way */

@@ -837,7 +837,8 @@ static int writer_short_reader(struct stat *st)
     /* O_NOATIME: each read of a file written since would update its access
      * time, an inode write the file system journals (only its owner may
      * ask; another user's file is read as before) */
-    fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
+    fd =
+        (int)mwp_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
     if (fd < 0 && errno == EPERM)
         fd = (int)mwp_syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
