@@ -180,22 +180,11 @@ static void env_look(char *const *envp, struct env_seen *v)
                 v->preload_us = strstr(t, "libmemwatch.so") != NULL;
             }
         } else if (e[0] == 'M' && (t = mwp_after(e, "MEMWATCH_"))) {
-            switch (t[0]) {
-            case 'B':
-                v->base |= mwp_after(t, "BASELINE_NS=") != NULL;
-                break;
-            case 'M':
-                v->machine |= mwp_after(t, "MACHINE=") != NULL;
-                break;
-            case 'T':
-                v->tsc |= mwp_after(t, "TSC=") != NULL;
-                break;
-            case 'H':
-                v->handed |= mwp_after(t, "HANDED=") != NULL;
-                break;
-            default:
-                break;
-            }
+            /* the three that do not match fail within their first characters */
+            v->base |= mwp_after(t, "BASELINE_NS=") != NULL;
+            v->machine |= mwp_after(t, "MACHINE=") != NULL;
+            v->tsc |= mwp_after(t, "TSC=") != NULL;
+            v->handed |= mwp_after(t, "HANDED=") != NULL;
         }
     }
     v->n = n;
