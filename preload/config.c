@@ -301,8 +301,8 @@ MWP_HOT static void cfg_load_thresholds(struct mwp_config *c)
     }
 }
 
-/* The process and its children: MEMWATCH_RING_PAGES, _INHERIT, _INLINE, _PROBE_SHARE,
- * _FOLLOW. */
+/* The process and its children: MEMWATCH_RING_PAGES, _INHERIT, _INLINE, _LAZY,
+ * _PROBE_SHARE, _FOLLOW. */
 MWP_HOT static void cfg_load_process(struct mwp_config *c)
 {
     const char *v;
@@ -335,6 +335,14 @@ MWP_HOT static void cfg_load_process(struct mwp_config *c)
             c->inline_iv = 1;
             cfg_bad("MEMWATCH_INLINE", v, "expected 0, 1, always or a CPU time of 10ms or more, e.g. 5s", "1 (2s)");
         }
+    }
+    if ((v = mwp_env.val[MWP_ENV_LAZY]) && *v) {
+        if (mwp_streq(v, "tick"))
+            c->lazy_tick = 1;
+        else if (mwp_streq(v, "timer"))
+            c->lazy_tick = 0;
+        else
+            cfg_bad("MEMWATCH_LAZY", v, "expected timer or tick", "timer");
     }
     if ((v = mwp_env.val[MWP_ENV_PROBE_SHARE]) && *v) {
         if (v[0] == '/' && strlen(v) < sizeof c->probe_share_dir) {

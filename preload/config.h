@@ -44,6 +44,8 @@ struct mwp_config {
     int inline_iv;             /* MEMWATCH_INLINE: 1 (default) a single-threaded process's
                                   intervals run on its own thread, without an interval thread */
     uint64_t inline_cpu_ns;    /* ... for this much of its CPU time (0: for good; default 2 s) */
+    int lazy_tick;             /* MEMWATCH_LAZY: 0 (timer, default) the lazy start's timer
+                                  alone; 1 (tick) a task-clock event beside it from the start */
     int probe_share;           /* MEMWATCH_PROBE_SHARE: 1 (default) one probe measurement per
                                   interval for the machine; 0 off */
     char run_id[64];           /* MEMWATCH_RUN_ID: the run this process belongs to (set by

@@ -27,6 +27,7 @@
     X(INHERIT, "MEMWATCH_INHERIT")                                                                 \
     X(PROBE_SHARE, "MEMWATCH_PROBE_SHARE")                                                         \
     X(INLINE, "MEMWATCH_INLINE")                                                                   \
+    X(LAZY, "MEMWATCH_LAZY")                                                                       \
     X(FOLLOW, "MEMWATCH_FOLLOW")                                                                   \
     X(PROFILE, "MEMWATCH_PROFILE")                                                                 \
     X(THRESHOLD_NS, "MEMWATCH_THRESHOLD_NS")                                                       \

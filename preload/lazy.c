@@ -94,6 +94,16 @@ MWP_HOT static uint64_t lazy_delay(void)
 {
     return mwp_cfg.interval_ns < 10000000ull ? mwp_cfg.interval_ns : 10000000ull;
 }
+/* The lazy start's retries (lazy_retry), reset in a fork child (with the
+ * page of the other variables a short process touches):
+ * stopped: 1 in the handler of a tick's signal, which stopped the event
+ * until a refresh; tried: the retries' event, 0 not tried, 1 opened, -errno
+ * refused; unsafe: signals of the lazy start that found no safe point. */
+MWP_HOT_DATA static struct {
+    unsigned char stopped;
+    short tried;
+    unsigned short unsafe;
+} lz_retry;
 MWP_HOT_DATA static int lz_timer = -1; /* the kernel's timer id, -1: none */
 MWP_HOT_DATA static sigset_t lz_mask;  /* the main thread's signal mask at the start */
 /* text ranges of libc, the loader and memwatch (lz_nr -1: unknown) */
@@ -215,6 +225,41 @@ MWP_HOT size_t mwp_lazy_blocked(char *out, size_t cap, uint64_t cpu_ns, int begu
     return s.len;
 }
 
+/* The value of META never_began into out (NUL-terminated), its length: a
+ * process that ran three lazy delays of CPU time and never began, where its
+ * signal mask did not keep the timer from it (mwp_lazy_blocked says that):
+ * what the lazy start saw. System calls only: async-signal-safe. */
+size_t mwp_lazy_late(char *out, size_t cap, uint64_t cpu_ns)
+{
+    if (lz_timer < 0 || cpu_ns < 3 * lazy_delay() || cap < 2)
+        return 0;
+    struct mwp_str s = {out, cap - 1, 0};
+    mwp_s_str(&s, "recording never began (lazy start) in ");
+    mwp_s_dbl(&s, (double)cpu_ns / 1e6);
+    mwp_s_str(&s, " ms of CPU time: no samples, no intervals: ");
+    if (!lz_retry.unsafe && lz_retry.tried == 1) {
+        mwp_s_str(&s, "neither the timer on its CPU clock nor the task-clock event came (the event "
+                      "counts only the program's own code, not its system calls)");
+    } else if (!lz_retry.unsafe) {
+        mwp_s_str(&s,
+                  "the timer on its CPU clock never came (the kernel checks it at its clock tick, "
+                  "and on a loaded machine the tick may never land on this thread; "
+                  "MEMWATCH_LAZY=tick adds a task-clock event, which does not wait for the tick)");
+    } else {
+        mwp_s_str(&s, "memwatch's signal came ");
+        mwp_s_u64(&s, lz_retry.unsafe);
+        mwp_s_str(&s, " times, each where memwatch may not begin (libc, the loader, memwatch, "
+                      "an allocator, one of the program's signal handlers)");
+        if (lz_retry.tried < 0) {
+            mwp_s_str(&s, "; perf refused the task-clock event that retries (errno ");
+            mwp_s_u64(&s, (uint64_t)-lz_retry.tried);
+            mwp_s_str(&s, ")");
+        }
+    }
+    out[s.len] = 0;
+    return s.len;
+}
+
 /* the program's malloc is not memwatch's (its executable's, or an earlier
  * preload's): it begins in the constructor */
 MWP_HOT_DATA static int lz_own_alloc;
@@ -270,32 +315,38 @@ int mwp_lazy_tick_fd(void)
     return atomic_load(&lz_tick);
 }
 
-static int inline_tick_open(void)
+/* the tick's event, one period (ns) long: 0, or -errno where perf refuses */
+static int inline_tick_open(uint64_t period)
 {
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
     a.size = sizeof a;
     a.type = PERF_TYPE_SOFTWARE;
     a.config = PERF_COUNT_SW_TASK_CLOCK;
-    a.sample_period = mwp_cfg.interval_ns;
+    a.sample_period = period;
     a.disabled = 1;
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
     int fd = (int)mwp_syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return fd;
     fd = mwp_fd_move_high(fd);
     struct f_owner_ex own = {F_OWNER_TID, mwp_self ? mwp_self->tid : mwp_gettid()};
-    long fl = mwp_syscall(SYS_fcntl, fd, F_GETFL);
-    if (fl < 0 || mwp_syscall(SYS_fcntl, fd, F_SETOWN_EX, &own) != 0 ||
-        mwp_syscall(SYS_fcntl, fd, F_SETSIG, lazy_sig()) != 0 ||
-        mwp_syscall(SYS_fcntl, fd, F_SETFL, fl | O_ASYNC) != 0 ||
-        mwp_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
+    long fl = mwp_syscall(SYS_fcntl, fd, F_GETFL), rc = fl < 0 ? fl : 0;
+    if (!rc)
+        rc = mwp_syscall(SYS_fcntl, fd, F_SETOWN_EX, &own);
+    if (!rc)
+        rc = mwp_syscall(SYS_fcntl, fd, F_SETSIG, lazy_sig());
+    if (!rc)
+        rc = mwp_syscall(SYS_fcntl, fd, F_SETFL, fl | O_ASYNC);
+    if (!rc)
+        rc = mwp_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_REFRESH, 1);
+    if (rc) {
         mwp_sys_close(fd);
-        return 0;
+        return (int)rc;
     }
     atomic_store(&lz_tick, fd);
-    return 1;
+    return 0;
 }
 
 /* The program dup2s onto the tick's descriptor (guard.c): the tick moves to
@@ -322,6 +373,7 @@ static void lazy_take_pending(void)
 static void inline_tick_close(void)
 {
     int fd = atomic_exchange(&lz_tick, -1);
+    lz_retry.stopped = 0;
     if (fd >= 0)
         mwp_sys_close(fd);
 }
@@ -330,8 +382,16 @@ static void inline_tick_close(void)
  * timer, whichever comes first (inline_due) */
 static void inline_arm(void)
 {
-    if (atomic_load(&lz_tick) < 0)
-        inline_tick_open();
+    int fd = atomic_load(&lz_tick);
+    if (fd < 0) {
+        inline_tick_open(mwp_cfg.interval_ns);
+    } else { /* the lazy start's retries (lazy_retry): the interval's period from here */
+        uint64_t period = mwp_cfg.interval_ns;
+        mwp_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_PERIOD, &period);
+        if (lz_retry.stopped)
+            mwp_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_REFRESH, 1);
+    }
+    lz_retry.stopped = 0;
     if (atomic_load(&lz_tick) < 0) /* only the timer, which can be late: the large ring */
         mwp_threads_ring_grow();
     lazy_arm(mwp_cfg.interval_ns, mwp_cfg.interval_ns);
@@ -363,9 +423,15 @@ void mwp_lazy_disarm(void)
         lazy_take_pending();
 }
 
-void mwp_lazy_rearm(void)
+/* The lazy start's timer; with MEMWATCH_LAZY=tick the task-clock event
+ * beside it from the start (lazy_retry says why one may need it) */
+MWP_HOT void mwp_lazy_rearm(void)
 {
     lazy_arm(lazy_delay(), 0);
+    if (mwp_cfg.lazy_tick && atomic_load(&lz_tick) < 0 && lz_timer >= 0) {
+        int rc = inline_tick_open(lazy_delay());
+        lz_retry.tried = (short)(rc ? rc : 1);
+    }
 }
 
 /* After a failed exec of a process with inline intervals */
@@ -461,13 +527,47 @@ static void inline_to_thread(const char *why);
 /* A signal of the tick (lz_tick's overflow): the event stopped after it, so
  * it starts again for one more period (the closing interval's work is done
  * within it, as with the timer) */
+static int lazy_tick_from(const siginfo_t *si)
+{
+    return atomic_load(&lz_tick) >= 0 && (si->si_code == POLL_HUP || si->si_code == POLL_IN);
+}
+
 static int lazy_tick_sig(const siginfo_t *si)
 {
-    int fd = atomic_load(&lz_tick);
-    if (fd < 0 || (si->si_code != POLL_HUP && si->si_code != POLL_IN))
+    if (!lazy_tick_from(si))
         return 0;
-    mwp_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_REFRESH, 1);
+    mwp_syscall(SYS_ioctl, atomic_load(&lz_tick), PERF_EVENT_IOC_REFRESH, 1);
     return 1;
+}
+
+/* The lazy start found no safe point: again after MWP_LAZY_RETRY_NS more CPU
+ * time, from the timer and from a task-clock event. The kernel checks a
+ * CPU-time timer only at its clock tick, on the thread the tick interrupts.
+ * Under load the scheduler can end the thread's every turn between two
+ * ticks: it does where each turn ends in a system call that updates the
+ * thread's run time (a read of its own CPU clock, sched_yield), and
+ * then the timer never comes, however much CPU time the thread runs.
+ * Beside stress-ng --cpu 3 on a 2-core VM, a thread that read its CPU clock
+ * every 1-2 us got no signal of a 10 ms periodic timer in 200 ms of CPU time
+ * in up to 7 of 20 runs (bench/inline_ticks; docs/overhead.md, "When the timer is
+ * late, or does not come"). MEMWATCH_LAZY=tick opens the event from the
+ * start for such a machine.
+ * The event's hrtimer does not depend on the tick. It costs a perf event, so
+ * only a process whose timer came once and found no safe point opens it
+ * (lz_retry.tried), as a retry that the interval's tick reuses. */
+static void lazy_retry(void)
+{
+    if (lz_retry.unsafe < 65535)
+        lz_retry.unsafe++;
+    lazy_arm(MWP_LAZY_RETRY_NS, 0);
+    int fd = atomic_load(&lz_tick);
+    if (fd >= 0 && lz_retry.stopped) {
+        lz_retry.stopped = 0;
+        mwp_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_REFRESH, 1);
+    } else if (fd < 0 && !lz_retry.tried) {
+        int rc = inline_tick_open(MWP_LAZY_RETRY_NS);
+        lz_retry.tried = (short)(rc ? rc : 1);
+    }
 }
 
 static void lazy_handler(int sig, siginfo_t *si, void *ucv)
@@ -475,15 +575,17 @@ static void lazy_handler(int sig, siginfo_t *si, void *ucv)
     (void)sig;
     int saved = errno;
     uint64_t cpu = 0;
-    if (si->si_code == SI_TIMER && atomic_load(&mwp_proc.state) == MWP_RUNNING &&
+    int tick = si->si_code != SI_TIMER && lazy_tick_from(si);
+    if ((si->si_code == SI_TIMER || tick) && atomic_load(&mwp_proc.state) == MWP_RUNNING &&
         !atomic_load(&mwp_lazy.begun) && (pid_t)mwp_syscall(SYS_getpid) == mwp_proc.pid) {
+        lz_retry.stopped |= tick;
         if (lazy_safe(ucv))
             mwp_begin();
         else
-            lazy_arm(MWP_LAZY_RETRY_NS, 0);
-    } else if ((si->si_code == SI_TIMER || lazy_tick_sig(si)) &&
-               mwp_engine_inline() && atomic_load(&mwp_lazy.begun) &&
-               (pid_t)mwp_syscall(SYS_getpid) == mwp_proc.pid && inline_due(&cpu)) {
+            lazy_retry();
+    } else if ((si->si_code == SI_TIMER || lazy_tick_sig(si)) && mwp_engine_inline() &&
+               atomic_load(&mwp_lazy.begun) && (pid_t)mwp_syscall(SYS_getpid) == mwp_proc.pid &&
+               inline_due(&cpu)) {
         /* from here to the return the program's samples are memwatch's
          * (preload/threads.c, "memwatch's own time") */
         uint64_t t0 = mwp_now_ns();
@@ -512,7 +614,7 @@ MWP_HOT static void lazy_install(void)
     lz_nr = 0;
     dl_iterate_phdr(lazy_range_cb, NULL); /* the constructor: the list is whole */
     if (mwp_ksig_set(lazy_sig(), &a, NULL) == 0)
-        lazy_arm(lazy_delay(), 0);
+        mwp_lazy_rearm();
 }
 
 /* Begin now where that cannot enter an allocator in the middle of a call:
@@ -715,5 +817,6 @@ void mwp_lazy_child(void)
     atomic_store(&mwp_lazy.begun, 0);
     lz_timer = -1; /* timers are not inherited, */
     lz_iv_cpu = 0;
+    memset(&lz_retry, 0, sizeof lz_retry);
     inline_tick_close(); /* the tick's descriptor is the parent's event */
 }

@@ -147,5 +147,10 @@ int mwp_lazy_end(int32_t status, const char *how, int in_signal);
  * where nothing was kept. begun 0: a process that never began, with its CPU
  * time (below one lazy delay no system call is made). [AS-safe] */
 size_t mwp_lazy_blocked(char *out, size_t cap, uint64_t cpu_ns, int begun);
+/* META never_began: a process that ran three lazy delays of CPU time, never
+ * began, and was not kept from it by its mask: what the lazy start saw (the
+ * timer never came, or came only where memwatch may not begin). 0 where
+ * that does not hold. [AS-safe] */
+size_t mwp_lazy_late(char *out, size_t cap, uint64_t cpu_ns);
 
 #endif

@@ -690,6 +690,8 @@ MWP_HOT void mwp_writer_summary(int32_t status, const char *how, const struct io
     char blk[400]; /* a process that ran a lazy delay and never began: was it kept from it? */
     if (have_cpu && mwp_lazy_blocked(blk, sizeof blk, c.user_ns + c.system_ns, 0))
         mwp_s_meta(&ms, MW_META_SIGNALS_BLOCKED, blk);
+    else if (have_cpu && mwp_lazy_late(blk, sizeof blk, c.user_ns + c.system_ns))
+        mwp_s_meta(&ms, MW_META_NEVER_BEGAN, blk);
     meta_len = ms.len;
     int rc = short_append(META_BUF, meta_len, recs, nv, nrecs, have_cpu ? &c : NULL, &t);
     if (rc < 0) {

@@ -610,14 +610,21 @@ static void process_notes(cJSON *p, sqlite3_stmt *fq, sqlite3_stmt *rq, sqlite3_
         if (fault)
             cJSON_AddStringToObject(p, "fault", fault);
     }
-    /* a program that kept memwatch's timer signal blocked (META
-     * signals_blocked, preload/process.c): which, and what it cost */
+    /* why recording never began, or stopped: a program that kept memwatch's
+     * timer signal blocked (META signals_blocked, preload/process.c): which,
+     * and what it cost; one that ran without beginning (META never_began,
+     * preload/lazy.c): what the lazy start saw. The last of each. */
     if (bq) {
         sqlite3_reset(bq);
         sqlite3_bind_int64(bq, 1, (sqlite3_int64)num(p, "id"));
-        if (sqlite3_step(bq) == SQLITE_ROW && sqlite3_column_text(bq, 0))
-            cJSON_AddStringToObject(p, "signals_blocked",
-                                    (const char *)sqlite3_column_text(bq, 0));
+        while (sqlite3_step(bq) == SQLITE_ROW) {
+            const char *k = (const char *)sqlite3_column_text(bq, 0);
+            const char *v = (const char *)sqlite3_column_text(bq, 1);
+            if (k && v) {
+                cJSON_DeleteItemFromObject(p, k);
+                cJSON_AddStringToObject(p, k, v);
+            }
+        }
     }
     int by_parent = 0;
     if (rq) {
@@ -734,8 +741,8 @@ static void collect_processes(sqlite3 *db, cJSON *root, int top)
                        -1, &rq, NULL);
     sqlite3_stmt *bq = NULL;
     sqlite3_prepare_v2(db,
-                       "SELECT value FROM meta WHERE process_id = ? AND key = 'signals_blocked'"
-                       " ORDER BY rowid DESC LIMIT 1",
+                       "SELECT key, value FROM meta WHERE process_id = ? AND key IN"
+                       " ('signals_blocked', 'never_began') ORDER BY rowid",
                        -1, &bq, NULL);
     sqlite3_stmt *mq = NULL;
     sqlite3_prepare_v2(db,
@@ -1403,6 +1410,8 @@ static void text_processes(FILE *f, const cJSON *root, int top)
             fprintf(f, "    %s: %s\n", mwv_base(str(r, "file")), st);
         if (str(r, "signals_blocked"))
             fprintf(f, "    signals blocked: %s\n", str(r, "signals_blocked"));
+        if (str(r, "never_began"))
+            fprintf(f, "    never began: %s\n", str(r, "never_began"));
         text_threads(f, root, r, top);
     }
     if (nproc > top)

@@ -6,8 +6,15 @@
  *   perf   a perf task-clock event (user time only, as an unprivileged one
  *          must be), its overflow signal by O_ASYNC/F_SETSIG, restarted
  *          for one period (PERF_EVENT_IOC_REFRESH) at each
- * Usage: ticks timer|perf PERIOD_MS CPU_MS
- * Prints "SOURCE: N ticks per CPU second (expected E), largest gap G ms".
+ *   none   neither (the spinning thread alone, for a run under memwatch:
+ *          does its lazy start come?)
+ * Usage: ticks timer|perf|none PERIOD_MS CPU_MS [LOOP]
+ * LOOP: iterations of user code between two readings of the thread's CPU
+ * clock (default 200000, some 100 us; 1000 reads it every 1-2 us, where
+ * the scheduler of a loaded machine can keep the kernel's tick off the
+ * thread: preload/lazy.c, lazy_retry).
+ * Prints "SOURCE: N ticks per CPU second (expected E), largest gap G ms,
+ * first after F ms" (F -1: none came).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -22,7 +29,7 @@
 #include <unistd.h>
 
 static volatile long ticks;
-static long long last_ns, max_gap_ns;
+static long long last_ns, max_gap_ns, first_ns = -1;
 static int perf_fd = -1;
 
 static long long cpu_ns(void)
@@ -38,6 +45,8 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
     (void)si;
     (void)uc;
     long long c = cpu_ns();
+    if (first_ns < 0)
+        first_ns = c;
     if (last_ns && c - last_ns > max_gap_ns)
         max_gap_ns = c - last_ns;
     last_ns = c;
@@ -48,11 +57,17 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4 || (strcmp(argv[1], "timer") && strcmp(argv[1], "perf"))) {
-        fprintf(stderr, "usage: ticks timer|perf PERIOD_MS CPU_MS\n");
+    if ((argc != 4 && argc != 5) ||
+        (strcmp(argv[1], "timer") && strcmp(argv[1], "perf") && strcmp(argv[1], "none"))) {
+        fprintf(stderr, "usage: ticks timer|perf|none PERIOD_MS CPU_MS [LOOP]\n");
         return 2;
     }
     long long period = atoll(argv[2]) * 1000000LL, run = atoll(argv[3]) * 1000000LL;
+    int loop = argc == 5 ? atoi(argv[4]) : 200000;
+    if (period <= 0 || run <= 0 || loop <= 0) {
+        fprintf(stderr, "ticks: PERIOD_MS, CPU_MS and LOOP must be positive\n");
+        return 2;
+    }
     int sig = SIGRTMAX - 3;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -73,7 +88,7 @@ int main(int argc, char **argv)
             perror("ticks: timer");
             return 1;
         }
-    } else {
+    } else if (!strcmp(argv[1], "perf")) {
         struct perf_event_attr a;
         memset(&a, 0, sizeof a);
         a.size = sizeof a;
@@ -96,9 +111,11 @@ int main(int argc, char **argv)
     /* user code between the clock's readings (a system call each): the
      * event counts only where its clock interrupts user code */
     for (volatile unsigned long x = 0; cpu_ns() < run;)
-        for (int i = 0; i < 200000; i++)
+        for (int i = 0; i < loop; i++)
             x += (unsigned long)i;
-    printf("%s: %.1f ticks per CPU second (expected %.1f), largest gap %.1f ms\n", argv[1],
-           (double)ticks * 1e9 / (double)run, 1e9 / (double)period, (double)max_gap_ns / 1e6);
+    printf(
+        "%s: %.1f ticks per CPU second (expected %.1f), largest gap %.1f ms, first after %.1f ms\n",
+        argv[1], (double)ticks * 1e9 / (double)run, 1e9 / (double)period, (double)max_gap_ns / 1e6,
+        first_ns < 0 ? -1.0 : (double)first_ns / 1e6);
     return 0;
 }

@@ -97,6 +97,7 @@
     X(SAMPLES_OWN, "samples_own", "samples taken while memwatch's inline work ran, left out")     \
     X(SAMPLES_SHORT_THREADS, "samples_short_threads", "samples threads too short to sample lost")  \
     X(SIGNALS_BLOCKED, "signals_blocked", "the program kept memwatch's timer signal from it")     \
+    X(NEVER_BEGAN, "never_began", "CPU time ran and recording never began: what lazy start saw")  \
     X(SAMPLES_DROPPED, "samples_dropped", "samples not written: the size cap was reached")        \
     X(END, "end", "how the image ended: exit, _exit, signal, exec, detach")                       \
     X(FAULT, "fault", "where a fault signal ended the process")                                   \

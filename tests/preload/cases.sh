@@ -1750,6 +1750,52 @@ forkedenv)
     [ -n "$cpid" ] && [ "${val%% *}" = "$cpid" ] || fail "env's MEMWATCH_FORKED '$val' does not name env's pid $cpid"
     [ -n "$fm" ] && [ "$fm" = "${val#* }" ] || fail "env's META fork_monotonic_ns '$fm' is not its MEMWATCH_FORKED's '${val#* }'"
     ;;
+lazyretry)
+    # The lazy start's retries (preload/lazy.c, lazy_retry): a program that
+    # spends its CPU time in libc (mwp_app inlibc: memset) gets memwatch's
+    # signal only where it may not begin. After the first such signal a
+    # task-clock event retries beside the timer (the timer alone can stop
+    # coming on a loaded machine): the program sees one perf event while
+    # recording has not begun. It ends without beginning, and its META
+    # never_began says why (the signal came N times, each in libc), as does
+    # the report's summary.
+    command -v sqlite3 >/dev/null || skip "sqlite3 not installed"
+    got=$(run "$APP" inlibc 150); expect_rc $? 0
+    echo "$got"
+    all_ok 1
+    f=$(ls "$OUT"/*-short.mwr 2>/dev/null | head -1)
+    [ -n "$f" ] || fail "mwp_app inlibc began recording (no file of short processes): its memset ran outside libc?"
+    nb=$(texts "$f" | sed -n 's/^never_began=//p' | head -1)
+    echo "never_began: $nb"
+    if grep -q 'perf_fds=0' <<<"$got"; then
+        # perf refused the event: the note says so
+        grep -q 'perf refused the task-clock event' <<<"$nb" || fail "no perf event and no word of why: '$nb'"
+    else
+        grep -q 'perf_fds=1 ' <<<"$got" || fail "expected the retries' one perf event while lazy: $got"
+    fi
+    n=$(sed -n "s/.*memwatch's signal came \([0-9]*\) times, each where memwatch may not begin.*/\1/p" <<<"$nb")
+    [ "${n:-0}" -ge 2 ] || fail "META never_began does not count the signals that found no safe point: '$nb'"
+    cpu=$(sed -n 's/^recording never began (lazy start) in \([0-9.]*\) ms of CPU time.*/\1/p' <<<"$nb")
+    awk -v c="${cpu:-0}" 'BEGIN { exit !(c >= 30) }' || fail "never_began's CPU time '$cpu' ms (the program ran some 60 ms)"
+    "$MW" report "$OUT" >"$T/rep" 2>&1 || { cat "$T/rep"; fail "memwatch report failed"; }
+    grep -q "^    never began: recording never began (lazy start) in .* memwatch's signal came $n times" "$T/rep" ||
+        { cat "$T/rep"; fail "the summary does not say why recording never began"; }
+    # a short program (below three lazy delays of CPU time) has no such note
+    # and no perf event; with MEMWATCH_LAZY=tick it holds the event from the
+    # start; a bad value is named on stderr and the timer alone stays
+    fresh_out
+    got=$(run "$APP" inlibc 2); expect_rc $? 0
+    texts "$(ls "$OUT"/*-short.mwr | head -1)" | grep -q '^never_began=' && fail "a 1 ms program has a never_began note"
+    [ "$got" = "inlibc: perf_fds=0 1" ] || fail "a 1 ms program: '$got', expected no perf event"
+    if ! grep -q 'perf_fds=0' <<<"$(run "$APP" inlibc 150)"; then
+        got=$(MEMWATCH_LAZY=tick run "$APP" inlibc 2); expect_rc $? 0
+        [ "$got" = "inlibc: perf_fds=1 1" ] || fail "MEMWATCH_LAZY=tick: '$got', expected the task-clock event from the start"
+    fi
+    got=$(MEMWATCH_LAZY=ticks run "$APP" inlibc 2 2>"$T/err"); expect_rc $? 0
+    [ "$got" = "inlibc: perf_fds=0 1" ] || fail "MEMWATCH_LAZY=ticks: '$got'"
+    grep -q "MEMWATCH_LAZY='ticks' is invalid (expected timer or tick); using timer" "$T/err" ||
+        fail "MEMWATCH_LAZY=ticks is not named on stderr: $(cat "$T/err")"
+    ;;
 reapfd)
     # A process that reaps children keeps the shared file of short processes
     # open (writer.c, writer_short_reader): a high descriptor, close-on-exec.

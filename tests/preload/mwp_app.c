@@ -410,6 +410,26 @@ static int mode_reapdup(void)
     return size == 16 && n == 1 ? 0 : 1;
 }
 
+/* inlibc: arg memsets of 8 MiB (warm: no faults), all but all of its CPU
+ * time in libc, where the lazy start may not begin; then the perf events the
+ * process holds (the lazy start's retry, preload/lazy.c: lazy_retry) */
+static int mode_inlibc(int n)
+{
+    static char buf[8 << 20];
+    for (int i = 0; i < n; i++)
+        memset(buf, i, sizeof buf);
+    int k = 0;
+    for (int fd = 0; fd < 4096; fd++) {
+        char l[64], t[256];
+        snprintf(l, sizeof l, "/proc/self/fd/%d", fd);
+        ssize_t r = readlink(l, t, sizeof t - 1);
+        if (r > 0 && (t[r] = 0, !strcmp(t, "anon_inode:[perf_event]")))
+            k++;
+    }
+    printf("inlibc: perf_fds=%d %d\n", k, buf[12345]);
+    return 0;
+}
+
 static void *thr_exit(void *arg)
 {
     (void)arg;
@@ -597,6 +617,8 @@ int main(int argc, char **argv)
         return mode_closefds(0);
     if (!strcmp(m, "reapdup"))
         return mode_reapdup();
+    if (!strcmp(m, "inlibc"))
+        return mode_inlibc(arg);
     if (!strcmp(m, "closefds_late"))
         return mode_closefds(20);
     if (!strcmp(m, "abort")) {
