@@ -159,7 +159,7 @@ static int one_of(const char *v, const char *const *list)
     return -1;
 }
 
-/* The unwinding, inline, mix, TSC and probe variables, with the rules of
+/* The unwinding, inline, lazy start, mix, TSC and probe variables, with the rules of
  * preload/config.c and counters/probe_lat.c (mw_cli_check_env's contract). */
 static int check_env_more(const char *var, const char *v, const char **expect)
 {
@@ -185,6 +185,11 @@ static int check_env_more(const char *var, const char *v, const char **expect)
         return l > 1 && v[l - 1] == 's' && !mw_env_scaled(v, suf, mul, 0, &u) && u >= 10000000ull
                    ? 0
                    : -1;
+    }
+    if (!strcmp(var, "MEMWATCH_LAZY")) {
+        static const char *const ok[] = {"timer", "tick", NULL};
+        *expect = "timer or tick";
+        return one_of(v, ok);
     }
     if (!strcmp(var, "MEMWATCH_MIX")) {
         static const char *const ok[] = {"reads100", "reads75", "reads50", "nt50", "100",

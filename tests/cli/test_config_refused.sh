@@ -45,6 +45,7 @@ MEMWATCH_TSC | 1
 MEMWATCH_HANDED | exempt: any host name; another host's makes the values handed down with it forgotten
 MEMWATCH_PROBE_BURSTS | 0
 MEMWATCH_INLINE | 5
+MEMWATCH_LAZY | ticks
 MEMWATCH_PROBE_SHARE | relative/dir
 MEMWATCH_PROBE_LINES | 1
 MEMWATCH_PROBE_WINDOW | 10001
