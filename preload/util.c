@@ -127,26 +127,57 @@ void mwp_s_dbl(struct mwp_str *s, double v)
     mwp_s_mem(s, f, 4);
 }
 
-MWP_HOT void mwp_s_kv(struct mwp_str *s, const char *k, const char *v)
+/* "k=" and the n bytes of t then "\n", where all of it fits (one check of
+ * the room, the common case): 1, else 0 and nothing written */
+static int s_kv_fits(struct mwp_str *s, const char *k, size_t kl, const char *t, size_t n)
 {
-    mwp_s_str(s, k);
-    mwp_s_ch(s, '=');
-    /* values are one line: newlines become spaces */
-    size_t at = s->len;
-    if (v)
-        mwp_s_str(s, v);
-    for (char *p = s->p + at; p < s->p + s->len; p++)
-        if (*p == '\n')
-            *p = ' ';
-    mwp_s_ch(s, '\n');
+    if (!s->cap || s->len + kl + n + 2 >= s->cap)
+        return 0;
+    char *d = s->p + s->len;
+    mwp_copy(d, k, kl);
+    d[kl] = '=';
+    mwp_copy(d + kl + 1, t, n);
+    d[kl + 1 + n] = '\n';
+    s->len += kl + n + 2;
+    s->p[s->len] = 0;
+    return 1;
 }
 
-MWP_HOT void mwp_s_kvu(struct mwp_str *s, const char *k, uint64_t v)
+MWP_HOT void mwp_s_kvn(struct mwp_str *s, const char *k, size_t kl, const char *v, size_t vl)
 {
-    mwp_s_str(s, k);
-    mwp_s_ch(s, '=');
-    mwp_s_u64(s, v);
-    mwp_s_ch(s, '\n');
+    size_t at, end;
+    if (s_kv_fits(s, k, kl, v, vl)) {
+        end = s->len - 1;
+        at = end - vl;
+    } else { /* cut at the end of the buffer */
+        mwp_s_mem(s, k, kl);
+        mwp_s_ch(s, '=');
+        at = s->len;
+        if (v)
+            mwp_s_mem(s, v, vl);
+        end = s->len;
+        mwp_s_ch(s, '\n');
+    }
+    /* values are one line: newlines become spaces */
+    for (char *p = s->p + at; p < s->p + end; p++)
+        if (*p == '\n')
+            *p = ' ';
+}
+
+MWP_HOT void mwp_s_kvun(struct mwp_str *s, const char *k, size_t kl, uint64_t v)
+{
+    char b[24];
+    int i = sizeof b;
+    do {
+        b[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (!s_kv_fits(s, k, kl, b + i, sizeof b - (size_t)i)) {
+        mwp_s_mem(s, k, kl);
+        mwp_s_ch(s, '=');
+        mwp_s_mem(s, b + i, sizeof b - (size_t)i);
+        mwp_s_ch(s, '\n');
+    }
 }
 
 void mwp_s_kvd(struct mwp_str *s, const char *k, double v)

@@ -29,10 +29,15 @@ void mwp_s_hex(struct mwp_str *s, uint64_t v);            /* 0x..., lower case. 
 void mwp_s_i64(struct mwp_str *s, int64_t v);             /* [AS-safe] */
 void mwp_s_dbl(struct mwp_str *s, double v);              /* %.3f-like. [AS-safe] */
 /* "k=v\n", newlines in v as spaces; "k=N\n"; "k=V\n", V as mwp_s_dbl
- * writes it. [AS-safe] */
-void mwp_s_kv(struct mwp_str *s, const char *k, const char *v);
-void mwp_s_kvu(struct mwp_str *s, const char *k, uint64_t v);
+ * writes it. [AS-safe] The first two take the lengths of the key (kl) and
+ * of the value (vl): a short process's META is some 25 of them, and a
+ * literal's length is known when the library is compiled (MWP_KLEN). */
+void mwp_s_kvn(struct mwp_str *s, const char *k, size_t kl, const char *v, size_t vl);
+void mwp_s_kvun(struct mwp_str *s, const char *k, size_t kl, uint64_t v);
 void mwp_s_kvd(struct mwp_str *s, const char *k, double v);
+#define MWP_KLEN(k) (__builtin_constant_p(__builtin_strlen(k)) ? __builtin_strlen(k) : mwp_len(k))
+#define mwp_s_kv(s, k, v) mwp_s_kvn((s), (k), MWP_KLEN(k), (v), (v) ? MWP_KLEN(v) : 0)
+#define mwp_s_kvu(s, k, v) mwp_s_kvun((s), (k), MWP_KLEN(k), (v))
 /* One line "memwatch: <a><b><c>\n" on stderr when level <= MEMWATCH_VERBOSE.
  * [AS-safe] */
 void mwp_say(int level, const char *a, const char *b, const char *c);

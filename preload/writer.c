@@ -652,15 +652,11 @@ MWP_HOT static int short_append(const char *meta, size_t mlen, const struct iove
 }
 
 /* META's first keys, the same in every record memwatch's library writes. */
+#define MWP_STR_(x) #x
+#define MWP_STR(x) MWP_STR_(x)
 MWP_HOT static void meta_head(struct mwp_str *s)
 {
-    char num[64];
-    struct mwp_str n = {num, sizeof num, 0};
-    mwp_s_u64(&n, MWR_VERSION_MAJOR);
-    mwp_s_ch(&n, '.');
-    mwp_s_u64(&n, MWR_VERSION_MINOR);
-    num[n.len] = 0;
-    mwp_s_meta(s, MW_META_FORMAT, num);
+    mwp_s_meta(s, MW_META_FORMAT, MWP_STR(MWR_VERSION_MAJOR) "." MWP_STR(MWR_VERSION_MINOR));
     mwp_s_meta(s, MW_META_MEMWATCH_VERSION, MW_VERSION);
     mwp_s_meta(s, MW_META_WRITER, "libmemwatch.so");
     mwp_s_meta(s, MW_META_MACHINE, mwp_proc.identity);

@@ -139,12 +139,12 @@ static inline __attribute__((always_inline)) void mwp_meta_note(enum mw_meta_id 
 static inline __attribute__((always_inline)) void mwp_s_meta(struct mwp_str *s,
                                                              enum mw_meta_id key, const char *v)
 {
-    mwp_s_kv(s, mw_meta_key(key), v);
+    mwp_s_kvn(s, mw_meta_key(key), mw_meta_key_len(key), v, v ? MWP_KLEN(v) : 0);
 }
 static inline __attribute__((always_inline)) void mwp_s_metau(struct mwp_str *s,
                                                               enum mw_meta_id key, uint64_t v)
 {
-    mwp_s_kvu(s, mw_meta_key(key), v);
+    mwp_s_kvun(s, mw_meta_key(key), mw_meta_key_len(key), v);
 }
 static inline __attribute__((always_inline)) void mwp_s_metad(struct mwp_str *s,
                                                               enum mw_meta_id key, double v)

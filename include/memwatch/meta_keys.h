@@ -158,4 +158,19 @@ static inline __attribute__((always_inline)) const char *mw_meta_key(enum mw_met
     }
 }
 
+/* The key's length, known when the caller is compiled (id a constant): the
+ * library's META writer copies keys without measuring them */
+static inline __attribute__((always_inline)) unsigned mw_meta_key_len(enum mw_meta_id id)
+{
+    switch (id) {
+#define MW_META_LEN_(id_, key, doc)                                                                \
+    case MW_META_##id_:                                                                            \
+        return sizeof key - 1;
+        MW_META_KEYS(MW_META_LEN_)
+#undef MW_META_LEN_
+    default:
+        return 0;
+    }
+}
+
 #endif
