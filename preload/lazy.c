@@ -229,7 +229,7 @@ MWP_HOT size_t mwp_lazy_blocked(char *out, size_t cap, uint64_t cpu_ns, int begu
  * process that ran three lazy delays of CPU time and never began, where its
  * signal mask did not keep the timer from it (mwp_lazy_blocked says that):
  * what the lazy start saw. System calls only: async-signal-safe. */
-size_t mwp_lazy_late(char *out, size_t cap, uint64_t cpu_ns)
+MWP_HOT size_t mwp_lazy_late(char *out, size_t cap, uint64_t cpu_ns)
 {
     if (lz_timer < 0 || cpu_ns < 3 * lazy_delay() || cap < 2)
         return 0;

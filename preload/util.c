@@ -68,15 +68,20 @@ MWP_HOT void mwp_s_str(struct mwp_str *s, const char *t)
     mwp_s_mem(s, t ? t : "(null)", mwp_len(t ? t : "(null)"));
 }
 
-MWP_HOT void mwp_s_u64(struct mwp_str *s, uint64_t v)
+/* v in decimal, its last digit just before end: where its first is */
+MWP_HOT static char *s_dec(char *end, uint64_t v)
 {
-    char b[24];
-    int i = sizeof b;
     do {
-        b[--i] = (char)('0' + v % 10);
+        *--end = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    mwp_s_mem(s, b + i, sizeof b - (size_t)i);
+    return end;
+}
+
+MWP_HOT void mwp_s_u64(struct mwp_str *s, uint64_t v)
+{
+    char b[24], *d = s_dec(b + sizeof b, v);
+    mwp_s_mem(s, d, (size_t)(b + sizeof b - d));
 }
 
 void mwp_s_hex(struct mwp_str *s, uint64_t v)
@@ -129,7 +134,7 @@ void mwp_s_dbl(struct mwp_str *s, double v)
 
 /* "k=" and the n bytes of t then "\n", where all of it fits (one check of
  * the room, the common case): 1, else 0 and nothing written */
-static int s_kv_fits(struct mwp_str *s, const char *k, size_t kl, const char *t, size_t n)
+MWP_HOT static int s_kv_fits(struct mwp_str *s, const char *k, size_t kl, const char *t, size_t n)
 {
     if (!s->cap || s->len + kl + n + 2 >= s->cap)
         return 0;
@@ -166,16 +171,12 @@ MWP_HOT void mwp_s_kvn(struct mwp_str *s, const char *k, size_t kl, const char *
 
 MWP_HOT void mwp_s_kvun(struct mwp_str *s, const char *k, size_t kl, uint64_t v)
 {
-    char b[24];
-    int i = sizeof b;
-    do {
-        b[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    if (!s_kv_fits(s, k, kl, b + i, sizeof b - (size_t)i)) {
+    char b[24], *d = s_dec(b + sizeof b, v);
+    size_t n = (size_t)(b + sizeof b - d);
+    if (!s_kv_fits(s, k, kl, d, n)) {
         mwp_s_mem(s, k, kl);
         mwp_s_ch(s, '=');
-        mwp_s_mem(s, b + i, sizeof b - (size_t)i);
+        mwp_s_mem(s, d, n);
         mwp_s_ch(s, '\n');
     }
 }
