@@ -524,14 +524,15 @@ static void inline_to_thread(const char *why);
  * this much more CPU time */
 #define MWP_INLINE_AGAIN_NS 500000ull
 
-/* A signal of the tick (lz_tick's overflow): the event stopped after it, so
- * it starts again for one more period (the closing interval's work is done
- * within it, as with the timer) */
+/* 1 where the signal is the tick's (lz_tick's overflow) */
 static int lazy_tick_from(const siginfo_t *si)
 {
     return atomic_load(&lz_tick) >= 0 && (si->si_code == POLL_HUP || si->si_code == POLL_IN);
 }
 
+/* A signal of the tick: the event stopped after it, so it starts again for
+ * one more period (the closing interval's work is done within it, as with
+ * the timer) */
 static int lazy_tick_sig(const siginfo_t *si)
 {
     if (!lazy_tick_from(si))
