@@ -52,7 +52,8 @@ MWP_HOT_DATA struct mwp_lazy mwp_lazy;
  * - the constructor reads the configuration, checks the directory, installs
  *   the signal dispositions and arms a one-shot timer on the main thread's
  *   CPU clock (MWP_LAZY_SIG after one interval of its CPU time); no thread,
- *   no perf event, no file;
+ *   no perf event (but with MEMWATCH_LAZY=tick, and once that signal found
+ *   no safe point: lazy_retry), no file;
  * - mwp_begin, at the first safe point after that (the timer's handler where
  *   it interrupted the program's own code, the program's first
  *   pthread_create, its own use of MWP_LAZY_SIG), does what the constructor

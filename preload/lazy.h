@@ -8,7 +8,8 @@
  * about one interval of CPU time (docs/overhead.md, "Lazy start"): no
  * interval thread, no perf event, no file. One CPU-time timer on the main
  * thread (SIGRTMAX-3, after min(MEMWATCH_INTERVAL, 10 ms) of its CPU time)
- * says when.
+ * says when; with MEMWATCH_LAZY=tick a task-clock event beside it, whose
+ * overflow sends the same signal.
  *
  *         constructor, fork child
  *                   |
@@ -30,7 +31,9 @@
  *          buffer of allocation records half full where the allocator is
  *          libc's (mwp_lazy_soon), the constructor where the program has an
  *          allocator of its own: begin (mwp_begin) -> INLINE or THREADED
- *   LAZY   the timer at an unsafe point: armed again for 2 ms of CPU time
+ *   LAZY   the timer or the tick at an unsafe point: the timer armed again
+ *          for 2 ms of CPU time, the tick's event opened (the first time,
+ *          lazy_retry) or refreshed for 2 ms of user time
  *   LAZY   the program's first pthread_create, its sigaction of the timer's
  *          signal (mwp_lazy_claimed): mwp_begin_threaded -> THREADED
  *   LAZY   exit, _exit, a fatal signal: mwp_lazy_end writes the process's
@@ -58,10 +61,13 @@
  *   failed, neither has one), never in THREADED, and never across an
  *   exec: exec.c disarms it first (a pending signal would kill the new
  *   image) and rearms it where the exec fails.
- * - The tick's event (lz_tick >= 0) exists only in INLINE, where
- *   perf_event_open allows it, beside the timer; at most one of its signals
- *   is queued (it stops at each overflow until the handler refreshes it).
- *   A fork child closes its copy of the parent's descriptor.
+ * - The tick's event (lz_tick >= 0) exists, where perf_event_open allows
+ *   it and beside the timer, in INLINE, and in LAZY once a signal of the
+ *   lazy start found no safe point (or from the start with
+ *   MEMWATCH_LAZY=tick); INLINE takes that one over with the interval's
+ *   period. At most one of its signals is queued (it stops at each
+ *   overflow until the handler refreshes it). A fork child closes its copy
+ *   of the parent's descriptor; exec closes it.
  * - Until begun, the process has one thread: the program's first
  *   pthread_create begins it first, so the main thread's CPU time is the
  *   process's, and the timer's thread is the only one.
