@@ -183,6 +183,15 @@ static void blocked_list(struct mwp_str *s, const sigset_t *m)
     }
 }
 
+/* "recording never began (lazy start) in X ms of CPU time: no samples, no
+ * intervals", the words both notes of a process that never began share */
+static void lazy_s_never(struct mwp_str *s, uint64_t cpu_ns)
+{
+    mwp_s_str(s, "recording never began (lazy start) in ");
+    mwp_s_dbl(s, (double)cpu_ns / 1e6);
+    mwp_s_str(s, " ms of CPU time: no samples, no intervals");
+}
+
 /* The value of META signals_blocked into out (NUL-terminated), its length;
  * 0 where memwatch's signal was not kept from it. A process that never
  * began (begun 0) is looked at only where it ran one lazy delay of CPU time
@@ -213,9 +222,8 @@ MWP_HOT size_t mwp_lazy_blocked(char *out, size_t cap, uint64_t cpu_ns, int begu
         mwp_s_str(&s, " (its CPU-time timer) among them");
     }
     if (!begun) {
-        mwp_s_str(&s, ": recording never began (lazy start) in ");
-        mwp_s_dbl(&s, (double)cpu_ns / 1e6);
-        mwp_s_str(&s, " ms of CPU time: no samples, no intervals");
+        mwp_s_str(&s, ": ");
+        lazy_s_never(&s, cpu_ns);
         if (!pending)
             mwp_s_str(&s, " (memwatch begins only where the mask is the one the program started with)");
     } else {
@@ -235,9 +243,8 @@ MWP_HOT size_t mwp_lazy_late(char *out, size_t cap, uint64_t cpu_ns)
     if (lz_timer < 0 || cpu_ns < 3 * lazy_delay() || cap < 2)
         return 0;
     struct mwp_str s = {out, cap - 1, 0};
-    mwp_s_str(&s, "recording never began (lazy start) in ");
-    mwp_s_dbl(&s, (double)cpu_ns / 1e6);
-    mwp_s_str(&s, " ms of CPU time: no samples, no intervals: ");
+    lazy_s_never(&s, cpu_ns);
+    mwp_s_str(&s, ": ");
     if (!lz_retry.unsafe && lz_retry.tried == 1) {
         mwp_s_str(&s, "neither the timer on its CPU clock nor the task-clock event came (the event "
                       "counts only the program's own code, not its system calls)");
@@ -350,6 +357,14 @@ static int inline_tick_open(uint64_t period)
     return 0;
 }
 
+/* The tick's event for the lazy start (lazy_retry, MEMWATCH_LAZY=tick),
+ * and its outcome for META never_began */
+static void lazy_tick_try(uint64_t period)
+{
+    int rc = inline_tick_open(period);
+    lz_retry.tried = (short)(rc ? rc : 1);
+}
+
 /* The program dup2s onto the tick's descriptor (guard.c): the tick moves to
  * another. On the program's thread, in a hook; a tick that comes between
  * the two stores still finds a valid descriptor. */
@@ -430,8 +445,7 @@ MWP_HOT void mwp_lazy_rearm(void)
 {
     lazy_arm(lazy_delay(), 0);
     if (mwp_cfg.lazy_tick && atomic_load(&lz_tick) < 0 && lz_timer >= 0) {
-        int rc = inline_tick_open(lazy_delay());
-        lz_retry.tried = (short)(rc ? rc : 1);
+        lazy_tick_try(lazy_delay());
     }
 }
 
@@ -567,8 +581,7 @@ static void lazy_retry(void)
         lz_retry.stopped = 0;
         mwp_syscall(SYS_ioctl, fd, PERF_EVENT_IOC_REFRESH, 1);
     } else if (fd < 0 && !lz_retry.tried) {
-        int rc = inline_tick_open(MWP_LAZY_RETRY_NS);
-        lz_retry.tried = (short)(rc ? rc : 1);
+        lazy_tick_try(MWP_LAZY_RETRY_NS);
     }
 }
 
