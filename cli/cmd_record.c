@@ -1009,9 +1009,9 @@ static void rec_handed_here(void)
 /* The profile the processes will read, where it is this machine's (loaded
  * once; its problems are left for the processes to say); NULL otherwise.
  * This machine is the identity the processes take (MEMWATCH_MACHINE where
- * handed down). record does not hand its own to the program: a launcher
- * (srun, mpiexec) passes its environment to processes on other machines,
- * which must read theirs. */
+ * handed down). record hands it to the program only as a snapshot marked
+ * with this host (rec_profile_snapshot): a launcher (srun, mpiexec) passes
+ * its environment to processes on other machines, which must read theirs. */
 static const mw_profile *rec_machine_profile(void)
 {
     static mw_profile pf;
@@ -1364,6 +1364,7 @@ struct rec_run {
     char dir[PATH_MAX];
     char run[64];
     char status_path[PATH_MAX + 64];
+    char snap_path[PATH_MAX + 64]; /* the profile's snapshot (rec_profile_snapshot), "" none */
     int dir_made; /* record created the run directory: removed again if nothing is recorded */
     int profile;  /* LD_PRELOAD or the external sampler records the program */
     int ext;      /* ext: the external sampler (a static program) */
@@ -1738,12 +1739,50 @@ static void rec_choose_way(struct rec_run *r)
 /* Before an LD_PRELOAD run: the library kept in the run directory, the
  * measurements taken before the program starts, and LD_PRELOAD set (after
  * a sanitizer runtime, which must stay first). */
+/* The files record made for the program's processes (the status file, the
+ * profile's snapshot), removed once it ended or did not start. */
+static void rec_files_drop(struct rec_run *r)
+{
+    if (r->status_path[0])
+        unlink(r->status_path);
+    if (r->snap_path[0])
+        unlink(r->snap_path);
+}
+
+/* The machine profile every process that begins recording would parse
+ * (some 2 million instructions each: docs/overhead.md), parsed once: its
+ * snapshot in the run directory, named by MEMWATCH_PROFILE_SNAPSHOT, which
+ * such a process reads instead where it is the profile it would load
+ * (docs/profile-format.md, "The snapshot"). MEMWATCH_HANDED names this host
+ * with it: a process a launcher starts on another machine forgets it and
+ * reads that machine's. Only for an absolute profile path: a relative one
+ * names another file in a process that changed its directory. */
+static void rec_profile_snapshot(struct rec_run *r)
+{
+    char def[PATH_MAX];
+    const mw_profile *pf = rec_machine_profile();
+    const char *prof = rec_profile_path(def, sizeof def);
+    r->snap_path[0] = 0;
+    unsetenv("MEMWATCH_PROFILE_SNAPSHOT"); /* an outer run's */
+    if (!pf || !prof || prof[0] != '/')
+        return;
+    snprintf(r->snap_path, sizeof r->snap_path, "%s/.memwatch-profile-%ld", r->dir, (long)getpid());
+    if (mw_profile_snapshot_write(r->snap_path, prof, pf) == 0 &&
+        rec_setenv_opt("MEMWATCH_PROFILE_SNAPSHOT", r->snap_path) == 0)
+        rec_handed_here();
+    else if (r->snap_path[0]) {
+        unlink(r->snap_path);
+        r->snap_path[0] = 0;
+    }
+}
+
 static void rec_preload_prepare(struct rec_run *r)
 {
     rec_keep_lib(r->dir, r->lib);
     rec_hooks_hold();
     rec_baseline();
     rec_tsc();
+    rec_profile_snapshot(r);
     rec_hooks_wait();
     const char *old = getenv("LD_PRELOAD");
     char pre[2 * PATH_MAX + 64];
@@ -1775,8 +1814,7 @@ static int rec_run_external(struct rec_run *r, posix_spawnattr_t *sa, sigset_t *
     rec_signals_restore();
     clock_gettime(CLOCK_MONOTONIC, &r->t1);
     if (ar < 0) {
-        if (r->status_path[0])
-            unlink(r->status_path);
+        rec_files_drop(r);
         return 126;
     }
     r->pid = rec_ext_pid;
@@ -1806,8 +1844,7 @@ static int rec_run_program(struct rec_run *r)
         fprintf(stderr, "memwatch record: stopped by SIG%s before the program started; it did "
                         "not run\n",
                 sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
-        if (r->status_path[0])
-            unlink(r->status_path);
+        rec_files_drop(r);
         return 128 + sig;
     }
     posix_spawnattr_t sa;
@@ -1828,8 +1865,7 @@ static int rec_run_program(struct rec_run *r)
     if (rc) {
         pthread_sigmask(SIG_SETMASK, &omask, NULL);
         fprintf(stderr, "memwatch record: cannot run %s: %s\n", r->exe, strerror(rc));
-        if (r->status_path[0])
-            unlink(r->status_path);
+        rec_files_drop(r);
         return 126;
     }
     rec_child = pid;
@@ -1858,10 +1894,9 @@ static int rec_finish(struct rec_run *r)
     mw_perf_group_close(rec_swfaults);
     int ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     struct rec_status fail = {0};
-    if (r->status_path[0]) {
+    if (r->status_path[0])
         rec_status_read(r->status_path, &fail);
-        unlink(r->status_path);
-    }
+    rec_files_drop(r);
     if (r->profile) {
         if (!quiet) {
             char shown[PATH_MAX];

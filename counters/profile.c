@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -750,5 +751,107 @@ done:
         memset(out, 0, sizeof *out);
         out->version = v;
     }
+    return rc;
+}
+
+/* ---- the snapshot memwatch record hands down ----
+ * The header, then the structure as this build lays it out. The sizes tell a
+ * build that lays it out otherwise; PF_SNAP_REV changes where a field's
+ * meaning changes without its size. */
+#define PF_SNAP_MAGIC "MWPSNAP"
+#define PF_SNAP_REV 1u
+typedef struct pf_snap_head {
+    char magic[8];
+    uint32_t rev, size, method_size, mix_size;
+    char path[1024]; /* the profile it was read from, NUL-terminated */
+} pf_snap_head;
+
+static void pf_snap_head_init(pf_snap_head *h)
+{
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, PF_SNAP_MAGIC, sizeof PF_SNAP_MAGIC);
+    h->rev = PF_SNAP_REV;
+    h->size = (uint32_t)sizeof(mw_profile);
+    h->method_size = (uint32_t)sizeof(mw_profile_method);
+    h->mix_size = (uint32_t)sizeof(mw_profile_mix);
+}
+
+MW_API int mw_profile_snapshot_write(const char *snap_path, const char *profile_path,
+                                     const mw_profile *p)
+{
+    if (!snap_path || !profile_path || !p)
+        return -EINVAL;
+    pf_snap_head h;
+    pf_snap_head_init(&h);
+    size_t pl = strlen(profile_path);
+    if (pl >= sizeof h.path)
+        return -ENAMETOOLONG;
+    memcpy(h.path, profile_path, pl);
+    int fd = open(snap_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    struct iovec v[2] = {{&h, sizeof h}, {(void *)p, sizeof *p}};
+    ssize_t w = writev(fd, v, 2);
+    int rc = w < 0 ? -errno : (size_t)w != sizeof h + sizeof *p ? -ENOSPC : 0;
+    if (close(fd) < 0 && !rc)
+        rc = -errno;
+    if (rc)
+        unlink(snap_path);
+    return rc;
+}
+
+/* A string field ends within it. */
+#define PF_SNAP_STR(s) (memchr((s), 0, sizeof(s)) != NULL)
+
+/* What the loader guarantees of a structure it fills, checked again: counts
+ * within their arrays, strings terminated, verdicts known. */
+static int pf_snap_sane(const mw_profile *p)
+{
+    if (p->n_methods > MW_PROFILE_MAX_METHODS || p->n_mixes > MW_PROFILE_MAX_MIXES ||
+        p->n_curve > MW_PROFILE_MAX_CURVE || !PF_SNAP_STR(p->identity) ||
+        !PF_SNAP_STR(p->created) || !PF_SNAP_STR(p->lat_method) || !PF_SNAP_STR(p->bw_method) ||
+        !PF_SNAP_STR(p->threshold_note))
+        return 0;
+    for (unsigned i = 0; i < p->n_methods; i++) {
+        const mw_profile_method *m = &p->methods[i];
+        if (!PF_SNAP_STR(m->name) || !PF_SNAP_STR(m->verdict) || !PF_SNAP_STR(m->reason) ||
+            m->vd < MW_VERDICT_UNAVAILABLE || m->vd > MW_VERDICT_NOISY)
+            return 0;
+    }
+    for (unsigned i = 0; i < p->n_mixes; i++)
+        if (!PF_SNAP_STR(p->mixes[i].name))
+            return 0;
+    return 1;
+}
+
+MW_API int mw_profile_snapshot_read(const char *snap_path, const char *profile_path,
+                                    mw_profile *out)
+{
+    if (!snap_path || !profile_path || !out)
+        return -EINVAL;
+    int fd = open(snap_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        memset(out, 0, sizeof *out);
+        return -errno;
+    }
+    pf_snap_head h, want;
+    char extra;
+    struct iovec v[3] = {{&h, sizeof h}, {out, sizeof *out}, {&extra, 1}};
+    ssize_t r = readv(fd, v, 3);
+    int rc = r < 0 ? -errno : 0;
+    close(fd);
+    pf_snap_head_init(&want);
+    if (!rc && (size_t)r != sizeof h + sizeof *out)
+        rc = MW_ERR_CORRUPT; /* cut short, or longer than any snapshot */
+    else if (!rc && (memcmp(h.magic, want.magic, sizeof h.magic) || h.rev != want.rev ||
+                     h.size != want.size || h.method_size != want.method_size ||
+                     h.mix_size != want.mix_size))
+        rc = MW_ERR_FOREIGN; /* another build's layout */
+    else if (!rc && (!PF_SNAP_STR(h.path) || strcmp(h.path, profile_path)))
+        rc = MW_ERR_FOREIGN; /* another profile's */
+    else if (!rc && !pf_snap_sane(out))
+        rc = MW_ERR_CORRUPT;
+    if (rc)
+        memset(out, 0, sizeof *out);
     return rc;
 }

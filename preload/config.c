@@ -521,7 +521,16 @@ void mwp_config_load_late(struct mwp_config *c)
     /* What the interval thread would otherwise ask the environment for. */
     if (!c->profile[0] && mw_profile_default_path(c->profile, sizeof c->profile) < 0)
         c->profile[0] = 0; /* neither XDG_DATA_HOME nor HOME: no profile */
+    c->profile_snapshot = mwp_env.val[MWP_ENV_PROFILE_SNAPSHOT];
     if (!c->probe_loaded)
         cfg_load_probe(c);
     mwp_env_lookup_on(0);
+}
+
+int mwp_profile_read(const char *path, struct mw_profile *out)
+{
+    const char *snap = mwp_cfg.profile_snapshot;
+    if (snap && *snap && mw_profile_snapshot_read(snap, path, out) == 0)
+        return 0;
+    return mw_profile_load(path, 0, out);
 }

@@ -61,6 +61,10 @@ struct mwp_config {
      * environment's own string, not a copy that every process of a recorded
      * tree would write into a page of its own */
     const char *status;
+    /* MEMWATCH_PROFILE_SNAPSHOT: the loaded profile memwatch record hands
+     * down (NULL none; mwp_profile_read), the environment's own string, set
+     * when the process begins (late_loaded) */
+    const char *profile_snapshot;
     /* The long paths last: a process writes the first bytes of dir and
      * profile, the small fields above share their page (fewer pages of
      * .data copied on write in every process; docs/overhead.md). */
@@ -90,5 +94,12 @@ void mwp_config_load(struct mwp_config *c);
  * when the process begins (lazy.c, before any sampler or the engine);
  * once per image. */
 void mwp_config_load_late(struct mwp_config *c);
+/* The machine profile at path (mwp_cfg.profile) into *out: the snapshot
+ * memwatch record handed down (mwp_cfg.profile_snapshot) where it is that
+ * profile's and this build's, else the file itself (mw_profile_load, which
+ * says why it refuses one). 0, or the loader's error. [not AS-safe] (after
+ * mwp_config_load_late) */
+struct mw_profile;
+int mwp_profile_read(const char *path, struct mw_profile *out);
 
 #endif

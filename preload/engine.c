@@ -521,7 +521,7 @@ static void eng_setup(void)
         /* The identity check compares with the identity the constructor
          * computed or inherited (MEMWATCH_MACHINE), instead of reading
          * /proc and /sys again in every process. */
-        int rc = path[0] ? mw_profile_load(path, 0, &eng_prof) : -ENOENT;
+        int rc = path[0] ? mwp_profile_read(path, &eng_prof) : -ENOENT;
         if (rc == 0 && (!mwp_proc.identity[0] || !strcmp(mwp_proc.identity, "unknown") ||
                         strcmp(eng_prof.identity, mwp_proc.identity))) {
             rc = MW_ERR_FOREIGN;

@@ -30,6 +30,7 @@
     X(LAZY, "MEMWATCH_LAZY")                                                                       \
     X(FOLLOW, "MEMWATCH_FOLLOW")                                                                   \
     X(PROFILE, "MEMWATCH_PROFILE")                                                                 \
+    X(PROFILE_SNAPSHOT, "MEMWATCH_PROFILE_SNAPSHOT")                                               \
     X(THRESHOLD_NS, "MEMWATCH_THRESHOLD_NS")                                                       \
     X(THRESHOLD_FACTOR, "MEMWATCH_THRESHOLD_FACTOR")                                               \
     X(MIX, "MEMWATCH_MIX")                                                                         \

@@ -73,7 +73,7 @@ void mwp_precise_setup(void)
          * (computed once per tree, or MEMWATCH_MACHINE), as the interval
          * engine does, instead of reading /proc and /sys again in the
          * constructor of every process. */
-        if (path[0] && mw_profile_load(path, 0, &prof) == 0 && mwp_proc.identity[0] &&
+        if (path[0] && mwp_profile_read(path, &prof) == 0 && mwp_proc.identity[0] &&
             strcmp(mwp_proc.identity, "unknown") && !strcmp(prof.identity, mwp_proc.identity))
             pp = &prof;
     }

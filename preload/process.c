@@ -327,7 +327,7 @@ __attribute__((noinline)) static void ctor_handed(void)
     ctor_host();
     if (mwp_streq(mwp_env.val[MWP_ENV_HANDED], mwp_proc.host))
         return;
-    static const char names[][24] = {MW_HANDED_VARS};
+    static const char names[][32] = {MW_HANDED_VARS};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         unsetenv(names[i]);
         mwp_env_drop(names[i]);

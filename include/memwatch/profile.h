@@ -145,14 +145,15 @@ MW_API int mw_machine_identity_taken(char *buf, size_t n);
 MW_API void mw_host_name(char *buf, size_t n);
 /* 1 where MEMWATCH_HANDED names another host than this one: the values
  * memwatch hands down about a machine (MEMWATCH_BASELINE_NS, _MACHINE, _TSC,
- * _DIR_OK, _FORKED) came with the environment a launcher (srun, mpiexec)
- * carried from there, and describe that machine (docs/config.md). */
+ * _DIR_OK, _FORKED, _PROFILE_SNAPSHOT) came with the environment a launcher
+ * (srun, mpiexec) carried from there, and describe that machine
+ * (docs/config.md). */
 MW_API int mw_handed_elsewhere(void);
 /* Those variables, and MEMWATCH_HANDED itself: what a process (or memwatch
  * record) on another host forgets (preload/process.c, cli/cmd_record.c). */
 #define MW_HANDED_VARS                                                                             \
-    "MEMWATCH_BASELINE_NS", "MEMWATCH_MACHINE", "MEMWATCH_TSC", "MEMWATCH_DIR_OK",                \
-        "MEMWATCH_FORKED", "MEMWATCH_HANDED"
+    "MEMWATCH_BASELINE_NS", "MEMWATCH_MACHINE", "MEMWATCH_TSC", "MEMWATCH_DIR_OK",                 \
+        "MEMWATCH_FORKED", "MEMWATCH_PROFILE_SNAPSHOT", "MEMWATCH_HANDED"
 
 /* $XDG_DATA_HOME/memwatch/profile.json (or ~/.local/share/...). */
 MW_API int mw_profile_default_path(char *buf, size_t n);
@@ -161,6 +162,25 @@ MW_API int mw_profile_default_path(char *buf, size_t n);
  * MW_ERR_FOREIGN for another schema, version or machine (identity compared when
  * check_identity is non-zero). Never crashes on any input. */
 MW_API int mw_profile_load(const char *path, int check_identity, mw_profile *out);
+
+/* The snapshot of a loaded profile that memwatch record hands down to the
+ * processes it records (MEMWATCH_PROFILE_SNAPSHOT, docs/profile-format.md,
+ * "The snapshot"): the parsed structure as this build lays it out, with the
+ * path of the profile it was read from. Reading it costs one read instead
+ * of the JSON parse (some 2 million instructions per process that begins
+ * recording, docs/overhead.md). mw_profile_snapshot_write: 0, or -errno
+ * (the file is not left behind). Not for a profile path of 1024 bytes or
+ * more (-ENAMETOOLONG). */
+MW_API int mw_profile_snapshot_write(const char *snap_path, const char *profile_path,
+                                     const mw_profile *p);
+/* The snapshot at snap_path into *out where it was written from the profile
+ * at profile_path by a build that lays the structure out as this one does:
+ * 0; else MW_ERR_FOREIGN (another profile or build), MW_ERR_CORRUPT (a
+ * damaged file: a size, count or string out of bounds) or -errno, and *out
+ * zeroed. Never reads past the file or the structure; no malloc, no log:
+ * safe where mw_profile_load is, and cheaper. */
+MW_API int mw_profile_snapshot_read(const char *snap_path, const char *profile_path,
+                                    mw_profile *out);
 
 /* A verdict string of the profile as the enum ("unavailable" for one memwatch
  * does not know). */

@@ -36,6 +36,7 @@ MEMWATCH_ALLOC_FRAMES | 65
 MEMWATCH_FOLLOW | maybe
 MEMWATCH_VERBOSE | 9
 MEMWATCH_PROFILE | /nonexistent/profile.json
+MEMWATCH_PROFILE_SNAPSHOT | exempt: memwatch record sets it to a file of its own; one that cannot be used is read as absent (the profile itself is read)
 MEMWATCH_THRESHOLD_NS | 0
 MEMWATCH_THRESHOLD_FACTOR | 1
 MEMWATCH_MIX | reads10

@@ -1351,6 +1351,67 @@ profverdict)
         esac
     done
     ;;
+profsnap)
+    # memwatch record parses the machine profile once and hands its processes
+    # a snapshot of it (MEMWATCH_PROFILE_SNAPSHOT): a process that begins
+    # recording takes the profile from there (docs/profile-format.md, "The
+    # snapshot"). It then has the profile even where the file is gone by
+    # that time, and the same META as from the file. The snapshot of another
+    # profile or a damaged one is not used, nor one handed down on another
+    # host; record removes it at its end.
+    mix_profile "$T/prof.json" '{"name": "reads50", "read_share": 0.5, "threshold_ns": 237.5, "nontemporal": false}'
+    sed 's/150/190/g' "$T/prof.json" >"$T/prof2.json"
+    # the META lines the profile decides, of the program's own file
+    pmeta() {
+        local f
+        for f in "$OUT"/*.mwr; do
+            texts "$f" | grep -aq "^cmdline=$APP" &&
+                texts "$f" | grep -aE '^(profile|profile_path|threshold_ns|threshold_source|mix_curve|lat_method)=' | sort
+        done
+    }
+    prun() { MWP_WAIT_BEGUN=1 MEMWATCH_MACHINE=mwp-test-machine MEMWATCH_BASELINE_NS=100 "$@"; }
+    fresh_out
+    MEMWATCH_PROFILE=$T/prof.json prun run "$APP" work 150; expect_rc $? 0
+    pmeta >"$T/ref"
+    grep -qx "threshold_source=profile" "$T/ref" && grep -qx "profile_path=$T/prof.json" "$T/ref" ||
+        fail "from the file: $(tr '\n' ' ' <"$T/ref")"
+    # under record, with the file moved away before the program starts
+    fresh_out
+    MEMWATCH_PROFILE=$T/prof.json prun "$MW" record -q -o "$OUT" -- sh -c \
+        'cp "$MEMWATCH_PROFILE_SNAPSHOT" "$1/snap.bin" && mv "$1/prof.json" "$1/prof.moved" && exec "$2" work 150' \
+        sh "$T" "$APP"; expect_rc $? 0
+    mv "$T/prof.moved" "$T/prof.json"
+    [ -s "$T/snap.bin" ] || fail "record handed down no snapshot"
+    pmeta >"$T/rec"
+    diff "$T/ref" "$T/rec" || fail "the snapshot gave other META than the file"
+    left=$(ls -A "$OUT" | grep -c '^\.memwatch-profile-')
+    [ "$left" = 0 ] || fail "record left its snapshot in $OUT"
+    echo "under record, the profile file gone: $(tr '\n' ' ' <"$T/rec" | cut -c1-200)"
+    # the snapshot without record, the file gone: used
+    mv "$T/prof.json" "$T/prof.moved"
+    fresh_out
+    MEMWATCH_PROFILE=$T/prof.json MEMWATCH_PROFILE_SNAPSHOT=$T/snap.bin prun run "$APP" work 150; expect_rc $? 0
+    pmeta >"$T/plain"
+    diff "$T/ref" "$T/plain" || fail "the snapshot without record gave other META than the file"
+    # handed down on another host: forgotten (the file is missing, not foreign)
+    fresh_out
+    MEMWATCH_HANDED=another-host MEMWATCH_PROFILE=$T/prof.json MEMWATCH_PROFILE_SNAPSHOT=$T/snap.bin \
+        prun run "$APP" work 150; expect_rc $? 0
+    pmeta | grep -aq "^profile=none: $T/prof.json: No such file" ||
+        fail "another host's snapshot was used: $(pmeta | tr '\n' ' ')"
+    mv "$T/prof.moved" "$T/prof.json"
+    # another profile's snapshot: that profile's file decides
+    fresh_out
+    MEMWATCH_PROFILE=$T/prof2.json MEMWATCH_PROFILE_SNAPSHOT=$T/snap.bin prun run "$APP" work 150; expect_rc $? 0
+    pmeta | grep -aqx "profile_path=$T/prof2.json" && pmeta | grep -aq "^threshold_ns=190" ||
+        fail "another profile's snapshot was used: $(pmeta | tr '\n' ' ')"
+    # a damaged snapshot: the file decides
+    head -c 2000 "$T/snap.bin" >"$T/snap.cut"
+    fresh_out
+    MEMWATCH_PROFILE=$T/prof.json MEMWATCH_PROFILE_SNAPSHOT=$T/snap.cut prun run "$APP" work 150; expect_rc $? 0
+    pmeta >"$T/cut"
+    diff "$T/ref" "$T/cut" || fail "with a damaged snapshot: other META than the file's"
+    ;;
 mixstore)
     # A write-heavy program (mwp_store: 2 threads storing over 64 MiB for
     # 0.6 s; with plain stores half the memory traffic is the reads for

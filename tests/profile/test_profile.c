@@ -7,6 +7,7 @@
 #include "mw_test.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <memwatch/profile.h>
 #include <memwatch/validate.h>
@@ -345,6 +346,111 @@ static void test_round_trip_and_refusals(void)
     free(good);
 }
 
+/* The snapshot memwatch record hands down: read back equal to what was
+ * loaded; refused (and *out zeroed) for another profile's path, another
+ * layout, every truncation, a count or string out of bounds; no byte flip
+ * crashes the reader. */
+static void test_snapshot(void)
+{
+    mw_profile p, q, r;
+    sample_profile(&p);
+    char json[512], snap[512], bad[512];
+    snprintf(json, sizeof json, "%s/snap-profile.json", tmpdir);
+    snprintf(snap, sizeof snap, "%s/snap.bin", tmpdir);
+    snprintf(bad, sizeof bad, "%s/snap-bad.bin", tmpdir);
+    MW_CHECK_INT(mw_profile_write(json, &p, NULL, NULL), 0);
+    MW_CHECK_INT(mw_profile_load(json, 0, &q), 0);
+    unlink(snap);
+    MW_CHECK_INT(mw_profile_snapshot_write(snap, json, &q), 0);
+    /* O_EXCL: a file that is there is not written over */
+    MW_CHECK_INT(mw_profile_snapshot_write(snap, json, &q), -EEXIST);
+    MW_CHECK_INT(mw_profile_snapshot_read(snap, json, &r), 0);
+    MW_CHECK(memcmp(&q, &r, sizeof q) == 0, "the snapshot reads back as the loaded profile");
+    MW_CHECK_STR(r.identity, p.identity);
+    MW_CHECK_INT(r.n_methods, 2);
+    /* another profile's snapshot, a missing one */
+    MW_CHECK_INT(mw_profile_snapshot_read(snap, "/elsewhere/profile.json", &r), MW_ERR_FOREIGN);
+    MW_CHECK(r.n_methods == 0 && r.identity[0] == 0, "nothing half-loaded");
+    MW_CHECK_INT(mw_profile_snapshot_read(bad, json, &r), -ENOENT);
+    char longp[1100];
+    memset(longp, 'a', sizeof longp - 1);
+    longp[0] = '/';
+    longp[sizeof longp - 1] = 0;
+    MW_CHECK_INT(mw_profile_snapshot_write(bad, longp, &q), -ENAMETOOLONG);
+    MW_CHECK(access(bad, F_OK) != 0, "no file for a refused snapshot");
+
+    size_t len;
+    char *good = slurp(snap, &len);
+    MW_CHECK(good != NULL && len > sizeof(mw_profile), "read back %zu bytes", len);
+    if (!good)
+        return;
+    size_t head = len - sizeof(mw_profile);
+    char *m = malloc(len + 1);
+    /* every truncation, and one byte more */
+    unsigned refused = 0, tried = 0;
+    for (size_t cut = 0; cut < len; cut += cut < head + 64 ? 1 : 61) {
+        spit(bad, good, cut);
+        tried++;
+        refused += mw_profile_snapshot_read(bad, json, &r) == MW_ERR_CORRUPT;
+    }
+    memcpy(m, good, len);
+    m[len] = 0;
+    spit(bad, m, len + 1);
+    MW_CHECK_INT(mw_profile_snapshot_read(bad, json, &r), MW_ERR_CORRUPT);
+    MW_CHECK(refused == tried, "%u of %u truncations refused as corrupt", refused, tried);
+    /* another build's layout: the magic, the revision, a size */
+    for (size_t at = 0; at < 24; at += 4) {
+        memcpy(m, good, len);
+        m[at] ^= 0x10;
+        spit(bad, m, len);
+        MW_CHECK_INT(mw_profile_snapshot_read(bad, json, &r), MW_ERR_FOREIGN);
+    }
+    /* a count past its array, a string without its end */
+    static const size_t counts[] = {offsetof(mw_profile, n_methods), offsetof(mw_profile, n_mixes),
+                                    offsetof(mw_profile, n_curve)};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        memcpy(m, good, len);
+        unsigned big = 1000;
+        memcpy(m + head + counts[i], &big, sizeof big);
+        spit(bad, m, len);
+        MW_CHECK_INT(mw_profile_snapshot_read(bad, json, &r), MW_ERR_CORRUPT);
+        MW_CHECK(r.n_methods == 0, "case %zu: nothing half-loaded", i);
+    }
+    memcpy(m, good, len);
+    memset(m + head + offsetof(mw_profile, methods) + offsetof(mw_profile_method, reason), 'x',
+           sizeof p.methods[0].reason);
+    spit(bad, m, len);
+    MW_CHECK_INT(mw_profile_snapshot_read(bad, json, &r), MW_ERR_CORRUPT);
+    memcpy(m, good, len);
+    int vd = 99;
+    memcpy(m + head + offsetof(mw_profile, methods) + offsetof(mw_profile_method, vd), &vd,
+           sizeof vd);
+    spit(bad, m, len);
+    MW_CHECK_INT(mw_profile_snapshot_read(bad, json, &r), MW_ERR_CORRUPT);
+    /* byte flips: any outcome but a crash */
+    uint64_t s = 777;
+    unsigned ok = 0, flips = 2000;
+    for (unsigned i = 0; i < flips; i++) {
+        memcpy(m, good, len);
+        for (int k = 0; k < 3; k++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            m[(s >> 33) % len] = (char)(s >> 13);
+        }
+        spit(bad, m, len);
+        int rc = mw_profile_snapshot_read(bad, json, &r);
+        MW_CHECK(rc == 0 || rc == MW_ERR_CORRUPT || rc == MW_ERR_FOREIGN, "flip %u: rc %d", i, rc);
+        if (rc == 0)
+            MW_CHECK(r.n_methods <= MW_PROFILE_MAX_METHODS &&
+                         memchr(r.identity, 0, sizeof r.identity),
+                     "flip %u: accepted out of bounds", i);
+        ok += rc == 0;
+    }
+    printf("snapshot: truncations refused %u/%u; byte-flipped files accepted %u/%u\n", refused,
+           tried, ok, flips);
+    free(m);
+    free(good);
+}
+
 /* "mixes": written, read back, picked by read share and by name; a profile
  * without them (older) still reads; malformed ones are refused. */
 static void test_mixes(void)
@@ -550,6 +656,7 @@ int main(void)
     test_round_trip_and_refusals();
     test_mixes();
     test_claims();
+    test_snapshot();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
