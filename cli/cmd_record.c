@@ -1006,6 +1006,25 @@ static void rec_handed_here(void)
     setenv("MEMWATCH_HANDED", h, 1);
 }
 
+/* The profile at path, read once per run: record checks a named one
+ * (rec_check_profile) and then hands it down (rec_machine_profile). 0, or
+ * the loader's error with its logged reason in rec_logged. */
+static int rec_profile_load(const char *path, const mw_profile **out)
+{
+    static mw_profile pf;
+    static char loaded[PATH_MAX];
+    static int rc = 1; /* 1: not read yet */
+    if (rc == 1 || strcmp(loaded, path)) {
+        snprintf(loaded, sizeof loaded, "%s", path);
+        rec_logged[0] = 0;
+        mw_set_log(rec_log, NULL, MW_LOG_WARN);
+        rc = access(path, R_OK) ? -errno : mw_profile_load(path, 0, &pf);
+        mw_set_log(NULL, NULL, MW_LOG_WARN);
+    }
+    *out = &pf;
+    return rc;
+}
+
 /* The profile the processes will read, where it is this machine's (loaded
  * once; its problems are left for the processes to say); NULL otherwise.
  * This machine is the identity the processes take (MEMWATCH_MACHINE where
@@ -1014,24 +1033,22 @@ static void rec_handed_here(void)
  * its environment to processes on other machines, which must read theirs. */
 static const mw_profile *rec_machine_profile(void)
 {
-    static mw_profile pf;
     static int state; /* 0: not tried, 1: loaded, -1: none */
+    static const mw_profile *pf;
     if (state)
-        return state > 0 ? &pf : NULL;
+        return state > 0 ? pf : NULL;
     state = -1;
     char def[PATH_MAX];
     const char *prof = rec_profile_path(def, sizeof def);
     if (!prof || !strcmp(prof, "none") || access(prof, R_OK))
         return NULL;
-    rec_logged[0] = 0;
-    mw_set_log(rec_log, NULL, MW_LOG_WARN); /* the processes say what is wrong with it */
-    int e = mw_profile_load(prof, 0, &pf); /* the identity is compared below */
-    mw_set_log(NULL, NULL, MW_LOG_WARN);
-    char here[sizeof pf.identity];
-    if (e < 0 || mw_machine_identity_taken(here, sizeof here) <= 0 || strcmp(here, pf.identity))
+    /* the identity is compared below; the processes say what is wrong with it */
+    int e = rec_profile_load(prof, &pf);
+    char here[sizeof pf->identity];
+    if (e < 0 || mw_machine_identity_taken(here, sizeof here) <= 0 || strcmp(here, pf->identity))
         return NULL;
     state = 1;
-    return &pf;
+    return pf;
 }
 
 /* 1 where no recorded process will need the baseline: the threshold is the
@@ -1563,17 +1580,15 @@ static int rec_parse_opts(int argc, char **argv, struct rec_args *ra)
     return -1;
 }
 
-/* MEMWATCH_PROFILE (or --profile), when set, names a profile that loads;
- * 0, or 2 with the reason. */
+/* MEMWATCH_PROFILE (or --profile), when set and not "none" (no profile,
+ * as docs/config.md allows), names a profile that loads; 0, or 2 with the
+ * reason. */
 static int rec_check_profile(void)
 {
     const char *prof = getenv("MEMWATCH_PROFILE");
-    if (prof && *prof) {
-        mw_profile pf;
-        rec_logged[0] = 0;
-        mw_set_log(rec_log, NULL, MW_LOG_WARN); /* its reason, in the one line below */
-        int e = access(prof, R_OK) ? -errno : mw_profile_load(prof, 0, &pf);
-        mw_set_log(NULL, NULL, MW_LOG_WARN);
+    if (prof && *prof && strcmp(prof, "none")) {
+        const mw_profile *pf;
+        int e = rec_profile_load(prof, &pf); /* its reason, in the one line below */
         if (e < 0) {
             fprintf(stderr, "memwatch record: machine profile %s: %s (MEMWATCH_PROFILE or "
                             "--profile)\n",
@@ -1750,13 +1765,15 @@ static void rec_files_drop(struct rec_run *r)
 }
 
 /* The machine profile every process that begins recording would parse
- * (some 2 million instructions each: docs/overhead.md), parsed once: its
+ * (some 2 million instructions each: docs/overhead.md), parsed once, and
+ * the machine identity it matched (MEMWATCH_MACHINE): the profile's
  * snapshot in the run directory, named by MEMWATCH_PROFILE_SNAPSHOT, which
  * such a process reads instead where it is the profile it would load
  * (docs/profile-format.md, "The snapshot"). MEMWATCH_HANDED names this host
- * with it: a process a launcher starts on another machine forgets it and
- * reads that machine's. Only for an absolute profile path: a relative one
- * names another file in a process that changed its directory. */
+ * with both: a process a launcher starts on another machine forgets them
+ * and determines that machine's. The snapshot only for an absolute profile
+ * path: a relative one names another file in a process that changed its
+ * directory. */
 static void rec_profile_snapshot(struct rec_run *r)
 {
     char def[PATH_MAX];
@@ -1764,7 +1781,13 @@ static void rec_profile_snapshot(struct rec_run *r)
     const char *prof = rec_profile_path(def, sizeof def);
     r->snap_path[0] = 0;
     unsetenv("MEMWATCH_PROFILE_SNAPSHOT"); /* an outer run's */
-    if (!pf || !prof || prof[0] != '/')
+    if (!pf)
+        return;
+    /* the identity the profile matched, which the program's constructor
+     * would compute again (/proc/cpuinfo twice, meminfo, sysfs) */
+    if (!getenv("MEMWATCH_MACHINE") && rec_setenv_opt("MEMWATCH_MACHINE", pf->identity) == 0)
+        rec_handed_here();
+    if (!prof || prof[0] != '/')
         return;
     snprintf(r->snap_path, sizeof r->snap_path, "%s/.memwatch-profile-%ld", r->dir, (long)getpid());
     if (mw_profile_snapshot_write(r->snap_path, prof, pf) == 0 &&

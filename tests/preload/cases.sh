@@ -1411,6 +1411,24 @@ profsnap)
     MEMWATCH_PROFILE=$T/prof.json MEMWATCH_PROFILE_SNAPSHOT=$T/snap.cut prun run "$APP" work 150; expect_rc $? 0
     pmeta >"$T/cut"
     diff "$T/ref" "$T/cut" || fail "with a damaged snapshot: other META than the file's"
+    # record hands down the machine identity its profile matched (the
+    # program's constructor does not compute it again), with the host; with
+    # no profile (MEMWATCH_PROFILE=none) it hands down neither
+    fresh_out
+    run "$APP" begunwork 100; expect_rc $? 0
+    here=$(texts | sed -n 's/^machine=//p' | head -1)
+    [ -n "$here" ] || fail "no machine identity in META"
+    sed "s|mwp-test-machine|$here|" "$T/prof.json" >"$T/prof3.json"
+    for p in prof3 none; do
+        fresh_out
+        [ $p = none ] && pf=none || pf=$T/$p.json
+        MEMWATCH_PROFILE=$pf "$MW" record -q -o "$OUT" -- sh -c \
+            'printf "%s|%s|%s\n" "$MEMWATCH_MACHINE" "${MEMWATCH_HANDED:+host}" "${MEMWATCH_PROFILE_SNAPSHOT:+snap}"' \
+            >"$T/env_$p" 2>/dev/null
+        echo "$p: $(cut -c1-60 "$T/env_$p")..."
+    done
+    [ "$(cat "$T/env_prof3")" = "$here|host|snap" ] || fail "handed down with a profile: '$(cat "$T/env_prof3")'"
+    case $(cat "$T/env_none") in "|"*"|") ;; *) fail "handed down without a profile: '$(cat "$T/env_none")'" ;; esac
     ;;
 mixstore)
     # A write-heavy program (mwp_store: 2 threads storing over 64 MiB for
