@@ -262,9 +262,10 @@ static void maps_scan(void)
     unsigned nx = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (size_t i = 0; i < len;) {
-            size_t j = i;
-            while (j < len && buf[j] != '\n')
-                j++;
+            /* libc's memchr: pure, async-signal-safe in practice, and the
+             * newline search was most of the scan's instructions */
+            const char *nl = memchr(buf + i, '\n', len - i);
+            size_t j = nl ? (size_t)(nl - buf) : len;
             struct maps_line ml;
             if (maps_parse(buf + i, buf + j, &ml) && ml.plen && ml.path[0] == '/') {
                 uint64_t h = 1469598103934665603ull;
