@@ -474,6 +474,8 @@ struct rec_sum {
     uint64_t iv_n, iv_bound, iv_lat;
     double ns_measured, ns_bound;
     uint64_t samples, lost, dropped, alloc_dropped;
+    unsigned unsampled;      /* processes whose samplers the kernel refused (META sampling_error) */
+    char unsampled_why[480]; /* the first one's reason */
     int uncalibrated;
     char lat_method[16]; /* of the first interval with a latency measurement */
 };
@@ -536,22 +538,31 @@ static const char *rec_err_meaning(int e)
          : e == EROFS ? " (read-only file system)" : "";
 }
 
-/* The run_id of a META record's text ("" when it has none). */
-static void rec_meta_run(const unsigned char *p, size_t n, char *id, size_t idn)
+/* The value of META key k in a META record's text into out (cut to fit):
+ * 1, or 0 where the record has none. */
+static int rec_meta_value(const unsigned char *p, size_t n, int k, char *out, size_t outn)
 {
-    const char *t = (const char *)p, *key = mw_meta_key(MW_META_RUN_ID);
-    size_t kl = strlen(key) + 1; /* "run_id=" */
+    const char *t = (const char *)p, *key = mw_meta_key(k);
+    size_t kl = strlen(key) + 1; /* "key=" */
     for (size_t i = 0; i < n;) {
         const char *nl = memchr(t + i, '\n', n - i);
         size_t l = nl ? (size_t)(nl - (t + i)) : n - i;
         if (l > kl && !memcmp(t + i, key, kl - 1) && t[i + kl - 1] == '=') {
-            size_t k = l - kl < idn - 1 ? l - kl : idn - 1;
-            memcpy(id, t + i + kl, k);
-            id[k] = 0;
-            return;
+            size_t c = l - kl < outn - 1 ? l - kl : outn - 1;
+            memcpy(out, t + i + kl, c);
+            out[c] = 0;
+            return 1;
         }
         i += l + 1;
     }
+    return 0;
+}
+
+/* The run_id of a META record's text ("" when it has none). */
+static void rec_meta_run(const unsigned char *p, size_t n, char *id, size_t idn)
+{
+    if (!rec_meta_value(p, n, MW_META_RUN_ID, id, idn))
+        id[0] = 0;
 }
 
 /* Reads one raw file into the summary when it belongs to the run (its first
@@ -599,7 +610,11 @@ static void rec_read_file(const char *path, const char *run, struct rec_sum *s)
             }
             first = 0;
         }
-        if (r.type == MWR_INTERVAL && pl >= sizeof(mwr_interval)) {
+        if (r.type == MWR_META) {
+            char why[sizeof s->unsampled_why];
+            if (rec_meta_value(p, pl, MW_META_SAMPLING_ERROR, why, sizeof why) && !s->unsampled++)
+                memcpy(s->unsampled_why, why, sizeof why);
+        } else if (r.type == MWR_INTERVAL && pl >= sizeof(mwr_interval)) {
             mwr_interval iv;
             memcpy(&iv, p, sizeof iv);
             if (iv.t_end_ns > iv.t_start_ns) {
@@ -957,6 +972,9 @@ static unsigned rec_summary(const char *dir, const char *run, const struct rec_s
     fprintf(stderr, "  samples         %llu, %llu lost, %llu records dropped, %llu allocation records dropped\n",
             (unsigned long long)s.samples, (unsigned long long)s.lost,
             (unsigned long long)s.dropped, (unsigned long long)s.alloc_dropped);
+    if (s.unsampled)
+        fprintf(stderr, "  sampling        none in %u process%s: %s\n", s.unsampled,
+                s.unsampled == 1 ? "" : "es", s.unsampled_why);
     return s.files;
 }
 

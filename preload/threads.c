@@ -44,6 +44,7 @@
 #include <memwatch/attrs.h>
 #include <memwatch/memwatch.h>
 #include <memwatch/mwr_frame.h>
+#include <memwatch/perf.h>
 #include <memwatch/pmu.h>
 
 #include <errno.h>
@@ -256,9 +257,12 @@ static unsigned thr_inline_pages(void)
  * calling thread creates from now on, on one CPU (tid 0); map its ring and
  * close the descriptor (the mapping keeps the event), except the main
  * thread's own cpu-clock event's (thr_clock_fd). Returns 0 or a negative
- * errno. */
-static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
+ * errno; *in_map (may be NULL) 1 where the event opened and its ring could
+ * not be mapped. */
+static int thr_ring_open_at(mw_ring *r, int i, pid_t tid, int cpu, int *in_map)
 {
+    if (in_map)
+        *in_map = 0;
     struct perf_event_attr a;
     memcpy(&a, mwp_attrs.bytes[i], sizeof a);
     if (cpu >= 0) {
@@ -300,7 +304,47 @@ static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
         return 0;
     }
     mwp_sys_close(fd);
+    if (err && in_map)
+        *in_map = 1;
     return err;
+}
+
+static int thr_ring_open(mw_ring *r, int i, pid_t tid, int cpu)
+{
+    return thr_ring_open_at(r, i, tid, cpu, NULL);
+}
+
+/* Why sampler i could not be opened on thread tid (err, a negative errno;
+ * in_map: its ring, not the event), in words a user can act on: the
+ * kernel's perf_event_paranoid, a missing capability, a security policy
+ * such as a container's seccomp filter (mw_perf_explain), or the locked-memory
+ * limit of the rings. Into why, NUL-terminated. Reads /proc (the
+ * privileges) where the event was refused: once per process. */
+static void thr_sampling_why(int i, int err, int in_map, pid_t tid, char *why, size_t n)
+{
+    struct mwp_str s = {why, n - 1, 0};
+    mwp_s_str(&s, attr_names[i]);
+    mwp_s_str(&s, " sampling unavailable: ");
+    if (in_map) {
+        mwp_s_str(&s, "its ring buffer could not be mapped: ");
+        mwp_s_str(&s, mw_strerror(err));
+        if (err == -EPERM || err == -ENOMEM)
+            mwp_s_str(&s, " (the locked-memory limits: kernel.perf_event_mlock_kb and "
+                          "RLIMIT_MEMLOCK)");
+    } else {
+        mw_privs pv;
+        memset(&pv, 0, sizeof pv);
+        pv.paranoid = MW_PARANOID_UNKNOWN;
+        (void)mw_privs_read(mwp_cfg.proc[0] ? mwp_cfg.proc : NULL, &pv);
+        struct perf_event_attr a;
+        memcpy(&a, mwp_attrs.bytes[i], sizeof a);
+        mw_perf_event ev = {attr_names[i], a.type, a.config, a.config1, a.config2, 0};
+        mw_perf_target tg = {MW_PERF_THREAD, tid, -1, NULL, 0};
+        char buf[400];
+        (void)mw_perf_explain(-err, &ev, &tg, MW_PERF_USER_ONLY, &pv, NULL, buf, sizeof buf);
+        mwp_s_str(&s, buf);
+    }
+    why[s.len] = 0;
 }
 
 /* Drain t's rings once outside the interval thread (thread exit, the switch
@@ -355,17 +399,15 @@ static void thr_sampling_open(struct mwp_thr *t)
             continue;
         if (atomic_load(&thr_inherited))
             continue; /* the thread inherited its creator's per-CPU events */
-        int err = thr_ring_open(&t->ring[i], i, t->tid, -1);
+        int in_map;
+        int err = thr_ring_open_at(&t->ring[i], i, t->tid, -1, &in_map);
         if (err == -ESRCH)
             break; /* opened from the interval thread for a thread that has ended */
         if (err) {
             atomic_fetch_add(&thr_unsampled, 1);
             if (!atomic_exchange(&thr_err_said, 1)) {
-                char why[160];
-                struct mwp_str s = {why, sizeof why, 0};
-                mwp_s_str(&s, attr_names[i]);
-                mwp_s_str(&s, " sampling unavailable: ");
-                mwp_s_str(&s, mw_strerror(err));
+                char why[480];
+                thr_sampling_why(i, err, in_map, t->tid, why, sizeof why);
                 mwp_say(2, why, NULL, NULL);
                 mwp_meta_note(MW_META_SAMPLING_ERROR, why);
             }

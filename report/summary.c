@@ -613,7 +613,9 @@ static void process_notes(cJSON *p, sqlite3_stmt *fq, sqlite3_stmt *rq, sqlite3_
     /* why recording never began, or stopped: a program that kept memwatch's
      * timer signal blocked (META signals_blocked, preload/process.c): which,
      * and what it cost; one that ran without beginning (META never_began,
-     * preload/lazy.c): what the lazy start saw. The last of each. */
+     * preload/lazy.c): what the lazy start saw; why it has no samples
+     * (META sampling_error, preload/threads.c: the kernel refused the
+     * sampler, and why). The last of each. */
     if (bq) {
         sqlite3_reset(bq);
         sqlite3_bind_int64(bq, 1, (sqlite3_int64)num(p, "id"));
@@ -742,7 +744,7 @@ static void collect_processes(sqlite3 *db, cJSON *root, int top)
     sqlite3_stmt *bq = NULL;
     sqlite3_prepare_v2(db,
                        "SELECT key, value FROM meta WHERE process_id = ? AND key IN"
-                       " ('signals_blocked', 'never_began') ORDER BY rowid",
+                       " ('signals_blocked', 'never_began', 'sampling_error') ORDER BY rowid",
                        -1, &bq, NULL);
     sqlite3_stmt *mq = NULL;
     sqlite3_prepare_v2(db,
@@ -915,13 +917,36 @@ static void text_interpreted(FILE *f, const cJSON *o, double total, int top)
     }
 }
 
-static void text_code(FILE *f, const cJSON *o, const char *title, int top)
+/* The processes whose samplers the kernel refused (META sampling_error). */
+static int text_unsampled(const cJSON *root, int *nproc)
+{
+    const cJSON *p;
+    int n = 0;
+    *nproc = 0;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItem(root, "processes"))
+    {
+        ++*nproc;
+        n += str(p, "sampling_error") != NULL;
+    }
+    return n;
+}
+
+static void text_code(FILE *f, const cJSON *root, const cJSON *o, const char *title, int top)
 {
     double total = num(o, "samples");
     const char *src = str(o, "source");
     fprintf(f, "\n%s (%s samples: %.0f)\n", title, src ? src : "?", total);
     if (total == 0) {
-        fprintf(f, "  none\n");
+        int np, nu = text_unsampled(root, &np);
+        /* only where no process had samples: else this table is empty for
+         * its own reason */
+        if (nu && num(cJSON_GetObjectItem(root, "overall"), "samples") == 0)
+            fprintf(f,
+                    "  none: the kernel refused memwatch's sampling in %d of %d processes "
+                    "(their lines under Processes say why)\n",
+                    nu, np);
+        else
+            fprintf(f, "  none\n");
         return;
     }
     few_note(f, total);
@@ -1412,6 +1437,8 @@ static void text_processes(FILE *f, const cJSON *root, int top)
             fprintf(f, "    signals blocked: %s\n", str(r, "signals_blocked"));
         if (str(r, "never_began"))
             fprintf(f, "    never began: %s\n", str(r, "never_began"));
+        if (str(r, "sampling_error"))
+            fprintf(f, "    %s\n", str(r, "sampling_error"));
         text_threads(f, root, r, top);
     }
     if (nproc > top)
@@ -1438,14 +1465,14 @@ static void render_text(FILE *f, const cJSON *root, int top)
     mw_load_text(f, cJSON_GetObjectItem(root, "bandwidth"));
 
     if (cJSON_GetObjectItem(root, "high_load"))
-        text_code(f, cJSON_GetObjectItem(root, "high_load"),
+        text_code(f, root, cJSON_GetObjectItem(root, "high_load"),
                   "Top code in high-load intervals (at least 80 % of the bandwidth the "
                   "calibration reached; nothing is called bandwidth-bound here)",
                   top);
     else
-        text_code(f, cJSON_GetObjectItem(root, "flagged"), "Top code inside flagged intervals",
-                  top);
-    text_code(f, cJSON_GetObjectItem(root, "overall"), "Top code overall", top);
+        text_code(f, root, cJSON_GetObjectItem(root, "flagged"),
+                  "Top code inside flagged intervals", top);
+    text_code(f, root, cJSON_GetObjectItem(root, "overall"), "Top code overall", top);
 
     text_objects(f, root, top);
     text_alloc_sites(f, cJSON_GetObjectItem(root, "allocation_sites"));

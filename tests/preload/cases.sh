@@ -1430,6 +1430,46 @@ profsnap)
     [ "$(cat "$T/env_prof3")" = "$here|host|snap" ] || fail "handed down with a profile: '$(cat "$T/env_prof3")'"
     case $(cat "$T/env_none") in "|"*"|") ;; *) fail "handed down without a profile: '$(cat "$T/env_none")'" ;; esac
     ;;
+noperf)
+    # The kernel refuses perf_event_open (a container's seccomp filter, as
+    # Docker's default profile does): memwatch records what it can
+    # (intervals, the probe's latency) and says why there are no samples, in
+    # META sampling_error, in record's summary and in the report, text and
+    # JSON, with the reason in words (docs/report.md, "What the summary says").
+    NP=$B/mwp_noperf
+    [ -x "$NP" ] || skip "mwp_noperf not built (x86-64 only)"
+    "$NP" 1 true || skip "this kernel or container lets no process install a seccomp filter"
+    for e in 1 13; do
+        fresh_out
+        run "$NP" $e "$APP" work 150; expect_rc $? 0
+        all_ok 1
+        why=$(texts | sed -n 's/^sampling_error=//p' | head -1)
+        echo "errno $e: $why"
+        case $why in
+        "cpu-clock sampling unavailable: cpu-clock on thread "*"permission denied"*) ;;
+        *) fail "errno $e: META sampling_error '$why'" ;;
+        esac
+        [ "$(val memwatch- intervals)" -ge 1 ] || fail "errno $e: no intervals without perf"
+        [ "$(val memwatch- samples)" = 0 ] || fail "errno $e: samples without perf?"
+    done
+    "$MW" report "$OUT" >"$T/rep" 2>&1 || { cat "$T/rep"; fail "memwatch report failed"; }
+    grep -qF "    $why" "$T/rep" || { cat "$T/rep"; fail "the report's process lacks the reason"; }
+    grep -A1 "^Top code overall" "$T/rep" | grep -qF "none: the kernel refused memwatch's sampling in 1 of 1 processes" ||
+        { cat "$T/rep"; fail "the report's code table does not say why it is empty"; }
+    "$MW" report --json "$OUT" 2>/dev/null >"$T/rep.json"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["processes"][0].get("sampling_error","").startswith("cpu-clock sampling unavailable") else 1)' "$T/rep.json" ||
+        fail "the JSON report's process lacks sampling_error"
+    # under record: the summary says it, once, with the count
+    fresh_out
+    "$NP" 1 "$MW" record -o "$OUT" -- sh -c '"$1" work 150 & "$1" work 150; wait' sh "$APP" 2>"$T/err"; expect_rc $? 0
+    grep "^  sampling " "$T/err"
+    grep -q "^  sampling        none in 2 processes: cpu-clock sampling unavailable: " "$T/err" ||
+        { cat "$T/err"; fail "record's summary does not say why there are no samples"; }
+    # where perf works, none of it
+    fresh_out
+    run "$APP" work 150; expect_rc $? 0
+    texts | grep -aq "^sampling_error=" && fail "sampling_error where perf works: $(texts | grep -a '^sampling_error=')"
+    ;;
 mixstore)
     # A write-heavy program (mwp_store: 2 threads storing over 64 MiB for
     # 0.6 s; with plain stores half the memory traffic is the reads for
