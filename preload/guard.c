@@ -2,7 +2,8 @@
  * preload/guard.c: the program's calls that would break libmemwatch.so,
  * made safe: closing or replacing memwatch's descriptor (close,
  * close_range, closefrom, dup2, dup3: the program believes it closed it, or
- * the file moves out of the way), and unshare/setns into namespaces that
+ * the file moves out of the way; fcntl and dup: it is not open, as far as
+ * the program can tell), and unshare/setns into namespaces that
  * need a single-threaded process (the interval thread is stopped for the
  * call and started again). Split from process.c.
  */
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <linux/close_range.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -137,6 +139,50 @@ MWP_EXPORT int dup3(int oldfd, int newfd, int flags)
         fd_make_way(newfd);
     return mwp_real.dup3(oldfd, newfd, flags);
 }
+
+/* fcntl and dup of one of memwatch's descriptors fail with EBADF, as for a
+ * descriptor that is not open: the program never opened it. A program that
+ * finds a descriptor open before it puts one of its own there may save a
+ * copy and put it back afterwards, as bash does for `exec 1000>file`: the
+ * program's output then went into memwatch's raw file, its own file stayed
+ * empty, and memwatch went on writing into a descriptor the program took
+ * for its own (the "shellfd" case of tests/preload/cases.sh). memwatch's
+ * own calls are system calls, which pass by here. */
+static int fd_hidden(int fd)
+{
+    mwp_writer_settle(); /* its file's first, low number is not ours to show */
+    return fd_is_ours(fd) && !mwp_in_hook && atomic_load(&mwp_proc.state) == MWP_RUNNING;
+}
+
+MWP_EXPORT int dup(int fd)
+{
+    MWP_NEED(dup, "dup");
+    if (fd_hidden(fd)) {
+        errno = EBADF;
+        return -1;
+    }
+    return mwp_real.dup ? mwp_real.dup(fd) : (int)syscall(SYS_dup, fd);
+}
+
+/* The third argument, where cmd takes one, is an int or a pointer: read as
+ * a pointer and passed on, as libc's own fcntl does. */
+#define FCNTL_HOOK(name)                                                                           \
+    MWP_EXPORT int name(int fd, int cmd, ...)                                                      \
+    {                                                                                              \
+        va_list ap;                                                                                \
+        va_start(ap, cmd);                                                                         \
+        void *arg = va_arg(ap, void *);                                                            \
+        va_end(ap);                                                                                \
+        MWP_NEED(name, #name);                                                                     \
+        if (fd_hidden(fd)) {                                                                       \
+            errno = EBADF;                                                                         \
+            return -1;                                                                             \
+        }                                                                                          \
+        return mwp_real.name ? mwp_real.name(fd, cmd, arg)                                         \
+                             : (int)syscall(SYS_fcntl, fd, cmd, arg);                              \
+    }
+FCNTL_HOOK(fcntl)
+FCNTL_HOOK(fcntl64)
 
 /* ---- namespaces: calls that need a single-threaded process ---- */
 

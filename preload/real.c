@@ -69,6 +69,9 @@ void mwp_resolve(void)
     RESOLVE(wait4, "wait4");
     RESOLVE(waitid, "waitid");
     RESOLVE(dup3, "dup3");
+    RESOLVE(dup, "dup");
+    RESOLVE(fcntl, "fcntl");
+    RESOLVE(fcntl64, "fcntl64");
     RESOLVE(execve, "execve");
     atomic_store_explicit(&resolved_all, 1, memory_order_release);
     mwp_resolving--;

@@ -48,6 +48,9 @@ struct mwp_real {
     int (*close_range)(unsigned, unsigned, int);
     int (*dup2)(int, int);
     int (*dup3)(int, int, int);
+    int (*dup)(int);
+    int (*fcntl)(int, int, ...);
+    int (*fcntl64)(int, int, ...);
     pid_t (*wait4)(pid_t, int *, int, struct rusage *);
     int (*waitid)(int, unsigned, siginfo_t *, int);
 };

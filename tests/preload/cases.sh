@@ -1430,6 +1430,37 @@ profsnap)
     [ "$(cat "$T/env_prof3")" = "$here|host|snap" ] || fail "handed down with a profile: '$(cat "$T/env_prof3")'"
     case $(cat "$T/env_none") in "|"*"|") ;; *) fail "handed down without a profile: '$(cat "$T/env_none")'" ;; esac
     ;;
+shellfd)
+    # A shell script that opens a descriptor of its own where memwatch holds
+    # one (1000, the lowest memwatch takes: bash's `exec 1000>file`, as
+    # `flock` idioms do with high numbers): bash finds the descriptor open,
+    # saves a copy and puts it back after its redirection, unless fcntl says
+    # it is not open (preload/guard.c). Before, the script's writes went
+    # into memwatch's raw file or failed (EINVAL on a perf event), and its
+    # own file stayed empty.
+    command -v bash >/dev/null || skip "bash not installed"
+    for try in 1 2 3; do
+        fresh_out
+        rm -f "$T/x1000"
+        run bash -c 'i=0; while [ ! -e /proc/$$/fd/1000 ] && [ $i -lt 3000000 ]; do i=$((i+1)); done
+            held=$(readlink /proc/$$/fd/1000)
+            exec 1000>"$1/x1000"; echo "h$((40 + 2))" >&1000
+            i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done
+            echo "b$((40 + 3))" >&1000; exec 1000>&-; echo "$held"' sh "$T" >"$T/held" 2>"$T/err"
+        rc=$?
+        [ -s "$T/held" ] && break # memwatch held descriptor 1000 when the script took it
+    done
+    echo "descriptor 1000 before the redirection: $(cat "$T/held"); stderr: $(head -2 "$T/err")"
+    [ -s "$T/held" ] || skip "recording never began in the script (a loaded machine)"
+    expect_rc $rc 0
+    # (the words written are computed: the command line in META holds no copy)
+    [ "$(cat "$T/x1000" 2>/dev/null | tr '\n' ' ')" = "h42 b43 " ] ||
+        fail "the script's file holds '$(cat "$T/x1000" 2>/dev/null)', expected h42 and b43"
+    all_ok 1
+    for f in "$OUT"/*.mwr; do
+        ! grep -aq "h42" "$f" || fail "the script's output went into $(basename "$f")"
+    done
+    ;;
 noperf)
     # The kernel refuses perf_event_open (a container's seccomp filter, as
     # Docker's default profile does): memwatch records what it can
