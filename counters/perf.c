@@ -241,12 +241,16 @@ static int perf_why_denied(const perf_why *pw)
                  name, tgt);
         return MW_ERR_PRIV;
     }
+    /* the advice leaves out what the process already has */
     snprintf(buf, len,
              "%s on %s: permission denied (%s) although perf_event_paranoid is %s%s: a "
              "security policy (seccomp in a container, SELinux, AppArmor, lockdown) forbids "
-             "perf_event_open; run outside the container or with CAP_PERFMON",
+             "perf_event_open; run outside the container, or give it %sa seccomp profile that "
+             "allows perf_event_open",
              name, tgt, err == EACCES ? "EACCES" : "EPERM", par,
-             p->cap_perfmon ? " and this process has CAP_PERFMON" : "");
+             p->cap_perfmon ? " and this process has CAP_PERFMON" : "",
+             p->cap_perfmon || p->cap_sys_admin ? ""
+                                                : "CAP_PERFMON (docker run --cap-add PERFMON) or ");
     return MW_ERR_PRIV;
 }
 
