@@ -1156,6 +1156,8 @@ static int rec_hooks_started;
 
 static mw_perf_group *rec_swfaults;
 
+static int rec_perf_err;       /* the page-fault counter's open: 0, or the error */
+static char rec_perf_why[480]; /* its reason, from the thread that opened it */
 static void *rec_hooks_open(void *arg)
 {
     (void)arg;
@@ -1169,9 +1171,26 @@ static void *rec_hooks_open(void *arg)
      * undoes it after the last; held here, a tree of processes that each
      * open and close one never pays that (docs/overhead.md, "The first perf
      * event") */
-    if (mw_perf_event_generic("page-faults", &ev) == 0)
-        (void)mw_perf_group_open(&ev, 1, &t, MW_PERF_USER_ONLY, &rec_swfaults);
+    if (mw_perf_event_generic("page-faults", &ev) == 0) {
+        rec_perf_err = mw_perf_group_open(&ev, 1, &t, MW_PERF_USER_ONLY, &rec_swfaults);
+        if (rec_perf_err < 0)
+            snprintf(rec_perf_why, sizeof rec_perf_why, "%s", mw_perf_why());
+    }
     return NULL;
+}
+
+/* The program's samplers are events of the same kind as the page-fault
+ * counter record holds (a thread's own, user mode): where the kernel refused
+ * that one for want of a permission (perf_event_paranoid, a capability, a
+ * container's seccomp filter), it will refuse theirs. Said once, before the
+ * program runs, instead of only in the summary after it. */
+static void rec_perf_say(int quiet)
+{
+    if ((rec_perf_err == MW_ERR_PRIV || rec_perf_err == MW_ERR_PARANOID) && !quiet)
+        fprintf(stderr,
+                "memwatch record: the kernel refuses perf events here, so the program gets no "
+                "samples (its intervals and allocations are still recorded): %s\n",
+                rec_perf_why);
 }
 
 /* Start opening the held event, on a thread beside the baseline
@@ -1825,6 +1844,7 @@ static void rec_preload_prepare(struct rec_run *r)
     rec_tsc();
     rec_profile_snapshot(r);
     rec_hooks_wait();
+    rec_perf_say(r->ra->quiet);
     const char *old = getenv("LD_PRELOAD");
     char pre[2 * PATH_MAX + 64];
     size_t san = rec_sanitizer_prefix(old);

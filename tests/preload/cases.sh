@@ -1496,10 +1496,17 @@ noperf)
     grep "^  sampling " "$T/err"
     grep -q "^  sampling        none in 2 processes: cpu-clock sampling unavailable: " "$T/err" ||
         { cat "$T/err"; fail "record's summary does not say why there are no samples"; }
+    # and before the program runs, once (its first line)
+    head -1 "$T/err" | grep -q "^memwatch record: the kernel refuses perf events here, so the program gets no samples (its intervals and allocations are still recorded): page-faults on thread [0-9]*: permission denied" ||
+        { cat "$T/err"; fail "record did not say before the program ran that there would be no samples"; }
+    [ "$(grep -c "refuses perf events here" "$T/err")" = 1 ] || fail "said more than once"
     # where perf works, none of it
     fresh_out
     run "$APP" work 150; expect_rc $? 0
     texts | grep -aq "^sampling_error=" && fail "sampling_error where perf works: $(texts | grep -a '^sampling_error=')"
+    fresh_out
+    "$MW" record -o "$OUT" -- "$APP" work 50 2>"$T/err"; expect_rc $? 0
+    grep -q "refuses perf events\|^  sampling " "$T/err" && { cat "$T/err"; fail "record says perf is refused where it works"; }
     ;;
 mixstore)
     # A write-heavy program (mwp_store: 2 threads storing over 64 MiB for
