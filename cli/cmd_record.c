@@ -1058,9 +1058,10 @@ static const mw_profile *rec_machine_profile(void)
     state = -1;
     char def[PATH_MAX];
     const char *prof = rec_profile_path(def, sizeof def);
-    if (!prof || !strcmp(prof, "none") || access(prof, R_OK))
+    if (!prof || !strcmp(prof, "none"))
         return NULL;
-    /* the identity is compared below; the processes say what is wrong with it */
+    /* unreadable or refused: NULL, and the processes say what is wrong
+     * with it; the identity is compared below */
     int e = rec_profile_load(prof, &pf);
     char here[sizeof pf->identity];
     if (e < 0 || mw_machine_identity_taken(here, sizeof here) <= 0 || strcmp(here, pf->identity))
@@ -1788,9 +1789,6 @@ static void rec_choose_way(struct rec_run *r)
     }
 }
 
-/* Before an LD_PRELOAD run: the library kept in the run directory, the
- * measurements taken before the program starts, and LD_PRELOAD set (after
- * a sanitizer runtime, which must stay first). */
 /* The files record made for the program's processes (the status file, the
  * profile's snapshot), removed once it ended or did not start. */
 static void rec_files_drop(struct rec_run *r)
@@ -1830,12 +1828,15 @@ static void rec_profile_snapshot(struct rec_run *r)
     if (mw_profile_snapshot_write(r->snap_path, prof, pf) == 0 &&
         rec_setenv_opt("MEMWATCH_PROFILE_SNAPSHOT", r->snap_path) == 0)
         rec_handed_here();
-    else if (r->snap_path[0]) {
+    else {
         unlink(r->snap_path);
         r->snap_path[0] = 0;
     }
 }
 
+/* Before an LD_PRELOAD run: the library kept in the run directory, the
+ * measurements taken before the program starts, and LD_PRELOAD set (after
+ * a sanitizer runtime, which must stay first). */
 static void rec_preload_prepare(struct rec_run *r)
 {
     rec_keep_lib(r->dir, r->lib);
